@@ -1,0 +1,86 @@
+"""The ``mcpkit`` command: serve a server, serve the demo, inspect and call servers.
+
+Rules:
+1. ``mcpkit run module:attr`` (or ``path/to/file.py:attr``) serves any user's server; the
+   attribute is a :class:`~mcpkit.server.Server` or a zero-argument factory of one.
+2. ``mcpkit demo`` serves the bundled demo server.
+3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["load_server", "main"]
+
+
+def load_server(target: str) -> Any:
+    """Resolve ``module:attr`` or ``file.py:attr`` (attr defaults to ``server``)."""
+    module_name, _, attr = target.partition(":")
+    attr = attr or "server"
+    if module_name.endswith(".py") or "/" in module_name:
+        path = Path(module_name).resolve()
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"mcpkit: cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        sys.path.insert(0, str(path.parent))
+        spec.loader.exec_module(module)
+    else:
+        sys.path.insert(0, str(Path.cwd()))
+        module = importlib.import_module(module_name)
+    obj = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    from mcpkit.server.app import Server
+
+    if not isinstance(obj, Server) and callable(obj):
+        obj = obj()
+    if not isinstance(obj, Server):
+        raise SystemExit(f"mcpkit: {target} is not an mcpkit Server (got {type(obj).__name__})")
+    return obj
+
+
+def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> None:
+    p.add_argument("--transport", choices=("stdio", "http"), default=default_transport,
+                   help=f"transport to serve (default: {default_transport})")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+
+
+def _serve(server: Any, args: argparse.Namespace) -> None:
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("http", host=args.host, port=args.port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcpkit", description="mcpkit: MCP servers and clients")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="serve a server object: module:attr or file.py:attr")
+    run.add_argument("target")
+    _add_serve_options(run, "stdio")
+    demo = sub.add_parser("demo", help="serve the bundled demo server")
+    _add_serve_options(demo, "http")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        _serve(load_server(args.target), args)
+    elif args.command == "demo":
+        from mcpkit.server.demo import build_demo_server
+
+        _serve(build_demo_server(), args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,494 @@
+"""The JSON-RPC engine shared by client and server. It never names an MCP method.
+
+It correlates request ids in both directions, runs each inbound request in its own
+task, cancels, routes progress by token, and enforces timeouts and in-flight limits.
+MCP behaviour lives above it (``mcpkit.server``, ``mcpkit.client``); transports live
+below it and hand it parsed JSON values.
+
+Rules:
+1. Every inbound message gets exactly one outcome: a request gets one response (result
+   or error) unless it was cancelled, in which case it gets none; a notification gets
+   none; a malformed message gets the error that :func:`~mcpkit.core.jsonrpc.classify`
+   prescribes; a response to nothing is dropped.
+2. A request id that is already in flight is refused with -32600; the first request
+   keeps running and still gets its own answer.
+3. Cancelling an inbound request stops its handler (its cancel scope is cancelled) and
+   suppresses its response, even if the handler already produced one (a cancel racing
+   completion is not an error). Unknown or finished ids are ignored.
+4. An outbound request that times out or whose caller is cancelled is forgotten, and
+   the ``on_abandon`` hook is told, so the protocol layer can notify the peer; a late
+   response to it is dropped.
+5. Handler exceptions never escape: :class:`JSONRPCError` becomes its error response,
+   anything else becomes -32603 without internals in the message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+
+from mcpkit.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    Classified,
+    JSONRPCError,
+    RequestId,
+    classify,
+    error_message,
+    notification_message,
+    request_message,
+    result_message,
+)
+
+__all__ = [
+    "Connection",
+    "Inflight",
+    "InboundRequest",
+    "Malformed",
+    "MessageHandler",
+    "MessageStream",
+    "Pending",
+    "PeerClosedError",
+    "ProgressCallback",
+    "RequestTimeoutError",
+    "admit",
+    "run_request",
+]
+
+logger = logging.getLogger("mcpkit.engine")
+
+JSON = dict[str, Any]
+ProgressCallback = Callable[[JSON], Awaitable[None]]
+"""Called with the ``params`` of each progress notification for one outbound request."""
+
+
+class PeerClosedError(ConnectionError):
+    """The connection closed before the peer answered an outbound request."""
+
+
+class RequestTimeoutError(TimeoutError):
+    """An outbound request got no answer within its timeout (seconds)."""
+
+
+class Malformed:
+    """A frame the transport could not parse as JSON (answered with -32700)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+class MessageStream(Protocol):
+    """What a transport gives the engine: parsed JSON values in, JSON values out."""
+
+    async def receive(self) -> Any:
+        """Next parsed JSON value or :class:`Malformed`; raises ``anyio.EndOfStream``."""
+        ...
+
+    async def send(self, message: JSON | list[JSON]) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Channel(Protocol):
+    """Where messages related to one inbound request go (its stream, on HTTP)."""
+
+    async def notify(self, method: str, params: JSON | None) -> None: ...
+
+    async def request(
+        self,
+        method: str,
+        params: JSON | None,
+        *,
+        timeout_s: float | None = None,
+        progress_token: RequestId | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JSON: ...
+
+
+class InboundRequest:
+    """One request received from the peer, as the protocol layer sees it.
+
+    ``channel`` sends notifications and requests that belong to this request; on a
+    connection transport that is the connection itself, on HTTP the POST's stream.
+    ``transport`` carries transport facts (headers, principal) as a plain dict.
+    """
+
+    __slots__ = ("channel", "id", "method", "params", "transport")
+
+    def __init__(
+        self,
+        id: RequestId,  # noqa: A002 - the JSON-RPC member name
+        method: str,
+        params: JSON | None,
+        channel: Channel,
+        transport: JSON | None = None,
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+        self.channel = channel
+        self.transport = transport
+
+
+class MessageHandler(Protocol):
+    """The protocol layer above the engine (an MCP server or client session)."""
+
+    async def handle_request(self, request: InboundRequest) -> JSON:
+        """Return the ``result`` object or raise :class:`JSONRPCError`."""
+        ...
+
+    async def handle_notification(self, method: str, params: JSON | None) -> None: ...
+
+    def batches_allowed(self) -> bool:
+        """Whether a JSON array of messages is accepted (protocol 2025-03-26 only)."""
+        ...
+
+
+class _Slot:
+    __slots__ = ("cancelled", "scope")
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope = scope
+        self.cancelled = False
+
+
+class Inflight:
+    """Inbound requests that are running, by id, with their cancel scopes (rules 2, 3)."""
+
+    __slots__ = ("_slots", "limit")
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._slots: dict[RequestId, _Slot] = {}
+        self.limit = limit
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def __contains__(self, request_id: object) -> bool:
+        return request_id in self._slots
+
+    def cancel(self, request_id: Any) -> bool:
+        """Cancel a running request; returns False for unknown or finished ids."""
+        if isinstance(request_id, bool):
+            return False
+        slot = self._slots.get(request_id)
+        if slot is None:
+            return False
+        slot.cancelled = True
+        slot.scope.cancel()
+        return True
+
+    def cancel_all(self) -> None:
+        for slot in list(self._slots.values()):
+            slot.cancelled = True
+            slot.scope.cancel()
+
+
+def admit(inflight: Inflight, request_id: RequestId) -> _Slot | JSON:
+    """Register an inbound request as in flight, synchronously, before its task starts
+    (so that a cancellation or end of stream right after it sees it). Returns the slot,
+    or the error response to send instead (rule 2, and the in-flight limit)."""
+    if request_id in inflight._slots:  # pyright: ignore[reportPrivateUsage]
+        return error_message(request_id, INVALID_REQUEST,
+                             f"Invalid Request: id {request_id!r} is already in flight")
+    if len(inflight) >= inflight.limit:
+        return error_message(
+            request_id, INTERNAL_ERROR,
+            f"Server busy: {len(inflight)} requests in flight (limit {inflight.limit})")
+    slot = _Slot(anyio.CancelScope())
+    inflight._slots[request_id] = slot  # pyright: ignore[reportPrivateUsage]
+    return slot
+
+
+async def run_request(
+    inflight: Inflight,
+    request: InboundRequest,
+    handler: Callable[[InboundRequest], Awaitable[JSON]],
+    send: Callable[[JSON], Awaitable[None]],
+    slot: _Slot | None = None,
+) -> JSON | None:
+    """Run one inbound request to exactly one outcome (rules 1-3, 5).
+
+    ``slot`` comes from :func:`admit` (called here when omitted). Sends the response
+    with ``send`` and also returns it; returns None (and sends nothing) when the
+    request was cancelled.
+    """
+    rid = request.id
+    if slot is None:
+        admitted = admit(inflight, rid)
+        if not isinstance(admitted, _Slot):
+            await send(admitted)
+            return admitted
+        slot = admitted
+    msg: JSON | None = None
+    try:
+        with slot.scope:
+            try:
+                msg = result_message(rid, await handler(request))
+            except JSONRPCError as exc:
+                msg = {"jsonrpc": "2.0", "id": rid, "error": exc.to_error()}
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception:
+                logger.exception("handler for %s (id %r) failed", request.method, rid)
+                msg = error_message(rid, INTERNAL_ERROR, "Internal error")
+    finally:
+        if inflight._slots.get(rid) is slot:  # pyright: ignore[reportPrivateUsage]
+            del inflight._slots[rid]  # pyright: ignore[reportPrivateUsage]
+    if slot.cancelled or msg is None:
+        return None
+    await send(msg)
+    return msg
+
+
+class _Waiter:
+    __slots__ = ("event", "response")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.response: JSON | None = None
+
+
+class Pending:
+    """Outbound requests awaiting a response, and progress callbacks by token (rule 4)."""
+
+    __slots__ = ("_next_id", "_progress", "_waiters", "closed")
+
+    def __init__(self) -> None:
+        self._next_id = 0
+        self._waiters: dict[RequestId, _Waiter] = {}
+        self._progress: dict[RequestId, ProgressCallback] = {}
+        self.closed: BaseException | None = None
+
+    def __len__(self) -> int:
+        return len(self._waiters)
+
+    def next_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def resolve(self, response: JSON) -> bool:
+        """Deliver a response; False when nothing waits for its id (dropped)."""
+        waiter = self._waiters.pop(response.get("id"), None)  # type: ignore[arg-type]
+        if waiter is None:
+            return False
+        waiter.response = response
+        waiter.event.set()
+        return True
+
+    async def deliver_progress(self, token: Any, params: JSON) -> bool:
+        """Route a progress notification to the callback registered for ``token``."""
+        if isinstance(token, bool):
+            return False
+        callback = self._progress.get(token)
+        if callback is None:
+            return False
+        await callback(params)
+        return True
+
+    def close(self, reason: BaseException) -> None:
+        """Fail every waiting request (the peer is gone)."""
+        self.closed = reason
+        waiters, self._waiters = self._waiters, {}
+        for waiter in waiters.values():
+            waiter.event.set()
+
+    async def call(
+        self,
+        send: Callable[[JSON], Awaitable[None]],
+        method: str,
+        params: JSON | None,
+        *,
+        timeout_s: float | None = None,
+        progress_token: RequestId | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_abandon: Callable[[RequestId, str], Awaitable[None]] | None = None,
+        request_id: RequestId | None = None,
+    ) -> JSON:
+        """Send a request and wait for its result.
+
+        Returns the ``result`` object. Raises :class:`JSONRPCError` for an error
+        response, :class:`RequestTimeoutError` after ``timeout_s`` seconds, and
+        :class:`PeerClosedError` when the connection ends first.
+        """
+        if self.closed is not None:
+            raise PeerClosedError("connection closed") from self.closed
+        rid = request_id if request_id is not None else self.next_id()
+        waiter = _Waiter()
+        self._waiters[rid] = waiter
+        if on_progress is not None and progress_token is not None:
+            self._progress[progress_token] = on_progress
+        reason = "cancelled"
+        try:
+            await send(request_message(rid, method, params))
+            with anyio.fail_after(timeout_s):
+                await waiter.event.wait()
+            reason = ""
+        except TimeoutError:
+            reason = f"timed out after {timeout_s} s"
+            raise RequestTimeoutError(
+                f"{method}: no response within {timeout_s} s"
+            ) from None
+        finally:
+            if progress_token is not None:
+                self._progress.pop(progress_token, None)
+            if reason:
+                self._waiters.pop(rid, None)
+                if on_abandon is not None and self.closed is None:
+                    with anyio.CancelScope(shield=True):
+                        try:
+                            await on_abandon(rid, reason)
+                        except Exception:  # the peer may be gone; nothing to tell
+                            logger.debug("could not notify abandonment of %r", rid)
+        response = waiter.response
+        if response is None:
+            raise PeerClosedError(f"{method}: connection closed before a response")
+        if "error" in response:
+            err = response["error"]
+            raise JSONRPCError(err.get("code", INTERNAL_ERROR), str(err.get("message", "")),
+                               err.get("data"))
+        return response["result"]
+
+
+class Connection:
+    """Drives one bidirectional message stream (stdio, in-memory) for a handler.
+
+    ``serve()`` reads until end of stream, answering per rules 1-5; ``request()`` and
+    ``notify()`` send to the peer. ``on_abandon`` is called with ``(request_id,
+    reason)`` when an outbound request is given up (rule 4).
+    """
+
+    def __init__(
+        self,
+        stream: MessageStream,
+        handler: MessageHandler,
+        *,
+        max_inflight: int = 1024,
+        on_abandon: Callable[[RequestId, str], Awaitable[None]] | None = None,
+    ) -> None:
+        self.stream = stream
+        self.handler = handler
+        self.inflight = Inflight(max_inflight)
+        self.pending = Pending()
+        self.on_abandon = on_abandon
+        self.drain_timeout_s = 2.0
+        """Seconds in-flight requests may still finish after the stream ends."""
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def send(self, message: JSON | list[JSON]) -> None:
+        await self.stream.send(message)
+
+    async def notify(self, method: str, params: JSON | None) -> None:
+        await self.stream.send(notification_message(method, params))
+
+    async def request(
+        self,
+        method: str,
+        params: JSON | None,
+        *,
+        timeout_s: float | None = None,
+        progress_token: RequestId | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JSON:
+        return await self.pending.call(
+            self.stream.send,
+            method,
+            params,
+            timeout_s=timeout_s,
+            progress_token=progress_token,
+            on_progress=on_progress,
+            on_abandon=self.on_abandon,
+        )
+
+    async def serve(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+                    ) -> None:
+        """Read and dispatch until the stream ends; then cancel what is still running."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                task_status.started()
+                while True:
+                    try:
+                        item = await self.stream.receive()
+                    except (anyio.EndOfStream, anyio.ClosedResourceError,
+                            anyio.BrokenResourceError):
+                        break
+                    await self._dispatch(item, tg)
+                with anyio.move_on_after(self.drain_timeout_s):
+                    while len(self.inflight):
+                        await anyio.sleep(0.01)
+                tg.cancel_scope.cancel()
+        finally:
+            self._tg = None
+            self.pending.close(PeerClosedError("stream ended"))
+
+    async def _dispatch(self, item: Any, tg: anyio.abc.TaskGroup) -> None:
+        if isinstance(item, Malformed):
+            await self.stream.send(error_message(None, PARSE_ERROR, f"Parse error: {item.reason}"))
+            return
+        if isinstance(item, list):
+            await self._dispatch_batch(item, tg)  # pyright: ignore[reportUnknownArgumentType]
+            return
+        c = classify(item)
+        if c.kind == "request":
+            admitted = admit(self.inflight, c.id)  # type: ignore[arg-type]
+            if not isinstance(admitted, _Slot):
+                await self.stream.send(admitted)
+                return
+            request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
+            tg.start_soon(run_request, self.inflight, request, self.handler.handle_request,
+                          self.stream.send, admitted)
+        elif c.kind == "notification":
+            await self._notify_handler(c)
+        elif c.kind == "response":
+            if not self.pending.resolve(item):
+                logger.debug("dropped a response to unknown id %r", c.id)
+        elif c.error is not None:
+            await self.stream.send(c.error)
+
+    async def _notify_handler(self, c: Classified) -> None:
+        try:
+            await self.handler.handle_notification(c.method, c.params)
+        except Exception:
+            logger.exception("notification handler for %s failed", c.method)
+
+    async def _dispatch_batch(self, items: list[Any], tg: anyio.abc.TaskGroup) -> None:
+        if not items:
+            await self.stream.send(error_message(None, INVALID_REQUEST,
+                                                 "Invalid Request: empty batch"))
+            return
+        if not self.handler.batches_allowed():
+            await self.stream.send(error_message(
+                None, INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches are only accepted at protocol 2025-03-26"))
+            return
+        tg.start_soon(self._run_batch, items)
+
+    async def _run_batch(self, items: list[Any]) -> None:
+        replies: list[JSON] = []
+
+        async def collect(msg: JSON) -> None:
+            replies.append(msg)
+
+        async with anyio.create_task_group() as tg:
+            for item in items:
+                c = classify(item)
+                if c.kind == "request":
+                    request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
+                    tg.start_soon(run_request, self.inflight, request,
+                                  self.handler.handle_request, collect)
+                elif c.kind == "notification":
+                    await self._notify_handler(c)
+                elif c.kind == "response":
+                    self.pending.resolve(item)
+                elif c.error is not None:
+                    replies.append(c.error)
+        if replies:
+            await self.stream.send(replies)

@@ -1,0 +1,218 @@
+"""JSON-RPC 2.0 framing: message shapes, classification and the standard error codes.
+
+Messages travel as plain ``dict`` objects (parsed JSON); nothing here knows an MCP
+method name. Source: JSON-RPC 2.0 (jsonrpc.org/specification) and MCP
+``basic/index`` (2025-11-25 and 2026-07-28).
+
+Rules:
+1. A request has ``jsonrpc == "2.0"``, a string ``method``, an ``id`` that is a string or
+   an integer (never null, never a bool or float), and optional ``params`` that is an
+   object (MCP never uses positional params, so an array is refused with -32602).
+2. A notification is a request without ``id``. A response has ``id`` plus exactly one of
+   ``result`` (an object) or ``error`` (an object with integer ``code`` and string
+   ``message``).
+3. Anything else is invalid: -32600, echoing the id when one could be read, otherwise
+   ``id: null``. Bytes that are not JSON are -32700 with ``id: null``.
+4. Error codes are integers. The codes defined here are the JSON-RPC standard ones and the
+   MCP ones; features raise :class:`JSONRPCError` with them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic_core import from_json, to_json
+
+__all__ = [
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "PARSE_ERROR",
+    "RESOURCE_NOT_FOUND_LEGACY",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
+    "Classified",
+    "JSONRPCError",
+    "MessageKind",
+    "RequestId",
+    "classify",
+    "dumps",
+    "error_message",
+    "loads",
+    "notification_message",
+    "request_message",
+    "result_message",
+]
+
+RequestId = str | int
+"""A JSON-RPC id as MCP allows it: a string or an integer."""
+
+JSON = dict[str, Any]
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+RESOURCE_NOT_FOUND_LEGACY: Final = -32002
+"""Resource not found in the handshake era (2025-11-25 and earlier)."""
+URL_ELICITATION_REQUIRED: Final = -32042
+"""2025-11-25 only: the request needs a URL-mode elicitation first."""
+HEADER_MISMATCH: Final = -32020
+"""2026-07-28: HTTP routing headers disagree with the body (HTTP 400)."""
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+"""2026-07-28: the request needs a client capability it did not declare (HTTP 400)."""
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+"""2026-07-28: the requested protocol version is not served (HTTP 400)."""
+
+
+class JSONRPCError(Exception):
+    """An error that becomes a JSON-RPC error response.
+
+    ``code`` is an integer JSON-RPC code (see the module constants), ``message`` a short
+    human-readable sentence naming the field, value and rule, ``data`` any JSON value.
+    Raise it from a handler to answer the request with exactly this error.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> JSON:
+        """The ``error`` member of a response: ``{"code", "message", "data"?}``."""
+        err: JSON = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+    def __repr__(self) -> str:
+        return f"JSONRPCError({self.code}, {self.message!r})"
+
+
+def loads(data: bytes | bytearray | str) -> Any:
+    """Parse JSON with pydantic-core. Raises ``ValueError`` on malformed input,
+    invalid UTF-8 and excessive nesting."""
+    return from_json(data, cache_strings="keys")
+
+
+def dumps(obj: Any) -> bytes:
+    """Serialise a JSON value to compact UTF-8 bytes (non-ASCII kept as is)."""
+    return to_json(obj)
+
+
+def request_message(request_id: RequestId, method: str, params: JSON | None) -> JSON:
+    msg: JSON = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def notification_message(method: str, params: JSON | None) -> JSON:
+    msg: JSON = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def result_message(request_id: RequestId, result: JSON) -> JSON:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_message(
+    request_id: RequestId | None, code: int, message: str, data: Any = None
+) -> JSON:
+    err: JSON = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": err}
+
+
+MessageKind = Literal["request", "notification", "response", "invalid"]
+
+
+class Classified:
+    """The verdict on one inbound JSON value.
+
+    ``kind`` is ``"invalid"`` when the value breaks rule 1-3; then ``error`` holds the
+    ready-to-send error response (id echoed when readable).
+    """
+
+    __slots__ = ("error", "id", "kind", "message", "method", "params")
+
+    def __init__(
+        self,
+        kind: MessageKind,
+        message: JSON | None = None,
+        *,
+        id: RequestId | None = None,  # noqa: A002 - the JSON-RPC member name
+        method: str = "",
+        params: JSON | None = None,
+        error: JSON | None = None,
+    ) -> None:
+        self.kind = kind
+        self.message = message
+        self.id = id
+        self.method = method
+        self.params = params
+        self.error = error
+
+
+def _valid_id(value: Any) -> bool:
+    return (type(value) is int) or isinstance(value, str)
+
+
+def _invalid(request_id: Any, why: str, code: int = INVALID_REQUEST) -> Classified:
+    rid = request_id if _valid_id(request_id) else None
+    return Classified("invalid", error=error_message(rid, code, why))
+
+
+def classify(obj: Any) -> Classified:
+    """Sort one parsed JSON value into request, notification, response or invalid.
+
+    Never raises. An invalid message carries the error response to send for it
+    (rule 3); a batch (a list) is reported invalid here, since whether batches are
+    allowed depends on the negotiated protocol version (callers split them first).
+    """
+    if type(obj) is not dict:
+        if isinstance(obj, list):
+            return _invalid(None, "Invalid Request: batches are not accepted here")
+        return _invalid(None, "Invalid Request: a JSON-RPC message must be a JSON object")
+    msg: JSON = obj  # type: ignore[assignment]
+    rid = msg.get("id")
+    if msg.get("jsonrpc") != "2.0":
+        return _invalid(rid, 'Invalid Request: "jsonrpc" must be exactly "2.0"')
+    method = msg.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            return _invalid(rid, 'Invalid Request: "method" must be a string')
+        params = msg.get("params")
+        if params is not None and type(params) is not dict:
+            if "id" in msg and _valid_id(rid):
+                return _invalid(
+                    rid, 'Invalid params: "params" must be an object', INVALID_PARAMS
+                )
+            return _invalid(rid, 'Invalid Request: "params" must be an object')
+        if "id" not in msg:
+            return Classified("notification", msg, method=method, params=params)
+        if not _valid_id(rid):
+            return _invalid(None, 'Invalid Request: "id" must be a string or an integer')
+        return Classified("request", msg, id=rid, method=method, params=params)
+    if "result" in msg or "error" in msg:
+        if not _valid_id(rid):
+            # A response to nothing we can correlate; the caller drops it.
+            return Classified("invalid", msg)
+        if ("result" in msg) == ("error" in msg):
+            return Classified("invalid", msg)
+        if "error" in msg:
+            err = msg["error"]
+            if type(err) is not dict or type(err.get("code")) is not int:
+                return Classified("invalid", msg)
+        elif type(msg["result"]) is not dict:
+            return Classified("invalid", msg)
+        return Classified("response", msg, id=rid)
+    return _invalid(rid, 'Invalid Request: missing "method"')

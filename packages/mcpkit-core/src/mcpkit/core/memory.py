@@ -1,0 +1,57 @@
+"""In-memory message streams: two peers in one process, without sockets or pipes.
+
+Rules:
+1. :func:`memory_pair` returns two connected :class:`~mcpkit.core.engine.MessageStream`
+   ends; what one sends, the other receives, in order.
+2. Messages skip JSON by default (the fast path for tests). With ``serialize=True`` each
+   message is encoded and decoded, so non-JSON values fail exactly as on a real wire.
+3. Buffers hold up to ``buffer`` messages (default 4096): never a zero-capacity
+   rendezvous, so a peer emitting several notifications before reading never deadlocks.
+4. Closing one end ends the other's receive with ``anyio.EndOfStream``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcpkit.core.jsonrpc import dumps, loads
+
+__all__ = ["MemoryStream", "memory_pair"]
+
+
+class MemoryStream:
+    """One end of an in-memory pair."""
+
+    def __init__(
+        self,
+        send: MemoryObjectSendStream[Any],
+        receive: MemoryObjectReceiveStream[Any],
+        serialize: bool,
+    ) -> None:
+        self._send = send
+        self._receive = receive
+        self._serialize = serialize
+
+    async def receive(self) -> Any:
+        item = await self._receive.receive()
+        return loads(item) if self._serialize else item
+
+    async def send(self, message: Any) -> None:
+        try:
+            await self._send.send(dumps(message) if self._serialize else message)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            raise anyio.BrokenResourceError from None
+
+    async def aclose(self) -> None:
+        await self._send.aclose()
+        await self._receive.aclose()
+
+
+def memory_pair(*, serialize: bool = False, buffer: int = 4096) -> tuple[MemoryStream, MemoryStream]:
+    """Two connected ends ``(a, b)``: ``a.send`` reaches ``b.receive`` and vice versa."""
+    a_send, b_recv = anyio.create_memory_object_stream[Any](buffer)
+    b_send, a_recv = anyio.create_memory_object_stream[Any](buffer)
+    return MemoryStream(a_send, a_recv, serialize), MemoryStream(b_send, b_recv, serialize)

@@ -1,0 +1,256 @@
+"""Newline-delimited JSON over byte streams: the stdio transport's framing (both sides).
+
+Spec: 2025-11-25 ``basic/transports`` §stdio and 2026-07-28 ``basic/transports/stdio``.
+
+Rules:
+1. One JSON-RPC message (or, where allowed, batch) per line, UTF-8 regardless of the
+   locale, terminated by ``\\n``; a trailing ``\\r`` and blank lines are tolerated.
+   Messages never contain a raw newline (JSON escapes them).
+2. A line longer than ``max_message_bytes`` (default 32 MiB) is discarded up to its
+   newline and reported as :class:`~mcpkit.core.engine.Malformed` (answered -32700);
+   memory stays bounded by the limit.
+3. A line that is not JSON (or not UTF-8, or nested deeper than the parser allows) is
+   reported as ``Malformed``; reading continues with the next line.
+4. End of input ends the stream (``anyio.EndOfStream``) after the last complete line;
+   a final unterminated line is still delivered.
+5. :func:`protect_stdout` moves the process's real stdout to a private descriptor and
+   points fd 1 (and ``sys.stdout``) at stderr, so a tool's ``print()`` can never
+   corrupt the protocol stream; stdin likewise becomes ``/dev/null`` for user code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+import anyio
+
+from mcpkit.core.engine import Malformed
+from mcpkit.core.jsonrpc import dumps, loads
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "ByteReceiver",
+    "ByteSender",
+    "NDJSONStream",
+    "open_fd_streams",
+    "protect_stdout",
+]
+
+DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+_CHUNK = 256 * 1024
+
+
+class ByteReceiver(Protocol):
+    async def receive(self, max_bytes: int = 65536) -> bytes: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ByteSender(Protocol):
+    async def send(self, item: bytes) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class NDJSONStream:
+    """A :class:`~mcpkit.core.engine.MessageStream` over a byte reader and writer."""
+
+    def __init__(
+        self,
+        reader: ByteReceiver,
+        writer: ByteSender,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._buf = bytearray()
+        self._ready: deque[Any] = deque()
+        self._discarding = False
+        self._eof = False
+        self._write_lock = anyio.Lock()
+        self.max_message_bytes = max_message_bytes
+
+    def _parse(self, line: bytes | bytearray) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line.strip():
+            return
+        try:
+            self._ready.append(loads(line))
+        except ValueError as exc:
+            self._ready.append(Malformed(str(exc).splitlines()[0][:200]))
+
+    def _feed(self, chunk: bytes) -> None:
+        buf = self._buf
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                break
+            if self._discarding:
+                self._discarding = False
+            elif buf:
+                buf += chunk[start:nl]
+                if len(buf) > self.max_message_bytes:
+                    self._ready.append(self._too_large())
+                else:
+                    self._parse(buf)
+                buf.clear()
+            elif nl - start > self.max_message_bytes:
+                self._ready.append(self._too_large())
+            else:
+                self._parse(chunk[start:nl])
+            start = nl + 1
+        if start < len(chunk) and not self._discarding:
+            buf += chunk[start:]
+            if len(buf) > self.max_message_bytes:
+                buf.clear()
+                self._discarding = True
+                self._ready.append(self._too_large())
+
+    def _too_large(self) -> Malformed:
+        return Malformed(f"message larger than {self.max_message_bytes} bytes")
+
+    async def receive(self) -> Any:
+        while not self._ready:
+            if self._eof:
+                raise anyio.EndOfStream
+            try:
+                chunk = await self._reader.receive(_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                if self._buf and not self._discarding:
+                    self._parse(self._buf)
+                self._buf.clear()
+                continue
+            self._feed(chunk)
+        return self._ready.popleft()
+
+    async def send(self, message: Any) -> None:
+        data = dumps(message) + b"\n"
+        async with self._write_lock:
+            await self._writer.send(data)
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._writer.aclose()
+        with contextlib.suppress(Exception):
+            await self._reader.aclose()
+
+
+class _AsyncioReader:
+    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
+        self._reader = reader
+        self._transport = transport
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        return await self._reader.read(max_bytes)
+
+    async def aclose(self) -> None:
+        self._transport.close()
+
+
+class _AsyncioWriter:
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def send(self, item: bytes) -> None:
+        self._writer.write(item)
+        await self._writer.drain()
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._writer.drain()
+        self._writer.close()
+
+
+class _ThreadReader:
+    """Fallback for descriptors asyncio cannot watch (regular files) or non-asyncio loops."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        return await anyio.to_thread.run_sync(os.read, self._fd, max_bytes,
+                                              abandon_on_cancel=True)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class _ThreadWriter:
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            n = await anyio.to_thread.run_sync(os.write, self._fd, view)
+            view = view[n:]
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def open_fd_streams(read_fd: int, write_fd: int) -> tuple[ByteReceiver, ByteSender]:
+    """Non-blocking byte streams on two descriptors (asyncio pipes, else threads)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return _ThreadReader(read_fd), _ThreadWriter(write_fd)
+    reader_obj: ByteReceiver
+    writer_obj: ByteSender
+    try:
+        reader = asyncio.StreamReader(limit=_CHUNK * 4)
+        rfile = os.fdopen(read_fd, "rb", buffering=0, closefd=False)
+        rtransport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), rfile)
+        reader_obj = _AsyncioReader(reader, rtransport)
+    except (ValueError, OSError):
+        reader_obj = _ThreadReader(read_fd)
+    try:
+        wfile = os.fdopen(write_fd, "wb", buffering=0, closefd=False)
+        wtransport, wprotocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, wfile)
+        writer = asyncio.StreamWriter(wtransport, wprotocol, None, loop)
+        writer_obj = _AsyncioWriter(writer)
+    except (ValueError, OSError):
+        writer_obj = _ThreadWriter(write_fd)
+    return reader_obj, writer_obj
+
+
+@contextlib.contextmanager
+def protect_stdout() -> AsyncIterator[tuple[int, int]]:  # type: ignore[misc]
+    """Reserve the real stdin/stdout for the protocol (rule 5).
+
+    Yields ``(protocol_in_fd, protocol_out_fd)``; afterwards fds 0 and 1 and
+    ``sys.stdin``/``sys.stdout`` are restored.
+    """
+    sys.stdout.flush()
+    proto_out = os.dup(1)
+    proto_in = os.dup(0)
+    saved_stdout, saved_stdin = sys.stdout, sys.stdin
+    os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdout = sys.stderr
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives for the context
+    try:
+        yield proto_in, proto_out
+    finally:
+        sys.stdin.close()
+        sys.stdout, sys.stdin = saved_stdout, saved_stdin
+        os.dup2(proto_out, 1)
+        os.dup2(proto_in, 0)
+        os.close(proto_out)
+        os.close(proto_in)

@@ -1,0 +1,66 @@
+"""mcpkit.server: build MCP servers that speak both protocol eras on every transport.
+
+Quick start::
+
+    from mcpkit.server import Server
+
+    server = Server("demo")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    server.run()  # stdio; server.run("http", port=8765) for streamable HTTP
+
+Names are imported lazily so that ``import mcpkit.server`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpkit.core.jsonrpc import JSONRPCError
+    from mcpkit.server.app import CacheHint, Server
+    from mcpkit.server.context import Context
+    from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
+    from mcpkit.server.lifecycle import LegacySession
+    from mcpkit.server.mrtr import InputRequired
+    from mcpkit.server.resources import ResourceNotFoundError
+    from mcpkit.server.tools import ToolError
+
+__all__ = [
+    "CacheHint",
+    "Change",
+    "Context",
+    "InMemoryHub",
+    "InputRequired",
+    "JSONRPCError",
+    "LegacySession",
+    "NotificationHub",
+    "ResourceNotFoundError",
+    "Server",
+    "ToolError",
+]
+
+_WHERE = {
+    "CacheHint": "mcpkit.server.app",
+    "Server": "mcpkit.server.app",
+    "Context": "mcpkit.server.context",
+    "Change": "mcpkit.server.hub",
+    "InMemoryHub": "mcpkit.server.hub",
+    "NotificationHub": "mcpkit.server.hub",
+    "LegacySession": "mcpkit.server.lifecycle",
+    "InputRequired": "mcpkit.server.mrtr",
+    "ResourceNotFoundError": "mcpkit.server.resources",
+    "ToolError": "mcpkit.server.tools",
+    "JSONRPCError": "mcpkit.core.jsonrpc",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpkit.server' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,387 @@
+"""The :class:`Server`: registries, extension surfaces and derived capabilities.
+
+A server is transport-neutral; ``serve_stdio``, the HTTP app and the in-memory pairing
+all drive the same object, for both protocol eras at once.
+
+Rules:
+1. Capabilities are derived from what is registered: ``tools``/``prompts``/``resources``
+   appear when something of that kind is registered, ``completions`` when a completion
+   handler is, ``logging`` always (handshake era), ``extensions`` when an extension is
+   registered. Extensions may contribute further entries (:meth:`Server.add_capability`).
+2. Registry changes at runtime publish the matching ``list_changed`` notification.
+3. The four extension surfaces are one call each: :meth:`Server.add_method` (method
+   namespace), :meth:`Server.add_extension` (``capabilities.extensions`` entry),
+   ``ctx.notify`` (notifications), :meth:`Server.add_middleware` and
+   :meth:`Server.add_send_middleware` (``_meta`` fields and everything else).
+4. Middleware is ordered; the first registered is outermost, on both sides.
+5. Registering a name twice replaces the earlier entry (and publishes list_changed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
+from mcpkit.core.versions import SUPPORTED_VERSIONS, Era
+from mcpkit.server.completions import Completer
+from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
+from mcpkit.server.methods import BUILTIN_METHODS
+from mcpkit.server.mrtr import RequestStateSealer
+from mcpkit.server.prompts import Prompt
+from mcpkit.server.resources import Resource, ResourceTemplate
+from mcpkit.server.tools import Tool
+
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+    from mcpkit.server.lifecycle import LegacySession
+
+__all__ = ["CacheHint", "MethodHandler", "MethodSpec", "Middleware", "SendMiddleware", "Server"]
+
+JSON = dict[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
+MethodHandler = Callable[["Context"], Awaitable[JSON]]
+Middleware = Callable[["Context", MethodHandler], Awaitable[JSON]]
+"""Receive side: ``async def mw(ctx, call_next) -> result``."""
+SendMiddleware = Callable[[JSON, Callable[[JSON], Awaitable[None]]], Awaitable[None]]
+"""Send side: ``async def mw(message, send_next) -> None``; sees every outgoing message."""
+ListenFilter = Callable[["Context", Any], "tuple[Any, Callable[[Change], bool]] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheHint:
+    """Caching hint for a cacheable 2026-07-28 result (SEP-2549): ``ttl_ms`` in
+    milliseconds (>= 0) and ``scope`` (``"public"`` or ``"private"``)."""
+
+    ttl_ms: int
+    scope: Literal["public", "private"] = "private"
+
+
+DEFAULT_CACHE_HINTS: dict[str, CacheHint] = {
+    "server/discover": CacheHint(60_000),
+    "tools/list": CacheHint(60_000),
+    "prompts/list": CacheHint(60_000),
+    "resources/list": CacheHint(60_000),
+    "resources/templates/list": CacheHint(60_000),
+    "resources/read": CacheHint(0),
+}
+"""Conservative defaults: a minute for lists (list_changed invalidates sooner), nothing
+for reads, and ``private`` everywhere since results may depend on the caller."""
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    handler: MethodHandler
+    eras: frozenset[Era]
+    input_capable: bool = False
+
+
+_LIST_KINDS = {
+    "tools": "notifications/tools/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+    "resources": "notifications/resources/list_changed",
+}
+
+
+class Server:
+    """An MCP server.
+
+    ``name``/``version`` (and optional ``title``, ``description``, ``website_url``,
+    ``icons``) form ``serverInfo``; ``instructions`` go to ``initialize`` and
+    ``server/discover``. ``extensions`` are registered at construction (more can be added
+    later). ``page_size`` bounds list pages. ``state_secret`` (>= 32 bytes) seals MRTR
+    ``requestState``; give all replicas the same one. ``hub`` replaces the in-memory
+    notification fan-out (multi-replica deployments).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        website_url: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        instructions: str | None = None,
+        extensions: Sequence[Extension | ExtensionProvider] = (),
+        page_size: int = 100,
+        state_secret: bytes | None = None,
+        state_ttl_s: float = 600.0,
+        hub: NotificationHub | None = None,
+        cache_hints: Mapping[str, CacheHint] | None = None,
+    ) -> None:
+        info: JSON = {"name": name, "version": version}
+        for key, value in (("title", title), ("description", description),
+                           ("websiteUrl", website_url)):
+            if value is not None:
+                info[key] = value
+        if icons:
+            info["icons"] = [dict(i) for i in icons]
+        self.info = info
+        self.instructions = instructions
+        self.page_size = page_size
+        self.tools: dict[str, Tool] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: list[ResourceTemplate] = []
+        self.completers: dict[tuple[str, str], Completer] = {}
+        self.extensions: dict[str, Extension] = {}
+        self.methods: dict[str, MethodSpec] = {}
+        self.hub: NotificationHub = hub if hub is not None else InMemoryHub()
+        self.sealer = RequestStateSealer(state_secret, ttl_s=state_ttl_s)
+        self.cache_hints: dict[str, CacheHint] = {**DEFAULT_CACHE_HINTS, **(cache_hints or {})}
+        self.supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS
+        self._tool_defs: list[JSON] | None = None
+        self._middleware: list[Middleware] = []
+        self._send_middleware: list[SendMiddleware] = []
+        self._notification_handlers: dict[str, Callable[..., Awaitable[None]]] = {}
+        self._capabilities: dict[str, Callable[[Era], Any]] = {}
+        self._listen_filters: dict[str, ListenFilter] = {}
+        self._session_filters: list[Callable[[LegacySession, Change], bool]] = []
+        for method, (handler, eras, input_capable) in BUILTIN_METHODS.items():
+            self.add_method(method, handler, eras=eras, input_capable=input_capable)
+        for ext in extensions:
+            self.add_extension(ext)
+
+    # -- registration: tools, prompts, resources, completions -------------------------
+    def tool(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        """Decorator registering a typed tool. ``options``: ``title``, ``description``,
+        ``annotations``, ``icons``, ``meta``, ``input_schema``, ``output_schema``,
+        ``structured_output``, ``execution``, ``extra`` (more definition fields)."""
+        def register(fn: F) -> F:
+            self.add_tool(fn, name=name, **options)
+            return fn
+        return register
+
+    def add_tool(self, fn: Callable[..., Any], *, name: str | None = None, **options: Any) -> Tool:
+        tool = Tool(fn, name=name or fn.__name__, **options)
+        self.tools[tool.name] = tool
+        self._tool_defs = None
+        self.notify_list_changed("tools")
+        return tool
+
+    def remove_tool(self, name: str) -> None:
+        if self.tools.pop(name, None) is not None:
+            self._tool_defs = None
+            self.notify_list_changed("tools")
+
+    def tool_definitions(self) -> list[JSON]:
+        if self._tool_defs is None:
+            self._tool_defs = [t.definition for t in self.tools.values()]
+        return self._tool_defs
+
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        """Decorator registering a prompt. ``options``: ``title``, ``description``,
+        ``arguments`` (explicit list), ``icons``, ``meta``."""
+        def register(fn: F) -> F:
+            p = Prompt(fn, name=name or fn.__name__, **options)
+            self.prompts[p.name] = p
+            self.notify_list_changed("prompts")
+            return fn
+        return register
+
+    def remove_prompt(self, name: str) -> None:
+        if self.prompts.pop(name, None) is not None:
+            self.notify_list_changed("prompts")
+
+    def resource(self, uri: str, *, name: str | None = None, **options: Any
+                 ) -> Callable[[F], F]:
+        """Decorator registering a resource at ``uri``, or a resource template when
+        ``uri`` contains an RFC 6570 expression (``{id}``). ``options``: ``title``,
+        ``description``, ``mime_type``, ``size`` (static only), ``annotations``,
+        ``icons``, ``meta``."""
+        def register(fn: F) -> F:
+            rname = name or fn.__name__
+            if "{" in uri:
+                options.pop("size", None)
+                self.templates = [t for t in self.templates if t.matcher.template != uri]
+                self.templates.append(ResourceTemplate(fn, uri_template=uri, name=rname,
+                                                       **options))
+            else:
+                self.resources[uri] = Resource(fn, uri=uri, name=rname, **options)
+            self.notify_list_changed("resources")
+            return fn
+        return register
+
+    def remove_resource(self, uri: str) -> None:
+        before = len(self.resources) + len(self.templates)
+        self.resources.pop(uri, None)
+        self.templates = [t for t in self.templates if t.matcher.template != uri]
+        if len(self.resources) + len(self.templates) != before:
+            self.notify_list_changed("resources")
+
+    def completion(self, *, prompt: str | None = None, resource: str | None = None
+                   ) -> Callable[[F], F]:
+        """Decorator registering ``fn(argument, value, context) -> list[str]`` as the
+        completion handler for a prompt's or a resource template's arguments (T3)."""
+        if (prompt is None) == (resource is None):
+            raise ValueError("completion() needs exactly one of prompt= or resource=")
+        key = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", resource)
+
+        def register(fn: F) -> F:
+            self.completers[key] = Completer(fn)  # type: ignore[index]
+            return fn
+        return register
+
+    # -- notifications ---------------------------------------------------------------
+    def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
+        """Publish ``notifications/<kind>/list_changed`` to every listener."""
+        if self.hub is not None:  # pyright: ignore[reportUnnecessaryComparison] - during __init__
+            self.hub.publish(Change(_LIST_KINDS[kind]))
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Publish ``notifications/resources/updated`` for ``uri`` to its subscribers."""
+        self.hub.publish(Change("notifications/resources/updated", uri, {"uri": uri}))
+
+    # -- extension surfaces ------------------------------------------------------------
+    def add_method(self, method: str, handler: MethodHandler, *,
+                   eras: Sequence[Era] = ("legacy", "modern"), input_capable: bool = False
+                   ) -> None:
+        """Serve a request method (built-in or an extension's namespace).
+        ``input_capable`` lets the handler answer with MRTR ``input_required``."""
+        self.methods[method] = MethodSpec(handler, frozenset(eras), input_capable)
+
+    def add_extension(self, extension: Extension | ExtensionProvider) -> Extension:
+        """Advertise an extension in ``capabilities.extensions`` (SEP-2133)."""
+        ext = as_extension(extension)
+        self.extensions[ext.id] = ext
+        return ext
+
+    def remove_extension(self, extension_id: str) -> None:
+        self.extensions.pop(extension_id, None)
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Receive side: wraps every request handler; first added is outermost."""
+        self._middleware.append(middleware)
+
+    def add_send_middleware(self, middleware: SendMiddleware) -> None:
+        """Send side: sees every message the server sends; first added is outermost."""
+        self._send_middleware.append(middleware)
+
+    def add_notification_handler(self, method: str,
+                                 handler: Callable[..., Awaitable[None]]) -> None:
+        """Handle a client notification: ``async def handler(params: dict | None)``."""
+        self._notification_handlers[method] = handler
+
+    def add_capability(self, name: str, value: Any) -> None:
+        """Contribute a top-level capability entry: a JSON value, or a callable
+        ``(era) -> value | None`` evaluated per answer (None omits it)."""
+        self._capabilities[name] = value if callable(value) else (lambda _era, v=value: v)
+
+    def add_listen_filter(self, field: str, build: ListenFilter) -> None:
+        """Accept an extra ``subscriptions/listen`` filter field: ``build(ctx, value)``
+        returns ``(honoured value, accepts(change))`` or None to decline it."""
+        self._listen_filters[field] = build
+
+    def add_session_filter(self, accepts: Callable[[LegacySession, Change], bool]) -> None:
+        """Let handshake-era sessions receive extension changes that ``accepts`` admits."""
+        self._session_filters.append(accepts)
+
+    # -- used by the front-end and transports ------------------------------------------
+    def capabilities(self, era: Era) -> JSON:
+        caps: JSON = {}
+        if era == "legacy":
+            caps["logging"] = {}
+        if self.completers:
+            caps["completions"] = {}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"listChanged": True}
+            if era == "legacy":
+                caps["resources"]["subscribe"] = True
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        for name, contribute in self._capabilities.items():
+            value = contribute(era)
+            if value is not None:
+                caps[name] = value
+        if self.extensions:
+            caps["extensions"] = advertised_extensions(self.extensions)
+        return caps
+
+    def initialize_result(self, version: str) -> JSON:
+        result: JSON = {"protocolVersion": version, "capabilities": self.capabilities("legacy"),
+                        "serverInfo": self.info}
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    def listen_filter(self, ctx: Context, requested: Mapping[str, Any]
+                      ) -> tuple[JSON, Callable[[Change], bool]]:
+        """The honoured subset of a listen filter and the predicate it implies."""
+        caps = self.capabilities("modern")
+        honoured: JSON = {}
+        methods: set[str] = set()
+        for field, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
+                            ("resourcesListChanged", "resources")):
+            if requested.get(field) is True and kind in caps:
+                honoured[field] = True
+                methods.add(_LIST_KINDS[kind])
+        uris: set[str] = set()
+        subs = requested.get("resourceSubscriptions")
+        if isinstance(subs, list) and "resources" in caps:
+            uris = {u for u in subs if isinstance(u, str)}  # pyright: ignore[reportUnknownVariableType]
+            honoured["resourceSubscriptions"] = sorted(uris)
+        extra: list[Callable[[Change], bool]] = []
+        for field, build in self._listen_filters.items():
+            if field in requested:
+                built = build(ctx, requested[field])
+                if built is not None:
+                    honoured[field], pred = built
+                    extra.append(pred)
+
+        def accepts(change: Change) -> bool:
+            if change.method in methods:
+                return True
+            if change.method == "notifications/resources/updated":
+                return change.key in uris
+            return any(p(change) for p in extra)
+
+        return honoured, accepts
+
+    def session_accepts(self, session: LegacySession, change: Change) -> bool:
+        return any(f(session, change) for f in self._session_filters)
+
+    async def invoke(self, spec: MethodSpec, ctx: Context) -> JSON:
+        """Run a method handler inside the receive-side middleware chain (rule 4)."""
+        if not self._middleware:
+            return await spec.handler(ctx)
+        call: MethodHandler = spec.handler
+        for mw in reversed(self._middleware):
+            call = partial(mw, call_next=call)  # type: ignore[call-arg]
+        return await call(ctx)
+
+    async def handle_notification(self, method: str, params: JSON | None) -> bool:
+        """Run a registered notification handler; False when there is none."""
+        handler = self._notification_handlers.get(method)
+        if handler is None:
+            return False
+        await handler(params)
+        return True
+
+    def wrap_send(self, send: Callable[[JSON], Awaitable[None]]
+                  ) -> Callable[[JSON], Awaitable[None]]:
+        """``send`` behind the send-side middleware chain (rule 4)."""
+        call = send
+        for mw in reversed(self._send_middleware):
+            call = partial(mw, send_next=call)  # type: ignore[call-arg]
+        return call
+
+    # -- running -------------------------------------------------------------------------
+    def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
+        """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (``host``, ``port``,
+        and the HTTP app's options)."""
+        import anyio
+
+        if transport == "stdio":
+            from mcpkit.server.stdio import serve_stdio
+
+            anyio.run(partial(serve_stdio, self, **options))
+            return
+        from mcpkit.server.http import run_http  # pyright: ignore
+
+        run_http(self, **options)

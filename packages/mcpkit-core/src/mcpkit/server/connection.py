@@ -1,0 +1,106 @@
+"""A server on one bidirectional connection (stdio, in-memory), both eras.
+
+Rules:
+1. The connection has one handshake-era session, created empty; ``initialize`` fills it.
+   A request with the 2026-07-28 ``_meta`` envelope is served statelessly instead, on
+   the same connection (a dual-era server, 2026-07-28 ``basic/versioning``).
+2. ``notifications/cancelled`` cancels the named in-flight request (its handler stops,
+   no response is sent); ``notifications/progress`` is routed to the outbound request
+   that owns the token; other notifications go to the server's registered handlers.
+3. Batches are accepted only once the session negotiated 2025-03-26.
+4. After ``initialize``, hub changes (list_changed, resource updates) are pumped to the
+   client until the connection ends.
+5. Every outgoing message passes the server's send-side middleware.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from mcpkit.core.engine import Connection, InboundRequest, MessageStream
+from mcpkit.core.jsonrpc import RequestId
+from mcpkit.core.versions import BATCH_VERSIONS
+from mcpkit.server.frontend import handle_legacy, handle_modern, looks_modern
+from mcpkit.server.lifecycle import LegacySession
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+
+__all__ = ["ServerConnection", "serve_connection"]
+
+JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.server")
+
+
+class _SendMiddlewareStream:
+    """The stream seen by the engine: outgoing messages pass the send middleware."""
+
+    def __init__(self, stream: MessageStream, server: Server) -> None:
+        self._stream = stream
+        self.receive = stream.receive
+        self.aclose = stream.aclose
+        self.send = server.wrap_send(stream.send)  # type: ignore[arg-type]
+
+
+class ServerConnection:
+    """The :class:`~mcpkit.core.engine.MessageHandler` for a server on a connection."""
+
+    def __init__(self, server: Server, stream: MessageStream, *, principal: Any = None,
+                 max_inflight: int = 1024) -> None:
+        self.server = server
+        self.principal = principal
+        self.session = LegacySession(server, principal=principal)
+        wrapped = _SendMiddlewareStream(stream, server) if server._send_middleware else stream  # pyright: ignore[reportPrivateUsage]
+        self.connection = Connection(wrapped, self, max_inflight=max_inflight,  # type: ignore[arg-type]
+                                     on_abandon=self._abandon)
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._pumping = False
+
+    async def _abandon(self, request_id: RequestId, reason: str) -> None:
+        await self.connection.notify("notifications/cancelled",
+                                     {"requestId": request_id, "reason": reason})
+
+    async def handle_request(self, request: InboundRequest) -> JSON:
+        if request.method != "initialize" and looks_modern(request.params):
+            return await handle_modern(self.server, request, principal=self.principal)
+        result = await handle_legacy(self.server, request, self.session,
+                                     principal=self.principal)
+        if request.method == "initialize" and not self._pumping and self._tg is not None:
+            self._pumping = True
+            self._tg.start_soon(self.session.pump, self.connection.notify)
+        return result
+
+    async def handle_notification(self, method: str, params: JSON | None) -> None:
+        p = params or {}
+        if method == "notifications/cancelled":
+            self.connection.inflight.cancel(p.get("requestId"))
+        elif method == "notifications/progress":
+            await self.connection.pending.deliver_progress(p.get("progressToken"), p)
+        elif method == "notifications/initialized":
+            self.session.client_initialized = True
+        elif not await self.server.handle_notification(method, params):
+            logger.debug("ignored notification %s", method)
+
+    def batches_allowed(self) -> bool:
+        return self.session.initialized and self.session.protocol_version in BATCH_VERSIONS
+
+    async def serve(self) -> None:
+        """Serve until the peer closes the stream; then release the session."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                await self.connection.serve()
+                tg.cancel_scope.cancel()
+        finally:
+            self._tg = None
+            self.session.close()
+
+
+async def serve_connection(server: Server, stream: MessageStream, *, principal: Any = None
+                           ) -> None:
+    """Serve ``server`` on one message stream until it ends."""
+    await ServerConnection(server, stream, principal=principal).serve()

@@ -1,0 +1,337 @@
+"""The handler context: what a tool, prompt, resource or method handler can see and do.
+
+One :class:`Context` exists per inbound request, on either protocol era. It hides the
+era from handler code: ``await ctx.elicit(...)`` is a live ``elicitation/create``
+round trip on a handshake-era session and an MRTR input request (SEP-2322) on a
+2026-07-28 request, with the same return value.
+
+Rules:
+1. Client capabilities come from the session (handshake era) or from this request's
+   ``_meta`` alone (2026-07-28); nothing is inferred from other requests.
+2. Progress is sent only when the request carried ``_meta.progressToken``, with that
+   token's exact JSON value, with strictly increasing ``progress``, and never after the
+   request is answered (spec ``basic/utilities/progress``).
+3. Log messages are filtered by the level the client set (``logging/setLevel`` on a
+   session; ``_meta["io.modelcontextprotocol/logLevel"]`` on a 2026-07-28 request, where
+   nothing is sent unless that key is present).
+4. Reverse calls (sampling, elicitation, roots) are refused with -32021 and
+   ``data.requiredCapabilities`` when the client did not declare the capability, and
+   are never sent in that case. Form elicitation schemas must be flat (T4): an object of
+   primitive properties, else ``ValueError`` before anything is sent.
+5. Notifications and reverse calls go to the request's own channel, so over HTTP they
+   travel on the request's stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcpkit.core import meta as M
+from mcpkit.core.extensions import peer_supports_extension
+from mcpkit.core.jsonrpc import (
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    JSONRPCError,
+    RequestId,
+)
+from mcpkit.core.versions import Era
+from mcpkit.server.mrtr import InputRequired
+
+if TYPE_CHECKING:
+    from mcpkit.core.engine import Channel
+    from mcpkit.server.app import Server
+    from mcpkit.server.lifecycle import LegacySession
+
+__all__ = ["LOG_LEVELS", "Context", "LogLevel", "check_flat_schema"]
+
+JSON = dict[str, Any]
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert",
+                   "emergency"]
+LOG_LEVELS: dict[str, int] = {
+    name: i for i, name in enumerate(
+        ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"))
+}
+_PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean"})
+_INPUT_CAPABILITY = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+logger = logging.getLogger("mcpkit.server")
+
+
+def check_flat_schema(schema: Mapping[str, Any]) -> None:
+    """Refuse a form-elicitation ``requestedSchema`` that is not flat (T4, spec
+    ``client/elicitation``): a top-level object whose properties are primitives
+    (string, number, integer, boolean, enums). Raises ``ValueError`` naming the field."""
+    if schema.get("type") != "object":
+        raise ValueError("requestedSchema must have type 'object'")
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        raise ValueError("requestedSchema.properties must be an object")
+    for name, prop in props.items():  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(prop, Mapping):
+            raise ValueError(f"requestedSchema property {name!r} must be an object")
+        ptype = prop.get("type")  # pyright: ignore[reportUnknownMemberType]
+        if ptype == "array":
+            items = prop.get("items", {})  # pyright: ignore[reportUnknownMemberType]
+            # multi-select enums (SEP-1330) are arrays of enum strings
+            if isinstance(items, Mapping) and ("enum" in items or "anyOf" in items):
+                continue
+            raise ValueError(
+                f"requestedSchema property {name!r}: arrays are only allowed as "
+                "multi-select enums (SEP-1330)")
+        if ptype not in _PRIMITIVE_TYPES:
+            raise ValueError(
+                f"requestedSchema property {name!r} has type {ptype!r}; form elicitation "
+                "allows only string, number, integer, boolean and enums")
+
+
+class Context:
+    """Per-request facts and actions for handlers.
+
+    Attributes (read-only by convention):
+
+    - ``request_id``: the JSON-RPC id, exact type preserved.
+    - ``method`` / ``params``: the request as received (``params`` is a dict).
+    - ``era``: ``"legacy"`` (handshake) or ``"modern"`` (2026-07-28).
+    - ``protocol_version``: negotiated (legacy) or declared in ``_meta`` (modern).
+    - ``client_capabilities`` / ``client_info``: see rule 1.
+    - ``principal``: the authenticated principal, if a transport set one.
+    - ``transport``: transport facts (e.g. HTTP headers) as a dict.
+    - ``state``: scratch space shared by middleware and the handler for this request.
+    """
+
+    __slots__ = (
+        "_answers",
+        "_closed",
+        "asked",
+        "_input_seq",
+        "_last_progress",
+        "channel",
+        "client_capabilities",
+        "client_info",
+        "era",
+        "log_level",
+        "method",
+        "params",
+        "principal",
+        "protocol_version",
+        "request_id",
+        "server",
+        "session",
+        "state",
+        "transport",
+    )
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        request_id: RequestId,
+        method: str,
+        params: JSON | None,
+        era: Era,
+        protocol_version: str,
+        client_capabilities: JSON,
+        client_info: JSON | None,
+        channel: Channel | None,
+        session: LegacySession | None = None,
+        log_level: str | None = None,
+        principal: Any = None,
+        transport: JSON | None = None,
+        answers: JSON | None = None,
+    ) -> None:
+        self.server = server
+        self.request_id = request_id
+        self.method = method
+        self.params: JSON = params if params is not None else {}
+        self.era: Era = era
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.channel = channel
+        self.session = session
+        self.log_level = log_level
+        self.principal = principal
+        self.transport: JSON = transport if transport is not None else {}
+        self.state: JSON = {}
+        self._answers: JSON = answers if answers is not None else {}
+        self.asked: set[str] = set()
+        self._input_seq = 0
+        self._last_progress: float | None = None
+        self._closed = False
+
+    # -- facts ---------------------------------------------------------------------
+    @property
+    def meta(self) -> JSON:
+        """The request's ``_meta`` object (empty dict when absent)."""
+        m = self.params.get("_meta")
+        return m if isinstance(m, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+    @property
+    def progress_token(self) -> str | int | None:
+        token = self.meta.get(M.PROGRESS_TOKEN)
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    def client_supports(self, capability: str) -> bool:
+        """Whether the client declared a top-level capability (``"sampling"``, ...)."""
+        return self.client_capabilities.get(capability) is not None
+
+    def client_supports_extension(self, extension_id: str) -> bool:
+        """Whether the client declared ``extension_id`` in ``capabilities.extensions``."""
+        return peer_supports_extension(self.client_capabilities, extension_id)
+
+    def close(self) -> None:
+        """Mark the request answered: later progress and logs are dropped (rule 2)."""
+        self._closed = True
+
+    # -- notifications -------------------------------------------------------------
+    async def notify(self, method: str, params: JSON | None = None) -> None:
+        """Send a notification related to this request (rule 5). Extension surface."""
+        if self._closed or self.channel is None:
+            return
+        await self.channel.notify(method, params)
+
+    async def report_progress(self, progress: float, total: float | None = None,
+                              message: str | None = None) -> None:
+        """Send ``notifications/progress`` (rule 2). ``progress`` must increase; a value
+        not above the previous one is dropped."""
+        token = self.progress_token
+        if token is None or self._closed:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            logger.debug("dropped non-increasing progress %r for %r", progress, token)
+            return
+        self._last_progress = progress
+        params: JSON = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify("notifications/progress", params)
+
+    def log_enabled(self, level: str) -> bool:
+        threshold = self.log_level
+        if threshold is None:
+            return self.era == "legacy"
+        return LOG_LEVELS.get(level, 0) >= LOG_LEVELS.get(threshold, 0)
+
+    async def log(self, level: LogLevel, data: Any, logger_name: str | None = None) -> None:
+        """Send ``notifications/message`` if the client's level admits it (rule 3)."""
+        if not self.log_enabled(level):
+            return
+        params: JSON = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        await self.notify("notifications/message", params)
+
+    async def debug(self, data: Any) -> None:
+        await self.log("debug", data)
+
+    async def info(self, data: Any) -> None:
+        await self.log("info", data)
+
+    async def warning(self, data: Any) -> None:
+        await self.log("warning", data)
+
+    async def error(self, data: Any) -> None:
+        await self.log("error", data)
+
+    # -- client input (reverse calls / MRTR) ----------------------------------------
+    def _require(self, method: str, params: JSON) -> None:
+        cap = _INPUT_CAPABILITY.get(method)
+        if cap is None:
+            return
+        caps = self.client_capabilities
+        missing: JSON | None = None
+        if caps.get(cap) is None:
+            missing = {cap: {}}
+        elif method == "elicitation/create":
+            mode = params.get("mode", "form")
+            decl = caps.get("elicitation") or {}
+            # An empty elicitation capability means form mode only (2025-11-25).
+            if mode == "url" and "url" not in decl:
+                missing = {"elicitation": {"url": {}}}
+            elif mode == "form" and decl and "form" not in decl:
+                missing = {"elicitation": {"form": {}}}
+        elif method == "sampling/createMessage" and params.get("tools") is not None:
+            sampling = caps.get("sampling") or {}
+            if "tools" not in sampling:
+                missing = {"sampling": {"tools": {}}}
+        if missing is not None:
+            raise JSONRPCError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"{method} needs the client capability {next(iter(missing))!r}, which the "
+                "client did not declare",
+                {"requiredCapabilities": missing},
+            )
+
+    def _next_key(self, method: str) -> str:
+        self._input_seq += 1
+        short = {"elicitation/create": "elicit", "sampling/createMessage": "sample",
+                 "roots/list": "roots"}.get(method, "input")
+        return f"{short}-{self._input_seq}"
+
+    async def request_input(self, requests: Mapping[str, JSON]) -> dict[str, JSON]:
+        """Ask the client for several inputs at once; returns results by key.
+
+        ``requests`` maps keys to ``{"method", "params"}``. Legacy era: each is sent as
+        a live request on this request's channel. 2026-07-28: answered from
+        ``inputResponses``/``requestState``, or the handler is suspended with an
+        ``InputRequired`` listing the missing keys (SEP-2322).
+        """
+        for req in requests.values():
+            self._require(req["method"], req.get("params") or {})
+        self.asked.update(requests)
+        if self.era == "modern":
+            missing = {k: dict(v) for k, v in requests.items() if k not in self._answers}
+            if missing:
+                raise InputRequired(missing)
+            return {k: self._answers[k] for k in requests}
+        if self.channel is None:
+            raise JSONRPCError(
+                INVALID_PARAMS, "this transport cannot carry server-to-client requests")
+        results: dict[str, JSON] = {}
+        for key, req in requests.items():
+            results[key] = await self.channel.request(req["method"], req.get("params"))
+        return results
+
+    async def _one(self, method: str, params: JSON, key: str | None) -> JSON:
+        k = key if key is not None else self._next_key(method)
+        out = await self.request_input({k: {"method": method, "params": params}})
+        return out[k]
+
+    async def elicit(self, message: str, requested_schema: Mapping[str, Any], *,
+                     key: str | None = None) -> JSON:
+        """Form-mode elicitation (spec ``client/elicitation``). Returns the ElicitResult
+        dict: ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``."""
+        check_flat_schema(requested_schema)
+        params: JSON = {"message": message, "requestedSchema": dict(requested_schema)}
+        if self.protocol_version >= "2025-11-25":
+            params = {"mode": "form", **params}
+        return await self._one("elicitation/create", params, key)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str, *,
+                         key: str | None = None) -> JSON:
+        """URL-mode elicitation (2025-11-25+, SEP-1036). Returns the ElicitResult dict."""
+        params: JSON = {"mode": "url", "message": message, "url": url,
+                        "elicitationId": elicitation_id}
+        return await self._one("elicitation/create", params, key)
+
+    async def sample(self, messages: list[JSON], *, max_tokens: int,
+                     key: str | None = None, **options: Any) -> JSON:
+        """``sampling/createMessage``. ``options`` are further params in wire spelling
+        (``systemPrompt``, ``modelPreferences``, ``tools``, ...). Returns the
+        CreateMessageResult dict."""
+        params: JSON = {"messages": messages, "maxTokens": max_tokens, **options}
+        return await self._one("sampling/createMessage", params, key)
+
+    async def list_roots(self, *, key: str | None = None) -> list[JSON]:
+        """``roots/list``; returns the list of Root dicts."""
+        result = await self._one("roots/list", {}, key)
+        roots = result.get("roots", [])
+        return roots if isinstance(roots, list) else []  # pyright: ignore[reportUnknownVariableType]

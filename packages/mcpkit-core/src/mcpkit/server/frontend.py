@@ -1,0 +1,214 @@
+"""The era front-end: turns one inbound request into a Context and a result.
+
+Both eras meet here and nowhere else. Transports decide which entry to call
+(:func:`handle_legacy` with a session, or :func:`handle_modern`); :func:`looks_modern`
+is the shared rule for that decision.
+
+Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``):
+1. A request is modern when its ``_meta`` carries
+   ``io.modelcontextprotocol/protocolVersion`` or ``.../clientCapabilities``.
+2. Modern: a missing or malformed required ``_meta`` key is -32602; a version this server
+   does not serve is -32022 with ``data.supported``/``data.requested``. Capabilities come
+   from this request alone.
+3. Modern: methods that the 2026-07-28 revision removed (``initialize``, ``ping``,
+   ``logging/setLevel``, ``resources/(un)subscribe``) and unknown methods are -32601.
+4. Modern results carry ``resultType`` (``"complete"`` unless the handler chose another)
+   and ``_meta["io.modelcontextprotocol/serverInfo"]``.
+5. Resource-not-found is -32002 on the handshake era and -32602 with ``data.uri`` on
+   2026-07-28 (SEP-2164).
+6. MRTR (SEP-2322): on an input-capable method, ``requestState`` is opened and verified
+   before the handler runs, ``inputResponses`` must be an object of objects, and a
+   handler that raises ``InputRequired`` is answered ``resultType: "input_required"``
+   with its ``inputRequests`` and a freshly sealed ``requestState`` holding every answer
+   used so far. Anywhere else ``InputRequired`` is an internal error.
+7. Handshake era: ``ping`` is always answered; ``initialize`` goes to the session; any
+   other request before the session is initialized is -32600.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.core import meta as M
+from mcpkit.core.engine import InboundRequest
+from mcpkit.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JSONRPCError,
+)
+from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from mcpkit.server.context import LOG_LEVELS, Context
+from mcpkit.server.mrtr import InputRequired, request_digest
+from mcpkit.server.resources import ResourceNotFoundError
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+    from mcpkit.server.lifecycle import LegacySession
+
+__all__ = ["handle_legacy", "handle_modern", "looks_modern", "principal_key"]
+
+JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.server")
+
+
+def looks_modern(params: JSON | None) -> bool:
+    """Rule 1: does this request carry the 2026-07-28 per-request envelope?"""
+    if not params:
+        return False
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and (M.PROTOCOL_VERSION in meta or M.CLIENT_CAPABILITIES in meta)
+
+
+def principal_key(principal: Any) -> str | None:
+    """A stable string for binding state to a principal (None when anonymous)."""
+    if principal is None:
+        return None
+    key = getattr(principal, "subject", None) or getattr(principal, "id", None)
+    return str(key if key is not None else principal)
+
+
+def _method_not_found(method: str) -> JSONRPCError:
+    return JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+async def handle_legacy(server: Server, request: InboundRequest, session: LegacySession, *,
+                        principal: Any = None, transport: JSON | None = None) -> JSON:
+    """Serve a handshake-era request within ``session`` (rule 7)."""
+    method = request.method
+    if method == "initialize":
+        return session.initialize(request.params)
+    if method == "ping":
+        return {}
+    if not session.initialized:
+        raise JSONRPCError(INVALID_REQUEST,
+                           f"Invalid Request: {method} before initialize; send initialize first")
+    spec = server.methods.get(method)
+    if spec is None or "legacy" not in spec.eras:
+        raise _method_not_found(method)
+    ctx = Context(
+        server,
+        request_id=request.id,
+        method=method,
+        params=request.params,
+        era="legacy",
+        protocol_version=session.protocol_version,
+        client_capabilities=session.client_capabilities,
+        client_info=session.client_info,
+        channel=request.channel,
+        session=session,
+        log_level=session.log_level,
+        principal=principal if principal is not None else session.principal,
+        transport=transport,
+    )
+    try:
+        return await server.invoke(spec, ctx)
+    except InputRequired:
+        logger.error("%s raised InputRequired on a handshake-era request", method)
+        raise JSONRPCError(INTERNAL_ERROR, "Internal error") from None
+    finally:
+        ctx.close()
+
+
+def _envelope(params: JSON | None) -> tuple[str, JSON, JSON | None, str | None]:
+    meta = (params or {}).get("_meta")
+    if not isinstance(meta, dict):
+        raise JSONRPCError(INVALID_PARAMS, "Invalid params: missing _meta with "
+                           f"{M.PROTOCOL_VERSION!r} and {M.CLIENT_CAPABILITIES!r} (2026-07-28)")
+    version = meta.get(M.PROTOCOL_VERSION)  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(version, str):
+        raise JSONRPCError(INVALID_PARAMS,
+                           f"Invalid params: _meta[{M.PROTOCOL_VERSION!r}] must be a string")
+    if version not in MODERN_VERSIONS:
+        raise JSONRPCError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version {version!r} (supported: {', '.join(SUPPORTED_VERSIONS)})",
+            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
+        )
+    caps = meta.get(M.CLIENT_CAPABILITIES)  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(caps, dict):
+        raise JSONRPCError(INVALID_PARAMS,
+                           f"Invalid params: _meta[{M.CLIENT_CAPABILITIES!r}] must be an object")
+    info = meta.get(M.CLIENT_INFO)  # pyright: ignore[reportUnknownMemberType]
+    level = meta.get(M.LOG_LEVEL)  # pyright: ignore[reportUnknownMemberType]
+    if level is not None and level not in LOG_LEVELS:
+        raise JSONRPCError(INVALID_PARAMS,
+                           f"Invalid params: _meta[{M.LOG_LEVEL!r}] {level!r} is not a log level")
+    return (version, caps,  # pyright: ignore[reportUnknownVariableType]
+            info if isinstance(info, dict) else None, level)  # pyright: ignore
+
+
+async def handle_modern(server: Server, request: InboundRequest, *, principal: Any = None,
+                        transport: JSON | None = None, envelope_checked: bool = False) -> JSON:
+    """Serve a 2026-07-28 request statelessly (rules 2-6)."""
+    method = request.method
+    params = request.params
+    version, caps, info, level = _envelope(params)
+    spec = server.methods.get(method)
+    if spec is None or "modern" not in spec.eras:
+        raise _method_not_found(method)
+    answers: JSON | None = None
+    digest = ""
+    pkey = principal_key(principal)
+    if spec.input_capable:
+        digest = request_digest(method, params)
+        answers = _collect_answers(server, method, params, digest, pkey)
+    ctx = Context(
+        server,
+        request_id=request.id,
+        method=method,
+        params=params,
+        era="modern",
+        protocol_version=version,
+        client_capabilities=caps,
+        client_info=info,
+        channel=request.channel,
+        log_level=level,
+        principal=principal,
+        transport=transport,
+        answers=answers,
+    )
+    try:
+        result = await server.invoke(spec, ctx)
+    except InputRequired as need:
+        if not spec.input_capable:
+            logger.error("%s raised InputRequired but is not input-capable", method)
+            raise JSONRPCError(INTERNAL_ERROR, "Internal error") from None
+        result = {"resultType": "input_required", "inputRequests": need.input_requests}
+        used = {k: v for k, v in (answers or {}).items() if k in ctx.asked}
+        result["requestState"] = server.sealer.seal(
+            method=method, digest=digest, principal=pkey, answers=used)
+    except ResourceNotFoundError as exc:
+        raise JSONRPCError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
+    finally:
+        ctx.close()
+    result.setdefault("resultType", "complete")
+    meta = result.get("_meta")
+    if not isinstance(meta, dict):
+        result["_meta"] = {M.SERVER_INFO: server.info}
+    elif M.SERVER_INFO not in meta:
+        result["_meta"] = {**meta, M.SERVER_INFO: server.info}  # pyright: ignore
+    return result
+
+
+def _collect_answers(server: Server, method: str, params: JSON | None, digest: str,
+                     pkey: str | None) -> JSON:
+    params = params or {}
+    answers: JSON = {}
+    state = params.get("requestState")
+    if state is not None:
+        body = server.sealer.open(state, method=method, digest=digest, principal=pkey)
+        prior = body.get("a")
+        if isinstance(prior, dict):
+            answers.update(prior)  # pyright: ignore[reportUnknownArgumentType]
+    responses = params.get("inputResponses")
+    if responses is not None:
+        if not isinstance(responses, dict) or not all(
+                isinstance(v, dict) for v in responses.values()):  # pyright: ignore
+            raise JSONRPCError(INVALID_PARAMS,
+                               "Invalid params: inputResponses must map keys to result objects")
+        answers.update(responses)  # pyright: ignore[reportUnknownArgumentType]
+    return answers

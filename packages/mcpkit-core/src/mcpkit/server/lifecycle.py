@@ -1,0 +1,117 @@
+"""Session lifecycle for the handshake era (spec 2025-11-25 ``basic/lifecycle``).
+
+Rules:
+1. Only a successful ``initialize`` initializes a session; a rejected one leaves it
+   untouched. A second ``initialize`` on an initialized session is -32600.
+2. The server answers with the client's version when it speaks it, else with its
+   newest handshake-era version (2025-11-25).
+3. After the initialize response, requests are served even before
+   ``notifications/initialized`` arrives (J2: HTTP may reorder them). ``ping`` is
+   answered in every state.
+4. Capabilities, client info and the negotiated version are fixed for the session;
+   ``logging/setLevel`` and ``resources/subscribe`` are the only mutable state.
+5. The session listens on the server's notification hub for list changes (always) and
+   resource updates (for subscribed URIs only); :meth:`LegacySession.pump` sends them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
+from mcpkit.core.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
+from mcpkit.server.hub import Change, Listener
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+
+__all__ = ["LegacySession"]
+
+JSON = dict[str, Any]
+
+_LIST_CHANGED = frozenset({
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+})
+
+
+class LegacySession:
+    """The state of one handshake-era session (a stdio process or an HTTP session)."""
+
+    __slots__ = ("_detach", "client_capabilities", "client_info", "client_initialized",
+                 "initialized", "listener", "log_level", "principal", "protocol_version",
+                 "server", "state", "subscriptions")
+
+    def __init__(self, server: Server, *, principal: Any = None,
+                 protocol_version: str = LATEST_LEGACY_VERSION) -> None:
+        self.server = server
+        self.principal = principal
+        self.protocol_version = protocol_version
+        self.initialized = False
+        self.client_initialized = False
+        self.client_capabilities: JSON = {}
+        self.client_info: JSON | None = None
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.state: JSON = {}
+        self.listener: Listener | None = None
+        self._detach: Callable[[], None] | None = None
+
+    @classmethod
+    def assumed(cls, server: Server, protocol_version: str, *, principal: Any = None
+                ) -> LegacySession:
+        """An already-initialized session for stateless serving (no handshake seen)."""
+        s = cls(server, principal=principal, protocol_version=protocol_version)
+        s.initialized = True
+        s.client_initialized = True
+        return s
+
+    def initialize(self, params: JSON | None) -> JSON:
+        """Answer ``initialize`` (rules 1, 2) and start listening for changes (rule 5)."""
+        if self.initialized:
+            raise JSONRPCError(INVALID_REQUEST, "Invalid Request: session is already initialized")
+        params = params or {}
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise JSONRPCError(INVALID_PARAMS,
+                               "initialize: params.protocolVersion must be a string")
+        caps = params.get("capabilities", {})
+        if not isinstance(caps, dict):
+            raise JSONRPCError(INVALID_PARAMS, "initialize: params.capabilities must be an object")
+        info = params.get("clientInfo")
+        version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
+        self.protocol_version = version
+        self.client_capabilities = caps  # pyright: ignore[reportUnknownMemberType]
+        self.client_info = info if isinstance(info, dict) else None  # pyright: ignore
+        self.initialized = True
+        self.listener = Listener(self._accepts)
+        self._detach = self.server.hub.subscribe(self.listener)
+        return self.server.initialize_result(version)
+
+    def _accepts(self, change: Change) -> bool:
+        if change.method in _LIST_CHANGED:
+            return True
+        if change.method == "notifications/resources/updated":
+            return change.key in self.subscriptions
+        return self.server.session_accepts(self, change)
+
+    async def pump(self, notify: Callable[[str, JSON | None], Awaitable[None]]) -> None:
+        """Send hub changes to the client until :meth:`close` (rule 5)."""
+        listener = self.listener
+        if listener is None:
+            return
+        while True:
+            batch = await listener.next_batch()
+            if not batch:
+                return
+            for change in batch:
+                await notify(change.method, change.params or None)
+
+    def close(self) -> None:
+        """Free the session: detach from the hub, drop subscriptions."""
+        if self._detach is not None:
+            self._detach()
+            self._detach = None
+        self.subscriptions.clear()

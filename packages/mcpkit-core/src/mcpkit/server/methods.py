@@ -1,0 +1,228 @@
+"""The core protocol's request handlers, one function per method.
+
+Each handler takes the :class:`~mcpkit.server.context.Context` and returns the result
+object; registries live on the server. Era differences are limited to what each spec
+revision defines for the method itself (cache hints on 2026-07-28, session state on the
+handshake era); the envelope is the front-end's business.
+
+Rules:
+1. Cacheable results (``server/discover``, the four lists, ``resources/read``) carry
+   ``ttlMs`` (milliseconds, >= 0) and ``cacheScope`` on 2026-07-28 (SEP-2549), from the
+   server's per-method :class:`~mcpkit.server.app.CacheHint`.
+2. Lists page with opaque cursors (-32602 for a bad one).
+3. ``subscriptions/listen`` acknowledges first, with the honoured subset of the filter,
+   then forwards only admitted changes, each tagged with
+   ``io.modelcontextprotocol/subscriptionId`` (the listen request's id); when the server
+   ends it, the request completes with a result carrying the same tag.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.core import meta as M
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.server.completions import parse_ref
+from mcpkit.server.context import LOG_LEVELS
+from mcpkit.server.hub import Listener
+from mcpkit.server.pagination import page
+from mcpkit.server.resources import ResourceNotFoundError
+from mcpkit.server.tools import unknown_tool
+
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+
+__all__ = ["BUILTIN_METHODS"]
+
+JSON = dict[str, Any]
+
+
+def _hint(ctx: Context, method: str, result: JSON) -> JSON:
+    if ctx.era == "modern":
+        hint = ctx.server.cache_hints.get(method)
+        if hint is not None:
+            result["ttlMs"] = hint.ttl_ms
+            result["cacheScope"] = hint.scope
+    return result
+
+
+def _listing(ctx: Context, method: str, key: str, items: list[JSON]) -> JSON:
+    chunk, nxt = page(key, items, ctx.params, ctx.server.page_size)
+    result: JSON = {key: chunk}
+    if nxt is not None:
+        result["nextCursor"] = nxt
+    return _hint(ctx, method, result)
+
+
+async def tools_list(ctx: Context) -> JSON:
+    return _listing(ctx, "tools/list", "tools", ctx.server.tool_definitions())
+
+
+async def tools_call(ctx: Context) -> JSON:
+    name = ctx.params.get("name")
+    tool = ctx.server.tools.get(name) if isinstance(name, str) else None
+    if tool is None:
+        raise unknown_tool(name, list(ctx.server.tools))
+    args = ctx.params.get("arguments")
+    if args is not None and not isinstance(args, dict):
+        raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
+    return await tool.call(ctx, args)  # pyright: ignore[reportUnknownArgumentType]
+
+
+async def prompts_list(ctx: Context) -> JSON:
+    return _listing(ctx, "prompts/list", "prompts",
+                    [p.definition for p in ctx.server.prompts.values()])
+
+
+async def prompts_get(ctx: Context) -> JSON:
+    name = ctx.params.get("name")
+    prompt = ctx.server.prompts.get(name) if isinstance(name, str) else None
+    if prompt is None:
+        known = ", ".join(sorted(ctx.server.prompts)[:20]) or "(none)"
+        raise JSONRPCError(INVALID_PARAMS,
+                           f"prompts/get: unknown prompt {name!r}; known prompts: {known}")
+    args = ctx.params.get("arguments")
+    if args is not None and not isinstance(args, dict):
+        raise JSONRPCError(INVALID_PARAMS, "prompts/get: params.arguments must be an object")
+    return await prompt.get(ctx, args)  # pyright: ignore[reportUnknownArgumentType]
+
+
+async def resources_list(ctx: Context) -> JSON:
+    return _listing(ctx, "resources/list", "resources",
+                    [r.definition for r in ctx.server.resources.values()])
+
+
+async def resource_templates_list(ctx: Context) -> JSON:
+    return _listing(ctx, "resources/templates/list", "resourceTemplates",
+                    [t.definition for t in ctx.server.templates])
+
+
+async def resources_read(ctx: Context) -> JSON:
+    uri = ctx.params.get("uri")
+    if not isinstance(uri, str):
+        raise JSONRPCError(INVALID_PARAMS, "resources/read: params.uri must be a string")
+    resource = ctx.server.resources.get(uri)
+    if resource is not None:
+        return _hint(ctx, "resources/read", await resource.read(ctx, uri))
+    for template in ctx.server.templates:
+        variables = template.matcher.match(uri)
+        if variables is not None:
+            return _hint(ctx, "resources/read", await template.read(ctx, uri, variables))
+    raise ResourceNotFoundError(uri)
+
+
+def _session_uri(ctx: Context) -> str:
+    uri = ctx.params.get("uri")
+    if not isinstance(uri, str):
+        raise JSONRPCError(INVALID_PARAMS, f"{ctx.method}: params.uri must be a string")
+    if ctx.session is None:
+        raise JSONRPCError(INVALID_PARAMS, f"{ctx.method} needs a session")
+    return uri
+
+
+async def resources_subscribe(ctx: Context) -> JSON:
+    uri = _session_uri(ctx)
+    assert ctx.session is not None
+    ctx.session.subscriptions.add(uri)
+    return {}
+
+
+async def resources_unsubscribe(ctx: Context) -> JSON:
+    uri = _session_uri(ctx)
+    assert ctx.session is not None
+    ctx.session.subscriptions.discard(uri)
+    return {}
+
+
+async def logging_set_level(ctx: Context) -> JSON:
+    level = ctx.params.get("level")
+    if level not in LOG_LEVELS:
+        raise JSONRPCError(INVALID_PARAMS, f"logging/setLevel: {level!r} is not a log level; "
+                           f"expected one of {', '.join(LOG_LEVELS)}")
+    if ctx.session is not None:
+        ctx.session.log_level = level
+    return {}
+
+
+async def ping(ctx: Context) -> JSON:
+    return {}
+
+
+async def completion_complete(ctx: Context) -> JSON:
+    kind, name = parse_ref(ctx.params)
+    argument = ctx.params.get("argument")
+    if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):  # pyright: ignore
+        raise JSONRPCError(INVALID_PARAMS,
+                           "completion/complete: params.argument must be {name, value}")
+    server = ctx.server
+    if kind == "ref/prompt" and name not in server.prompts:
+        raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown prompt {name!r}")
+    if kind == "ref/resource" and name not in server.resources and not any(
+            t.matcher.template == name for t in server.templates):
+        raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown resource {name!r}")
+    completer = server.completers.get((kind, name))
+    if completer is None:
+        return {"completion": {"values": [], "hasMore": False}}
+    context = ctx.params.get("context")
+    context_args: dict[str, str] = {}
+    if isinstance(context, dict) and isinstance(context.get("arguments"), dict):  # pyright: ignore
+        context_args = {str(k): str(v) for k, v in context["arguments"].items()}  # pyright: ignore
+    return await completer.complete(ctx, argument["name"], str(argument.get("value", "")),  # pyright: ignore
+                                    context_args)
+
+
+async def server_discover(ctx: Context) -> JSON:
+    server = ctx.server
+    result: JSON = {
+        "supportedVersions": list(server.supported_versions),
+        "capabilities": server.capabilities("modern"),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return _hint(ctx, "server/discover", result)
+
+
+async def subscriptions_listen(ctx: Context) -> JSON:
+    server = ctx.server
+    channel = ctx.channel
+    if channel is None:
+        raise JSONRPCError(INVALID_PARAMS, "subscriptions/listen needs a streaming transport")
+    requested = ctx.params.get("notifications") or {}
+    if not isinstance(requested, dict):
+        raise JSONRPCError(INVALID_PARAMS,
+                           "subscriptions/listen: params.notifications must be an object")
+    honoured, accepts = server.listen_filter(ctx, requested)  # pyright: ignore[reportUnknownArgumentType]
+    tag = {M.SUBSCRIPTION_ID: ctx.request_id}
+    listener = Listener(accepts)
+    detach = server.hub.subscribe(listener)
+    try:
+        await channel.notify("notifications/subscriptions/acknowledged",
+                             {"_meta": dict(tag), "notifications": honoured})
+        while True:
+            batch = await listener.next_batch()
+            if not batch:
+                break
+            for change in batch:
+                await channel.notify(change.method, {**change.params, "_meta": dict(tag)})
+    finally:
+        detach()
+    return {"_meta": dict(tag)}
+
+
+BUILTIN_METHODS: dict[str, tuple[Any, tuple[str, ...], bool]] = {
+    # method: (handler, eras, input-capable)
+    "tools/list": (tools_list, ("legacy", "modern"), False),
+    "tools/call": (tools_call, ("legacy", "modern"), True),
+    "prompts/list": (prompts_list, ("legacy", "modern"), False),
+    "prompts/get": (prompts_get, ("legacy", "modern"), True),
+    "resources/list": (resources_list, ("legacy", "modern"), False),
+    "resources/templates/list": (resource_templates_list, ("legacy", "modern"), False),
+    "resources/read": (resources_read, ("legacy", "modern"), True),
+    "resources/subscribe": (resources_subscribe, ("legacy",), False),
+    "resources/unsubscribe": (resources_unsubscribe, ("legacy",), False),
+    "logging/setLevel": (logging_set_level, ("legacy",), False),
+    "completion/complete": (completion_complete, ("legacy", "modern"), False),
+    "ping": (ping, ("legacy",), False),
+    "server/discover": (server_discover, ("modern",), False),
+    "subscriptions/listen": (subscriptions_listen, ("modern",), False),
+}

@@ -1,0 +1,138 @@
+"""Multi round-trip requests (SEP-2322, spec 2026-07-28 ``basic/patterns/mrtr``): server side.
+
+A handler asks for client input through the :class:`~mcpkit.server.context.Context`.
+On a 2026-07-28 request the answer is either already in the retry's ``inputResponses``
+(or carried over from earlier rounds in ``requestState``), or the handler is stopped
+with :class:`InputRequired` and the request answered with an ``InputRequiredResult``.
+The client retries with a new id; the handler runs again from the top and every input
+call it repeats returns the stored answer. Handlers must therefore be safe to re-run up
+to their first unanswered input call.
+
+Rules:
+1. Only ``tools/call``, ``prompts/get`` and ``resources/read`` (and extension methods
+   registered as input-capable) may answer ``input_required``.
+2. ``requestState`` is sealed with HMAC-SHA256 under the server's secret and binds the
+   method, a digest of the request's salient params (everything except ``_meta``,
+   ``inputResponses`` and ``requestState``), the principal and an expiry (ms since the
+   epoch). Anything that fails to verify, is expired, or belongs to another request or
+   principal is refused with -32602; nothing from it is trusted.
+3. Answers accumulate: the state sealed into each ``InputRequiredResult`` holds every
+   answer received so far, so a later round need not repeat earlier ones.
+4. ``inputResponses`` must be an object whose values are objects (else -32602); keys the
+   handler never asks for are ignored.
+5. An input request for a capability the client did not declare is never sent; the
+   request fails with -32021 and ``data.requiredCapabilities`` instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import time
+from typing import Any
+
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps, loads
+
+__all__ = ["InputRequired", "RequestStateSealer", "request_digest"]
+
+JSON = dict[str, Any]
+
+_EXCLUDED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
+
+
+class InputRequired(Exception):  # noqa: N818 - it is a control-flow signal, not an error
+    """Raised inside a handler to answer ``input_required``.
+
+    ``input_requests`` maps server-chosen keys to ``{"method", "params"}`` objects
+    (``elicitation/create``, ``sampling/createMessage`` or ``roots/list``).
+    """
+
+    def __init__(self, input_requests: dict[str, JSON]) -> None:
+        super().__init__(f"input required: {', '.join(input_requests)}")
+        self.input_requests = input_requests
+
+
+def request_digest(method: str, params: JSON | None) -> str:
+    """A digest of a request's salient params (rule 2), stable across retries."""
+    salient = {k: v for k, v in (params or {}).items() if k not in _EXCLUDED_PARAMS}
+    payload = dumps({"m": method, "p": _canonical(salient)})
+    return hashlib.sha256(payload).hexdigest()[:32]
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _canonical(value[k]) for k in sorted(value)}  # pyright: ignore
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]  # pyright: ignore
+    return value
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class RequestStateSealer:
+    """Seals and opens ``requestState`` values (rule 2).
+
+    ``secret``: at least 32 bytes; give every replica of a deployment the same one
+    (``MCPKIT_STATE_SECRET`` hex, else a random per-process key). ``ttl_s``: how long a
+    state stays valid, in seconds (default 600).
+    """
+
+    def __init__(self, secret: bytes | None = None, *, ttl_s: float = 600.0) -> None:
+        if secret is None:
+            env = os.environ.get("MCPKIT_STATE_SECRET")
+            secret = bytes.fromhex(env) if env else os.urandom(32)
+        if len(secret) < 32:
+            raise ValueError("requestState secret must be at least 32 bytes")
+        self._key = secret
+        self.ttl_s = ttl_s
+
+    def seal(self, *, method: str, digest: str, principal: str | None, answers: JSON,
+             extra: JSON | None = None) -> str:
+        body: JSON = {
+            "v": 1,
+            "m": method,
+            "d": digest,
+            "p": principal,
+            "exp": int((time.time() + self.ttl_s) * 1000),
+            "a": answers,
+        }
+        if extra:
+            body["x"] = extra
+        raw = dumps(body)
+        mac = hmac.new(self._key, raw, hashlib.sha256).digest()
+        return f"{_b64(raw)}.{_b64(mac)}"
+
+    def open(self, token: Any, *, method: str, digest: str, principal: str | None) -> JSON:
+        """Verify a state and return its body; raises -32602 on any mismatch."""
+        if not isinstance(token, str) or token.count(".") != 1:
+            raise _bad_state("it is not a requestState this server issued")
+        raw_b64, mac_b64 = token.split(".")
+        try:
+            raw, mac = _unb64(raw_b64), _unb64(mac_b64)
+        except (ValueError, TypeError):
+            raise _bad_state("it is not valid base64url") from None
+        expected = hmac.new(self._key, raw, hashlib.sha256).digest()
+        if not hmac.compare_digest(mac, expected):
+            raise _bad_state("its integrity check failed (tampered or from another server)")
+        body = loads(raw)
+        if not isinstance(body, dict) or body.get("v") != 1:  # pyright: ignore
+            raise _bad_state("unknown state format")
+        if body.get("exp", 0) < time.time() * 1000:  # pyright: ignore
+            raise _bad_state("it has expired")
+        if body.get("m") != method or body.get("d") != digest:  # pyright: ignore
+            raise _bad_state("it was issued for a different request")
+        if body.get("p") != principal:  # pyright: ignore
+            raise _bad_state("it was issued to a different principal")
+        return body  # pyright: ignore[reportUnknownVariableType]
+
+
+def _bad_state(why: str) -> JSONRPCError:
+    return JSONRPCError(INVALID_PARAMS, f"Invalid params: requestState refused: {why}")

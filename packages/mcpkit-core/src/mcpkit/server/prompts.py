@@ -1,0 +1,115 @@
+"""Prompt registry and ``prompts/get`` results (spec ``server/prompts``).
+
+Rules:
+1. A prompt's ``arguments`` are derived from the function's parameters (all strings on
+   the wire); a parameter without a default is ``required``.
+2. ``prompts/get`` for an unknown name, or without a required argument, is -32602.
+3. A ``str`` return is one user message with text content; a dict with ``messages`` is
+   taken as the whole result; a list may hold message dicts, pydantic models, or plain
+   strings/content blocks (each becomes a user message).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.server.typed import Binding, bind, call_bound
+
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+
+__all__ = ["Prompt", "prompt_messages"]
+
+JSON = dict[str, Any]
+
+
+class Prompt:
+    """A registered prompt: its wire definition and bound function."""
+
+    __slots__ = ("binding", "definition", "name", "required")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: Sequence[Mapping[str, Any]] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.binding: Binding = bind(fn, name=name, structured_output=False)
+        d: JSON = {"name": name}
+        if title is not None:
+            d["title"] = title
+        doc = description if description is not None else inspect.getdoc(fn)
+        if doc:
+            d["description"] = doc.strip()
+        if arguments is None:
+            props: JSON = self.binding.input_schema.get("properties", {})
+            req = set(self.binding.input_schema.get("required", []))
+            arguments = [
+                {"name": n, **({"description": p["description"]} if "description" in p else {}),
+                 "required": n in req}
+                for n, p in props.items()
+            ]
+        args = [dict(a) for a in arguments]
+        if args:
+            d["arguments"] = args
+        if icons:
+            d["icons"] = [dict(i) for i in icons]
+        if meta:
+            d["_meta"] = dict(meta)
+        self.required = tuple(a["name"] for a in args if a.get("required"))
+        self.definition = d
+
+    async def get(self, ctx: Context, arguments: Mapping[str, Any] | None) -> JSON:
+        arguments = arguments or {}
+        missing = [n for n in self.required if n not in arguments]
+        if missing:
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                f"prompts/get {self.name!r}: missing required argument(s) {', '.join(missing)}")
+        try:
+            kwargs = self.binding.validate(arguments)
+        except ValueError as exc:
+            raise JSONRPCError(INVALID_PARAMS, f"prompts/get {self.name!r}: {exc}") from None
+        value = await call_bound(self.binding, kwargs, ctx)
+        if isinstance(value, dict) and "messages" in value:
+            result: JSON = dict(value)  # pyright: ignore[reportUnknownArgumentType]
+        else:
+            result = {"messages": prompt_messages(value)}
+        if "description" not in result and "description" in self.definition:
+            result["description"] = self.definition["description"]
+        return result
+
+
+def _content(value: Any) -> JSON:
+    if isinstance(value, str):
+        return {"type": "text", "text": value}
+    if isinstance(value, BaseModel):
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dict(value)
+
+
+def prompt_messages(value: Any) -> list[JSON]:
+    """PromptMessage dicts for a handler's return value (rule 3)."""
+    items: Sequence[Any] = value if isinstance(value, (list, tuple)) else [value]
+    out: list[JSON] = []
+    for item in items:
+        if isinstance(item, BaseModel):
+            item = item.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if isinstance(item, dict) and "role" in item:
+            msg: JSON = dict(item)  # pyright: ignore[reportUnknownArgumentType]
+            msg["content"] = _content(msg.get("content", ""))
+            out.append(msg)
+        else:
+            out.append({"role": "user", "content": _content(item)})
+    return out

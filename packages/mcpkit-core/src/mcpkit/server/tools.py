@@ -1,0 +1,163 @@
+"""Tool registry and the ``tools/list`` / ``tools/call`` handlers (spec ``server/tools``).
+
+Rules:
+1. An unknown tool name is a protocol error: -32602 naming the known tools (T1).
+2. Arguments that fail the input schema are a tool execution error: a result with
+   ``isError: true`` and a message the model can act on (SEP-1303), not a protocol error.
+3. A tool that raises :class:`ToolError` (or any exception other than
+   :class:`~mcpkit.core.jsonrpc.JSONRPCError` and MRTR's ``InputRequired``) produces
+   ``isError: true`` with the message. ``JSONRPCError`` becomes a protocol error.
+4. A structured return becomes ``structuredContent`` plus one text block with the same
+   JSON; an ``isError`` result is never checked against ``outputSchema`` (T2).
+5. A plain ``str`` return is exactly one text block.
+6. Tool definitions are built once, at registration; ``tools/list`` pages over them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.server.mrtr import InputRequired
+from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound
+
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+
+__all__ = ["Tool", "ToolError", "to_content_list", "tool_result"]
+
+JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.server")
+
+
+class ToolError(Exception):
+    """Raise inside a tool to answer ``isError: true`` with this message (rule 3)."""
+
+
+class Tool:
+    """A registered tool: its wire definition and its bound function."""
+
+    __slots__ = ("binding", "definition", "name")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        input_schema: JSON | None = None,
+        output_schema: JSON | None = None,
+        structured_output: bool | None = None,
+        execution: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.binding: Binding = bind(fn, name=name, structured_output=structured_output,
+                                     input_schema=input_schema)
+        d: JSON = {"name": name}
+        if title is not None:
+            d["title"] = title
+        desc = description if description is not None else _doc(fn)
+        if desc:
+            d["description"] = desc
+        d["inputSchema"] = self.binding.input_schema
+        out = output_schema if output_schema is not None else self.binding.output.schema
+        if out is not None:
+            d["outputSchema"] = out
+        if annotations:
+            d["annotations"] = dict(annotations)
+        if icons:
+            d["icons"] = [dict(i) for i in icons]
+        if execution:
+            d["execution"] = dict(execution)
+        if meta:
+            d["_meta"] = dict(meta)
+        if extra:
+            d.update(extra)
+        self.definition = d
+
+    async def call(self, ctx: Context, arguments: Mapping[str, Any] | None) -> JSON:
+        """Run the tool and build its ``CallToolResult`` dict (rules 2-5)."""
+        try:
+            kwargs = self.binding.validate(arguments)
+        except ArgumentError as exc:
+            return error_result(f"{exc} (tool {self.name!r})")
+        try:
+            value = await call_bound(self.binding, kwargs, ctx)
+        except (JSONRPCError, InputRequired):
+            raise
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            logger.info("tool %r raised %s", self.name, type(exc).__name__, exc_info=True)
+            return error_result(f"Tool {self.name!r} failed: {type(exc).__name__}: {exc}")
+        return self.result(value)
+
+    def result(self, value: Any) -> JSON:
+        if self.binding.output.schema is not None and not _is_result(value):
+            structured, text = self.binding.structured(value)
+            return {"content": [{"type": "text", "text": text}],
+                    "structuredContent": structured, "isError": False}
+        return tool_result(value)
+
+
+def _doc(fn: Callable[..., Any]) -> str | None:
+    import inspect
+
+    doc = inspect.getdoc(fn)
+    return doc.strip() if doc else None
+
+
+def error_result(message: str) -> JSON:
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _is_result(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "content" in value and ("isError" in value or "structuredContent" in value)
+    return type(value).__name__ == "CallToolResult"
+
+
+def _block(value: Any) -> JSON:
+    if isinstance(value, str):
+        return {"type": "text", "text": value}
+    if isinstance(value, BaseModel):
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return value  # pyright: ignore[reportUnknownVariableType]
+    from mcpkit.core.jsonrpc import dumps
+
+    return {"type": "text", "text": dumps(value).decode("utf-8")}
+
+
+def to_content_list(value: Any) -> list[JSON]:
+    """Content blocks for an unstructured value: str, a block, or a list of them."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [_block(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return [_block(value)]
+
+
+def tool_result(value: Any) -> JSON:
+    """A ``CallToolResult`` dict for an unstructured return value (rule 5)."""
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}], "isError": False}
+    if isinstance(value, BaseModel) and type(value).__name__ == "CallToolResult":
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(value, dict) and _is_result(value):
+        return value  # pyright: ignore[reportUnknownVariableType]
+    return {"content": to_content_list(value), "isError": False}
+
+
+def unknown_tool(name: Any, known: Sequence[str]) -> JSONRPCError:
+    shown = ", ".join(sorted(known)[:20]) or "(none)"
+    return JSONRPCError(INVALID_PARAMS, f"tools/call: unknown tool {name!r}; known tools: {shown}")

@@ -1,0 +1,231 @@
+"""Typed binding: Python signatures to JSON Schema and back (spec ``server/tools``).
+
+Rules:
+1. The input schema is derived from the function's parameters with pydantic (JSON
+   Schema 2020-12, the MCP default dialect, SEP-2106). A parameter annotated with
+   :class:`~mcpkit.server.context.Context` is injected, never part of the schema.
+   Unannotated parameters accept any JSON value.
+2. Arguments are validated once, by the pre-built validator, in lax mode (``"5"`` is
+   accepted for an integer, as JSON clients often send strings). Unknown arguments are
+   ignored. A failure is reported as :class:`ArgumentError` whose message names each
+   bad field, so the model can correct itself (SEP-1303).
+3. A return annotation that is structured (a pydantic model, TypedDict, dataclass or
+   mapping) yields an ``outputSchema`` and ``structuredContent``; other non-content
+   types (int, float, bool, list, ...) are structured as ``{"result": value}``.
+   ``str``, content blocks and ``None`` are unstructured. Structured results also carry
+   one text block with the same JSON, for clients that predate structured content.
+4. Sync functions run in a worker thread so they never block the event loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
+from typing import Any, get_args, get_origin
+
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
+
+from mcpkit.core.jsonrpc import dumps
+
+__all__ = ["ArgumentError", "Binding", "OutputSpec", "bind", "call_bound"]
+
+JSON = dict[str, Any]
+_EMPTY = inspect.Parameter.empty
+
+
+class ArgumentError(ValueError):
+    """Arguments did not match the input schema; ``str()`` is model-readable."""
+
+
+def _is_context(annotation: Any) -> bool:
+    from mcpkit.server.context import Context
+
+    if annotation is Context:
+        return True
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _is_context(get_args(annotation)[0])
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return any(_is_context(a) for a in get_args(annotation) if a is not type(None))
+    return False
+
+
+def _strip_titles(schema: Any, top: bool = True) -> Any:
+    """Drop pydantic's auto-generated titles: noise on the wire and in model prompts."""
+    if isinstance(schema, dict):
+        out: JSON = {}
+        for k, v in schema.items():  # pyright: ignore[reportUnknownVariableType]
+            if k == "title" and isinstance(v, str):
+                continue
+            if k in ("properties", "$defs") and isinstance(v, dict):
+                out[k] = {name: _strip_titles(sub, False)
+                          for name, sub in v.items()}  # pyright: ignore
+            else:
+                out[k] = _strip_titles(v, False)  # pyright: ignore
+        return out
+    if isinstance(schema, list):
+        return [_strip_titles(v, False) for v in schema]  # pyright: ignore
+    return schema
+
+
+@dataclasses.dataclass(slots=True)
+class OutputSpec:
+    """How a function's return value becomes a ``CallToolResult``."""
+
+    schema: JSON | None
+    """``outputSchema`` (a JSON object schema) or None for unstructured results."""
+    adapter: TypeAdapter[Any] | None = None
+    wrap: bool = False
+    """Structured as ``{"result": value}`` because the type is not an object."""
+
+
+_UNSTRUCTURED_NAMES = frozenset({
+    "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource",
+    "CallToolResult",
+})
+
+
+def _is_unstructured(ann: Any) -> bool:
+    if ann in (_EMPTY, None, type(None), str, Any, object):
+        return True
+    origin = get_origin(ann)
+    if origin is typing.Annotated:
+        return _is_unstructured(get_args(ann)[0])
+    if origin in (list, tuple, typing.Union) or (
+        origin is not None and getattr(origin, "__name__", "") == "UnionType"
+    ):
+        args = [a for a in get_args(ann) if a is not type(None) and a is not Ellipsis]
+        return bool(args) and all(
+            getattr(a, "__name__", "") in _UNSTRUCTURED_NAMES or a is str for a in args)
+    return getattr(ann, "__name__", "") in _UNSTRUCTURED_NAMES
+
+
+def _is_object_type(ann: Any) -> bool:
+    if isinstance(ann, type):
+        if issubclass(ann, BaseModel) or dataclasses.is_dataclass(ann):
+            return True
+        if typing.is_typeddict(ann):
+            return True
+        if issubclass(ann, Mapping):
+            return True
+    origin = get_origin(ann)
+    return origin is not None and isinstance(origin, type) and issubclass(origin, Mapping)
+
+
+def output_spec(ann: Any, structured: bool | None) -> OutputSpec:
+    if structured is False or (structured is None and _is_unstructured(ann)):
+        return OutputSpec(None)
+    adapter: TypeAdapter[Any] = TypeAdapter(ann)
+    inner = _strip_titles(adapter.json_schema(mode="serialization"))
+    if _is_object_type(ann) and inner.get("type", "object") == "object":
+        if "type" not in inner and "$ref" not in inner:
+            inner["type"] = "object"
+        return OutputSpec(inner, adapter)
+    defs = inner.pop("$defs", None)
+    schema: JSON = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
+    if defs:
+        schema["$defs"] = defs
+    return OutputSpec(schema, adapter, wrap=True)
+
+
+@dataclasses.dataclass(slots=True)
+class Binding:
+    """A function bound to MCP: its schemas and how to call it."""
+
+    fn: Callable[..., Any]
+    input_schema: JSON
+    model: type[BaseModel] | None
+    context_param: str | None
+    is_async: bool
+    output: OutputSpec
+    field_names: tuple[str, ...] = ()
+
+    def validate(self, arguments: Mapping[str, Any] | None) -> JSON:
+        """Validated keyword arguments (rule 2); raises :class:`ArgumentError`."""
+        if self.model is None:
+            return dict(arguments or {})
+        try:
+            instance = self.model.model_validate(arguments or {})
+        except ValidationError as exc:
+            raise ArgumentError(_describe(exc)) from None
+        return dict(instance.__dict__)
+
+    def structured(self, value: Any) -> tuple[Any, str]:
+        """``(structuredContent, text)`` for a structured return value (rule 3)."""
+        assert self.output.adapter is not None
+        data = self.output.adapter.dump_python(value, mode="json", by_alias=True)
+        if self.output.wrap:
+            data = {"result": data}
+        return data, dumps(data).decode("utf-8")
+
+
+def _describe(exc: ValidationError) -> str:
+    parts: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+        got = err.get("input")
+        shown = repr(got) if not isinstance(got, dict) else "an object"
+        if err["type"] == "missing":
+            parts.append(f"{loc}: required argument is missing")
+        else:
+            parts.append(f"{loc}: {err['msg']} (got {shown})")
+    return "Invalid arguments: " + "; ".join(parts)
+
+
+def bind(fn: Callable[..., Any], *, name: str, structured_output: bool | None = None,
+         input_schema: JSON | None = None) -> Binding:
+    """Bind ``fn`` (rules 1-3). ``input_schema`` overrides the derived schema; then
+    arguments are passed through unvalidated by pydantic (the caller validates)."""
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolvable forward references: fall back to raw annotations
+        hints = {}
+    context_param: str | None = None
+    fields: dict[str, Any] = {}
+    for pname, param in sig.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        ann = hints.get(pname, param.annotation)
+        if _is_context(ann):
+            context_param = pname
+            continue
+        ann = Any if ann is _EMPTY else ann
+        default = ... if param.default is _EMPTY else param.default
+        fields[pname] = (ann, default)
+    model: type[BaseModel] | None = None
+    if input_schema is None:
+        model = create_model(  # pyright: ignore[reportCallIssue, reportUnknownVariableType]
+            f"{name}_arguments",
+            __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
+            **fields,
+        )
+        schema = _strip_titles(model.model_json_schema())  # pyright: ignore
+        schema.setdefault("properties", {})
+    else:
+        schema = dict(input_schema)
+    ret = hints.get("return", sig.return_annotation)
+    return Binding(
+        fn=fn,
+        input_schema=schema,
+        model=model,  # pyright: ignore[reportUnknownArgumentType]
+        context_param=context_param,
+        is_async=inspect.iscoroutinefunction(fn)
+        or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),
+        output=output_spec(ret, structured_output),
+        field_names=tuple(fields),
+    )
+
+
+async def call_bound(binding: Binding, kwargs: JSON, ctx: Any) -> Any:
+    """Call the bound function with validated ``kwargs`` (rule 4)."""
+    if binding.context_param is not None:
+        kwargs[binding.context_param] = ctx
+    if binding.is_async:
+        result = binding.fn(**kwargs)
+        return await typing.cast(Awaitable[Any], result)
+    return await anyio.to_thread.run_sync(partial(binding.fn, **kwargs))
