@@ -48,8 +48,12 @@ def load_server(target: str) -> Any:
 
 
 def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> None:
-    p.add_argument("--transport", choices=("stdio", "http"), default=default_transport,
-                   help=f"transport to serve (default: {default_transport})")
+    p.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default=default_transport,
+        help=f"transport to serve (default: {default_transport})",
+    )
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
 

@@ -47,13 +47,13 @@ from mcpkit.core.jsonrpc import (
 
 __all__ = [
     "Connection",
-    "Inflight",
     "InboundRequest",
+    "Inflight",
     "Malformed",
     "MessageHandler",
     "MessageStream",
-    "Pending",
     "PeerClosedError",
+    "Pending",
     "ProgressCallback",
     "RequestTimeoutError",
     "admit",
@@ -124,7 +124,7 @@ class InboundRequest:
 
     def __init__(
         self,
-        id: RequestId,  # noqa: A002 - the JSON-RPC member name
+        id: RequestId,
         method: str,
         params: JSON | None,
         channel: Channel,
@@ -162,11 +162,26 @@ class _Slot:
 class Inflight:
     """Inbound requests that are running, by id, with their cancel scopes (rules 2, 3)."""
 
-    __slots__ = ("_slots", "limit")
+    __slots__ = ("_idle", "_slots", "limit")
 
     def __init__(self, limit: int = 1024) -> None:
         self._slots: dict[RequestId, _Slot] = {}
+        self._idle: anyio.Event | None = None
         self.limit = limit
+
+    def _release(self, request_id: RequestId, slot: _Slot) -> None:
+        if self._slots.get(request_id) is slot:
+            del self._slots[request_id]
+        if not self._slots and self._idle is not None:
+            self._idle.set()
+            self._idle = None
+
+    async def wait_idle(self) -> None:
+        """Return once no request is in flight."""
+        while self._slots:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -196,12 +211,15 @@ def admit(inflight: Inflight, request_id: RequestId) -> _Slot | JSON:
     (so that a cancellation or end of stream right after it sees it). Returns the slot,
     or the error response to send instead (rule 2, and the in-flight limit)."""
     if request_id in inflight._slots:  # pyright: ignore[reportPrivateUsage]
-        return error_message(request_id, INVALID_REQUEST,
-                             f"Invalid Request: id {request_id!r} is already in flight")
+        return error_message(
+            request_id, INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in flight"
+        )
     if len(inflight) >= inflight.limit:
         return error_message(
-            request_id, INTERNAL_ERROR,
-            f"Server busy: {len(inflight)} requests in flight (limit {inflight.limit})")
+            request_id,
+            INTERNAL_ERROR,
+            f"Server busy: {len(inflight)} requests in flight (limit {inflight.limit})",
+        )
     slot = _Slot(anyio.CancelScope())
     inflight._slots[request_id] = slot  # pyright: ignore[reportPrivateUsage]
     return slot
@@ -240,8 +258,7 @@ async def run_request(
                 logger.exception("handler for %s (id %r) failed", request.method, rid)
                 msg = error_message(rid, INTERNAL_ERROR, "Internal error")
     finally:
-        if inflight._slots.get(rid) is slot:  # pyright: ignore[reportPrivateUsage]
-            del inflight._slots[rid]  # pyright: ignore[reportPrivateUsage]
+        inflight._release(rid, slot)  # pyright: ignore[reportPrivateUsage]
     if slot.cancelled or msg is None:
         return None
     await send(msg)
@@ -333,9 +350,7 @@ class Pending:
             reason = ""
         except TimeoutError:
             reason = f"timed out after {timeout_s} s"
-            raise RequestTimeoutError(
-                f"{method}: no response within {timeout_s} s"
-            ) from None
+            raise RequestTimeoutError(f"{method}: no response within {timeout_s} s") from None
         finally:
             if progress_token is not None:
                 self._progress.pop(progress_token, None)
@@ -352,8 +367,9 @@ class Pending:
             raise PeerClosedError(f"{method}: connection closed before a response")
         if "error" in response:
             err = response["error"]
-            raise JSONRPCError(err.get("code", INTERNAL_ERROR), str(err.get("message", "")),
-                               err.get("data"))
+            raise JSONRPCError(
+                err.get("code", INTERNAL_ERROR), str(err.get("message", "")), err.get("data")
+            )
         return response["result"]
 
 
@@ -407,8 +423,9 @@ class Connection:
             on_abandon=self.on_abandon,
         )
 
-    async def serve(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-                    ) -> None:
+    async def serve(
+        self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Read and dispatch until the stream ends; then cancel what is still running."""
         try:
             async with anyio.create_task_group() as tg:
@@ -417,13 +434,15 @@ class Connection:
                 while True:
                     try:
                         item = await self.stream.receive()
-                    except (anyio.EndOfStream, anyio.ClosedResourceError,
-                            anyio.BrokenResourceError):
+                    except (
+                        anyio.EndOfStream,
+                        anyio.ClosedResourceError,
+                        anyio.BrokenResourceError,
+                    ):
                         break
                     await self._dispatch(item, tg)
                 with anyio.move_on_after(self.drain_timeout_s):
-                    while len(self.inflight):
-                        await anyio.sleep(0.01)
+                    await self.inflight.wait_idle()
                 tg.cancel_scope.cancel()
         finally:
             self._tg = None
@@ -443,8 +462,14 @@ class Connection:
                 await self.stream.send(admitted)
                 return
             request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
-            tg.start_soon(run_request, self.inflight, request, self.handler.handle_request,
-                          self.stream.send, admitted)
+            tg.start_soon(
+                run_request,
+                self.inflight,
+                request,
+                self.handler.handle_request,
+                self.stream.send,
+                admitted,
+            )
         elif c.kind == "notification":
             await self._notify_handler(c)
         elif c.kind == "response":
@@ -461,13 +486,18 @@ class Connection:
 
     async def _dispatch_batch(self, items: list[Any], tg: anyio.abc.TaskGroup) -> None:
         if not items:
-            await self.stream.send(error_message(None, INVALID_REQUEST,
-                                                 "Invalid Request: empty batch"))
+            await self.stream.send(
+                error_message(None, INVALID_REQUEST, "Invalid Request: empty batch")
+            )
             return
         if not self.handler.batches_allowed():
-            await self.stream.send(error_message(
-                None, INVALID_REQUEST,
-                "Invalid Request: JSON-RPC batches are only accepted at protocol 2025-03-26"))
+            await self.stream.send(
+                error_message(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: JSON-RPC batches are only accepted at protocol 2025-03-26",
+                )
+            )
             return
         tg.start_soon(self._run_batch, items)
 
@@ -482,8 +512,9 @@ class Connection:
                 c = classify(item)
                 if c.kind == "request":
                     request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
-                    tg.start_soon(run_request, self.inflight, request,
-                                  self.handler.handle_request, collect)
+                    tg.start_soon(
+                        run_request, self.inflight, request, self.handler.handle_request, collect
+                    )
                 elif c.kind == "notification":
                     await self._notify_handler(c)
                 elif c.kind == "response":

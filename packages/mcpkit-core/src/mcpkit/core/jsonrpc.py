@@ -123,9 +123,7 @@ def result_message(request_id: RequestId, result: JSON) -> JSON:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def error_message(
-    request_id: RequestId | None, code: int, message: str, data: Any = None
-) -> JSON:
+def error_message(request_id: RequestId | None, code: int, message: str, data: Any = None) -> JSON:
     err: JSON = {"code": code, "message": message}
     if data is not None:
         err["data"] = data
@@ -149,7 +147,7 @@ class Classified:
         kind: MessageKind,
         message: JSON | None = None,
         *,
-        id: RequestId | None = None,  # noqa: A002 - the JSON-RPC member name
+        id: RequestId | None = None,
         method: str = "",
         params: JSON | None = None,
         error: JSON | None = None,
@@ -193,9 +191,7 @@ def classify(obj: Any) -> Classified:
         params = msg.get("params")
         if params is not None and type(params) is not dict:
             if "id" in msg and _valid_id(rid):
-                return _invalid(
-                    rid, 'Invalid params: "params" must be an object', INVALID_PARAMS
-                )
+                return _invalid(rid, 'Invalid params: "params" must be an object', INVALID_PARAMS)
             return _invalid(rid, 'Invalid Request: "params" must be an object')
         if "id" not in msg:
             return Classified("notification", msg, method=method, params=params)

@@ -50,7 +50,9 @@ class MemoryStream:
         await self._receive.aclose()
 
 
-def memory_pair(*, serialize: bool = False, buffer: int = 4096) -> tuple[MemoryStream, MemoryStream]:
+def memory_pair(
+    *, serialize: bool = False, buffer: int = 4096
+) -> tuple[MemoryStream, MemoryStream]:
     """Two connected ends ``(a, b)``: ``a.send`` reaches ``b.receive`` and vice versa."""
     a_send, b_recv = anyio.create_memory_object_stream[Any](buffer)
     b_send, a_recv = anyio.create_memory_object_stream[Any](buffer)

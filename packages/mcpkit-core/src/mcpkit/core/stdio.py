@@ -180,8 +180,7 @@ class _ThreadReader:
         self._fd = fd
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
-        return await anyio.to_thread.run_sync(os.read, self._fd, max_bytes,
-                                              abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(os.read, self._fd, max_bytes, abandon_on_cancel=True)
 
     async def aclose(self) -> None:
         return None
@@ -213,14 +212,16 @@ async def open_fd_streams(read_fd: int, write_fd: int) -> tuple[ByteReceiver, By
         reader = asyncio.StreamReader(limit=_CHUNK * 4)
         rfile = os.fdopen(read_fd, "rb", buffering=0, closefd=False)
         rtransport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), rfile)
+            lambda: asyncio.StreamReaderProtocol(reader), rfile
+        )
         reader_obj = _AsyncioReader(reader, rtransport)
     except (ValueError, OSError):
         reader_obj = _ThreadReader(read_fd)
     try:
         wfile = os.fdopen(write_fd, "wb", buffering=0, closefd=False)
         wtransport, wprotocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, wfile)
+            asyncio.streams.FlowControlMixin, wfile
+        )
         writer = asyncio.StreamWriter(wtransport, wprotocol, None, loop)
         writer_obj = _AsyncioWriter(writer)
     except (ValueError, OSError):

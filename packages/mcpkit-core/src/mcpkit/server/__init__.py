@@ -6,9 +6,11 @@ Quick start::
 
     server = Server("demo")
 
+
     @server.tool()
     def echo(text: str) -> str:
         return text
+
 
     server.run()  # stdio; server.run("http", port=8765) for streamable HTTP
 

@@ -114,8 +114,11 @@ class Server:
         cache_hints: Mapping[str, CacheHint] | None = None,
     ) -> None:
         info: JSON = {"name": name, "version": version}
-        for key, value in (("title", title), ("description", description),
-                           ("websiteUrl", website_url)):
+        for key, value in (
+            ("title", title),
+            ("description", description),
+            ("websiteUrl", website_url),
+        ):
             if value is not None:
                 info[key] = value
         if icons:
@@ -151,9 +154,11 @@ class Server:
         """Decorator registering a typed tool. ``options``: ``title``, ``description``,
         ``annotations``, ``icons``, ``meta``, ``input_schema``, ``output_schema``,
         ``structured_output``, ``execution``, ``extra`` (more definition fields)."""
+
         def register(fn: F) -> F:
             self.add_tool(fn, name=name, **options)
             return fn
+
         return register
 
     def add_tool(self, fn: Callable[..., Any], *, name: str | None = None, **options: Any) -> Tool:
@@ -176,34 +181,36 @@ class Server:
     def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
         """Decorator registering a prompt. ``options``: ``title``, ``description``,
         ``arguments`` (explicit list), ``icons``, ``meta``."""
+
         def register(fn: F) -> F:
             p = Prompt(fn, name=name or fn.__name__, **options)
             self.prompts[p.name] = p
             self.notify_list_changed("prompts")
             return fn
+
         return register
 
     def remove_prompt(self, name: str) -> None:
         if self.prompts.pop(name, None) is not None:
             self.notify_list_changed("prompts")
 
-    def resource(self, uri: str, *, name: str | None = None, **options: Any
-                 ) -> Callable[[F], F]:
+    def resource(self, uri: str, *, name: str | None = None, **options: Any) -> Callable[[F], F]:
         """Decorator registering a resource at ``uri``, or a resource template when
         ``uri`` contains an RFC 6570 expression (``{id}``). ``options``: ``title``,
         ``description``, ``mime_type``, ``size`` (static only), ``annotations``,
         ``icons``, ``meta``."""
+
         def register(fn: F) -> F:
             rname = name or fn.__name__
             if "{" in uri:
                 options.pop("size", None)
                 self.templates = [t for t in self.templates if t.matcher.template != uri]
-                self.templates.append(ResourceTemplate(fn, uri_template=uri, name=rname,
-                                                       **options))
+                self.templates.append(ResourceTemplate(fn, uri_template=uri, name=rname, **options))
             else:
                 self.resources[uri] = Resource(fn, uri=uri, name=rname, **options)
             self.notify_list_changed("resources")
             return fn
+
         return register
 
     def remove_resource(self, uri: str) -> None:
@@ -213,8 +220,9 @@ class Server:
         if len(self.resources) + len(self.templates) != before:
             self.notify_list_changed("resources")
 
-    def completion(self, *, prompt: str | None = None, resource: str | None = None
-                   ) -> Callable[[F], F]:
+    def completion(
+        self, *, prompt: str | None = None, resource: str | None = None
+    ) -> Callable[[F], F]:
         """Decorator registering ``fn(argument, value, context) -> list[str]`` as the
         completion handler for a prompt's or a resource template's arguments (T3)."""
         if (prompt is None) == (resource is None):
@@ -224,6 +232,7 @@ class Server:
         def register(fn: F) -> F:
             self.completers[key] = Completer(fn)  # type: ignore[index]
             return fn
+
         return register
 
     # -- notifications ---------------------------------------------------------------
@@ -237,9 +246,14 @@ class Server:
         self.hub.publish(Change("notifications/resources/updated", uri, {"uri": uri}))
 
     # -- extension surfaces ------------------------------------------------------------
-    def add_method(self, method: str, handler: MethodHandler, *,
-                   eras: Sequence[Era] = ("legacy", "modern"), input_capable: bool = False
-                   ) -> None:
+    def add_method(
+        self,
+        method: str,
+        handler: MethodHandler,
+        *,
+        eras: Sequence[Era] = ("legacy", "modern"),
+        input_capable: bool = False,
+    ) -> None:
         """Serve a request method (built-in or an extension's namespace).
         ``input_capable`` lets the handler answer with MRTR ``input_required``."""
         self.methods[method] = MethodSpec(handler, frozenset(eras), input_capable)
@@ -261,8 +275,9 @@ class Server:
         """Send side: sees every message the server sends; first added is outermost."""
         self._send_middleware.append(middleware)
 
-    def add_notification_handler(self, method: str,
-                                 handler: Callable[..., Awaitable[None]]) -> None:
+    def add_notification_handler(
+        self, method: str, handler: Callable[..., Awaitable[None]]
+    ) -> None:
         """Handle a client notification: ``async def handler(params: dict | None)``."""
         self._notification_handlers[method] = handler
 
@@ -304,20 +319,27 @@ class Server:
         return caps
 
     def initialize_result(self, version: str) -> JSON:
-        result: JSON = {"protocolVersion": version, "capabilities": self.capabilities("legacy"),
-                        "serverInfo": self.info}
+        result: JSON = {
+            "protocolVersion": version,
+            "capabilities": self.capabilities("legacy"),
+            "serverInfo": self.info,
+        }
         if self.instructions:
             result["instructions"] = self.instructions
         return result
 
-    def listen_filter(self, ctx: Context, requested: Mapping[str, Any]
-                      ) -> tuple[JSON, Callable[[Change], bool]]:
+    def listen_filter(
+        self, ctx: Context, requested: Mapping[str, Any]
+    ) -> tuple[JSON, Callable[[Change], bool]]:
         """The honoured subset of a listen filter and the predicate it implies."""
         caps = self.capabilities("modern")
         honoured: JSON = {}
         methods: set[str] = set()
-        for field, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
-                            ("resourcesListChanged", "resources")):
+        for field, kind in (
+            ("toolsListChanged", "tools"),
+            ("promptsListChanged", "prompts"),
+            ("resourcesListChanged", "resources"),
+        ):
             if requested.get(field) is True and kind in caps:
                 honoured[field] = True
                 methods.add(_LIST_KINDS[kind])
@@ -363,8 +385,9 @@ class Server:
         await handler(params)
         return True
 
-    def wrap_send(self, send: Callable[[JSON], Awaitable[None]]
-                  ) -> Callable[[JSON], Awaitable[None]]:
+    def wrap_send(
+        self, send: Callable[[JSON], Awaitable[None]]
+    ) -> Callable[[JSON], Awaitable[None]]:
         """``send`` behind the send-side middleware chain (rule 4)."""
         call = send
         for mw in reversed(self._send_middleware):

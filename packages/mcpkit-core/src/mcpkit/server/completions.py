@@ -35,8 +35,9 @@ class Completer:
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.binding: Binding = bind(fn, name="completion", structured_output=False)
 
-    async def complete(self, ctx: Context, argument: str, value: str,
-                       context: Mapping[str, str]) -> JSON:
+    async def complete(
+        self, ctx: Context, argument: str, value: str, context: Mapping[str, str]
+    ) -> JSON:
         names = self.binding.field_names
         kwargs: JSON = dict(zip(names, (argument, value, dict(context)), strict=False))
         result = await call_bound(self.binding, kwargs, ctx)
@@ -75,6 +76,8 @@ def parse_ref(params: JSON) -> tuple[str, str]:
         return kind, ref["name"]  # pyright: ignore[reportUnknownVariableType]
     if kind == "ref/resource" and isinstance(ref.get("uri"), str):  # pyright: ignore
         return kind, ref["uri"]  # pyright: ignore[reportUnknownVariableType]
-    raise JSONRPCError(INVALID_PARAMS,
-                       "completion/complete: ref must be {type: 'ref/prompt', name} or "
-                       "{type: 'ref/resource', uri}")
+    raise JSONRPCError(
+        INVALID_PARAMS,
+        "completion/complete: ref must be {type: 'ref/prompt', name} or "
+        "{type: 'ref/resource', uri}",
+    )

@@ -49,26 +49,36 @@ class _SendMiddlewareStream:
 class ServerConnection:
     """The :class:`~mcpkit.core.engine.MessageHandler` for a server on a connection."""
 
-    def __init__(self, server: Server, stream: MessageStream, *, principal: Any = None,
-                 max_inflight: int = 1024) -> None:
+    def __init__(
+        self,
+        server: Server,
+        stream: MessageStream,
+        *,
+        principal: Any = None,
+        max_inflight: int = 1024,
+    ) -> None:
         self.server = server
         self.principal = principal
         self.session = LegacySession(server, principal=principal)
         wrapped = _SendMiddlewareStream(stream, server) if server._send_middleware else stream  # pyright: ignore[reportPrivateUsage]
-        self.connection = Connection(wrapped, self, max_inflight=max_inflight,  # type: ignore[arg-type]
-                                     on_abandon=self._abandon)
+        self.connection = Connection(
+            wrapped,
+            self,
+            max_inflight=max_inflight,  # type: ignore[arg-type]
+            on_abandon=self._abandon,
+        )
         self._tg: anyio.abc.TaskGroup | None = None
         self._pumping = False
 
     async def _abandon(self, request_id: RequestId, reason: str) -> None:
-        await self.connection.notify("notifications/cancelled",
-                                     {"requestId": request_id, "reason": reason})
+        await self.connection.notify(
+            "notifications/cancelled", {"requestId": request_id, "reason": reason}
+        )
 
     async def handle_request(self, request: InboundRequest) -> JSON:
         if request.method != "initialize" and looks_modern(request.params):
             return await handle_modern(self.server, request, principal=self.principal)
-        result = await handle_legacy(self.server, request, self.session,
-                                     principal=self.principal)
+        result = await handle_legacy(self.server, request, self.session, principal=self.principal)
         if request.method == "initialize" and not self._pumping and self._tg is not None:
             self._pumping = True
             self._tg.start_soon(self.session.pump, self.connection.notify)
@@ -100,7 +110,6 @@ class ServerConnection:
             self.session.close()
 
 
-async def serve_connection(server: Server, stream: MessageStream, *, principal: Any = None
-                           ) -> None:
+async def serve_connection(server: Server, stream: MessageStream, *, principal: Any = None) -> None:
     """Serve ``server`` on one message stream until it ends."""
     await ServerConnection(server, stream, principal=principal).serve()

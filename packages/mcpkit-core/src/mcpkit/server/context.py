@@ -47,11 +47,12 @@ if TYPE_CHECKING:
 __all__ = ["LOG_LEVELS", "Context", "LogLevel", "check_flat_schema"]
 
 JSON = dict[str, Any]
-LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert",
-                   "emergency"]
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: dict[str, int] = {
-    name: i for i, name in enumerate(
-        ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"))
+    name: i
+    for i, name in enumerate(
+        ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+    )
 }
 _PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean"})
 _INPUT_CAPABILITY = {
@@ -83,11 +84,13 @@ def check_flat_schema(schema: Mapping[str, Any]) -> None:
                 continue
             raise ValueError(
                 f"requestedSchema property {name!r}: arrays are only allowed as "
-                "multi-select enums (SEP-1330)")
+                "multi-select enums (SEP-1330)"
+            )
         if ptype not in _PRIMITIVE_TYPES:
             raise ValueError(
                 f"requestedSchema property {name!r} has type {ptype!r}; form elicitation "
-                "allows only string, number, integer, boolean and enums")
+                "allows only string, number, integer, boolean and enums"
+            )
 
 
 class Context:
@@ -108,9 +111,9 @@ class Context:
     __slots__ = (
         "_answers",
         "_closed",
-        "asked",
         "_input_seq",
         "_last_progress",
+        "asked",
         "channel",
         "client_capabilities",
         "client_info",
@@ -196,8 +199,9 @@ class Context:
             return
         await self.channel.notify(method, params)
 
-    async def report_progress(self, progress: float, total: float | None = None,
-                              message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Send ``notifications/progress`` (rule 2). ``progress`` must increase; a value
         not above the previous one is dropped."""
         token = self.progress_token
@@ -272,8 +276,11 @@ class Context:
 
     def _next_key(self, method: str) -> str:
         self._input_seq += 1
-        short = {"elicitation/create": "elicit", "sampling/createMessage": "sample",
-                 "roots/list": "roots"}.get(method, "input")
+        short = {
+            "elicitation/create": "elicit",
+            "sampling/createMessage": "sample",
+            "roots/list": "roots",
+        }.get(method, "input")
         return f"{short}-{self._input_seq}"
 
     async def request_input(self, requests: Mapping[str, JSON]) -> dict[str, JSON]:
@@ -294,7 +301,8 @@ class Context:
             return {k: self._answers[k] for k in requests}
         if self.channel is None:
             raise JSONRPCError(
-                INVALID_PARAMS, "this transport cannot carry server-to-client requests")
+                INVALID_PARAMS, "this transport cannot carry server-to-client requests"
+            )
         results: dict[str, JSON] = {}
         for key, req in requests.items():
             results[key] = await self.channel.request(req["method"], req.get("params"))
@@ -305,8 +313,9 @@ class Context:
         out = await self.request_input({k: {"method": method, "params": params}})
         return out[k]
 
-    async def elicit(self, message: str, requested_schema: Mapping[str, Any], *,
-                     key: str | None = None) -> JSON:
+    async def elicit(
+        self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None
+    ) -> JSON:
         """Form-mode elicitation (spec ``client/elicitation``). Returns the ElicitResult
         dict: ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``."""
         check_flat_schema(requested_schema)
@@ -315,15 +324,21 @@ class Context:
             params = {"mode": "form", **params}
         return await self._one("elicitation/create", params, key)
 
-    async def elicit_url(self, message: str, url: str, elicitation_id: str, *,
-                         key: str | None = None) -> JSON:
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str, *, key: str | None = None
+    ) -> JSON:
         """URL-mode elicitation (2025-11-25+, SEP-1036). Returns the ElicitResult dict."""
-        params: JSON = {"mode": "url", "message": message, "url": url,
-                        "elicitationId": elicitation_id}
+        params: JSON = {
+            "mode": "url",
+            "message": message,
+            "url": url,
+            "elicitationId": elicitation_id,
+        }
         return await self._one("elicitation/create", params, key)
 
-    async def sample(self, messages: list[JSON], *, max_tokens: int,
-                     key: str | None = None, **options: Any) -> JSON:
+    async def sample(
+        self, messages: list[JSON], *, max_tokens: int, key: str | None = None, **options: Any
+    ) -> JSON:
         """``sampling/createMessage``. ``options`` are further params in wire spelling
         (``systemPrompt``, ``modelPreferences``, ``tools``, ...). Returns the
         CreateMessageResult dict."""

@@ -75,8 +75,14 @@ def _method_not_found(method: str) -> JSONRPCError:
     return JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
-async def handle_legacy(server: Server, request: InboundRequest, session: LegacySession, *,
-                        principal: Any = None, transport: JSON | None = None) -> JSON:
+async def handle_legacy(
+    server: Server,
+    request: InboundRequest,
+    session: LegacySession,
+    *,
+    principal: Any = None,
+    transport: JSON | None = None,
+) -> JSON:
     """Serve a handshake-era request within ``session`` (rule 7)."""
     method = request.method
     if method == "initialize":
@@ -84,8 +90,9 @@ async def handle_legacy(server: Server, request: InboundRequest, session: Legacy
     if method == "ping":
         return {}
     if not session.initialized:
-        raise JSONRPCError(INVALID_REQUEST,
-                           f"Invalid Request: {method} before initialize; send initialize first")
+        raise JSONRPCError(
+            INVALID_REQUEST, f"Invalid Request: {method} before initialize; send initialize first"
+        )
     spec = server.methods.get(method)
     if spec is None or "legacy" not in spec.eras:
         raise _method_not_found(method)
@@ -116,33 +123,50 @@ async def handle_legacy(server: Server, request: InboundRequest, session: Legacy
 def _envelope(params: JSON | None) -> tuple[str, JSON, JSON | None, str | None]:
     meta = (params or {}).get("_meta")
     if not isinstance(meta, dict):
-        raise JSONRPCError(INVALID_PARAMS, "Invalid params: missing _meta with "
-                           f"{M.PROTOCOL_VERSION!r} and {M.CLIENT_CAPABILITIES!r} (2026-07-28)")
+        raise JSONRPCError(
+            INVALID_PARAMS,
+            "Invalid params: missing _meta with "
+            f"{M.PROTOCOL_VERSION!r} and {M.CLIENT_CAPABILITIES!r} (2026-07-28)",
+        )
     version = meta.get(M.PROTOCOL_VERSION)  # pyright: ignore[reportUnknownMemberType]
     if not isinstance(version, str):
-        raise JSONRPCError(INVALID_PARAMS,
-                           f"Invalid params: _meta[{M.PROTOCOL_VERSION!r}] must be a string")
+        raise JSONRPCError(
+            INVALID_PARAMS, f"Invalid params: _meta[{M.PROTOCOL_VERSION!r}] must be a string"
+        )
     if version not in MODERN_VERSIONS:
         raise JSONRPCError(
             UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {version!r} (supported: {', '.join(SUPPORTED_VERSIONS)})",
+            f"Unsupported protocol version {version!r} "
+            f"(supported: {', '.join(SUPPORTED_VERSIONS)})",
             {"supported": list(SUPPORTED_VERSIONS), "requested": version},
         )
     caps = meta.get(M.CLIENT_CAPABILITIES)  # pyright: ignore[reportUnknownMemberType]
     if not isinstance(caps, dict):
-        raise JSONRPCError(INVALID_PARAMS,
-                           f"Invalid params: _meta[{M.CLIENT_CAPABILITIES!r}] must be an object")
+        raise JSONRPCError(
+            INVALID_PARAMS, f"Invalid params: _meta[{M.CLIENT_CAPABILITIES!r}] must be an object"
+        )
     info = meta.get(M.CLIENT_INFO)  # pyright: ignore[reportUnknownMemberType]
     level = meta.get(M.LOG_LEVEL)  # pyright: ignore[reportUnknownMemberType]
     if level is not None and level not in LOG_LEVELS:
-        raise JSONRPCError(INVALID_PARAMS,
-                           f"Invalid params: _meta[{M.LOG_LEVEL!r}] {level!r} is not a log level")
-    return (version, caps,  # pyright: ignore[reportUnknownVariableType]
-            info if isinstance(info, dict) else None, level)  # pyright: ignore
+        raise JSONRPCError(
+            INVALID_PARAMS, f"Invalid params: _meta[{M.LOG_LEVEL!r}] {level!r} is not a log level"
+        )
+    return (
+        version,
+        caps,  # pyright: ignore[reportUnknownVariableType]
+        info if isinstance(info, dict) else None,
+        level,
+    )  # pyright: ignore
 
 
-async def handle_modern(server: Server, request: InboundRequest, *, principal: Any = None,
-                        transport: JSON | None = None, envelope_checked: bool = False) -> JSON:
+async def handle_modern(
+    server: Server,
+    request: InboundRequest,
+    *,
+    principal: Any = None,
+    transport: JSON | None = None,
+    envelope_checked: bool = False,
+) -> JSON:
     """Serve a 2026-07-28 request statelessly (rules 2-6)."""
     method = request.method
     params = request.params
@@ -180,7 +204,8 @@ async def handle_modern(server: Server, request: InboundRequest, *, principal: A
         result = {"resultType": "input_required", "inputRequests": need.input_requests}
         used = {k: v for k, v in (answers or {}).items() if k in ctx.asked}
         result["requestState"] = server.sealer.seal(
-            method=method, digest=digest, principal=pkey, answers=used)
+            method=method, digest=digest, principal=pkey, answers=used
+        )
     except ResourceNotFoundError as exc:
         raise JSONRPCError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
     finally:
@@ -194,8 +219,9 @@ async def handle_modern(server: Server, request: InboundRequest, *, principal: A
     return result
 
 
-def _collect_answers(server: Server, method: str, params: JSON | None, digest: str,
-                     pkey: str | None) -> JSON:
+def _collect_answers(
+    server: Server, method: str, params: JSON | None, digest: str, pkey: str | None
+) -> JSON:
     params = params or {}
     answers: JSON = {}
     state = params.get("requestState")
@@ -207,8 +233,10 @@ def _collect_answers(server: Server, method: str, params: JSON | None, digest: s
     responses = params.get("inputResponses")
     if responses is not None:
         if not isinstance(responses, dict) or not all(
-                isinstance(v, dict) for v in responses.values()):  # pyright: ignore
-            raise JSONRPCError(INVALID_PARAMS,
-                               "Invalid params: inputResponses must map keys to result objects")
+            isinstance(v, dict) for v in responses.values()
+        ):  # pyright: ignore
+            raise JSONRPCError(
+                INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects"
+            )
         answers.update(responses)  # pyright: ignore[reportUnknownArgumentType]
     return answers

@@ -30,22 +30,40 @@ __all__ = ["LegacySession"]
 
 JSON = dict[str, Any]
 
-_LIST_CHANGED = frozenset({
-    "notifications/tools/list_changed",
-    "notifications/prompts/list_changed",
-    "notifications/resources/list_changed",
-})
+_LIST_CHANGED = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
 
 
 class LegacySession:
     """The state of one handshake-era session (a stdio process or an HTTP session)."""
 
-    __slots__ = ("_detach", "client_capabilities", "client_info", "client_initialized",
-                 "initialized", "listener", "log_level", "principal", "protocol_version",
-                 "server", "state", "subscriptions")
+    __slots__ = (
+        "_detach",
+        "client_capabilities",
+        "client_info",
+        "client_initialized",
+        "initialized",
+        "listener",
+        "log_level",
+        "principal",
+        "protocol_version",
+        "server",
+        "state",
+        "subscriptions",
+    )
 
-    def __init__(self, server: Server, *, principal: Any = None,
-                 protocol_version: str = LATEST_LEGACY_VERSION) -> None:
+    def __init__(
+        self,
+        server: Server,
+        *,
+        principal: Any = None,
+        protocol_version: str = LATEST_LEGACY_VERSION,
+    ) -> None:
         self.server = server
         self.principal = principal
         self.protocol_version = protocol_version
@@ -60,8 +78,9 @@ class LegacySession:
         self._detach: Callable[[], None] | None = None
 
     @classmethod
-    def assumed(cls, server: Server, protocol_version: str, *, principal: Any = None
-                ) -> LegacySession:
+    def assumed(
+        cls, server: Server, protocol_version: str, *, principal: Any = None
+    ) -> LegacySession:
         """An already-initialized session for stateless serving (no handshake seen)."""
         s = cls(server, principal=principal, protocol_version=protocol_version)
         s.initialized = True
@@ -75,8 +94,9 @@ class LegacySession:
         params = params or {}
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
-            raise JSONRPCError(INVALID_PARAMS,
-                               "initialize: params.protocolVersion must be a string")
+            raise JSONRPCError(
+                INVALID_PARAMS, "initialize: params.protocolVersion must be a string"
+            )
         caps = params.get("capabilities", {})
         if not isinstance(caps, dict):
             raise JSONRPCError(INVALID_PARAMS, "initialize: params.capabilities must be an object")

@@ -70,8 +70,9 @@ async def tools_call(ctx: Context) -> JSON:
 
 
 async def prompts_list(ctx: Context) -> JSON:
-    return _listing(ctx, "prompts/list", "prompts",
-                    [p.definition for p in ctx.server.prompts.values()])
+    return _listing(
+        ctx, "prompts/list", "prompts", [p.definition for p in ctx.server.prompts.values()]
+    )
 
 
 async def prompts_get(ctx: Context) -> JSON:
@@ -79,8 +80,9 @@ async def prompts_get(ctx: Context) -> JSON:
     prompt = ctx.server.prompts.get(name) if isinstance(name, str) else None
     if prompt is None:
         known = ", ".join(sorted(ctx.server.prompts)[:20]) or "(none)"
-        raise JSONRPCError(INVALID_PARAMS,
-                           f"prompts/get: unknown prompt {name!r}; known prompts: {known}")
+        raise JSONRPCError(
+            INVALID_PARAMS, f"prompts/get: unknown prompt {name!r}; known prompts: {known}"
+        )
     args = ctx.params.get("arguments")
     if args is not None and not isinstance(args, dict):
         raise JSONRPCError(INVALID_PARAMS, "prompts/get: params.arguments must be an object")
@@ -88,13 +90,18 @@ async def prompts_get(ctx: Context) -> JSON:
 
 
 async def resources_list(ctx: Context) -> JSON:
-    return _listing(ctx, "resources/list", "resources",
-                    [r.definition for r in ctx.server.resources.values()])
+    return _listing(
+        ctx, "resources/list", "resources", [r.definition for r in ctx.server.resources.values()]
+    )
 
 
 async def resource_templates_list(ctx: Context) -> JSON:
-    return _listing(ctx, "resources/templates/list", "resourceTemplates",
-                    [t.definition for t in ctx.server.templates])
+    return _listing(
+        ctx,
+        "resources/templates/list",
+        "resourceTemplates",
+        [t.definition for t in ctx.server.templates],
+    )
 
 
 async def resources_read(ctx: Context) -> JSON:
@@ -137,8 +144,11 @@ async def resources_unsubscribe(ctx: Context) -> JSON:
 async def logging_set_level(ctx: Context) -> JSON:
     level = ctx.params.get("level")
     if level not in LOG_LEVELS:
-        raise JSONRPCError(INVALID_PARAMS, f"logging/setLevel: {level!r} is not a log level; "
-                           f"expected one of {', '.join(LOG_LEVELS)}")
+        raise JSONRPCError(
+            INVALID_PARAMS,
+            f"logging/setLevel: {level!r} is not a log level; "
+            f"expected one of {', '.join(LOG_LEVELS)}",
+        )
     if ctx.session is not None:
         ctx.session.log_level = level
     return {}
@@ -152,13 +162,17 @@ async def completion_complete(ctx: Context) -> JSON:
     kind, name = parse_ref(ctx.params)
     argument = ctx.params.get("argument")
     if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):  # pyright: ignore
-        raise JSONRPCError(INVALID_PARAMS,
-                           "completion/complete: params.argument must be {name, value}")
+        raise JSONRPCError(
+            INVALID_PARAMS, "completion/complete: params.argument must be {name, value}"
+        )
     server = ctx.server
     if kind == "ref/prompt" and name not in server.prompts:
         raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown prompt {name!r}")
-    if kind == "ref/resource" and name not in server.resources and not any(
-            t.matcher.template == name for t in server.templates):
+    if (
+        kind == "ref/resource"
+        and name not in server.resources
+        and not any(t.matcher.template == name for t in server.templates)
+    ):
         raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown resource {name!r}")
     completer = server.completers.get((kind, name))
     if completer is None:
@@ -167,8 +181,12 @@ async def completion_complete(ctx: Context) -> JSON:
     context_args: dict[str, str] = {}
     if isinstance(context, dict) and isinstance(context.get("arguments"), dict):  # pyright: ignore
         context_args = {str(k): str(v) for k, v in context["arguments"].items()}  # pyright: ignore
-    return await completer.complete(ctx, argument["name"], str(argument.get("value", "")),  # pyright: ignore
-                                    context_args)
+    return await completer.complete(
+        ctx,
+        argument["name"],
+        str(argument.get("value", "")),  # pyright: ignore
+        context_args,
+    )
 
 
 async def server_discover(ctx: Context) -> JSON:
@@ -189,15 +207,18 @@ async def subscriptions_listen(ctx: Context) -> JSON:
         raise JSONRPCError(INVALID_PARAMS, "subscriptions/listen needs a streaming transport")
     requested = ctx.params.get("notifications") or {}
     if not isinstance(requested, dict):
-        raise JSONRPCError(INVALID_PARAMS,
-                           "subscriptions/listen: params.notifications must be an object")
+        raise JSONRPCError(
+            INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object"
+        )
     honoured, accepts = server.listen_filter(ctx, requested)  # pyright: ignore[reportUnknownArgumentType]
     tag = {M.SUBSCRIPTION_ID: ctx.request_id}
     listener = Listener(accepts)
     detach = server.hub.subscribe(listener)
     try:
-        await channel.notify("notifications/subscriptions/acknowledged",
-                             {"_meta": dict(tag), "notifications": honoured})
+        await channel.notify(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": dict(tag), "notifications": honoured},
+        )
         while True:
             batch = await listener.next_batch()
             if not batch:

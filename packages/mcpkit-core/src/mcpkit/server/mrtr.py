@@ -42,7 +42,7 @@ JSON = dict[str, Any]
 _EXCLUDED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
 
 
-class InputRequired(Exception):  # noqa: N818 - it is a control-flow signal, not an error
+class InputRequired(Exception):
     """Raised inside a handler to answer ``input_required``.
 
     ``input_requests`` maps server-chosen keys to ``{"method", "params"}`` objects
@@ -94,8 +94,15 @@ class RequestStateSealer:
         self._key = secret
         self.ttl_s = ttl_s
 
-    def seal(self, *, method: str, digest: str, principal: str | None, answers: JSON,
-             extra: JSON | None = None) -> str:
+    def seal(
+        self,
+        *,
+        method: str,
+        digest: str,
+        principal: str | None,
+        answers: JSON,
+        extra: JSON | None = None,
+    ) -> str:
         body: JSON = {
             "v": 1,
             "m": method,

@@ -32,12 +32,14 @@ def decode_cursor(kind: str, cursor: Any) -> int:
             raise ValueError
         return data["o"]
     except (ValueError, TypeError, AttributeError):
-        raise JSONRPCError(INVALID_PARAMS, f"Invalid params: cursor {cursor!r} is not a "
-                           f"valid {kind} cursor") from None
+        raise JSONRPCError(
+            INVALID_PARAMS, f"Invalid params: cursor {cursor!r} is not a valid {kind} cursor"
+        ) from None
 
 
-def page(kind: str, items: Sequence[Any], params: dict[str, Any] | None, size: int
-         ) -> tuple[list[Any], str | None]:
+def page(
+    kind: str, items: Sequence[Any], params: dict[str, Any] | None, size: int
+) -> tuple[list[Any], str | None]:
     """One page of ``items`` for the request's ``cursor`` and the next cursor, if any."""
     cursor = (params or {}).get("cursor")
     start = 0 if cursor is None else decode_cursor(kind, cursor)

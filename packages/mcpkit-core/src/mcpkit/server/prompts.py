@@ -56,8 +56,11 @@ class Prompt:
             props: JSON = self.binding.input_schema.get("properties", {})
             req = set(self.binding.input_schema.get("required", []))
             arguments = [
-                {"name": n, **({"description": p["description"]} if "description" in p else {}),
-                 "required": n in req}
+                {
+                    "name": n,
+                    **({"description": p["description"]} if "description" in p else {}),
+                    "required": n in req,
+                }
                 for n, p in props.items()
             ]
         args = [dict(a) for a in arguments]
@@ -76,7 +79,8 @@ class Prompt:
         if missing:
             raise JSONRPCError(
                 INVALID_PARAMS,
-                f"prompts/get {self.name!r}: missing required argument(s) {', '.join(missing)}")
+                f"prompts/get {self.name!r}: missing required argument(s) {', '.join(missing)}",
+            )
         try:
             kwargs = self.binding.validate(arguments)
         except ValueError as exc:

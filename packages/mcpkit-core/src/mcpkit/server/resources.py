@@ -39,10 +39,18 @@ class ResourceNotFoundError(JSONRPCError):
         self.uri = uri
 
 
-def _definition(kind_key: str, value: str, name: str, title: str | None,
-                description: str | None, mime_type: str | None, size: int | None,
-                annotations: Mapping[str, Any] | None, icons: Sequence[Mapping[str, Any]] | None,
-                meta: Mapping[str, Any] | None) -> JSON:
+def _definition(
+    kind_key: str,
+    value: str,
+    name: str,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    size: int | None,
+    annotations: Mapping[str, Any] | None,
+    icons: Sequence[Mapping[str, Any]] | None,
+    meta: Mapping[str, Any] | None,
+) -> JSON:
     d: JSON = {kind_key: value, "name": name}
     if title is not None:
         d["title"] = title
@@ -66,17 +74,27 @@ class Resource:
 
     __slots__ = ("binding", "definition", "mime_type", "uri")
 
-    def __init__(self, fn: Callable[..., Any], *, uri: str, name: str, title: str | None = None,
-                 description: str | None = None, mime_type: str | None = None,
-                 size: int | None = None, annotations: Mapping[str, Any] | None = None,
-                 icons: Sequence[Mapping[str, Any]] | None = None,
-                 meta: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        uri: str,
+        name: str,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
         self.uri = uri
         self.mime_type = mime_type
         self.binding: Binding = bind(fn, name=name, structured_output=False)
         desc = description if description is not None else inspect.getdoc(fn)
-        self.definition = _definition("uri", uri, name, title, desc, mime_type, size,
-                                      annotations, icons, meta)
+        self.definition = _definition(
+            "uri", uri, name, title, desc, mime_type, size, annotations, icons, meta
+        )
 
     async def read(self, ctx: Context, uri: str) -> JSON:
         value = await call_bound(self.binding, {}, ctx)
@@ -88,17 +106,35 @@ class ResourceTemplate:
 
     __slots__ = ("binding", "definition", "matcher", "mime_type")
 
-    def __init__(self, fn: Callable[..., Any], *, uri_template: str, name: str,
-                 title: str | None = None, description: str | None = None,
-                 mime_type: str | None = None, annotations: Mapping[str, Any] | None = None,
-                 icons: Sequence[Mapping[str, Any]] | None = None,
-                 meta: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        uri_template: str,
+        name: str,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
         self.matcher = TemplateMatcher(uri_template)
         self.mime_type = mime_type
         self.binding: Binding = bind(fn, name=name, structured_output=False)
         desc = description if description is not None else inspect.getdoc(fn)
-        self.definition = _definition("uriTemplate", uri_template, name, title, desc,
-                                      mime_type, None, annotations, icons, meta)
+        self.definition = _definition(
+            "uriTemplate",
+            uri_template,
+            name,
+            title,
+            desc,
+            mime_type,
+            None,
+            annotations,
+            icons,
+            meta,
+        )
 
     async def read(self, ctx: Context, uri: str, variables: Mapping[str, Any]) -> JSON:
         accepted = set(self.binding.field_names)

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES, NDJSONStream, open_fd_streams, protect_stdout
+from mcpkit.core.stdio import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    NDJSONStream,
+    open_fd_streams,
+    protect_stdout,
+)
 from mcpkit.server.connection import ServerConnection
 
 if TYPE_CHECKING:
@@ -21,8 +26,13 @@ if TYPE_CHECKING:
 __all__ = ["serve_stdio"]
 
 
-async def serve_stdio(server: Server, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                      drain_timeout_s: float = 2.0, max_inflight: int = 1024) -> None:
+async def serve_stdio(
+    server: Server,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    drain_timeout_s: float = 2.0,
+    max_inflight: int = 1024,
+) -> None:
     """Serve ``server`` on this process's stdin/stdout until stdin closes."""
     with protect_stdout() as (in_fd, out_fd):
         reader, writer = await open_fd_streams(in_fd, out_fd)

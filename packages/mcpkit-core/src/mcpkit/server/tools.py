@@ -60,8 +60,9 @@ class Tool:
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
-        self.binding: Binding = bind(fn, name=name, structured_output=structured_output,
-                                     input_schema=input_schema)
+        self.binding: Binding = bind(
+            fn, name=name, structured_output=structured_output, input_schema=input_schema
+        )
         d: JSON = {"name": name}
         if title is not None:
             d["title"] = title
@@ -104,8 +105,11 @@ class Tool:
     def result(self, value: Any) -> JSON:
         if self.binding.output.schema is not None and not _is_result(value):
             structured, text = self.binding.structured(value)
-            return {"content": [{"type": "text", "text": text}],
-                    "structuredContent": structured, "isError": False}
+            return {
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": structured,
+                "isError": False,
+            }
         return tool_result(value)
 
 

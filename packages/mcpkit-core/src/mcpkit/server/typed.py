@@ -62,8 +62,7 @@ def _strip_titles(schema: Any, top: bool = True) -> Any:
             if k == "title" and isinstance(v, str):
                 continue
             if k in ("properties", "$defs") and isinstance(v, dict):
-                out[k] = {name: _strip_titles(sub, False)
-                          for name, sub in v.items()}  # pyright: ignore
+                out[k] = {name: _strip_titles(sub, False) for name, sub in v.items()}  # pyright: ignore
             else:
                 out[k] = _strip_titles(v, False)  # pyright: ignore
         return out
@@ -83,10 +82,16 @@ class OutputSpec:
     """Structured as ``{"result": value}`` because the type is not an object."""
 
 
-_UNSTRUCTURED_NAMES = frozenset({
-    "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource",
-    "CallToolResult",
-})
+_UNSTRUCTURED_NAMES = frozenset(
+    {
+        "TextContent",
+        "ImageContent",
+        "AudioContent",
+        "ResourceLink",
+        "EmbeddedResource",
+        "CallToolResult",
+    }
+)
 
 
 def _is_unstructured(ann: Any) -> bool:
@@ -100,7 +105,8 @@ def _is_unstructured(ann: Any) -> bool:
     ):
         args = [a for a in get_args(ann) if a is not type(None) and a is not Ellipsis]
         return bool(args) and all(
-            getattr(a, "__name__", "") in _UNSTRUCTURED_NAMES or a is str for a in args)
+            getattr(a, "__name__", "") in _UNSTRUCTURED_NAMES or a is str for a in args
+        )
     return getattr(ann, "__name__", "") in _UNSTRUCTURED_NAMES
 
 
@@ -176,8 +182,13 @@ def _describe(exc: ValidationError) -> str:
     return "Invalid arguments: " + "; ".join(parts)
 
 
-def bind(fn: Callable[..., Any], *, name: str, structured_output: bool | None = None,
-         input_schema: JSON | None = None) -> Binding:
+def bind(
+    fn: Callable[..., Any],
+    *,
+    name: str,
+    structured_output: bool | None = None,
+    input_schema: JSON | None = None,
+) -> Binding:
     """Bind ``fn`` (rules 1-3). ``input_schema`` overrides the derived schema; then
     arguments are passed through unvalidated by pydantic (the caller validates)."""
     sig = inspect.signature(fn)
@@ -215,7 +226,7 @@ def bind(fn: Callable[..., Any], *, name: str, structured_output: bool | None = 
         model=model,  # pyright: ignore[reportUnknownArgumentType]
         context_param=context_param,
         is_async=inspect.iscoroutinefunction(fn)
-        or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),
+        or inspect.iscoroutinefunction(type(fn).__call__),
         output=output_spec(ret, structured_output),
         field_names=tuple(fields),
     )

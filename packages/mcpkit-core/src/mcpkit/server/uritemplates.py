@@ -64,8 +64,11 @@ class TemplateMatcher:
                     unit = f"{char}+(?:{re.escape(sep)}{char}+)*" if not wide else f"{char}+"
                     body = f"(?P<{_group(v.name)}>{unit})"
                 else:
-                    body = f"(?P<{_group(v.name)}>{char}*)" if op == ";" else \
-                        f"(?P<{_group(v.name)}>{char}+)"
+                    body = (
+                        f"(?P<{_group(v.name)}>{char}*)"
+                        if op == ";"
+                        else f"(?P<{_group(v.name)}>{char}+)"
+                    )
                 if op == ";" and not v.explode:
                     body = f"{re.escape(v.name)}=?{body}"
                 parts.append(body)

@@ -20,44 +20,56 @@ from mcpkit.server.app import Server
 from mcpkit.server.context import Context
 from mcpkit.server.tools import ToolError
 
-PNG_1PX = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")
+PNG_1PX = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+)
 WAV_TINY = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
 
 JSON = dict[str, Any]
 
 
-def register(server: Server) -> None:  # noqa: C901 - a flat list of fixtures
+def register(server: Server) -> None:
     @server.tool()
     def test_simple_text() -> str:
         """Returns simple text content."""
         return "This is a simple text response for testing."
 
     @server.tool()
-    def test_image_content():  # noqa: ANN202 - returns a content block
+    def test_image_content():
         """Returns image content."""
         return {"type": "image", "data": PNG_1PX, "mimeType": "image/png"}
 
     @server.tool()
-    def test_audio_content():  # noqa: ANN202 - returns a content block
+    def test_audio_content():
         """Returns audio content."""
         return {"type": "audio", "data": WAV_TINY, "mimeType": "audio/wav"}
 
     @server.tool()
-    def test_embedded_resource():  # noqa: ANN202 - returns a content block
+    def test_embedded_resource():
         """Returns an embedded resource."""
-        return {"type": "resource", "resource": {
-            "uri": "test://embedded-resource", "mimeType": "text/plain",
-            "text": "This is an embedded resource content."}}
+        return {
+            "type": "resource",
+            "resource": {
+                "uri": "test://embedded-resource",
+                "mimeType": "text/plain",
+                "text": "This is an embedded resource content.",
+            },
+        }
 
     @server.tool()
-    def test_multiple_content_types():  # noqa: ANN202 - returns content blocks
+    def test_multiple_content_types():
         """Returns text, image and an embedded resource."""
         return [
             {"type": "text", "text": "Multiple content types test:"},
             {"type": "image", "data": PNG_1PX, "mimeType": "image/png"},
-            {"type": "resource", "resource": {
-                "uri": "test://mixed-content-resource", "mimeType": "application/json",
-                "text": dumps({"test": "data", "value": 123}).decode()}},
+            {
+                "type": "resource",
+                "resource": {
+                    "uri": "test://mixed-content-resource",
+                    "mimeType": "application/json",
+                    "text": dumps({"test": "data", "value": 123}).decode(),
+                },
+            },
         ]
 
     @server.tool()
@@ -88,7 +100,8 @@ def register(server: Server) -> None:  # noqa: C901 - a flat list of fixtures
     async def test_sampling(prompt: str, ctx: Context) -> str:
         """Asks the client's LLM to answer a prompt."""
         result = await ctx.sample(
-            [{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=100)
+            [{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=100
+        )
         content = result.get("content", {})
         text = content.get("text", "") if isinstance(content, dict) else str(content)
         return f"LLM response: {text}"
@@ -96,75 +109,122 @@ def register(server: Server) -> None:  # noqa: C901 - a flat list of fixtures
     @server.tool()
     async def test_elicitation(message: str, ctx: Context) -> str:
         """Asks the user for a username and an email."""
-        result = await ctx.elicit(message, {
-            "type": "object",
-            "properties": {
-                "username": {"type": "string", "description": "User's response"},
-                "email": {"type": "string", "description": "User's email address"},
+        result = await ctx.elicit(
+            message,
+            {
+                "type": "object",
+                "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"},
+                },
+                "required": ["username", "email"],
             },
-            "required": ["username", "email"],
-        })
-        return f"User response: action={result.get('action')}, content={dumps(result.get('content', {})).decode()}"
+        )
+        content = dumps(result.get("content", {})).decode()
+        return f"User response: action={result.get('action')}, content={content}"
 
     @server.tool()
     async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
         """Elicits with defaults for every primitive type (SEP-1034)."""
-        result = await ctx.elicit("Please review and update the form fields with defaults", {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "User name", "default": "John Doe"},
-                "age": {"type": "integer", "description": "User age", "default": 30},
-                "score": {"type": "number", "description": "User score", "default": 95.5},
-                "status": {"type": "string", "description": "User status",
-                           "enum": ["active", "inactive", "pending"], "default": "active"},
-                "verified": {"type": "boolean", "description": "Verification status",
-                             "default": True},
+        result = await ctx.elicit(
+            "Please review and update the form fields with defaults",
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                    "age": {"type": "integer", "description": "User age", "default": 30},
+                    "score": {"type": "number", "description": "User score", "default": 95.5},
+                    "status": {
+                        "type": "string",
+                        "description": "User status",
+                        "enum": ["active", "inactive", "pending"],
+                        "default": "active",
+                    },
+                    "verified": {
+                        "type": "boolean",
+                        "description": "Verification status",
+                        "default": True,
+                    },
+                },
             },
-        })
-        return (f"Elicitation completed: action={result.get('action')}, "
-                f"content={dumps(result.get('content', {})).decode()}")
+        )
+        return (
+            f"Elicitation completed: action={result.get('action')}, "
+            f"content={dumps(result.get('content', {})).decode()}"
+        )
 
     @server.tool()
     async def test_elicitation_sep1330_enums(ctx: Context) -> str:
         """Elicits with the five enum schema variants (SEP-1330)."""
-        result = await ctx.elicit("Please select options from the enum fields", {
-            "type": "object",
-            "properties": {
-                "untitledSingle": {"type": "string", "description": "Choose an option",
-                                   "enum": ["option1", "option2", "option3"]},
-                "titledSingle": {"type": "string", "description": "Choose a titled option",
-                                 "oneOf": [{"const": "value1", "title": "First Option"},
-                                           {"const": "value2", "title": "Second Option"},
-                                           {"const": "value3", "title": "Third Option"}]},
-                "legacyEnum": {"type": "string", "description": "Choose a legacy option",
-                               "enum": ["opt1", "opt2", "opt3"],
-                               "enumNames": ["Option One", "Option Two", "Option Three"]},
-                "untitledMulti": {"type": "array", "description": "Choose multiple options",
-                                  "items": {"type": "string",
-                                            "enum": ["option1", "option2", "option3"]}},
-                "titledMulti": {"type": "array", "description": "Choose multiple titled options",
-                                "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
-                                                    {"const": "value2", "title": "Second Choice"},
-                                                    {"const": "value3", "title": "Third Choice"}]}},
+        result = await ctx.elicit(
+            "Please select options from the enum fields",
+            {
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {
+                        "type": "string",
+                        "description": "Choose an option",
+                        "enum": ["option1", "option2", "option3"],
+                    },
+                    "titledSingle": {
+                        "type": "string",
+                        "description": "Choose a titled option",
+                        "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"},
+                        ],
+                    },
+                    "legacyEnum": {
+                        "type": "string",
+                        "description": "Choose a legacy option",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"],
+                    },
+                    "untitledMulti": {
+                        "type": "array",
+                        "description": "Choose multiple options",
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    },
+                    "titledMulti": {
+                        "type": "array",
+                        "description": "Choose multiple titled options",
+                        "items": {
+                            "anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"},
+                            ]
+                        },
+                    },
+                },
             },
-        })
-        return (f"Elicitation completed: action={result.get('action')}, "
-                f"content={dumps(result.get('content', {})).decode()}")
+        )
+        return (
+            f"Elicitation completed: action={result.get('action')}, "
+            f"content={dumps(result.get('content', {})).decode()}"
+        )
 
     def _json_schema_2020_12(**arguments: Any) -> str:
         return f"Received: {dumps(arguments).decode()}"
 
-    server.add_tool(_json_schema_2020_12, name="json_schema_2020_12_tool",
-                    description="Tool with JSON Schema 2020-12 features",
-                    input_schema={
-                        "$schema": "https://json-schema.org/draft/2020-12/schema",
-                        "type": "object",
-                        "$defs": {"address": {"type": "object", "properties": {
-                            "street": {"type": "string"}, "city": {"type": "string"}}}},
-                        "properties": {"name": {"type": "string"},
-                                       "address": {"$ref": "#/$defs/address"}},
-                        "additionalProperties": False,
-                    })
+    server.add_tool(
+        _json_schema_2020_12,
+        name="json_schema_2020_12_tool",
+        description="Tool with JSON Schema 2020-12 features",
+        input_schema={
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                }
+            },
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "additionalProperties": False,
+        },
+    )
 
     @server.prompt()
     def test_simple_prompt() -> str:
@@ -177,23 +237,38 @@ def register(server: Server) -> None:  # noqa: C901 - a flat list of fixtures
         return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
 
     @server.prompt()
-    def test_prompt_with_embedded_resource(resourceUri: str) -> list[JSON]:  # noqa: N803 - fixture's argument name
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[JSON]:
         """A prompt embedding a resource."""
         return [
-            {"role": "user", "content": {"type": "resource", "resource": {
-                "uri": resourceUri, "mimeType": "text/plain",
-                "text": "Embedded resource content for testing."}}},
-            {"role": "user", "content": {"type": "text",
-                                         "text": "Please process the embedded resource above."}},
+            {
+                "role": "user",
+                "content": {
+                    "type": "resource",
+                    "resource": {
+                        "uri": resourceUri,
+                        "mimeType": "text/plain",
+                        "text": "Embedded resource content for testing.",
+                    },
+                },
+            },
+            {
+                "role": "user",
+                "content": {"type": "text", "text": "Please process the embedded resource above."},
+            },
         ]
 
     @server.prompt()
     def test_prompt_with_image() -> list[JSON]:
         """A prompt with an image."""
         return [
-            {"role": "user", "content": {"type": "image", "data": PNG_1PX,
-                                         "mimeType": "image/png"}},
-            {"role": "user", "content": {"type": "text", "text": "Please analyze the image above."}},
+            {
+                "role": "user",
+                "content": {"type": "image", "data": PNG_1PX, "mimeType": "image/png"},
+            },
+            {
+                "role": "user",
+                "content": {"type": "text", "text": "Please analyze the image above."},
+            },
         ]
 
     @server.completion(prompt="test_prompt_with_arguments")
@@ -201,22 +276,30 @@ def register(server: Server) -> None:  # noqa: C901 - a flat list of fixtures
         options = ["paris", "park", "party", "pasta"]
         return [o for o in options if o.startswith(value)]
 
-    @server.resource("test://static-text", mime_type="text/plain",
-                     description="A static text resource")
+    @server.resource(
+        "test://static-text", mime_type="text/plain", description="A static text resource"
+    )
     def static_text() -> str:
         return "This is the content of the static text resource."
 
-    @server.resource("test://static-binary", mime_type="image/png",
-                     description="A static binary resource")
+    @server.resource(
+        "test://static-binary", mime_type="image/png", description="A static binary resource"
+    )
     def static_binary() -> JSON:
         return {"blob": PNG_1PX}
 
-    @server.resource("test://watched-resource", mime_type="text/plain",
-                     description="A resource that can be subscribed to")
+    @server.resource(
+        "test://watched-resource",
+        mime_type="text/plain",
+        description="A resource that can be subscribed to",
+    )
     def watched_resource() -> str:
         return "Watched resource content."
 
-    @server.resource("test://template/{id}/data", mime_type="application/json",
-                     description="A resource template with an id parameter")
-    def template_data(id: str) -> str:  # noqa: A002 - the template's variable name
+    @server.resource(
+        "test://template/{id}/data",
+        mime_type="application/json",
+        description="A resource template with an id parameter",
+    )
+    def template_data(id: str) -> str:
         return dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"}).decode()

@@ -11,10 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated
 
-from typing_extensions import TypedDict
-
 import anyio
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from mcpkit.server.app import Server
 from mcpkit.server.context import Context
@@ -77,8 +76,10 @@ def register(server: Server) -> None:
     @server.resource("demo://readme", mime_type="text/markdown", title="About the demo")
     def readme() -> str:
         """What this server offers."""
-        return ("# mcpkit demo\n\nTools: echo, sleep, add, weather, now.\n"
-                "Resource template: demo://greeting/{name}.\n")
+        return (
+            "# mcpkit demo\n\nTools: echo, sleep, add, weather, now.\n"
+            "Resource template: demo://greeting/{name}.\n"
+        )
 
     @server.resource("demo://greeting/{name}", mime_type="text/plain")
     def greeting(name: str) -> str:
