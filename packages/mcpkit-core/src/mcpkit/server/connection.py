@@ -3,7 +3,8 @@
 Rules:
 1. The connection has one handshake-era session, created empty; ``initialize`` fills it.
    A request with the 2026-07-28 ``_meta`` envelope is served statelessly instead, on
-   the same connection (a dual-era server, 2026-07-28 ``basic/versioning``).
+   the same connection (a dual-era server, 2026-07-28 ``basic/versioning``); that
+   includes an ``initialize`` without ``params.protocolVersion``, which is -32601 there.
 2. ``notifications/cancelled`` cancels the named in-flight request (its handler stops,
    no response is sent); ``notifications/progress`` is routed to the outbound request
    that owns the token; other notifications go to the server's registered handlers.
@@ -76,7 +77,10 @@ class ServerConnection:
         )
 
     async def handle_request(self, request: InboundRequest) -> JSON:
-        if request.method != "initialize" and looks_modern(request.params):
+        params = request.params
+        if looks_modern(params) and not (
+            request.method == "initialize" and "protocolVersion" in (params or {})
+        ):
             return await handle_modern(self.server, request, principal=self.principal)
         result = await handle_legacy(self.server, request, self.session, principal=self.principal)
         if request.method == "initialize" and not self._pumping and self._tg is not None:
