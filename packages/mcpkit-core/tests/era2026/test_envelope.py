@@ -67,7 +67,8 @@ async def test_discover_advertises_capabilities_and_identity(peer: RawPeer) -> N
     assert {"tools", "prompts", "resources"} <= set(r["capabilities"])
     assert "logging" not in r["capabilities"]
     assert r["_meta"]["io.modelcontextprotocol/serverInfo"]["version"] == "0.1.0"
-    assert r["ttlMs"] >= 0 and r["cacheScope"] in ("public", "private")
+    assert r["ttlMs"] >= 0
+    assert r["cacheScope"] in ("public", "private")
 
 
 @pytest.mark.parametrize(
@@ -84,7 +85,8 @@ async def test_cacheable_results_carry_ttl_and_scope(
     peer: RawPeer, method: str, params: dict[str, object]
 ) -> None:
     r = await peer.call(method, {**params, "_meta": envelope()})
-    assert isinstance(r["ttlMs"], int) and r["ttlMs"] >= 0
+    assert isinstance(r["ttlMs"], int)
+    assert r["ttlMs"] >= 0
     assert r["cacheScope"] in ("public", "private")
     assert r["resultType"] == "complete"
 

@@ -40,7 +40,8 @@ async def test_listen_acknowledges_then_forwards_only_requested_kinds(peer: RawP
             {"name": "test_trigger_prompt_change", "arguments": {}, "_meta": envelope()},
         )
         changed = await _wait_for(peer, "notifications/prompts/list_changed")
-        assert changed[0] is not None and changed[0]["_meta"][SUB] == sub_id
+        assert changed[0] is not None
+        assert changed[0]["_meta"][SUB] == sub_id
         assert not [m for m, _ in peer.notifications if m == "notifications/tools/list_changed"]
         tg.cancel_scope.cancel()
 
