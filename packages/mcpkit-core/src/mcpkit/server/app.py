@@ -73,9 +73,13 @@ for reads, and ``private`` everywhere since results may depend on the caller."""
 
 @dataclass(frozen=True, slots=True)
 class MethodSpec:
+    """A served method. ``name_param`` names the params field that HTTP mirrors in the
+    ``Mcp-Name`` header on 2026-07-28 (``name``, ``uri``, ``taskId``...; SEP-2243)."""
+
     handler: MethodHandler
     eras: frozenset[Era]
     input_capable: bool = False
+    name_param: str | None = None
 
 
 _LIST_KINDS = {
@@ -144,8 +148,10 @@ class Server:
         self._capabilities: dict[str, Callable[[Era], Any]] = {}
         self._listen_filters: dict[str, ListenFilter] = {}
         self._session_filters: list[Callable[[LegacySession, Change], bool]] = []
-        for method, (handler, eras, input_capable) in BUILTIN_METHODS.items():
-            self.add_method(method, handler, eras=eras, input_capable=input_capable)
+        for method, (handler, eras, input_capable, name_param) in BUILTIN_METHODS.items():
+            self.add_method(
+                method, handler, eras=eras, input_capable=input_capable, name_param=name_param
+            )
         for ext in extensions:
             self.add_extension(ext)
 

@@ -230,20 +230,20 @@ async def subscriptions_listen(ctx: Context) -> JSON:
     return {"_meta": dict(tag)}
 
 
-BUILTIN_METHODS: dict[str, tuple[Any, tuple[str, ...], bool]] = {
-    # method: (handler, eras, input-capable)
-    "tools/list": (tools_list, ("legacy", "modern"), False),
-    "tools/call": (tools_call, ("legacy", "modern"), True),
-    "prompts/list": (prompts_list, ("legacy", "modern"), False),
-    "prompts/get": (prompts_get, ("legacy", "modern"), True),
-    "resources/list": (resources_list, ("legacy", "modern"), False),
-    "resources/templates/list": (resource_templates_list, ("legacy", "modern"), False),
-    "resources/read": (resources_read, ("legacy", "modern"), True),
-    "resources/subscribe": (resources_subscribe, ("legacy",), False),
-    "resources/unsubscribe": (resources_unsubscribe, ("legacy",), False),
-    "logging/setLevel": (logging_set_level, ("legacy",), False),
-    "completion/complete": (completion_complete, ("legacy", "modern"), False),
-    "ping": (ping, ("legacy",), False),
-    "server/discover": (server_discover, ("modern",), False),
-    "subscriptions/listen": (subscriptions_listen, ("modern",), False),
+BUILTIN_METHODS: dict[str, tuple[Any, tuple[str, ...], bool, str | None]] = {
+    # method: (handler, eras, input-capable, Mcp-Name params field)
+    "tools/list": (tools_list, ("legacy", "modern"), False, None),
+    "tools/call": (tools_call, ("legacy", "modern"), True, "name"),
+    "prompts/list": (prompts_list, ("legacy", "modern"), False, None),
+    "prompts/get": (prompts_get, ("legacy", "modern"), True, "name"),
+    "resources/list": (resources_list, ("legacy", "modern"), False, None),
+    "resources/templates/list": (resource_templates_list, ("legacy", "modern"), False, None),
+    "resources/read": (resources_read, ("legacy", "modern"), True, "uri"),
+    "resources/subscribe": (resources_subscribe, ("legacy",), False, None),
+    "resources/unsubscribe": (resources_unsubscribe, ("legacy",), False, None),
+    "logging/setLevel": (logging_set_level, ("legacy",), False, None),
+    "completion/complete": (completion_complete, ("legacy", "modern"), False, None),
+    "ping": (ping, ("legacy",), False, None),
+    "server/discover": (server_discover, ("modern",), False, None),
+    "subscriptions/listen": (subscriptions_listen, ("modern",), False, None),
 }
