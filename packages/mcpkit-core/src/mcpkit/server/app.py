@@ -259,10 +259,12 @@ class Server:
         *,
         eras: Sequence[Era] = ("legacy", "modern"),
         input_capable: bool = False,
+        name_param: str | None = None,
     ) -> None:
         """Serve a request method (built-in or an extension's namespace).
-        ``input_capable`` lets the handler answer with MRTR ``input_required``."""
-        self.methods[method] = MethodSpec(handler, frozenset(eras), input_capable)
+        ``input_capable`` lets the handler answer with MRTR ``input_required``;
+        ``name_param`` is the params field carried in the ``Mcp-Name`` HTTP header."""
+        self.methods[method] = MethodSpec(handler, frozenset(eras), input_capable, name_param)
 
     def add_extension(self, extension: Extension | ExtensionProvider) -> Extension:
         """Advertise an extension in ``capabilities.extensions`` (SEP-2133)."""
