@@ -19,7 +19,8 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -136,7 +137,8 @@ class Server:
         self.templates: list[ResourceTemplate] = []
         self.completers: dict[tuple[str, str], Completer] = {}
         self.extensions: dict[str, Extension] = {}
-        self.methods: dict[str, MethodSpec] = {}
+        self.methods: dict[Era, dict[str, MethodSpec]] = {"legacy": {}, "modern": {}}
+        self._lifespans: list[Callable[[Server], AbstractAsyncContextManager[Any]]] = []
         self.hub: NotificationHub = hub if hub is not None else InMemoryHub()
         self.sealer = RequestStateSealer(state_secret, ttl_s=state_ttl_s)
         self.cache_hints: dict[str, CacheHint] = {**DEFAULT_CACHE_HINTS, **(cache_hints or {})}
@@ -264,7 +266,28 @@ class Server:
         """Serve a request method (built-in or an extension's namespace).
         ``input_capable`` lets the handler answer with MRTR ``input_required``;
         ``name_param`` is the params field carried in the ``Mcp-Name`` HTTP header."""
-        self.methods[method] = MethodSpec(handler, frozenset(eras), input_capable, name_param)
+        spec = MethodSpec(handler, frozenset(eras), input_capable, name_param)
+        for era in eras:
+            self.methods[era][method] = spec
+
+    def method(self, era: Era, method: str) -> MethodSpec | None:
+        """The handler serving ``method`` on ``era``, if any. A method may have
+        different handlers per era (e.g. the tasks extension's v1 and v2 ``tasks/get``)."""
+        return self.methods[era].get(method)
+
+    def add_lifespan(self, factory: Callable[[Server], AbstractAsyncContextManager[Any]]) -> None:
+        """Run ``factory(server)`` as an async context manager around serving: entered
+        before the first request, exited at shutdown, on every transport (background work
+        of extensions, connection pools). Entered in registration order."""
+        self._lifespans.append(factory)
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        """Enter every registered lifespan; transports wrap serving in this."""
+        async with AsyncExitStack() as stack:
+            for factory in self._lifespans:
+                await stack.enter_async_context(factory(self))
+            yield
 
     def add_extension(self, extension: Extension | ExtensionProvider) -> Extension:
         """Advertise an extension in ``capabilities.extensions`` (SEP-2133)."""

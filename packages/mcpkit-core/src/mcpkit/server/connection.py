@@ -105,7 +105,7 @@ class ServerConnection:
     async def serve(self) -> None:
         """Serve until the peer closes the stream; then release the session."""
         try:
-            async with anyio.create_task_group() as tg:
+            async with self.server.lifespan(), anyio.create_task_group() as tg:
                 self._tg = tg
                 await self.connection.serve()
                 tg.cancel_scope.cancel()

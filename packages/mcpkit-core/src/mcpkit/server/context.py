@@ -20,12 +20,14 @@ Rules:
    primitive properties, else ``ValueError`` before anything is sent.
 5. Notifications and reverse calls go to the request's own channel, so over HTTP they
    travel on the request's stream.
+6. An ``input_provider`` set on the context (an extension hook) replaces both era
+   strategies for obtaining client input; capability checks (rule 4) still apply.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcpkit.core import meta as M
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
     from mcpkit.server.app import Server
     from mcpkit.server.lifecycle import LegacySession
 
-__all__ = ["LOG_LEVELS", "Context", "LogLevel", "check_flat_schema"]
+__all__ = ["LOG_LEVELS", "Context", "InputProvider", "LogLevel", "check_flat_schema"]
 
 JSON = dict[str, Any]
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
@@ -54,6 +56,9 @@ LOG_LEVELS: dict[str, int] = {
         ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
     )
 }
+InputProvider = Callable[["Context", dict[str, JSON]], Awaitable[dict[str, JSON]]]
+"""Replaces how a context obtains client input: ``(ctx, {key: {method, params}})`` ->
+``{key: result}``. Extensions set it (e.g. a task waiting for ``tasks/update``)."""
 _PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean"})
 _INPUT_CAPABILITY = {
     "elicitation/create": "elicitation",
@@ -118,6 +123,7 @@ class Context:
         "client_capabilities",
         "client_info",
         "era",
+        "input_provider",
         "log_level",
         "method",
         "params",
@@ -164,6 +170,7 @@ class Context:
         self.state: JSON = {}
         self._answers: JSON = answers if answers is not None else {}
         self.asked: set[str] = set()
+        self.input_provider: InputProvider | None = None
         self._input_seq = 0
         self._last_progress: float | None = None
         self._closed = False
@@ -294,6 +301,8 @@ class Context:
         for req in requests.values():
             self._require(req["method"], req.get("params") or {})
         self.asked.update(requests)
+        if self.input_provider is not None:
+            return await self.input_provider(self, dict(requests))
         if self.era == "modern":
             missing = {k: dict(v) for k, v in requests.items() if k not in self._answers}
             if missing:

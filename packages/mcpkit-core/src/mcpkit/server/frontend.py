@@ -93,8 +93,8 @@ async def handle_legacy(
         raise JSONRPCError(
             INVALID_REQUEST, f"Invalid Request: {method} before initialize; send initialize first"
         )
-    spec = server.methods.get(method)
-    if spec is None or "legacy" not in spec.eras:
+    spec = server.method("legacy", method)
+    if spec is None:
         raise _method_not_found(method)
     ctx = Context(
         server,
@@ -171,8 +171,8 @@ async def handle_modern(
     method = request.method
     params = request.params
     version, caps, info, level = _envelope(params)
-    spec = server.methods.get(method)
-    if spec is None or "modern" not in spec.eras:
+    spec = server.method("modern", method)
+    if spec is None:
         raise _method_not_found(method)
     answers: JSON | None = None
     digest = ""
