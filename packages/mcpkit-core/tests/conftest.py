@@ -1,0 +1,16 @@
+"""Shared fixtures for the mcpkit-core tests: the anyio backend (asyncio only).
+
+Helpers that several test areas use live next to this file: ``peer.py`` (an in-process
+test client on the JSON-RPC engine) and ``stdio_process.py`` (a spawned ``mcpkit``
+stdio server spoken to with raw JSON lines). This directory is on ``sys.path`` because
+pytest inserts the directory of a root-level ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
