@@ -1,0 +1,66 @@
+"""Handshake-era lifecycle: ``initialize``, ``notifications/initialized``, ``ping``.
+
+Sources: spec 2025-11-25 ``basic/lifecycle`` and ``basic/utilities/ping``; schema
+``InitializeRequest``, ``InitializeRequestParams``, ``InitializeResult``,
+``InitializedNotification``, ``PingRequest``. All removed in 2026-07-28 (SEP-2575),
+where ``server/discover`` and per-request ``_meta`` replace them (``modern.py``).
+
+Rules:
+1. The client offers the newest ``protocol_version`` it supports; the server answers with
+   the same version if it supports it, otherwise with another version it supports.
+2. Capabilities and implementation info are fixed for the session.
+3. ``ping`` has no params beyond ``_meta`` and is answered with an empty result.
+"""
+
+from typing import Literal
+
+from mcpkit.core.types._base import MCPModel, NotificationParams, RequestParams, Result
+from mcpkit.core.types.capabilities import ClientCapabilities, ServerCapabilities
+from mcpkit.core.types.common import Implementation
+
+__all__ = [
+    "InitializeRequest",
+    "InitializeRequestParams",
+    "InitializeResult",
+    "InitializedNotification",
+    "PingRequest",
+]
+
+
+class InitializeRequestParams(RequestParams):
+    """The client's ``protocol_version``, ``capabilities`` and ``client_info``."""
+
+    protocol_version: str
+    capabilities: ClientCapabilities
+    client_info: Implementation
+
+
+class InitializeRequest(MCPModel):
+    """``initialize`` (client->server, first request of a session)."""
+
+    method: Literal["initialize"] = "initialize"
+    params: InitializeRequestParams
+
+
+class InitializeResult(Result):
+    """The negotiated ``protocol_version``, the server's ``capabilities`` and
+    ``server_info``, and optional ``instructions`` for the model."""
+
+    protocol_version: str
+    capabilities: ServerCapabilities
+    server_info: Implementation
+    instructions: str | None = None
+
+
+class InitializedNotification(MCPModel):
+    """``notifications/initialized`` (client->server, after the initialize result)."""
+
+    method: Literal["notifications/initialized"] = "notifications/initialized"
+    params: NotificationParams | None = None
+
+
+class PingRequest(MCPModel):
+    """``ping`` (either direction, handshake era only)."""
+
+    method: Literal["ping"] = "ping"
+    params: RequestParams | None = None
