@@ -4,12 +4,14 @@ Rules:
 1. ``mcpkit run module:attr`` (or ``path/to/file.py:attr``) serves any user's server; the
    attribute is a :class:`~mcpkit.server.Server` or a zero-argument factory of one.
 2. ``mcpkit demo`` serves the bundled demo server.
-3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol.
+3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol, from the moment
+   the user's module is imported.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -79,7 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "run":
-        _serve(load_server(args.target), args)
+        if args.transport == "stdio":
+            # stdout belongs to the protocol (rule 3): what user code prints while it is
+            # imported goes to stderr, like what it prints while serving (P1).
+            with contextlib.redirect_stdout(sys.stderr):
+                server = load_server(args.target)
+        else:
+            server = load_server(args.target)
+        _serve(server, args)
     elif args.command == "demo":
         from mcpkit.server.demo import build_demo_server
 

@@ -20,6 +20,9 @@ Rules:
    response to it is dropped.
 5. Handler exceptions never escape: :class:`JSONRPCError` becomes its error response,
    anything else becomes -32603 without internals in the message.
+6. A request stays in flight until its response is written (so draining at end of
+   input waits for the answer, not just the result). A response that cannot be written
+   because the peer is gone is dropped, never raised into the serving loop.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ __all__ = [
     "RequestTimeoutError",
     "admit",
     "run_request",
+    "send_reply",
 ]
 
 logger = logging.getLogger("mcpkit.engine")
@@ -190,8 +194,9 @@ class Inflight:
         return request_id in self._slots
 
     def cancel(self, request_id: Any) -> bool:
-        """Cancel a running request; returns False for unknown or finished ids."""
-        if isinstance(request_id, bool):
+        """Cancel a running request; returns False for unknown or finished ids and for
+        values that are not a JSON-RPC id (a bool, a float, an object...)."""
+        if type(request_id) is not int and not isinstance(request_id, str):
             return False
         slot = self._slots.get(request_id)
         if slot is None:
@@ -225,6 +230,20 @@ def admit(inflight: Inflight, request_id: RequestId) -> _Slot | JSON:
     return slot
 
 
+_PEER_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+"""What a transport raises when the peer can no longer receive (rule 6)."""
+
+
+async def send_reply(send: Callable[[Any], Awaitable[None]], message: Any) -> bool:
+    """Send a reply the engine owes the peer; False (logged) when the peer is gone."""
+    try:
+        await send(message)
+    except _PEER_GONE:
+        logger.debug("peer gone; dropped a reply")
+        return False
+    return True
+
+
 async def run_request(
     inflight: Inflight,
     request: InboundRequest,
@@ -242,7 +261,7 @@ async def run_request(
     if slot is None:
         admitted = admit(inflight, rid)
         if not isinstance(admitted, _Slot):
-            await send(admitted)
+            await send_reply(send, admitted)
             return admitted
         slot = admitted
     msg: JSON | None = None
@@ -257,12 +276,13 @@ async def run_request(
             except Exception:
                 logger.exception("handler for %s (id %r) failed", request.method, rid)
                 msg = error_message(rid, INTERNAL_ERROR, "Internal error")
+        if slot.cancelled or msg is None:
+            return None
+        # Still in flight until answered, so that draining at end of input waits for
+        # the response to be written, not just computed.
+        return msg if await send_reply(send, msg) else None
     finally:
         inflight._release(rid, slot)  # pyright: ignore[reportPrivateUsage]
-    if slot.cancelled or msg is None:
-        return None
-    await send(msg)
-    return msg
 
 
 class _Waiter:
@@ -301,8 +321,9 @@ class Pending:
         return True
 
     async def deliver_progress(self, token: Any, params: JSON) -> bool:
-        """Route a progress notification to the callback registered for ``token``."""
-        if isinstance(token, bool):
+        """Route a progress notification to the callback registered for ``token``; the
+        token must have the exact JSON type it was issued with (string or integer)."""
+        if type(token) is not int and not isinstance(token, str):
             return False
         callback = self._progress.get(token)
         if callback is None:
@@ -450,7 +471,9 @@ class Connection:
 
     async def _dispatch(self, item: Any, tg: anyio.abc.TaskGroup) -> None:
         if isinstance(item, Malformed):
-            await self.stream.send(error_message(None, PARSE_ERROR, f"Parse error: {item.reason}"))
+            await send_reply(
+                self.stream.send, error_message(None, PARSE_ERROR, f"Parse error: {item.reason}")
+            )
             return
         if isinstance(item, list):
             await self._dispatch_batch(item, tg)  # pyright: ignore[reportUnknownArgumentType]
@@ -459,7 +482,7 @@ class Connection:
         if c.kind == "request":
             admitted = admit(self.inflight, c.id)  # type: ignore[arg-type]
             if not isinstance(admitted, _Slot):
-                await self.stream.send(admitted)
+                await send_reply(self.stream.send, admitted)
                 return
             request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
             tg.start_soon(
@@ -476,7 +499,7 @@ class Connection:
             if not self.pending.resolve(item):
                 logger.debug("dropped a response to unknown id %r", c.id)
         elif c.error is not None:
-            await self.stream.send(c.error)
+            await send_reply(self.stream.send, c.error)
 
     async def _notify_handler(self, c: Classified) -> None:
         try:
@@ -486,17 +509,19 @@ class Connection:
 
     async def _dispatch_batch(self, items: list[Any], tg: anyio.abc.TaskGroup) -> None:
         if not items:
-            await self.stream.send(
-                error_message(None, INVALID_REQUEST, "Invalid Request: empty batch")
+            await send_reply(
+                self.stream.send,
+                error_message(None, INVALID_REQUEST, "Invalid Request: empty batch"),
             )
             return
         if not self.handler.batches_allowed():
-            await self.stream.send(
+            await send_reply(
+                self.stream.send,
                 error_message(
                     None,
                     INVALID_REQUEST,
                     "Invalid Request: JSON-RPC batches are only accepted at protocol 2025-03-26",
-                )
+                ),
             )
             return
         tg.start_soon(self._run_batch, items)
@@ -522,4 +547,4 @@ class Connection:
                 elif c.error is not None:
                     replies.append(c.error)
         if replies:
-            await self.stream.send(replies)
+            await send_reply(self.stream.send, replies)

@@ -1,0 +1,112 @@
+"""NDJSON framing (``mcpkit.core.stdio.NDJSONStream``) over scripted byte chunks.
+
+Chunk boundaries fall anywhere: inside a line, inside a UTF-8 sequence, right after a
+newline. Over-limit lines are reported and skipped without buffering them whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpkit.core.engine import Malformed
+from mcpkit.core.stdio import NDJSONStream
+
+pytestmark = pytest.mark.anyio
+
+
+class Chunks:
+    """A byte reader that returns the given chunks, then end of input."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = [c for c in chunks if c]  # an empty read means end of input
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    async def send(self, item: bytes) -> None:
+        self.data.extend(item)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def read_all(stream: NDJSONStream) -> list[Any]:
+    out: list[Any] = []
+    while True:
+        try:
+            out.append(await stream.receive())
+        except anyio.EndOfStream:
+            return out
+
+
+def every_split(data: bytes) -> list[tuple[bytes, bytes]]:
+    return [(data[:i], data[i:]) for i in range(len(data) + 1)]
+
+
+async def test_messages_split_at_every_byte_boundary_are_reassembled() -> None:
+    data = '{"a":"naïve 東京 🚀"}\n{"b":2}\n'.encode()
+    for left, right in every_split(data):
+        got = await read_all(NDJSONStream(Chunks(left, right), Sink()))
+        assert got == [{"a": "naïve 東京 🚀"}, {"b": 2}], (left, right)
+
+
+async def test_crlf_blank_lines_and_a_final_unterminated_line_are_accepted() -> None:
+    got = await read_all(NDJSONStream(Chunks(b'{"a":1}\r\n\n  \n{"b":2}'), Sink()))
+    assert got == [{"a": 1}, {"b": 2}]
+
+
+async def test_malformed_lines_are_reported_and_reading_continues() -> None:
+    got = await read_all(NDJSONStream(Chunks(b'{not json\n\xff\xfe\n{"ok":true}\n[1,\n'), Sink()))
+    assert isinstance(got[0], Malformed)
+    assert isinstance(got[1], Malformed)
+    assert got[2] == {"ok": True}
+    assert isinstance(got[3], Malformed)
+    assert len(got) == 4
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 100, 10_000])
+async def test_over_limit_line_is_reported_once_and_the_next_line_is_read(
+    chunk_size: int,
+) -> None:
+    limit = 100
+    big = b'{"x":"' + b"y" * 500 + b'"}\n'
+    data = b'{"before":1}\n' + big + b'{"after":2}\n'
+    chunks = [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)]
+    stream = NDJSONStream(Chunks(*chunks), Sink(), max_message_bytes=limit)
+    got = await read_all(stream)
+    assert got[0] == {"before": 1}
+    assert isinstance(got[1], Malformed)
+    assert str(limit) in got[1].reason
+    assert got[2] == {"after": 2}
+    assert len(got) == 3
+    assert len(stream._buf) <= limit  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_a_line_exactly_at_the_limit_is_accepted() -> None:
+    line = b'{"x":"' + b"z" * 92 + b'"}'
+    assert len(line) == 100
+    got = await read_all(NDJSONStream(Chunks(line + b"\n"), Sink(), max_message_bytes=100))
+    assert got == [{"x": "z" * 92}]
+
+
+async def test_send_writes_one_compact_utf8_line_per_message() -> None:
+    sink = Sink()
+    stream = NDJSONStream(Chunks(), sink)
+    await stream.send({"text": "naïve\n東京 🚀"})
+    await stream.send([{"a": 1}])
+    lines = bytes(sink.data).split(b"\n")
+    assert lines[-1] == b""
+    assert len(lines) == 3  # the embedded newline is escaped, never raw
+    assert lines[0] == '{"text":"naïve\\n東京 🚀"}'.encode()
+    assert lines[1] == b'[{"a":1}]'
