@@ -286,11 +286,12 @@ async def run_request(
 
 
 class _Waiter:
-    __slots__ = ("event", "response")
+    __slots__ = ("error", "event", "response")
 
     def __init__(self) -> None:
         self.event = anyio.Event()
         self.response: JSON | None = None
+        self.error: BaseException | None = None
 
 
 class Pending:
@@ -317,6 +318,16 @@ class Pending:
         if waiter is None:
             return False
         waiter.response = response
+        waiter.event.set()
+        return True
+
+    def fail(self, request_id: RequestId, error: BaseException) -> bool:
+        """Fail one waiting request with a local error (e.g. its HTTP exchange failed);
+        the caller of :meth:`call` gets ``error`` raised. False when nothing waits."""
+        waiter = self._waiters.pop(request_id, None)
+        if waiter is None:
+            return False
+        waiter.error = error
         waiter.event.set()
         return True
 
@@ -383,6 +394,8 @@ class Pending:
                             await on_abandon(rid, reason)
                         except Exception:  # the peer may be gone; nothing to tell
                             logger.debug("could not notify abandonment of %r", rid)
+        if waiter.error is not None:
+            raise waiter.error
         response = waiter.response
         if response is None:
             raise PeerClosedError(f"{method}: connection closed before a response")

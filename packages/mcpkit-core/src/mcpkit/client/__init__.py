@@ -1,0 +1,108 @@
+"""The mcpkit MCP client: both protocol eras over stdio, Streamable HTTP and in-memory.
+
+Start with :class:`Client`::
+
+    async with Client("http://127.0.0.1:8765/mcp") as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("add", {"a": 1, "b": 2})
+
+Names are loaded on first use, so importing the package does not import httpx2 (only
+an HTTP connection does).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpkit.client.cache import ResultCache
+    from mcpkit.client.client import Client, transport_for
+    from mcpkit.client.errors import (
+        ClientError,
+        HTTPStatusError,
+        InputRoundsExceededError,
+        ProtocolViolationError,
+        SessionExpiredError,
+        ToolOutputError,
+        TransportClosedError,
+        UnsupportedServerError,
+    )
+    from mcpkit.client.handlers import InputHandlers, apply_elicitation_defaults
+    from mcpkit.client.http import HttpTransport
+    from mcpkit.client.listen import Subscription, SubscriptionNotification
+    from mcpkit.client.memory import MemoryTransport
+    from mcpkit.client.middleware import IncomingMessage, OutgoingRequest
+    from mcpkit.client.negotiate import Mode, ServerState
+    from mcpkit.client.reconnect import ReconnectPolicy
+    from mcpkit.client.stdio import StdioTransport
+    from mcpkit.client.transport import ClientStream, ClientTransport
+
+__all__ = [
+    "Client",
+    "ClientError",
+    "ClientStream",
+    "ClientTransport",
+    "HTTPStatusError",
+    "HttpTransport",
+    "IncomingMessage",
+    "InputHandlers",
+    "InputRoundsExceededError",
+    "MemoryTransport",
+    "Mode",
+    "OutgoingRequest",
+    "ProtocolViolationError",
+    "ReconnectPolicy",
+    "ResultCache",
+    "ServerState",
+    "SessionExpiredError",
+    "StdioTransport",
+    "Subscription",
+    "SubscriptionNotification",
+    "ToolOutputError",
+    "TransportClosedError",
+    "UnsupportedServerError",
+    "apply_elicitation_defaults",
+    "transport_for",
+]
+
+_EXPORTS: dict[str, str] = {
+    "Client": "client",
+    "transport_for": "client",
+    "ResultCache": "cache",
+    "ClientError": "errors",
+    "HTTPStatusError": "errors",
+    "InputRoundsExceededError": "errors",
+    "ProtocolViolationError": "errors",
+    "SessionExpiredError": "errors",
+    "ToolOutputError": "errors",
+    "TransportClosedError": "errors",
+    "UnsupportedServerError": "errors",
+    "InputHandlers": "handlers",
+    "apply_elicitation_defaults": "handlers",
+    "HttpTransport": "http",
+    "Subscription": "listen",
+    "SubscriptionNotification": "listen",
+    "MemoryTransport": "memory",
+    "IncomingMessage": "middleware",
+    "OutgoingRequest": "middleware",
+    "Mode": "negotiate",
+    "ServerState": "negotiate",
+    "ReconnectPolicy": "reconnect",
+    "StdioTransport": "stdio",
+    "ClientStream": "transport",
+    "ClientTransport": "transport",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpkit.client' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"mcpkit.client.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,666 @@
+"""The :class:`Client`: connect, negotiate, and call a server with typed methods.
+
+One object speaks both protocol eras over stdio, Streamable HTTP and in-memory. The
+era is decided when it connects (:mod:`mcpkit.client.negotiate`); the methods below
+look the same on both.
+
+Rules:
+1. ``async with Client(target) as client`` connects, negotiates and leaves the client
+   ready; leaving closes everything (HTTP DELETE of a session, child process shutdown).
+   ``target``: a :class:`ClientTransport`, an ``http(s)://`` URL, an
+   :class:`~mcpkit.server.Server` (in memory), or a command (string or argv list).
+2. Every request of an input-capable method is driven to completion through MRTR
+   (:mod:`mcpkit.client.mrtr`) with the same handlers that serve handshake-era server
+   requests; at most ``max_input_rounds`` rounds.
+3. Cacheable results are served from the :class:`ResultCache` while fresh (``cache=True``
+   by default, per-call ``use_cache=False``); list_changed and resources/updated
+   notifications invalidate it.
+4. ``list_*`` follow ``nextCursor`` to the end (bounded by ``max_pages``, and a repeated
+   cursor stops); ``list_*_page`` return one page.
+5. ``call_tool`` validates ``structuredContent`` against the tool's ``outputSchema``
+   (fetched with ``tools/list`` if unknown) on success only, never on ``isError``
+   results; a mismatch is :class:`ToolOutputError`. Schemas are never fetched from the
+   network (:mod:`mcpkit.core.jsonschema`).
+6. On 2026-07-28 over HTTP, tools whose ``x-mcp-header`` annotations are invalid are left
+   out of ``tools/list`` results (with a warning) and refused locally by ``call_tool``; the
+   others' annotations drive the ``Mcp-Param-*`` headers. A -32020 answer to ``tools/call``
+   refreshes the tool list and retries once.
+7. Handshake era over HTTP: a request whose session expired (404) re-initializes the
+   session once and is retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from mcpkit.client._json import as_list, as_object
+from mcpkit.client.cache import ResultCache
+from mcpkit.client.errors import ClientError, SessionExpiredError, ToolOutputError
+from mcpkit.client.handlers import (
+    ElicitationHandler,
+    InputHandlers,
+    RootsSource,
+    SamplingHandler,
+    UrlElicitationHandler,
+)
+from mcpkit.client.headers import HeaderBinding, InvalidToolHeaders, header_bindings
+from mcpkit.client.listen import Subscription
+from mcpkit.client.middleware import ReceiveMiddleware, SendMiddleware
+from mcpkit.client.mrtr import complete_result
+from mcpkit.client.negotiate import Mode, ServerState, initialize, negotiate
+from mcpkit.client.session import (
+    ClientSession,
+    ListChangedCallback,
+    LogCallback,
+    NotificationCallback,
+    ResourceUpdatedCallback,
+)
+from mcpkit.client.transport import ClientTransport
+from mcpkit.core.engine import ProgressCallback
+from mcpkit.core.extensions import (
+    Extension,
+    ExtensionProvider,
+    as_extension,
+    peer_supports_extension,
+)
+from mcpkit.core.jsonrpc import HEADER_MISMATCH, JSONRPCError, RequestId
+from mcpkit.core.versions import LATEST_LEGACY_VERSION, Era
+
+if TYPE_CHECKING:
+    from mcpkit.core.types import (
+        CallToolResult,
+        CompleteResult,
+        DiscoverResult,
+        GetPromptResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        Tool,
+    )
+
+__all__ = ["Client", "transport_for"]
+
+JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.client")
+_DEFAULT = object()
+
+
+def _client_info() -> JSON:
+    try:
+        from importlib.metadata import version
+
+        return {"name": "mcpkit", "version": version("mcpkit-core")}
+    except Exception:
+        return {"name": "mcpkit", "version": "0"}
+
+
+def transport_for(target: Any) -> ClientTransport:
+    """Rule 1: the transport for a URL, a Server object, a command or a transport."""
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        from mcpkit.client.http import HttpTransport
+
+        return HttpTransport(target)
+    if isinstance(target, str):
+        argv = shlex.split(target)
+        if not argv:
+            raise ValueError("empty command")
+        from mcpkit.client.stdio import StdioTransport
+
+        return StdioTransport(argv[0], argv[1:])
+    if isinstance(target, (list, tuple)):
+        from mcpkit.client.stdio import StdioTransport
+
+        argv = [str(a) for a in target]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        return StdioTransport(argv[0], argv[1:])
+    if hasattr(target, "connect") and hasattr(target, "kind"):
+        return target
+    from mcpkit.server.app import Server
+
+    if isinstance(target, Server):
+        from mcpkit.client.memory import MemoryTransport
+
+        return MemoryTransport(target)
+    raise TypeError(f"cannot connect to {target!r}: give a URL, a command, a Server or a transport")
+
+
+class Client:
+    """An MCP client (see the module rules).
+
+    ``mode``: ``"adaptive"`` (default), ``"legacy"`` or ``"modern"``; ``protocol_version``
+    pins the handshake-era version asked for. ``sampling``, ``elicitation`` (form),
+    ``url_elicitation`` and ``roots`` answer server input requests and are declared as
+    capabilities only when set. ``on_log``, ``on_list_changed`` and ``on_resource_updated``
+    receive notifications. ``extensions`` are declared in ``capabilities.extensions``.
+    ``timeout_s`` is the default per-request timeout in seconds (None: none);
+    ``probe_timeout_s`` bounds the adaptive ``server/discover`` probe.
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        mode: Mode = "adaptive",
+        protocol_version: str = LATEST_LEGACY_VERSION,
+        client_info: Mapping[str, Any] | None = None,
+        sampling: SamplingHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        url_elicitation: UrlElicitationHandler | None = None,
+        roots: RootsSource | None = None,
+        on_log: LogCallback | None = None,
+        on_list_changed: ListChangedCallback | None = None,
+        on_resource_updated: ResourceUpdatedCallback | None = None,
+        extensions: Sequence[Extension | ExtensionProvider] = (),
+        timeout_s: float | None = 60.0,
+        probe_timeout_s: float | None = 10.0,
+        max_input_rounds: int = 10,
+        max_pages: int = 1000,
+        cache: bool | ResultCache = True,
+        cache_partition: str | None = None,
+        log_level: str | None = None,
+    ) -> None:
+        self.transport = transport_for(target)
+        self.mode: Mode = mode
+        self.legacy_version = protocol_version
+        self.client_info: JSON = dict(client_info) if client_info else _client_info()
+        self.handlers = InputHandlers(
+            sampling=sampling, elicitation=elicitation, url_elicitation=url_elicitation, roots=roots
+        )
+        self.on_log = on_log
+        self.on_list_changed = on_list_changed
+        self.on_resource_updated = on_resource_updated
+        self.extensions: dict[str, Extension] = {}
+        for item in extensions:
+            ext = as_extension(item)
+            self.extensions[ext.id] = ext
+        self.timeout_s = timeout_s
+        self.probe_timeout_s = probe_timeout_s
+        self.max_input_rounds = max_input_rounds
+        self.max_pages = max_pages
+        self.cache: ResultCache | None = (
+            cache if isinstance(cache, ResultCache) else ResultCache() if cache else None
+        )
+        self.cache_partition = cache_partition
+        self.initial_log_level = log_level
+        self.server = ServerState()
+        self._send_mw: list[SendMiddleware] = []
+        self._recv_mw: list[ReceiveMiddleware] = []
+        self._notification_handlers: dict[str, list[NotificationCallback]] = {}
+        self._request_handlers: dict[str, Callable[[JSON | None], Any]] = {}
+        self._session: ClientSession | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._stack: AsyncExitStack | None = None
+        self._tools: dict[str, JSON] = {}
+        self._tools_listed = False
+        self._rejected: dict[str, str] = {}
+        self._reinit_lock = anyio.Lock()
+        self._session_generation = 0
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def __aenter__(self) -> Client:
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            stream = await stack.enter_async_context(self.transport.connect())
+            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            session = ClientSession(
+                stream,
+                client_info=self.client_info,
+                handlers=self.handlers,
+                extensions=self.extensions,
+                cache=self.cache,
+                timeout_s=self.timeout_s,
+                on_log=self.on_log,
+                on_list_changed=self.on_list_changed,
+                on_resource_updated=self.on_resource_updated,
+            )
+            session.send_middleware = self._send_mw
+            session.receive_middleware = self._recv_mw
+            session.notification_handlers = self._notification_handlers
+            session.request_handlers = self._request_handlers
+            self._session = session
+            await self._tg.start(session.connection.serve)
+            self.server = await negotiate(
+                session,
+                self.mode,
+                legacy_version=self.legacy_version,
+                probe_timeout_s=self.probe_timeout_s,
+            )
+            if self.initial_log_level is not None:
+                await self.set_log_level(self.initial_log_level)
+        except BaseException as exc:
+            if self._tg is not None:
+                self._tg.cancel_scope.cancel()
+            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            self._session = None
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+        if stack is not None:
+            await stack.__aexit__(exc_type, exc, tb)
+
+    @property
+    def session(self) -> ClientSession:
+        if self._session is None:
+            raise ClientError("the client is not connected; use 'async with Client(...)'")
+        return self._session
+
+    @property
+    def task_group(self) -> anyio.abc.TaskGroup:
+        if self._tg is None:
+            raise ClientError("the client is not connected")
+        return self._tg
+
+    # -- what is known about the server --------------------------------------------------
+    @property
+    def era(self) -> Era | None:
+        return self._session.era if self._session is not None else None
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self._session.protocol_version if self._session is not None else None
+
+    @property
+    def server_info(self) -> JSON:
+        return self.server.info
+
+    @property
+    def server_capabilities(self) -> JSON:
+        return self.server.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self.server.instructions
+
+    def server_supports_extension(self, extension_id: str) -> bool:
+        """Whether the server's capabilities list ``extension_id`` (SEP-2133)."""
+        return peer_supports_extension(self.server.capabilities, extension_id)
+
+    # -- extension surfaces --------------------------------------------------------------
+    def add_send_middleware(self, middleware: SendMiddleware) -> None:
+        """Wrap every outgoing request: ``async def mw(request, call_next) -> result``."""
+        self._send_mw.append(middleware)
+
+    def add_receive_middleware(self, middleware: ReceiveMiddleware) -> None:
+        """Wrap every server request and notification: ``async def mw(message, call_next)``."""
+        self._recv_mw.append(middleware)
+
+    def add_notification_handler(self, method: str, handler: NotificationCallback) -> None:
+        """Also call ``async def handler(params)`` for each ``method`` notification."""
+        self._notification_handlers.setdefault(method, []).append(handler)
+
+    def add_request_handler(self, method: str, handler: Callable[[JSON | None], Any]) -> None:
+        """Answer the server's ``method`` requests (handshake era): ``async def h(params)``."""
+        self._request_handlers[method] = handler
+
+    # -- generic requests ----------------------------------------------------------------
+    async def _send(self, method: str, params: JSON | None, **options: Any) -> JSON:
+        session = self.session
+        generation = self._session_generation
+        try:
+            return await session.request(method, params, **options)
+        except SessionExpiredError:
+            if session.era != "legacy":
+                raise
+            async with self._reinit_lock:
+                if generation == self._session_generation:
+                    logger.info("session expired (HTTP 404); initializing a new one")
+                    await session.stream.reset_session()
+                    self.server = await initialize(
+                        session, session.protocol_version or self.legacy_version
+                    )
+                    self._session_generation += 1
+            return await session.request(method, params, **options)
+
+    async def request(
+        self,
+        method: str,
+        params: JSON | None = None,
+        *,
+        timeout_s: Any = _DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        progress_token: RequestId | None = None,
+        use_cache: bool = True,
+    ) -> JSON:
+        """Send any request and return its complete ``result`` (rules 2, 3, 7).
+
+        Raises :class:`JSONRPCError` for the server's error responses and
+        :class:`ClientError` subclasses for local failures.
+        """
+        options: JSON = {"on_progress": on_progress, "progress_token": progress_token}
+        if timeout_s is not _DEFAULT:
+            options["timeout_s"] = timeout_s
+        cache = self.cache if use_cache else None
+        if cache is not None:
+            hit = cache.get(method, params, self.cache_partition)
+            if hit is not None:
+                return hit
+        result = await self._send(method, params, **options)
+
+        async def again(retry_params: JSON) -> JSON:
+            return await self._send(method, retry_params, **options)
+
+        result, rounds = await complete_result(
+            method, params, result, again, self.handlers, max_rounds=self.max_input_rounds
+        )
+        if rounds == 0 and self.cache is not None:
+            self.cache.put(method, params, result, self.cache_partition)
+        return result
+
+    async def notify(self, method: str, params: JSON | None = None) -> None:
+        """Send a notification."""
+        await self.session.notify(method, params)
+
+    async def ping(self) -> None:
+        """Check the server answers: ``ping`` on the handshake era; on 2026-07-28, which
+        has no ping, an uncached ``server/discover``."""
+        if self.era == "modern":
+            await self.request("server/discover", use_cache=False)
+        else:
+            await self.request("ping")
+
+    async def discover(self) -> DiscoverResult:
+        """``server/discover`` (2026-07-28 only)."""
+        from mcpkit.core.types import DiscoverResult
+
+        return DiscoverResult.model_validate(await self.request("server/discover"))
+
+    # -- lists ---------------------------------------------------------------------------
+    async def _page(self, method: str, cursor: str | None, use_cache: bool) -> JSON:
+        return await self.request(
+            method, {"cursor": cursor} if cursor is not None else None, use_cache=use_cache
+        )
+
+    async def _all(self, method: str, key: str, use_cache: bool) -> list[JSON]:
+        items: list[JSON] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(self.max_pages):
+            page = await self._page(method, cursor, use_cache)
+            if method == "tools/list":
+                page = self._admit_tools(page, first=cursor is None)
+            items.extend(x for x in as_list(page.get(key)) or [] if as_object(x) is not None)
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or cursor in seen:
+                break
+            seen.add(cursor)
+        return items
+
+    def _admit_tools(self, page: JSON, *, first: bool) -> JSON:
+        """Rule 6: record tool definitions; on modern HTTP drop invalid annotations."""
+        if first:
+            self._tools.clear()
+            self._rejected.clear()
+        check = self.era == "modern" and self.session.stream.kind == "http"
+        kept: list[JSON] = []
+        bindings: dict[str, tuple[HeaderBinding, ...]] = dict(
+            self.session.stream.config.tool_headers
+        )
+        for item in as_list(page.get("tools")) or []:
+            tool = as_object(item)
+            if tool is None or not isinstance(tool.get("name"), str):
+                continue
+            name: str = tool["name"]
+            if check:
+                try:
+                    found = header_bindings(tool.get("inputSchema"))
+                except InvalidToolHeaders as exc:
+                    logger.warning("rejected tool %r: %s", name, exc)
+                    self._rejected[name] = str(exc)
+                    bindings.pop(name, None)
+                    continue
+                bindings[name] = found
+            self._tools[name] = tool
+            kept.append(tool)
+        self._tools_listed = True
+        if check:
+            self.session.stream.config.tool_headers = bindings
+        return {**page, "tools": kept}
+
+    async def list_tools_page(
+        self, cursor: str | None = None, *, use_cache: bool = True
+    ) -> ListToolsResult:
+        from mcpkit.core.types import ListToolsResult
+
+        page = self._admit_tools(
+            await self._page("tools/list", cursor, use_cache), first=cursor is None
+        )
+        return ListToolsResult.model_validate(page)
+
+    async def list_tools(self, *, use_cache: bool = True) -> list[Tool]:
+        """Every tool, across pages (rules 4, 6)."""
+        from mcpkit.core.types import Tool
+
+        return [Tool.model_validate(t) for t in await self._all("tools/list", "tools", use_cache)]
+
+    async def list_prompts_page(
+        self, cursor: str | None = None, *, use_cache: bool = True
+    ) -> ListPromptsResult:
+        from mcpkit.core.types import ListPromptsResult
+
+        return ListPromptsResult.model_validate(await self._page("prompts/list", cursor, use_cache))
+
+    async def list_prompts(self, *, use_cache: bool = True) -> list[Prompt]:
+        from mcpkit.core.types import Prompt
+
+        return [
+            Prompt.model_validate(p) for p in await self._all("prompts/list", "prompts", use_cache)
+        ]
+
+    async def list_resources_page(
+        self, cursor: str | None = None, *, use_cache: bool = True
+    ) -> ListResourcesResult:
+        from mcpkit.core.types import ListResourcesResult
+
+        return ListResourcesResult.model_validate(
+            await self._page("resources/list", cursor, use_cache)
+        )
+
+    async def list_resources(self, *, use_cache: bool = True) -> list[Resource]:
+        from mcpkit.core.types import Resource
+
+        items = await self._all("resources/list", "resources", use_cache)
+        return [Resource.model_validate(r) for r in items]
+
+    async def list_resource_templates_page(
+        self, cursor: str | None = None, *, use_cache: bool = True
+    ) -> ListResourceTemplatesResult:
+        from mcpkit.core.types import ListResourceTemplatesResult
+
+        page = await self._page("resources/templates/list", cursor, use_cache)
+        return ListResourceTemplatesResult.model_validate(page)
+
+    async def list_resource_templates(self, *, use_cache: bool = True) -> list[ResourceTemplate]:
+        from mcpkit.core.types import ResourceTemplate
+
+        items = await self._all("resources/templates/list", "resourceTemplates", use_cache)
+        return [ResourceTemplate.model_validate(t) for t in items]
+
+    # -- calls ---------------------------------------------------------------------------
+    async def _tool_definition(self, name: str) -> JSON | None:
+        if (
+            name not in self._tools
+            and not self._tools_listed
+            and "tools" in self.server.capabilities
+        ):
+            await self._all("tools/list", "tools", True)
+        return self._tools.get(name)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout_s: Any = _DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        progress_token: RequestId | None = None,
+        validate: bool = True,
+    ) -> CallToolResult:
+        """``tools/call`` (rules 2, 5, 6). A tool's own failure is a result with
+        ``is_error``; protocol errors raise :class:`JSONRPCError`."""
+        from mcpkit.core.types import CallToolResult
+
+        if name in self._rejected:
+            raise ClientError(f"tools/call {name!r}: tool was rejected: {self._rejected[name]}")
+        if self.era == "modern" and self.session.stream.kind == "http" and not self._tools_listed:
+            await self._tool_definition(name)
+        params: JSON = {"name": name, "arguments": dict(arguments or {})}
+        try:
+            result = await self.request(
+                "tools/call",
+                params,
+                timeout_s=timeout_s,
+                on_progress=on_progress,
+                progress_token=progress_token,
+            )
+        except JSONRPCError as exc:
+            if exc.code != HEADER_MISMATCH or self.era != "modern":
+                raise
+            await self._all("tools/list", "tools", False)
+            result = await self.request(
+                "tools/call",
+                params,
+                timeout_s=timeout_s,
+                on_progress=on_progress,
+                progress_token=progress_token,
+            )
+        typed = CallToolResult.model_validate(result)
+        if validate and not typed.is_error:
+            await self._check_output(name, result)
+        return typed
+
+    async def _check_output(self, name: str, result: JSON) -> None:
+        from mcpkit.core.jsonschema import SchemaError, validation_errors
+
+        tool = await self._tool_definition(name)
+        schema = tool.get("outputSchema") if tool else None
+        if not isinstance(schema, dict):
+            return
+        if "structuredContent" not in result:
+            raise ToolOutputError(
+                name, ["structuredContent is missing but the tool has an outputSchema"], result
+            )
+        try:
+            errors = validation_errors(schema, result["structuredContent"])  # pyright: ignore[reportUnknownArgumentType]
+        except SchemaError as exc:
+            errors = [f"outputSchema is unusable: {exc}"]
+        if errors:
+            raise ToolOutputError(name, errors, result)
+
+    async def read_resource(
+        self, uri: str, *, timeout_s: Any = _DEFAULT, use_cache: bool = True
+    ) -> ReadResourceResult:
+        """``resources/read``. A missing resource raises :class:`JSONRPCError` (-32002 on
+        the handshake era, -32602 with ``data.uri`` on 2026-07-28)."""
+        from mcpkit.core.types import ReadResourceResult
+
+        result = await self.request(
+            "resources/read", {"uri": uri}, timeout_s=timeout_s, use_cache=use_cache
+        )
+        return ReadResourceResult.model_validate(result)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_s: Any = _DEFAULT
+    ) -> GetPromptResult:
+        """``prompts/get`` with string ``arguments``."""
+        from mcpkit.core.types import GetPromptResult
+
+        params: JSON = {"name": name}
+        if arguments:
+            params["arguments"] = dict(arguments)
+        return GetPromptResult.model_validate(
+            await self.request("prompts/get", params, timeout_s=timeout_s)
+        )
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+    ) -> CompleteResult:
+        """``completion/complete``: ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
+        ``{"type": "ref/resource", "uri": ...}``; ``context`` the other arguments' values."""
+        from mcpkit.core.types import CompleteResult
+
+        params: JSON = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        return CompleteResult.model_validate(await self.request("completion/complete", params))
+
+    async def subscribe(self, uri: str) -> None:
+        """``resources/subscribe`` (handshake era; on 2026-07-28 use :meth:`listen`)."""
+        self._legacy_only("resources/subscribe")
+        await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe(self, uri: str) -> None:
+        """``resources/unsubscribe`` (handshake era)."""
+        self._legacy_only("resources/unsubscribe")
+        await self.request("resources/unsubscribe", {"uri": uri})
+
+    def _legacy_only(self, method: str) -> None:
+        if self.era == "modern":
+            raise ClientError(
+                f"{method} does not exist on protocol {self.protocol_version}; use "
+                "client.listen(resource_uris=[...]) instead"
+            )
+
+    async def set_log_level(self, level: str) -> None:
+        """Minimum log level: ``logging/setLevel`` on the handshake era; on 2026-07-28 the
+        level travels in every later request's ``_meta``."""
+        if self.era == "modern":
+            self.session.log_level = level
+        else:
+            await self.request("logging/setLevel", {"level": level})
+
+    async def set_roots(self, roots: RootsSource) -> None:
+        """Replace the roots; tells a handshake-era server ``roots/list_changed``."""
+        self.handlers.roots = roots
+        if self.era == "legacy":
+            await self.notify("notifications/roots/list_changed")
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        extra: Mapping[str, Any] | None = None,
+    ) -> Subscription:
+        """A change-notification stream (:mod:`mcpkit.client.listen`); use with
+        ``async with``. ``extra`` adds extension filter fields (2026-07-28)."""
+        flt: JSON = {}
+        if tools:
+            flt["toolsListChanged"] = True
+        if prompts:
+            flt["promptsListChanged"] = True
+        if resources:
+            flt["resourcesListChanged"] = True
+        if resource_uris:
+            flt["resourceSubscriptions"] = list(resource_uris)
+        flt.update(extra or {})
+        return Subscription(self, flt)

@@ -1,0 +1,96 @@
+"""Errors the client raises on its own, as opposed to errors the server sent.
+
+An error response from the server is raised as :class:`~mcpkit.core.jsonrpc.JSONRPCError`
+with the server's code, message and data, unchanged. Everything here is local: the
+transport failed, the server's answer broke a rule the client checks, or a bound was hit.
+None of these carry a JSON-RPC code, so they can never be mistaken for the peer's errors
+(2026-07-28 ``basic/index`` §Error Codes: local errors have no assigned codes).
+
+Rules:
+1. Every local failure is a :class:`ClientError`; catch that to handle them all.
+2. Messages name the method, the value and the rule that failed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ClientError",
+    "HTTPStatusError",
+    "InputRoundsExceededError",
+    "ProtocolViolationError",
+    "SessionExpiredError",
+    "ToolOutputError",
+    "TransportClosedError",
+    "UnsupportedServerError",
+]
+
+
+class ClientError(Exception):
+    """A failure detected by the client itself (rule 1)."""
+
+
+class TransportClosedError(ClientError):
+    """The transport ended (process exited, stream closed) before an answer arrived."""
+
+
+class HTTPStatusError(ClientError):
+    """An HTTP exchange ended with a status and a body that carry no JSON-RPC answer.
+
+    ``status`` is the HTTP status code; ``body`` the first bytes of the response body
+    as text (for diagnostics only).
+    """
+
+    def __init__(self, method: str, status: int, body: str = "") -> None:
+        snippet = body.strip().replace("\n", " ")[:200]
+        super().__init__(
+            f"{method}: HTTP {status} without a JSON-RPC response"
+            + (f": {snippet}" if snippet else "")
+        )
+        self.method = method
+        self.status = status
+        self.body = body
+
+
+class SessionExpiredError(HTTPStatusError):
+    """HTTP 404 for a request carrying ``MCP-Session-Id``: the server ended the session
+    (2025-11-25 ``basic/transports`` §Session Management, rule 4). The client starts a
+    new session and retries once."""
+
+
+class UnsupportedServerError(ClientError):
+    """The server speaks no protocol version this client supports, in the mode asked."""
+
+
+class ProtocolViolationError(ClientError):
+    """The server's answer breaks a protocol rule (e.g. an unknown ``resultType``,
+    an ``InputRequiredResult`` on a method that may not return one)."""
+
+
+class InputRoundsExceededError(ClientError):
+    """The server kept answering ``input_required`` past the client's bound on MRTR
+    rounds (SEP-2322)."""
+
+    def __init__(self, method: str, rounds: int) -> None:
+        super().__init__(
+            f"{method}: server still asked for input after {rounds} rounds "
+            f"(max_input_rounds={rounds}); giving up"
+        )
+        self.method = method
+        self.rounds = rounds
+
+
+class ToolOutputError(ClientError):
+    """A successful ``tools/call`` result does not match the tool's ``outputSchema``
+    (2025-11-25 ``server/tools`` §Output Schema). ``errors`` lists the failures;
+    ``result`` is the raw result."""
+
+    def __init__(self, tool: str, errors: list[str], result: Any = None) -> None:
+        super().__init__(
+            f"tools/call {tool!r}: structuredContent does not match outputSchema: "
+            + "; ".join(errors)
+        )
+        self.tool = tool
+        self.errors = errors
+        self.result = result

@@ -1,0 +1,214 @@
+"""Answers to the server's input requests: sampling, elicitation (form and URL), roots.
+
+One set of handlers serves both eras: a handshake-era server sends these as live
+requests (``sampling/createMessage``, ``elicitation/create``, ``roots/list``); on
+2026-07-28 they arrive as MRTR ``inputRequests`` (SEP-2322). :meth:`InputHandlers.answer`
+is the single entry point for both.
+
+Spec: 2025-11-25 ``client/sampling``, ``client/elicitation``, ``client/roots``; SEP-1034
+(elicitation defaults); 2026-07-28 ``basic/patterns/mrtr``.
+
+Rules:
+1. A capability is declared only for a handler that is set: ``sampling: {}``,
+   ``elicitation: {form: {}}`` and/or ``{url: {}}``, ``roots: {listChanged: true}``.
+   A request for an undeclared capability is refused with -32601 (never answered).
+2. Parameters are validated with the wire models before any user code runs; invalid
+   parameters, including a form ``requestedSchema`` that is not flat (an object of
+   primitive and enum properties only), are refused with -32602 naming the problem.
+3. SEP-1034: when a form elicitation is accepted, every property the answer leaves out
+   that has a ``default`` in the schema is filled with that default.
+4. Handlers return a wire model or a plain dict; the answer is the dict's wire form.
+   A handler raising :class:`~mcpkit.core.jsonrpc.JSONRPCError` answers with that error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from pydantic import BaseModel, ValidationError
+
+from mcpkit.client._json import as_object
+from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+
+if TYPE_CHECKING:
+    from mcpkit.core.types import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestFormParams,
+        ElicitRequestURLParams,
+        ElicitResult,
+        ListRootsResult,
+        Root,
+    )
+
+__all__ = [
+    "ElicitationHandler",
+    "InputHandlers",
+    "RootsHandler",
+    "RootsSource",
+    "SamplingHandler",
+    "UrlElicitationHandler",
+    "apply_elicitation_defaults",
+]
+
+JSON = dict[str, Any]
+SamplingHandler: TypeAlias = (
+    "Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult | JSON]]"
+)
+"""``async def sample(params) -> CreateMessageResult | dict``."""
+ElicitationHandler: TypeAlias = (
+    "Callable[[ElicitRequestFormParams], Awaitable[ElicitResult | JSON]]"
+)
+"""Form mode: ``async def elicit(params) -> ElicitResult | dict``."""
+UrlElicitationHandler: TypeAlias = (
+    "Callable[[ElicitRequestURLParams], Awaitable[ElicitResult | JSON]]"
+)
+"""URL mode: ``async def open_url(params) -> ElicitResult | dict`` (action only)."""
+RootsHandler: TypeAlias = "Callable[[], Awaitable[Sequence[Root | JSON | str] | ListRootsResult]]"
+"""``async def roots() -> [Root | {"uri", "name"?} | "file:///..."]``."""
+RootsSource: TypeAlias = "Sequence[Root | JSON | str] | RootsHandler"
+
+
+def _wire(value: Any) -> JSON:
+    if isinstance(value, BaseModel):
+        from mcpkit.core.types import to_wire
+
+        return to_wire(value)
+    if isinstance(value, dict):
+        return value  # pyright: ignore[reportUnknownVariableType]
+    raise TypeError(f"a handler must return a wire model or a dict, not {type(value).__name__}")
+
+
+def _invalid(method: str, exc: ValidationError) -> JSONRPCError:
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    where = ".".join(str(p) for p in first["loc"]) or "params"
+    return JSONRPCError(INVALID_PARAMS, f"Invalid params: {method}: {where}: {first['msg']}")
+
+
+def apply_elicitation_defaults(requested_schema: Any, content: JSON | None) -> JSON:
+    """Rule 3 (SEP-1034): ``content`` plus the schema default of every property it lacks."""
+    filled: JSON = dict(content or {})
+    props = as_object((as_object(requested_schema) or {}).get("properties")) or {}
+    for name, value in props.items():
+        prop = as_object(value)
+        if name not in filled and prop is not None and "default" in prop:
+            filled[name] = prop["default"]
+    return filled
+
+
+class InputHandlers:
+    """The client's handlers for server input requests (see the module rules)."""
+
+    def __init__(
+        self,
+        *,
+        sampling: SamplingHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        url_elicitation: UrlElicitationHandler | None = None,
+        roots: RootsSource | None = None,
+    ) -> None:
+        self.sampling = sampling
+        self.elicitation = elicitation
+        self.url_elicitation = url_elicitation
+        self.roots = roots
+
+    def capabilities(self) -> JSON:
+        """Rule 1: the client capabilities these handlers justify."""
+        caps: JSON = {}
+        if self.roots is not None:
+            caps["roots"] = {"listChanged": True}
+        if self.sampling is not None:
+            caps["sampling"] = {}
+        modes: JSON = {}
+        if self.elicitation is not None:
+            modes["form"] = {}
+        if self.url_elicitation is not None:
+            modes["url"] = {}
+        if modes:
+            caps["elicitation"] = modes
+        return caps
+
+    def handles(self, method: str) -> bool:
+        return method in ("sampling/createMessage", "elicitation/create", "roots/list")
+
+    async def answer(self, method: str, params: JSON | None) -> JSON:
+        """The result for one input request (rules 1-4); raises :class:`JSONRPCError`."""
+        params = params or {}
+        if method == "sampling/createMessage":
+            return await self._sample(params)
+        if method == "elicitation/create":
+            return await self._elicit(params)
+        if method == "roots/list":
+            return await self._roots()
+        raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def _sample(self, params: JSON) -> JSON:
+        if self.sampling is None:
+            raise JSONRPCError(
+                METHOD_NOT_FOUND, "Method not found: sampling/createMessage (no sampling handler)"
+            )
+        from mcpkit.core.types import CreateMessageRequestParams
+
+        try:
+            typed = CreateMessageRequestParams.model_validate(params)
+        except ValidationError as exc:
+            raise _invalid("sampling/createMessage", exc) from None
+        return _wire(await self.sampling(typed))
+
+    async def _elicit(self, params: JSON) -> JSON:
+        from mcpkit.core.types import ElicitRequestFormParams, ElicitRequestURLParams
+
+        mode = params.get("mode", "form")
+        if mode == "url":
+            if self.url_elicitation is None:
+                raise JSONRPCError(
+                    METHOD_NOT_FOUND,
+                    "Method not found: elicitation/create mode 'url' (no URL elicitation handler)",
+                )
+            try:
+                url_params = ElicitRequestURLParams.model_validate(params)
+            except ValidationError as exc:
+                raise _invalid("elicitation/create", exc) from None
+            return _wire(await self.url_elicitation(url_params))
+        if mode != "form":
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                f"Invalid params: elicitation/create mode {mode!r} is not 'form' or 'url'",
+            )
+        if self.elicitation is None:
+            raise JSONRPCError(
+                METHOD_NOT_FOUND, "Method not found: elicitation/create (no elicitation handler)"
+            )
+        try:
+            form = ElicitRequestFormParams.model_validate(params)
+        except ValidationError as exc:
+            raise _invalid("elicitation/create", exc) from None
+        result = _wire(await self.elicitation(form))
+        if result.get("action") == "accept":
+            content = result.get("content")
+            result = {
+                **result,
+                "content": apply_elicitation_defaults(
+                    params.get("requestedSchema"),
+                    content if isinstance(content, dict) else None,  # pyright: ignore
+                ),
+            }
+        return result
+
+    async def _roots(self) -> JSON:
+        source = self.roots
+        if source is None:
+            raise JSONRPCError(
+                METHOD_NOT_FOUND, "Method not found: roots/list (no roots configured)"
+            )
+        items: Any = await source() if callable(source) else source
+        if isinstance(items, BaseModel):
+            return _wire(items)
+        roots: list[JSON] = []
+        for item in items:
+            if isinstance(item, str):
+                roots.append({"uri": item})
+            else:
+                roots.append(_wire(item))
+        return {"roots": roots}

@@ -1,0 +1,484 @@
+"""Streamable HTTP transport (client side), both eras, on httpx2.
+
+Spec: 2025-11-25 ``basic/transports`` §Streamable HTTP (sessions, GET stream, resumption)
+and 2026-07-28 ``basic/transports/streamable-http`` (stateless POSTs, routing headers).
+httpx2 is imported when a connection opens, so servers never pay for it; its built-in
+SSE parser (``httpx2.EventSource``, the successor of httpx-sse) reads event streams.
+
+Rules:
+1. Every message is its own POST with ``Accept: application/json, text/event-stream``.
+   A request's answer comes back as JSON or as an SSE stream that may carry related
+   notifications and (handshake era) server requests before the response; everything
+   read goes to the engine, which correlates it.
+2. ``MCP-Protocol-Version`` is the version in the message's own ``_meta`` when it has the
+   2026-07-28 envelope (so header and body always agree), else the negotiated version,
+   never on ``initialize``. Modern messages also carry ``Mcp-Method``/``Mcp-Name``/
+   ``Mcp-Param-*`` (:mod:`mcpkit.client.headers`).
+3. Handshake era: the ``Mcp-Session-Id`` from the ``initialize`` response goes on every
+   later request; a 404 to a request carrying it raises :class:`SessionExpiredError` (the
+   client re-initializes); leaving the transport sends DELETE (405 is fine).
+4. Handshake era: after ``initialize`` a standalone GET stream is opened; 404/405 or a
+   non-SSE answer means the server offers none and is not an error.
+5. Handshake era: a POST or GET stream that ends before the awaited response is resumed by
+   a GET carrying ``Last-Event-ID`` after the server's ``retry:`` delay (else the
+   :class:`ReconnectPolicy` backoff with jitter); attempts without progress are bounded.
+   On 2026-07-28 streams are not resumable: the request fails.
+6. An error status whose body is a JSON-RPC error is that request's error response (its
+   id is set to the request's when missing); any other non-2xx status fails the request
+   with :class:`HTTPStatusError`. Giving up a request closes its stream (the 2026-07-28
+   cancellation) and, on the handshake era, also sends ``notifications/cancelled``.
+7. Request hooks may modify or replace each outgoing ``httpx2.Request``; response hooks
+   see each response and may return a request to send instead (at most 3 times per
+   message), e.g. after refreshing a token. This is where the auth extension plugs in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcpkit.client.errors import HTTPStatusError, SessionExpiredError, TransportClosedError
+from mcpkit.client.headers import routing_headers
+from mcpkit.client.reconnect import ReconnectPolicy
+from mcpkit.client.transport import (
+    ClientStream,
+    FailCallback,
+    StreamConfig,
+    TransportKind,
+    cancelled_notification,
+)
+from mcpkit.core import meta as M
+from mcpkit.core.jsonrpc import RequestId, dumps, loads
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["HttpTransport", "RequestHook", "ResponseHook"]
+
+JSON = dict[str, Any]
+RequestHook = Callable[["httpx2.Request"], Awaitable["httpx2.Request | None"]]
+"""``async def hook(request) -> request | None``: modify in place or return a replacement."""
+ResponseHook = Callable[["httpx2.Response"], Awaitable["httpx2.Request | None"]]
+"""``async def hook(response) -> request | None``: return a request to send instead."""
+
+logger = logging.getLogger("mcpkit.client")
+_ACCEPT = "application/json, text/event-stream"
+_MAX_RESENDS = 3
+_DEFAULT_RECONNECT = ReconnectPolicy()
+
+
+class HttpTransport:
+    """Connect to the MCP endpoint at ``url`` over Streamable HTTP.
+
+    ``headers`` go on every request; ``auth`` is an ``httpx2.Auth``; ``http_client`` an
+    existing ``httpx2.AsyncClient`` to use (not closed by the transport);
+    ``connect_timeout_s`` bounds connecting and writing (reads are unbounded: streams may
+    be quiet for long, and every request has its own timeout in the client);
+    ``reconnect`` is the backoff for dropped streams (None: only the server's ``retry:``);
+    ``standalone_stream`` opens the handshake-era GET stream.
+    """
+
+    kind: TransportKind = "http"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: Any = None,
+        http_client: httpx2.AsyncClient | None = None,
+        connect_timeout_s: float = 30.0,
+        request_hooks: Sequence[RequestHook] = (),
+        response_hooks: Sequence[ResponseHook] = (),
+        reconnect: ReconnectPolicy | None = _DEFAULT_RECONNECT,
+        standalone_stream: bool = True,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.auth = auth
+        self.http_client = http_client
+        self.connect_timeout_s = connect_timeout_s
+        self.request_hooks = list(request_hooks)
+        self.response_hooks = list(response_hooks)
+        self.reconnect = reconnect
+        self.standalone_stream = standalone_stream
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncGenerator[ClientStream]:
+        import httpx2
+
+        owned = self.http_client is None
+        client = self.http_client or httpx2.AsyncClient(
+            timeout=httpx2.Timeout(self.connect_timeout_s, read=None),
+            auth=self.auth,
+        )
+        try:
+            async with anyio.create_task_group() as tg:
+                stream = HttpStream(self, client, tg)
+                try:
+                    yield stream
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await stream.terminate()
+                    tg.cancel_scope.cancel()
+                    await stream.aclose()
+        finally:
+            if owned:
+                with anyio.CancelScope(shield=True):
+                    await client.aclose()
+
+
+class _Cursor:
+    """Where an SSE stream got to: last event id and the server's retry delay (ms)."""
+
+    __slots__ = ("last_id", "retry_ms")
+
+    def __init__(self) -> None:
+        self.last_id: str | None = None
+        self.retry_ms: int | None = None
+
+
+class HttpStream:
+    """The :class:`~mcpkit.client.transport.ClientStream` of one HTTP connection."""
+
+    kind: TransportKind = "http"
+
+    def __init__(
+        self, transport: HttpTransport, client: httpx2.AsyncClient, tg: anyio.abc.TaskGroup
+    ) -> None:
+        self.transport = transport
+        self.client = client
+        self.config = StreamConfig()
+        self.session_id: str | None = None
+        self._tg = tg
+        self._send_q: MemoryObjectSendStream[Any]
+        self._recv_q: MemoryObjectReceiveStream[Any]
+        self._send_q, self._recv_q = anyio.create_memory_object_stream[Any](math.inf)
+        self._exchanges: dict[RequestId, anyio.CancelScope] = {}
+        self._get_scope: anyio.CancelScope | None = None
+        self._fail: FailCallback | None = None
+
+    # -- ClientStream -------------------------------------------------------------------
+    async def receive(self) -> Any:
+        return await self._recv_q.receive()
+
+    async def aclose(self) -> None:
+        await self._send_q.aclose()
+
+    def bind(self, fail: FailCallback) -> None:
+        self._fail = fail
+
+    async def send(self, message: JSON | list[JSON]) -> None:
+        if isinstance(message, dict) and "id" in message and "method" in message:
+            rid: RequestId = message["id"]
+            scope = anyio.CancelScope()
+            self._exchanges[rid] = scope
+            self._tg.start_soon(self._exchange, message, scope)
+            return
+        await self._post_oneway(message)
+
+    async def abandon(self, request_id: RequestId, reason: str) -> None:
+        scope = self._exchanges.pop(request_id, None)
+        if scope is not None:
+            scope.cancel()
+        if self.config.era != "modern":
+            await self._post_oneway(cancelled_notification(request_id, reason))
+
+    async def session_started(self) -> None:
+        if self.transport.standalone_stream and self._get_scope is None:
+            self._get_scope = anyio.CancelScope()
+            self._tg.start_soon(self._standalone, self._get_scope)
+
+    async def reset_session(self) -> None:
+        self.session_id = None
+        if self._get_scope is not None:
+            self._get_scope.cancel()
+            self._get_scope = None
+
+    async def terminate(self) -> None:
+        """DELETE the handshake-era session, if any (rule 3)."""
+        for scope in (*self._exchanges.values(), self._get_scope):
+            if scope is not None:
+                scope.cancel()
+        if self.session_id is None:
+            return
+        headers = self._base_headers(None)
+        headers.pop("Content-Type", None)
+        with anyio.move_on_after(2.0), contextlib.suppress(Exception):
+            response = await self._send("DELETE", headers)
+            await response.aclose()
+        self.session_id = None
+
+    # -- HTTP ---------------------------------------------------------------------------
+    def _base_headers(self, message: JSON | None) -> dict[str, str]:
+        headers = {"Accept": _ACCEPT, "Content-Type": "application/json", **self.transport.headers}
+        version = self.config.protocol_version
+        modern = False
+        if message is not None:
+            params: Any = message.get("params") or {}
+            meta = params.get("_meta")
+            if isinstance(meta, dict) and isinstance(meta.get(M.PROTOCOL_VERSION), str):  # pyright: ignore
+                version = meta[M.PROTOCOL_VERSION]  # pyright: ignore[reportUnknownVariableType]
+                modern = True
+            elif message.get("method") == "initialize":
+                version = None
+        if version:
+            headers["MCP-Protocol-Version"] = version  # pyright: ignore[reportArgumentType]
+        if self.session_id is not None and not modern:
+            headers["Mcp-Session-Id"] = self.session_id
+        if modern and message is not None and "method" in message:
+            headers.update(routing_headers(message, self.config.tool_headers))
+        return headers
+
+    async def _send(
+        self, method: str, headers: Mapping[str, str], content: bytes | None = None
+    ) -> httpx2.Response:
+        request = self.client.build_request(
+            method, self.transport.url, headers=headers, content=content
+        )
+        for _ in range(_MAX_RESENDS + 1):
+            for hook in self.transport.request_hooks:
+                replaced = await hook(request)
+                if replaced is not None:
+                    request = replaced
+            response = await self.client.send(request, stream=True)
+            resend = None
+            for rhook in self.transport.response_hooks:
+                resend = await rhook(response)
+                if resend is not None:
+                    break
+            if resend is None:
+                return response
+            await response.aclose()
+            request = resend
+        return response  # pyright: ignore[reportPossiblyUnboundVariable]
+
+    async def _deliver(self, message: Any) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self._send_q.send(message)
+
+    async def _post_oneway(self, message: JSON | list[JSON]) -> None:
+        body = message if isinstance(message, dict) else None
+        try:
+            response = await self._send("POST", self._base_headers(body), dumps(message))
+        except Exception as exc:
+            logger.warning("POST of a notification/response failed: %s", exc)
+            return
+        try:
+            if response.status_code >= 300:
+                text = (await response.aread()).decode("utf-8", errors="replace")
+                logger.warning(
+                    "server refused %s with HTTP %s: %s",
+                    (body or {}).get("method", "a response"),
+                    response.status_code,
+                    text[:200],
+                )
+        finally:
+            await response.aclose()
+
+    async def _exchange(self, message: JSON, scope: anyio.CancelScope) -> None:
+        rid: RequestId = message["id"]
+        try:
+            with scope:
+                await self._post_request(message)
+        except Exception as exc:
+            if self._fail is None or not self._fail(rid, exc):
+                logger.debug("request %r failed after it was answered: %s", rid, exc)
+        finally:
+            if self._exchanges.get(rid) is scope:
+                del self._exchanges[rid]
+
+    async def _post_request(self, message: JSON) -> None:
+        rid: RequestId = message["id"]
+        method: str = message["method"]
+        headers = self._base_headers(message)
+        sent_session = "Mcp-Session-Id" in headers
+        response = await self._send("POST", headers, dumps(message))
+        try:
+            status = response.status_code
+            if status == 404 and sent_session:
+                raise SessionExpiredError(method, status, await _text(response))
+            if 200 <= status < 300:
+                if method == "initialize" and response.headers.get("mcp-session-id"):
+                    self.session_id = response.headers["mcp-session-id"]
+                ctype = _content_type(response)
+                if ctype == "text/event-stream":
+                    await self._answer_from_sse(response, rid, method)
+                elif ctype == "application/json":
+                    await self._deliver_body(await response.aread(), rid, method, status)
+                elif status != 202:
+                    raise HTTPStatusError(method, status, await _text(response))
+                return
+            body = await response.aread()
+            await self._deliver_body(body, rid, method, status)
+        finally:
+            await response.aclose()
+
+    async def _deliver_body(self, body: bytes, rid: RequestId, method: str, status: int) -> None:
+        try:
+            parsed = loads(body) if body else None
+        except ValueError:
+            parsed = None
+        items: list[Any] = parsed if isinstance(parsed, list) else [parsed]  # pyright: ignore
+        delivered = False
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            if "error" in item and item.get("id") != rid and status >= 400:  # pyright: ignore
+                item = {**item, "id": rid}  # pyright: ignore[reportUnknownVariableType]
+            if status >= 400 and "error" not in item:
+                continue
+            if "error" in item or "result" in item or "method" in item:
+                await self._deliver(item)
+                delivered = True
+        if not delivered:
+            raise HTTPStatusError(method, status, body.decode("utf-8", errors="replace"))
+
+    async def _read_events(
+        self, response: httpx2.Response, cursor: _Cursor, rid: RequestId | None
+    ) -> tuple[bool, bool]:
+        """Deliver every message of an SSE response; ``(answered, progressed)``."""
+        import httpx2
+
+        progressed = False
+        try:
+            async for event in httpx2.EventSource(response, max_event_size=None):
+                if event.id:
+                    cursor.last_id = event.id
+                if event.retry is not None:
+                    cursor.retry_ms = event.retry
+                if not event.data or event.event not in ("message", ""):
+                    continue
+                try:
+                    message = loads(event.data)
+                except ValueError:
+                    logger.warning("ignored an SSE event that is not JSON: %.120s", event.data)
+                    continue
+                progressed = True
+                await self._deliver(message)
+                if (
+                    rid is not None
+                    and isinstance(message, dict)
+                    and message.get("id") == rid  # pyright: ignore[reportUnknownMemberType]
+                    and ("result" in message or "error" in message)
+                ):
+                    return True, True
+        except httpx2.TransportError as exc:
+            logger.debug("SSE stream dropped: %s", exc)
+        return False, progressed
+
+    async def _answer_from_sse(
+        self, response: httpx2.Response, rid: RequestId, method: str
+    ) -> None:
+        cursor = _Cursor()
+        answered, _ = await self._read_events(response, cursor, rid)
+        if answered:
+            return
+        await response.aclose()
+        if self.config.era == "modern" or cursor.last_id is None:
+            raise TransportClosedError(f"{method}: the response stream ended before the response")
+        await self._resume(cursor, rid, method)
+
+    def _delay_s(self, attempt: int, cursor: _Cursor) -> float | None:
+        policy = self.transport.reconnect
+        if policy is None:
+            return (
+                cursor.retry_ms / 1000.0 if cursor.retry_ms is not None and attempt == 0 else None
+            )
+        if policy.gives_up(attempt):
+            return None
+        return policy.delay_s(attempt, cursor.retry_ms)
+
+    async def _get(self, cursor: _Cursor) -> httpx2.Response:
+        headers = self._base_headers(None)
+        headers["Accept"] = "text/event-stream"
+        headers.pop("Content-Type", None)
+        if cursor.last_id is not None:
+            headers["Last-Event-ID"] = cursor.last_id
+        return await self._send("GET", headers)
+
+    async def _resume(self, cursor: _Cursor, rid: RequestId, method: str) -> None:
+        """Rule 5: GET with ``Last-Event-ID`` until the response for ``rid`` arrives."""
+        import httpx2
+
+        attempt = 0
+        while True:
+            delay = self._delay_s(attempt, cursor)
+            if delay is None:
+                raise TransportClosedError(
+                    f"{method}: the response stream ended and could not be resumed "
+                    f"after {attempt} attempt(s) (Last-Event-ID {cursor.last_id!r})"
+                )
+            await anyio.sleep(delay)
+            try:
+                response = await self._get(cursor)
+            except httpx2.TransportError as exc:
+                logger.debug("resumption GET failed: %s", exc)
+                attempt += 1
+                continue
+            try:
+                if response.status_code == 404 and self.session_id is not None:
+                    raise SessionExpiredError(method, 404, await _text(response))
+                if response.status_code >= 300 or _content_type(response) != "text/event-stream":
+                    raise HTTPStatusError(method, response.status_code, await _text(response))
+                answered, progressed = await self._read_events(response, cursor, rid)
+            finally:
+                await response.aclose()
+            if answered:
+                return
+            attempt = 0 if progressed else attempt + 1
+
+    async def _standalone(self, scope: anyio.CancelScope) -> None:
+        """Rule 4: the handshake-era GET stream, reconnected per rule 5 while it lasts."""
+        import httpx2
+
+        cursor = _Cursor()
+        attempt = 0
+        with scope:
+            while True:
+                try:
+                    response = await self._get(cursor)
+                except httpx2.TransportError as exc:
+                    logger.debug("standalone GET failed: %s", exc)
+                    response = None
+                if response is not None:
+                    try:
+                        if (
+                            response.status_code >= 300
+                            or _content_type(response) != "text/event-stream"
+                        ):
+                            logger.debug(
+                                "server offers no GET stream (HTTP %s)", response.status_code
+                            )
+                            return
+                        attempt = 0
+                        _, progressed = await self._read_events(response, cursor, None)
+                        if not progressed:
+                            attempt += 1
+                    finally:
+                        await response.aclose()
+                else:
+                    attempt += 1
+                delay = self._delay_s(attempt, cursor)
+                if delay is None:
+                    return
+                await anyio.sleep(delay)
+
+
+def _content_type(response: httpx2.Response) -> str:
+    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
+
+
+async def _text(response: httpx2.Response) -> str:
+    try:
+        return (await response.aread()).decode("utf-8", errors="replace")
+    except Exception:
+        return ""

@@ -1,0 +1,192 @@
+"""Change notifications as an async iterator, on both eras.
+
+Spec: 2026-07-28 ``basic/patterns/subscriptions``; 2025-11-25 ``server/resources``
+§Subscriptions and the ``list_changed`` notifications.
+
+Rules:
+1. 2026-07-28: entering a :class:`Subscription` sends ``subscriptions/listen`` with the
+   filter and waits for ``notifications/subscriptions/acknowledged``; :attr:`acknowledged`
+   holds the subset the server honours. Notifications tagged with this request's id as
+   ``io.modelcontextprotocol/subscriptionId`` are yielded; the acknowledgement is not.
+2. Handshake era: entering subscribes (``resources/subscribe``) to each requested URI and
+   yields the session's own ``list_changed`` and ``resources/updated`` notifications that
+   match the filter; leaving unsubscribes.
+3. Iteration ends when the server ends the subscription gracefully (its result) or
+   tears it down (``notifications/cancelled`` naming it), or when the connection ends.
+   Leaving the context cancels it (``notifications/cancelled`` on stdio, closing the
+   stream on HTTP).
+4. Items are :class:`SubscriptionNotification` (``method``, ``params``). A reader that falls
+   more than ``buffer`` items behind loses the newest ones, with a warning; the stream never
+   blocks the connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcpkit.core.jsonrpc import JSONRPCError
+
+if TYPE_CHECKING:
+    from mcpkit.client.client import Client
+
+__all__ = ["Subscription", "SubscriptionNotification"]
+
+JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.client")
+_ACK = "notifications/subscriptions/acknowledged"
+_KINDS = {
+    "toolsListChanged": "notifications/tools/list_changed",
+    "promptsListChanged": "notifications/prompts/list_changed",
+    "resourcesListChanged": "notifications/resources/list_changed",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionNotification:
+    """One change notification: ``method`` and its ``params``."""
+
+    method: str
+    params: JSON
+
+    @property
+    def uri(self) -> str | None:
+        """The resource URI of a ``notifications/resources/updated``."""
+        uri = self.params.get("uri")
+        return uri if isinstance(uri, str) else None
+
+
+class Subscription:
+    """An open change-notification stream (see the module rules). Use as
+    ``async with client.listen(tools=True) as sub: async for note in sub: ...``."""
+
+    def __init__(self, client: Client, filter: JSON, *, buffer: int = 256) -> None:
+        self._client = client
+        self.filter = filter
+        self.acknowledged: JSON | None = None
+        """The honoured filter (2026-07-28), or the requested one (handshake era)."""
+        self.ended_gracefully = False
+        self._buffer = buffer
+        self._send: MemoryObjectSendStream[JSON] | None = None
+        self._recv: MemoryObjectReceiveStream[JSON] | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._done = anyio.Event()
+        self._subscribed: list[str] = []
+
+    async def __aenter__(self) -> Subscription:
+        session = self._client.session
+        self._send, self._recv = anyio.create_memory_object_stream[JSON](self._buffer)
+        if session.era == "modern":
+            await self._open_modern()
+        else:
+            session.listeners.add(self._send)
+            for uri in self.filter.get("resourceSubscriptions") or ():
+                await self._client.subscribe(uri)
+                self._subscribed.append(uri)
+            self.acknowledged = dict(self.filter)
+        return self
+
+    async def _open_modern(self) -> None:
+        session = self._client.session
+        assert self._send is not None
+        assert self._recv is not None
+        rid = session.connection.pending.next_id()
+        session.subscriptions[rid] = self._send
+        acked = anyio.Event()
+        scope = anyio.CancelScope()
+        self._scope = scope
+        failure: list[BaseException] = []
+
+        async def run() -> None:
+            try:
+                with scope:
+                    await session.request(
+                        "subscriptions/listen",
+                        {"notifications": self.filter},
+                        timeout_s=None,
+                        request_id=rid,
+                    )
+                    self.ended_gracefully = True
+            except Exception as exc:
+                failure.append(exc)
+            finally:
+                sender = session.subscriptions.pop(rid, None)
+                if sender is not None:
+                    await sender.aclose()
+                acked.set()
+                self._done.set()
+
+        self._client.task_group.start_soon(run)
+        first: JSON | None = None
+        with anyio.fail_after(self._client.timeout_s):
+            while True:
+                try:
+                    first = await self._recv.receive()
+                except anyio.EndOfStream:
+                    break
+                if first.get("method") == _ACK:
+                    break
+                logger.debug("dropped %s received before the acknowledgement", first.get("method"))
+        if failure:
+            raise failure[0]
+        if first is None or first.get("method") != _ACK:
+            raise JSONRPCError(-32603, "subscriptions/listen ended before it was acknowledged")
+        honoured = first.get("params", {}).get("notifications")
+        self.acknowledged = honoured if isinstance(honoured, dict) else {}  # pyright: ignore
+
+    def _wanted(self, item: JSON) -> bool:
+        method = item.get("method")
+        for field, kind in _KINDS.items():
+            if method == kind:
+                return self.filter.get(field) is True
+        if method == "notifications/resources/updated":
+            params: Any = item.get("params") or {}
+            uri = params.get("uri")
+            return uri in (self.filter.get("resourceSubscriptions") or ())
+        return True
+
+    def __aiter__(self) -> AsyncIterator[SubscriptionNotification]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[SubscriptionNotification]:
+        if self._recv is None:
+            raise RuntimeError("enter the subscription first: async with client.listen(...)")
+        async for item in self._recv:
+            if item.get("method") == _ACK or not self._wanted(item):
+                continue
+            params = item.get("params")
+            yield SubscriptionNotification(
+                str(item.get("method")),
+                params if isinstance(params, dict) else {},  # pyright: ignore
+            )
+
+    async def aclose(self) -> None:
+        session = self._client.session
+        if self._scope is not None:
+            self._scope.cancel()
+            with anyio.move_on_after(5):
+                await self._done.wait()
+        if self._send is not None:
+            session.listeners.discard(self._send)
+            await self._send.aclose()
+        for uri in self._subscribed:
+            try:
+                await self._client.unsubscribe(uri)
+            except Exception as exc:  # the connection may be gone
+                logger.debug("unsubscribe %s failed: %s", uri, exc)
+        self._subscribed.clear()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.aclose()

@@ -1,0 +1,55 @@
+"""In-memory transport: the client talks to an :class:`~mcpkit.server.Server` object in
+the same process, through the same engine and server connection a pipe would use.
+
+Rules:
+1. The server runs as :class:`~mcpkit.server.connection.ServerConnection` on one end of
+   :func:`~mcpkit.core.memory.memory_pair`, in a task owned by the transport; leaving
+   ``connect()`` closes the client end, which ends the server connection.
+2. Messages skip JSON by default (fast tests); ``serialize=True`` encodes every message so
+   that non-JSON values fail exactly as they would on a wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcpkit.client.pipe import PipeStream
+from mcpkit.client.transport import ClientStream, TransportKind
+from mcpkit.core.memory import memory_pair
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+
+__all__ = ["MemoryTransport"]
+
+
+class MemoryTransport:
+    """Connect to ``server`` in memory. ``principal`` is handed to the server connection
+    as the authenticated caller (tests of principal-bound behaviour)."""
+
+    kind: TransportKind = "memory"
+
+    def __init__(self, server: Server, *, serialize: bool = False, principal: Any = None) -> None:
+        self.server = server
+        self.serialize = serialize
+        self.principal = principal
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncGenerator[ClientStream]:
+        from mcpkit.server.connection import ServerConnection
+
+        client_end, server_end = memory_pair(serialize=self.serialize)
+        connection = ServerConnection(self.server, server_end, principal=self.principal)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(connection.serve)
+            try:
+                yield PipeStream(client_end, "memory")
+            finally:
+                await client_end.aclose()
+                with anyio.move_on_after(5):
+                    await server_end.aclose()
+                tg.cancel_scope.cancel()

@@ -1,0 +1,85 @@
+"""The client side of multi round-trip requests (MRTR, SEP-2322).
+
+Spec: 2026-07-28 ``basic/patterns/mrtr`` §Client Requirements, ``basic/index``
+§ResultType.
+
+Rules:
+1. A result without ``resultType`` is ``"complete"`` (servers of earlier versions);
+   ``"complete"`` is returned as is; ``"input_required"`` starts a round; any other value
+   is invalid (:class:`ProtocolViolationError`).
+2. Only ``tools/call``, ``prompts/get`` and ``resources/read`` may answer
+   ``input_required``; on another method that is a protocol violation.
+3. Each round answers every entry of ``inputRequests`` with the same handlers that serve
+   handshake-era server requests (one at a time, in the server's order), then retries the
+   original request as a new request (new JSON-RPC id) with the original params plus
+   ``inputResponses`` and, only when the server sent one, the exact ``requestState``.
+   Nothing from a round leaks into any other request.
+4. A handler error ends the call: it is raised locally (there is no error slot in
+   ``inputResponses``).
+5. At most ``max_rounds`` retries; then :class:`InputRoundsExceededError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcpkit.client.errors import InputRoundsExceededError, ProtocolViolationError
+from mcpkit.client.handlers import InputHandlers
+
+__all__ = ["INPUT_CAPABLE", "complete_result"]
+
+JSON = dict[str, Any]
+INPUT_CAPABLE = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+def _result_type(method: str, result: JSON) -> str:
+    kind = result.get("resultType", "complete")
+    if kind not in ("complete", "input_required"):
+        raise ProtocolViolationError(
+            f"{method}: resultType {kind!r} is not one this client understands "
+            "('complete', 'input_required')"
+        )
+    if kind == "input_required" and method not in INPUT_CAPABLE:
+        raise ProtocolViolationError(
+            f"{method}: resultType 'input_required' is only allowed on "
+            f"{', '.join(sorted(INPUT_CAPABLE))}"
+        )
+    return kind  # pyright: ignore[reportUnknownVariableType]
+
+
+async def complete_result(
+    method: str,
+    params: JSON | None,
+    result: JSON,
+    send: Callable[[JSON], Awaitable[JSON]],
+    handlers: InputHandlers,
+    *,
+    max_rounds: int,
+) -> tuple[JSON, int]:
+    """Drive ``result`` to completion (rules 1-5); returns ``(result, rounds)``.
+
+    ``send(params)`` sends ``method`` again as a new request with those params.
+    """
+    rounds = 0
+    while _result_type(method, result) == "input_required":
+        if rounds >= max_rounds:
+            raise InputRoundsExceededError(method, rounds)
+        rounds += 1
+        requests = result.get("inputRequests")
+        responses: JSON = {}
+        if isinstance(requests, dict):
+            for key, request in requests.items():  # pyright: ignore[reportUnknownVariableType]
+                if not isinstance(request, dict) or not isinstance(request.get("method"), str):  # pyright: ignore
+                    raise ProtocolViolationError(
+                        f"{method}: inputRequests[{key!r}] is not a request object"
+                    )
+                responses[key] = await handlers.answer(request["method"], request.get("params"))  # pyright: ignore
+        retry: JSON = {
+            k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")
+        }
+        retry["inputResponses"] = responses
+        if "requestState" in result:
+            retry["requestState"] = result["requestState"]
+        result = await send(retry)
+    return result, rounds

@@ -1,0 +1,314 @@
+"""The client's protocol layer over the shared engine: envelope, dispatch, era state.
+
+:class:`ClientSession` is the engine's :class:`~mcpkit.core.engine.MessageHandler` for a
+client. It sends requests with the era's envelope, answers server requests with the
+input handlers, and routes notifications (progress, logging, list changes, resource
+updates, subscription streams). Typed methods live in :mod:`mcpkit.client.client`.
+
+Rules:
+1. Handshake era: requests go as given; capabilities were declared once, at
+   ``initialize``. 2026-07-28: every request carries ``_meta`` with
+   ``io.modelcontextprotocol/protocolVersion``, ``.../clientCapabilities`` and
+   ``.../clientInfo`` (and ``.../logLevel`` when a level was set); keys the caller put in
+   ``_meta`` are kept (2026-07-28 ``basic/index`` §_meta).
+2. A 2026-07-28 request answered -32022 whose ``data.supported`` names a modern version
+   this client speaks is retried once with that version, which becomes the session's.
+3. Server requests (handshake era only) pass the receive middleware, then: ``ping`` is
+   answered ``{}``; sampling, elicitation and roots go to the input handlers; methods
+   registered with :meth:`ClientSession.add_request_handler` to theirs; anything else
+   is -32601.
+4. Notifications pass the receive middleware, then: progress goes to the request that
+   owns the token; ``notifications/cancelled`` naming a ``subscriptions/listen`` request
+   ends that subscription (otherwise it cancels the named server request); a notification
+   tagged ``io.modelcontextprotocol/subscriptionId`` goes to that subscription; list
+   changes and resource updates invalidate the cache and reach the callbacks and
+   handshake-era listeners; logging reaches ``on_log``.
+5. A request abandoned by timeout or cancellation is given up through the transport
+   (``notifications/cancelled`` or closing its stream).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from mcpkit.client._json import as_object
+from mcpkit.client.cache import ResultCache
+from mcpkit.client.handlers import InputHandlers
+from mcpkit.client.middleware import (
+    IncomingMessage,
+    OutgoingRequest,
+    ReceiveMiddleware,
+    SendMiddleware,
+    chain,
+)
+from mcpkit.client.transport import ClientStream
+from mcpkit.core import meta as M
+from mcpkit.core.engine import Connection, InboundRequest, ProgressCallback
+from mcpkit.core.extensions import Extension, advertised_extensions
+from mcpkit.core.jsonrpc import (
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JSONRPCError,
+    RequestId,
+)
+from mcpkit.core.versions import MODERN_VERSIONS, Era
+
+__all__ = [
+    "DEFAULT",
+    "LIST_CHANGED",
+    "ClientSession",
+    "ListChangedCallback",
+    "LogCallback",
+    "NotificationCallback",
+    "ResourceUpdatedCallback",
+    "UseDefault",
+]
+
+JSON = dict[str, Any]
+LogCallback = Callable[[JSON], Awaitable[None]]
+"""``async def on_log(params)``: ``{"level", "logger"?, "data"}`` of ``notifications/message``."""
+ListChangedCallback = Callable[[str], Awaitable[None]]
+"""``async def on_list_changed(kind)`` with kind ``"tools"``, ``"prompts"`` or ``"resources"``."""
+ResourceUpdatedCallback = Callable[[str], Awaitable[None]]
+"""``async def on_resource_updated(uri)``."""
+NotificationCallback = Callable[[JSON | None], Awaitable[None]]
+
+
+class UseDefault:
+    """Type of :data:`DEFAULT`: "use the client's default" (None means "no timeout")."""
+
+    __slots__ = ()
+
+
+DEFAULT = UseDefault()
+
+LIST_CHANGED = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+logger = logging.getLogger("mcpkit.client")
+
+
+class ClientSession:
+    """Protocol state of one connection (see the module rules)."""
+
+    def __init__(
+        self,
+        stream: ClientStream,
+        *,
+        client_info: JSON,
+        handlers: InputHandlers,
+        extensions: dict[str, Extension],
+        cache: ResultCache | None,
+        timeout_s: float | None,
+        on_log: LogCallback | None = None,
+        on_list_changed: ListChangedCallback | None = None,
+        on_resource_updated: ResourceUpdatedCallback | None = None,
+    ) -> None:
+        self.stream = stream
+        self.connection = Connection(stream, self, on_abandon=stream.abandon)
+        stream.bind(self.connection.pending.fail)
+        self.client_info = client_info
+        self.handlers = handlers
+        self.extensions = extensions
+        self.cache = cache
+        self.timeout_s = timeout_s
+        self.on_log = on_log
+        self.on_list_changed = on_list_changed
+        self.on_resource_updated = on_resource_updated
+        self.era: Era | None = None
+        self.protocol_version: str | None = None
+        self.log_level: str | None = None
+        self.send_middleware: list[SendMiddleware] = []
+        self.receive_middleware: list[ReceiveMiddleware] = []
+        self.notification_handlers: dict[str, list[NotificationCallback]] = {}
+        self.request_handlers: dict[str, Callable[[JSON | None], Awaitable[JSON]]] = {}
+        self.subscriptions: dict[RequestId, MemoryObjectSendStream[JSON]] = {}
+        """Open ``subscriptions/listen`` streams by request id (rule 4)."""
+        self.listeners: set[MemoryObjectSendStream[JSON]] = set()
+        """Handshake-era listeners: every change notification is copied to each."""
+        self._progress_seq = 0
+
+    # -- what the client declares --------------------------------------------------------
+    def capabilities(self) -> JSON:
+        caps = self.handlers.capabilities()
+        if self.extensions:
+            caps["extensions"] = advertised_extensions(self.extensions)
+        return caps
+
+    def envelope(self, params: JSON | None, version: str | None = None) -> JSON:
+        """``params`` with the 2026-07-28 ``_meta`` envelope (rule 1)."""
+        out: JSON = dict(params or {})
+        meta: JSON = dict(out.get("_meta") or {})
+        meta[M.PROTOCOL_VERSION] = version or self.protocol_version or MODERN_VERSIONS[0]
+        meta[M.CLIENT_CAPABILITIES] = self.capabilities()
+        meta[M.CLIENT_INFO] = self.client_info
+        if self.log_level is not None:
+            meta.setdefault(M.LOG_LEVEL, self.log_level)
+        out["_meta"] = meta
+        return out
+
+    # -- sending -------------------------------------------------------------------------
+    def next_progress_token(self) -> str:
+        self._progress_seq += 1
+        return f"mcpkit-progress-{self._progress_seq}"
+
+    async def request(
+        self,
+        method: str,
+        params: JSON | None = None,
+        *,
+        timeout_s: float | UseDefault | None = DEFAULT,
+        on_progress: ProgressCallback | None = None,
+        progress_token: RequestId | None = None,
+        request_id: RequestId | None = None,
+        version: str | None = None,
+        envelope: bool | None = None,
+    ) -> JSON:
+        """Send one request and return its ``result`` (rules 1, 2, 5).
+
+        ``timeout_s`` defaults to the client's; None waits forever. ``on_progress`` gets
+        each progress notification's params; its token is ``progress_token`` (a string or
+        integer) or a fresh one. ``envelope`` forces (True) or suppresses (False) the
+        2026-07-28 ``_meta``; by default it follows the era. Raises
+        :class:`JSONRPCError` for an error response,
+        :class:`~mcpkit.core.engine.RequestTimeoutError` on timeout.
+        """
+        wait = self.timeout_s if isinstance(timeout_s, UseDefault) else timeout_s
+        out: JSON = dict(params or {})
+        if on_progress is not None:
+            token = progress_token if progress_token is not None else self.next_progress_token()
+            out["_meta"] = {**(out.get("_meta") or {}), M.PROGRESS_TOKEN: token}
+        else:
+            token = None
+        modern = envelope if envelope is not None else self.era == "modern"
+        if modern:
+            out = self.envelope(out, version)
+
+        async def send(req: OutgoingRequest) -> JSON:
+            return await self.connection.pending.call(
+                self.stream.send,
+                req.method,
+                req.params or None,
+                timeout_s=wait,
+                progress_token=token,
+                on_progress=on_progress,
+                on_abandon=self.stream.abandon,
+                request_id=request_id,
+            )
+
+        call = chain(self.send_middleware, send) if self.send_middleware else send
+        try:
+            return await call(OutgoingRequest(method, out))
+        except JSONRPCError as exc:
+            retry_version = self._retry_version(exc) if modern and version is None else None
+            if retry_version is None:
+                raise
+            self.protocol_version = retry_version
+            self.stream.config.protocol_version = retry_version
+            return await self.request(
+                method,
+                params,
+                timeout_s=timeout_s,
+                on_progress=on_progress,
+                progress_token=progress_token,
+                version=retry_version,
+                envelope=True,
+            )
+
+    def _retry_version(self, exc: JSONRPCError) -> str | None:
+        data = as_object(exc.data)
+        if exc.code != UNSUPPORTED_PROTOCOL_VERSION or data is None:
+            return None
+        supported: Any = data.get("supported")
+        if not isinstance(supported, list):
+            return None
+        for version in MODERN_VERSIONS:
+            if version in supported:
+                return version
+        return None
+
+    async def notify(self, method: str, params: JSON | None = None) -> None:
+        await self.connection.notify(method, params)
+
+    # -- MessageHandler ------------------------------------------------------------------
+    def batches_allowed(self) -> bool:
+        return False
+
+    async def handle_request(self, request: InboundRequest) -> JSON:
+        message = IncomingMessage(request.method, request.params, request.id)
+        if self.receive_middleware:
+            result = await chain(self.receive_middleware, self._serve_request)(message)
+        else:
+            result = await self._serve_request(message)
+        return result if result is not None else {}
+
+    async def _serve_request(self, message: IncomingMessage) -> JSON:
+        method = message.method
+        if method == "ping":
+            return {}
+        if self.handlers.handles(method):
+            return await self.handlers.answer(method, message.params)
+        handler = self.request_handlers.get(method)
+        if handler is not None:
+            return await handler(message.params)
+        raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def handle_notification(self, method: str, params: JSON | None) -> None:
+        message = IncomingMessage(method, params)
+        if self.receive_middleware:
+            await chain(self.receive_middleware, self._serve_notification)(message)
+        else:
+            await self._serve_notification(message)
+
+    async def _serve_notification(self, message: IncomingMessage) -> None:
+        method, params = message.method, message.params
+        p: JSON = params or {}
+        if method == "notifications/progress":
+            await self.connection.pending.deliver_progress(p.get("progressToken"), p)
+            return
+        if method == "notifications/cancelled":
+            rid = p.get("requestId")
+            sub = self.subscriptions.pop(rid, None) if isinstance(rid, (str, int)) else None
+            if sub is not None:
+                await sub.aclose()
+            else:
+                self.connection.inflight.cancel(rid)
+            return
+        meta = p.get("_meta")
+        sub_id = meta.get(M.SUBSCRIPTION_ID) if isinstance(meta, dict) else None  # pyright: ignore
+        if isinstance(sub_id, (str, int)):
+            target = self.subscriptions.get(sub_id)
+            if target is not None:
+                await _offer(target, {"method": method, "params": p})
+        kind = LIST_CHANGED.get(method)
+        if kind is not None or method == "notifications/resources/updated":
+            if self.cache is not None:
+                self.cache.on_notification(method, params)
+            if sub_id is None:
+                for listener in tuple(self.listeners):
+                    await _offer(listener, {"method": method, "params": p})
+            if kind is not None and self.on_list_changed is not None:
+                await self.on_list_changed(kind)
+            uri = p.get("uri")
+            if kind is None and isinstance(uri, str) and self.on_resource_updated is not None:
+                await self.on_resource_updated(uri)
+        elif method == "notifications/message" and self.on_log is not None:
+            await self.on_log(p)
+        for handler in self.notification_handlers.get(method, ()):
+            await handler(params)
+
+
+async def _offer(target: MemoryObjectSendStream[JSON], item: JSON) -> None:
+    try:
+        target.send_nowait(item)
+    except anyio.WouldBlock:
+        logger.warning("a subscription reader is too slow; dropped %s", item.get("method"))
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
