@@ -56,15 +56,50 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
         default=default_transport,
         help=f"transport to serve (default: {default_transport})",
     )
-    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    http = p.add_argument_group("streamable HTTP")
+    http.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    http.add_argument("--port", type=int, default=8765, help="port, 0 = any free (default 8765)")
+    http.add_argument("--path", default="/mcp", help="endpoint path (default /mcp)")
+    http.add_argument(
+        "--stateless", action="store_true", help="no sessions: every request stands alone"
+    )
+    http.add_argument(
+        "--response-mode",
+        choices=("auto", "json", "sse"),
+        default="auto",
+        help="auto: JSON unless the handler streams (default); json: JSON-response mode; "
+        "sse: always an SSE stream",
+    )
+    http.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        metavar="HOST",
+        help="accept this Host (repeatable; enables DNS-rebinding protection on any bind)",
+    )
+    http.add_argument(
+        "--allowed-origin",
+        action="append",
+        dest="allowed_origins",
+        metavar="ORIGIN",
+        help="accept this Origin (repeatable)",
+    )
 
 
 def _serve(server: Any, args: argparse.Namespace) -> None:
     if args.transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("http", host=args.host, port=args.port)
+        return
+    server.run(
+        "http",
+        host=args.host,
+        port=args.port,
+        path=args.path,
+        stateless=args.stateless,
+        response_mode=args.response_mode,
+        allowed_hosts=args.allowed_hosts,
+        allowed_origins=args.allowed_origins,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -199,6 +199,17 @@ class Context:
         """Mark the request answered: later progress and logs are dropped (rule 2)."""
         self._closed = True
 
+    async def close_stream(self, retry_ms: int | None = None) -> bool:
+        """Ask the transport to close this request's connection now, keeping its stream
+        resumable (handshake-era streamable HTTP with an event store, SEP-1699): the
+        client reconnects after ``retry_ms`` milliseconds (transport default when None)
+        and receives what the handler sends afterwards. Returns False (and does nothing)
+        where the transport cannot do that."""
+        close = self.transport.get("close_stream")
+        if close is None:
+            return False
+        return bool(await close(retry_ms))
+
     # -- notifications -------------------------------------------------------------
     async def notify(self, method: str, params: JSON | None = None) -> None:
         """Send a notification related to this request (rule 5). Extension surface."""

@@ -49,9 +49,18 @@ if TYPE_CHECKING:
     from mcpkit.server.app import Server
     from mcpkit.server.lifecycle import LegacySession
 
-__all__ = ["handle_legacy", "handle_modern", "looks_modern", "principal_key"]
+__all__ = [
+    "Envelope",
+    "handle_legacy",
+    "handle_modern",
+    "looks_modern",
+    "principal_key",
+    "read_envelope",
+]
 
 JSON = dict[str, Any]
+Envelope = tuple[str, JSON, "JSON | None", "str | None"]
+"""``(protocol version, client capabilities, client info, log level)`` of a request."""
 logger = logging.getLogger("mcpkit.server")
 
 
@@ -120,7 +129,9 @@ async def handle_legacy(
         ctx.close()
 
 
-def _envelope(params: JSON | None) -> tuple[str, JSON, JSON | None, str | None]:
+def read_envelope(params: JSON | None) -> Envelope:
+    """Rule 2: the request's ``_meta`` envelope; raises -32602 or -32022. Transports
+    may call it first (to order their own header checks) and pass the result on."""
     meta = (params or {}).get("_meta")
     if not isinstance(meta, dict):
         raise JSONRPCError(
@@ -165,12 +176,13 @@ async def handle_modern(
     *,
     principal: Any = None,
     transport: JSON | None = None,
-    envelope_checked: bool = False,
+    envelope: Envelope | None = None,
 ) -> JSON:
-    """Serve a 2026-07-28 request statelessly (rules 2-6)."""
+    """Serve a 2026-07-28 request statelessly (rules 2-6). ``envelope`` is the result of
+    :func:`read_envelope` when the transport already read it."""
     method = request.method
     params = request.params
-    version, caps, info, level = _envelope(params)
+    version, caps, info, level = envelope if envelope is not None else read_envelope(params)
     spec = server.method("modern", method)
     if spec is None:
         raise _method_not_found(method)

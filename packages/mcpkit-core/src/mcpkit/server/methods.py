@@ -214,6 +214,10 @@ async def subscriptions_listen(ctx: Context) -> JSON:
     tag = {M.SUBSCRIPTION_ID: ctx.request_id}
     listener = Listener(accepts)
     detach = server.hub.subscribe(listener)
+    # A transport ending the stream gracefully (shutdown) closes the listener: the
+    # request then completes with its result instead of being cancelled.
+    on_close = ctx.transport.get("on_close")
+    unregister = on_close(listener.close) if callable(on_close) else None
     try:
         await channel.notify(
             "notifications/subscriptions/acknowledged",
@@ -227,6 +231,8 @@ async def subscriptions_listen(ctx: Context) -> JSON:
                 await channel.notify(change.method, {**change.params, "_meta": dict(tag)})
     finally:
         detach()
+        if callable(unregister):
+            unregister()
     return {"_meta": dict(tag)}
 
 

@@ -11,7 +11,7 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -26,6 +26,12 @@ PNG_1PX = (
 WAV_TINY = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
 
 JSON = dict[str, Any]
+
+
+def _content_field(result: JSON, key: str) -> Any:
+    """``result["content"][key]`` when content is an object (elicit/sample results)."""
+    content = result.get("content")
+    return cast(JSON, content).get(key) if isinstance(content, dict) else None
 
 
 def register(server: Server) -> None:
@@ -102,9 +108,7 @@ def register(server: Server) -> None:
         result = await ctx.sample(
             [{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=100
         )
-        content = result.get("content", {})
-        text = content.get("text", "") if isinstance(content, dict) else str(content)
-        return f"LLM response: {text}"
+        return f"LLM response: {_content_field(result, 'text') or ''}"
 
     @server.tool()
     async def test_elicitation(message: str, ctx: Context) -> str:
@@ -217,11 +221,25 @@ def register(server: Server) -> None:
             "type": "object",
             "$defs": {
                 "address": {
+                    "$anchor": "addressDef",
                     "type": "object",
                     "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
                 }
             },
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"},
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {
+                "properties": {"contactMethod": {"const": "phone"}},
+                "required": ["contactMethod"],
+            },
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": False,
         },
     )
@@ -303,3 +321,11 @@ def register(server: Server) -> None:
     )
     def template_data(id: str) -> str:
         return dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"}).decode()
+
+    @server.tool()
+    async def test_reconnection(ctx: Context) -> str:
+        """Closes its SSE connection mid-call (SEP-1699); the result is delivered when
+        the client reconnects with Last-Event-ID."""
+        await ctx.close_stream(retry_ms=500)
+        await anyio.sleep(0.1)
+        return "Reconnection test completed successfully"

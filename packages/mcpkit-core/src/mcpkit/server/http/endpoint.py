@@ -1,0 +1,395 @@
+"""The MCP endpoint: one ASGI application serving both protocol eras on one path.
+
+Sources: MCP 2025-11-25 ``basic/transports`` §Streamable HTTP; 2026-07-28
+``transports/streamable-http``; 2026-07-28 ``basic/versioning`` (one endpoint, both eras).
+
+Rules:
+1. Checks run in this order, each refusing with a JSON-RPC error body: ``Origin``/
+   ``Host`` (403/421, :mod:`.security`), shutting down (503), HTTP method (405 with
+   ``Allow``), then per method. POST: ``Content-Type`` (415), ``Accept`` (406), body
+   size (413), JSON parse (400, -32700, ``id: null``).
+2. The era of a POST is decided by the request alone: an ``Mcp-Session-Id`` header means
+   the handshake era (that session); else ``MCP-Protocol-Version: 2026-07-28`` means
+   2026-07-28; else ``initialize`` opens a handshake-era session; else a body whose
+   ``_meta`` carries the 2026-07-28 envelope is 2026-07-28; anything else is
+   handshake-era without a session (400 on a stateful endpoint). A handshake-era client
+   therefore never meets 2026-07-28 behaviour.
+3. Transport facts reach handlers as ``ctx.transport``: ``name``, ``headers``
+   (Starlette ``Headers``), ``scope``, ``session_id``, ``streaming`` (notifications can
+   be delivered), ``close_stream`` (async ``(retry_ms) -> bool``) and ``on_close``
+   (register a callback for a graceful server-side end; returns the unregister function).
+4. Shutdown (:meth:`StreamableHTTP.aclose`): new requests get 503, long-lived streams
+   end at once (``on_close`` callbacks run, standalone GET streams end), running
+   requests get ``shutdown_grace_s`` seconds, then are cancelled; every response is
+   completed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import anyio
+
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
+from mcpkit.core.versions import MODERN_VERSION
+from mcpkit.server.frontend import looks_modern, principal_key
+from mcpkit.server.http import legacy, modern
+from mcpkit.server.http.events import EventStore, InMemoryEventStore
+from mcpkit.server.http.headers import NAME_FIELDS, RequestHeaders, param_annotations, read_headers
+from mcpkit.server.http.media import Acceptable, is_json_content_type, negotiate
+from mcpkit.server.http.responses import send_error
+from mcpkit.server.http.security import OriginGuard
+from mcpkit.server.http.sessions import HTTPSession, SessionTable
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+    from mcpkit.server.http.streams import Exchange
+
+__all__ = ["DEFAULT_EVENT_STORE", "ResponseMode", "StreamableHTTP", "default_principal"]
+
+JSON = dict[str, Any]
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+ResponseMode = Literal["auto", "json", "sse"]
+logger = logging.getLogger("mcpkit.server.http")
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "DEFAULT_EVENT_STORE"
+
+
+DEFAULT_EVENT_STORE: Any = _Default()
+"""Sentinel: a fresh :class:`InMemoryEventStore` per endpoint."""
+
+
+def default_principal(scope: Scope) -> Any:
+    """The authenticated principal of a request: ``scope["state"]["mcp_principal"]``
+    when an auth layer set it, else an authenticated Starlette ``scope["user"]``."""
+    state = scope.get("state")
+    if isinstance(state, dict):
+        principal = cast(JSON, state).get("mcp_principal")
+        if principal is not None:
+            return principal
+    user = scope.get("user")
+    if user is not None and getattr(user, "is_authenticated", False):
+        return user
+    return None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class ActiveExchanges:
+    """The exchanges (POST responses) in progress, with a wait for "none left"."""
+
+    __slots__ = ("_empty", "_items")
+
+    def __init__(self) -> None:
+        self._items: set[Exchange] = set()
+        self._empty: anyio.Event | None = None
+
+    def add(self, exchange: Exchange) -> None:
+        self._items.add(exchange)
+
+    def discard(self, exchange: Exchange) -> None:
+        self._items.discard(exchange)
+        if not self._items and self._empty is not None:
+            self._empty.set()
+            self._empty = None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def snapshot(self) -> list[Exchange]:
+        return list(self._items)
+
+    async def wait_empty(self) -> None:
+        while self._items:
+            if self._empty is None:
+                self._empty = anyio.Event()
+            await self._empty.wait()
+
+
+class StreamableHTTP:
+    """The streamable HTTP endpoint of ``server``, an ASGI application.
+
+    Mount it at a path (``Route("/mcp", endpoint)``, ``Mount("/mcp", endpoint)``) or use
+    :func:`mcpkit.server.http.http_app` for a ready Starlette app. Options:
+
+    - ``stateless``: no sessions; every handshake-era request is served on its own
+      (no ``Mcp-Session-Id``, GET and DELETE answer 405, no server-to-client requests).
+    - ``response_mode``: ``"auto"`` (JSON unless the handler streams), ``"json"``
+      (JSON-response mode: no per-request notifications, no server-to-client requests)
+      or ``"sse"`` (always an SSE stream, primed at once).
+    - ``event_store``: where resumable SSE events go (default: in memory per endpoint);
+      ``None`` disables resumability (no event ids, no ``close_stream``).
+    - ``standalone_sse``: offer the GET stream (else 405).
+    - ``session_idle_timeout_s`` (seconds, None = never) and ``max_sessions``.
+    - ``principal_from_scope``: ``(scope) -> principal | None``; sessions are bound to
+      the principal that created them (default :func:`default_principal`).
+    - ``dns_rebinding_protection`` (None = on for loopback binds), ``allowed_hosts``,
+      ``allowed_origins``: see :mod:`mcpkit.server.http.security`.
+    - ``retry_ms``: the ``retry:`` value sent by ``close_stream`` by default (ms).
+    - ``keepalive_s``: seconds between SSE comment keep-alives on idle long-lived streams.
+    - ``max_body_bytes`` (413 above), ``max_inflight`` (per session),
+      ``shutdown_grace_s`` (seconds running requests get on shutdown).
+    - ``name_fields``: extra ``{method: params key}`` whose value ``Mcp-Name`` mirrors
+      on 2026-07-28 (extensions' methods, e.g. ``{"tasks/get": "taskId"}``).
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        stateless: bool = False,
+        response_mode: ResponseMode = "auto",
+        event_store: EventStore | None = DEFAULT_EVENT_STORE,
+        standalone_sse: bool = True,
+        session_idle_timeout_s: float | None = 1800.0,
+        max_sessions: int = 10_000,
+        principal_from_scope: Callable[[Scope], Any] | None = None,
+        dns_rebinding_protection: bool | None = None,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        retry_ms: int = 1000,
+        keepalive_s: float = 15.0,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        max_inflight: int = 1024,
+        shutdown_grace_s: float = 5.0,
+        name_fields: Mapping[str, str] | None = None,
+    ) -> None:
+        if response_mode not in ("auto", "json", "sse"):
+            raise ValueError(
+                f"response_mode must be 'auto', 'json' or 'sse', not {response_mode!r}"
+            )
+        self.server = server
+        self.stateless = stateless
+        self.response_mode: ResponseMode = response_mode
+        store = InMemoryEventStore() if event_store is DEFAULT_EVENT_STORE else event_store
+        self.store: EventStore | None = None if stateless else store
+        self.standalone_sse = standalone_sse and not stateless
+        self.sessions = SessionTable(
+            idle_timeout_s=session_idle_timeout_s, max_sessions=max_sessions
+        )
+        self.principal_from_scope = principal_from_scope or default_principal
+        self.guard = OriginGuard(
+            enabled=dns_rebinding_protection,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+        )
+        self.retry_ms = retry_ms
+        self.keepalive_s = keepalive_s
+        self.max_body_bytes = max_body_bytes
+        self.max_inflight = max_inflight
+        self.shutdown_grace_s = shutdown_grace_s
+        self.name_fields: dict[str, str] = {**NAME_FIELDS, **(name_fields or {})}
+        self.active = ActiveExchanges()
+        self.closing = False
+        self._closed = False
+        self._annotations: dict[str, tuple[JSON, list[tuple[str, tuple[str, ...]]]]] = {}
+
+    # -- ASGI -----------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1003})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        h = read_headers(scope["headers"])
+        denied = self.guard.check(scope, h.host, h.origin)
+        if denied is not None:
+            await send_error(send, denied[0], INVALID_REQUEST, denied[1])
+            return
+        if self.closing:
+            await send_error(
+                send, 503, INTERNAL_ERROR, "Service Unavailable: the server is shutting down"
+            )
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, h)
+        elif method == "GET":
+            await legacy.serve_get(self, scope, receive, send, h)
+        elif method == "DELETE":
+            await legacy.serve_delete(self, scope, send, h)
+        else:
+            await send_error(
+                send,
+                405,
+                INVALID_REQUEST,
+                f"Method Not Allowed: {method}; the MCP endpoint accepts {self.allow()}",
+                headers=[(b"allow", self.allow().encode())],
+            )
+
+    def allow(self) -> str:
+        if self.stateless:
+            return "POST"
+        return "GET, POST, DELETE" if self.standalone_sse else "POST, DELETE"
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send, h: RequestHeaders) -> None:
+        if not is_json_content_type(h.content_type):
+            await send_error(
+                send,
+                415,
+                INVALID_REQUEST,
+                f"Unsupported Media Type: Content-Type {h.content_type!r}; "
+                "send application/json (UTF-8)",
+            )
+            return
+        acc = negotiate(h.accept)
+        if not (acc.json or acc.sse):
+            await send_error(
+                send,
+                406,
+                INVALID_REQUEST,
+                f"Not Acceptable: Accept {h.accept!r} admits neither application/json nor "
+                "text/event-stream",
+            )
+            return
+        body = await _read_body(receive, self.max_body_bytes)
+        if body is None:
+            await send_error(
+                send,
+                413,
+                INVALID_REQUEST,
+                f"Payload Too Large: the body exceeds {self.max_body_bytes} bytes",
+            )
+            return
+        try:
+            message = loads(body)
+        except ValueError as exc:
+            await send_error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        principal = self.principal_from_scope(scope)
+        if self._is_modern(h, message):
+            await modern.serve_post(self, scope, receive, send, h, acc, message, principal)
+        else:
+            await legacy.serve_post(self, scope, receive, send, h, acc, message, principal)
+
+    @staticmethod
+    def _is_modern(h: RequestHeaders, message: Any) -> bool:
+        """Rule 2."""
+        if h.session_id is not None:
+            return False
+        if h.protocol_version is not None and h.protocol_version.strip() == MODERN_VERSION:
+            return True
+        if type(message) is not dict:
+            return False
+        body = cast(JSON, message)
+        if body.get("method") == "initialize":
+            return False
+        params = body.get("params")
+        return isinstance(params, dict) and looks_modern(cast(JSON, params))
+
+    # -- shared helpers ----------------------------------------------------------------
+    def principal_key(self, principal: Any) -> str | None:
+        return principal_key(principal)
+
+    def tool_param_annotations(self, name: Any) -> list[tuple[str, tuple[str, ...]]]:
+        """Cached ``x-mcp-header`` annotations of a tool (empty for unknown tools)."""
+        tool = self.server.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return []
+        cached = self._annotations.get(name)
+        if cached is not None and cached[0] is tool.definition:
+            return cached[1]
+        found = param_annotations(tool.definition.get("inputSchema"))
+        self._annotations[name] = (tool.definition, found)
+        return found
+
+    def transport_facts(
+        self, scope: Scope, session: HTTPSession | None, exchange: Exchange | None
+    ) -> JSON:
+        """Rule 3."""
+        from starlette.datastructures import Headers
+
+        facts: JSON = {
+            "name": "streamable-http",
+            "headers": Headers(scope=scope),
+            "scope": scope,
+            "session_id": session.id if session is not None else None,
+            "streaming": exchange.streaming if exchange is not None else False,
+        }
+        if exchange is not None:
+            ex = exchange
+
+            async def close_stream(retry_ms: int | None = None) -> bool:
+                return await ex.close_stream(self.retry_ms if retry_ms is None else retry_ms)
+
+            facts["close_stream"] = close_stream
+            facts["on_close"] = ex.on_close
+        return facts
+
+    def response_shape(self, acc: Acceptable) -> tuple[Literal["auto", "json", "sse"], bool]:
+        """``(mode, streaming)`` for a request with this ``Accept`` (streams rule 1)."""
+        streaming = acc.sse and self.response_mode != "json"
+        if acc.json and acc.sse:
+            return self.response_mode, streaming
+        return ("json" if acc.json else "sse"), streaming
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app: Any = None) -> AsyncGenerator[None]:
+        """A Starlette ``lifespan``: closes the endpoint when the app shuts down."""
+        try:
+            yield
+        finally:
+            await self.aclose()
+
+    async def aclose(self, grace_s: float | None = None) -> None:
+        """Rule 4. Idempotent."""
+        if self._closed:
+            return
+        self.closing = True
+        grace = self.shutdown_grace_s if grace_s is None else grace_s
+        with anyio.CancelScope(shield=True):
+            for exchange in self.active.snapshot():
+                exchange.close_gracefully()
+            for session in self.sessions:
+                if session.pump_scope is not None:
+                    session.pump_scope.cancel()
+                if session.standalone_sink is not None:
+                    await session.standalone_sink.end()
+            with anyio.move_on_after(grace):
+                await self.active.wait_empty()
+            for exchange in self.active.snapshot():
+                if exchange.cancel_scope is not None:
+                    exchange.cancel_scope.cancel()
+            with anyio.move_on_after(1.0):
+                await self.active.wait_empty()
+            self._closed = True
+            await self.sessions.close_all(self.store)

@@ -1,0 +1,529 @@
+"""Handshake-era traffic on the endpoint: POST, the standalone GET stream, DELETE.
+
+Source: MCP 2025-11-25 ``basic/transports`` §Sending Messages, §Listening for Messages,
+§Resumability, §Session Management, §Protocol Version Header; 2025-03-26 (batches).
+
+Rules:
+1. Session lookup comes before any stream opens: an unknown (or expired, deleted, or
+   another principal's) ``Mcp-Session-Id`` is 404; a missing one on anything but
+   ``initialize`` is 400 on a stateful endpoint.
+2. ``MCP-Protocol-Version``, when present, must be a handshake-era version (400
+   otherwise); when absent, a session's negotiated version applies, and a stateless
+   request is served as 2025-03-26.
+3. Only a successful ``initialize`` creates a session; its id goes out in the
+   ``Mcp-Session-Id`` response header. A failed one leaves nothing behind.
+4. Notifications and responses are answered 202; ``notifications/cancelled`` cancels the
+   named request of the session, ``notifications/progress`` reaches the server's own
+   request that owns the token, responses resolve server-to-client requests.
+5. Batches are accepted only where the protocol version is 2025-03-26 (the session's,
+   or the header's on a stateless endpoint); elsewhere 400 with -32600.
+6. GET opens the standalone stream of a session (405 when not offered, 406 unless the
+   client accepts SSE, 409 if one is already open). With ``Last-Event-ID`` it resumes
+   the stream that id belongs to, if that stream is this session's: the missed events
+   are replayed and the stream continues on this response. The standalone stream
+   carries the session's list_changed and resource-update notifications; changes made
+   while no GET stream is open wait (coalesced) for the next one.
+7. DELETE ends the session (204); afterwards its id is 404.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcpkit.core.engine import InboundRequest, Inflight, admit, run_request
+from mcpkit.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    Classified,
+    classify,
+    dumps,
+    notification_message,
+)
+from mcpkit.core.versions import (
+    BATCH_VERSIONS,
+    DEFAULT_HTTP_LEGACY_VERSION,
+    LEGACY_VERSIONS,
+    MODERN_VERSION,
+)
+from mcpkit.server.frontend import handle_legacy
+from mcpkit.server.http import sse
+from mcpkit.server.http.media import negotiate
+from mcpkit.server.http.responses import send_empty, send_error
+from mcpkit.server.http.sessions import HTTPSession, new_session_id
+from mcpkit.server.http.sse import Sink
+from mcpkit.server.http.streams import Exchange, LiveStream
+from mcpkit.server.lifecycle import LegacySession
+
+if TYPE_CHECKING:
+    from mcpkit.server.http.endpoint import Receive, Scope, Send, StreamableHTTP
+    from mcpkit.server.http.headers import RequestHeaders
+    from mcpkit.server.http.media import Acceptable
+
+__all__ = ["serve_delete", "serve_get", "serve_post"]
+
+JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.server.http")
+
+SESSION_HEADER = b"mcp-session-id"
+
+
+def _version_error(h: RequestHeaders) -> str | None:
+    """Rule 2: the refusal message for a bad ``MCP-Protocol-Version``, else None."""
+    if h.protocol_version is None:
+        return None
+    version = h.protocol_version.strip()
+    if version in LEGACY_VERSIONS:
+        return None
+    return (
+        f"Bad Request: MCP-Protocol-Version {version!r} is not supported here "
+        f"(supported: {', '.join(LEGACY_VERSIONS)})"
+    )
+
+
+async def _session(
+    ep: StreamableHTTP, send: Send, h: RequestHeaders, principal: Any, *, required: bool
+) -> tuple[bool, HTTPSession | None]:
+    """Rule 1: ``(ok, session)``; when not ok a refusal was sent."""
+    if ep.stateless or h.session_id is None:
+        if required and not ep.stateless:
+            await send_error(
+                send, 400, INVALID_REQUEST, "Bad Request: the Mcp-Session-Id header is required"
+            )
+            return False, None
+        return True, None
+    if ep.sessions.sweep_due():
+        await ep.sessions.sweep(ep.store)
+    session = await ep.sessions.lookup(h.session_id, ep.principal_key(principal), ep.store)
+    if session is None:
+        await send_error(
+            send, 404, INVALID_REQUEST, "Not Found: unknown or expired session; send initialize"
+        )
+        return False, None
+    return True, session
+
+
+def _is_initialize(message: Any) -> bool:
+    return type(message) is dict and message.get("method") == "initialize" and "id" in message  # pyright: ignore
+
+
+async def serve_post(
+    ep: StreamableHTTP,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    h: RequestHeaders,
+    acc: Acceptable,
+    message: Any,
+    principal: Any,
+) -> None:
+    if (why := _version_error(h)) is not None:
+        await send_error(send, 400, INVALID_REQUEST, why)
+        return
+    ok, session = await _session(ep, send, h, principal, required=not _is_initialize(message))
+    if not ok:
+        return
+    if isinstance(message, list):
+        await _serve_batch(ep, scope, send, h, acc, message, principal, session)  # pyright: ignore[reportUnknownArgumentType]
+        return
+    c = classify(message)
+    if c.kind == "request":
+        await _serve_request(ep, scope, send, h, acc, c, principal, session)
+    elif c.kind in ("notification", "response"):
+        await _accept(ep, session, c, message)
+        await send_empty(send, 202)
+    else:
+        err = c.error or {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": INVALID_REQUEST, "message": "Invalid Request"},
+        }
+        await send_error(
+            send, 400, err["error"]["code"], err["error"]["message"], request_id=err.get("id")
+        )
+
+
+async def _accept(ep: StreamableHTTP, session: HTTPSession | None, c: Classified, msg: Any) -> None:
+    """Rule 4."""
+    if c.kind == "response":
+        if session is None or not session.pending.resolve(msg):
+            logger.debug("dropped a response to unknown id %r", c.id)
+        return
+    p = c.params or {}
+    try:
+        if c.method == "notifications/cancelled":
+            if session is not None:
+                session.inflight.cancel(p.get("requestId"))
+        elif c.method == "notifications/progress":
+            if session is not None:
+                await session.pending.deliver_progress(p.get("progressToken"), p)
+        elif c.method == "notifications/initialized":
+            if session is not None:
+                session.legacy.client_initialized = True
+        elif not await ep.server.handle_notification(c.method, c.params):
+            logger.debug("ignored notification %s", c.method)
+    except Exception:
+        logger.exception("notification handler for %s failed", c.method)
+
+
+def _exchange(
+    ep: StreamableHTTP,
+    send: Send,
+    acc: Acceptable,
+    session: HTTPSession | None,
+    *,
+    batch: int = 0,
+) -> Exchange:
+    mode, streaming = ep.response_shape(acc)
+    reason: str | None = None
+    if not streaming:
+        reason = (
+            "the server is in JSON-response mode"
+            if ep.response_mode == "json"
+            else "the client does not accept text/event-stream"
+        )
+    elif session is None:
+        reason = "the server is stateless, so the client's answer could not be routed back"
+    return Exchange(
+        send,
+        mode=mode,
+        json_ok=acc.json,
+        streaming=streaming,
+        requests_reason=reason,
+        session=session,
+        store=ep.store,
+        batch=batch,
+    )
+
+
+@contextlib.asynccontextmanager
+async def _running(
+    ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None
+) -> AsyncGenerator[None]:
+    """Track a POST as in progress (busy session, shutdown's active set) under its own
+    cancel scope, and complete its HTTP response whatever happens (streams rule 4)."""
+    if owner is not None:
+        owner.busy += 1
+    ep.active.add(exchange)
+    try:
+        with anyio.CancelScope() as cancel_scope:
+            exchange.cancel_scope = cancel_scope
+            yield
+    finally:
+        ep.active.discard(exchange)
+        await exchange.complete()
+        if owner is not None:
+            owner.busy -= 1
+            owner.touch()
+
+
+async def _serve_request(
+    ep: StreamableHTTP,
+    scope: Scope,
+    send: Send,
+    h: RequestHeaders,
+    acc: Acceptable,
+    c: Classified,
+    principal: Any,
+    session: HTTPSession | None,
+) -> None:
+    creating: HTTPSession | None = None
+    if c.method == "initialize" and session is None:
+        legacy_session = LegacySession(ep.server, principal=principal)
+        if not ep.stateless:
+            if ep.sessions.full():
+                await ep.sessions.sweep(ep.store)
+            if ep.sessions.full():
+                await send_error(
+                    send,
+                    503,
+                    INTERNAL_ERROR,
+                    f"Service Unavailable: {len(ep.sessions)} sessions open "
+                    f"(limit {ep.sessions.max_sessions}); try again later",
+                    request_id=c.id,
+                )
+                return
+            creating = HTTPSession(
+                new_session_id(),
+                legacy_session,
+                principal_key=ep.principal_key(principal),
+                max_inflight=ep.max_inflight,
+            )
+    elif session is not None:
+        legacy_session = session.legacy
+    else:
+        version = (h.protocol_version or DEFAULT_HTTP_LEGACY_VERSION).strip()
+        legacy_session = LegacySession.assumed(ep.server, version, principal=principal)
+    owner = session or creating
+    exchange = _exchange(ep, send, acc, owner)
+    transport = ep.transport_facts(scope, owner, exchange)
+    request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
+    inflight = owner.inflight if owner is not None else Inflight()
+    admitted = admit(inflight, c.id)  # type: ignore[arg-type]
+    if isinstance(admitted, dict):
+        await exchange.respond(admitted)
+        return
+
+    async def handler(req: InboundRequest) -> JSON:
+        result = await handle_legacy(
+            ep.server, req, legacy_session, principal=principal, transport=transport
+        )
+        if creating is not None:
+            ep.sessions.add(creating)
+            exchange.extra_headers.append((SESSION_HEADER, creating.id.encode()))
+        return result
+
+    async with _running(ep, exchange, owner):
+        if ep.response_mode == "sse" and acc.sse and creating is None:
+            await exchange.open_stream()
+        await run_request(inflight, request, handler, exchange.respond, admitted)
+
+
+async def _serve_batch(
+    ep: StreamableHTTP,
+    scope: Scope,
+    send: Send,
+    h: RequestHeaders,
+    acc: Acceptable,
+    items: list[Any],
+    principal: Any,
+    session: HTTPSession | None,
+) -> None:
+    """Rule 5."""
+    if session is not None:
+        version = session.legacy.protocol_version
+    else:
+        version = (h.protocol_version or DEFAULT_HTTP_LEGACY_VERSION).strip()
+    if not items or version not in BATCH_VERSIONS:
+        why = "an empty batch" if not items else f"protocol {version}"
+        await send_error(
+            send,
+            400,
+            INVALID_REQUEST,
+            f"Invalid Request: JSON-RPC batches are only accepted at protocol 2025-03-26 "
+            f"(got {why})",
+        )
+        return
+    classified = [(classify(item), item) for item in items]
+    requests = [c for c, _ in classified if c.kind == "request"]
+    errors = [c.error for c, _ in classified if c.kind == "invalid" and c.error is not None]
+    if any(c.method == "initialize" for c in requests):
+        await send_error(
+            send, 400, INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch"
+        )
+        return
+    for c, item in classified:
+        if c.kind in ("notification", "response"):
+            await _accept(ep, session, c, item)
+    if not requests and not errors:
+        await send_empty(send, 202)
+        return
+    legacy_session = (
+        session.legacy
+        if session is not None
+        else LegacySession.assumed(ep.server, version, principal=principal)
+    )
+    exchange = _exchange(ep, send, acc, session, batch=len(requests) + len(errors))
+    transport = ep.transport_facts(scope, session, exchange)
+    inflight = session.inflight if session is not None else Inflight()
+
+    async def handler(req: InboundRequest) -> JSON:
+        return await handle_legacy(
+            ep.server, req, legacy_session, principal=principal, transport=transport
+        )
+
+    async with _running(ep, exchange, session):
+        for err in errors:
+            await exchange.respond(err)
+        async with anyio.create_task_group() as tg:
+            for c in requests:
+                request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
+                tg.start_soon(run_request, inflight, request, handler, exchange.respond)
+
+
+# -- GET: the standalone stream and resumption -------------------------------------------
+
+
+async def serve_get(
+    ep: StreamableHTTP, scope: Scope, receive: Receive, send: Send, h: RequestHeaders
+) -> None:
+    """Rule 6."""
+    modern_client = (
+        h.session_id is None
+        and h.protocol_version is not None
+        and h.protocol_version.strip() == MODERN_VERSION
+    )
+    if modern_client or not ep.standalone_sse:
+        await send_error(
+            send,
+            405,
+            INVALID_REQUEST,
+            "Method Not Allowed: this endpoint offers no GET stream"
+            + (" on protocol 2026-07-28" if modern_client else ""),
+            headers=[(b"allow", ep.allow().encode())],
+        )
+        return
+    if not negotiate(h.accept).sse:
+        await send_error(
+            send, 406, INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"
+        )
+        return
+    if (why := _version_error(h)) is not None:
+        await send_error(send, 400, INVALID_REQUEST, why)
+        return
+    principal = ep.principal_from_scope(scope)
+    ok, session = await _session(ep, send, h, principal, required=True)
+    if not ok or session is None:
+        return
+    session.busy += 1
+    try:
+        await _get(ep, receive, send, h, session)
+    finally:
+        session.busy -= 1
+        session.touch()
+
+
+async def _get(
+    ep: StreamableHTTP, receive: Receive, send: Send, h: RequestHeaders, session: HTTPSession
+) -> None:
+    sink = Sink(send)
+    replay: list[tuple[str, bytes]] | None = None
+    if h.last_event_id is not None and ep.store is not None:
+        found = await ep.store.replay_after(h.last_event_id.strip())
+        if found is not None and session.owns(found[0]):
+            stream_id, events = found
+            live = session.streams.get(stream_id)
+            if live is not None:
+                await live.resume(sink, events)
+                await _hold(ep, receive, sink, live)
+                return
+            if session.standalone is None or session.standalone.id != stream_id:
+                await sink.start()  # a finished request stream: replay what is left
+                for eid, payload in events:
+                    await sink.write(sse.event(payload, eid))
+                await sink.end()
+                return
+            replay = events
+    current = session.standalone_sink
+    if current is not None and not current.ended:
+        if replay is None:
+            await send_error(
+                send,
+                409,
+                INVALID_REQUEST,
+                "Conflict: this session already has an open GET stream "
+                "(resume it with Last-Event-ID to take it over)",
+            )
+            return
+        await current.end()
+    await _standalone(ep, receive, session, sink, replay)
+
+
+async def _hold(ep: StreamableHTTP, receive: Receive, sink: Sink, live: LiveStream | None) -> None:
+    """Keep a GET response open until its stream ends or the client leaves."""
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch, ep, receive, sink)
+        await sink.done.wait()
+        tg.cancel_scope.cancel()
+    if live is not None and live.sink is sink:
+        live.sink = None
+
+
+async def _watch(ep: StreamableHTTP, receive: Receive, sink: Sink) -> None:
+    """End ``sink`` when the client disconnects; send keep-alive comments meanwhile."""
+    while not sink.ended:
+        message: dict[str, Any] | None = None
+        with anyio.move_on_after(ep.keepalive_s):
+            message = await receive()
+        if message is None:
+            await sink.write(sse.KEEPALIVE)
+        elif message.get("type") == "http.disconnect":
+            await sink.end()
+            return
+
+
+async def _standalone(
+    ep: StreamableHTTP,
+    receive: Receive,
+    session: HTTPSession,
+    sink: Sink,
+    replay: list[tuple[str, bytes]] | None,
+) -> None:
+    if session.pump_scope is not None:
+        session.pump_scope.cancel()
+    session.standalone_sink = sink
+    live: LiveStream | None = None
+    if ep.store is not None:
+        if session.standalone is None:
+            session.standalone = LiveStream(session.new_stream_id(), ep.store, None)
+        live = session.standalone
+        await live.resume(sink, replay or [])
+        if replay is None:
+            await live.write(b"")
+    else:
+        await sink.start()
+
+    async def emit(method: str, params: JSON | None) -> None:
+        payload = dumps(notification_message(method, params))
+        if live is not None:
+            await live.write(payload)
+        else:
+            await sink.write(sse.event(payload))
+
+    async def pump() -> None:
+        listener = session.legacy.listener
+        if listener is None:
+            return
+        with anyio.CancelScope() as scope:
+            session.pump_scope = scope
+            while not sink.ended:
+                batch = await listener.next_batch()
+                if not batch:
+                    break
+                for change in batch:
+                    await emit(change.method, change.params or None)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump)
+            tg.start_soon(_watch, ep, receive, sink)
+            await sink.done.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        if session.standalone_sink is sink:
+            session.standalone_sink = None
+        if live is not None and live.sink is sink:
+            live.sink = None
+        await sink.end()
+
+
+# -- DELETE --------------------------------------------------------------------------------
+
+
+async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders) -> None:
+    """Rule 7."""
+    modern_client = (
+        h.session_id is None
+        and h.protocol_version is not None
+        and h.protocol_version.strip() == MODERN_VERSION
+    )
+    if ep.stateless or modern_client:
+        await send_error(
+            send,
+            405,
+            INVALID_REQUEST,
+            "Method Not Allowed: there are no sessions to delete",
+            headers=[(b"allow", ep.allow().encode())],
+        )
+        return
+    principal = ep.principal_from_scope(scope)
+    ok, session = await _session(ep, send, h, principal, required=True)
+    if not ok or session is None:
+        return
+    ep.sessions.remove(session.id)
+    await session.close(ep.store)
+    await send_empty(send, 204)

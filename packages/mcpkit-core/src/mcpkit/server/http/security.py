@@ -1,0 +1,121 @@
+"""DNS-rebinding protection: ``Origin`` and ``Host`` checks (MCP ``basic/transports``
+§Security Warning, both eras; OWASP DNS rebinding).
+
+Rules:
+1. Protection is on by default when the server is bound to a loopback address (the
+   ASGI ``scope["server"]`` host is 127.0.0.0/8, ``::1`` or ``localhost``), on whenever
+   an allowlist is configured, and off otherwise; ``enabled=True``/``False`` forces it.
+2. An ``Origin`` header that is present and not allowed is refused with 403 (the spec's
+   MUST); an absent ``Origin`` (a non-browser client) is allowed. ``Origin: null`` is
+   never allowed while protection is on.
+3. A ``Host`` that is not in the allowlist is refused with 421 (Misdirected Request).
+   Without a configured list the allowlist is the loopback names ``localhost``,
+   ``127.0.0.1`` and ``[::1]``, on any port.
+4. Host patterns: ``name`` (any port), ``name:port`` (that port), ``*.suffix`` (any
+   subdomain, any port), ``*`` (anything). Origin patterns: ``scheme://host[:port]``
+   exact, ``scheme://host:*`` (any port), ``*``; without a configured origin list an
+   ``http``/``https`` origin is allowed when its host matches a host pattern.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["LOOPBACK_HOSTS", "OriginGuard"]
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+
+def _split_host(value: str) -> tuple[str, str | None]:
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return value, None
+        host, rest = value[: end + 1], value[end + 1 :]
+        return host, rest[1:] if rest.startswith(":") else None
+    host, colon, port = value.rpartition(":")
+    if not colon or not port.isdigit():
+        return value, None
+    return host, port
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_matches(pattern: str, host: str, port: str | None) -> bool:
+    if pattern == "*":
+        return True
+    p_host, p_port = _split_host(pattern)
+    if p_port is not None and p_port != "*" and p_port != port:
+        return False
+    if p_host.startswith("*."):
+        return host.endswith(p_host[1:])
+    return host == p_host
+
+
+class OriginGuard:
+    """Checks one request's ``Host`` and ``Origin`` (rules 1-4)."""
+
+    __slots__ = ("_auto", "_enabled", "_hosts", "_origins")
+
+    def __init__(
+        self,
+        *,
+        enabled: bool | None = None,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+    ) -> None:
+        configured = allowed_hosts is not None or allowed_origins is not None
+        self._enabled = enabled if enabled is not None else (True if configured else None)
+        self._auto = self._enabled is None
+        self._hosts = tuple(h.lower() for h in (allowed_hosts or LOOPBACK_HOSTS))
+        self._origins = tuple(o.lower().rstrip("/") for o in allowed_origins or ())
+
+    def active(self, scope: Any) -> bool:
+        if not self._auto:
+            return bool(self._enabled)
+        server = scope.get("server")
+        return bool(server) and _is_loopback(str(server[0]))
+
+    def check(self, scope: Any, host: str | None, origin: str | None) -> tuple[int, str] | None:
+        """None when the request may proceed, else ``(status, message)``."""
+        if not self.active(scope):
+            return None
+        if origin is not None and not self._origin_ok(origin):
+            return 403, f"Forbidden: Origin {origin!r} is not allowed (DNS-rebinding protection)"
+        if host is not None:
+            h, p = _split_host(host)
+            if not any(_host_matches(pat, h, p) for pat in self._hosts):
+                return 421, f"Misdirected Request: Host {host!r} is not allowed"
+        return None
+
+    def _origin_ok(self, origin: str) -> bool:
+        value = origin.strip().lower().rstrip("/")
+        if value == "null":
+            return False
+        if self._origins:
+            for pat in self._origins:
+                if pat == "*" or pat == value:
+                    return True
+                if (
+                    pat.endswith(":*")
+                    and value.startswith(pat[:-1])
+                    and value[len(pat) - 1 :].isdigit()
+                ):
+                    return True
+            return False
+        scheme, sep, rest = value.partition("://")
+        if not sep or scheme not in ("http", "https"):
+            return False
+        h, p = _split_host(rest)
+        return any(_host_matches(pat, h, p) for pat in self._hosts)

@@ -1,0 +1,186 @@
+"""Handshake-era HTTP sessions: the session table, idle expiry, limits, principal binding.
+
+Source: MCP 2025-11-25 ``basic/transports`` §Session Management; ``basic/security_best_practices``
+§Session Hijacking (bind sessions to the user).
+
+Rules:
+1. A session id is 256 bits from :mod:`secrets`, URL-safe base64 (visible ASCII only),
+   and exists only after a successful ``initialize``; a rejected initialize leaves
+   nothing behind.
+2. A session bound to a principal (the authenticated caller that created it) is
+   invisible to any other principal: lookups by someone else answer "unknown" (404),
+   never "forbidden", so ids cannot be probed.
+3. A session idle for ``idle_timeout_s`` seconds (no request running, no stream
+   attached) is closed; expiry is checked lazily on lookups and sweeps, so no background
+   task is needed when the app is mounted without a lifespan.
+4. At most ``max_sessions`` live sessions; a new ``initialize`` beyond that is refused
+   (503) after expired sessions are swept.
+5. Closing a session cancels its running requests, fails its pending server-to-client
+   requests, ends its streams and frees its events, subscriptions and hub listener.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import anyio
+
+from mcpkit.core.engine import Inflight, PeerClosedError, Pending
+from mcpkit.server.lifecycle import LegacySession
+
+if TYPE_CHECKING:
+    from mcpkit.server.http.events import EventStore
+    from mcpkit.server.http.sse import Sink
+    from mcpkit.server.http.streams import LiveStream
+
+__all__ = ["HTTPSession", "SessionTable", "new_session_id"]
+
+
+def new_session_id() -> str:
+    """Rule 1: 43 URL-safe characters from 32 random bytes."""
+    return secrets.token_urlsafe(32)
+
+
+class HTTPSession:
+    """One handshake-era session on the HTTP endpoint."""
+
+    __slots__ = (
+        "_seq",
+        "busy",
+        "closed",
+        "id",
+        "inflight",
+        "key",
+        "last_active",
+        "legacy",
+        "pending",
+        "principal_key",
+        "pump_scope",
+        "standalone",
+        "standalone_sink",
+        "streams",
+    )
+
+    def __init__(
+        self,
+        session_id: str,
+        legacy: LegacySession,
+        *,
+        principal_key: str | None,
+        max_inflight: int = 1024,
+    ) -> None:
+        self.id = session_id
+        self.key = secrets.token_hex(6)
+        """Prefix of this session's stream ids (event ids must not reveal the session id)."""
+        self.legacy = legacy
+        self.principal_key = principal_key
+        self.inflight = Inflight(max_inflight)
+        self.pending = Pending()
+        self.streams: dict[str, LiveStream] = {}
+        self.standalone: LiveStream | None = None
+        self.standalone_sink: Sink | None = None
+        self.pump_scope: anyio.CancelScope | None = None
+        self.busy = 0
+        self.last_active = time.monotonic()
+        self.closed = False
+        self._seq = 0
+
+    def new_stream_id(self) -> str:
+        self._seq += 1
+        return f"{self.key}-{self._seq}"
+
+    def owns(self, stream_id: str) -> bool:
+        return stream_id.startswith(self.key + "-")
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+    async def close(self, store: EventStore | None) -> None:
+        """Rule 5."""
+        if self.closed:
+            return
+        self.closed = True
+        self.inflight.cancel_all()
+        self.pending.close(PeerClosedError("session ended"))
+        if self.pump_scope is not None:
+            self.pump_scope.cancel()
+        with anyio.CancelScope(shield=True):
+            if self.standalone_sink is not None:
+                await self.standalone_sink.end()
+            for live in list(self.streams.values()):
+                if live.sink is not None:
+                    await live.sink.end()
+            self.streams.clear()
+            if store is not None:
+                await store.forget(self.key + "-")
+        self.legacy.close()
+
+
+class SessionTable:
+    """Live sessions by id (rules 2-4)."""
+
+    def __init__(self, *, idle_timeout_s: float | None, max_sessions: int) -> None:
+        self.idle_timeout_s = idle_timeout_s
+        self.max_sessions = max_sessions
+        self._sessions: dict[str, HTTPSession] = {}
+        self._last_sweep = time.monotonic()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def __iter__(self) -> Iterator[HTTPSession]:
+        return iter(list(self._sessions.values()))
+
+    def _expired(self, session: HTTPSession, now: float) -> bool:
+        return (
+            self.idle_timeout_s is not None
+            and session.busy == 0
+            and now - session.last_active > self.idle_timeout_s
+        )
+
+    async def lookup(
+        self, session_id: str, principal_key: str | None, store: EventStore | None
+    ) -> HTTPSession | None:
+        """The live session with this id visible to this principal (rule 2), or None.
+        An expired session found here is closed first (rule 3)."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        if session.closed or self._expired(session, time.monotonic()):
+            self._sessions.pop(session_id, None)
+            await session.close(store)
+            return None
+        if session.principal_key != principal_key:
+            return None
+        return session
+
+    def add(self, session: HTTPSession) -> None:
+        self._sessions[session.id] = session
+
+    def remove(self, session_id: str) -> HTTPSession | None:
+        return self._sessions.pop(session_id, None)
+
+    def full(self) -> bool:
+        return len(self._sessions) >= self.max_sessions
+
+    def sweep_due(self) -> bool:
+        if self.idle_timeout_s is None:
+            return False
+        return time.monotonic() - self._last_sweep > min(self.idle_timeout_s / 4, 30.0)
+
+    async def sweep(self, store: EventStore | None) -> int:
+        """Close expired sessions (rule 3); returns how many."""
+        now = self._last_sweep = time.monotonic()
+        dead = [s for s in self._sessions.values() if self._expired(s, now) or s.closed]
+        for session in dead:
+            self._sessions.pop(session.id, None)
+            await session.close(store)
+        return len(dead)
+
+    async def close_all(self, store: EventStore | None) -> None:
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            await session.close(store)

@@ -1,0 +1,401 @@
+"""The response side of one POST: JSON or SSE, chosen as late as possible, and the
+logical streams that survive a dropped connection.
+
+Sources: MCP 2025-11-25 ``basic/transports`` §Sending Messages (items 5-6),
+§Resumability; 2026-07-28 ``transports/streamable-http`` §Receiving Messages,
+§Cancellation.
+
+Rules:
+1. The response type follows ``Accept`` and the endpoint's response mode: a client
+   that accepts only one type gets that type; when both are accepted, ``"auto"`` answers
+   JSON unless the handler sends something before its result (then SSE from that
+   message on), ``"json"`` always answers JSON, ``"sse"`` opens the stream at once.
+2. Notifications and server-to-client requests belonging to a request travel on that
+   request's SSE stream (:class:`Exchange` is the request's engine ``Channel``). Where
+   they cannot (JSON response, JSON-response mode, stateless, 2026-07-28), a
+   notification is dropped and a request raises :class:`StreamUnavailableError`
+   (-32600) saying why.
+3. On a resumable stream (handshake era, a session, an event store) every message is
+   stored before it is written, with its event id; the stream starts with a priming
+   event. The server may close the connection early (:meth:`Exchange.close_stream`,
+   after a ``retry:`` field); the stream lives on in the store and a GET with
+   ``Last-Event-ID`` replays it and takes over the rest (:meth:`LiveStream.resume`).
+4. Exactly one HTTP response is completed per POST, in every path (cancellation and
+   shutdown included): never "ASGI callable returned without completing response".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from mcpkit.core.jsonrpc import (
+    INVALID_REQUEST,
+    JSONRPCError,
+    RequestId,
+    dumps,
+    notification_message,
+)
+from mcpkit.server.http import sse
+from mcpkit.server.http.sse import Sink
+
+if TYPE_CHECKING:
+    from mcpkit.core.engine import ProgressCallback
+    from mcpkit.server.http.events import EventStore
+    from mcpkit.server.http.sessions import HTTPSession
+
+__all__ = ["DisconnectWatch", "Exchange", "LiveStream", "StreamUnavailableError"]
+
+JSON = dict[str, Any]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Mode = Literal["auto", "json", "sse"]
+logger = logging.getLogger("mcpkit.server.http")
+
+JSON_HEADERS: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json")]
+
+
+class StreamUnavailableError(JSONRPCError):
+    """A server-to-client request was attempted where the response cannot carry it."""
+
+    def __init__(self, method: str, reason: str) -> None:
+        super().__init__(
+            INVALID_REQUEST,
+            f"{method}: cannot send a server-to-client request on this response: {reason}",
+        )
+
+
+class LiveStream:
+    """A resumable SSE stream of one session (rule 3), independent of any connection."""
+
+    __slots__ = ("finished", "id", "lock", "sink", "store")
+
+    def __init__(self, stream_id: str, store: EventStore, sink: Sink | None) -> None:
+        self.id = stream_id
+        self.store = store
+        self.sink = sink
+        self.lock = anyio.Lock()
+        self.finished = False
+
+    async def write(self, payload: bytes) -> None:
+        """Store then write one message (``b""`` = priming event)."""
+        async with self.lock:
+            eid = await self.store.append(self.id, payload)
+            sink = self.sink
+            if sink is not None:
+                await sink.write(sse.event(payload, eid) if payload else sse.priming(eid))
+
+    async def finish(self) -> None:
+        """The last message was written: end the current connection, keep the events
+        for late resumption."""
+        async with self.lock:
+            self.finished = True
+            await self.store.finish(self.id)
+            sink, self.sink = self.sink, None
+        if sink is not None:
+            await sink.end()
+
+    async def detach(self, retry_ms: int | None) -> None:
+        """Close the current connection without ending the stream (SEP-1699)."""
+        async with self.lock:
+            sink, self.sink = self.sink, None
+        if sink is not None:
+            await sink.end(sse.retry_field(retry_ms) if retry_ms is not None else b"")
+
+    async def resume(self, sink: Sink, events: list[tuple[str, bytes]]) -> None:
+        """Replay ``events`` on ``sink``, then let it carry the rest of the stream (a
+        previous connection is ended first). Ends ``sink`` if the stream is over."""
+        async with self.lock:
+            old, self.sink = self.sink, None
+            if old is not None and old is not sink:
+                await old.end()
+            await sink.start()
+            last = events[-1][0] if events else None
+            for eid, payload in events:
+                await sink.write(sse.event(payload, eid))
+            # Events stored between the caller's replay query and this lock
+            if last is not None:
+                more = await self.store.replay_after(last)
+                for eid, payload in more[1] if more else []:
+                    await sink.write(sse.event(payload, eid))
+            if not self.finished:
+                self.sink = sink
+                return
+        await sink.end()
+
+
+class Exchange:
+    """The response to one POST and the ``Channel`` of the requests in it (rules 1-4).
+
+    ``streaming``: notifications may be sent (an SSE response is possible and the
+    endpoint is not in JSON-response mode). ``requests_reason``: None when
+    server-to-client requests may be sent, else why not (rule 2).
+    """
+
+    __slots__ = (
+        "_close_callbacks",
+        "_closed_early",
+        "_json",
+        "_session",
+        "_store",
+        "_wants",
+        "batch",
+        "cancel_scope",
+        "extra_headers",
+        "live",
+        "mode",
+        "requests_reason",
+        "responded",
+        "send",
+        "sink",
+        "streaming",
+    )
+
+    def __init__(
+        self,
+        send: Send,
+        *,
+        mode: Mode,
+        json_ok: bool,
+        streaming: bool,
+        requests_reason: str | None,
+        session: HTTPSession | None = None,
+        store: EventStore | None = None,
+        extra_headers: list[tuple[bytes, bytes]] | None = None,
+        batch: int = 0,
+    ) -> None:
+        self.send = send
+        self.mode: Mode = mode
+        self._json = json_ok
+        self.streaming = streaming
+        self.requests_reason = requests_reason
+        self._session = session
+        self._store = store if session is not None else None
+        self.extra_headers = extra_headers or []
+        self.sink: Sink | None = None
+        self.live: LiveStream | None = None
+        self.batch = batch
+        self._wants: list[JSON] = []
+        self.responded = False
+        self._closed_early = False
+        self.cancel_scope: anyio.CancelScope | None = None
+        self._close_callbacks: list[Callable[[], Any]] = []
+
+    # -- the stream ----------------------------------------------------------------
+    async def open_stream(self, status: int = 200) -> None:
+        """Start the SSE response now (priming event on a resumable stream)."""
+        if self.sink is not None:
+            return
+        self.sink = Sink(self.send, self.extra_headers, status)
+        if self._store is not None and self._session is not None:
+            self.live = LiveStream(self._session.new_stream_id(), self._store, self.sink)
+            self._session.streams[self.live.id] = self.live
+            await self.live.write(b"")
+        else:
+            await self.sink.start()
+
+    async def _emit(self, message: JSON) -> None:
+        payload = dumps(message)
+        if self.live is not None:
+            await self.live.write(payload)
+        elif self.sink is not None:
+            await self.sink.write(sse.event(payload))
+
+    # -- Channel ---------------------------------------------------------------------
+    async def notify(self, method: str, params: JSON | None) -> None:
+        if not self.streaming or self.responded:
+            logger.debug("dropped %s: this response cannot carry notifications", method)
+            return
+        await self.open_stream()
+        await self._emit(notification_message(method, params))
+
+    async def request(
+        self,
+        method: str,
+        params: JSON | None,
+        *,
+        timeout_s: float | None = None,
+        progress_token: RequestId | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JSON:
+        session = self._session
+        if self.requests_reason is not None or session is None:
+            raise StreamUnavailableError(method, self.requests_reason or "no session")
+        await self.open_stream()
+
+        async def abandon(request_id: RequestId, reason: str) -> None:
+            await self._emit(
+                notification_message(
+                    "notifications/cancelled", {"requestId": request_id, "reason": reason}
+                )
+            )
+
+        return await session.pending.call(
+            self._emit,
+            method,
+            params,
+            timeout_s=timeout_s,
+            progress_token=progress_token,
+            on_progress=on_progress,
+            on_abandon=abandon,
+        )
+
+    # -- server-initiated close -----------------------------------------------------
+    async def close_stream(self, retry_ms: int | None) -> bool:
+        """Close the connection now, keeping the stream resumable (rule 3). Returns
+        False when this response is not a resumable stream (nothing happens)."""
+        if self.responded or self._store is None or not self.streaming:
+            return False
+        await self.open_stream()
+        if self.live is None:
+            return False
+        self._closed_early = True
+        await self.live.detach(retry_ms)
+        return True
+
+    def on_close(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Register ``callback`` for a graceful end by the server (shutdown); returns
+        the function that unregisters it."""
+        self._close_callbacks.append(callback)
+
+        def unregister() -> None:
+            if callback in self._close_callbacks:
+                self._close_callbacks.remove(callback)
+
+        return unregister
+
+    def close_gracefully(self) -> None:
+        for callback in list(self._close_callbacks):
+            try:
+                callback()
+            except Exception:
+                logger.exception("close callback failed")
+
+    # -- the outcome -----------------------------------------------------------------
+    async def respond(self, message: JSON, status: int = 200) -> None:
+        """Deliver the response to one request (for a batch, one of several)."""
+        if self.batch:
+            self.batch -= 1
+            if self.sink is None and self._json:
+                self._wants.append(message)
+                if self.batch == 0:
+                    await self._send_json(dumps(self._wants), status)
+                return
+            await self.open_stream()
+            await self._emit(message)
+            if self.batch == 0:
+                await self._finish()
+            return
+        if self.sink is None and self._json and self.mode != "sse":
+            await self._send_json(dumps(message), status)
+            return
+        if self.sink is None:
+            await self.open_stream(status)
+        await self._emit(message)
+        await self._finish()
+
+    async def _send_json(self, body: bytes, status: int) -> None:
+        self.responded = True
+        await self.send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    *JSON_HEADERS,
+                    (b"content-length", str(len(body)).encode()),
+                    *self.extra_headers,
+                ],
+            }
+        )
+        await self.send({"type": "http.response.body", "body": body})
+
+    async def _finish(self) -> None:
+        self.responded = True
+        with anyio.CancelScope(shield=True):
+            if self.live is not None:
+                live, self.live = self.live, None
+                await live.finish()
+                if self._session is not None:
+                    self._session.streams.pop(live.id, None)
+            elif self.sink is not None:
+                await self.sink.end()
+            elif self._wants:  # a batch some of whose requests were cancelled
+                await self._send_json(dumps(self._wants), 200)
+            else:
+                try:
+                    await self.send({"type": "http.response.start", "status": 204, "headers": []})
+                    await self.send({"type": "http.response.body", "body": b""})
+                except OSError:
+                    pass
+
+    async def complete(self) -> None:
+        """Rule 4: make sure the HTTP response is complete (after cancellation, a
+        cancelled request's stream ends without a response; a JSON client gets 204)."""
+        if not self.responded:
+            await self._finish()
+
+    def connection_done(self) -> bool:
+        """Whether this POST's own connection no longer needs the handler (it was
+        closed early with :meth:`close_stream`)."""
+        return self._closed_early
+
+
+class DisconnectWatch:
+    """Cancels a request when its client goes away, and keeps its SSE stream alive.
+
+    Started ``delay_s`` after the request began, so requests that finish quickly pay
+    only for a timer (no task). Used for 2026-07-28 requests, where closing the
+    response stream is the cancellation (spec ``streamable-http`` §Cancellation).
+    """
+
+    __slots__ = ("_delay_s", "_exchange", "_keepalive_s", "_receive", "_scope", "_task", "_timer")
+
+    def __init__(
+        self,
+        receive: Receive,
+        scope: anyio.CancelScope,
+        exchange: Exchange,
+        *,
+        keepalive_s: float,
+        delay_s: float = 0.05,
+    ) -> None:
+        self._receive = receive
+        self._scope = scope
+        self._exchange = exchange
+        self._keepalive_s = keepalive_s
+        self._delay_s = delay_s
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def __enter__(self) -> DisconnectWatch:
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(self._delay_s, self._spawn)
+        return self
+
+    def _spawn(self) -> None:
+        self._timer = None
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            message: dict[str, Any] | None = None
+            with anyio.move_on_after(self._keepalive_s):
+                message = await self._receive()
+            if message is None:
+                sink = self._exchange.sink
+                if sink is not None and not sink.ended:
+                    await sink.write(sse.KEEPALIVE)
+                continue
+            if message.get("type") == "http.disconnect":
+                self._scope.cancel()
+                return
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
