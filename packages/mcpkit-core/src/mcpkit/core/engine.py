@@ -537,27 +537,58 @@ class Connection:
                 ),
             )
             return
-        tg.start_soon(self._run_batch, items)
-
-    async def _run_batch(self, items: list[Any]) -> None:
+        # The batch is in flight (under a key no peer can name) until its combined
+        # reply is written, so draining at end of input waits for it (rule 6). Its
+        # requests are admitted now, before any later message is read (rules 2, 3).
+        key = _BatchKey()
+        inflight = self.inflight
+        inflight._slots[key] = _Slot(anyio.CancelScope())  # pyright: ignore[reportPrivateUsage, reportArgumentType]
         replies: list[JSON] = []
+        admitted: list[tuple[InboundRequest, _Slot]] = []
+        notifications: list[Classified] = []
+        for item in items:
+            c = classify(item)
+            if c.kind == "request":
+                slot = admit(inflight, c.id)  # type: ignore[arg-type]
+                if isinstance(slot, _Slot):
+                    request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
+                    admitted.append((request, slot))
+                else:
+                    replies.append(slot)
+            elif c.kind == "notification":
+                notifications.append(c)
+            elif c.kind == "response":
+                self.pending.resolve(item)
+            elif c.error is not None:
+                replies.append(c.error)
+        tg.start_soon(self._run_batch, key, admitted, notifications, replies)
 
+    async def _run_batch(
+        self,
+        key: _BatchKey,
+        admitted: list[tuple[InboundRequest, _Slot]],
+        notifications: list[Classified],
+        replies: list[JSON],
+    ) -> None:
         async def collect(msg: JSON) -> None:
             replies.append(msg)
 
-        async with anyio.create_task_group() as tg:
-            for item in items:
-                c = classify(item)
-                if c.kind == "request":
-                    request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
+        inflight = self.inflight
+        try:
+            for c in notifications:
+                await self._notify_handler(c)
+            async with anyio.create_task_group() as tg:
+                for request, slot in admitted:
                     tg.start_soon(
-                        run_request, self.inflight, request, self.handler.handle_request, collect
+                        run_request, inflight, request, self.handler.handle_request, collect, slot
                     )
-                elif c.kind == "notification":
-                    await self._notify_handler(c)
-                elif c.kind == "response":
-                    self.pending.resolve(item)
-                elif c.error is not None:
-                    replies.append(c.error)
-        if replies:
-            await send_reply(self.stream.send, replies)
+            if replies:
+                await send_reply(self.stream.send, replies)
+        finally:
+            inflight._release(key, inflight._slots[key])  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+
+
+class _BatchKey:
+    """Marks a batch as in flight in :class:`Inflight` (never equal to a request id)."""
+
+    __slots__ = ()

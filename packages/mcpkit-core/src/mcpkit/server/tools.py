@@ -4,11 +4,15 @@ Rules:
 1. An unknown tool name is a protocol error: -32602 naming the known tools (T1).
 2. Arguments that fail the input schema are a tool execution error: a result with
    ``isError: true`` and a message the model can act on (SEP-1303), not a protocol error.
+   A derived schema is enforced by the signature's pydantic model; an explicit
+   ``input_schema`` by :mod:`mcpkit.core.jsonschema` (its ``$schema`` dialect, 2020-12 by
+   default), compiled at registration so a bad schema fails there.
 3. A tool that raises :class:`ToolError` (or any exception other than
    :class:`~mcpkit.core.jsonrpc.JSONRPCError` and MRTR's ``InputRequired``) produces
    ``isError: true`` with the message. ``JSONRPCError`` becomes a protocol error.
 4. A structured return becomes ``structuredContent`` plus one text block with the same
-   JSON; an ``isError`` result is never checked against ``outputSchema`` (T2).
+   JSON; an ``isError`` result is never checked against ``outputSchema`` (T2). With an
+   explicit ``output_schema`` the return value (a mapping or model) is structured as is.
 5. A plain ``str`` return is exactly one text block.
 6. Tool definitions are built once, at registration; ``tools/list`` pages over them.
 """
@@ -20,8 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
-from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps
+from mcpkit.core.jsonschema import compile_schema, validation_errors
 from mcpkit.server.mrtr import InputRequired
 from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound
 
@@ -41,7 +47,7 @@ class ToolError(Exception):
 class Tool:
     """A registered tool: its wire definition and its bound function."""
 
-    __slots__ = ("binding", "definition", "name")
+    __slots__ = ("binding", "definition", "input_validator", "name")
 
     def __init__(
         self,
@@ -63,6 +69,7 @@ class Tool:
         self.binding: Binding = bind(
             fn, name=name, structured_output=structured_output, input_schema=input_schema
         )
+        self.input_validator = compile_schema(input_schema) if input_schema is not None else None
         d: JSON = {"name": name}
         if title is not None:
             d["title"] = title
@@ -87,6 +94,10 @@ class Tool:
 
     async def call(self, ctx: Context, arguments: Mapping[str, Any] | None) -> JSON:
         """Run the tool and build its ``CallToolResult`` dict (rules 2-5)."""
+        if self.input_validator is not None:
+            errors = validation_errors(self.input_validator, dict(arguments or {}))
+            if errors:
+                return error_result(f"Invalid arguments: {'; '.join(errors)} (tool {self.name!r})")
         try:
             kwargs = self.binding.validate(arguments)
         except ArgumentError as exc:
@@ -103,14 +114,25 @@ class Tool:
         return self.result(value)
 
     def result(self, value: Any) -> JSON:
-        if self.binding.output.schema is not None and not _is_result(value):
+        if _is_result(value):
+            return tool_result(value)
+        if self.binding.output.schema is not None:
             structured, text = self.binding.structured(value)
-            return {
-                "content": [{"type": "text", "text": text}],
-                "structuredContent": structured,
-                "isError": False,
-            }
-        return tool_result(value)
+        elif "outputSchema" in self.definition:
+            structured = to_jsonable_python(value, by_alias=True)
+            if not isinstance(structured, dict):
+                return error_result(
+                    f"Tool {self.name!r} declares an outputSchema but returned "
+                    f"{type(value).__name__}, not a JSON object"
+                )
+            text = dumps(structured).decode("utf-8")
+        else:
+            return tool_result(value)
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": structured,
+            "isError": False,
+        }
 
 
 def _doc(fn: Callable[..., Any]) -> str | None:
@@ -135,10 +157,8 @@ def _block(value: Any) -> JSON:
         return {"type": "text", "text": value}
     if isinstance(value, BaseModel):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
-    if isinstance(value, dict) and isinstance(value.get("type"), str):
+    if isinstance(value, dict) and isinstance(value.get("type"), str):  # pyright: ignore[reportUnknownMemberType]
         return value  # pyright: ignore[reportUnknownVariableType]
-    from mcpkit.core.jsonrpc import dumps
-
     return {"type": "text", "text": dumps(value).decode("utf-8")}
 
 

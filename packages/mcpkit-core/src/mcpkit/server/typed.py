@@ -225,8 +225,7 @@ def bind(
         input_schema=schema,
         model=model,  # pyright: ignore[reportUnknownArgumentType]
         context_param=context_param,
-        is_async=inspect.iscoroutinefunction(fn)
-        or inspect.iscoroutinefunction(type(fn).__call__),
+        is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__),
         output=output_spec(ret, structured_output),
         field_names=tuple(fields),
     )
