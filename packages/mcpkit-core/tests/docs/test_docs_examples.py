@@ -1,0 +1,207 @@
+"""Every Python example in the README and ``docs/`` runs, and does what the text says.
+
+Each ```python block starts with ``# docs-example: NAME``; the block is executed in a
+fresh namespace and ``CHECKS[NAME]`` then exercises what it defined (usually a
+``server``) through the in-process test peer. A block without a marker, or with a name
+that has no check, fails the suite, so an example cannot be added without being run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from peer import connect
+from stdio_process import mcpkit_argv, spawn
+
+from mcpkit.core.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, JSONRPCError
+from mcpkit.server import Server
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[4]
+DOC_FILES = ("README.md", "docs/architecture.md", "docs/extensions.md")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+MARKER = re.compile(r"^# docs-example: ([\w-]+)\n")
+
+JSON = dict[str, Any]
+Check = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def blocks(language: str) -> list[tuple[str, str]]:
+    """``(file, code)`` for every fenced block of ``language`` in the docs."""
+    found: list[tuple[str, str]] = []
+    for name in DOC_FILES:
+        text = (ROOT / name).read_text("utf-8")
+        found += [(name, code) for lang, code in FENCE.findall(text) if lang == language]
+    return found
+
+
+def python_examples() -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
+    for file, code in blocks("python"):
+        m = MARKER.match(code)
+        out.append((file, m.group(1) if m else "", code))
+    return out
+
+
+def run_example(name: str, code: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": f"docs_example_{name}"}
+    exec(compile(code, f"<docs-example {name}>", "exec"), namespace)
+    return namespace
+
+
+# -- checks, one per example -----------------------------------------------------------------
+
+
+async def check_readme_notes(ns: dict[str, Any]) -> None:
+    async with connect(ns["server"]) as peer:
+        tools = (await peer.request("tools/list"))["tools"]
+        saved = await peer.call_tool("save_note", {"title": "todo", "body": "buy milk"})
+        read = await peer.request("resources/read", {"uri": "notes://todo"})
+        with pytest.raises(JSONRPCError) as missing:
+            await peer.request("resources/read", {"uri": "notes://nope"})
+        logs = peer.received("notifications/message")
+    save = next(t for t in tools if t["name"] == "save_note")
+    assert save["inputSchema"]["properties"]["title"]["description"] == "Short title"
+    assert save["outputSchema"]["required"] == ["title", "total"]
+    assert saved["structuredContent"] == {"title": "todo", "total": 1}
+    assert read["contents"][0]["text"] == "buy milk"
+    assert missing.value.code == RESOURCE_NOT_FOUND_LEGACY
+    assert logs == [{"level": "info", "data": "saved 'todo'"}]
+
+
+async def check_capability(ns: dict[str, Any]) -> None:
+    async with connect(ns["server"]) as peer:
+        caps = peer.init_result["capabilities"]
+    documented = json.loads(
+        next(code for file, code in blocks("json") if file == "docs/extensions.md")
+    )
+    assert caps == documented
+
+
+async def check_method_namespace(ns: dict[str, Any]) -> None:
+    async with connect(ns["server"]) as peer:
+        hits = await peer.request("com.example/search", {"query": "mc"})
+        with pytest.raises(JSONRPCError) as bad:
+            await peer.request("com.example/search", {})
+        caps = peer.init_result["capabilities"]
+    assert hits == {"hits": ["Model Context Protocol"]}
+    assert bad.value.code == INVALID_PARAMS
+    assert caps["extensions"] == {"com.example/search": {}}
+
+
+async def check_notifications(ns: dict[str, Any]) -> None:
+    server: Server = ns["server"]
+    speaks = {"extensions": {ns["EVENTS"]: {}}}
+    async with connect(server, capabilities=speaks) as fan, connect(server) as plain:
+        await fan.call_tool("deploy", {"version": "1.2"})
+        await plain.call_tool("deploy", {"version": "1.3"})
+        await fan.notify("notifications/com.example/ack", {"version": "1.2"})
+        ns["announce_maintenance"]("22:00")
+        maintenance = await fan.wait_for("notifications/com.example/maintenance")
+        await plain.request("ping")
+        await fan.request("ping")
+        plain_saw = [m for m, _ in plain.notifications if "com.example" in m]
+        deployed = fan.received("notifications/com.example/deployed")
+    assert deployed == [{"version": "1.2"}]
+    assert maintenance == [{"at": "22:00"}]
+    assert plain_saw == []
+    assert ns["acknowledged"] == [{"version": "1.2"}]
+
+
+async def check_meta_middleware(ns: dict[str, Any]) -> None:
+    async with connect(ns["server"]) as peer:
+        traced = await peer.request(
+            "tools/call",
+            {"name": "whoami", "arguments": {}, "_meta": {"com.example/traceId": "t-1"}},
+        )
+        fresh = await peer.call_tool("whoami")
+        logs = peer.received("notifications/message")
+    assert traced["_meta"] == {"com.example/traceId": "t-1"}
+    assert traced["content"][0]["text"] == "trace t-1"
+    assert fresh["_meta"]["com.example/traceId"] != "t-1"
+    assert logs[0] == {
+        "level": "info",
+        "data": "looking up the trace",
+        "_meta": {"com.example/region": "eu-1"},
+    }
+
+
+async def check_package(ns: dict[str, Any]) -> None:
+    speaks = {"extensions": {"com.example/glossary": {}}}
+    async with connect(ns["server"], capabilities=speaks) as peer:
+        found = await peer.request("com.example/glossary/define", {"term": "MCP"})
+        missing = await peer.request("com.example/glossary/define", {"term": "xyz"})
+        caps = peer.init_result["capabilities"]
+        misses = peer.received("notifications/com.example/glossary/miss")
+    assert found == {
+        "definition": "Model Context Protocol",
+        "_meta": {"com.example/glossary/version": 1},
+    }
+    assert missing["definition"] is None
+    assert misses == [{"term": "xyz"}]
+    assert caps["extensions"] == {"com.example/glossary": {"terms": 1}}
+
+
+CHECKS: dict[str, Check] = {
+    "readme-notes": check_readme_notes,
+    "capability": check_capability,
+    "method-namespace": check_method_namespace,
+    "notifications": check_notifications,
+    "meta-middleware": check_meta_middleware,
+    "package": check_package,
+}
+
+
+# -- the tests ---------------------------------------------------------------------------------
+
+
+EXAMPLES = python_examples()
+
+
+def test_every_python_example_is_marked_and_checked() -> None:
+    names = [name for _, name, _ in EXAMPLES]
+    assert all(names), "a ```python block lacks its '# docs-example: NAME' marker"
+    assert sorted(names) == sorted(CHECKS), "each example needs exactly one check"
+
+
+@pytest.mark.parametrize(
+    ("file", "name", "code"), EXAMPLES, ids=[f"{f}:{n}" for f, n, _ in EXAMPLES]
+)
+async def test_docs_example_runs_and_behaves_as_documented(file: str, name: str, code: str) -> None:
+    namespace = run_example(name, code)
+    await CHECKS[name](namespace)
+
+
+async def test_readme_example_serves_over_stdio_with_mcpkit_run(tmp_path: Path) -> None:
+    code = next(code for _, name, code in EXAMPLES if name == "readme-notes")
+    (tmp_path / "notes.py").write_text(code, "utf-8")
+    argv = mcpkit_argv("run", str(tmp_path / "notes.py") + ":server")
+    async with spawn(argv, cwd=tmp_path) as proc:
+        await proc.initialize()
+        saved = await proc.call(
+            1, "tools/call", {"name": "save_note", "arguments": {"title": "a", "body": "b"}}
+        )
+        read = await proc.call(2, "resources/read", {"uri": "notes://a"})
+        await proc.close_stdin()
+        assert await proc.wait_exit() == 0
+    assert saved["result"]["structuredContent"] == {"title": "a", "total": 1}
+    assert read["result"]["contents"][0]["text"] == "b"
+
+
+async def test_readme_hand_typed_lines_work_against_the_demo() -> None:
+    lines = next(code for file, code in blocks("json") if file == "README.md").splitlines()
+    async with spawn(mcpkit_argv("demo", "--transport", "stdio")) as proc:
+        for line in lines:
+            await proc.write(line.encode() + b"\n")
+        replies = {i: await proc.response(i) for i in (1, 2, 3)}
+        await proc.close_stdin()
+        assert await proc.wait_exit() == 0
+    assert replies[1]["result"]["protocolVersion"] == "2025-11-25"
+    assert "echo" in {t["name"] for t in replies[2]["result"]["tools"]}
+    assert replies[3]["result"]["content"] == [{"type": "text", "text": "hello"}]
