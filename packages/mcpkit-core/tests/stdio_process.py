@@ -41,6 +41,14 @@ def clean_env(overrides: Mapping[str, str] | None = None, *, drop: Sequence[str]
     return env
 
 
+def tool_call(request_id: Any, name: str, arguments: JSON | None = None, **meta: Any) -> JSON:
+    """A ``tools/call`` request message (``meta`` becomes ``params._meta``)."""
+    params: JSON = {"name": name, "arguments": arguments or {}}
+    if meta:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
 class StdioServer:
     def __init__(self, process: anyio.abc.Process) -> None:
         self.process = process

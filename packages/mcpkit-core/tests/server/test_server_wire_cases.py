@@ -14,6 +14,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from peer import connect, raw
 from pydantic import BaseModel
+from stdio_process import tool_call
 
 from mcpkit.core.jsonrpc import (
     INVALID_PARAMS,
@@ -103,14 +104,7 @@ async def test_J3_cancelled_tool_call_gets_no_response_and_its_handler_stops() -
     flags = Flags()
     async with raw(slow_server(flags)) as wire:
         await wire.initialize()
-        await wire.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 15,
-                "method": "tools/call",
-                "params": {"name": "slow", "arguments": {}},
-            }
-        )
+        await wire.send(tool_call(15, "slow", {}))
         with anyio.fail_after(10):
             await flags.started.wait()
         await wire.send(
@@ -160,14 +154,7 @@ async def test_J3_cancel_racing_completion_never_errors_or_answers_twice() -> No
     async with raw(slow_server(flags)) as wire:
         await wire.initialize()
         for i in range(100):
-            await wire.send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": i,
-                    "method": "tools/call",
-                    "params": {"name": "quick", "arguments": {}},
-                }
-            )
+            await wire.send(tool_call(i, "quick", {}))
             await wire.send(
                 {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": i}}
             )

@@ -12,7 +12,7 @@ import sys
 
 import anyio
 import pytest
-from stdio_process import FIXTURE_SERVER, clean_env, mcpkit_argv, spawn
+from stdio_process import FIXTURE_SERVER, clean_env, mcpkit_argv, spawn, tool_call
 
 pytestmark = pytest.mark.anyio
 
@@ -68,14 +68,7 @@ async def test_J1_other_bad_lines_are_answered_and_tolerated_framing_is_accepted
 async def test_P1_text_a_tool_prints_goes_to_stderr_and_stdout_stays_valid() -> None:
     async with spawn(RUN_FIXTURE) as proc:
         init = await proc.initialize()
-        await proc.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "chatty", "arguments": {"text": "hello"}},
-            }
-        )
+        await proc.send(tool_call(1, "chatty", {"text": "hello"}))
         await proc.close_stdin()
         lines = await proc.remaining_lines()
         assert await proc.wait_exit() == 0
@@ -110,12 +103,7 @@ async def test_P2_utf8_round_trips_byte_for_byte_whatever_the_locale(
     locale_env: dict[str, str],
 ) -> None:
     env = clean_env(locale_env, drop=("LC_ALL", "LC_CTYPE", "PYTHONUTF8", "LANG"))
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "echo", "arguments": {"text": UNICODE}},
-    }
+    request = tool_call(1, "echo", {"text": UNICODE})
     async with spawn(RUN_FIXTURE, env=env) as proc:
         await proc.initialize()
         await proc.send(request)
@@ -133,14 +121,7 @@ async def test_P2_utf8_round_trips_byte_for_byte_whatever_the_locale(
 async def test_stdin_eof_finishes_quick_in_flight_work_and_exits_cleanly() -> None:
     async with spawn(RUN_FIXTURE) as proc:
         await proc.initialize()
-        await proc.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "sleep", "arguments": {"seconds": 0.2}},
-            }
-        )
+        await proc.send(tool_call(1, "sleep", {"seconds": 0.2}))
         await proc.close_stdin()
         lines = await proc.remaining_lines()
         code = await proc.wait_exit()
@@ -154,14 +135,7 @@ async def test_stdin_eof_abandons_stuck_work_within_a_bounded_time() -> None:
     argv = [sys.executable, str(FIXTURE_SERVER), str(32 * 1024 * 1024), "0.2"]
     async with spawn(argv) as proc:
         await proc.initialize()
-        await proc.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "stuck", "arguments": {}},
-            }
-        )
+        await proc.send(tool_call(1, "stuck", {}))
         assert (await proc.call(2, "ping"))["result"] == {}  # the stuck call is in flight
         await proc.close_stdin()
         lines = await proc.remaining_lines()
@@ -174,14 +148,7 @@ async def test_stdin_eof_abandons_stuck_work_within_a_bounded_time() -> None:
 async def test_server_exits_cleanly_when_the_client_vanishes_mid_request() -> None:
     async with spawn(RUN_FIXTURE) as proc:
         await proc.initialize()
-        await proc.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "sleep", "arguments": {"seconds": 0.3}},
-            }
-        )
+        await proc.send(tool_call(1, "sleep", {"seconds": 0.3}))
         assert proc.process.stdout is not None
         await proc.process.stdout.aclose()  # nobody reads the answer
         await proc.close_stdin()
@@ -208,14 +175,7 @@ async def test_an_over_limit_line_is_answered_and_serving_continues() -> None:
     argv = [sys.executable, str(FIXTURE_SERVER), str(limit), "2"]
     async with spawn(argv) as proc:
         await proc.initialize()
-        huge = json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "length", "arguments": {"text": "y" * (limit * 4)}},
-            }
-        ).encode()
+        huge = json.dumps(tool_call(1, "length", {"text": "y" * (limit * 4)})).encode()
         await proc.write(huge + b"\n")
         refused = await proc.recv()
         fits = await proc.call(
@@ -233,16 +193,7 @@ async def test_many_requests_written_at_once_are_all_answered() -> None:
     async with spawn(RUN_FIXTURE) as proc:
         await proc.initialize()
         burst = b"".join(
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": i,
-                    "method": "tools/call",
-                    "params": {"name": "echo", "arguments": {"text": f"m{i}"}},
-                }
-            ).encode()
-            + b"\n"
-            for i in range(200)
+            json.dumps(tool_call(i, "echo", {"text": f"m{i}"})).encode() + b"\n" for i in range(200)
         )
         await proc.write(burst)
         replies = [await proc.recv() for _ in range(200)]
