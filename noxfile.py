@@ -77,5 +77,6 @@ def build(session: nox.Session) -> None:
     for name, path in DISTRIBUTIONS.items():
         session.log(f"building {name}")
         session.run("uv", "build", "--out-dir", str(out / name), str(path))
-        session.run("twine", "check", "--strict", *map(str, (out / name).iterdir()))
+        built = sorted([*(out / name).glob("*.whl"), *(out / name).glob("*.tar.gz")])
+        session.run("twine", "check", "--strict", *map(str, built))
     session.run("python", str(ROOT / "tools" / "check_wheels.py"), str(out))
