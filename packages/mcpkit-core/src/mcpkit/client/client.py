@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -54,7 +54,7 @@ from mcpkit.client.handlers import (
 from mcpkit.client.headers import HeaderBinding, InvalidToolHeaders, header_bindings
 from mcpkit.client.listen import Subscription
 from mcpkit.client.middleware import ReceiveMiddleware, SendMiddleware
-from mcpkit.client.mrtr import complete_result
+from mcpkit.client.mrtr import ResultHandler, complete_result
 from mcpkit.client.negotiate import Mode, ServerState, initialize, negotiate
 from mcpkit.client.session import (
     ClientSession,
@@ -199,6 +199,7 @@ class Client:
         self._recv_mw: list[ReceiveMiddleware] = []
         self._notification_handlers: dict[str, list[NotificationCallback]] = {}
         self._request_handlers: dict[str, Callable[[JSON | None], Any]] = {}
+        self._result_handlers: dict[str, ResultHandler] = {}
         self._session: ClientSession | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
@@ -240,10 +241,11 @@ class Client:
             )
             if self.initial_log_level is not None:
                 await self.set_log_level(self.initial_log_level)
-        except BaseException as exc:
+        except BaseException:
             if self._tg is not None:
                 self._tg.cancel_scope.cancel()
-            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            # The task group must not see the error: it would wrap it in an ExceptionGroup.
+            await stack.__aexit__(None, None, None)
             self._session = None
             raise
         self._stack = stack
@@ -259,7 +261,8 @@ class Client:
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
         if stack is not None:
-            await stack.__aexit__(exc_type, exc, tb)
+            # The body's own exception propagates unchanged (not wrapped in a group).
+            await stack.__aexit__(None, None, None)
 
     @property
     def session(self) -> ClientSession:
@@ -315,6 +318,12 @@ class Client:
         """Answer the server's ``method`` requests (handshake era): ``async def h(params)``."""
         self._request_handlers[method] = handler
 
+    def add_result_handler(self, result_type: str, handler: ResultHandler) -> None:
+        """Handle results whose ``resultType`` is ``result_type`` (an extension's, e.g.
+        ``"task"``): ``async def handler(method, params, result) -> result``; the returned
+        result replaces it (and is processed in turn) for every :meth:`request`."""
+        self._result_handlers[result_type] = handler
+
     # -- generic requests ----------------------------------------------------------------
     async def _send(self, method: str, params: JSON | None, **options: Any) -> JSON:
         session = self.session
@@ -343,11 +352,13 @@ class Client:
         on_progress: ProgressCallback | None = None,
         progress_token: RequestId | None = None,
         use_cache: bool = True,
+        accept_result_types: Collection[str] = ("complete",),
     ) -> JSON:
         """Send any request and return its complete ``result`` (rules 2, 3, 7).
 
-        Raises :class:`JSONRPCError` for the server's error responses and
-        :class:`ClientError` subclasses for local failures.
+        ``accept_result_types`` are returned as they come, even when a result handler
+        (:meth:`add_result_handler`) exists for them. Raises :class:`JSONRPCError` for the
+        server's error responses and :class:`ClientError` subclasses for local failures.
         """
         options: JSON = {"on_progress": on_progress, "progress_token": progress_token}
         if timeout_s is not _DEFAULT:
@@ -363,7 +374,14 @@ class Client:
             return await self._send(method, retry_params, **options)
 
         result, rounds = await complete_result(
-            method, params, result, again, self.handlers, max_rounds=self.max_input_rounds
+            method,
+            params,
+            result,
+            again,
+            self.handlers,
+            max_rounds=self.max_input_rounds,
+            result_handlers=self._result_handlers,
+            accept=accept_result_types,
         )
         if rounds == 0 and self.cache is not None:
             self.cache.put(method, params, result, self.cache_partition)

@@ -5,8 +5,10 @@ Spec: 2026-07-28 ``basic/patterns/mrtr`` §Client Requirements, ``basic/index``
 
 Rules:
 1. A result without ``resultType`` is ``"complete"`` (servers of earlier versions);
-   ``"complete"`` is returned as is; ``"input_required"`` starts a round; any other value
-   is invalid (:class:`ProtocolViolationError`).
+   ``"complete"`` (and any type the caller lists in ``accept``) is returned as is;
+   ``"input_required"`` starts a round; a type with a registered result handler (an
+   extension's, e.g. ``"task"``) is handed to it and its return value is processed in
+   turn; any other value is invalid (:class:`ProtocolViolationError`).
 2. Only ``tools/call``, ``prompts/get`` and ``resources/read`` may answer
    ``input_required``; on another method that is a protocol violation.
 3. Each round answers every entry of ``inputRequests`` with the same handlers that serve
@@ -21,24 +23,29 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 from mcpkit.client.errors import InputRoundsExceededError, ProtocolViolationError
 from mcpkit.client.handlers import InputHandlers
 
-__all__ = ["INPUT_CAPABLE", "complete_result"]
+__all__ = ["INPUT_CAPABLE", "ResultHandler", "complete_result"]
 
 JSON = dict[str, Any]
 INPUT_CAPABLE = frozenset({"tools/call", "prompts/get", "resources/read"})
+ResultHandler = Callable[[str, "JSON | None", JSON], Awaitable[JSON]]
+"""``async def handler(method, params, result) -> result``: turns a result of an
+extension's ``resultType`` into the one the caller gets (rule 1)."""
 
 
-def _result_type(method: str, result: JSON) -> str:
+def _result_type(
+    method: str, result: JSON, known: Collection[str] = ("complete", "input_required")
+) -> str:
     kind = result.get("resultType", "complete")
-    if kind not in ("complete", "input_required"):
+    if kind not in known:
         raise ProtocolViolationError(
             f"{method}: resultType {kind!r} is not one this client understands "
-            "('complete', 'input_required')"
+            f"({', '.join(repr(k) for k in known)})"
         )
     if kind == "input_required" and method not in INPUT_CAPABLE:
         raise ProtocolViolationError(
@@ -56,13 +63,26 @@ async def complete_result(
     handlers: InputHandlers,
     *,
     max_rounds: int,
+    result_handlers: Mapping[str, ResultHandler] | None = None,
+    accept: Collection[str] = ("complete",),
 ) -> tuple[JSON, int]:
     """Drive ``result`` to completion (rules 1-5); returns ``(result, rounds)``.
 
     ``send(params)`` sends ``method`` again as a new request with those params.
+    ``result_handlers`` handle extension result types; types in ``accept`` are returned.
     """
     rounds = 0
-    while _result_type(method, result) == "input_required":
+    extra = result_handlers or {}
+    known = {"complete", "input_required", *extra, *accept}
+    while True:
+        kind = _result_type(method, result, sorted(known))
+        if kind in accept:
+            return result, rounds
+        if kind != "input_required":
+            if kind == "complete":
+                return result, rounds
+            result = await extra[kind](method, params, result)
+            continue
         if rounds >= max_rounds:
             raise InputRoundsExceededError(method, rounds)
         rounds += 1
@@ -82,4 +102,3 @@ async def complete_result(
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         result = await send(retry)
-    return result, rounds

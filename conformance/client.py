@@ -1,0 +1,160 @@
+"""The mcpkit conformance client: what the official harness runs in ``client`` mode.
+
+Usage (the harness appends the mock server's URL)::
+
+    uv run python conformance/client.py <server-url>
+
+Environment (set by ``@modelcontextprotocol/conformance``):
+- ``MCP_CONFORMANCE_SCENARIO``: the scenario name (picks the steps below);
+- ``MCP_CONFORMANCE_CONTEXT``: JSON with scenario inputs (e.g. ``toolCalls``), optional;
+- ``MCP_CONFORMANCE_PROTOCOL_VERSION``: the wire the mock speaks (0.2.0 alphas), optional.
+
+Rules:
+1. Every scenario connects with the client's default, adaptive mode: ``server/discover``
+   first, ``initialize`` when the server is not modern. Nothing here pins an era.
+2. The client declares sampling, elicitation (form) and roots, so every input request a
+   mock sends has a handler. Elicitation accepts, leaving values to the schema defaults
+   (SEP-1034) and answering booleans without a default with ``true``.
+3. Exit status 0 when every step succeeded, 1 otherwise (the error goes to stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from mcpkit.client import Client
+
+JSON = dict[str, Any]
+Steps = Callable[[Client, JSON], Awaitable[None]]
+
+
+async def sample(params: Any) -> JSON:
+    return {
+        "role": "assistant",
+        "content": {"type": "text", "text": "This is a conformance test response."},
+        "model": "mcpkit-conformance",
+        "stopReason": "endTurn",
+    }
+
+
+async def elicit(params: Any) -> JSON:
+    content: JSON = {}
+    for name, prop in params.requested_schema.properties.items():
+        if getattr(prop, "default", None) is None and getattr(prop, "type", None) == "boolean":
+            content[name] = True
+    return {"action": "accept", "content": content}
+
+
+async def list_only(client: Client, context: JSON) -> None:
+    await client.list_tools()
+
+
+async def tools_call(client: Client, context: JSON) -> None:
+    names = {t.name for t in await client.list_tools()}
+    if "add_numbers" in names:
+        await client.call_tool("add_numbers", {"a": 5, "b": 3})
+
+
+async def call_listed(client: Client, context: JSON, only: set[str] | None = None) -> None:
+    for tool in await client.list_tools():
+        if only is None or tool.name in only:
+            await client.call_tool(tool.name, {})
+
+
+async def elicitation_defaults(client: Client, context: JSON) -> None:
+    await call_listed(client, context, {"test_client_elicitation_defaults"})
+
+
+async def sse_retry(client: Client, context: JSON) -> None:
+    await call_listed(client, context, {"test_reconnection"})
+
+
+async def request_state(client: Client, context: JSON) -> None:
+    await call_listed(client, context)
+
+
+async def standard_headers(client: Client, context: JSON) -> None:
+    await call_listed(client, context)
+    for resource in await client.list_resources():
+        await client.read_resource(str(resource.uri))
+    for prompt in await client.list_prompts():
+        await client.get_prompt(prompt.name)
+
+
+async def custom_headers(client: Client, context: JSON) -> None:
+    await client.list_tools()
+    for call in context.get("toolCalls") or []:
+        await client.call_tool(call["name"], call.get("arguments") or {})
+
+
+async def invalid_tool_headers(client: Client, context: JSON) -> None:
+    for tool in await client.list_tools():
+        await client.call_tool(tool.name, {"region": "us-west1"})
+
+
+async def schema_preservation(client: Client, context: JSON) -> None:
+    tools = {t.name: t for t in await client.list_tools()}
+    focal = tools.get("json_schema_2020_12_tool")
+    if focal is not None and "json_schema_echo" in tools:
+        await client.call_tool("json_schema_echo", {"schema": focal.input_schema})
+
+
+async def auth_flow(client: Client, context: JSON) -> None:
+    await call_listed(client, context, {"test-tool"})
+
+
+SCENARIOS: dict[str, Steps] = {
+    "initialize": list_only,
+    "tools_call": tools_call,
+    "elicitation-sep1034-client-defaults": elicitation_defaults,
+    "sse-retry": sse_retry,
+    "request-metadata": list_only,
+    "sep-2322-client-request-state": request_state,
+    "http-standard-headers": standard_headers,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": invalid_tool_headers,
+    "json-schema-ref-no-deref": list_only,
+    "json-schema-2020-12-preservation": schema_preservation,
+}
+
+
+async def run(url: str, scenario: str, context: JSON) -> None:
+    steps = SCENARIOS.get(scenario)
+    if steps is None:
+        steps = auth_flow if scenario.startswith("auth/") else list_only
+    async with Client(
+        url,
+        client_info={"name": "mcpkit-conformance-client", "version": "1.0.0"},
+        sampling=sample,
+        elicitation=elicit,
+        roots=[{"uri": "file:///tmp/mcpkit-conformance", "name": "conformance"}],
+        timeout_s=20.0,
+    ) as client:
+        await steps(client, context)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print("usage: client.py <server-url>", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=os.environ.get("MCPKIT_LOG", "WARNING"), stream=sys.stderr)
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    context: JSON = json.loads(raw) if raw else {}
+    try:
+        anyio.run(run, argv[-1], scenario, context)
+    except Exception as exc:
+        print(f"conformance client: scenario {scenario!r} failed: {exc!r}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

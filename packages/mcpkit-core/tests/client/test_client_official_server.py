@@ -1,0 +1,104 @@
+"""The mcpkit client drives the official Python SDK's server (``mcp`` 2.3.0) over stdio
+(spawned) and Streamable HTTP (uvicorn on 127.0.0.1), in every client mode."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit.client import Client, StdioTransport
+
+pytestmark = pytest.mark.anyio
+SERVER = str(Path(__file__).parent / "peers" / "sdk_server.py")
+JSON = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def sdk_http_url() -> Iterator[str]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    proc = subprocess.Popen(
+        [sys.executable, SERVER, "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with contextlib.closing(socket.socket()) as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, "the SDK server exited"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def target(kind: str, url: str) -> Any:
+    if kind == "http":
+        return url
+    return StdioTransport(sys.executable, [SERVER, "stdio"], stderr="capture")
+
+
+@pytest.fixture(params=["stdio", "http"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.mark.parametrize("mode", ["adaptive", "legacy", "modern"])
+async def test_lists_calls_reads_and_gets_prompts(kind: str, mode: str, sdk_http_url: str) -> None:
+    updates: list[float] = []
+
+    async def on_progress(params: JSON) -> None:
+        updates.append(params["progress"])
+
+    async with Client(target(kind, sdk_http_url), mode=mode, timeout_s=20) as client:  # type: ignore[arg-type]
+        assert client.era == ("legacy" if mode == "legacy" else "modern")
+        assert client.server_info["name"] == "sdk-peer"
+        assert client.instructions == "the official SDK server"
+        assert {t.name for t in await client.list_tools()} == {"add", "count", "ask"}
+        assert (await client.call_tool("add", {"a": 20, "b": 22})).structured_content == {
+            "result": 42
+        }
+        counted = await client.call_tool("count", {"steps": 3}, on_progress=on_progress)
+        assert counted.content[0].text == "counted 3"  # type: ignore[union-attr]
+        assert updates == [1, 2, 3]
+        resource = await client.read_resource("sdk://hello")
+        assert resource.contents[0].text == "hello from the SDK"  # type: ignore[union-attr]
+        prompt = await client.get_prompt("greet", {"name": "Ada"})
+        assert prompt.messages[0].content.text == "Greetings, Ada"  # type: ignore[union-attr]
+
+
+async def test_handshake_era_answers_elicitation_and_receives_logs(
+    kind: str, sdk_http_url: str
+) -> None:
+    logs: list[JSON] = []
+
+    async def on_log(params: JSON) -> None:
+        logs.append(params)
+
+    async def elicit(params: Any) -> JSON:
+        assert params.message == "Who are you?"
+        return {"action": "accept", "content": {"name": "Grace"}}
+
+    transport = target(kind, sdk_http_url)
+    async with Client(
+        transport, mode="legacy", elicitation=elicit, on_log=on_log, timeout_s=20
+    ) as client:
+        assert (await client.call_tool("ask")).content[0].text == "accept:Grace"  # type: ignore[union-attr]
+        await client.call_tool("count", {"steps": 1})
+    assert {"level": "info", "data": "counted 1"} in [
+        {k: v for k, v in entry.items() if k in ("level", "data")} for entry in logs
+    ]
