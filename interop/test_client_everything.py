@@ -40,9 +40,11 @@ def target(request: pytest.FixtureRequest, everything_argv: list[str]) -> Any:
 async def test_drives_server_everything(target: Any) -> None:
     logs: list[JSON] = []
     progress: list[JSON] = []
+    logged = anyio.Event()
 
     async def on_log(params: JSON) -> None:
         logs.append(params)
+        logged.set()
 
     async def on_progress(params: JSON) -> None:
         progress.append(params)
@@ -103,8 +105,7 @@ async def test_drives_server_everything(target: Any) -> None:
         await client.set_log_level("debug")
         await client.call_tool("toggle-simulated-logging")
         with anyio.fail_after(15):
-            while not logs:
-                await anyio.sleep(0.05)
+            await logged.wait()
         assert logs[0]["level"] in {
             "debug",
             "info",
