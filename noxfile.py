@@ -11,6 +11,8 @@ Rules:
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -80,3 +82,227 @@ def build(session: nox.Session) -> None:
         built = sorted([*(out / name).glob("*.whl"), *(out / name).glob("*.tar.gz")])
         session.run("twine", "check", "--strict", *map(str, built))
     session.run("python", str(ROOT / "tools" / "check_wheels.py"), str(out))
+
+
+# -- conformance-server: the official suite's server scenarios against `mcpkit demo` ------
+
+ALPHA12 = "conformance@0.2.0-alpha.12"
+CONFORMANCE_SERVER_RUNS = (
+    # (label, tool, arguments, mandatory, zero warnings too)
+    ("0.1.16-all", "conformance@0.1.16", ("--suite", "all"), True, True),
+    ("alpha12-2025-11-25", ALPHA12, ("--requirements", "2025-11-25"), True, False),
+    ("alpha12-2026-07-28", ALPHA12, ("--requirements", "2026-07-28"), False, False),
+)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 30.0) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"mcpkit demo exited early with status {proc.returncode}")
+        with socket.socket() as sock:
+            sock.settimeout(0.5)
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"mcpkit demo did not listen on port {port} within {timeout_s} s")
+
+
+def _check_counts(out_dir: Path) -> dict[str, int]:
+    """Check statuses over every scenario's checks.json in a conformance output dir."""
+    import json
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for path in sorted(out_dir.glob("*/checks.json")):
+        for check in json.loads(path.read_text()):
+            counts[check.get("status", "?")] += 1
+    return dict(counts)
+
+
+@nox.session(name="conformance-server")
+def conformance_server(session: nox.Session) -> None:
+    """The official conformance suite (0.1.16 all, 0.2.0-alpha.12 at 2025-11-25, and
+    2026-07-28 as a report) against `mcpkit demo` over streamable HTTP on loopback.
+    0.1.16 must show zero failures and zero warnings (an empty expected-failures list
+    makes warnings fail); alpha.12 at 2025-11-25 zero failures. Logs:
+    `.nox/conformance-server/tmp/logs/`."""
+    sync(session, "mcpkit-core")
+    logs = Path(session.create_tmp()) / "logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    toolchain = str(ROOT / "conformance" / "toolchain.py")
+    session.run("python", toolchain, "ensure", silent=True)
+    baseline = logs / "expected-failures.yml"
+    baseline.write_text("# Mechanics only: the server list stays empty.\nserver: []\n")
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with (logs / "demo-server.log").open("wb") as server_log:
+        proc = subprocess.Popen(
+            [python, "-m", "mcpkit.cli.main", "demo", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=server_log,
+            stderr=subprocess.STDOUT,
+            cwd=str(ROOT),
+        )
+        failures: list[str] = []
+        try:
+            _wait_listening(port, proc)
+            for label, tool, extra, mandatory, strict in CONFORMANCE_SERVER_RUNS:
+                out = logs / label
+                argv = [python, toolchain, "run", tool, "--", "server", "--url", url, *extra]
+                argv += ["-o", str(out)]
+                if strict:
+                    argv += ["--expected-failures", str(baseline)]
+                with (logs / f"{label}.txt").open("wb") as log:
+                    status = subprocess.run(
+                        argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
+                    ).returncode
+                text = (logs / f"{label}.txt").read_text(errors="replace")
+                summary = text[text.find("=== SUMMARY ===") :] if "SUMMARY" in text else text
+                counts = _check_counts(out)
+                session.log(
+                    f"{label}: exit {status}; checks "
+                    + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                )
+                for line in summary.splitlines():
+                    if line.startswith(("Total", "Not scored", "  ✗", "✗")):
+                        session.log(f"  {line}")
+                bad = status != 0 or (strict and counts.get("WARNING", 0) > 0)
+                if bad and mandatory:
+                    failures.append(f"{label} (see {logs / (label + '.txt')})")
+                elif bad:
+                    session.warn(f"{label} is not clean yet (report only)")
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    if failures:
+        session.error("conformance failures: " + "; ".join(failures))
+
+
+# -- conformance-client and interop: the mcpkit client against peers nobody here wrote ----
+
+CONFORMANCE_CLIENT_RUNS = (
+    # (label, tool, arguments, expected-failures file in conformance/)
+    ("0.1.16-all", "conformance@0.1.16", ("--suite", "all"), "expected-failures.yml"),
+    (
+        "alpha12-2025-11-25",
+        "conformance@0.2.0-alpha.12",
+        ("--requirements", "2025-11-25"),
+        "expected-failures-2025-11-25.yml",
+    ),
+    (
+        "alpha12-2026-07-28",
+        "conformance@0.2.0-alpha.12",
+        ("--requirements", "2026-07-28"),
+        "expected-failures-2026-07-28.yml",
+    ),
+)
+NO_NETNS = (
+    "no loopback-only network namespace here (`unshare -n` needs root or user namespaces); "
+    "the peers listen on all interfaces, so they are not started. Run as root (CI does), or "
+    "set MCPKIT_ALLOW_ALL_INTERFACES=1 to run them without a namespace."
+)
+
+
+def _loopback_prefix(session: nox.Session) -> list[str]:
+    """argv prefix that runs a command in a fresh loopback-only network namespace; skips
+    the session (or, with MCPKIT_ALLOW_ALL_INTERFACES=1, runs without one) where that is
+    impossible."""
+    import os
+
+    if shutil.which("unshare") and shutil.which("ip"):
+        probe = subprocess.run(
+            ["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, check=False
+        )
+        if probe.returncode == 0:
+            return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "netns"]
+    if os.environ.get("MCPKIT_ALLOW_ALL_INTERFACES") == "1":
+        session.warn("running WITHOUT a network namespace: " + NO_NETNS)
+        return []
+    session.skip(NO_NETNS)
+    return []
+
+
+@nox.session(name="conformance-client")
+def conformance_client(session: nox.Session) -> None:
+    """The official suite's client scenarios against `conformance/client.py`: 0.1.16 all,
+    0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28, each inside a loopback-only network
+    namespace. Only auth/* may fail (the expected-failures files); a warning fails 0.1.16.
+    Logs: `.nox/conformance-client/tmp/logs/`."""
+    sync(session, "mcpkit-core")
+    logs = Path(session.create_tmp()) / "logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    toolchain = str(ROOT / "conformance" / "toolchain.py")
+    session.run("python", toolchain, "ensure", silent=True)
+    prefix = _loopback_prefix(session)
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    command = f"{python} {ROOT / 'conformance' / 'client.py'}"
+    failures: list[str] = []
+    for label, tool, extra, baseline in CONFORMANCE_CLIENT_RUNS:
+        out = logs / label
+        argv = [*prefix, python, toolchain, "run", tool, "--", "client", "--command", command]
+        argv += [*extra, "--expected-failures", str(ROOT / "conformance" / baseline)]
+        argv += ["-o", str(out)]
+        with (logs / f"{label}.txt").open("wb") as log:
+            status = subprocess.run(
+                argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
+            ).returncode
+        text = (logs / f"{label}.txt").read_text(errors="replace")
+        counts = _check_counts(out)
+        session.log(
+            f"{label}: exit {status}; checks "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        )
+        for line in text.splitlines():
+            if line.startswith(("Total", "Not scored", "✓", "✗")) and "auth/" not in line:
+                session.log(f"  {line}")
+        if status != 0:
+            failures.append(f"{label} (see {logs / (label + '.txt')})")
+    if failures:
+        session.error("conformance-client failures: " + "; ".join(failures))
+
+
+@nox.session
+def interop(session: nox.Session) -> None:
+    """The mcpkit client drives servers nobody here wrote: @modelcontextprotocol/
+    server-everything (stdio and streamableHttp) and the official Python SDK's server
+    (stdio and HTTP), inside a loopback-only network namespace (`interop/`)."""
+    sync(session, "mcpkit-core", "test")
+    session.run("python", str(ROOT / "conformance" / "toolchain.py"), "ensure", silent=True)
+    prefix = _loopback_prefix(session)
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    session.run(
+        *prefix,
+        python,
+        "-m",
+        "pytest",
+        str(ROOT / "interop"),
+        str(
+            ROOT
+            / "packages"
+            / "mcpkit-core"
+            / "tests"
+            / "client"
+            / "test_client_official_server.py"
+        ),
+        *session.posargs,
+        external=True,
+        env={"PYTHONDONTWRITEBYTECODE": "1"},
+    )
