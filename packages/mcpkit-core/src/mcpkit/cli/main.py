@@ -3,7 +3,8 @@
 Rules:
 1. ``mcpkit run module:attr`` (or ``path/to/file.py:attr``) serves any user's server; the
    attribute is a :class:`~mcpkit.server.Server` or a zero-argument factory of one.
-2. ``mcpkit demo`` serves the bundled demo server.
+2. ``mcpkit demo`` serves the bundled demo server; ``mcpkit ls`` and ``mcpkit call`` are
+   the client commands (:mod:`mcpkit.cli.inspect`).
 3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol, from the moment
    the user's module is imported.
 """
@@ -110,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve_options(run, "stdio")
     demo = sub.add_parser("demo", help="serve the bundled demo server")
     _add_serve_options(demo, "http")
+    from mcpkit.cli.inspect import add_client_commands
+
+    add_client_commands(sub)
     return parser
 
 
@@ -128,6 +132,10 @@ def main(argv: list[str] | None = None) -> None:
         from mcpkit.server.demo import build_demo_server
 
         _serve(build_demo_server(), args)
+    elif args.command in ("ls", "call"):
+        from mcpkit.cli.inspect import run_client_command
+
+        sys.exit(run_client_command(args))
 
 
 if __name__ == "__main__":
