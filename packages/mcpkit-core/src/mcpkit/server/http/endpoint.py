@@ -32,6 +32,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
+from starlette.datastructures import Headers
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
 from mcpkit.core.versions import MODERN_VERSION
@@ -325,8 +326,6 @@ class StreamableHTTP:
         self, scope: Scope, session: HTTPSession | None, exchange: Exchange | None
     ) -> JSON:
         """Rule 3."""
-        from starlette.datastructures import Headers
-
         facts: JSON = {
             "name": "streamable-http",
             "headers": Headers(scope=scope),

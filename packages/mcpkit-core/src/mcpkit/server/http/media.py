@@ -136,9 +136,24 @@ def negotiate(accept: str | None) -> Acceptable:
     return result
 
 
+_JSON_TYPES: dict[str, bool] = {}
+
+
 def is_json_content_type(value: str | None) -> bool:
-    """Rule 4: may a body with this ``Content-Type`` be parsed as JSON?"""
-    if value is None or not value.strip():
+    """Rule 4: may a body with this ``Content-Type`` be parsed as JSON? (Cached like
+    :func:`negotiate`.)"""
+    if value is None:
+        return True
+    hit = _JSON_TYPES.get(value)
+    if hit is None:
+        hit = _check_json_type(value)
+        if len(_JSON_TYPES) < 64:
+            _JSON_TYPES[value] = hit
+    return hit
+
+
+def _check_json_type(value: str) -> bool:
+    if not value.strip():
         return True
     parsed = _parse_one(value)
     if parsed is None:

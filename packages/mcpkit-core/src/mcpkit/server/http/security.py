@@ -19,6 +19,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Sequence
 from typing import Any
@@ -42,6 +43,7 @@ def _split_host(value: str) -> tuple[str, str | None]:
     return host, port
 
 
+@functools.lru_cache(maxsize=64)
 def _is_loopback(host: str) -> bool:
     host = host.strip("[]").lower()
     if host == "localhost":
@@ -66,7 +68,7 @@ def _host_matches(pattern: str, host: str, port: str | None) -> bool:
 class OriginGuard:
     """Checks one request's ``Host`` and ``Origin`` (rules 1-4)."""
 
-    __slots__ = ("_auto", "_enabled", "_hosts", "_origins")
+    __slots__ = ("__weakref__", "_auto", "_enabled", "_hosts", "_origins")
 
     def __init__(
         self,
@@ -93,11 +95,14 @@ class OriginGuard:
             return None
         if origin is not None and not self._origin_ok(origin):
             return 403, f"Forbidden: Origin {origin!r} is not allowed (DNS-rebinding protection)"
-        if host is not None:
-            h, p = _split_host(host)
-            if not any(_host_matches(pat, h, p) for pat in self._hosts):
-                return 421, f"Misdirected Request: Host {host!r} is not allowed"
+        if host is not None and not self._host_ok(host):
+            return 421, f"Misdirected Request: Host {host!r} is not allowed"
         return None
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - guards live as long as their endpoint
+    def _host_ok(self, host: str) -> bool:
+        h, p = _split_host(host)
+        return any(_host_matches(pat, h, p) for pat in self._hosts)
 
     def _origin_ok(self, origin: str) -> bool:
         value = origin.strip().lower().rstrip("/")
