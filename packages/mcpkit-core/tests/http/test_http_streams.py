@@ -174,6 +174,11 @@ async def test_stateless_mode_serves_without_sessions_and_refuses_reverse_calls(
         r = await client.get(url, headers=headers(accept="text/event-stream"))
         assert r.status_code == 405
         assert len(endpoint.sessions) == 0
+        listeners = len(endpoint.server.hub)
+        for rid in range(3):
+            init = {"protocolVersion": LATEST, "capabilities": {}}
+            await client.post(url, json=request(rid, "initialize", init), headers=headers())
+        assert len(endpoint.server.hub) == listeners  # nothing outlives a stateless request
 
 
 async def test_sse_mode_primes_every_stream_with_an_event_id() -> None:

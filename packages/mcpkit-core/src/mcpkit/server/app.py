@@ -426,6 +426,13 @@ class Server:
         return call
 
     # -- running -------------------------------------------------------------------------
+    def http_app(self, path: str = "/mcp", **options: Any) -> Any:
+        """A Starlette app serving this server over streamable HTTP at ``path``
+        (options: :class:`mcpkit.server.http.StreamableHTTP`; ``docs/transports.md``)."""
+        from mcpkit.server.http import http_app
+
+        return http_app(self, path=path, **options)
+
     def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
         """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (``host``, ``port``,
         and the HTTP app's options)."""

@@ -352,22 +352,37 @@ class StreamableHTTP:
 
     # -- lifecycle -----------------------------------------------------------------------
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        async with contextlib.AsyncExitStack() as stack:
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await stack.enter_async_context(self.server.lifespan())
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await self.aclose()
+                    await stack.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Any = None) -> AsyncGenerator[None]:
-        """A Starlette ``lifespan``: closes the endpoint when the app shuts down."""
-        try:
-            yield
-        finally:
-            await self.aclose()
+        """A Starlette ``lifespan``: runs the server's lifespans (``server.lifespan()``,
+        e.g. extensions' background work) and closes the endpoint when the app shuts
+        down, before those lifespans end."""
+        async with self.server.lifespan():
+            try:
+                yield
+            finally:
+                await self.aclose()
+
+    def name_field(self, method: str) -> str | None:
+        """The params field ``Mcp-Name`` mirrors for ``method`` on 2026-07-28: the
+        method's ``name_param`` (extensions declare theirs, e.g. ``taskId``), else
+        ``name_fields``."""
+        spec = self.server.method("modern", method)
+        if spec is not None and spec.name_param is not None:
+            return spec.name_param
+        return self.name_fields.get(method)
 
     async def aclose(self, grace_s: float | None = None) -> None:
         """Rule 4. Idempotent."""

@@ -277,10 +277,14 @@ async def _serve_request(
             exchange.extra_headers.append((SESSION_HEADER, creating.id.encode()))
         return result
 
-    async with _running(ep, exchange, owner):
-        if ep.response_mode == "sse" and acc.sse and creating is None:
-            await exchange.open_stream()
-        await run_request(inflight, request, handler, exchange.respond, admitted)
+    try:
+        async with _running(ep, exchange, owner):
+            if ep.response_mode == "sse" and acc.sse and creating is None:
+                await exchange.open_stream()
+            await run_request(inflight, request, handler, exchange.respond, admitted)
+    finally:
+        if owner is None:  # stateless: the per-request session must not outlive it
+            legacy_session.close()
 
 
 async def _serve_batch(

@@ -105,7 +105,8 @@ def _validate(ep: StreamableHTTP, h: RequestHeaders, method: str, params: JSON) 
         envelope = read_envelope(params)
     except JSONRPCError as exc:
         raise _EnvelopeError(exc) from None
-    check_routing_headers(h, method, params, ep.name_fields)
+    field = ep.name_field(method)
+    check_routing_headers(h, method, params, {method: field} if field is not None else {})
     if method == "tools/call":
         check_param_headers(
             h, ep.tool_param_annotations(params.get("name")), params.get("arguments")
