@@ -72,22 +72,24 @@ class InMemoryEventStore:
     def __len__(self) -> int:
         return len(self._streams)
 
-    def _prune(self) -> None:
+    def _prune(self, reserve: int = 0) -> None:
+        """Expire finished streams; keep at most ``max_streams - reserve`` streams."""
         now = time.monotonic()
+        limit = self.max_streams - reserve
         while self._finished:
             sid, at = next(iter(self._finished.items()))
-            if now - at < self.retention_s and len(self._streams) <= self.max_streams:
+            if now - at < self.retention_s and len(self._streams) <= limit:
                 break
             del self._finished[sid]
             self._streams.pop(sid, None)
-        while len(self._streams) > self.max_streams:
+        while len(self._streams) > limit:
             sid, _ = self._streams.popitem(last=False)
             self._finished.pop(sid, None)
 
     async def append(self, stream_id: str, payload: bytes) -> str:
         stream = self._streams.get(stream_id)
         if stream is None:
-            self._prune()
+            self._prune(reserve=1)
             stream = self._streams[stream_id] = _Stream(self.max_events_per_stream)
         seq = stream.next_seq
         stream.next_seq += 1

@@ -349,7 +349,8 @@ class DisconnectWatch:
 
     Started ``delay_s`` after the request began, so requests that finish quickly pay
     only for a timer (no task). Used for 2026-07-28 requests, where closing the
-    response stream is the cancellation (spec ``streamable-http`` §Cancellation).
+    response stream is the cancellation (spec ``streamable-http`` §Cancellation). Needs
+    an asyncio event loop (uvicorn's; anyio's asyncio backend).
     """
 
     __slots__ = ("_delay_s", "_exchange", "_keepalive_s", "_receive", "_scope", "_task", "_timer")
