@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from mcpkit.client import Client, StdioTransport
+from mcpkit.core.types import LOGGING_LEVELS
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -106,15 +107,6 @@ async def test_drives_server_everything(target: Any) -> None:
         await client.call_tool("toggle-simulated-logging")
         with anyio.fail_after(15):
             await logged.wait()
-        assert logs[0]["level"] in {
-            "debug",
-            "info",
-            "notice",
-            "warning",
-            "error",
-            "critical",
-            "alert",
-            "emergency",
-        }
+        assert logs[0]["level"] in LOGGING_LEVELS
         await client.call_tool("toggle-simulated-logging")
         await client.ping()
