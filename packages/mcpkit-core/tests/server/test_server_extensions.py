@@ -257,3 +257,22 @@ async def test_capability_surface_contributes_era_specific_entries() -> None:
         caps = peer.init_result["capabilities"]
     assert caps["experimental"] == {"com.example/era": "legacy"}
     assert "com.example/never" not in caps
+
+
+async def test_send_middleware_added_while_serving_applies_to_the_next_message() -> None:
+    server = Server("ext")
+    seen: list[Any] = []
+
+    async def record(message: JSON, send_next: Callable[[JSON], Awaitable[None]]) -> None:
+        seen.append(message.get("id"))
+        await send_next(message)
+
+    @server.tool()
+    def hello() -> str:
+        return "hi"
+
+    async with connect(server) as peer:
+        await peer.request("tools/call", {"name": "hello", "arguments": {}})
+        server.add_send_middleware(record)
+        await peer.request("tools/call", {"name": "hello", "arguments": {}})
+    assert seen == [3]

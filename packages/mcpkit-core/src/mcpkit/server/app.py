@@ -419,11 +419,20 @@ class Server:
     def wrap_send(
         self, send: Callable[[JSON], Awaitable[None]]
     ) -> Callable[[JSON], Awaitable[None]]:
-        """``send`` behind the send-side middleware chain (rule 4)."""
-        call = send
-        for mw in reversed(self._send_middleware):
-            call = partial(mw, send_next=call)  # type: ignore[call-arg]
-        return call
+        """``send`` behind the send-side middleware chain (rule 4). The chain is read at
+        each call, so middleware added while serving applies from the next message."""
+
+        async def through(message: JSON) -> None:
+            chain = self._send_middleware
+            if not chain:
+                await send(message)
+                return
+            call = send
+            for mw in reversed(chain):
+                call = partial(mw, send_next=call)  # type: ignore[call-arg]
+            await call(message)
+
+        return through
 
     # -- running -------------------------------------------------------------------------
     def http_app(self, path: str = "/mcp", **options: Any) -> Any:

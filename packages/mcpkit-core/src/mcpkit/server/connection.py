@@ -61,7 +61,7 @@ class ServerConnection:
         self.server = server
         self.principal = principal
         self.session = LegacySession(server, principal=principal)
-        wrapped = _SendMiddlewareStream(stream, server) if server._send_middleware else stream  # pyright: ignore[reportPrivateUsage]
+        wrapped = _SendMiddlewareStream(stream, server)
         self.connection = Connection(
             wrapped,
             self,
