@@ -24,6 +24,7 @@ nox.options.error_on_missing_interpreters = True
 ROOT = Path(__file__).parent
 DISTRIBUTIONS = {
     "mcpkit-core": ROOT / "packages" / "mcpkit-core",
+    "mcpkit-ext-tasks": ROOT / "packages" / "mcpkit-ext-tasks",
 }
 
 
@@ -306,3 +307,108 @@ def interop(session: nox.Session) -> None:
         external=True,
         env={"PYTHONDONTWRITEBYTECODE": "1"},
     )
+
+
+# -- mcpkit-ext-tasks: its tests alone (with a real redis-server) and its conformance run --
+
+
+def _ensure_redis_server(session: nox.Session) -> None:
+    """Install the Debian ``redis-server`` package when it is missing and we may (root,
+    or password-less sudo); the Redis store tests skip, saying why, only where this fails."""
+    import os
+
+    if shutil.which("redis-server") or Path("/usr/bin/redis-server").exists():
+        return
+    if shutil.which("apt-get") is None:
+        session.warn("no redis-server and no apt-get: the Redis store tests will be skipped")
+        return
+    sudo: list[str] = []
+    if os.geteuid() != 0:
+        if shutil.which("sudo") is None:
+            session.warn("redis-server missing and not root: the Redis store tests will skip")
+            return
+        sudo = ["sudo", "-n"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = [*sudo, "apt-get", "install", "-y", "--no-install-recommends", "redis-server"]
+    for argv in (install, [*sudo, "apt-get", "update"], install):
+        done = subprocess.run(argv, env=env, capture_output=True, timeout=600, check=False)
+        if argv is install and done.returncode == 0:
+            session.log("installed redis-server with apt-get")
+            return
+    session.warn("apt-get could not install redis-server: the Redis store tests will skip")
+
+
+@nox.session(name="ext-tasks")
+def ext_tasks(session: nox.Session) -> None:
+    """mcpkit-ext-tasks alone: its tests with only mcpkit-core, its declared dependencies
+    and its `test` group; the Redis store tests run against a real `redis-server` (the
+    Debian package, installed here when missing) started by the tests on loopback."""
+    sync(session, "mcpkit-ext-tasks", "test")
+    _ensure_redis_server(session)
+    pytest(session, "packages/mcpkit-ext-tasks/tests")
+
+
+TASKS_SCENARIOS = (
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)
+
+
+@nox.session(name="conformance-tasks")
+def conformance_tasks(session: nox.Session) -> None:
+    """The conformance suite's tasks-* scenarios (0.2.0-alpha.12, SEP-2663) against the
+    tasks demo (`mcpkit run mcpkit.ext.tasks.demo:build_server`) over streamable HTTP on
+    loopback: zero failures and zero warnings. Logs: `.nox/conformance-tasks/tmp/logs/`."""
+    sync(session, "mcpkit-ext-tasks")
+    logs = Path(session.create_tmp()) / "logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    toolchain = str(ROOT / "conformance" / "toolchain.py")
+    session.run("python", toolchain, "ensure", silent=True)
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    target = "mcpkit.ext.tasks.demo:build_server"
+    serve = [python, "-m", "mcpkit.cli.main", "run", target, "--transport", "http"]
+    serve += ["--host", "127.0.0.1", "--port", str(port)]
+    failures: list[str] = []
+    totals: dict[str, int] = {}
+    with (logs / "tasks-demo-server.log").open("wb") as server_log:
+        proc = subprocess.Popen(serve, stdout=server_log, stderr=subprocess.STDOUT, cwd=str(ROOT))
+        try:
+            _wait_listening(port, proc)
+            for scenario in TASKS_SCENARIOS:
+                out = logs / scenario
+                argv = [python, toolchain, "run", ALPHA12, "--", "server", "--url", url]
+                argv += ["--scenario", scenario, "-o", str(out)]
+                with (logs / f"{scenario}.txt").open("wb") as log:
+                    status = subprocess.run(
+                        argv, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False
+                    ).returncode
+                counts = _check_counts(out)
+                for key, value in counts.items():
+                    totals[key] = totals.get(key, 0) + value
+                session.log(
+                    f"{scenario}: exit {status}; checks "
+                    + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none")
+                )
+                if status != 0 or counts.get("FAILURE", 0) or counts.get("WARNING", 0):
+                    failures.append(f"{scenario} (see {logs / (scenario + '.txt')})")
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    session.log("tasks-*: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
+    if failures:
+        session.error("conformance-tasks failures: " + "; ".join(failures))

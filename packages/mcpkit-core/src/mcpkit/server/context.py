@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcpkit.core import meta as M
@@ -186,6 +187,13 @@ class Context:
     def progress_token(self) -> str | int | None:
         token = self.meta.get(M.PROGRESS_TOKEN)
         return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    @property
+    def answers(self) -> Mapping[str, JSON]:
+        """Client input already available to this request, by key (read-only): on
+        2026-07-28 the ``inputResponses`` plus the answers carried in ``requestState``.
+        Extensions that resume a handler elsewhere (e.g. as a task) hand these on."""
+        return MappingProxyType(self._answers)
 
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared a top-level capability (``"sampling"``, ...)."""

@@ -1,0 +1,91 @@
+"""mcpkit.ext.tasks: long-running tools as tasks (``io.modelcontextprotocol/tasks``).
+
+Server side::
+
+    from mcpkit.ext import tasks
+    from mcpkit.server import Context, Server
+
+    server = Server("jobs")
+    ext = tasks.install(server)  # in-memory store; tasks.RedisTaskStore for replicas
+
+
+    @ext.tool(task_support="optional")
+    async def crunch(n: int, ctx: Context) -> str:
+        await ctx.report_progress(0, n)  # becomes the task's statusMessage
+        ...
+        return "done"
+
+Client side: :func:`call_tool_as_task`, :class:`TaskClient` (poll, answer, cancel,
+listen) and :func:`enable_task_results` (``client.call_tool`` waits for tasks).
+
+Both the 2026-07-28 extension (SEP-2663) and the 2025-11-25 experimental tasks are
+served; see :class:`Tasks`. Names are imported lazily (the Redis store imports
+``redis`` only when used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpkit.ext.tasks.client import (
+        TaskClient,
+        TaskFailedError,
+        call_tool_as_task,
+        enable_task_results,
+    )
+    from mcpkit.ext.tasks.handle import TaskHandle, begin, current_task
+    from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord
+    from mcpkit.ext.tasks.redis_store import RedisTaskStore
+    from mcpkit.ext.tasks.runtime import Tasks, TaskSupport, install
+    from mcpkit.ext.tasks.store import InMemoryTaskStore, TaskStore, TaskStoreFull
+
+__all__ = [
+    "EXTENSION_ID",
+    "InMemoryTaskStore",
+    "RedisTaskStore",
+    "TaskClient",
+    "TaskFailedError",
+    "TaskHandle",
+    "TaskRecord",
+    "TaskStore",
+    "TaskStoreFull",
+    "TaskSupport",
+    "Tasks",
+    "begin",
+    "call_tool_as_task",
+    "current_task",
+    "enable_task_results",
+    "install",
+]
+
+_WHERE = {
+    "TaskClient": "client",
+    "TaskFailedError": "client",
+    "call_tool_as_task": "client",
+    "enable_task_results": "client",
+    "TaskHandle": "handle",
+    "begin": "handle",
+    "current_task": "handle",
+    "EXTENSION_ID": "model",
+    "TaskRecord": "model",
+    "RedisTaskStore": "redis_store",
+    "Tasks": "runtime",
+    "TaskSupport": "runtime",
+    "install": "runtime",
+    "InMemoryTaskStore": "store",
+    "TaskStore": "store",
+    "TaskStoreFull": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpkit.ext.tasks' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"mcpkit.ext.tasks.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,266 @@
+"""Client helpers for tasks: create, poll, answer, cancel, listen, and transparent waiting.
+
+Works with :class:`mcpkit.client.Client` on both eras: the 2026-07-28 extension
+(SEP-2663: the request declares ``io.modelcontextprotocol/tasks``, the server decides,
+``tasks/get``/``tasks/update``/``tasks/cancel``) and 2025-11-25 tasks (``params.task``,
+``tasks/get``/``tasks/result``/``tasks/cancel``).
+
+Rules:
+1. Using these helpers declares the extension on the client (``client.extensions``), so
+   later 2026-07-28 requests carry it in ``_meta`` clientCapabilities.
+2. Polling honours the task's ``pollIntervalMs`` (2025-11-25: ``pollInterval``), at least
+   ``min_poll_s`` and at most ``max_poll_s`` seconds apart, until a terminal status.
+3. ``input_required``: each ``inputRequests`` entry is answered once (keys are unique per
+   task, SEP-2663) with the client's own handlers (``sampling=``, ``elicitation=``, ...),
+   then sent with ``tasks/update``. On 2025-11-25, ``tasks/result`` is called instead and
+   the server's live requests are answered by the same handlers.
+4. :func:`enable_task_results` makes ``client.call_tool(...)`` wait for a task's result
+   (a general client hook: a handler for ``resultType: "task"``): a ``completed`` task
+   gives its result, ``failed`` raises its JSON-RPC error, ``cancelled`` raises
+   :class:`TaskCancelledError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcpkit.core.extensions import Extension, Stability
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.ext.tasks.model import EXTENSION_ID, TERMINAL, obj
+
+if TYPE_CHECKING:
+    from mcpkit.client import Client, Subscription
+
+__all__ = [
+    "TASKS_EXTENSION",
+    "TaskCancelledError",
+    "TaskClient",
+    "TaskFailedError",
+    "TaskState",
+    "call_tool_as_task",
+    "enable_task_results",
+]
+
+JSON = dict[str, Any]
+TASKS_EXTENSION = Extension(
+    EXTENSION_ID, spec_version="2026-07-28", stability=Stability.EXPERIMENTAL
+)
+"""The client's declaration of the tasks extension."""
+
+
+class TaskFailedError(JSONRPCError):
+    """A task ended ``failed``: the JSON-RPC error of its execution (``code``,
+    ``message``, ``data``) plus ``task_id``."""
+
+    def __init__(self, task_id: str, error: Mapping[str, Any]) -> None:
+        code = error.get("code")
+        super().__init__(
+            code if isinstance(code, int) else INTERNAL_ERROR,
+            str(error.get("message", "task failed")),
+            error.get("data"),
+        )
+        self.task_id = task_id
+
+
+class TaskCancelledError(Exception):
+    """A task ended ``cancelled`` before producing a result."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"task {task_id!r} was cancelled")
+        self.task_id = task_id
+
+
+@dataclass(slots=True)
+class TaskState:
+    """One observation of a task, from either era's wire shape.
+
+    ``poll_interval_ms``/``ttl_ms`` are milliseconds; ``result`` (``completed``),
+    ``error`` (``failed``) and ``input_requests`` (``input_required``) are present only
+    on 2026-07-28 ``tasks/get`` answers and notifications; ``raw`` is the wire object.
+    """
+
+    task_id: str
+    status: str
+    status_message: str | None = None
+    poll_interval_ms: int | None = None
+    ttl_ms: int | None = None
+    result: JSON | None = None
+    error: JSON | None = None
+    input_requests: dict[str, JSON] = field(default_factory=dict[str, JSON])
+    raw: JSON = field(default_factory=dict[str, Any])
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> TaskState:
+        body: Mapping[str, Any] = data.get("task", data)  # 2025-11-25 CreateTaskResult wraps it
+        poll = body.get("pollIntervalMs", body.get("pollInterval"))
+        ttl = body.get("ttlMs", body.get("ttl"))
+        requests = body.get("inputRequests")
+        return cls(
+            task_id=str(body.get("taskId")),
+            status=str(body.get("status")),
+            status_message=body.get("statusMessage"),
+            poll_interval_ms=poll if isinstance(poll, int) else None,
+            ttl_ms=ttl if isinstance(ttl, int) else None,
+            result=body.get("result"),
+            error=body.get("error"),
+            input_requests=dict(requests) if isinstance(requests, dict) else {},  # pyright: ignore[reportUnknownArgumentType]
+            raw=dict(data),
+        )
+
+
+class TaskClient:
+    """Task operations on a connected :class:`~mcpkit.client.Client` (rules 1-3)."""
+
+    def __init__(
+        self, client: Client, *, min_poll_s: float = 0.05, max_poll_s: float = 30.0
+    ) -> None:
+        self.client = client
+        self.min_poll_s = min_poll_s
+        self.max_poll_s = max_poll_s
+        client.extensions.setdefault(EXTENSION_ID, TASKS_EXTENSION)
+        self._answered: dict[str, set[str]] = {}
+
+    @property
+    def modern(self) -> bool:
+        return self.client.era == "modern"
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> JSON:
+        """``tools/call`` allowing a task: the wire result, either a ``CreateTaskResult``
+        (``resultType: "task"``, or ``{"task": ...}`` on 2025-11-25) or the tool's own
+        result when the server answered synchronously. MRTR rounds before the task are
+        answered by the client's handlers."""
+        params: JSON = {"name": name, "arguments": dict(arguments or {})}
+        if not self.modern and await self._legacy_task_allowed(name):
+            params["task"] = {}
+        return await self.client.request("tools/call", params, accept_result_types=("task",))
+
+    async def _legacy_task_allowed(self, name: str) -> bool:
+        caps = obj(self.client.server_capabilities.get("tasks"))
+        if "call" not in obj(obj(caps.get("requests")).get("tools")):
+            return False
+        for tool in await self.client.list_tools():
+            if tool.name == name and tool.execution is not None:
+                return tool.execution.task_support in ("optional", "required")
+        return False
+
+    async def get(self, task_id: str) -> TaskState:
+        """``tasks/get``."""
+        return TaskState.from_wire(await self.client.request("tasks/get", {"taskId": task_id}))
+
+    async def update(self, task_id: str, responses: Mapping[str, JSON]) -> None:
+        """``tasks/update`` with ``inputResponses`` (2026-07-28)."""
+        await self.client.request(
+            "tasks/update", {"taskId": task_id, "inputResponses": dict(responses)}
+        )
+
+    async def cancel(self, task_id: str) -> None:
+        """``tasks/cancel``: cooperative; the task may still finish otherwise."""
+        await self.client.request("tasks/cancel", {"taskId": task_id})
+
+    async def answer(self, state: TaskState) -> dict[str, JSON]:
+        """Answer the not yet answered ``inputRequests`` of ``state`` and send them
+        (rule 3); returns what was sent."""
+        seen = self._answered.setdefault(state.task_id, set())
+        responses: dict[str, JSON] = {}
+        for key, request in state.input_requests.items():
+            if key in seen or not isinstance(request.get("method"), str):
+                continue
+            seen.add(key)
+            responses[key] = await self.client.handlers.answer(
+                request["method"], request.get("params")
+            )
+        if responses:
+            await self.update(state.task_id, responses)
+        return responses
+
+    def _delay(self, state: TaskState) -> float:
+        ms = state.poll_interval_ms if state.poll_interval_ms is not None else 1000
+        return min(self.max_poll_s, max(self.min_poll_s, ms / 1000.0))
+
+    async def wait(
+        self,
+        task: str | Mapping[str, Any],
+        *,
+        answer_input: bool = True,
+        on_status: Callable[[TaskState], Awaitable[None] | None] | None = None,
+    ) -> TaskState:
+        """Poll until terminal (rule 2), answering input (rule 3); returns the last
+        state. ``task``: a task id or a ``CreateTaskResult``."""
+        state = TaskState.from_wire(task) if isinstance(task, Mapping) else await self.get(task)
+        last: tuple[str, str | None] | None = None
+        while True:
+            if on_status is not None and (state.status, state.status_message) != last:
+                last = (state.status, state.status_message)
+                maybe = on_status(state)
+                if maybe is not None:
+                    await maybe
+            if state.terminal:
+                self._answered.pop(state.task_id, None)
+                return state
+            if state.status == "input_required" and answer_input and state.input_requests:
+                await self.answer(state)
+            await anyio.sleep(self._delay(state))
+            state = await self.get(state.task_id)
+
+    async def result(self, task: str | Mapping[str, Any]) -> JSON:
+        """The task's final result (rule 4): waits, then returns the ``CallToolResult``
+        dict or raises :class:`TaskFailedError` / :class:`TaskCancelledError`."""
+        if not self.modern:
+            return await self._legacy_result(task)
+        state = await self.wait(task)
+        if state.status == "completed" and state.result is not None:
+            return dict(state.result)
+        if state.status == "failed":
+            raise TaskFailedError(state.task_id, state.error or {})
+        raise TaskCancelledError(state.task_id)
+
+    async def _legacy_result(self, task: str | Mapping[str, Any]) -> JSON:
+        task_id = task if isinstance(task, str) else TaskState.from_wire(task).task_id
+        try:
+            result = await self.client.request("tasks/result", {"taskId": task_id}, timeout_s=None)
+        except JSONRPCError as exc:
+            state = await self.get(task_id)
+            if state.status == "cancelled":
+                raise TaskCancelledError(task_id) from None
+            raise TaskFailedError(task_id, exc.to_error()) from None
+        return result
+
+    def listen(self, task_ids: Sequence[str]) -> Subscription:
+        """A ``subscriptions/listen`` stream of ``notifications/tasks`` for ``task_ids``
+        (2026-07-28); each item's ``params`` parse with :meth:`TaskState.from_wire`."""
+        return self.client.listen(extra={"taskIds": list(task_ids)})
+
+
+async def call_tool_as_task(
+    client: Client, name: str, arguments: Mapping[str, Any] | None = None
+) -> TaskState | JSON:
+    """Call a tool allowing a task: a :class:`TaskState` when the server created one,
+    else the tool's (synchronous) result dict."""
+    tasks = TaskClient(client)
+    result = await tasks.call_tool(name, arguments)
+    if result.get("resultType") == "task" or isinstance(result.get("task"), dict):
+        return TaskState.from_wire(result)
+    return result
+
+
+def enable_task_results(client: Client, *, min_poll_s: float = 0.05) -> TaskClient:
+    """Make every ``client.call_tool`` (and ``client.request("tools/call", ...)``) that the
+    server answers with a task wait for the task's result (rule 4). Returns the
+    :class:`TaskClient` used."""
+    tasks = TaskClient(client, min_poll_s=min_poll_s)
+
+    async def wait_for_result(method: str, params: JSON | None, result: JSON) -> JSON:
+        final = await tasks.result(result)
+        final.setdefault("resultType", "complete")
+        return final
+
+    client.add_result_handler("task", wait_for_result)
+    return tasks

@@ -1,0 +1,456 @@
+"""The tasks extension object: installation, task creation and the background runner.
+
+:class:`Tasks` plugs into a :class:`~mcpkit.server.Server` only through the core's
+extension surfaces: ``add_extension`` (the ``io.modelcontextprotocol/tasks`` entry),
+``add_method`` (``tasks/*``, per era, ``Mcp-Name`` = ``taskId``), ``add_middleware``
+(``tools/call`` may become a task), ``add_capability`` (the 2025-11-25 ``tasks`` slot),
+``add_listen_filter`` / ``add_session_filter`` (status notifications), ``add_lifespan``
+(the runners) and ``Context.input_provider`` (input inside a task).
+
+Rules:
+1. A tool's ``execution.taskSupport`` (``required``, ``optional``, ``forbidden``;
+   absent = ``forbidden``) decides whether a call may become a task; the era surface
+   decides whether it does (see :mod:`.modern` and :mod:`.legacy`).
+2. A task is created in the store before the creating request is answered (durable
+   create), then run in the background inside ``server.lifespan()``; without a running
+   lifespan, creation fails with -32603 rather than leaving an orphan task.
+3. The runner re-runs the tool from the top with the creating request's params, client
+   capabilities, principal and MRTR answers; the tool's result becomes ``completed``
+   (also when ``isError``), a ``JSONRPCError`` becomes ``failed`` with that error, any
+   other failure ``failed`` with -32603, cancellation ``cancelled``. Middleware ran once,
+   for the creating request, and is not re-run.
+4. Cancellation reaches the runner from this process at once and from other replicas
+   through the store (its change feed, else polling every ``watch_interval_s`` seconds).
+   At shutdown unfinished tasks are marked ``failed`` (-32603): their code ran here.
+5. Inside a task, client input goes to the store as ``inputRequests`` (status
+   ``input_required``) and the tool resumes when every key it asked for is answered;
+   keys answered during the MRTR preamble are answered from those answers.
+6. Progress inside a task becomes the task's ``statusMessage`` (SEP-2663 does not carry
+   ``notifications/progress`` for tasks); on 2025-11-25 it is also sent to the creating
+   session with the original token. Log notifications from a task are dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import anyio
+import anyio.abc
+
+from mcpkit.core.extensions import Extension, Stability
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
+from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
+from mcpkit.ext.tasks.model import EXTENSION_ID, RELATED_TASK, TaskRecord, obj
+from mcpkit.ext.tasks.store import InMemoryTaskStore, TaskStore, TaskStoreFull
+from mcpkit.server.context import Context
+from mcpkit.server.hub import Change
+from mcpkit.server.mrtr import InputRequired
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import MethodHandler, Server
+    from mcpkit.server.lifecycle import LegacySession
+    from mcpkit.server.tools import Tool
+
+__all__ = ["TaskSupport", "Tasks", "change_key", "install", "parse_change_key"]
+
+JSON = dict[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
+TaskSupport = Literal["required", "optional", "forbidden"]
+logger = logging.getLogger("mcpkit.ext.tasks")
+
+_SHUTDOWN_ERROR: JSON = {
+    "code": INTERNAL_ERROR,
+    "message": "The server shut down before the task finished",
+}
+
+
+def change_key(task_id: str, owner: str | None) -> str:
+    """The hub coalescing key of a task change; it carries the owner so listeners can
+    admit only their own tasks (never sent on the wire)."""
+    return f"{task_id}\n{'' if owner is None else '=' + owner}"
+
+
+def parse_change_key(key: str | None) -> tuple[str, str | None] | None:
+    if key is None or "\n" not in key:
+        return None
+    task_id, _, owner = key.partition("\n")
+    return task_id, (owner[1:] if owner else None)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTaskOptions:
+    """Per-tool task settings given to :meth:`Tasks.tool`."""
+
+    preamble: bool = False
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+
+
+@dataclass(slots=True)
+class Job:
+    """Everything the runner needs to re-run a tool call as a task (rule 3)."""
+
+    task_id: str
+    era: str
+    params: JSON
+    protocol_version: str
+    client_capabilities: JSON
+    client_info: JSON | None
+    principal: Any
+    answers: JSON
+    progress_token: Any = None
+    session: LegacySession | None = None
+    log_level: str | None = None
+    handle: TaskHandle | None = None
+    scope: anyio.CancelScope | None = None
+    relaying: set[str] = field(default_factory=set[str])
+
+
+class _TaskChannel:
+    """The channel of a task's context: progress to ``statusMessage`` (rule 6)."""
+
+    __slots__ = ("job", "runtime")
+
+    def __init__(self, runtime: Tasks, job: Job) -> None:
+        self.runtime = runtime
+        self.job = job
+
+    async def notify(self, method: str, params: JSON | None) -> None:
+        if method != "notifications/progress" or not params:
+            return
+        progress, total = params.get("progress"), params.get("total")
+        text = f"{progress}/{total}" if total is not None else f"{progress}"
+        if params.get("message"):
+            text = f"{text}: {params['message']}"
+        job = self.job
+        await self.runtime.store.set_message(job.task_id, text)
+        if job.era == "legacy" and job.progress_token is not None and self.runtime.server:
+            owner = job.session.state.get(OWNER_KEY) if job.session else None
+            meta = {RELATED_TASK: {"taskId": job.task_id}}
+            note = {**params, "progressToken": job.progress_token, "_meta": meta}
+            self.runtime.server.hub.publish(Change(method, change_key(job.task_id, owner), note))
+
+    async def request(
+        self,
+        method: str,
+        params: JSON | None,
+        *,
+        timeout_s: float | None = None,
+        progress_token: RequestId | None = None,
+        on_progress: Any = None,
+    ) -> JSON:
+        raise JSONRPCError(
+            INTERNAL_ERROR, f"{method}: inside a task, ask for client input with ctx.request_input"
+        )
+
+
+OWNER_KEY = "mcpkit.ext.tasks/owner"
+"""``session.state`` key: the owner scope of a handshake-era session's tasks."""
+
+
+class Tasks:
+    """The tasks extension (``io.modelcontextprotocol/tasks``, SEP-2663) and the
+    2025-11-25 experimental tasks, over one :class:`~mcpkit.ext.tasks.store.TaskStore`.
+
+    - ``store``: where tasks live (default: a fresh :class:`InMemoryTaskStore`).
+    - ``modern`` / ``legacy``: serve the 2026-07-28 extension and/or the 2025-11-25
+      surface; install two instances over one store to serve them independently.
+    - ``ttl_ms``: how long a task is kept after creation, in milliseconds (None:
+      unlimited); 2025-11-25 clients may ask for less, or more up to ``max_ttl_ms``.
+    - ``poll_interval_ms``: the polling interval suggested to clients, in milliseconds.
+    - ``watch_interval_s``: how often a runner re-reads its task when the store's
+      change feed is silent (cross-replica cancellation and answers; rule 4).
+    """
+
+    def __init__(
+        self,
+        store: TaskStore | None = None,
+        *,
+        modern: bool = True,
+        legacy: bool = True,
+        ttl_ms: int | None = 3_600_000,
+        max_ttl_ms: int | None = 86_400_000,
+        poll_interval_ms: int | None = 1_000,
+        watch_interval_s: float = 1.0,
+    ) -> None:
+        self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        self.modern = modern
+        self.legacy = legacy
+        self.ttl_ms = ttl_ms
+        self.max_ttl_ms = max_ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self.watch_interval_s = watch_interval_s
+        self.server: Server | None = None
+        self.options: dict[str, ToolTaskOptions] = {}
+        self.running: dict[str, Job] = {}
+        self._groups: list[anyio.abc.TaskGroup] = []
+
+    def extension(self) -> Extension:
+        """The ``capabilities.extensions`` entry: ``{}`` (no settings are defined)."""
+        return Extension(EXTENSION_ID, spec_version="2026-07-28", stability=Stability.EXPERIMENTAL)
+
+    # -- installation ---------------------------------------------------------------
+    def install(self, server: Server) -> Tasks:
+        """Register everything on ``server`` (once per instance); returns self."""
+        from mcpkit.ext.tasks import legacy, modern
+
+        if self.server is not None:
+            raise RuntimeError("this Tasks instance is already installed on a server")
+        self.server = server
+        if self.modern:
+            modern.install(self, server)
+        if self.legacy:
+            legacy.install(self, server)
+        server.add_middleware(self._middleware)
+        server.add_lifespan(lambda _server: self.lifespan())
+        self.store.subscribe(self._on_change)
+        return self
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        task_support: TaskSupport = "optional",
+        preamble: bool = False,
+        ttl_ms: int | None = None,
+        poll_interval_ms: int | None = None,
+        **options: Any,
+    ) -> Callable[[F], F]:
+        """Register a tool that may run as a task: ``server.tool(...)`` plus
+        ``execution.taskSupport`` and per-tool task settings. ``preamble=True``: the
+        tool gathers MRTR input synchronously and calls ``await begin(ctx)`` where the
+        task starts (see :mod:`.handle`). ``ttl_ms``/``poll_interval_ms`` override the
+        extension's defaults (milliseconds)."""
+        if self.server is None:
+            raise RuntimeError("install the Tasks extension on a server before tasks.tool()")
+        server = self.server
+        execution = {**options.pop("execution", {}), "taskSupport": task_support}
+
+        def register(fn: F) -> F:
+            tool = server.add_tool(fn, name=name, execution=execution, **options)
+            self.options[tool.name] = ToolTaskOptions(preamble, ttl_ms, poll_interval_ms)
+            return fn
+
+        return register
+
+    @staticmethod
+    def support(tool: Tool) -> str:
+        """The tool's ``execution.taskSupport`` (rule 1)."""
+        value = obj(tool.definition.get("execution")).get("taskSupport")
+        return value if value in ("required", "optional") else "forbidden"
+
+    async def _middleware(self, ctx: Context, call_next: MethodHandler) -> JSON:
+        """``tools/call`` of a known tool, outside a task, goes to the era's surface."""
+        if ctx.method != "tools/call" or HANDLE_KEY in ctx.state:
+            return await call_next(ctx)
+        name = ctx.params.get("name")
+        tool = self.server.tools.get(name) if self.server and isinstance(name, str) else None
+        if tool is None:
+            return await call_next(ctx)
+        if ctx.era == "modern" and self.modern:
+            from mcpkit.ext.tasks.modern import tools_call
+
+            return await tools_call(self, ctx, call_next, tool)
+        if ctx.era == "legacy" and self.legacy:
+            from mcpkit.ext.tasks.legacy import tools_call
+
+            return await tools_call(self, ctx, call_next, tool)
+        return await call_next(ctx)
+
+    # -- creation -------------------------------------------------------------------
+    async def create(
+        self, ctx: Context, tool: Tool, *, owner: str | None, requested_ttl_ms: Any = None
+    ) -> TaskRecord:
+        """Create the task for ``ctx``'s tool call and start running it (rule 2)."""
+        if not self._groups:
+            raise JSONRPCError(
+                INTERNAL_ERROR,
+                "tasks need the server lifespan to be running (transports enter it; in "
+                "tests wrap serving in `async with server.lifespan():`)",
+            )
+        opts = self.options.get(tool.name, ToolTaskOptions())
+        ttl = opts.ttl_ms if opts.ttl_ms is not None else self.ttl_ms
+        if isinstance(requested_ttl_ms, int) and not isinstance(requested_ttl_ms, bool):
+            ttl = max(1, requested_ttl_ms)
+            if self.max_ttl_ms is not None:
+                ttl = min(ttl, self.max_ttl_ms)
+        poll = opts.poll_interval_ms if opts.poll_interval_ms is not None else self.poll_interval_ms
+        assert self.server is not None
+        record = TaskRecord(
+            task_id=str(uuid.uuid4()),
+            owner=owner,
+            era=ctx.era,
+            ttl_ms=ttl,
+            poll_interval_ms=poll,
+        )
+        try:
+            await self.store.create(record)
+        except TaskStoreFull as exc:
+            raise JSONRPCError(INTERNAL_ERROR, f"Cannot create a task: {exc}") from None
+        params = dict(ctx.params)
+        meta = dict(ctx.meta)
+        token = meta.get("progressToken")
+        if token is None:
+            # ctx.report_progress works in every task: a private token, never sent (rule 6).
+            meta["progressToken"] = f"mcpkit-task-{record.task_id}"
+        params["_meta"] = meta
+        job = Job(
+            task_id=record.task_id,
+            era=ctx.era,
+            params=params,
+            progress_token=token,
+            protocol_version=ctx.protocol_version,
+            client_capabilities=ctx.client_capabilities,
+            client_info=ctx.client_info,
+            principal=ctx.principal,
+            answers=dict(ctx.answers),
+            session=ctx.session,
+            log_level=ctx.log_level,
+        )
+        self._groups[-1].start_soon(self._run, job)
+        return record
+
+    # -- running --------------------------------------------------------------------
+    async def _run(self, job: Job) -> None:
+        self.running[job.task_id] = job
+        try:
+            status, result, error = await self._execute(job)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await self.store.finish(
+                    job.task_id, "failed", error=_SHUTDOWN_ERROR, message=_SHUTDOWN_ERROR["message"]
+                )
+            raise
+        finally:
+            self.running.pop(job.task_id, None)
+        await self.store.finish(job.task_id, status, result=result, error=error)
+
+    async def _execute(self, job: Job) -> tuple[str, JSON | None, JSON | None]:
+        assert self.server is not None
+        handle = job.handle = TaskHandle(self.store, job.task_id, job.era)
+        ctx = Context(
+            self.server,
+            request_id=job.task_id,
+            method="tools/call",
+            params=job.params,
+            era=job.era,  # type: ignore[arg-type]
+            protocol_version=job.protocol_version,
+            client_capabilities=job.client_capabilities,
+            client_info=job.client_info,
+            channel=_TaskChannel(self, job),
+            session=job.session,
+            log_level=job.log_level,
+            principal=job.principal,
+            transport={"name": "task", "task_id": job.task_id},
+            answers=job.answers,
+        )
+        ctx.input_provider = partial(self._task_input, job)
+        ctx.state[HANDLE_KEY] = handle
+        spec = self.server.method(job.era, "tools/call")  # type: ignore[arg-type]
+        outcome: tuple[str, JSON | None, JSON | None] | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                job.scope = tg.cancel_scope
+                tg.start_soon(self._watch, job)
+                outcome = await self._call(spec.handler if spec else None, ctx)
+                tg.cancel_scope.cancel()
+        finally:
+            ctx.close()
+        return outcome if outcome is not None else ("cancelled", None, None)
+
+    async def _call(
+        self, handler: MethodHandler | None, ctx: Context
+    ) -> tuple[str, JSON | None, JSON | None]:
+        try:
+            if handler is None:
+                raise JSONRPCError(INTERNAL_ERROR, "tools/call is not served on this era")
+            return "completed", await handler(ctx), None
+        except JSONRPCError as exc:
+            return "failed", None, exc.to_error()
+        except InputRequired:
+            logger.error("task %s raised InputRequired outside ctx.request_input", ctx.request_id)
+        except Exception:
+            logger.exception("task %s failed", ctx.request_id)
+        return "failed", None, {"code": INTERNAL_ERROR, "message": "Internal error"}
+
+    async def _watch(self, job: Job) -> None:
+        """Stop the runner when the task is cancelled or gone (rule 4)."""
+        while True:
+            record = await self.store.get(job.task_id)
+            if record is None or record.cancel_requested or record.terminal:
+                self.stop(job)
+                return
+            await self.store.wait(job.task_id, self.watch_interval_s)
+
+    def stop(self, job: Job) -> None:
+        """Cancel a running job (its task was cancelled)."""
+        if job.handle is not None:
+            job.handle.mark_cancel_requested()
+        if job.scope is not None:
+            job.scope.cancel()
+
+    async def _task_input(
+        self, job: Job, ctx: Context, requests: Mapping[str, JSON]
+    ) -> dict[str, JSON]:
+        """``Context.input_provider`` inside a task (rule 5)."""
+        out: dict[str, JSON] = {}
+        pending: dict[str, JSON] = {}
+        for key, req in requests.items():
+            if key in job.answers:
+                out[key] = job.answers[key]
+            else:
+                pending[key] = {"method": req["method"], "params": dict(req.get("params") or {})}
+        if not pending:
+            return out
+        await self.store.request_input(job.task_id, pending)
+        waiting = set(pending)
+        while waiting:
+            got = await self.store.take_responses(job.task_id, waiting)
+            out.update(got)
+            waiting.difference_update(got)
+            if waiting:
+                await self.store.wait(job.task_id, self.watch_interval_s)
+        return out
+
+    # -- notifications and lifespan ---------------------------------------------------
+    def _on_change(self, record: TaskRecord) -> None:
+        server = self.server
+        if server is None:
+            return
+        key = change_key(record.task_id, record.owner)
+        if record.era == "modern" and self.modern:
+            from mcpkit.ext.tasks.model import detailed_task
+
+            server.hub.publish(Change("notifications/tasks", key, detailed_task(record)))
+        elif record.era == "legacy" and self.legacy:
+            from mcpkit.ext.tasks.model import legacy_task
+
+            server.hub.publish(Change("notifications/tasks/status", key, legacy_task(record)))
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncGenerator[None]:
+        """Runs the store's background work and hosts the runners (rule 2, 4)."""
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(self.store.lifespan())
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            self._groups.append(tg)
+            try:
+                yield
+            finally:
+                self._groups.remove(tg)
+                tg.cancel_scope.cancel()
+
+
+def install(
+    server: Server,
+    store: TaskStore | None = None,
+    **options: Any,
+) -> Tasks:
+    """``Tasks(store, **options).install(server)``: serve tasks on ``server``."""
+    return Tasks(store, **options).install(server)
