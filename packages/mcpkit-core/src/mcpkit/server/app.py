@@ -416,6 +416,21 @@ class Server:
         await handler(params)
         return True
 
+    async def outgoing(self, message: JSON) -> JSON | None:
+        """Pass one outgoing message through the send-side middleware (rule 4) and
+        return what the last middleware forwarded (None when one dropped it). For
+        transports that write messages themselves (HTTP); connection transports use
+        :meth:`wrap_send`."""
+        if not self._send_middleware:
+            return message
+        forwarded: list[JSON] = []
+
+        async def capture(final: JSON) -> None:
+            forwarded.append(final)
+
+        await self.wrap_send(capture)(message)
+        return forwarded[-1] if forwarded else None
+
     def wrap_send(
         self, send: Callable[[JSON], Awaitable[None]]
     ) -> Callable[[JSON], Awaitable[None]]:

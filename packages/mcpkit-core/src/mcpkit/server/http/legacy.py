@@ -197,6 +197,7 @@ def _exchange(
         session=session,
         store=ep.store,
         batch=batch,
+        outgoing=ep.server.outgoing,
     )
 
 
@@ -472,7 +473,10 @@ async def _standalone(
         await sink.start()
 
     async def emit(method: str, params: JSON | None) -> None:
-        payload = dumps(notification_message(method, params))
+        message = await ep.server.outgoing(notification_message(method, params))
+        if message is None:
+            return
+        payload = dumps(message)
         if live is not None:
             await live.write(payload)
         else:

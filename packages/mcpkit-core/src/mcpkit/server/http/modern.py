@@ -180,6 +180,7 @@ async def serve_post(
         json_ok=acc.json,
         streaming=streaming,
         requests_reason=NO_REVERSE_REQUESTS,
+        outgoing=ep.server.outgoing,
     )
     transport = ep.transport_facts(scope, None, exchange)
     request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]

@@ -10,7 +10,9 @@ Rules:
    that accepts only one type gets that type; when both are accepted, ``"auto"`` answers
    JSON unless the handler sends something before its result (then SSE from that
    message on), ``"json"`` always answers JSON, ``"sse"`` opens the stream at once.
-2. Notifications and server-to-client requests belonging to a request travel on that
+2. Every message passes the server's send-side middleware (``outgoing``) before it is
+   serialised, once.
+3. Notifications and server-to-client requests belonging to a request travel on that
    request's SSE stream (:class:`Exchange` is the request's engine ``Channel``). Where
    they cannot (JSON response, JSON-response mode, stateless, 2026-07-28), a
    notification is dropped and a request raises :class:`StreamUnavailableError`
@@ -148,6 +150,7 @@ class Exchange:
         "extra_headers",
         "live",
         "mode",
+        "outgoing",
         "requests_reason",
         "responded",
         "send",
@@ -167,8 +170,10 @@ class Exchange:
         store: EventStore | None = None,
         extra_headers: list[tuple[bytes, bytes]] | None = None,
         batch: int = 0,
+        outgoing: Callable[[JSON], Awaitable[JSON | None]] | None = None,
     ) -> None:
         self.send = send
+        self.outgoing = outgoing
         self.mode: Mode = mode
         self._json = json_ok
         self.streaming = streaming
@@ -199,6 +204,11 @@ class Exchange:
             await self.sink.start()
 
     async def _emit(self, message: JSON) -> None:
+        if self.outgoing is not None:
+            passed = await self.outgoing(message)
+            if passed is None:
+                return
+            message = passed
         payload = dumps(message)
         if self.live is not None:
             await self.live.write(payload)
@@ -281,7 +291,9 @@ class Exchange:
         if self.batch:
             self.batch -= 1
             if self.sink is None and self._json:
-                self._wants.append(message)
+                passed = message if self.outgoing is None else await self.outgoing(message)
+                if passed is not None:
+                    self._wants.append(passed)
                 if self.batch == 0:
                     await self._send_json(dumps(self._wants), status)
                 return
@@ -291,7 +303,11 @@ class Exchange:
                 await self._finish()
             return
         if self.sink is None and self._json and self.mode != "sse":
-            await self._send_json(dumps(message), status)
+            passed = message if self.outgoing is None else await self.outgoing(message)
+            if passed is None:  # dropped by send-side middleware: no body to send
+                await self._finish()
+                return
+            await self._send_json(dumps(passed), status)
             return
         if self.sink is None:
             await self.open_stream(status)
