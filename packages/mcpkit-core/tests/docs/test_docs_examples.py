@@ -24,7 +24,7 @@ from mcpkit.server import Server
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[4]
-DOC_FILES = ("README.md", "docs/architecture.md", "docs/extensions.md")
+DOC_FILES = ("README.md", "docs/architecture.md", "docs/extensions.md", "docs/protocol-eras.md")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 MARKER = re.compile(r"^# docs-example: ([\w-]+)\n")
 
@@ -148,7 +148,15 @@ async def check_package(ns: dict[str, Any]) -> None:
     assert caps["extensions"] == {"com.example/glossary": {"terms": 1}}
 
 
+async def check_eras_book_table(ns: dict[str, Any]) -> None:
+    await ns["main"]()
+    # One booking per era: on 2026-07-28 the handler ran three times (two input rounds),
+    # but the side effect after the last input ran once.
+    assert ns["kitchen_calls"] == [4, 4]
+
+
 CHECKS: dict[str, Check] = {
+    "eras-book-table": check_eras_book_table,
     "readme-notes": check_readme_notes,
     "capability": check_capability,
     "method-namespace": check_method_namespace,
