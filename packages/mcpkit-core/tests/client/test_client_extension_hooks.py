@@ -1,6 +1,7 @@
-"""Result-type handlers: the general client hook for extension result types (the tasks
-extension's ``resultType: "task"`` is one): registered types are handed to their
-handler, ``accept_result_types`` returns them as they come, unknown ones are refused."""
+"""Client hooks for extensions. Result-type handlers (the tasks extension's
+``resultType: "task"`` is one): registered types are handed to their handler,
+``accept_result_types`` returns them as they come, unknown ones are refused. Name params:
+an extension method's ``Mcp-Name`` field (SEP-2243), e.g. ``tasks/get`` -> ``taskId``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from mcpkit.client import Client, ProtocolViolationError
+from mcpkit.client.headers import NAME_PARAMS, routing_headers
 from mcpkit.server import Server
 from mcpkit.server.app import MethodHandler
 from mcpkit.server.context import Context
@@ -69,3 +71,18 @@ async def test_an_unregistered_result_type_is_a_protocol_violation() -> None:
     async with Client(deferring_server(), mode="modern") as client:
         with pytest.raises(ProtocolViolationError, match="deferred"):
             await client.call_tool("double", {"n": 1})
+
+
+def test_name_params_decide_which_field_mcp_name_mirrors() -> None:
+    message = {"method": "jobs/get", "params": {"jobId": "j-1", "name": "ignored"}}
+    assert routing_headers(message, {}) == {"Mcp-Method": "jobs/get"}
+    with_param = routing_headers(message, {}, {**NAME_PARAMS, "jobs/get": "jobId"})
+    assert with_param == {"Mcp-Method": "jobs/get", "Mcp-Name": "j-1"}
+
+
+async def test_add_name_param_reaches_the_open_stream() -> None:
+    async with Client(deferring_server(), mode="modern") as client:
+        client.add_name_param("tickets/redeem", "ticket")
+        config = client.session.stream.config
+    assert config.name_params["tickets/redeem"] == "ticket"
+    assert config.name_params["tools/call"] == "name"

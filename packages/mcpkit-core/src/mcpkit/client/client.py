@@ -200,6 +200,7 @@ class Client:
         self._notification_handlers: dict[str, list[NotificationCallback]] = {}
         self._request_handlers: dict[str, Callable[[JSON | None], Any]] = {}
         self._result_handlers: dict[str, ResultHandler] = {}
+        self._name_params: dict[str, str] = {}
         self._session: ClientSession | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
@@ -215,6 +216,7 @@ class Client:
         await stack.__aenter__()
         try:
             stream = await stack.enter_async_context(self.transport.connect())
+            stream.config.name_params.update(self._name_params)
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             session = ClientSession(
                 stream,
@@ -317,6 +319,14 @@ class Client:
     def add_request_handler(self, method: str, handler: Callable[[JSON | None], Any]) -> None:
         """Answer the server's ``method`` requests (handshake era): ``async def h(params)``."""
         self._request_handlers[method] = handler
+
+    def add_name_param(self, method: str, field: str) -> None:
+        """On 2026-07-28 HTTP, mirror ``params[field]`` of ``method`` requests in the
+        ``Mcp-Name`` header (SEP-2243), as extension methods require (e.g. ``tasks/get``
+        -> ``taskId``). Applies from the next request, also on an open connection."""
+        self._name_params[method] = field
+        if self._session is not None:
+            self._session.stream.config.name_params[method] = field
 
     def add_result_handler(self, result_type: str, handler: ResultHandler) -> None:
         """Handle results whose ``resultType`` is ``result_type`` (an extension's, e.g.

@@ -7,7 +7,9 @@ Request Headers, Custom Headers from Tool Parameters, Value Encoding) and
 Rules:
 1. Every request carries ``Mcp-Method`` (the body's ``method``, exactly); ``tools/call``
    and ``prompts/get`` carry ``Mcp-Name`` = ``params.name``, ``resources/read`` carries
-   ``Mcp-Name`` = ``params.uri`` (the exact string, never decoded or re-encoded).
+   ``Mcp-Name`` = ``params.uri`` (the exact string, never decoded or re-encoded);
+   extension methods add theirs to the name-params table (e.g. ``tasks/get`` ->
+   ``taskId``, :meth:`~mcpkit.client.Client.add_name_param`).
 2. An ``x-mcp-header`` annotation is valid only when: its value is a non-empty HTTP token
    (RFC 9110 ``1*tchar``: no spaces, colons, control or non-ASCII characters); it is
    case-insensitively unique within the ``inputSchema``; the annotated property's type is
@@ -33,6 +35,7 @@ from typing import Any
 from mcpkit.client._json import as_list
 
 __all__ = [
+    "NAME_PARAMS",
     "HeaderBinding",
     "InvalidToolHeaders",
     "encode_header_value",
@@ -52,6 +55,14 @@ _SCHEMA_MAPS = frozenset(
 )
 _INSTANCE_KEYS = frozenset({"enum", "const", "default", "examples", "required"})
 _KEY = "x-mcp-header"
+
+
+NAME_PARAMS: Mapping[str, str] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
+"""The params field each core method mirrors in ``Mcp-Name`` (rule 1)."""
 
 
 class InvalidToolHeaders(ValueError):
@@ -180,8 +191,10 @@ def _dig(arguments: Any, path: tuple[str, ...]) -> Any:
 def routing_headers(
     message: Mapping[str, Any],
     tool_headers: Mapping[str, tuple[HeaderBinding, ...]],
+    name_params: Mapping[str, str] = NAME_PARAMS,
 ) -> dict[str, str]:
-    """``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` for one request (rules 1, 3, 4)."""
+    """``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` for one request (rules 1, 3, 4);
+    ``name_params`` maps a method to the params field ``Mcp-Name`` mirrors."""
     method = message.get("method")
     if not isinstance(method, str):
         return {}
@@ -190,11 +203,8 @@ def routing_headers(
     if not isinstance(params, Mapping):
         return headers
     body: JSON = dict(params)  # pyright: ignore[reportUnknownArgumentType]
-    name: Any = None
-    if method in ("tools/call", "prompts/get"):
-        name = body.get("name")
-    elif method == "resources/read":
-        name = body.get("uri")
+    field = name_params.get(method)
+    name: Any = body.get(field) if field is not None else None
     if isinstance(name, str):
         encoded = encode_header_value(name)
         if encoded is not None:

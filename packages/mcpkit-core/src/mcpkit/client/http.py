@@ -235,7 +235,9 @@ class HttpStream:
         if self.session_id is not None and not modern:
             headers["Mcp-Session-Id"] = self.session_id
         if modern and message is not None and "method" in message:
-            headers.update(routing_headers(message, self.config.tool_headers))
+            headers.update(
+                routing_headers(message, self.config.tool_headers, self.config.name_params)
+            )
         return headers
 
     async def _send(

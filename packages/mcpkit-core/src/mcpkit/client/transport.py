@@ -45,13 +45,20 @@ def _no_headers() -> dict[str, tuple[tuple[tuple[str, ...], str], ...]]:
     return {}
 
 
+def _name_params() -> dict[str, str]:
+    from mcpkit.client.headers import NAME_PARAMS
+
+    return dict(NAME_PARAMS)
+
+
 @dataclass(slots=True)
 class StreamConfig:
     """What the client tells a stream once the era is known.
 
     ``protocol_version`` goes in ``MCP-Protocol-Version`` on HTTP; ``tool_headers`` maps a
     tool name to its ``x-mcp-header`` bindings (``(property path, header name)`` pairs),
-    used on 2026-07-28 HTTP to mirror arguments into ``Mcp-Param-*`` headers.
+    used on 2026-07-28 HTTP to mirror arguments into ``Mcp-Param-*`` headers;
+    ``name_params`` maps a method to the params field mirrored in ``Mcp-Name`` there.
     """
 
     era: Era | None = None
@@ -59,6 +66,7 @@ class StreamConfig:
     tool_headers: Mapping[str, tuple[tuple[tuple[str, ...], str], ...]] = field(
         default_factory=_no_headers
     )
+    name_params: dict[str, str] = field(default_factory=_name_params)
 
 
 class ClientStream(Protocol):

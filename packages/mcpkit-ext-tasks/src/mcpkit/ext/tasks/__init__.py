@@ -30,8 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.client import (
+        TASKS_EXTENSION,
+        TaskCancelledError,
         TaskClient,
         TaskFailedError,
+        TaskState,
         call_tool_as_task,
         enable_task_results,
     )
@@ -43,12 +46,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXTENSION_ID",
+    "TASKS_EXTENSION",
     "InMemoryTaskStore",
     "RedisTaskStore",
+    "TaskCancelledError",
     "TaskClient",
     "TaskFailedError",
     "TaskHandle",
     "TaskRecord",
+    "TaskState",
     "TaskStore",
     "TaskStoreFull",
     "TaskSupport",
@@ -61,6 +67,9 @@ __all__ = [
 ]
 
 _WHERE = {
+    "TASKS_EXTENSION": "client",
+    "TaskCancelledError": "client",
+    "TaskState": "client",
     "TaskClient": "client",
     "TaskFailedError": "client",
     "call_tool_as_task": "client",

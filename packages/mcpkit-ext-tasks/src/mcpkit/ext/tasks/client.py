@@ -7,7 +7,8 @@ Works with :class:`mcpkit.client.Client` on both eras: the 2026-07-28 extension
 
 Rules:
 1. Using these helpers declares the extension on the client (``client.extensions``), so
-   later 2026-07-28 requests carry it in ``_meta`` clientCapabilities.
+   later 2026-07-28 requests carry it in ``_meta`` clientCapabilities, and makes
+   ``tasks/get|update|cancel`` carry ``Mcp-Name`` = ``taskId`` over HTTP.
 2. Polling honours the task's ``pollIntervalMs`` (2025-11-25: ``pollInterval``), at least
    ``min_poll_s`` and at most ``max_poll_s`` seconds apart, until a terminal status.
 3. ``input_required``: each ``inputRequests`` entry is answered once (keys are unique per
@@ -126,6 +127,8 @@ class TaskClient:
         self.min_poll_s = min_poll_s
         self.max_poll_s = max_poll_s
         client.extensions.setdefault(EXTENSION_ID, TASKS_EXTENSION)
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            client.add_name_param(method, "taskId")  # Mcp-Name over HTTP (SEP-2663)
         self._answered: dict[str, set[str]] = {}
 
     @property

@@ -1,5 +1,8 @@
 """The tasks demo server: ``mcpkit run mcpkit.ext.tasks.demo:build_server``.
 
+Replicas: start several with the same ``MCPKIT_TASKS_REDIS_URL`` (and the same
+``MCPKIT_STATE_SECRET``, so MRTR ``requestState`` verifies on each).
+
 The core demo (showcase + conformance fixtures) with the tasks extension installed and
 the fixtures the conformance suite's ``tasks-*`` scenarios call (SEP-2663).
 
@@ -14,6 +17,7 @@ Rules:
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 import anyio
@@ -121,9 +125,16 @@ def register(server: Server, tasks: Tasks) -> None:
 
 
 def build_server(store: TaskStore | None = None) -> Server:
-    """The core demo server plus tasks (both surfaces) and their fixtures."""
+    """The core demo server plus tasks (both surfaces) and their fixtures. Without a
+    ``store``, ``MCPKIT_TASKS_REDIS_URL`` (if set) selects a shared
+    :class:`~mcpkit.ext.tasks.redis_store.RedisTaskStore`, else tasks stay in memory."""
     from mcpkit.server.demo import build_demo_server
 
+    url = os.environ.get("MCPKIT_TASKS_REDIS_URL")
+    if store is None and url:
+        from mcpkit.ext.tasks.redis_store import RedisTaskStore
+
+        store = RedisTaskStore(url)
     server = build_demo_server()
     tasks = Tasks(store, poll_interval_ms=200).install(server)
     register(server, tasks)

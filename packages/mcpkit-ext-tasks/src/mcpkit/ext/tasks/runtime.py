@@ -19,9 +19,11 @@ Rules:
    (also when ``isError``), a ``JSONRPCError`` becomes ``failed`` with that error, any
    other failure ``failed`` with -32603, cancellation ``cancelled``. Middleware ran once,
    for the creating request, and is not re-run.
-4. Cancellation reaches the runner from this process at once and from other replicas
-   through the store (its change feed, else polling every ``watch_interval_s`` seconds).
-   At shutdown unfinished tasks are marked ``failed`` (-32603): their code ran here.
+4. Cancellation reaches the runner at once through the store's change feed (this
+   process, and other replicas of a shared store); one loop per server re-reads the
+   running tasks every ``watch_interval_s`` seconds as a fallback, which also stops
+   runners whose task expired. At shutdown unfinished tasks are marked ``failed``
+   (-32603): their code ran here.
 5. Inside a task, client input goes to the store as ``inputRequests`` (status
    ``input_required``) and the tool resumes when every key it asked for is answered;
    keys answered during the MRTR preamble are answered from those answers.
@@ -164,8 +166,9 @@ class Tasks:
     - ``ttl_ms``: how long a task is kept after creation, in milliseconds (None:
       unlimited); 2025-11-25 clients may ask for less, or more up to ``max_ttl_ms``.
     - ``poll_interval_ms``: the polling interval suggested to clients, in milliseconds.
-    - ``watch_interval_s``: how often a runner re-reads its task when the store's
-      change feed is silent (cross-replica cancellation and answers; rule 4).
+    - ``watch_interval_s``: seconds between the fallback re-reads of running tasks
+      (cancellations the change feed missed, expiry; rule 4) and between re-reads of
+      a task waiting for input.
     """
 
     def __init__(
@@ -313,12 +316,13 @@ class Tasks:
             session=ctx.session,
             log_level=ctx.log_level,
         )
+        job.handle = TaskHandle(self.store, record.task_id, ctx.era)
+        self.running[record.task_id] = job
         self._groups[-1].start_soon(self._run, job)
         return record
 
     # -- running --------------------------------------------------------------------
     async def _run(self, job: Job) -> None:
-        self.running[job.task_id] = job
         try:
             status, result, error = await self._execute(job)
         except anyio.get_cancelled_exc_class():
@@ -333,7 +337,7 @@ class Tasks:
 
     async def _execute(self, job: Job) -> tuple[str, JSON | None, JSON | None]:
         assert self.server is not None
-        handle = job.handle = TaskHandle(self.store, job.task_id, job.era)
+        assert job.handle is not None
         ctx = Context(
             self.server,
             request_id=job.task_id,
@@ -351,17 +355,17 @@ class Tasks:
             answers=job.answers,
         )
         ctx.input_provider = partial(self._task_input, job)
-        ctx.state[HANDLE_KEY] = handle
+        ctx.state[HANDLE_KEY] = job.handle
         spec = self.server.method(job.era, "tools/call")  # type: ignore[arg-type]
         outcome: tuple[str, JSON | None, JSON | None] | None = None
-        try:
-            async with anyio.create_task_group() as tg:
-                job.scope = tg.cancel_scope
-                tg.start_soon(self._watch, job)
+        with anyio.CancelScope() as scope:
+            job.scope = scope
+            if job.handle.cancel_requested:  # cancelled before it started
+                scope.cancel()
+            try:
                 outcome = await self._call(spec.handler if spec else None, ctx)
-                tg.cancel_scope.cancel()
-        finally:
-            ctx.close()
+            finally:
+                ctx.close()
         return outcome if outcome is not None else ("cancelled", None, None)
 
     async def _call(
@@ -379,14 +383,16 @@ class Tasks:
             logger.exception("task %s failed", ctx.request_id)
         return "failed", None, {"code": INTERNAL_ERROR, "message": "Internal error"}
 
-    async def _watch(self, job: Job) -> None:
-        """Stop the runner when the task is cancelled or gone (rule 4)."""
+    async def _watch(self) -> None:
+        """The fallback of rule 4: every ``watch_interval_s`` seconds, stop the local
+        runners whose task was cancelled (a change the feed did not deliver) or is gone
+        (expired)."""
         while True:
-            record = await self.store.get(job.task_id)
-            if record is None or record.cancel_requested or record.terminal:
-                self.stop(job)
-                return
-            await self.store.wait(job.task_id, self.watch_interval_s)
+            await anyio.sleep(self.watch_interval_s)
+            for job in tuple(self.running.values()):
+                record = await self.store.get(job.task_id)
+                if record is None or record.cancel_requested or record.terminal:
+                    self.stop(job)
 
     def stop(self, job: Job) -> None:
         """Cancel a running job (its task was cancelled)."""
@@ -420,6 +426,11 @@ class Tasks:
 
     # -- notifications and lifespan ---------------------------------------------------
     def _on_change(self, record: TaskRecord) -> None:
+        """Every change, from this process or (shared stores) another: stop a local
+        runner whose task was cancelled (rule 4), publish the status notification."""
+        job = self.running.get(record.task_id)
+        if job is not None and (record.cancel_requested or record.terminal):
+            self.stop(job)
         server = self.server
         if server is None:
             return
@@ -439,6 +450,7 @@ class Tasks:
         async with AsyncExitStack() as stack:
             await stack.enter_async_context(self.store.lifespan())
             tg = await stack.enter_async_context(anyio.create_task_group())
+            tg.start_soon(self._watch)
             self._groups.append(tg)
             try:
                 yield
