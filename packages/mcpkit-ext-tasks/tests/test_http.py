@@ -205,6 +205,17 @@ async def test_two_processes_on_one_redis_serve_one_task(redis_url: str) -> None
             with pytest.raises(TaskCancelledError):
                 await on_a.result(slow)
             final = await on_a.get(slow["taskId"])
+            # created and cancelled on A: a listener on B hears it through Redis
+            watched = await on_a.call_tool("slow_compute", {"seconds": 60, "label": "w"})
+            async with on_b.listen([watched["taskId"]]) as notes:
+                await on_a.cancel(watched["taskId"])
+                with anyio.fail_after(10):
+                    async for note in notes:
+                        if note.params["status"] in TERMINAL:
+                            heard = note.params
+                            break
     assert result["content"][0]["text"] == "ab: computed in 0.2s"
     assert answered["content"][0]["text"] == "Deleted x"
     assert final.status == "cancelled"
+    assert heard["taskId"] == watched["taskId"]
+    assert heard["status"] == "cancelled"
