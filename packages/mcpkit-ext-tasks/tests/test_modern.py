@@ -378,6 +378,31 @@ async def test_expired_task_is_gone_and_its_runner_stops() -> None:
     assert len(store) == 0
 
 
+async def test_a_task_waiting_for_input_stops_when_it_expires() -> None:
+    now = [1_000_000.0]
+    store = InMemoryTaskStore(clock=lambda: now[0])
+    server = Server("ttl-input")
+    tasks = Tasks(store, ttl_ms=1_000, watch_interval_s=0.05).install(server)
+    stopped = anyio.Event()
+
+    @tasks.tool(task_support="required")
+    async def ask(ctx: Context) -> str:
+        try:
+            await ctx.elicit("Anything?", {"type": "object", "properties": {}})
+        finally:
+            stopped.set()
+        return "answered"
+
+    async with connect(server) as client:
+        created = await client.session.request("tools/call", {"name": "ask"})
+        parked = await poll(client.session, created["taskId"], {"input_required"})
+        now[0] += 2
+        with anyio.fail_after(5):
+            await stopped.wait()
+    assert parked["status"] == "input_required"
+    assert len(store) == 0
+
+
 async def test_unfinished_tasks_fail_when_the_server_stops() -> None:
     store = InMemoryTaskStore()
     server = build_server(store)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
@@ -318,7 +319,14 @@ class Tasks:
         )
         job.handle = TaskHandle(self.store, record.task_id, ctx.era)
         self.running[record.task_id] = job
-        self._groups[-1].start_soon(self._run, job)
+        try:
+            self._groups[-1].start_soon(self._run, job)
+        except RuntimeError:  # the lifespan is ending: never leave a task that cannot run
+            self.running.pop(record.task_id, None)
+            await self.store.finish(record.task_id, "failed", error=_SHUTDOWN_ERROR)
+            raise JSONRPCError(
+                INTERNAL_ERROR, "Cannot create a task: the server is stopping"
+            ) from None
         return record
 
     # -- running --------------------------------------------------------------------
@@ -420,8 +428,13 @@ class Tasks:
             got = await self.store.take_responses(job.task_id, waiting)
             out.update(got)
             waiting.difference_update(got)
-            if waiting:
-                await self.store.wait(job.task_id, self.watch_interval_s)
+            if not waiting:
+                break
+            record = await self.store.get(job.task_id)
+            if record is None or record.terminal:  # cancelled or expired meanwhile
+                self.stop(job)
+                await anyio.lowlevel.checkpoint()  # delivers the cancellation
+            await self.store.wait(job.task_id, self.watch_interval_s)
         return out
 
     # -- notifications and lifespan ---------------------------------------------------

@@ -35,7 +35,6 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
 
 import anyio
-import anyio.lowlevel
 
 from mcpkit.ext.tasks.model import ACTIVE, TaskRecord
 
@@ -380,8 +379,8 @@ class InMemoryTaskStore(ChangeFeed):
         return record, True
 
     async def wait(self, task_id: str, timeout_s: float) -> None:
-        if task_id not in self._tasks:
-            await anyio.lowlevel.checkpoint()
+        if task_id not in self._tasks:  # nothing will change: just let time pass
+            await anyio.sleep(timeout_s)
             return
         await self.wait_for_change(task_id, timeout_s)
 
