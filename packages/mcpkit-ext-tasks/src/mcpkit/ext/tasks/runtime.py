@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sized
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -445,8 +445,8 @@ class Tasks:
         if job is not None and (record.cancel_requested or record.terminal):
             self.stop(job)
         server = self.server
-        if server is None:
-            return
+        if server is None or (isinstance(server.hub, Sized) and not len(server.hub)):
+            return  # nobody listens: build nothing
         key = change_key(record.task_id, record.owner)
         if record.era == "modern" and self.modern:
             from mcpkit.ext.tasks.model import detailed_task
