@@ -15,13 +15,20 @@ Rules:
    ``id: null``. Bytes that are not JSON are -32700 with ``id: null``.
 4. Error codes are integers. The codes defined here are the JSON-RPC standard ones and the
    MCP ones; features raise :class:`JSONRPCError` with them.
+5. On the wire JSON is strict (RFC 8259): :func:`loads` refuses ``NaN``/``Infinity``
+   and nesting beyond a depth limit (:mod:`mcpkit.core.limits`); :func:`dumps` writes
+   non-finite floats as ``null``, and a response whose result is not encodable as the
+   -32603 error response for its id, so a peer always gets its one answer.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final, Literal
 
 from pydantic_core import from_json, to_json
+
+from mcpkit.core.limits import DEFAULT_MAX_DEPTH, check_depth
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -49,6 +56,8 @@ __all__ = [
 
 RequestId = str | int
 """A JSON-RPC id as MCP allows it: a string or an integer."""
+
+logger = logging.getLogger("mcpkit.jsonrpc")
 
 JSON = dict[str, Any]
 
@@ -94,15 +103,54 @@ class JSONRPCError(Exception):
         return f"JSONRPCError({self.code}, {self.message!r})"
 
 
-def loads(data: bytes | bytearray | str) -> Any:
-    """Parse JSON with pydantic-core. Raises ``ValueError`` on malformed input,
-    invalid UTF-8 and excessive nesting."""
-    return from_json(data, cache_strings="keys")
+def loads(data: bytes | bytearray | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Parse strict JSON with pydantic-core. Raises ``ValueError`` on malformed input,
+    invalid UTF-8, ``NaN``/``Infinity`` and nesting deeper than ``max_depth``
+    (:mod:`mcpkit.core.limits`)."""
+    value = from_json(data, cache_strings="keys", allow_inf_nan=False)
+    check_depth(value, max_depth, data)
+    return value
 
 
 def dumps(obj: Any) -> bytes:
-    """Serialise a JSON value to compact UTF-8 bytes (non-ASCII kept as is)."""
-    return to_json(obj)
+    """Serialise a JSON value to compact UTF-8 bytes (non-ASCII kept as is); a float
+    ``NaN`` or infinity becomes ``null``, as JSON has neither.
+
+    Rule 5: a response (or batch of them) whose ``result`` cannot be encoded is written
+    as a -32603 error response for the same id instead; anything else that cannot be
+    encoded raises ``ValueError``.
+    """
+    try:
+        return to_json(obj, inf_nan_mode="null")
+    except ValueError:
+        fixed = _encodable_replies(obj)
+        if fixed is None:
+            raise
+        return to_json(fixed, inf_nan_mode="null")
+
+
+def _encodable_replies(obj: Any) -> Any:
+    """Rule 5: ``obj`` with each unencodable response replaced, or None if it is not a
+    response (or batch) at all."""
+    if type(obj) is list:
+        items: list[Any] = []
+        for item in obj:  # pyright: ignore[reportUnknownVariableType]
+            try:
+                to_json(item, inf_nan_mode="null")
+                items.append(item)
+            except ValueError:
+                fixed = _encodable_replies(item)
+                if fixed is None:
+                    return None
+                items.append(fixed)
+        return items
+    if type(obj) is dict and "result" in obj and _valid_id(obj.get("id")):  # pyright: ignore[reportUnknownMemberType]
+        rid: RequestId = obj["id"]  # pyright: ignore[reportUnknownVariableType]
+        logger.error("the result for request %r is not JSON-encodable; answered -32603", rid)
+        return error_message(
+            rid, INTERNAL_ERROR, "Internal error: the result could not be encoded as JSON"
+        )
+    return None
 
 
 def request_message(request_id: RequestId, method: str, params: JSON | None) -> JSON:

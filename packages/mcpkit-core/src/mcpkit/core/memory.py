@@ -8,6 +8,9 @@ Rules:
 3. Buffers hold up to ``buffer`` messages (default 4096): never a zero-capacity
    rendezvous, so a peer emitting several notifications before reading never deadlocks.
 4. Closing one end ends the other's receive with ``anyio.EndOfStream``.
+5. With ``serialize=True`` a frame that does not parse (bytes that are not JSON, JSON
+   nested deeper than :data:`~mcpkit.core.limits.DEFAULT_MAX_DEPTH`) is received as
+   :class:`~mcpkit.core.engine.Malformed`, exactly like a bad line on stdio.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpkit.core.engine import Malformed
 from mcpkit.core.jsonrpc import dumps, loads
 
 __all__ = ["MemoryStream", "memory_pair"]
@@ -37,7 +41,12 @@ class MemoryStream:
 
     async def receive(self) -> Any:
         item = await self._receive.receive()
-        return loads(item) if self._serialize else item
+        if not self._serialize:
+            return item
+        try:
+            return loads(item)
+        except ValueError as exc:  # not JSON, or nested too deep: a parse error (rule 5)
+            return Malformed(str(exc).splitlines()[0][:200])
 
     async def send(self, message: Any) -> None:
         try:

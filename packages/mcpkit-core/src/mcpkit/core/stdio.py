@@ -9,8 +9,9 @@ Rules:
 2. A line longer than ``max_message_bytes`` (default 32 MiB) is discarded up to its
    newline and reported as :class:`~mcpkit.core.engine.Malformed` (answered -32700);
    memory stays bounded by the limit.
-3. A line that is not JSON (or not UTF-8, or nested deeper than the parser allows) is
-   reported as ``Malformed``; reading continues with the next line.
+3. A line that is not JSON (or not UTF-8, or nested deeper than ``max_depth``,
+   :mod:`mcpkit.core.limits`) is reported as ``Malformed``; reading continues with the
+   next line.
 4. End of input ends the stream (``anyio.EndOfStream``) after the last complete line;
    a final unterminated line is still delivered.
 5. :func:`protect_stdout` moves the process's real stdout to a private descriptor and
@@ -32,6 +33,7 @@ import anyio
 
 from mcpkit.core.engine import Malformed
 from mcpkit.core.jsonrpc import dumps, loads
+from mcpkit.core.limits import DEFAULT_MAX_DEPTH, Limits
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -42,7 +44,7 @@ __all__ = [
     "protect_stdout",
 ]
 
-DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_MESSAGE_BYTES = Limits().max_message_bytes
 _CHUNK = 256 * 1024
 
 
@@ -67,6 +69,7 @@ class NDJSONStream:
         writer: ByteSender,
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -76,6 +79,7 @@ class NDJSONStream:
         self._eof = False
         self._write_lock = anyio.Lock()
         self.max_message_bytes = max_message_bytes
+        self.max_depth = max_depth
 
     def _parse(self, line: bytes | bytearray) -> None:
         if line.endswith(b"\r"):
@@ -83,7 +87,7 @@ class NDJSONStream:
         if not line.strip():
             return
         try:
-            self._ready.append(loads(line))
+            self._ready.append(loads(line, self.max_depth))
         except ValueError as exc:
             self._ready.append(Malformed(str(exc).splitlines()[0][:200]))
 

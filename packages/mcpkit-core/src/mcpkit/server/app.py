@@ -26,6 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
+from mcpkit.core.limits import Limits
 from mcpkit.core.versions import SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
 from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
@@ -98,7 +99,9 @@ class Server:
     ``server/discover``. ``extensions`` are registered at construction (more can be added
     later). ``page_size`` bounds list pages. ``state_secret`` (>= 32 bytes) seals MRTR
     ``requestState``; give all replicas the same one. ``hub`` replaces the in-memory
-    notification fan-out (multi-replica deployments).
+    notification fan-out (multi-replica deployments). ``limits`` bounds what peers may
+    send (:class:`~mcpkit.core.limits.Limits`); every transport serving this server
+    applies it.
     """
 
     def __init__(
@@ -117,6 +120,7 @@ class Server:
         state_ttl_s: float = 600.0,
         hub: NotificationHub | None = None,
         cache_hints: Mapping[str, CacheHint] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         info: JSON = {"name": name, "version": version}
         for key, value in (
@@ -142,6 +146,7 @@ class Server:
         self.hub: NotificationHub = hub if hub is not None else InMemoryHub()
         self.sealer = RequestStateSealer(state_secret, ttl_s=state_ttl_s)
         self.cache_hints: dict[str, CacheHint] = {**DEFAULT_CACHE_HINTS, **(cache_hints or {})}
+        self.limits: Limits = limits if limits is not None else Limits()
         self.supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS
         self._tool_defs: list[JSON] | None = None
         self._middleware: list[Middleware] = []

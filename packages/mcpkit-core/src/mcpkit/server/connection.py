@@ -12,6 +12,8 @@ Rules:
 4. After ``initialize``, hub changes (list_changed, resource updates) are pumped to the
    client until the connection ends.
 5. Every outgoing message passes the server's send-side middleware.
+6. At most ``server.limits.max_inflight`` requests run at once (``max_inflight``
+   overrides it); one more is answered -32603 "Server busy" (:mod:`mcpkit.core.limits`).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class ServerConnection:
         stream: MessageStream,
         *,
         principal: Any = None,
-        max_inflight: int = 1024,
+        max_inflight: int | None = None,
     ) -> None:
         self.server = server
         self.principal = principal
@@ -65,7 +67,7 @@ class ServerConnection:
         self.connection = Connection(
             wrapped,
             self,
-            max_inflight=max_inflight,  # type: ignore[arg-type]
+            max_inflight=server.limits.max_inflight if max_inflight is None else max_inflight,  # type: ignore[arg-type]
             on_abandon=self._abandon,
         )
         self._tg: anyio.abc.TaskGroup | None = None

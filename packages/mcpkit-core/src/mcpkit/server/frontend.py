@@ -158,7 +158,7 @@ def read_envelope(params: JSON | None) -> Envelope:
         )
     info = meta.get(M.CLIENT_INFO)  # pyright: ignore[reportUnknownMemberType]
     level = meta.get(M.LOG_LEVEL)  # pyright: ignore[reportUnknownMemberType]
-    if level is not None and level not in LOG_LEVELS:
+    if level is not None and (not isinstance(level, str) or level not in LOG_LEVELS):
         raise JSONRPCError(
             INVALID_PARAMS, f"Invalid params: _meta[{M.LOG_LEVEL!r}] {level!r} is not a log level"
         )

@@ -143,7 +143,7 @@ async def resources_unsubscribe(ctx: Context) -> JSON:
 
 async def logging_set_level(ctx: Context) -> JSON:
     level = ctx.params.get("level")
-    if level not in LOG_LEVELS:
+    if not isinstance(level, str) or level not in LOG_LEVELS:  # a dict is unhashable
         raise JSONRPCError(
             INVALID_PARAMS,
             f"logging/setLevel: {level!r} is not a log level; "

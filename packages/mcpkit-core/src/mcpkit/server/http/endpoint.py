@@ -7,7 +7,8 @@ Rules:
 1. Checks run in this order, each refusing with a JSON-RPC error body: ``Origin``/
    ``Host`` (403/421, :mod:`.security`), shutting down (503), HTTP method (405 with
    ``Allow``), then per method. POST: ``Content-Type`` (415), ``Accept`` (406), body
-   size (413), JSON parse (400, -32700, ``id: null``).
+   size (413), JSON parse and nesting depth (400, -32700, ``id: null``). Before all
+   per-method checks, a POST beyond ``Limits.max_http_inflight`` concurrent ones is 503.
 2. The era of a POST is decided by the request alone: an ``Mcp-Session-Id`` header means
    the handshake era (that session); else ``MCP-Protocol-Version: 2026-07-28`` means
    2026-07-28; else ``initialize`` opens a handshake-era session; else a body whose
@@ -145,15 +146,17 @@ class StreamableHTTP:
     - ``event_store``: where resumable SSE events go (default: in memory per endpoint);
       ``None`` disables resumability (no event ids, no ``close_stream``).
     - ``standalone_sse``: offer the GET stream (else 405).
-    - ``session_idle_timeout_s`` (seconds, None = never) and ``max_sessions``.
+    - ``session_idle_timeout_s`` (seconds, None = never).
     - ``principal_from_scope``: ``(scope) -> principal | None``; sessions are bound to
       the principal that created them (default :func:`default_principal`).
     - ``dns_rebinding_protection`` (None = on for loopback binds), ``allowed_hosts``,
       ``allowed_origins``: see :mod:`mcpkit.server.http.security`.
     - ``retry_ms``: the ``retry:`` value sent by ``close_stream`` by default (ms).
     - ``keepalive_s``: seconds between SSE comment keep-alives on idle long-lived streams.
-    - ``max_body_bytes`` (413 above), ``max_inflight`` (per session),
-      ``shutdown_grace_s`` (seconds running requests get on shutdown).
+    - ``max_body_bytes`` (413 above), ``max_inflight`` (per session), ``max_sessions``:
+      override single fields of ``server.limits`` (:class:`~mcpkit.core.limits.Limits`,
+      which also gives ``max_depth`` and ``max_http_inflight``).
+    - ``shutdown_grace_s`` (seconds running requests get on shutdown).
     - ``name_fields``: extra ``{method: params key}`` whose value ``Mcp-Name`` mirrors
       on 2026-07-28 (extensions' methods, e.g. ``{"tasks/get": "taskId"}``).
     """
@@ -167,15 +170,15 @@ class StreamableHTTP:
         event_store: EventStore | None = DEFAULT_EVENT_STORE,
         standalone_sse: bool = True,
         session_idle_timeout_s: float | None = 1800.0,
-        max_sessions: int = 10_000,
+        max_sessions: int | None = None,
         principal_from_scope: Callable[[Scope], Any] | None = None,
         dns_rebinding_protection: bool | None = None,
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
         retry_ms: int = 1000,
         keepalive_s: float = 15.0,
-        max_body_bytes: int = 4 * 1024 * 1024,
-        max_inflight: int = 1024,
+        max_body_bytes: int | None = None,
+        max_inflight: int | None = None,
         shutdown_grace_s: float = 5.0,
         name_fields: Mapping[str, str] | None = None,
     ) -> None:
@@ -184,13 +187,15 @@ class StreamableHTTP:
                 f"response_mode must be 'auto', 'json' or 'sse', not {response_mode!r}"
             )
         self.server = server
+        limits = server.limits
         self.stateless = stateless
         self.response_mode: ResponseMode = response_mode
         store = InMemoryEventStore() if event_store is DEFAULT_EVENT_STORE else event_store
         self.store: EventStore | None = None if stateless else store
         self.standalone_sse = standalone_sse and not stateless
         self.sessions = SessionTable(
-            idle_timeout_s=session_idle_timeout_s, max_sessions=max_sessions
+            idle_timeout_s=session_idle_timeout_s,
+            max_sessions=limits.max_sessions if max_sessions is None else max_sessions,
         )
         self.principal_from_scope = principal_from_scope or default_principal
         self.guard = OriginGuard(
@@ -200,8 +205,14 @@ class StreamableHTTP:
         )
         self.retry_ms = retry_ms
         self.keepalive_s = keepalive_s
-        self.max_body_bytes = max_body_bytes
-        self.max_inflight = max_inflight
+        self.max_body_bytes = (
+            limits.max_http_body_bytes if max_body_bytes is None else max_body_bytes
+        )
+        self.max_inflight = limits.max_inflight if max_inflight is None else max_inflight
+        self.max_http_inflight = limits.max_http_inflight
+        self.max_depth = limits.max_depth
+        self.posts = 0
+        """POSTs being handled now (``max_http_inflight``)."""
         self.shutdown_grace_s = shutdown_grace_s
         self.name_fields: dict[str, str] = {**NAME_FIELDS, **(name_fields or {})}
         self.active = ActiveExchanges()
@@ -232,7 +243,20 @@ class StreamableHTTP:
             return
         method = scope["method"]
         if method == "POST":
-            await self._post(scope, receive, send, h)
+            if self.posts >= self.max_http_inflight:
+                await send_error(
+                    send,
+                    503,
+                    INTERNAL_ERROR,
+                    f"Service Unavailable: {self.posts} requests in progress "
+                    f"(limit {self.max_http_inflight}, Limits.max_http_inflight); retry later",
+                )
+                return
+            self.posts += 1
+            try:
+                await self._post(scope, receive, send, h)
+            finally:
+                self.posts -= 1
         elif method == "GET":
             await legacy.serve_get(self, scope, receive, send, h)
         elif method == "DELETE":
@@ -281,7 +305,7 @@ class StreamableHTTP:
             )
             return
         try:
-            message = loads(body)
+            message = loads(body, self.max_depth)
         except ValueError as exc:
             await send_error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
             return

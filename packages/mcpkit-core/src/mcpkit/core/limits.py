@@ -1,0 +1,130 @@
+"""Resource limits: every bound a peer can push against, in one place.
+
+A :class:`Limits` is given to :class:`~mcpkit.server.Server` (``Server(..., limits=...)``)
+and every server transport reads it from there; a transport's own keyword arguments
+(``max_message_bytes=``, ``max_inflight=``...) still override single fields. The
+client's transports apply the same message-size and nesting bounds. Defaults and the
+error each limit answers with are listed in ``docs/reliability.md``.
+
+Rules:
+1. Every limit is answered with a clear error naming the limit, never with a crash or
+   unbounded memory, and the connection keeps serving:
+
+   - ``max_message_bytes``: a stdio line (or serialised in-memory frame) longer than
+     this is discarded up to its newline, memory staying bounded, and answered -32700
+     with ``id: null``.
+   - ``max_http_body_bytes``: an HTTP POST body longer than this is refused with 413
+     and a -32600 body (``id: null``) before it is buffered further.
+   - ``max_depth``: JSON nested deeper than this (objects and arrays; a bare message is
+     depth 1, its ``params`` depth 2) is a parse error, -32700 with ``id: null`` (HTTP
+     400), on every transport that parses bytes, in both directions.
+   - ``max_inflight``: requests of one connection or HTTP session running at once;
+     one more is answered -32603 "Server busy" with its id, and the others carry on.
+   - ``max_http_inflight``: POSTs the HTTP endpoint handles at once, over all sessions
+     and the session-less 2026-07-28 requests; one more is refused with 503 and a
+     -32603 body (``id: null``) before its body is read.
+   - ``max_sessions``: live handshake-era HTTP sessions; an ``initialize`` beyond it is
+     refused with 503 and -32603 (after idle sessions are swept).
+
+2. Depth is checked without a full walk when it cannot be exceeded (fewer opening
+   brackets than the limit), so the common small message pays only a byte count.
+3. The JSON parser itself (pydantic-core) stops at :data:`PARSER_MAX_DEPTH` levels
+   whatever is configured; ``max_depth`` must lie between 1 and that value.
+4. JSON is strict: ``NaN``/``Infinity`` are not accepted on input
+   (:func:`mcpkit.core.jsonrpc.loads`) and are written as ``null`` on output, as
+   RFC 8259 peers expect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "PARSER_MAX_DEPTH",
+    "DepthError",
+    "Limits",
+    "check_depth",
+]
+
+PARSER_MAX_DEPTH: Final = 200
+"""Nesting the JSON parser (pydantic-core's jiter) accepts at most (rule 3)."""
+DEFAULT_MAX_DEPTH: Final = 100
+"""Default ``max_depth``: well above any MCP message (a tool's arguments start at depth 3)."""
+
+
+class DepthError(ValueError):
+    """A JSON value nests deeper than allowed (a parse error on the wire, -32700)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The configurable bounds (rule 1); sizes in bytes, counts in items."""
+
+    max_message_bytes: int = 32 * 1024 * 1024
+    """stdio line / serialised in-memory frame (32 MiB)."""
+    max_http_body_bytes: int = 4 * 1024 * 1024
+    """HTTP POST body (4 MiB)."""
+    max_depth: int = DEFAULT_MAX_DEPTH
+    """JSON nesting depth (100; at most :data:`PARSER_MAX_DEPTH`)."""
+    max_inflight: int = 1024
+    """Concurrent requests per connection or HTTP session."""
+    max_http_inflight: int = 8192
+    """Concurrent POSTs per HTTP endpoint, all sessions and session-less requests."""
+    max_sessions: int = 10_000
+    """Live handshake-era HTTP sessions per endpoint."""
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_message_bytes",
+            "max_http_body_bytes",
+            "max_inflight",
+            "max_http_inflight",
+            "max_sessions",
+        ):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
+        if type(self.max_depth) is not int or not 1 <= self.max_depth <= PARSER_MAX_DEPTH:
+            raise ValueError(
+                f"Limits.max_depth must be an integer from 1 to {PARSER_MAX_DEPTH} "
+                f"(the JSON parser's own bound), got {self.max_depth!r}"
+            )
+
+
+def _depth_exceeds(value: Any, max_depth: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > max_depth:
+            return True
+        if type(item) is dict:
+            children: Any = item.values()  # pyright: ignore[reportUnknownMemberType]
+        elif type(item) is list:
+            children = item
+        else:
+            continue
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+    return False
+
+
+def check_depth(value: Any, max_depth: int, raw: bytes | bytearray | str | None = None) -> None:
+    """Raise :class:`DepthError` when ``value`` nests deeper than ``max_depth``.
+
+    ``raw`` is the text it was parsed from, if any: with fewer opening brackets than
+    ``max_depth`` there the walk is skipped (rule 2).
+    """
+    if raw is not None:
+        if len(raw) <= 2 * max_depth:
+            return
+        if isinstance(raw, str):
+            opened = raw.count("[") + raw.count("{")
+        else:
+            opened = raw.count(b"[") + raw.count(b"{")
+        if opened <= max_depth:
+            return
+    if (type(value) is dict or type(value) is list) and _depth_exceeds(value, max_depth):
+        raise DepthError(f"nesting depth exceeds the limit of {max_depth} (Limits.max_depth)")
