@@ -289,7 +289,7 @@ class _Waiter:
     __slots__ = ("error", "event", "response")
 
     def __init__(self) -> None:
-        self.event = anyio.Event()
+        self.event: anyio.Event = anyio.Event()
         self.response: JSON | None = None
         self.error: BaseException | None = None
 
@@ -314,7 +314,10 @@ class Pending:
 
     def resolve(self, response: JSON) -> bool:
         """Deliver a response; False when nothing waits for its id (dropped)."""
-        waiter = self._waiters.pop(response.get("id"), None)  # type: ignore[arg-type]
+        rid = response.get("id")
+        if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+            return False
+        waiter = self._waiters.pop(rid, None)
         if waiter is None:
             return False
         waiter.response = response

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.shapes import as_list, as_object, as_str
 from mcpkit.server.typed import Binding, bind, call_bound
 
 if TYPE_CHECKING:
@@ -46,15 +47,17 @@ class Completer:
 
 def completion_result(value: Any) -> JSON:
     """Normalise a handler's return into ``{"completion": {...}}`` (rule 3)."""
-    if isinstance(value, dict) and "completion" in value:
-        return value  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, dict):
-        values = list(value.get("values", []))  # pyright: ignore[reportUnknownArgumentType]
-        total = value.get("total")  # pyright: ignore[reportUnknownMemberType]
-        has_more = bool(value.get("hasMore", False))  # pyright: ignore[reportUnknownMemberType]
+    obj = as_object(value)
+    if obj is not None and "completion" in obj:
+        return obj
+    total: Any = None
+    has_more = False
+    if obj is not None:
+        values: list[Any] = as_list(obj.get("values")) or []
+        total = obj.get("total")
+        has_more = bool(obj.get("hasMore", False))
     else:
-        values = list(value or [])
-        total, has_more = None, False
+        values = as_list(value) or list(value or [])
     completion: JSON = {"values": [str(v) for v in values[:MAX_COMPLETION_VALUES]]}
     if len(values) > MAX_COMPLETION_VALUES:
         completion["total"] = total if total is not None else len(values)
@@ -68,14 +71,16 @@ def completion_result(value: Any) -> JSON:
 
 def parse_ref(params: JSON) -> tuple[str, str]:
     """``(ref type, prompt name or template URI)``; -32602 when malformed."""
-    ref = params.get("ref")
-    if not isinstance(ref, dict):
+    ref = as_object(params.get("ref"))
+    if ref is None:
         raise JSONRPCError(INVALID_PARAMS, "completion/complete: params.ref must be an object")
-    kind = ref.get("type")  # pyright: ignore[reportUnknownMemberType]
-    if kind == "ref/prompt" and isinstance(ref.get("name"), str):  # pyright: ignore
-        return kind, ref["name"]  # pyright: ignore[reportUnknownVariableType]
-    if kind == "ref/resource" and isinstance(ref.get("uri"), str):  # pyright: ignore
-        return kind, ref["uri"]  # pyright: ignore[reportUnknownVariableType]
+    kind = as_str(ref.get("type"))
+    name = as_str(ref.get("name"))
+    uri = as_str(ref.get("uri"))
+    if kind == "ref/prompt" and name is not None:
+        return kind, name
+    if kind == "ref/resource" and uri is not None:
+        return kind, uri
     raise JSONRPCError(
         INVALID_PARAMS,
         "completion/complete: ref must be {type: 'ref/prompt', name} or "

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mcpkit.core import meta as M
 from mcpkit.core.extensions import peer_supports_extension
@@ -39,6 +39,7 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
     RequestId,
 )
+from mcpkit.core.shapes import as_object
 from mcpkit.core.versions import Era
 from mcpkit.server.mrtr import InputRequired
 
@@ -79,12 +80,13 @@ def check_flat_schema(schema: Mapping[str, Any]) -> None:
     props = schema.get("properties", {})
     if not isinstance(props, Mapping):
         raise ValueError("requestedSchema.properties must be an object")
-    for name, prop in props.items():  # pyright: ignore[reportUnknownVariableType]
-        if not isinstance(prop, Mapping):
+    for name, raw in cast(Mapping[str, Any], props).items():
+        prop = as_object(raw)
+        if prop is None:
             raise ValueError(f"requestedSchema property {name!r} must be an object")
-        ptype = prop.get("type")  # pyright: ignore[reportUnknownMemberType]
+        ptype = prop.get("type")
         if ptype == "array":
-            items = prop.get("items", {})  # pyright: ignore[reportUnknownMemberType]
+            items = prop.get("items", {})
             # multi-select enums (SEP-1330) are arrays of enum strings
             if isinstance(items, Mapping) and ("enum" in items or "anyOf" in items):
                 continue
@@ -282,14 +284,14 @@ class Context:
             missing = {cap: {}}
         elif method == "elicitation/create":
             mode = params.get("mode", "form")
-            decl = caps.get("elicitation") or {}
+            decl = as_object(caps.get("elicitation")) or {}
             # An empty elicitation capability means form mode only (2025-11-25).
             if mode == "url" and "url" not in decl:
                 missing = {"elicitation": {"url": {}}}
             elif mode == "form" and decl and "form" not in decl:
                 missing = {"elicitation": {"form": {}}}
         elif method == "sampling/createMessage" and params.get("tools") is not None:
-            sampling = caps.get("sampling") or {}
+            sampling = as_object(caps.get("sampling")) or {}
             if "tools" not in sampling:
                 missing = {"sampling": {"tools": {}}}
         if missing is not None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.shapes import as_list
 from mcpkit.server.typed import Binding, bind, call_bound
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def _content(value: Any) -> JSON:
 
 def prompt_messages(value: Any) -> list[JSON]:
     """PromptMessage dicts for a handler's return value (rule 3)."""
-    items: Sequence[Any] = value if isinstance(value, (list, tuple)) else [value]
+    items: list[Any] = as_list(value) or [value]
     out: list[JSON] = []
     for item in items:
         if isinstance(item, BaseModel):

@@ -15,11 +15,12 @@ from __future__ import annotations
 import base64
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
 from mcpkit.core.jsonrpc import RESOURCE_NOT_FOUND_LEGACY, JSONRPCError
+from mcpkit.core.shapes import as_list, as_object
 from mcpkit.server.typed import Binding, bind, call_bound
 from mcpkit.server.uritemplates import TemplateMatcher
 
@@ -156,7 +157,7 @@ def _one(item: Any, uri: str, mime_type: str | None) -> JSON:
     if mime_type is not None:
         d["mimeType"] = mime_type
     if isinstance(item, (bytes, bytearray, memoryview)):
-        d["blob"] = base64.b64encode(bytes(item)).decode("ascii")
+        d["blob"] = base64.b64encode(bytes(cast(bytes, item))).decode("ascii")
     else:
         d["text"] = item if isinstance(item, str) else str(item)
     return d
@@ -164,7 +165,8 @@ def _one(item: Any, uri: str, mime_type: str | None) -> JSON:
 
 def contents_of(value: Any, uri: str, mime_type: str | None) -> JSON:
     """A ``ReadResourceResult`` dict for a reader's return value (rule 3)."""
-    if isinstance(value, dict) and "contents" in value:
-        return value  # pyright: ignore[reportUnknownVariableType]
-    items: Sequence[Any] = value if isinstance(value, (list, tuple)) else [value]
+    obj = as_object(value)
+    if obj is not None and "contents" in obj:
+        return obj
+    items: list[Any] = as_list(value) or [value]
     return {"contents": [_one(i, uri, mime_type) for i in items]}

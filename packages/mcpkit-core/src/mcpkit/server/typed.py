@@ -24,7 +24,7 @@ import inspect
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
-from typing import Any, get_args, get_origin
+from typing import Any, cast, get_args, get_origin
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
@@ -112,11 +112,12 @@ def _is_unstructured(ann: Any) -> bool:
 
 def _is_object_type(ann: Any) -> bool:
     if isinstance(ann, type):
-        if issubclass(ann, BaseModel) or dataclasses.is_dataclass(ann):
+        cls = cast(type[Any], ann)
+        if issubclass(cls, BaseModel) or dataclasses.is_dataclass(cls):
             return True
-        if typing.is_typeddict(ann):
+        if typing.is_typeddict(cls):
             return True
-        if issubclass(ann, Mapping):
+        if issubclass(cls, Mapping):
             return True
     origin = get_origin(ann)
     return origin is not None and isinstance(origin, type) and issubclass(origin, Mapping)

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from mcpkit.core.jsonrpc import dumps
+from mcpkit.core.shapes import as_object
 from mcpkit.server.app import Server
 from mcpkit.server.context import Context
 
@@ -30,7 +31,8 @@ _NAME_SCHEMA: JSON = {
 
 def _text(result: JSON) -> str:
     content = result.get("content", {})
-    return str(content.get("text", "")) if isinstance(content, dict) else str(content)
+    block = as_object(content)
+    return str(block.get("text", "")) if block is not None else str(content)
 
 
 def _elicit(message: str, schema: JSON) -> JSON:

@@ -1,0 +1,32 @@
+"""Typed views of parsed JSON values, so code reading untrusted input stays type-checked.
+
+Rules:
+1. ``as_object`` / ``as_list`` return the value itself (no copy) when it has the JSON
+   type asked for, else None; callers decide what a wrong type means.
+2. Keys of JSON objects are strings; these helpers do not check nested values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+__all__ = ["as_list", "as_object", "as_str"]
+
+
+def as_object(value: Any) -> dict[str, Any] | None:
+    """``value`` as a JSON object (dict), or None."""
+    return cast(dict[str, Any], value) if isinstance(value, dict) else None
+
+
+def as_list(value: Any) -> list[Any] | None:
+    """``value`` as a JSON array (list or tuple, copied to a list only for tuples), or None."""
+    if isinstance(value, list):
+        return cast(list[Any], value)
+    if isinstance(value, tuple):
+        return list(cast(tuple[Any, ...], value))
+    return None
+
+
+def as_str(value: Any) -> str | None:
+    """``value`` as a string, or None."""
+    return value if isinstance(value, str) else None
