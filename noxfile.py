@@ -327,6 +327,23 @@ def interop(session: nox.Session) -> None:
     )
 
 
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """The benchmark suite, short (``bench/run.py --smoke``, a few minutes); not part of the
+    default run and never a test. ``nox -s bench -- --quick`` (or ``--full``) for the
+    measured table; see ``docs/performance.md``."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--no-default-groups",
+        "--group",
+        "bench",
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+    )
+    session.run("python", "bench/run.py", *(session.posargs or ["--smoke"]))
+
+
 # -- mcpkit-ext-tasks: its tests alone (with a real redis-server) and its conformance run --
 
 

@@ -1,0 +1,544 @@
+"""Run the mcpkit benchmark: mcpkit against the official SDK (``mcp`` 2.3.0, high- and
+low-level APIs), FastMCP 4.1.6 and the raw floors, each serving one ``echo`` tool.
+
+    uv run --group bench python bench/run.py --quick     # about 25 minutes
+    uv run --group bench python bench/run.py --full      # about an hour
+    uv run --group bench python bench/run.py --smoke     # a few minutes (nox -s bench)
+
+Rules:
+1. Servers run on CPU ``--server-cpu`` (0) and the load generator (``load.py``) on
+   ``--client-cpu`` (1), both through ``taskset``; servers bind 127.0.0.1 only.
+2. Before every measured run the harness waits (up to the preset's bound) for the host
+   to be idle, and records how long it waited and how busy the host was.
+3. Each repetition rotates the order of the servers, and starts a fresh server for every
+   (repetition, server) pair; stdio servers are fresh per run by construction.
+4. Everything is bounded: every subprocess has a timeout, and once ``--max-minutes`` have
+   passed no further run starts; what was measured is still summarised.
+5. Results go to ``--out`` (default ``bench/results/<preset>-<time>/``): ``runs.jsonl``
+   (one JSON line per run), ``meta.json`` (machine and versions), ``logs/``, and the
+   summary ``summary.md``/``summary.json`` written by ``report.py``.
+
+Suites: ``http`` (streamable HTTP, both eras), ``stdio`` (pipelined, both eras),
+``sessions`` (memory per idle session and its release), ``startup`` (import time, spawn to
+first ``tools/call`` result, HTTP modules imported by stdio servers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import report
+from procstat import wait_for_idle_host
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SERVERS = HERE / "servers"
+LOAD = HERE / "load.py"
+JSON = dict[str, Any]
+HTTP_MODULES = ("starlette", "uvicorn", "httpx2", "httpx", "httpcore", "h11", "sse_starlette")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One measured configuration: a server command, the era the client speaks, and the
+    scenarios its ratios are taken against (``raw``: the floor; ``mcp``: the official
+    SDK's counterpart). ``presets`` lists where it runs."""
+
+    label: str
+    sdk: str
+    command: tuple[str, ...]
+    era: str = "handshake"
+    raw: str | None = None
+    mcp: str | None = None
+    presets: frozenset[str] = frozenset({"smoke", "quick", "full"})
+
+
+ALL = frozenset({"smoke", "quick", "full"})
+Q, F = frozenset({"quick", "full"}), frozenset({"full"})
+RAW = ("raw_http.py",)
+MCP = ("mcp_sdk.py", "--transport", "http")
+FAST = ("fastmcp_echo.py", "--transport", "http")
+KIT = ("mcpkit_echo.py", "--transport", "http")
+JSON_MODE, STATELESS = ("--json-response",), ("--stateless", "--json-response")
+H, M = "handshake", "modern"
+R, RM = "raw_http", "raw_http+modern"
+
+# fmt: off
+Row = tuple[str, str, tuple[str, ...], str, str | None, str | None, frozenset[str]]
+KSSE, KJSON = ("--response-mode", "sse"), ("--response-mode", "json")
+LOW = ("--api", "low")
+HTTP_TABLE: tuple[Row, ...] = (
+    # label, sdk, server command, era, raw floor, official-SDK counterpart, presets
+    ("raw_http", "raw", RAW, H, None, None, ALL),
+    ("raw_http+modern", "raw", RAW, M, None, None, ALL),
+    ("mcp_sse", "mcp", MCP, H, R, "mcp_sse", ALL),
+    ("mcp_json", "mcp", (*MCP, *JSON_MODE), H, R, "mcp_json", Q),
+    ("mcp_stateless_json", "mcp", (*MCP, *STATELESS), H, R, "mcp_stateless_json", F),
+    ("mcp_sse+modern", "mcp", MCP, M, RM, "mcp_sse+modern", ALL),
+    ("mcp_json+modern", "mcp", (*MCP, *JSON_MODE), M, RM, "mcp_json+modern", Q),
+    ("mcp_low_sse", "mcp_low", (*MCP, *LOW), H, R, "mcp_sse", F),
+    ("mcp_low_stateless_json", "mcp_low", (*MCP, *LOW, *STATELESS), H, R, "mcp_stateless_json", F),
+    ("fastmcp_sse", "fastmcp", FAST, H, R, "mcp_sse", Q),
+    ("fastmcp_stateless_json", "fastmcp", (*FAST, *STATELESS), H, R, "mcp_stateless_json", F),
+    ("fastmcp_sse+modern", "fastmcp", FAST, M, RM, "mcp_sse+modern", Q),
+    ("mcpkit_default", "mcpkit", KIT, H, R, "mcp_sse", ALL),
+    ("mcpkit_sse", "mcpkit", (*KIT, *KSSE), H, R, "mcp_sse", Q),
+    ("mcpkit_json", "mcpkit", (*KIT, *KJSON), H, R, "mcp_json", Q),
+    ("mcpkit_stateless", "mcpkit", (*KIT, "--stateless"), H, R, "mcp_stateless_json", F),
+    ("mcpkit_default+modern", "mcpkit", KIT, M, RM, "mcp_sse+modern", ALL),
+    ("mcpkit_json+modern", "mcpkit", (*KIT, *KJSON), M, RM, "mcp_json+modern", F),
+)
+# fmt: on
+
+
+def http_scenarios() -> list[Scenario]:
+    """Every HTTP scenario. mcpkit's "default" is its stateful endpoint with
+    ``response_mode="auto"`` (JSON unless the handler streams); its counterpart is the
+    official SDK's default (stateful, SSE responses)."""
+    return [Scenario(*row[:4], raw=row[4], mcp=row[5], presets=row[6]) for row in HTTP_TABLE]
+
+
+def stdio_scenarios() -> list[Scenario]:
+    out: list[Scenario] = []
+    for era, suffix in ((H, ""), (M, "+modern")):
+        raw, mcp = "raw_stdio" + suffix, "mcp" + suffix
+        out += [
+            Scenario(raw, "raw", ("raw_stdio.py",), era),
+            Scenario(mcp, "mcp", ("mcp_sdk.py",), era, raw=raw, mcp=mcp),
+            Scenario(
+                "mcp_low" + suffix, "mcp_low", ("mcp_sdk.py", "--api", "low"), era, raw, mcp, Q
+            ),
+            Scenario("fastmcp" + suffix, "fastmcp", ("fastmcp_echo.py",), era, raw, mcp, Q),
+            Scenario("mcpkit" + suffix, "mcpkit", ("mcpkit_echo.py",), era, raw, mcp, ALL),
+        ]
+    return out
+
+
+# The stdio cold-start, session-memory and import sets: (label, command or code).
+COLD_STDIO = ("raw_stdio", "mcp", "fastmcp", "mcpkit")
+SESSION_SERVERS = ("raw_http", "mcp_sse", "fastmcp_sse", "mcpkit_default")
+IMPORTS = {
+    "python -c pass": "pass",
+    "import mcpkit.server": "import mcpkit.server",
+    "from mcpkit.server import Server": "from mcpkit.server import Server",
+    "import mcp.server": "import mcp.server",
+    "from mcp.server import MCPServer": "from mcp.server import MCPServer",
+    "from fastmcp import FastMCP": "from fastmcp import FastMCP",
+}
+
+
+@dataclass(frozen=True)
+class Preset:
+    reps: int
+    duration: float
+    warmup: float
+    conditions: tuple[tuple[int, int], ...]
+    sessions: int
+    cycles: int
+    samples: int
+    idle_wait: float
+    max_minutes: float
+
+
+ALL_CONDITIONS = ((1, 100), (1, 102_400), (32, 100), (32, 102_400))
+PRESETS = {
+    "smoke": Preset(1, 1.0, 0.3, ((1, 100), (32, 100)), 200, 2, 2, 2.0, 15.0),
+    "quick": Preset(3, 2.0, 0.5, ALL_CONDITIONS, 1000, 5, 5, 3.0, 45.0),
+    "full": Preset(3, 5.0, 1.0, ALL_CONDITIONS, 1000, 5, 9, 5.0, 120.0),
+}
+
+
+def log(message: str) -> None:
+    print(time.strftime("%H:%M:%S"), message, flush=True)
+
+
+class Bench:
+    """The state of one benchmark run: options, output files, the deadline."""
+
+    def __init__(self, args: argparse.Namespace, preset: Preset) -> None:
+        self.args, self.preset = args, preset
+        self.out: Path = args.out
+        self.logs = self.out / "logs"
+        self.tmp = self.out / "tmp"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.tmp.mkdir(exist_ok=True)
+        self.deadline = time.monotonic() + 60.0 * (args.max_minutes or preset.max_minutes)
+        self.runs: IO[str] = open(self.out / "runs.jsonl", "a")  # noqa: SIM115
+        self.skipped = 0
+
+    def expired(self) -> bool:
+        if time.monotonic() < self.deadline:
+            return False
+        self.skipped += 1
+        return True
+
+    def record(self, result: JSON, **fields: Any) -> JSON:
+        """Append one run: the load generator's ``result`` under the harness's ``fields``."""
+        fields = {**result, **fields}
+        self.runs.write(json.dumps(fields) + "\n")
+        self.runs.flush()
+        return fields
+
+    def pinned(self, cpu: int, *argv: str) -> list[str]:
+        return ["taskset", "-c", str(cpu), *argv]
+
+    def server_argv(self, command: tuple[str, ...]) -> list[str]:
+        script, *rest = command
+        return self.pinned(self.args.server_cpu, sys.executable, str(SERVERS / script), *rest)
+
+    def load(
+        self, name: str, *argv: str, timeout: float, env: dict[str, str] | None = None
+    ) -> JSON:
+        """Run the load generator pinned to the client CPU after waiting for an idle host."""
+        waited, busy = wait_for_idle_host(self.preset.idle_wait)
+        out = self.tmp / f"{name}.json"
+        out.unlink(missing_ok=True)
+        cmd = self.pinned(
+            self.args.client_cpu, sys.executable, str(LOAD), "--json", str(out), *argv
+        )
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+            result: JSON = (
+                json.loads(out.read_text())
+                if out.exists()
+                else {"fatal": f"no result (exit {done.returncode}): {done.stderr[-400:]}"}
+            )
+        except subprocess.TimeoutExpired:
+            result = {"fatal": f"the load generator ran past {timeout} s"}
+        result["idle_wait_s"], result["pre_run_busy_pct"] = waited, busy
+        return result
+
+
+@contextlib.contextmanager
+def http_server(bench: Bench, label: str, command: tuple[str, ...]) -> Generator[tuple[int, int]]:
+    """Start an HTTP server on a free loopback port; yields ``(pid, port)``."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [*bench.server_argv(command), "--port", str(port)]
+    with open(bench.logs / f"{label}.log", "ab") as logfile:
+        proc = subprocess.Popen(
+            argv, stdout=logfile, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            limit = time.monotonic() + 60.0
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{label} exited with {proc.returncode} before listening")
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if time.monotonic() > limit:
+                        raise RuntimeError(f"{label} not listening after 60 s") from None
+                    time.sleep(0.02)
+            yield proc.pid, port
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(10)
+
+
+def rotated(items: list[Any], rep: int) -> list[Any]:
+    k = rep % max(1, len(items))
+    return items[k:] + items[:k]
+
+
+def throughput(
+    bench: Bench, suite: str, sc: Scenario, rep: int, c: int, size: int, *target: str
+) -> None:
+    """One measured load run of ``sc`` at concurrency ``c`` with ``size``-byte payloads."""
+    p = bench.preset
+    result = bench.load(
+        f"{suite}-{sc.label}-{rep}-{c}-{size}",
+        *target,
+        *("--era", sc.era, "-c", str(c), "--payload-bytes", str(size)),
+        *("-d", str(p.duration), "-w", str(p.warmup)),
+        timeout=p.duration + p.warmup + 150,
+    )
+    row = bench.record(
+        result, suite=suite, rep=rep, concurrency=c, payload=size, **scenario_fields(sc)
+    )
+    log_throughput(row)
+
+
+def suite_http(bench: Bench, rep: int, scenarios: list[Scenario]) -> None:
+    p = bench.preset
+    for sc in rotated(scenarios, rep):
+        if bench.expired():
+            continue
+        try:
+            with http_server(bench, f"r{rep}-{sc.label}", sc.command) as (pid, port):
+                for c, size in p.conditions:
+                    if bench.expired():
+                        continue
+                    target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
+                    throughput(bench, "http", sc, rep, c, size, *target)
+        except RuntimeError as e:
+            bench.record({"fatal": str(e)}, suite="http", rep=rep, **scenario_fields(sc))
+            log(f"http {sc.label}: {e}")
+
+
+def suite_stdio(bench: Bench, rep: int, scenarios: list[Scenario]) -> None:
+    p = bench.preset
+    for sc in rotated(scenarios, rep):
+        command = " ".join(bench.server_argv(sc.command))
+        for c, size in p.conditions:
+            if bench.expired():
+                continue
+            log_file = str(bench.logs / f"r{rep}-stdio-{sc.label}.log")
+            throughput(
+                bench, "stdio", sc, rep, c, size, "--stdio", command, "--stdio-stderr", log_file
+            )
+
+
+def suite_sessions(bench: Bench, rep: int, scenarios: list[Scenario]) -> None:
+    p = bench.preset
+    by_label = {sc.label: sc for sc in scenarios}
+    for label in rotated([s for s in SESSION_SERVERS if s in by_label], rep):
+        if bench.expired():
+            continue
+        sc = by_label[label]
+        try:
+            with http_server(bench, f"r{rep}-sessions-{label}", sc.command) as (pid, port):
+                result = bench.load(
+                    f"sessions-{label}-{rep}",
+                    "--url",
+                    f"http://127.0.0.1:{port}/mcp",
+                    "--server-pid",
+                    str(pid),
+                    "--sessions",
+                    str(p.sessions),
+                    "--cycles",
+                    str(p.cycles),
+                    "-c",
+                    "8",
+                    "--settle",
+                    "1",
+                    "--max-time",
+                    "600",
+                    timeout=660,
+                )
+        except RuntimeError as e:
+            result = {"fatal": str(e)}
+        row = bench.record(
+            result, suite="sessions", rep=rep, sessions_per_cycle=p.sessions, **scenario_fields(sc)
+        )
+        closed = [c.get("rss_kib_closed") for c in row.get("cycles", [])]
+        log(
+            f"sessions {label:16s} r{rep} {row.get('rss_per_session_kib')} KiB/session, "
+            f"RSS after each close {closed} {row.get('fatal', '')}"
+        )
+
+
+def suite_startup(bench: Bench, rep: int, stdio: list[Scenario]) -> None:
+    p = bench.preset
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    for label, code in rotated(list(IMPORTS.items()), rep):
+        if bench.expired():
+            continue
+        samples: list[float] = []
+        for _ in range(p.samples):
+            cmd = bench.pinned(bench.args.server_cpu, sys.executable, "-c", code)
+            t0 = time.perf_counter()
+            done = subprocess.run(cmd, capture_output=True, timeout=120, env=env)
+            samples.append(1000.0 * (time.perf_counter() - t0))
+            if done.returncode:
+                samples.pop()
+                break
+        bench.record({}, suite="imports", rep=rep, label=label, samples_ms=samples)
+        if samples:
+            log(f"import {label:34s} r{rep} median {statistics.median(samples):.0f} ms")
+    by_label = {sc.label: sc for sc in stdio}
+    for label in rotated([s for s in COLD_STDIO if s in by_label], rep):
+        command = " ".join(bench.server_argv(by_label[label].command))
+        result: JSON = {}
+        for i in range(p.samples):
+            if bench.expired():
+                continue
+            dump = bench.tmp / f"modules-{label}-{rep}-{i}.txt"
+            dump.unlink(missing_ok=True)
+            result = bench.load(
+                f"cold-{label}-{rep}-{i}",
+                "--stdio",
+                command,
+                "-d",
+                "0",
+                timeout=120,
+                env={**os.environ, "BENCH_DUMP_MODULES": str(dump)},
+            )
+            if dump.exists():
+                modules = dump.read_text().split()
+                result["http_modules"] = sorted(
+                    {m.split(".")[0] for m in modules if m.split(".")[0] in HTTP_MODULES}
+                    | {m for m in modules if m.startswith("mcpkit.server.http")}
+                )
+                result["module_count"] = len(modules)
+            bench.record(result, suite="coldstart", rep=rep, sample=i, label=label)
+        log(
+            f"cold start {label:10s} r{rep} last sample {result.get('spawn_to_first_result_ms')} ms"
+            f", HTTP modules imported: {result.get('http_modules')}"
+        )
+
+
+def scenario_fields(sc: Scenario) -> JSON:
+    return {
+        "label": sc.label,
+        "sdk": sc.sdk,
+        "era": sc.era,
+        "ref_raw": sc.raw,
+        "ref_mcp": sc.mcp,
+    }
+
+
+def log_throughput(row: JSON) -> None:
+    lat: JSON = row.get("latency_ms") or {}
+    log(
+        f"{row['suite']:5s} {row['label']:24s} r{row['rep']} c={row['concurrency']:<2} "
+        f"{row['payload']:>6}B {row.get('rps')} req/s p50={lat.get('p50')} "
+        f"srv={row.get('server_cpu_us_per_req')}us/req foreign={row.get('foreign_cpu_pct')}% "
+        f"err={row.get('errors')} {row.get('fatal', '')}"
+    )
+
+
+def mcpkit_http_status() -> str:
+    """``"ok"`` when mcpkit's HTTP transport imports, else why not."""
+    code = (
+        "import mcpkit.server.http as h; "
+        "assert hasattr(h, 'http_app') or hasattr(h, 'run_http'), 'no http_app/run_http'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    if done.returncode == 0:
+        return "ok"
+    return "unavailable: " + (done.stderr.strip().splitlines() or ["?"])[-1]
+
+
+def machine() -> JSON:
+    def run(*argv: str) -> str:
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+
+    model = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in run("lscpu").splitlines()
+            if ln.startswith("Model name")
+        ),
+        "",
+    )
+    versions: JSON = {}
+    for dist in (
+        "mcp",
+        "fastmcp",
+        "uvicorn",
+        "starlette",
+        "pydantic",
+        "pydantic-core",
+        "anyio",
+        "orjson",
+        "mcpkit-core",
+        "uvloop",
+        "httptools",
+    ):
+        try:
+            from importlib.metadata import version
+
+            versions[dist] = version(dist)
+        except Exception:
+            versions[dist] = None
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": model,
+        "memory": run("free", "-h").splitlines()[1:2],
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "versions": versions,
+        "git_rev": run("git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"),
+        "git_dirty": bool(run("git", "-C", str(ROOT), "status", "--porcelain", "packages")),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    which = ap.add_mutually_exclusive_group()
+    for name in PRESETS:
+        which.add_argument(f"--{name}", dest="preset", action="store_const", const=name)
+    ap.add_argument("--suites", default="http,stdio,sessions,startup")
+    ap.add_argument("--only", default="", help="comma-separated scenario labels to keep")
+    ap.add_argument("--reps", type=int, help="override the preset's repetitions")
+    ap.add_argument("--max-minutes", type=float, default=0.0, help="override the time bound")
+    ap.add_argument("--server-cpu", type=int, default=0)
+    ap.add_argument("--client-cpu", type=int, default=1)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    name = args.preset or "quick"
+    preset = PRESETS[name]
+    if args.reps:
+        preset = Preset(**{**preset.__dict__, "reps": args.reps})
+    args.out = args.out or HERE / "results" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    bench = Bench(args, preset)
+    only = {s for s in args.only.split(",") if s}
+    status = mcpkit_http_status()
+
+    def keep(sc: Scenario) -> bool:
+        if sc.sdk == "mcpkit" and "--transport" in sc.command and status != "ok":
+            return False  # mcpkit's HTTP transport has not landed (recorded in meta.json)
+        return name in sc.presets and (not only or sc.label in only or sc.raw is None)
+
+    http = [sc for sc in http_scenarios() if keep(sc)]
+    stdio = [sc for sc in stdio_scenarios() if keep(sc)]
+    meta = {
+        "preset": name,
+        **preset.__dict__,
+        "argv": sys.argv,
+        "mcpkit_http": status,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": machine(),
+        "server_cpu": args.server_cpu,
+        "client_cpu": args.client_cpu,
+    }
+    (bench.out / "meta.json").write_text(json.dumps(meta, indent=1))
+    log(f"preset {name}, results in {bench.out}; mcpkit HTTP: {status}")
+    suites = [s for s in args.suites.split(",") if s]
+    for rep in range(preset.reps):
+        if "http" in suites:
+            suite_http(bench, rep, http)
+        if "stdio" in suites:
+            suite_stdio(bench, rep, stdio)
+        if "sessions" in suites:
+            suite_sessions(bench, rep, http)
+        if "startup" in suites:
+            suite_startup(bench, rep, stdio)
+    bench.runs.close()
+    meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    meta["skipped_after_deadline"] = bench.skipped
+    (bench.out / "meta.json").write_text(json.dumps(meta, indent=1))
+    report.write(bench.out)
+    log(f"summary: {bench.out / 'summary.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
