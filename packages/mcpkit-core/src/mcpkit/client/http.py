@@ -30,6 +30,10 @@ Rules:
 7. Request hooks may modify or replace each outgoing ``httpx2.Request``; response hooks
    see each response and may return a request to send instead (at most 3 times per
    message), e.g. after refreshing a token. This is where the auth extension plugs in.
+8. A JSON body or SSE event larger than ``max_message_bytes`` is not buffered further:
+   the JSON exchange fails with :class:`HTTPStatusError`, the SSE stream counts as
+   dropped (rule 5); JSON nested deeper than the default depth limit is not parsed
+   (:mod:`mcpkit.core.limits`).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from mcpkit.client.transport import (
 )
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import RequestId, dumps, loads
+from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
     import httpx2
@@ -83,7 +88,8 @@ class HttpTransport:
     ``connect_timeout_s`` bounds connecting and writing (reads are unbounded: streams may
     be quiet for long, and every request has its own timeout in the client);
     ``reconnect`` is the backoff for dropped streams (None: only the server's ``retry:``);
-    ``standalone_stream`` opens the handshake-era GET stream.
+    ``standalone_stream`` opens the handshake-era GET stream; ``max_message_bytes``
+    bounds one JSON body or SSE event (rule 8).
     """
 
     kind: TransportKind = "http"
@@ -100,8 +106,10 @@ class HttpTransport:
         response_hooks: Sequence[ResponseHook] = (),
         reconnect: ReconnectPolicy | None = _DEFAULT_RECONNECT,
         standalone_stream: bool = True,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.url = url
+        self.max_message_bytes = max_message_bytes
         self.headers = dict(headers or {})
         self.auth = auth
         self.http_client = http_client
@@ -315,14 +323,31 @@ class HttpStream:
                 if ctype == "text/event-stream":
                     await self._answer_from_sse(response, rid, method)
                 elif ctype == "application/json":
-                    await self._deliver_body(await response.aread(), rid, method, status)
+                    body = await self._read_body(response, method)
+                    await self._deliver_body(body, rid, method, status)
                 elif status != 202:
                     raise HTTPStatusError(method, status, await _text(response))
                 return
-            body = await response.aread()
+            body = await self._read_body(response, method)
             await self._deliver_body(body, rid, method, status)
         finally:
             await response.aclose()
+
+    async def _read_body(self, response: httpx2.Response, method: str) -> bytes:
+        """The body, at most ``max_message_bytes`` of it (rule 8)."""
+        limit = self.transport.max_message_bytes
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPStatusError(
+                    method,
+                    response.status_code,
+                    f"response body larger than {limit} bytes (max_message_bytes)",
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def _deliver_body(self, body: bytes, rid: RequestId, method: str, status: int) -> None:
         try:
@@ -352,7 +377,8 @@ class HttpStream:
 
         progressed = False
         try:
-            async for event in httpx2.EventSource(response, max_event_size=None):
+            limit = self.transport.max_message_bytes
+            async for event in httpx2.EventSource(response, max_event_size=limit):
                 if event.id:
                     cursor.last_id = event.id
                 if event.retry is not None:

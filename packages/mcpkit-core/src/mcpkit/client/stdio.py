@@ -28,7 +28,7 @@ import anyio.abc
 
 from mcpkit.client.pipe import PipeStream
 from mcpkit.client.transport import ClientStream, TransportKind
-from mcpkit.core.stdio import NDJSONStream
+from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES, NDJSONStream
 
 __all__ = ["StderrMode", "StdioTransport"]
 
@@ -40,6 +40,8 @@ class StdioTransport:
 
     ``stderr``: ``"inherit"`` (default), ``"capture"`` or ``"devnull"`` (rule 2).
     ``shutdown_timeout_s``: seconds to wait at each shutdown step (rule 3).
+    ``max_message_bytes``: the longest line read from the server (longer ones are
+    discarded and answered -32700, :mod:`mcpkit.core.stdio`).
     """
 
     kind: TransportKind = "stdio"
@@ -56,8 +58,10 @@ class StdioTransport:
         on_stderr: Callable[[str], None] | None = None,
         stderr_limit: int = 64 * 1024,
         shutdown_timeout_s: float = 2.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.command = command
+        self.max_message_bytes = max_message_bytes
         self.args = list(args)
         self.env = dict(env or {})
         self.cwd = cwd
@@ -118,7 +122,9 @@ class StdioTransport:
         )
         assert process.stdin is not None
         assert process.stdout is not None
-        stream = NDJSONStream(process.stdout, process.stdin)
+        stream = NDJSONStream(
+            process.stdout, process.stdin, max_message_bytes=self.max_message_bytes
+        )
         pumped = anyio.Event()
 
         async def pump() -> None:

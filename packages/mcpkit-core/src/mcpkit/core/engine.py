@@ -23,6 +23,10 @@ Rules:
 6. A request stays in flight until its response is written (so draining at end of
    input waits for the answer, not just the result). A response that cannot be written
    because the peer is gone is dropped, never raised into the serving loop.
+7. A malformed response (``result`` not an object, ``error`` without an integer code,
+   both or neither) that names an outbound request still waiting fails that request at
+   once with :class:`InvalidResponseError`, instead of leaving it to time out; one that
+   names nothing is dropped.
 """
 
 from __future__ import annotations
@@ -47,11 +51,13 @@ from mcpkit.core.jsonrpc import (
     request_message,
     result_message,
 )
+from mcpkit.core.shapes import as_object
 
 __all__ = [
     "Connection",
     "InboundRequest",
     "Inflight",
+    "InvalidResponseError",
     "Malformed",
     "MessageHandler",
     "MessageStream",
@@ -77,6 +83,10 @@ class PeerClosedError(ConnectionError):
 
 class RequestTimeoutError(TimeoutError):
     """An outbound request got no answer within its timeout (seconds)."""
+
+
+class InvalidResponseError(ValueError):
+    """The peer answered an outbound request with a malformed response (rule 7)."""
 
 
 class Malformed:
@@ -516,6 +526,21 @@ class Connection:
                 logger.debug("dropped a response to unknown id %r", c.id)
         elif c.error is not None:
             await send_reply(self.stream.send, c.error)
+        else:
+            self._reject_response(item)
+
+    def _reject_response(self, item: Any) -> None:
+        """Rule 7."""
+        msg = as_object(item)
+        rid: Any = msg.get("id") if msg is not None else None
+        if type(rid) is int or isinstance(rid, str):
+            error = InvalidResponseError(
+                f"the peer answered request {rid!r} with a malformed response: it needs "
+                '"result" (an object) or "error" (with an integer "code"), not both'
+            )
+            if self.pending.fail(rid, error):
+                return
+        logger.debug("dropped a malformed response")
 
     async def _notify_handler(self, c: Classified) -> None:
         try:

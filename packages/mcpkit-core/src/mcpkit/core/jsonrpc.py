@@ -29,6 +29,7 @@ from typing import Any, Final, Literal
 from pydantic_core import from_json, to_json
 
 from mcpkit.core.limits import DEFAULT_MAX_DEPTH, check_depth
+from mcpkit.core.shapes import as_list, as_object
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -132,9 +133,10 @@ def dumps(obj: Any) -> bytes:
 def _encodable_replies(obj: Any) -> Any:
     """Rule 5: ``obj`` with each unencodable response replaced, or None if it is not a
     response (or batch) at all."""
-    if type(obj) is list:
+    batch = as_list(obj)
+    if batch is not None:
         items: list[Any] = []
-        for item in obj:  # pyright: ignore[reportUnknownVariableType]
+        for item in batch:
             try:
                 to_json(item, inf_nan_mode="null")
                 items.append(item)
@@ -144,8 +146,9 @@ def _encodable_replies(obj: Any) -> Any:
                     return None
                 items.append(fixed)
         return items
-    if type(obj) is dict and "result" in obj and _valid_id(obj.get("id")):  # pyright: ignore[reportUnknownMemberType]
-        rid: RequestId = obj["id"]  # pyright: ignore[reportUnknownVariableType]
+    msg = as_object(obj)
+    rid: Any = msg.get("id") if msg is not None else None
+    if msg is not None and "result" in msg and _valid_id(rid):
         logger.error("the result for request %r is not JSON-encodable; answered -32603", rid)
         return error_message(
             rid, INTERNAL_ERROR, "Internal error: the result could not be encoded as JSON"

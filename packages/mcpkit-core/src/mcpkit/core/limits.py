@@ -37,8 +37,11 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
+
+from mcpkit.core.shapes import as_list, as_object
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -93,20 +96,19 @@ class Limits:
             )
 
 
+_CONTAINERS = (dict, list)
+
+
 def _depth_exceeds(value: Any, max_depth: int) -> bool:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if depth > max_depth:
             return True
-        if type(item) is dict:
-            children: Any = item.values()  # pyright: ignore[reportUnknownMemberType]
-        elif type(item) is list:
-            children = item
-        else:
-            continue
+        obj = as_object(item)
+        children: Iterable[Any] = obj.values() if obj is not None else (as_list(item) or ())
         for child in children:
-            if type(child) is dict or type(child) is list:
+            if type(child) in _CONTAINERS:
                 stack.append((child, depth + 1))
     return False
 
