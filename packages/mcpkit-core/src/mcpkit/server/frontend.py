@@ -40,6 +40,7 @@ from mcpkit.core.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
 )
+from mcpkit.core.shapes import as_object, as_str
 from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from mcpkit.server.context import LOG_LEVELS, Context
 from mcpkit.server.mrtr import InputRequired, request_digest
@@ -132,15 +133,15 @@ async def handle_legacy(
 def read_envelope(params: JSON | None) -> Envelope:
     """Rule 2: the request's ``_meta`` envelope; raises -32602 or -32022. Transports
     may call it first (to order their own header checks) and pass the result on."""
-    meta = (params or {}).get("_meta")
-    if not isinstance(meta, dict):
+    meta = as_object((params or {}).get("_meta"))
+    if meta is None:
         raise JSONRPCError(
             INVALID_PARAMS,
             "Invalid params: missing _meta with "
             f"{M.PROTOCOL_VERSION!r} and {M.CLIENT_CAPABILITIES!r} (2026-07-28)",
         )
-    version = meta.get(M.PROTOCOL_VERSION)  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(version, str):
+    version = as_str(meta.get(M.PROTOCOL_VERSION))
+    if version is None:
         raise JSONRPCError(
             INVALID_PARAMS, f"Invalid params: _meta[{M.PROTOCOL_VERSION!r}] must be a string"
         )
@@ -151,23 +152,19 @@ def read_envelope(params: JSON | None) -> Envelope:
             f"(supported: {', '.join(SUPPORTED_VERSIONS)})",
             {"supported": list(SUPPORTED_VERSIONS), "requested": version},
         )
-    caps = meta.get(M.CLIENT_CAPABILITIES)  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(caps, dict):
+    caps = as_object(meta.get(M.CLIENT_CAPABILITIES))
+    if caps is None:
         raise JSONRPCError(
             INVALID_PARAMS, f"Invalid params: _meta[{M.CLIENT_CAPABILITIES!r}] must be an object"
         )
-    info = meta.get(M.CLIENT_INFO)  # pyright: ignore[reportUnknownMemberType]
-    level = meta.get(M.LOG_LEVEL)  # pyright: ignore[reportUnknownMemberType]
-    if level is not None and (not isinstance(level, str) or level not in LOG_LEVELS):
+    raw_level = meta.get(M.LOG_LEVEL)
+    level = as_str(raw_level)
+    if raw_level is not None and (level is None or level not in LOG_LEVELS):
         raise JSONRPCError(
-            INVALID_PARAMS, f"Invalid params: _meta[{M.LOG_LEVEL!r}] {level!r} is not a log level"
+            INVALID_PARAMS,
+            f"Invalid params: _meta[{M.LOG_LEVEL!r}] {raw_level!r} is not a log level",
         )
-    return (
-        version,
-        caps,  # pyright: ignore[reportUnknownVariableType]
-        info if isinstance(info, dict) else None,
-        level,
-    )  # pyright: ignore
+    return version, caps, as_object(meta.get(M.CLIENT_INFO)), level
 
 
 async def handle_modern(
@@ -187,11 +184,9 @@ async def handle_modern(
     if spec is None:
         raise _method_not_found(method)
     answers: JSON | None = None
-    digest = ""
     pkey = principal_key(principal)
-    if spec.input_capable:
-        digest = request_digest(method, params)
-        answers = _collect_answers(server, method, params, digest, pkey)
+    if spec.input_capable and params and ("requestState" in params or "inputResponses" in params):
+        answers = _collect_answers(server, method, params, pkey)
     ctx = Context(
         server,
         request_id=request.id,
@@ -216,7 +211,7 @@ async def handle_modern(
         result = {"resultType": "input_required", "inputRequests": need.input_requests}
         used = {k: v for k, v in (answers or {}).items() if k in ctx.asked}
         result["requestState"] = server.sealer.seal(
-            method=method, digest=digest, principal=pkey, answers=used
+            method=method, digest=request_digest(method, params), principal=pkey, answers=used
         )
     except ResourceNotFoundError as exc:
         raise JSONRPCError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
@@ -231,24 +226,21 @@ async def handle_modern(
     return result
 
 
-def _collect_answers(
-    server: Server, method: str, params: JSON | None, digest: str, pkey: str | None
-) -> JSON:
-    params = params or {}
+def _collect_answers(server: Server, method: str, params: JSON, pkey: str | None) -> JSON:
+    """Answers carried by a retry: earlier rounds' (from the verified ``requestState``)
+    overlaid with this round's ``inputResponses`` (rule 6). Only retries pay for this."""
     answers: JSON = {}
     state = params.get("requestState")
     if state is not None:
+        digest = request_digest(method, params)
         body = server.sealer.open(state, method=method, digest=digest, principal=pkey)
-        prior = body.get("a")
-        if isinstance(prior, dict):
-            answers.update(prior)  # pyright: ignore[reportUnknownArgumentType]
+        answers.update(as_object(body.get("a")) or {})
     responses = params.get("inputResponses")
     if responses is not None:
-        if not isinstance(responses, dict) or not all(
-            isinstance(v, dict) for v in responses.values()
-        ):  # pyright: ignore
+        obj = as_object(responses)
+        if obj is None or not all(isinstance(v, dict) for v in obj.values()):
             raise JSONRPCError(
                 INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects"
             )
-        answers.update(responses)  # pyright: ignore[reportUnknownArgumentType]
+        answers.update(obj)
     return answers
