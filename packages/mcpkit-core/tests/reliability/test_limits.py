@@ -332,3 +332,15 @@ async def test_sessions_beyond_limits_max_sessions_are_503() -> None:
         assert r.json()["error"]["code"] == -32603
         assert "limit 1" in r.json()["error"]["message"]
         assert len(endpoint.sessions) == 1
+
+
+def test_the_example_in_docs_reliability_runs_and_sets_the_limits() -> None:
+    doc = Path(__file__).resolve().parents[4] / "docs" / "reliability.md"
+    code = doc.read_text("utf-8").split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, str(doc), "exec"), namespace)
+    server = namespace["server"]
+    assert server.limits == Limits(
+        max_message_bytes=1 << 20, max_depth=32, max_inflight=64, max_sessions=500
+    )
+    assert StreamableHTTP(server).sessions.max_sessions == 500

@@ -221,20 +221,19 @@ def test_unsupported_dialect_or_invalid_schema_is_refused_at_registration() -> N
     assert server.tools == {}
 
 
-async def test_external_refs_are_never_retrieved() -> None:
+def test_external_refs_are_never_retrieved() -> None:
+    """A broken server definition: refused at registration (not -32603 on every call)."""
     server = Server("s")
-    server.add_tool(
-        lambda **kw: "ok",
-        name="remote",
-        input_schema={
-            "type": "object",
-            "properties": {"x": {"$ref": "https://example.invalid/schemas/x.json"}},
-        },
-    )
-    async with connect(server) as peer:
-        with pytest.raises(JSONRPCError) as info:
-            await peer.call_tool("remote", {"x": 1})
-    assert info.value.code == -32603  # a broken server definition, not the caller's fault
+    with pytest.raises(SchemaError, match="example.invalid/schemas/x.json"):
+        server.add_tool(
+            lambda **kw: "ok",
+            name="remote",
+            input_schema={
+                "type": "object",
+                "properties": {"x": {"$ref": "https://example.invalid/schemas/x.json"}},
+            },
+        )
+    assert server.tools == {}
 
 
 # -- results -------------------------------------------------------------------------------------

@@ -12,8 +12,10 @@ Rules:
 2. A schema that is invalid under its own dialect is refused with :class:`SchemaError`
    when it is compiled, so a bad tool definition fails at registration, not per call.
 3. ``$ref`` resolves within the schema itself and to the official meta-schemas only.
-   Nothing is ever retrieved from the network or the file system: an external reference
-   makes validation fail with :class:`SchemaError` naming it.
+   Nothing is ever retrieved from the network or the file system: a reference that
+   resolves to neither is refused with :class:`SchemaError` naming it when the schema is
+   compiled (so a tool with one fails at registration, not on every call), and makes
+   validation fail the same way if it is only met there.
 4. Compiled validators are cached by the schema's canonical JSON, at most
    :data:`CACHE_SIZE` of them (least recently used evicted), so validating many
    results against the same schema compiles it once and memory stays bounded.
@@ -27,6 +29,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
+from urllib.parse import urljoin
 
 import jsonschema.exceptions
 import jsonschema.protocols
@@ -34,6 +37,9 @@ import jsonschema.validators
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
+from jsonschema_specifications import REGISTRY as _jsonschema_specifications
+
+from mcpkit.core.shapes import as_list, as_object
 
 __all__ = [
     "CACHE_SIZE",
@@ -50,6 +56,8 @@ CACHE_SIZE: Final = 256
 
 _NO_RETRIEVAL: Final[referencing.jsonschema.SchemaRegistry] = referencing.Registry()
 """A registry without a ``retrieve`` function: unknown URIs are unresolvable (rule 3)."""
+_META_SCHEMAS: Final[referencing.jsonschema.SchemaRegistry] = _jsonschema_specifications
+"""The official meta-schemas, bundled (no retrieval), for checking ``$ref`` (rule 3)."""
 
 
 class SchemaError(ValueError):
@@ -127,9 +135,46 @@ def compile_schema(schema: Mapping[str, Any] | bool) -> jsonschema.protocols.Val
             f"schema is invalid under {cls.META_SCHEMA.get('$schema', 'its dialect')}: "
             f"{where}: {exc.message}"
         ) from None
+    _check_refs(schema)
     validator = cls(dict(schema), registry=_NO_RETRIEVAL)
     _cache.put(key, validator)
     return validator
+
+
+_DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})
+"""Keywords whose values are instance data, not subschemas: a ``$ref`` there is data."""
+
+
+def _check_refs(schema: Mapping[str, Any]) -> None:
+    """Rule 3: every ``$ref`` must resolve within the schema or to a meta-schema."""
+    try:
+        root = referencing.jsonschema.specification_with(
+            str(schema.get("$schema", DEFAULT_DIALECT))
+        ).create_resource(dict(schema))
+        base = root.id() or ""
+        resolver = _META_SCHEMAS.with_resource(base, root).crawl().resolver(base)
+    except (referencing.exceptions.Unresolvable, referencing.jsonschema.UnknownDialect):
+        return
+    pending: list[tuple[Any, str]] = [(schema, base)]
+    while pending:
+        node, where = pending.pop()
+        obj = as_object(node)
+        if obj is None:
+            pending.extend((item, where) for item in as_list(node) or ())
+            continue
+        sub_id = obj.get("$id")
+        if isinstance(sub_id, str):
+            where = urljoin(where, sub_id)
+        ref = obj.get("$ref")
+        if isinstance(ref, str):
+            try:
+                resolver.lookup(urljoin(where, ref))
+            except referencing.exceptions.Unresolvable:
+                raise SchemaError(
+                    f"schema reference {ref!r} cannot be resolved; only references within "
+                    "the schema and to the JSON Schema meta-schemas are followed (no retrieval)"
+                ) from None
+        pending.extend((v, where) for k, v in obj.items() if k not in _DATA_KEYWORDS)
 
 
 def _path(parts: Any) -> str:
