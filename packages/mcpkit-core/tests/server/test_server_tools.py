@@ -224,7 +224,7 @@ def test_unsupported_dialect_or_invalid_schema_is_refused_at_registration() -> N
 def test_external_refs_are_never_retrieved() -> None:
     """A broken server definition: refused at registration (not -32603 on every call)."""
     server = Server("s")
-    with pytest.raises(SchemaError, match="example.invalid/schemas/x.json"):
+    with pytest.raises(SchemaError, match=r"example\.invalid/schemas/x\.json"):
         server.add_tool(
             lambda **kw: "ok",
             name="remote",

@@ -495,13 +495,9 @@ class Worker:
 # -- the run -------------------------------------------------------------------------------
 
 
-async def stats(url: str) -> JSON:
-    msg = {
-        "jsonrpc": "2.0",
-        "id": "stats",
-        "method": "soak/stats",
-        "params": {"_meta": modern_meta()},
-    }
+async def stats(url: str, *, collect: bool = False) -> JSON:
+    params: JSON = {"_meta": modern_meta(), "gc": collect}
+    msg = {"jsonrpc": "2.0", "id": "stats", "method": "soak/stats", "params": params}
     async with httpx2.AsyncClient(timeout=30) as client:
         _, _, msgs = await post(client, url, msg, headers(modern="soak/stats"))
     return msgs[0]["result"]
@@ -518,7 +514,7 @@ async def settle(server: ServerProcess, idle_timeout_s: float) -> JSON:
             headers=headers("no-such-session"),
         )
     await anyio.sleep(0.5)
-    return await stats(server.url)
+    return await stats(server.url, collect=True)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -529,9 +525,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def sigterm_phase(server: ServerProcess) -> JSON:
-    """Open streams, SIGTERM, check every stream ends complete and the group is gone."""
+    """Open streams, keep quick calls coming, SIGTERM in the middle; check every stream
+    and every response that started ends complete and the group is gone."""
     url = server.url
     outcome: JSON = {"streams": 0, "complete": 0, "answered": 0, "truncated": 0}
+    traffic: Counter[str] = Counter()
+    stop = anyio.Event()
     async with httpx2.AsyncClient(timeout=30) as client:
         sid = await open_session(client, url, "term-init")
         started = anyio.Event()
@@ -569,15 +568,51 @@ async def sigterm_phase(server: ServerProcess) -> JSON:
             except httpx2.HTTPError:
                 outcome["truncated"] += 1
 
+        async def quick(n: int) -> None:
+            """Echo calls on a session until the server is gone: each response that
+            begins must complete (answered, or 503 while shutting down); requests that
+            get no response at all (refused connections, keep-alive connections the
+            server closes as it stops) are counted apart."""
+            seq = 0
+            with contextlib.suppress(httpx2.ConnectError):
+                while not stop.is_set():
+                    seq += 1
+                    rid = f"q{n}-{seq}"
+                    began = False  # response headers received: from then on, a cut is a truncation
+                    try:
+                        async with client.stream(
+                            "POST", url, json=call(rid, "echo", {"text": rid}), headers=headers(sid)
+                        ) as r:
+                            began = True
+                            status, msgs = r.status_code, await read_messages(r)
+                    except httpx2.HTTPError as exc:
+                        if began:
+                            traffic["truncated"] += 1
+                            traffic[f"truncated: {type(exc).__name__}: {exc}"[:120]] += 1
+                        else:  # refused, or the connection closed before any response byte
+                            traffic["no response begun"] += 1
+                            await anyio.sleep(0.01)
+                        continue
+                    if status == 200 and any(m.get("id") == rid for m in msgs):
+                        traffic["answered"] += 1
+                    elif status == 503:
+                        traffic["refused 503"] += 1
+                    else:
+                        traffic[f"HTTP {status}"] += 1
+
         async with anyio.create_task_group() as tg:
             for i in range(4):
                 tg.start_soon(work_stream, i)
             tg.start_soon(standalone)
+            for n in range(4):
+                tg.start_soon(quick, n)
             with anyio.fail_after(15):
                 await started.wait()
             t0 = time.monotonic()
             server.proc.send_signal(signal.SIGTERM)
-        code = await anyio.to_thread.run_sync(lambda: server.proc.wait(20))
+            code = await anyio.to_thread.run_sync(lambda: server.proc.wait(20))
+            stop.set()
+    outcome["quick_calls"] = dict(traffic)
     outcome["exit_code"] = code
     outcome["exit_s"] = round(time.monotonic() - t0, 2)
     await anyio.sleep(0.2)
@@ -685,7 +720,11 @@ def verdict(report: JSON, rss_bound_kib: int) -> list[str]:
         )
     term = report.get("sigterm")
     if term is not None:
-        if term["truncated"] or term["complete"] != term["streams"]:
+        if (
+            term["truncated"]
+            or term["complete"] != term["streams"]
+            or term["quick_calls"].get("truncated")
+        ):
             failures.append(f"SIGTERM left truncated streams: {term}")
         if term["answered"] != 4:
             failures.append(

@@ -10,13 +10,15 @@ at <url>`` on stderr once it listens (a free port). Tools:
   must resume with ``Last-Event-ID`` to get the result.
 
 ``soak/stats`` (any era) is the debug counter: asyncio tasks, open file descriptors,
-RSS, live sessions and POSTs in progress of this process.
+RSS, live sessions and POSTs in progress of this process; with ``{"gc": true}`` also
+the number of live Python objects after a full garbage collection.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 from typing import Any
 
@@ -61,6 +63,9 @@ def build() -> Server:
         return "polled"
 
     async def stats(ctx: Context) -> dict[str, Any]:
+        collect = bool((ctx.params or {}).get("gc"))
+        if collect:  # a full collection first: what is left is really alive
+            gc.collect()
         endpoint: Any = None
         scope = (ctx.transport or {}).get("scope")
         if scope is not None:
@@ -71,6 +76,7 @@ def build() -> Server:
             "rss_kib": rss_kib(),
             "sessions": len(endpoint.sessions) if endpoint is not None else -1,
             "posts": endpoint.posts if endpoint is not None else -1,
+            "objects": len(gc.get_objects()) if collect else None,
         }
 
     server.add_method("soak/stats", stats)

@@ -42,6 +42,8 @@ def test_soak_smoke_loses_nothing_leaks_nothing_and_shuts_down_cleanly(tmp_path:
     assert report["end"]["fds"] <= report["baseline"]["fds"]
     term = report["sigterm"]
     assert term["truncated"] == 0
+    assert term["quick_calls"].get("truncated", 0) == 0
+    assert term["quick_calls"].get("answered", 0) > 0  # traffic was flowing at SIGTERM
     assert term["complete"] == term["streams"] == 5
     assert term["answered"] == 4
     assert term["orphans"] == []
