@@ -11,8 +11,10 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import nox
@@ -124,6 +126,32 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float =
     raise RuntimeError(f"mcpkit demo did not listen on port {port} within {timeout_s} s")
 
 
+def _logs_dir(session: nox.Session) -> Path:
+    """A fresh ``logs`` directory under the session's tmp dir."""
+    logs = Path(session.create_tmp()) / "logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    return logs
+
+
+@contextlib.contextmanager
+def _served(argv: list[str], port: int, log_path: Path) -> Iterator[str]:
+    """Run a server process (``argv``, listening on 127.0.0.1:``port``) for the duration;
+    yields its MCP URL and always stops it (SIGTERM, then SIGKILL after 15 s)."""
+    with log_path.open("wb") as server_log:
+        proc = subprocess.Popen(argv, stdout=server_log, stderr=subprocess.STDOUT, cwd=str(ROOT))
+        try:
+            _wait_listening(port, proc)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def _failing_scenarios(out_dir: Path) -> list[str]:
     """Scenarios (outside UNSCORED_ELSEWHERE) with a FAILURE check, scored or not."""
     import json
@@ -158,58 +186,41 @@ def conformance_server(session: nox.Session) -> None:
     alpha.12 zero failures in every scenario, scored or not, except the tasks extension's
     (judged in `conformance-tasks`). Logs: `.nox/conformance-server/tmp/logs/`."""
     sync(session, "mcpkit-core")
-    logs = Path(session.create_tmp()) / "logs"
-    shutil.rmtree(logs, ignore_errors=True)
-    logs.mkdir(parents=True)
+    logs = _logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     baseline = logs / "expected-failures.yml"
     baseline.write_text("# Mechanics only: the server list stays empty.\nserver: []\n")
     python = str(Path(session.virtualenv.location) / "bin" / "python")
     port = _free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    with (logs / "demo-server.log").open("wb") as server_log:
-        proc = subprocess.Popen(
-            [python, "-m", "mcpkit.cli.main", "demo", "--host", "127.0.0.1", "--port", str(port)],
-            stdout=server_log,
-            stderr=subprocess.STDOUT,
-            cwd=str(ROOT),
-        )
-        failures: list[str] = []
-        try:
-            _wait_listening(port, proc)
-            for label, tool, extra, strict in CONFORMANCE_SERVER_RUNS:
-                out = logs / label
-                argv = [python, toolchain, "run", tool, "--", "server", "--url", url, *extra]
-                argv += ["-o", str(out)]
-                if strict:
-                    argv += ["--expected-failures", str(baseline)]
-                with (logs / f"{label}.txt").open("wb") as log:
-                    status = subprocess.run(
-                        argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
-                    ).returncode
-                text = (logs / f"{label}.txt").read_text(errors="replace")
-                summary = text[text.find("=== SUMMARY ===") :] if "SUMMARY" in text else text
-                counts = _check_counts(out)
-                session.log(
-                    f"{label}: exit {status}; checks "
-                    + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-                )
-                for line in summary.splitlines():
-                    if line.startswith(("Total", "Not scored", "  ✗", "✗")):
-                        session.log(f"  {line}")
-                failing = _failing_scenarios(out)
-                if failing:
-                    session.log(f"  failing scenarios: {', '.join(failing)}")
-                if status != 0 or failing or (strict and counts.get("WARNING", 0) > 0):
-                    failures.append(f"{label} (see {logs / (label + '.txt')})")
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    demo = [python, "-m", "mcpkit.cli.main", "demo", "--host", "127.0.0.1", "--port", str(port)]
+    failures: list[str] = []
+    with _served(demo, port, logs / "demo-server.log") as url:
+        for label, tool, extra, strict in CONFORMANCE_SERVER_RUNS:
+            out = logs / label
+            argv = [python, toolchain, "run", tool, "--", "server", "--url", url, *extra]
+            argv += ["-o", str(out)]
+            if strict:
+                argv += ["--expected-failures", str(baseline)]
+            with (logs / f"{label}.txt").open("wb") as log:
+                status = subprocess.run(
+                    argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
+                ).returncode
+            text = (logs / f"{label}.txt").read_text(errors="replace")
+            summary = text[text.find("=== SUMMARY ===") :] if "SUMMARY" in text else text
+            counts = _check_counts(out)
+            session.log(
+                f"{label}: exit {status}; checks "
+                + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+            )
+            for line in summary.splitlines():
+                if line.startswith(("Total", "Not scored", "  ✗", "✗")):
+                    session.log(f"  {line}")
+            failing = _failing_scenarios(out)
+            if failing:
+                session.log(f"  failing scenarios: {', '.join(failing)}")
+            if status != 0 or failing or (strict and counts.get("WARNING", 0) > 0):
+                failures.append(f"{label} (see {logs / (label + '.txt')})")
     if failures:
         session.error("conformance failures: " + "; ".join(failures))
 
@@ -265,9 +276,7 @@ def conformance_client(session: nox.Session) -> None:
     namespace. Only auth/* may fail (the expected-failures files); a warning fails 0.1.16.
     Logs: `.nox/conformance-client/tmp/logs/`."""
     sync(session, "mcpkit-core")
-    logs = Path(session.create_tmp()) / "logs"
-    shutil.rmtree(logs, ignore_errors=True)
-    logs.mkdir(parents=True)
+    logs = _logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     prefix = _loopback_prefix(session)
@@ -403,47 +412,34 @@ def conformance_tasks(session: nox.Session) -> None:
     tasks demo (`mcpkit run mcpkit.ext.tasks.demo:build_server`) over streamable HTTP on
     loopback: zero failures and zero warnings. Logs: `.nox/conformance-tasks/tmp/logs/`."""
     sync(session, "mcpkit-ext-tasks")
-    logs = Path(session.create_tmp()) / "logs"
-    shutil.rmtree(logs, ignore_errors=True)
-    logs.mkdir(parents=True)
+    logs = _logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     python = str(Path(session.virtualenv.location) / "bin" / "python")
     port = _free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
     target = "mcpkit.ext.tasks.demo:build_server"
     serve = [python, "-m", "mcpkit.cli.main", "run", target, "--transport", "http"]
     serve += ["--host", "127.0.0.1", "--port", str(port)]
     failures: list[str] = []
     totals: dict[str, int] = {}
-    with (logs / "tasks-demo-server.log").open("wb") as server_log:
-        proc = subprocess.Popen(serve, stdout=server_log, stderr=subprocess.STDOUT, cwd=str(ROOT))
-        try:
-            _wait_listening(port, proc)
-            for scenario in TASKS_SCENARIOS:
-                out = logs / scenario
-                argv = [python, toolchain, "run", ALPHA12, "--", "server", "--url", url]
-                argv += ["--scenario", scenario, "-o", str(out)]
-                with (logs / f"{scenario}.txt").open("wb") as log:
-                    status = subprocess.run(
-                        argv, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False
-                    ).returncode
-                counts = _check_counts(out)
-                for key, value in counts.items():
-                    totals[key] = totals.get(key, 0) + value
-                session.log(
-                    f"{scenario}: exit {status}; checks "
-                    + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none")
-                )
-                if status != 0 or counts.get("FAILURE", 0) or counts.get("WARNING", 0):
-                    failures.append(f"{scenario} (see {logs / (scenario + '.txt')})")
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with _served(serve, port, logs / "tasks-demo-server.log") as url:
+        for scenario in TASKS_SCENARIOS:
+            out = logs / scenario
+            argv = [python, toolchain, "run", ALPHA12, "--", "server", "--url", url]
+            argv += ["--scenario", scenario, "-o", str(out)]
+            with (logs / f"{scenario}.txt").open("wb") as log:
+                status = subprocess.run(
+                    argv, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False
+                ).returncode
+            counts = _check_counts(out)
+            for key, value in counts.items():
+                totals[key] = totals.get(key, 0) + value
+            session.log(
+                f"{scenario}: exit {status}; checks "
+                + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none")
+            )
+            if status != 0 or counts.get("FAILURE", 0) or counts.get("WARNING", 0):
+                failures.append(f"{scenario} (see {logs / (scenario + '.txt')})")
     session.log("tasks-*: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
     if failures:
         session.error("conformance-tasks failures: " + "; ".join(failures))
