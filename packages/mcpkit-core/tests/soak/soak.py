@@ -26,11 +26,12 @@ Each client loops over scenarios, chosen at random (seeded) with fixed weights:
 Reported: requests expected to be answered (every one the client did not cancel or
 abandon), lost (expected but unanswered: must be 0), duplicated (a second response
 for one id: must be 0), server RSS samples (start = after warm-up, middle, end),
-asyncio tasks, file descriptors and sessions of the server at the end against its
-idle baseline, p50/p99 latency of the answered requests. ``--sigterm`` then opens
-streams, sends SIGTERM and checks that every stream ends complete (the running calls
-answered within the grace period), the process exits in time and leaves no process
-of its group behind. Exit status 1 when a check fails.
+asyncio tasks, file descriptors, sessions and live Python objects (after a full
+garbage collection) of the server at the end against its baseline, p50/p99 latency
+of the answered requests. ``--sigterm`` then opens streams and keeps quick calls
+coming, sends SIGTERM and checks that every stream and every response that began ends
+complete (the running calls answered within the grace period), the process exits in
+time and leaves no process of its group behind. Exit status 1 when a check fails.
 """
 
 from __future__ import annotations
@@ -711,6 +712,9 @@ def verdict(report: JSON, rss_bound_kib: int) -> list[str]:
     for key in ("tasks", "fds"):
         if end[key] > base[key]:
             failures.append(f"{key} {end[key]} at the end, {base[key]} at the baseline")
+    objects, objects_base = end.get("objects"), base.get("objects")
+    if objects is not None and objects_base is not None and objects > objects_base * 1.02 + 500:
+        failures.append(f"{objects} live Python objects at the end, {objects_base} at the baseline")
     if end["sessions"] != 0 or end["posts"] != 1:  # the stats request itself is a POST
         failures.append(f"sessions {end['sessions']} / posts {end['posts']} left at the end")
     rss = report["rss_kib"]
