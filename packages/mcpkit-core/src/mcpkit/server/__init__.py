@@ -19,8 +19,9 @@ Names are imported lazily so that ``import mcpkit.server`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcpkit.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcpkit.core.jsonrpc import JSONRPCError
@@ -61,8 +62,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcpkit.server' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE)

@@ -11,8 +11,9 @@ only when HTTP is asked for, and names below load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcpkit.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcpkit.server.http.app import http_app
@@ -41,8 +42,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcpkit.server.http' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE)

@@ -25,8 +25,9 @@ served; see :class:`Tasks`. Names are imported lazily (the Redis store imports
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcpkit.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.client import (
@@ -89,12 +90,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcpkit.ext.tasks' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"mcpkit.ext.tasks.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE)
