@@ -404,3 +404,16 @@ async def test_subscribe_is_refused_locally_on_2026() -> None:
     async with client(build_server(), "modern") as c:
         with pytest.raises(ClientError, match="listen"):
             await c.subscribe("test://greeting")
+
+
+async def test_every_local_failure_is_a_client_error_and_keeps_its_engine_type() -> None:
+    from mcpkit.client import ClientError, RequestTimeoutError
+    from mcpkit.core import engine
+    from mcpkit.server.demo import build_demo_server
+
+    async with Client(build_demo_server()) as client:
+        with pytest.raises(ClientError) as caught:
+            await client.call_tool("sleep", {"seconds": 5}, timeout_s=0.2)
+    assert isinstance(caught.value, RequestTimeoutError)
+    assert isinstance(caught.value, engine.RequestTimeoutError)
+    assert isinstance(caught.value, TimeoutError)

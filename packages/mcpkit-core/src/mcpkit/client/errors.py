@@ -15,15 +15,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpkit.core import engine
+
 __all__ = [
     "ClientError",
     "HTTPStatusError",
     "InputRoundsExceededError",
+    "InvalidResponseError",
     "ProtocolViolationError",
+    "RequestTimeoutError",
     "SessionExpiredError",
     "ToolOutputError",
     "TransportClosedError",
     "UnsupportedServerError",
+    "local_error",
 ]
 
 
@@ -31,8 +36,14 @@ class ClientError(Exception):
     """A failure detected by the client itself (rule 1)."""
 
 
-class TransportClosedError(ClientError):
-    """The transport ended (process exited, stream closed) before an answer arrived."""
+class TransportClosedError(ClientError, engine.PeerClosedError):
+    """The transport ended (process exited, stream closed) before an answer arrived.
+    Also a :class:`~mcpkit.core.engine.PeerClosedError` (and a ``ConnectionError``)."""
+
+
+class RequestTimeoutError(ClientError, engine.RequestTimeoutError):
+    """No answer within the request's timeout (seconds); the server was told to cancel.
+    Also a :class:`~mcpkit.core.engine.RequestTimeoutError` (and a ``TimeoutError``)."""
 
 
 class HTTPStatusError(ClientError):
@@ -66,6 +77,25 @@ class UnsupportedServerError(ClientError):
 class ProtocolViolationError(ClientError):
     """The server's answer breaks a protocol rule (e.g. an unknown ``resultType``,
     an ``InputRequiredResult`` on a method that may not return one)."""
+
+
+class InvalidResponseError(ProtocolViolationError, engine.InvalidResponseError):
+    """The server answered with a malformed JSON-RPC response (engine rule 7)."""
+
+
+def local_error(exc: Exception) -> ClientError | None:
+    """The :class:`ClientError` for an engine-level failure (rule 1), or None when
+    ``exc`` is not one. The original stays reachable as ``__cause__``."""
+    if isinstance(exc, ClientError):
+        return None
+    for engine_type, client_type in (
+        (engine.RequestTimeoutError, RequestTimeoutError),
+        (engine.PeerClosedError, TransportClosedError),
+        (engine.InvalidResponseError, InvalidResponseError),
+    ):
+        if isinstance(exc, engine_type):
+            return client_type(str(exc))
+    return None
 
 
 class InputRoundsExceededError(ClientError):

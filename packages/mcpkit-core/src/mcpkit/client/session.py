@@ -38,6 +38,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpkit.client._json import as_object
 from mcpkit.client.cache import ResultCache
+from mcpkit.client.errors import local_error
 from mcpkit.client.handlers import InputHandlers
 from mcpkit.client.middleware import (
     IncomingMessage,
@@ -48,7 +49,14 @@ from mcpkit.client.middleware import (
 )
 from mcpkit.client.transport import ClientStream
 from mcpkit.core import meta as M
-from mcpkit.core.engine import Connection, InboundRequest, ProgressCallback
+from mcpkit.core.engine import (
+    Connection,
+    InboundRequest,
+    InvalidResponseError,
+    PeerClosedError,
+    ProgressCallback,
+    RequestTimeoutError,
+)
 from mcpkit.core.extensions import Extension, advertised_extensions
 from mcpkit.core.jsonrpc import (
     METHOD_NOT_FOUND,
@@ -178,7 +186,8 @@ class ClientSession:
         integer) or a fresh one. ``envelope`` forces (True) or suppresses (False) the
         2026-07-28 ``_meta``; by default it follows the era. Raises
         :class:`JSONRPCError` for an error response,
-        :class:`~mcpkit.core.engine.RequestTimeoutError` on timeout.
+        :class:`~mcpkit.client.errors.RequestTimeoutError` on timeout (every local
+        failure is a :class:`~mcpkit.client.errors.ClientError`).
         """
         wait = self.timeout_s if isinstance(timeout_s, UseDefault) else timeout_s
         out: JSON = dict(params or {})
@@ -192,16 +201,22 @@ class ClientSession:
             out = self.envelope(out, version)
 
         async def send(req: OutgoingRequest) -> JSON:
-            return await self.connection.pending.call(
-                self.stream.send,
-                req.method,
-                req.params or None,
-                timeout_s=wait,
-                progress_token=token,
-                on_progress=on_progress,
-                on_abandon=self.stream.abandon,
-                request_id=request_id,
-            )
+            try:
+                return await self.connection.pending.call(
+                    self.stream.send,
+                    req.method,
+                    req.params or None,
+                    timeout_s=wait,
+                    progress_token=token,
+                    on_progress=on_progress,
+                    on_abandon=self.stream.abandon,
+                    request_id=request_id,
+                )
+            except (PeerClosedError, RequestTimeoutError, InvalidResponseError) as exc:
+                local = local_error(exc)
+                if local is None:
+                    raise
+                raise local from exc
 
         call = chain(self.send_middleware, send) if self.send_middleware else send
         try:
