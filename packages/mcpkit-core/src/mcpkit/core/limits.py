@@ -27,9 +27,12 @@ Rules:
      refused with 503 and -32603 (after idle sessions are swept).
 
 2. Depth is checked without a full walk when it cannot be exceeded (fewer opening
-   brackets than the limit), so the common small message pays only a byte count.
-3. The JSON parser itself (pydantic-core) stops at :data:`PARSER_MAX_DEPTH` levels
-   whatever is configured; ``max_depth`` must lie between 1 and that value.
+   brackets than the limit), so the common message pays only a bracket count (a
+   ``find`` scan for long texts, which skips long strings quickly).
+3. The reference JSON parser (pydantic-core, :mod:`mcpkit.core.jsonrpc` rule 6) stops at
+   :data:`PARSER_MAX_DEPTH` levels whatever is configured; ``max_depth`` must lie
+   between 1 and that value, so every text gets the same verdict whichever parser
+   reads it.
 4. JSON is strict: ``NaN``/``Infinity`` are not accepted on input
    (:func:`mcpkit.core.jsonrpc.loads`) and are written as ``null`` on output, as
    RFC 8259 peers expect.
@@ -113,20 +116,31 @@ def _depth_exceeds(value: Any, max_depth: int) -> bool:
     return False
 
 
+def _opens_at_most(raw: bytes | bytearray | str, limit: int) -> bool:
+    """Whether ``raw`` holds at most ``limit`` opening brackets. Stops counting past the
+    limit, and ``find`` skips the text between brackets far faster than ``count`` walks
+    it, so a long string costs a scan, not a count per byte (rule 2)."""
+    brackets = ("[", "{") if isinstance(raw, str) else (b"[", b"{")
+    if len(raw) < 4096:  # short: two counts beat a find per bracket
+        return raw.count(brackets[0]) + raw.count(brackets[1]) <= limit  # pyright: ignore[reportArgumentType]
+    n = 0
+    for bracket in brackets:
+        at = raw.find(bracket)  # pyright: ignore[reportArgumentType]
+        while at >= 0:
+            n += 1
+            if n > limit:
+                return False
+            at = raw.find(bracket, at + 1)  # pyright: ignore[reportArgumentType]
+    return True
+
+
 def check_depth(value: Any, max_depth: int, raw: bytes | bytearray | str | None = None) -> None:
     """Raise :class:`DepthError` when ``value`` nests deeper than ``max_depth``.
 
     ``raw`` is the text it was parsed from, if any: with fewer opening brackets than
     ``max_depth`` there the walk is skipped (rule 2).
     """
-    if raw is not None:
-        if len(raw) <= 2 * max_depth:
-            return
-        if isinstance(raw, str):
-            opened = raw.count("[") + raw.count("{")
-        else:
-            opened = raw.count(b"[") + raw.count(b"{")
-        if opened <= max_depth:
-            return
+    if raw is not None and (len(raw) <= 2 * max_depth or _opens_at_most(raw, max_depth)):
+        return
     if (type(value) is dict or type(value) is list) and _depth_exceeds(value, max_depth):
         raise DepthError(f"nesting depth exceeds the limit of {max_depth} (Limits.max_depth)")

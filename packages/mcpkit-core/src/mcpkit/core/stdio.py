@@ -26,7 +26,7 @@ import contextlib
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import Generator
 from typing import Any, Protocol
 
 import anyio
@@ -234,7 +234,7 @@ async def open_fd_streams(read_fd: int, write_fd: int) -> tuple[ByteReceiver, By
 
 
 @contextlib.contextmanager
-def protect_stdout() -> AsyncIterator[tuple[int, int]]:  # type: ignore[misc]
+def protect_stdout() -> Generator[tuple[int, int]]:
     """Reserve the real stdin/stdout for the protocol (rule 5).
 
     Yields ``(protocol_in_fd, protocol_out_fd)``; afterwards fds 0 and 1 and

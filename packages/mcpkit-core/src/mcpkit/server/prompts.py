@@ -15,11 +15,9 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import as_list
-from mcpkit.server.typed import Binding, bind, call_bound
+from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -99,7 +97,7 @@ class Prompt:
 def _content(value: Any) -> JSON:
     if isinstance(value, str):
         return {"type": "text", "text": value}
-    if isinstance(value, BaseModel):
+    if is_pydantic_model(value):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     return dict(value)
 
@@ -109,7 +107,7 @@ def prompt_messages(value: Any) -> list[JSON]:
     items: list[Any] = as_list(value) or [value]
     out: list[JSON] = []
     for item in items:
-        if isinstance(item, BaseModel):
+        if is_pydantic_model(item):
             item = item.model_dump(by_alias=True, exclude_none=True, mode="json")
         if isinstance(item, dict) and "role" in item:
             msg: JSON = dict(item)  # pyright: ignore[reportUnknownArgumentType]

@@ -17,11 +17,9 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import BaseModel
-
 from mcpkit.core.jsonrpc import RESOURCE_NOT_FOUND_LEGACY, JSONRPCError
 from mcpkit.core.shapes import as_list, as_object
-from mcpkit.server.typed import Binding, bind, call_bound
+from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
 from mcpkit.server.uritemplates import TemplateMatcher
 
 if TYPE_CHECKING:
@@ -145,7 +143,7 @@ class ResourceTemplate:
 
 
 def _one(item: Any, uri: str, mime_type: str | None) -> JSON:
-    if isinstance(item, BaseModel):
+    if is_pydantic_model(item):
         item = item.model_dump(by_alias=True, exclude_none=True, mode="json")
     if isinstance(item, dict):
         d: JSON = dict(item)  # pyright: ignore[reportUnknownArgumentType]

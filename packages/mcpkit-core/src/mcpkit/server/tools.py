@@ -4,9 +4,12 @@ Rules:
 1. An unknown tool name is a protocol error: -32602 naming the known tools (T1).
 2. Arguments that fail the input schema are a tool execution error: a result with
    ``isError: true`` and a message the model can act on (SEP-1303), not a protocol error.
-   A derived schema is enforced by the signature's pydantic model; an explicit
-   ``input_schema`` by :mod:`mcpkit.core.jsonschema` (its ``$schema`` dialect, 2020-12 by
-   default), compiled at registration so a bad schema fails there.
+   A derived schema is enforced by the signature's binding (:mod:`mcpkit.server.typed`);
+   an explicit ``input_schema`` by :mod:`mcpkit.core.jsonschema` (its ``$schema``
+   dialect, 2020-12 by default), compiled at registration so a bad schema fails there.
+   That module (and the ``jsonschema`` library) is imported only when a tool has an
+   explicit schema, and pydantic only when a binding or a return value needs it, so a
+   server of plain tools starts without either (issue 8).
 3. A tool that raises :class:`ToolError` (or any exception other than
    :class:`~mcpkit.core.jsonrpc.JSONRPCError` and MRTR's ``InputRequired``) produces
    ``isError: true`` with the message. ``JSONRPCError`` becomes a protocol error.
@@ -23,15 +26,13 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-from pydantic_core import to_jsonable_python
-
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps
-from mcpkit.core.jsonschema import compile_schema, validation_errors
 from mcpkit.server.mrtr import InputRequired
-from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound
+from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound, is_pydantic_model
 
 if TYPE_CHECKING:
+    import jsonschema.protocols
+
     from mcpkit.server.context import Context
 
 __all__ = ["Tool", "ToolError", "to_content_list", "tool_result"]
@@ -69,7 +70,11 @@ class Tool:
         self.binding: Binding = bind(
             fn, name=name, structured_output=structured_output, input_schema=input_schema
         )
-        self.input_validator = compile_schema(input_schema) if input_schema is not None else None
+        self.input_validator: jsonschema.protocols.Validator | None = None
+        if input_schema is not None:
+            from mcpkit.core.jsonschema import compile_schema
+
+            self.input_validator = compile_schema(input_schema)
         d: JSON = {"name": name}
         if title is not None:
             d["title"] = title
@@ -95,6 +100,8 @@ class Tool:
     async def call(self, ctx: Context, arguments: Mapping[str, Any] | None) -> JSON:
         """Run the tool and build its ``CallToolResult`` dict (rules 2-5)."""
         if self.input_validator is not None:
+            from mcpkit.core.jsonschema import validation_errors
+
             errors = validation_errors(self.input_validator, dict(arguments or {}))
             if errors:
                 return error_result(f"Invalid arguments: {'; '.join(errors)} (tool {self.name!r})")
@@ -119,6 +126,8 @@ class Tool:
         if self.binding.output.schema is not None:
             structured, text = self.binding.structured(value)
         elif "outputSchema" in self.definition:
+            from pydantic_core import to_jsonable_python
+
             structured = to_jsonable_python(value, by_alias=True)
             if not isinstance(structured, dict):
                 return error_result(
@@ -155,7 +164,7 @@ def _is_result(value: Any) -> bool:
 def _block(value: Any) -> JSON:
     if isinstance(value, str):
         return {"type": "text", "text": value}
-    if isinstance(value, BaseModel):
+    if is_pydantic_model(value):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     if isinstance(value, dict) and isinstance(value.get("type"), str):  # pyright: ignore[reportUnknownMemberType]
         return value  # pyright: ignore[reportUnknownVariableType]
@@ -175,7 +184,7 @@ def tool_result(value: Any) -> JSON:
     """A ``CallToolResult`` dict for an unstructured return value (rule 5)."""
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}], "isError": False}
-    if isinstance(value, BaseModel) and type(value).__name__ == "CallToolResult":
+    if is_pydantic_model(value) and type(value).__name__ == "CallToolResult":
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     if isinstance(value, dict) and _is_result(value):
         return value  # pyright: ignore[reportUnknownVariableType]

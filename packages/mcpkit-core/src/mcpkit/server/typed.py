@@ -5,33 +5,43 @@ Rules:
    Schema 2020-12, the MCP default dialect, SEP-2106). A parameter annotated with
    :class:`~mcpkit.server.context.Context` is injected, never part of the schema.
    Unannotated parameters accept any JSON value.
-2. Arguments are validated once, by the pre-built validator, in lax mode (``"5"`` is
-   accepted for an integer, as JSON clients often send strings). Unknown arguments are
-   ignored. A failure is reported as :class:`ArgumentError` whose message names each
-   bad field, so the model can correct itself (SEP-1303).
+2. Arguments are validated once, in lax mode (``"5"`` is accepted for an integer, as
+   JSON clients often send strings). Unknown arguments are ignored. A failure is
+   reported as :class:`ArgumentError` whose message names each bad field, so the model
+   can correct itself (SEP-1303).
 3. A return annotation that is structured (a pydantic model, TypedDict, dataclass or
    mapping) yields an ``outputSchema`` and ``structuredContent``; other non-content
    types (int, float, bool, list, ...) are structured as ``{"result": value}``.
    ``str``, content blocks and ``None`` are unstructured. Structured results also carry
    one text block with the same JSON, for clients that predate structured content.
 4. Sync functions run in a worker thread so they never block the event loop.
+5. Plain signatures (:mod:`mcpkit.server.plainargs`: ``str``/``int``/``float``/``bool``,
+   lists and optionals of those, plain defaults) are bound without pydantic: the same
+   schema, and arguments that already have their exact types are accepted directly.
+   Anything else, and any argument that is not exactly typed, goes through the pydantic
+   model, built on first need, so coercions and error messages are pydantic's.
+   pydantic is imported only when a binding needs it (start-up time, issue 8).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
-from typing import Any, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, cast, get_args, get_origin
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 
 from mcpkit.core.jsonrpc import dumps
+from mcpkit.server.plainargs import PlainArgs, plain_args
 
-__all__ = ["ArgumentError", "Binding", "OutputSpec", "bind", "call_bound"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+
+__all__ = ["ArgumentError", "Binding", "OutputSpec", "bind", "call_bound", "is_pydantic_model"]
 
 JSON = dict[str, Any]
 _EMPTY = inspect.Parameter.empty
@@ -39,6 +49,13 @@ _EMPTY = inspect.Parameter.empty
 
 class ArgumentError(ValueError):
     """Arguments did not match the input schema; ``str()`` is model-readable."""
+
+
+def is_pydantic_model(value: Any) -> bool:
+    """Whether ``value`` is a pydantic model instance, without importing pydantic: if it
+    has not been imported, nothing can be one (rule 5)."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)
 
 
 def _is_context(annotation: Any) -> bool:
@@ -111,6 +128,8 @@ def _is_unstructured(ann: Any) -> bool:
 
 
 def _is_object_type(ann: Any) -> bool:
+    from pydantic import BaseModel
+
     if isinstance(ann, type):
         cls = cast(type[Any], ann)
         if issubclass(cls, BaseModel) or dataclasses.is_dataclass(cls):
@@ -126,6 +145,8 @@ def _is_object_type(ann: Any) -> bool:
 def output_spec(ann: Any, structured: bool | None) -> OutputSpec:
     if structured is False or (structured is None and _is_unstructured(ann)):
         return OutputSpec(None)
+    from pydantic import TypeAdapter
+
     adapter: TypeAdapter[Any] = TypeAdapter(ann)
     inner = _strip_titles(adapter.json_schema(mode="serialization"))
     if _is_object_type(ann) and inner.get("type", "object") == "object":
@@ -139,24 +160,92 @@ def output_spec(ann: Any, structured: bool | None) -> OutputSpec:
     return OutputSpec(schema, adapter, wrap=True)
 
 
-@dataclasses.dataclass(slots=True)
 class Binding:
-    """A function bound to MCP: its schemas and how to call it."""
+    """A function bound to MCP: its schemas and how to call it.
 
-    fn: Callable[..., Any]
-    input_schema: JSON
-    model: type[BaseModel] | None
-    context_param: str | None
-    is_async: bool
-    output: OutputSpec
-    field_names: tuple[str, ...] = ()
+    ``fields`` maps each schema parameter to ``(annotation, default)`` (``...`` when
+    required); ``plain`` is the pydantic-free fast path when the signature allows one
+    (rule 5); ``model`` the pydantic model, built on first use; ``validated`` is False
+    when an explicit input schema replaced the derived one (arguments then pass through).
+    """
+
+    __slots__ = (
+        "_model",
+        "context_param",
+        "field_names",
+        "fields",
+        "fn",
+        "input_schema",
+        "is_async",
+        "name",
+        "output",
+        "plain",
+        "validated",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        fields: dict[str, tuple[Any, Any]],
+        input_schema: JSON | None,
+        context_param: str | None,
+        is_async: bool,
+        output: OutputSpec,
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.fields = fields
+        self.field_names = tuple(fields)
+        self.context_param = context_param
+        self.is_async = is_async
+        self.output = output
+        self.validated = input_schema is None
+        self.plain: PlainArgs | None = plain_args(fields) if self.validated else None
+        self._model: type[BaseModel] | None = None
+        if input_schema is not None:
+            schema = dict(input_schema)
+        elif self.plain is not None:
+            schema = self.plain.schema
+        else:
+            schema = _strip_titles(self.model.model_json_schema())  # pyright: ignore[reportOptionalMemberAccess]
+            schema.setdefault("properties", {})
+        self.input_schema: JSON = schema
+
+    @property
+    def model(self) -> type[BaseModel] | None:
+        """The pydantic model validating the arguments (None with an explicit schema)."""
+        model: type[BaseModel] | None = self._model
+        if model is None and self.validated:
+            from pydantic import ConfigDict, create_model
+
+            model = cast(
+                "type[BaseModel]",
+                create_model(  # pyright: ignore[reportCallIssue, reportUnknownArgumentType]
+                    f"{self.name}_arguments",
+                    __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
+                    **self.fields,  # pyright: ignore[reportArgumentType]
+                ),
+            )
+            self._model = model
+        return model
 
     def validate(self, arguments: Mapping[str, Any] | None) -> JSON:
-        """Validated keyword arguments (rule 2); raises :class:`ArgumentError`."""
-        if self.model is None:
+        """Validated keyword arguments (rules 2, 5); raises :class:`ArgumentError`."""
+        if not self.validated:
             return dict(arguments or {})
+        args = arguments or {}
+        if self.plain is not None:
+            kwargs = self.plain.validate(args)
+            if kwargs is not None:
+                return kwargs
+        from pydantic import ValidationError
+
+        model = self.model
+        assert model is not None
         try:
-            instance = self.model.model_validate(arguments or {})
+            instance = model.model_validate(args)
         except ValidationError as exc:
             raise ArgumentError(_describe(exc)) from None
         return dict(instance.__dict__)
@@ -209,26 +298,15 @@ def bind(
         ann = Any if ann is _EMPTY else ann
         default = ... if param.default is _EMPTY else param.default
         fields[pname] = (ann, default)
-    model: type[BaseModel] | None = None
-    if input_schema is None:
-        model = create_model(  # pyright: ignore[reportCallIssue, reportUnknownVariableType]
-            f"{name}_arguments",
-            __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
-            **fields,
-        )
-        schema = _strip_titles(model.model_json_schema())  # pyright: ignore
-        schema.setdefault("properties", {})
-    else:
-        schema = dict(input_schema)
     ret = hints.get("return", sig.return_annotation)
     return Binding(
-        fn=fn,
-        input_schema=schema,
-        model=model,  # pyright: ignore[reportUnknownArgumentType]
+        fn,
+        name=name,
+        fields=fields,
+        input_schema=input_schema,
         context_param=context_param,
         is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__),
         output=output_spec(ret, structured_output),
-        field_names=tuple(fields),
     )
 
 
