@@ -501,3 +501,52 @@ async def test_peer_that_stops_reading_does_not_crash_error_replies() -> None:
     with anyio.fail_after(10):
         await conn.serve()
     assert len(conn.inflight) == 0
+
+
+# -- rule 8: the connection owns its request tasks ----------------------------------------------
+
+
+async def test_stopping_the_connection_cancels_running_requests_and_waits_for_them() -> None:
+    handler = Handler()
+    server_end, client_end = memory_pair()
+    conn = Connection(server_end, handler)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(conn.serve)
+        await client_end.send({"jsonrpc": "2.0", "id": 1, "method": "block"})
+        await client_end.send({"jsonrpc": "2.0", "id": 2, "method": "block"})
+        with anyio.fail_after(10):
+            await handler.start(1).wait()
+            await handler.start(2).wait()
+        tg.cancel_scope.cancel()  # whoever runs the connection stops it
+    # serve() returned only after both handlers had seen their cancellation
+    assert sorted(handler.cancelled) == [1, 2]
+    assert len(conn.inflight) == 0
+
+
+async def test_a_request_keeps_anyio_shielding_when_it_is_cancelled() -> None:
+    finished: list[str] = []
+
+    class Shielding(Handler):
+        async def handle_request(self, request: InboundRequest) -> JSON:
+            if request.method != "block":
+                return await super().handle_request(request)
+            self.start(request.id).set()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await anyio.sleep(0.01)  # survives the request's cancellation
+                    finished.append("cleanup")
+            return {}  # pragma: no cover - never reached
+
+    async with engine(Shielding()) as (client, handler, _conn):
+        await client.request(7, "block")
+        with anyio.fail_after(10):
+            await handler.start(7).wait()
+        await client.send({"jsonrpc": "2.0", "method": "cancel", "params": {"id": 7}})
+        with anyio.fail_after(10):
+            while not finished:
+                await anyio.sleep(0.01)
+        await client.request(8, "echo")
+        assert (await client.recv())["id"] == 8  # nothing was sent for 7
+    assert finished == ["cleanup"]

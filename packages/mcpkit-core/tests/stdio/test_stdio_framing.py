@@ -6,13 +6,17 @@ newline. Over-limit lines are reported and skipped without buffering them whole.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from mcpkit.core.engine import Malformed
-from mcpkit.core.stdio import NDJSONStream
+from mcpkit.core.stdio import NDJSONStream, open_fd_streams
 
 pytestmark = pytest.mark.anyio
 
@@ -110,3 +114,93 @@ async def test_send_writes_one_compact_utf8_line_per_message() -> None:
     assert len(lines) == 3  # the embedded newline is escaped, never raw
     assert lines[0] == '{"text":"naïve\\n東京 🚀"}'.encode()
     assert lines[1] == b'[{"a":1}]'
+
+
+# -- rules 6 and 7: the asyncio pipe protocols --------------------------------------------------
+
+
+OPEN_FDS: list[int] = []
+
+
+@pytest.fixture(autouse=True)
+def close_pipes() -> Any:
+    yield
+    while OPEN_FDS:
+        with contextlib.suppress(OSError):
+            os.close(OPEN_FDS.pop())
+
+
+async def open_pipe_streams() -> tuple[NDJSONStream, int, int]:
+    """An NDJSONStream on real pipes: returns it, the fd to write its input to and the fd
+    to read its output from (every fd is closed after the test)."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    OPEN_FDS.extend((in_r, in_w, out_r, out_w))
+    reader, writer = await open_fd_streams(in_r, out_w)
+    assert hasattr(writer, "write_now")  # the asyncio pipe writer, not the thread fallback
+    return NDJSONStream(reader, writer), in_w, out_r
+
+
+async def test_concurrent_sends_on_a_pipe_are_whole_lines_in_send_order() -> None:
+    stream, _, out_r = await open_pipe_streams()
+    big = "y" * 200_000  # above the pipe's buffer: the writer must wait for the reader
+    received = bytearray()
+
+    def read_all() -> None:
+        while received.count(b"\n") < 40:
+            received.extend(os.read(out_r, 1 << 16))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.to_thread.run_sync, read_all)
+        async with anyio.create_task_group() as senders:
+            for i in range(40):
+                senders.start_soon(stream.send, {"i": i, "text": big if i % 8 == 0 else "s"})
+    await stream.aclose()
+    lines = bytes(received).split(b"\n")
+    assert lines[-1] == b""
+    parsed = [json.loads(line) for line in lines[:-1]]
+    assert sorted(p["i"] for p in parsed) == list(range(40))
+    assert all(p["text"] == (big if p["i"] % 8 == 0 else "s") for p in parsed)
+
+
+async def test_the_pipe_reader_pauses_a_fast_writer_and_loses_nothing() -> None:
+    stream, in_w, _ = await open_pipe_streams()
+    count = 3000
+    line = json.dumps({"pad": "p" * 1000}).encode() + b"\n"  # 3 MB in all
+
+    def write_all() -> None:
+        for _ in range(count):
+            os.write(in_w, line)
+        OPEN_FDS.remove(in_w)
+        os.close(in_w)
+
+    got = 0
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.to_thread.run_sync, write_all)
+        await anyio.sleep(0.2)  # let the writer run ahead of us
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    message = await stream.receive()
+                except anyio.EndOfStream:
+                    break
+                assert message == {"pad": "p" * 1000}
+                got += 1
+    await stream.aclose()
+    assert got == count
+
+
+async def test_sending_after_the_reader_is_gone_raises_a_peer_gone_error() -> None:
+    stream, _, out_r = await open_pipe_streams()
+    OPEN_FDS.remove(out_r)
+    os.close(out_r)
+    raised: list[BaseException] = []
+    for _ in range(100):  # the loop notices the closed pipe after a write or two
+        try:
+            await stream.send({"after": "close"})
+        except OSError as exc:  # what the engine treats as "peer gone" (rule 6)
+            raised.append(exc)
+            break
+        await anyio.sleep(0.01)
+    assert raised
+    await stream.aclose()

@@ -60,6 +60,7 @@ __all__ = [
     "MessageKind",
     "RequestId",
     "classify",
+    "dump_line",
     "dumps",
     "error_message",
     "loads",
@@ -119,7 +120,10 @@ class JSONRPCError(Exception):
 
 ORJSON_MAX_BYTES: Final = 1024
 """Texts up to this long are read by orjson, longer ones by pydantic-core (rule 6)."""
-_DIGITS_AS_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
+_CLASSES: Final = bytes(48 if 48 <= b <= 57 else 91 if b in (91, 123) else 32 for b in range(256))
+"""Each byte's class for the checks on a short text: a digit becomes ``0``, an opening
+bracket ``[``, anything else a space; one ``translate`` serves rule 6 and the depth
+pre-check (:mod:`mcpkit.core.limits` rule 2)."""
 _LONG_RUN: Final = b"0" * 19
 """An integer beyond 64 bits has at least 19 digits (rule 6)."""
 
@@ -130,16 +134,19 @@ def loads(data: bytes | bytearray | str, max_depth: int = DEFAULT_MAX_DEPTH) -> 
     (:mod:`mcpkit.core.limits`)."""
     if len(data) > ORJSON_MAX_BYTES:
         value = _reference_loads(data)
+        check_depth(value, max_depth, data)
+        return value
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    classes = raw.translate(_CLASSES)
+    if _LONG_RUN in classes:
+        value = _reference_loads(data)
     else:
         try:
             value = orjson.loads(data)
         except orjson.JSONDecodeError:
             value = _reference_loads(data)
-        else:
-            raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-            if _LONG_RUN in raw.translate(_DIGITS_AS_ZERO):
-                value = _reference_loads(data)
-    check_depth(value, max_depth, data)
+    if len(raw) > 2 * max_depth and classes.count(b"[") > max_depth:
+        check_depth(value, max_depth)
     return value
 
 
@@ -180,6 +187,14 @@ def dumps(obj: Any) -> bytes:
         if fixed is None:
             raise
         return _to_json(fixed)
+
+
+def dump_line(obj: Any) -> bytes:
+    """:func:`dumps` followed by ``\n`` (one NDJSON line), without copying the text."""
+    try:
+        return orjson.dumps(obj, option=_PASSTHROUGH | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return dumps(obj) + b"\n"
 
 
 def _encodable_replies(obj: Any) -> Any:

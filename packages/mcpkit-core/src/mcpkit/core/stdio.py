@@ -17,6 +17,15 @@ Rules:
 5. :func:`protect_stdout` moves the process's real stdout to a private descriptor and
    points fd 1 (and ``sys.stdout``) at stderr, so a tool's ``print()`` can never
    corrupt the protocol stream; stdin likewise becomes ``/dev/null`` for user code.
+6. Lines are never interleaved. A writer whose ``write_now`` puts a whole line into
+   its buffer synchronously (the asyncio pipe writer) needs no lock: concurrent
+   senders each append a complete line, then wait for the buffer to drain only when
+   it is above its high-water mark or the pipe is closing. Other writers (the thread
+   fallback writes in pieces) are serialised by a lock.
+7. On asyncio the pipes are driven by small protocols of our own rather than
+   ``asyncio.StreamReader``/``StreamWriter`` (no intermediate buffer copy per read,
+   no coroutine per write); the reader pauses the pipe while more than
+   :data:`_READ_BUFFER` bytes wait unread, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -27,12 +36,12 @@ import os
 import sys
 from collections import deque
 from collections.abc import Generator
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 
 from mcpkit.core.engine import Malformed
-from mcpkit.core.jsonrpc import dumps, loads
+from mcpkit.core.jsonrpc import dump_line, loads
 from mcpkit.core.limits import DEFAULT_MAX_DEPTH, Limits
 
 __all__ = [
@@ -60,6 +69,16 @@ class ByteSender(Protocol):
     async def aclose(self) -> None: ...
 
 
+class DirectSender(ByteSender, Protocol):
+    """A sender that buffers a whole item synchronously (rule 6)."""
+
+    def write_now(self, item: bytes) -> bool:
+        """Buffer ``item``; True when the caller must then ``await drain()``."""
+        ...
+
+    async def drain(self) -> None: ...
+
+
 class NDJSONStream:
     """A :class:`~mcpkit.core.engine.MessageStream` over a byte reader and writer."""
 
@@ -78,6 +97,7 @@ class NDJSONStream:
         self._discarding = False
         self._eof = False
         self._write_lock = anyio.Lock()
+        self._write_now = getattr(writer, "write_now", None)
         self.max_message_bytes = max_message_bytes
         self.max_depth = max_depth
 
@@ -140,7 +160,12 @@ class NDJSONStream:
         return self._ready.popleft()
 
     async def send(self, message: Any) -> None:
-        data = dumps(message) + b"\n"
+        data = dump_line(message)
+        write_now = self._write_now
+        if write_now is not None:  # rule 6: a whole line at once, no lock
+            if write_now(data):
+                await cast("DirectSender", self._writer).drain()
+            return
         async with self._write_lock:
             await self._writer.send(data)
 
@@ -151,30 +176,133 @@ class NDJSONStream:
             await self._reader.aclose()
 
 
-class _AsyncioReader:
-    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
-        self._reader = reader
-        self._transport = transport
+_READ_BUFFER = 4 * _CHUNK
+"""Unread bytes above which the pipe reader pauses (rule 7)."""
+
+
+class _PipeReader(asyncio.Protocol):
+    """Rule 7: the chunks a read pipe delivers, handed over as they are."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._chunks: deque[bytes] = deque()
+        self._buffered = 0
+        self._eof = False
+        self._paused = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._transport: asyncio.ReadTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._buffered += len(data)
+        if self._buffered > _READ_BUFFER and not self._paused and self._transport is not None:
+            self._paused = True
+            self._transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
-        return await self._reader.read(max_bytes)
+        while not self._chunks:
+            if self._eof:
+                return b""
+            self._waiter = self._loop.create_future()
+            await self._waiter
+        chunk = self._chunks.popleft()
+        if len(chunk) > max_bytes:
+            self._chunks.appendleft(chunk[max_bytes:])
+            chunk = chunk[:max_bytes]
+        self._buffered -= len(chunk)
+        if self._paused and self._buffered <= _READ_BUFFER // 2 and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+        return chunk
 
     async def aclose(self) -> None:
-        self._transport.close()
+        if self._transport is not None:
+            self._transport.close()
 
 
-class _AsyncioWriter:
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
+class _PipeWriter(asyncio.Protocol):
+    """Rule 6 and 7: whole lines into the write pipe's buffer, flow control by hand."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._transport: asyncio.WriteTransport | None = None
+        self._paused = False
+        self._lost: Exception | None = None
+        self._closed = False
+        self._drain_waiters: deque[asyncio.Future[None]] = deque()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.WriteTransport, transport)
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        self._release(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._lost = exc
+        self._release(exc or BrokenPipeError("the peer closed the pipe"))
+
+    def _release(self, exc: Exception | None) -> None:
+        while self._drain_waiters:
+            waiter = self._drain_waiters.popleft()
+            if not waiter.done():
+                if exc is None:
+                    waiter.set_result(None)
+                else:
+                    waiter.set_exception(exc)
+
+    def write_now(self, item: bytes) -> bool:
+        transport = self._transport
+        if self._closed or transport is None or transport.is_closing():
+            return True  # drain() raises: the peer is gone
+        transport.write(item)
+        return self._paused
+
+    async def drain(self) -> None:
+        if self._closed or self._transport is None or self._transport.is_closing():
+            await asyncio.sleep(0)  # let connection_lost run, then report it
+            raise BrokenPipeError("the pipe to the peer is closed") from self._lost
+        if not self._paused:
+            return
+        waiter = self._loop.create_future()
+        self._drain_waiters.append(waiter)
+        await waiter
 
     async def send(self, item: bytes) -> None:
-        self._writer.write(item)
-        await self._writer.drain()
+        if self.write_now(item):
+            await self.drain()
 
     async def aclose(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._writer.drain()
-        self._writer.close()
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            with contextlib.suppress(Exception):
+                if self._paused:
+                    await self.drain()
+            transport.close()
 
 
 class _ThreadReader:
@@ -213,21 +341,15 @@ async def open_fd_streams(read_fd: int, write_fd: int) -> tuple[ByteReceiver, By
     reader_obj: ByteReceiver
     writer_obj: ByteSender
     try:
-        reader = asyncio.StreamReader(limit=_CHUNK * 4)
         rfile = os.fdopen(read_fd, "rb", buffering=0, closefd=False)
-        rtransport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), rfile
-        )
-        reader_obj = _AsyncioReader(reader, rtransport)
+        _, reader = await loop.connect_read_pipe(lambda: _PipeReader(loop), rfile)
+        reader_obj = reader
     except (ValueError, OSError):
         reader_obj = _ThreadReader(read_fd)
     try:
         wfile = os.fdopen(write_fd, "wb", buffering=0, closefd=False)
-        wtransport, wprotocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, wfile
-        )
-        writer = asyncio.StreamWriter(wtransport, wprotocol, None, loop)
-        writer_obj = _AsyncioWriter(writer)
+        _, writer = await loop.connect_write_pipe(lambda: _PipeWriter(loop), wfile)
+        writer_obj = writer
     except (ValueError, OSError):
         writer_obj = _ThreadWriter(write_fd)
     return reader_obj, writer_obj

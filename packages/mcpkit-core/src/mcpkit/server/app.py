@@ -19,7 +19,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -287,7 +287,7 @@ class Server:
         self._lifespans.append(factory)
 
     @asynccontextmanager
-    async def lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncGenerator[None]:
         """Enter every registered lifespan; transports wrap serving in this."""
         async with AsyncExitStack() as stack:
             for factory in self._lifespans:
@@ -447,9 +447,9 @@ class Server:
             if not chain:
                 await send(message)
                 return
-            call = send
+            call: Callable[[JSON], Awaitable[None]] = send
             for mw in reversed(chain):
-                call = partial(mw, send_next=call)  # type: ignore[call-arg]
+                call = partial(_through_one, mw, call)
             await call(message)
 
         return through
@@ -475,3 +475,10 @@ class Server:
         from mcpkit.server.http import run_http  # pyright: ignore
 
         run_http(self, **options)
+
+
+async def _through_one(
+    middleware: SendMiddleware, send_next: Callable[[JSON], Awaitable[None]], message: JSON
+) -> None:
+    """One link of the send-middleware chain: ``middleware(message, send_next)``."""
+    await middleware(message, send_next)

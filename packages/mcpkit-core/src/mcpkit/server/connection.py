@@ -19,15 +19,17 @@ Rules:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.abc
 
+from mcpkit.core import meta as M
 from mcpkit.core.engine import Connection, InboundRequest, MessageStream
 from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.versions import BATCH_VERSIONS
-from mcpkit.server.frontend import handle_legacy, handle_modern, looks_modern
+from mcpkit.server.frontend import handle_legacy, handle_modern
 from mcpkit.server.lifecycle import LegacySession
 
 if TYPE_CHECKING:
@@ -46,7 +48,9 @@ class _SendMiddlewareStream:
         self._stream = stream
         self.receive = stream.receive
         self.aclose = stream.aclose
-        self.send = server.wrap_send(stream.send)  # type: ignore[arg-type]
+        self.send = cast(
+            "Callable[[JSON | list[JSON]], Awaitable[None]]", server.wrap_send(stream.send)
+        )
 
 
 class ServerConnection:
@@ -80,8 +84,11 @@ class ServerConnection:
 
     async def handle_request(self, request: InboundRequest) -> JSON:
         params = request.params
-        if looks_modern(params) and not (
-            request.method == "initialize" and "protocolVersion" in (params or {})
+        meta: Any = params.get("_meta") if params else None
+        if (  # frontend.looks_modern(params), inlined on the per-request path
+            type(meta) is dict
+            and (M.PROTOCOL_VERSION in meta or M.CLIENT_CAPABILITIES in meta)
+            and not (request.method == "initialize" and "protocolVersion" in (params or ()))
         ):
             return await handle_modern(self.server, request, principal=self.principal)
         result = await handle_legacy(self.server, request, self.session, principal=self.principal)

@@ -28,7 +28,7 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.core import meta as M
 from mcpkit.core.engine import InboundRequest
@@ -130,9 +130,35 @@ async def handle_legacy(
         ctx.close()
 
 
+_PROTOCOL_VERSION: Final = M.PROTOCOL_VERSION
+_CLIENT_CAPABILITIES: Final = M.CLIENT_CAPABILITIES
+_CLIENT_INFO: Final = M.CLIENT_INFO
+_LOG_LEVEL: Final = M.LOG_LEVEL
+_SERVER_INFO: Final = M.SERVER_INFO
+_MODERN: Final = frozenset(MODERN_VERSIONS)
+
+
 def read_envelope(params: JSON | None) -> Envelope:
     """Rule 2: the request's ``_meta`` envelope; raises -32602 or -32022. Transports
     may call it first (to order their own header checks) and pass the result on."""
+    found: Any = params.get("_meta") if params else None
+    if type(found) is dict:  # the common, well-formed envelope without a log level
+        meta: JSON = found  # pyright: ignore[reportUnknownVariableType]
+        version: Any = meta.get(_PROTOCOL_VERSION)
+        caps: Any = meta.get(_CLIENT_CAPABILITIES)
+        if (
+            type(version) is str
+            and version in _MODERN
+            and type(caps) is dict
+            and _LOG_LEVEL not in meta
+        ):
+            info: Any = meta.get(_CLIENT_INFO)
+            return version, caps, info if type(info) is dict else None, None  # pyright: ignore[reportUnknownVariableType]
+    return _checked_envelope(params)
+
+
+def _checked_envelope(params: JSON | None) -> Envelope:
+    """:func:`read_envelope` for every other envelope: each field checked in turn."""
     meta = as_object((params or {}).get("_meta"))
     if meta is None:
         raise JSONRPCError(
@@ -180,13 +206,12 @@ async def handle_modern(
     method = request.method
     params = request.params
     version, caps, info, level = envelope if envelope is not None else read_envelope(params)
-    spec = server.method("modern", method)
+    spec = server.methods["modern"].get(method)
     if spec is None:
         raise _method_not_found(method)
     answers: JSON | None = None
-    pkey = principal_key(principal)
     if spec.input_capable and params and ("requestState" in params or "inputResponses" in params):
-        answers = _collect_answers(server, method, params, pkey)
+        answers = _collect_answers(server, method, params, principal_key(principal))
     ctx = Context(
         server,
         request_id=request.id,
@@ -211,18 +236,22 @@ async def handle_modern(
         result = {"resultType": "input_required", "inputRequests": need.input_requests}
         used = {k: v for k, v in (answers or {}).items() if k in ctx.asked}
         result["requestState"] = server.sealer.seal(
-            method=method, digest=request_digest(method, params), principal=pkey, answers=used
+            method=method,
+            digest=request_digest(method, params),
+            principal=principal_key(principal),
+            answers=used,
         )
     except ResourceNotFoundError as exc:
         raise JSONRPCError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
     finally:
         ctx.close()
-    result.setdefault("resultType", "complete")
+    if "resultType" not in result:
+        result["resultType"] = "complete"
     meta = result.get("_meta")
-    if not isinstance(meta, dict):
-        result["_meta"] = {M.SERVER_INFO: server.info}
-    elif M.SERVER_INFO not in meta:
-        result["_meta"] = {**meta, M.SERVER_INFO: server.info}  # pyright: ignore
+    if meta is None or not isinstance(meta, dict):
+        result["_meta"] = {_SERVER_INFO: server.info}
+    elif _SERVER_INFO not in meta:
+        result["_meta"] = {**meta, _SERVER_INFO: server.info}  # pyright: ignore
     return result
 
 

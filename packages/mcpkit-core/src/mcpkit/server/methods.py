@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.versions import Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Listener
@@ -183,7 +184,7 @@ async def completion_complete(ctx: Context) -> JSON:
         context_args = {str(k): str(v) for k, v in context["arguments"].items()}  # pyright: ignore
     return await completer.complete(
         ctx,
-        argument["name"],
+        str(argument["name"]),  # pyright: ignore[reportUnknownArgumentType]
         str(argument.get("value", "")),  # pyright: ignore
         context_args,
     )
@@ -205,7 +206,7 @@ async def subscriptions_listen(ctx: Context) -> JSON:
     channel = ctx.channel
     if channel is None:
         raise JSONRPCError(INVALID_PARAMS, "subscriptions/listen needs a streaming transport")
-    requested = ctx.params.get("notifications") or {}
+    requested: Any = ctx.params.get("notifications") or {}
     if not isinstance(requested, dict):
         raise JSONRPCError(
             INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object"
@@ -236,7 +237,7 @@ async def subscriptions_listen(ctx: Context) -> JSON:
     return {"_meta": dict(tag)}
 
 
-BUILTIN_METHODS: dict[str, tuple[Any, tuple[str, ...], bool, str | None]] = {
+BUILTIN_METHODS: dict[str, tuple[Any, tuple[Era, ...], bool, str | None]] = {
     # method: (handler, eras, input-capable, Mcp-Name params field)
     "tools/list": (tools_list, ("legacy", "modern"), False, None),
     "tools/call": (tools_call, ("legacy", "modern"), True, "name"),
