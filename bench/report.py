@@ -19,6 +19,10 @@ Rules:
    throughput target stands the ratio that server CPU per request predicts (reference
    CPU / ours): on a noisy host it is the steadier witness, but the verdict is taken on
    the figure the issue names.
+5. Tasks memory (``tasks_memory.py``): per-task figures are medians over repetitions;
+   verdicts are taken on the Python heap (tracemalloc), which is exact and repeatable.
+   RSS is shown beside it for information only: the allocator keeps freed arenas and
+   pages, so RSS differences of a few hundred bytes per task move between runs.
 """
 
 from __future__ import annotations
@@ -253,7 +257,58 @@ def startup(rows: list[JSON]) -> tuple[JSON, list[str]]:
     return out, md
 
 
-def targets(runs: Runs, memory: list[JSON], start: JSON) -> tuple[list[JSON], list[str]]:
+# (key in tasks_memory.py's result, what it is) for the tasks-memory table.
+TASK_FIGURES = (
+    ("finished_bytes_per_task", "finished tasks held in the store, per task"),
+    ("running_bytes_per_task", "running tasks (on top of the finished ones), per task"),
+    ("floor_running_bytes_per_task", "reference: a bare anyio task parked on an event"),
+    ("peak_bytes_per_task", "peak over the run, per task held at the peak (2 N)"),
+    ("left_bytes_per_task", "left after TTL expiry and sweep, per task held at the peak (2 N)"),
+    ("growth_bytes_per_task", "growth after a second round of N tasks, expired, per task"),
+)
+ALIVE_KEYS = ("records", "jobs", "coroutines", "asyncio_tasks")
+
+
+def tasks_memory(rows: list[JSON]) -> tuple[JSON, list[str]]:
+    """Rule 5: the medians of ``tasks_memory.py``'s figures, per mode (heap, rss)."""
+    by: dict[str, list[JSON]] = defaultdict(list)
+    for r in rows:
+        if r.get("suite") == "tasks" and "fatal" not in r:
+            by[r["mode"]].append(r)
+    out: JSON = {}
+    for mode, reps in by.items():
+        fig: JSON = {key: median(r.get(key) for r in reps) for key, _ in TASK_FIGURES}
+        fig["n"] = reps[-1]["n"]
+        fig["reps"] = len(reps)
+        fig["store_after_expiry"] = median(r["alive_after_expiry"]["store"] for r in reps)
+        fig["alive_after_expiry"] = median(
+            sum(r["alive_after_expiry"][k] for k in ALIVE_KEYS) for r in reps
+        )
+        fig["alive_detail_last_rep"] = reps[-1]["alive_after_expiry"]
+        out[mode] = fig
+    if not out:
+        return out, ["not measured"]
+    heap, rss = out.get("heap", {}), out.get("rss", {})
+    n = f"{(heap or rss)['n']:,}".replace(",", " ")
+    md = [
+        f"N = {n} tasks per phase, each created by `tools/call` and polled by `tasks/get`"
+        " (2026-07-28 front-end, in-memory store, fake clock, TTL 60 s); bytes, medians over"
+        f" {(heap or rss)['reps']} repetition(s). RSS is for information (rule 5).",
+        "",
+        "| figure | heap (tracemalloc) B | RSS B |",
+        "|---|---|---|",
+    ]
+    for key, text in TASK_FIGURES:
+        md.append(f"| {text} | {fmt(heap.get(key))} | {fmt(rss.get(key))} |")
+    for mode, fig in out.items():
+        detail = ", ".join(f"{k} {v}" for k, v in fig["alive_detail_last_rep"].items())
+        md.append(f"\nAfter expiry ({mode} run, last repetition): {detail}.")
+    return out, md
+
+
+def targets(
+    runs: Runs, memory: list[JSON], start: JSON, tasks: JSON
+) -> tuple[list[JSON], list[str]]:
     """Rule 4: the issue-8 targets against this run's medians."""
     out: list[JSON] = []
 
@@ -387,15 +442,47 @@ def targets(runs: Runs, memory: list[JSON], start: JSON) -> tuple[list[JSON], li
         0.0,
         "",
     )
-    out.append(
-        {
-            "target": "tasks extension: 10 000 tasks bounded, TTL frees them",
-            "value": None,
-            "verdict": "not measured (no tasks extension yet)",
-            "op": "",
-            "limit": None,
-            "unit": "",
-        }
+    heap: JSON = tasks.get("heap", {})
+    n = f"{heap['n']:,}".replace(",", " ") if heap else "10 000"
+    add(
+        f"tasks extension, {n} tasks created and polled: heap per finished task held"
+        " (≤ 2 KiB: its record and result, no runner left)",
+        heap.get("finished_bytes_per_task"),
+        "<=",
+        2048.0,
+        " B",
+    )
+    add(
+        f"tasks extension, {n} tasks: heap per running task (≤ 16 KiB: four bare parked"
+        " anyio tasks)",
+        heap.get("running_bytes_per_task"),
+        "<=",
+        16384.0,
+        " B",
+    )
+    add(
+        "tasks extension, TTL expiry frees them: heap left after expiry, per task held at"
+        " the peak (≤ 256 B: table capacity only)",
+        heap.get("left_bytes_per_task"),
+        "<=",
+        256.0,
+        " B",
+    )
+    add(
+        "tasks extension, TTL expiry frees them: task objects still alive after expiry"
+        " (records, jobs, tool coroutines, runner tasks; ≤ 2 in all, nothing per task)",
+        heap.get("alive_after_expiry"),
+        "<=",
+        2.0,
+        "",
+    )
+    add(
+        f"tasks extension, bounded: heap growth after a second round of {n} tasks, per task"
+        " (≤ 16 B: less than any Python object)",
+        heap.get("growth_bytes_per_task"),
+        "<=",
+        16.0,
+        " B",
     )
     md = [
         "| target | measured | limit | verdict | the same from server CPU/request |",
@@ -433,7 +520,8 @@ def write(out_dir: Path) -> str:
     stdio_rows, stdio_md = throughput(runs, "stdio")
     mem_rows, mem_md = sessions(rows)
     start, start_md = startup(rows)
-    goal_rows, goal_md = targets(runs, mem_rows, start)
+    task_figures, tasks_md = tasks_memory(rows)
+    goal_rows, goal_md = targets(runs, mem_rows, start, task_figures)
     fatal = [
         f"{r.get('suite')} {r.get('label')} r{r.get('rep')}: {r['fatal']}"
         for r in rows
@@ -446,6 +534,7 @@ def write(out_dir: Path) -> str:
         "stdio": stdio_rows,
         "sessions": mem_rows,
         "startup": start,
+        "tasks": task_figures,
         "fatal": fatal,
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -456,6 +545,7 @@ def write(out_dir: Path) -> str:
         ("stdio (pipelined)", stdio_md),
         ("Memory per session (stateful HTTP)", mem_md),
         ("Cold start and imports", start_md),
+        ("Tasks extension memory", tasks_md),
     ]
     if fatal:
         sections.append(("Runs that failed", [f"- {f}" for f in fatal]))

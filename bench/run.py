@@ -20,7 +20,8 @@ Rules:
 
 Suites: ``http`` (streamable HTTP, both eras), ``stdio`` (pipelined, both eras),
 ``sessions`` (memory per idle session and its release), ``startup`` (import time, spawn to
-first ``tools/call`` result, HTTP modules imported by stdio servers).
+first ``tools/call`` result, HTTP modules imported by stdio servers), ``tasks`` (memory of
+the tasks extension: ``tasks_memory.py`` for N tasks, heap and RSS, fresh interpreters).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SERVERS = HERE / "servers"
 LOAD = HERE / "load.py"
+TASKS_MEMORY = HERE / "tasks_memory.py"
 JSON = dict[str, Any]
 HTTP_MODULES = ("starlette", "uvicorn", "httpx2", "httpx", "httpcore", "h11", "sse_starlette")
 
@@ -152,13 +154,14 @@ class Preset:
     samples: int
     idle_wait: float
     max_minutes: float
+    tasks: int  # tasks per phase of tasks_memory.py (the issue's figure: 10 000)
 
 
 ALL_CONDITIONS = ((1, 100), (1, 102_400), (32, 100), (32, 102_400))
 PRESETS = {
-    "smoke": Preset(1, 1.0, 0.3, ((1, 100), (32, 100)), 200, 2, 2, 2.0, 15.0),
-    "quick": Preset(3, 2.0, 0.5, ALL_CONDITIONS, 1000, 5, 5, 3.0, 45.0),
-    "full": Preset(3, 5.0, 1.0, ALL_CONDITIONS, 1000, 5, 9, 5.0, 120.0),
+    "smoke": Preset(1, 1.0, 0.3, ((1, 100), (32, 100)), 200, 2, 2, 2.0, 15.0, 10_000),
+    "quick": Preset(3, 2.0, 0.5, ALL_CONDITIONS, 1000, 5, 5, 3.0, 45.0, 10_000),
+    "full": Preset(3, 5.0, 1.0, ALL_CONDITIONS, 1000, 5, 9, 5.0, 120.0, 10_000),
 }
 
 
@@ -399,6 +402,37 @@ def suite_startup(bench: Bench, rep: int, stdio: list[Scenario]) -> None:
         )
 
 
+def suite_tasks(bench: Bench, rep: int) -> None:
+    """The tasks extension's memory: ``tasks_memory.py`` for ``preset.tasks`` tasks, once
+    per mode (``heap``: tracemalloc; ``rss``: VmRSS), each in a fresh interpreter pinned to
+    the server CPU. No idle-host wait: nothing here is a timing."""
+    n = bench.preset.tasks
+    for mode in rotated(["heap", "rss"], rep):
+        if bench.expired():
+            continue
+        out = bench.tmp / f"tasks-{mode}-{rep}.json"
+        out.unlink(missing_ok=True)
+        argv = bench.pinned(bench.args.server_cpu, sys.executable, str(TASKS_MEMORY), "-n", str(n))
+        cmd = [*argv, "--mode", mode, "--json", str(out)]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            result: JSON = (
+                json.loads(out.read_text())
+                if out.exists()
+                else {"fatal": f"no result (exit {done.returncode}): {done.stderr[-400:]}"}
+            )
+        except subprocess.TimeoutExpired:
+            result = {"fatal": "tasks_memory.py ran past 900 s"}
+        row = bench.record(result, suite="tasks", rep=rep, label=f"tasks_{mode}", tasks=n)
+        alive = row.get("alive_after_expiry")
+        log(
+            f"tasks {mode:4s} r{rep} n={n}: finished {row.get('finished_bytes_per_task')} B/task,"
+            f" running {row.get('running_bytes_per_task')}, left after expiry"
+            f" {row.get('left_bytes_per_task')}, second round"
+            f" {row.get('growth_bytes_per_task')}; alive {alive} {row.get('fatal', '')}"
+        )
+
+
 def scenario_fields(sc: Scenario) -> JSON:
     return {
         "label": sc.label,
@@ -457,6 +491,7 @@ def machine() -> JSON:
         "anyio",
         "orjson",
         "mcpkit-core",
+        "mcpkit-ext-tasks",
         "uvloop",
         "httptools",
     ):
@@ -485,9 +520,10 @@ def main(argv: list[str] | None = None) -> int:
     which = ap.add_mutually_exclusive_group()
     for name in PRESETS:
         which.add_argument(f"--{name}", dest="preset", action="store_const", const=name)
-    ap.add_argument("--suites", default="http,stdio,sessions,startup")
+    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks")
     ap.add_argument("--only", default="", help="comma-separated scenario labels to keep")
     ap.add_argument("--reps", type=int, help="override the preset's repetitions")
+    ap.add_argument("--tasks", type=int, help="override the tasks suite's tasks per phase")
     ap.add_argument("--max-minutes", type=float, default=0.0, help="override the time bound")
     ap.add_argument("--server-cpu", type=int, default=0)
     ap.add_argument("--client-cpu", type=int, default=1)
@@ -497,6 +533,8 @@ def main(argv: list[str] | None = None) -> int:
     preset = PRESETS[name]
     if args.reps:
         preset = Preset(**{**preset.__dict__, "reps": args.reps})
+    if args.tasks:
+        preset = Preset(**{**preset.__dict__, "tasks": args.tasks})
     args.out = args.out or HERE / "results" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     bench = Bench(args, preset)
     only = {s for s in args.only.split(",") if s}
@@ -531,6 +569,8 @@ def main(argv: list[str] | None = None) -> int:
             suite_sessions(bench, rep, http)
         if "startup" in suites:
             suite_startup(bench, rep, stdio)
+        if "tasks" in suites:
+            suite_tasks(bench, rep)
     bench.runs.close()
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     meta["skipped_after_deadline"] = bench.skipped
