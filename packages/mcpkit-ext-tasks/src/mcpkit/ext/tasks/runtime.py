@@ -397,10 +397,14 @@ class Tasks:
         (expired)."""
         while True:
             await anyio.sleep(self.watch_interval_s)
-            for job in tuple(self.running.values()):
-                record = await self.store.get(job.task_id)
-                if record is None or record.cancel_requested or record.terminal:
-                    self.stop(job)
+            await self._sweep()
+
+    async def _sweep(self) -> None:
+        """One pass of :meth:`_watch`; its own frame, so no job or record outlives it."""
+        for job in tuple(self.running.values()):
+            record = await self.store.get(job.task_id)
+            if record is None or record.cancel_requested or record.terminal:
+                self.stop(job)
 
     def stop(self, job: Job) -> None:
         """Cancel a running job (its task was cancelled)."""
