@@ -5,14 +5,26 @@ Rules:
    on POST would make clients resend bodies); everything else is Starlette's 404.
 2. The app's lifespan closes the endpoint on shutdown; ``app.state.mcp`` is the
    :class:`~mcpkit.server.http.endpoint.StreamableHTTP` instance.
+3. Fast path: an HTTP request whose route path (Starlette's ``get_route_path``: the
+   path below ``root_path``, so mounting works) is exactly one of the endpoint's paths
+   goes straight to the endpoint, with the scope keys Starlette's routing would set
+   (``app``, ``router``, ``endpoint``, ``path_params``), but only while the app is as
+   :func:`http_app` built it: no user middleware, no exception handlers, no ``debug``,
+   no ``max_body_size``, and the endpoint's routes still first. Anything else, and
+   everything that is not such a request, runs Starlette's full stack, so middleware a
+   user adds (CORS, auth) always runs. The fast path skips only Starlette's two
+   built-in wrappers (``ServerErrorMiddleware``, ``ExceptionMiddleware``), whose work
+   here would be the 500 response uvicorn sends itself for an unhandled error.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from starlette._utils import get_route_path
 from starlette.applications import Starlette
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpkit.server.http.endpoint import StreamableHTTP
 
@@ -20,6 +32,41 @@ if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
 __all__ = ["http_app"]
+
+
+class _MCPApp(Starlette):
+    """Starlette with the fast path of rule 3."""
+
+    def __init__(self, endpoint: StreamableHTTP, routes: list[Route]) -> None:
+        super().__init__(routes=routes, lifespan=endpoint.lifespan)
+        self._mcp_endpoint = endpoint
+        self._mcp_app = cast(ASGIApp, endpoint)  # its dict scope is the one ASGI servers pass
+        self._mcp_routes: tuple[Route, ...] = tuple(routes)
+        self._mcp_paths = frozenset(route.path for route in routes)
+
+    def _mcp_fast(self) -> bool:
+        """Whether the app is still as :func:`http_app` built it (rule 3)."""
+        if self.user_middleware or self.exception_handlers or self.debug:
+            return False
+        if getattr(self, "max_body_size", None) is not None:  # starlette >= 1.1
+            return False
+        routes = self.router.routes
+        return tuple(routes[: len(self._mcp_routes)]) == self._mcp_routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and get_route_path(scope) in self._mcp_paths
+            and self._mcp_fast()
+        ):
+            scope["app"] = self
+            if "router" not in scope:
+                scope["router"] = self.router
+            scope["endpoint"] = self._mcp_endpoint
+            scope["path_params"] = dict(scope.get("path_params", {}))
+            await self._mcp_app(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
@@ -32,7 +79,7 @@ def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
     routes = [Route(clean, endpoint)]
     if clean != "/":
         routes.append(Route(clean + "/", endpoint))
-    app = Starlette(routes=routes, lifespan=endpoint.lifespan)
+    app = _MCPApp(endpoint, routes)
     app.router.redirect_slashes = False
     app.state.mcp = endpoint
     return app

@@ -206,7 +206,7 @@ async def _running(
     ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None
 ) -> AsyncGenerator[None]:
     """Track a POST as in progress (busy session, shutdown's active set) under its own
-    cancel scope, and complete its HTTP response whatever happens (streams rule 4)."""
+    cancel scope, and complete its HTTP response whatever happens (streams rule 5)."""
     if owner is not None:
         owner.busy += 1
     ep.active.add(exchange)

@@ -20,18 +20,31 @@ Rules:
    comment lines.
 3. A :class:`Sink` starts its response at most once and ends it at most once; writes
    after the end (or after the client left) are dropped, never raised.
+4. A sink started with ``hold=True`` (a POST's response stream) holds its headers and
+   first events back until the event loop has turned once: what the handler writes in
+   the meantime goes out together with the headers, and when the stream also ends in
+   that time (a handler that finishes without waiting on anything) the whole response
+   is one body with a ``Content-Length`` (two ASGI messages instead of four: start,
+   priming event, result event, end). Otherwise a task sends what is held on the next
+   loop turns (two at most), so a slow handler's priming event still goes out at
+   once. Bytes and their order on the wire are the same either way; only the framing
+   (chunked or not) differs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 
-__all__ = ["KEEPALIVE", "SSE_HEADERS", "Sink", "event", "priming", "retry_field"]
+__all__ = ["KEEPALIVE", "SSE_HEADERS", "Mutex", "Sink", "event", "priming", "retry_field"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+logger = logging.getLogger("mcpkit.server.http")
 
 SSE_HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-type", b"text/event-stream"),
@@ -44,8 +57,8 @@ KEEPALIVE = b":\n\n"
 def event(payload: bytes, event_id: str | None = None) -> bytes:
     """One event carrying ``payload`` (compact JSON bytes, rule 1)."""
     if event_id is None:
-        return b"data: " + payload + b"\n\n"
-    return b"id: " + event_id.encode() + b"\ndata: " + payload + b"\n\n"
+        return b"".join((b"data: ", payload, b"\n\n"))
+    return b"".join((b"id: ", event_id.encode(), b"\ndata: ", payload, b"\n\n"))
 
 
 def priming(event_id: str) -> bytes:
@@ -58,13 +71,64 @@ def retry_field(retry_ms: int) -> bytes:
     return b"retry: " + str(int(retry_ms)).encode() + b"\n\n"
 
 
-class Sink:
-    """One HTTP response body carrying SSE (rule 3).
+class Mutex:
+    """A first-come-first-served lock that costs a flag when uncontended: taking it
+    never yields to the event loop (anyio's ``Lock`` yields on every acquire, and even
+    with ``fast_acquire`` looks up the current task and cancel scope twice). A contended
+    acquire waits in line and may be cancelled while waiting."""
 
-    ``done`` is set once the response has ended, whoever ended it.
+    __slots__ = ("_held", "_waiters")
+
+    def __init__(self) -> None:
+        self._held = False
+        self._waiters: deque[anyio.Event] | None = None
+
+    async def __aenter__(self) -> None:
+        if not self._held:
+            self._held = True
+            return
+        if self._waiters is None:
+            self._waiters = deque()
+        turn = anyio.Event()
+        self._waiters.append(turn)
+        try:
+            await turn.wait()
+        except BaseException:
+            if turn.is_set():  # handed over just as the wait was cancelled: pass it on
+                self._release()
+            else:
+                self._waiters.remove(turn)
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()  # ownership passes on: _held stays True
+        else:
+            self._held = False
+
+
+class Sink:
+    """One HTTP response body carrying SSE (rules 3, 4).
+
+    ``done`` is set once the response has ended, whoever ended it. Sends go out one at
+    a time, in the order they were asked for (a send may wait for ASGI flow control).
     """
 
-    __slots__ = ("_send", "done", "ended", "extra_headers", "started", "status")
+    __slots__ = (
+        "_head",
+        "_held",
+        "_send",
+        "_task",
+        "_turn",
+        "done",
+        "ended",
+        "extra_headers",
+        "started",
+        "status",
+    )
 
     def __init__(
         self, send: Send, extra_headers: list[tuple[bytes, bytes]] | None = None, status: int = 200
@@ -75,40 +139,108 @@ class Sink:
         self.started = False
         self.ended = False
         self.done = anyio.Event()
+        self._head: dict[str, Any] | None = None
+        """The held ``http.response.start`` message (rule 4)."""
+        self._held: list[bytes] = []
+        self._turn = Mutex()
+        self._task: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
+    async def start(self, *, hold: bool = False) -> None:
+        """Start the response; with ``hold``, hold it back for a loop turn (rule 4)."""
         if self.started:
             return
         self.started = True
-        await self._send(
-            {
-                "type": "http.response.start",
-                "status": self.status,
-                "headers": SSE_HEADERS + self.extra_headers,
-            }
-        )
+        head: dict[str, Any] = {
+            "type": "http.response.start",
+            "status": self.status,
+            "headers": SSE_HEADERS + self.extra_headers,
+        }
+        if hold:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not asyncio (trio): nothing to hold with
+                pass
+            else:
+                self._head = head
+                loop.call_soon(self._due, loop)
+                return
+        async with self._turn:
+            await self._send(head)
+
+    def _due(self, loop: asyncio.AbstractEventLoop) -> None:
+        """A loop turn passed: send what is still held, from a task (rule 4)."""
+        if self._head is not None and not self.ended:
+            self._task = loop.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        head = self._head
+        if head is None or self.ended:
+            return
+        self._head = None
+        held, self._held = self._held, []
+        try:
+            async with self._turn:
+                await self._send(head)
+                if held:
+                    body = held[0] if len(held) == 1 else b"".join(held)
+                    await self._send(
+                        {"type": "http.response.body", "body": body, "more_body": True}
+                    )
+        except OSError:  # the client went away; resumption (if any) recovers
+            self.ended = True
+            self.done.set()
+        except Exception:
+            logger.exception("sending a held SSE response start failed")
+            self.ended = True
+            self.done.set()
 
     async def write(self, chunk: bytes) -> None:
         if self.ended:
             return
         if not self.started:
             await self.start()
+        if self._head is not None:
+            self._held.append(chunk)
+            return
         try:
-            await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
+            async with self._turn:
+                await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
         except OSError:  # the client went away; resumption (if any) recovers
             self.ended = True
             self.done.set()
 
-    async def end(self, last: bytes = b"") -> None:
+    async def end(self, last: bytes = b"", *, shielded: bool = False) -> None:
+        """End the response (``last``: a final chunk, e.g. a ``retry:`` field) after
+        every send asked for before. Shielded from cancellation; ``shielded``: the
+        caller already shields it."""
         if self.ended:
             return
         self.ended = True
         try:
-            with anyio.CancelScope(shield=True):
-                if not self.started:
-                    await self.start()
-                await self._send({"type": "http.response.body", "body": last, "more_body": False})
+            if shielded:
+                await self._end(last)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await self._end(last)
         except OSError:
             pass
         finally:
             self.done.set()
+
+    async def _end(self, last: bytes) -> None:
+        async with self._turn:
+            head = self._head
+            if head is not None:  # nothing sent yet: one body with a length (rule 4)
+                self._head = None
+                held, self._held = self._held, []
+                if last:
+                    held.append(last)
+                body = held[0] if len(held) == 1 else b"".join(held)
+                length = (b"content-length", str(len(body)).encode())
+                await self._send({**head, "headers": [*head["headers"], length]})
+                await self._send({"type": "http.response.body", "body": body})
+                return
+        if not self.started:
+            await self.start()
+        async with self._turn:
+            await self._send({"type": "http.response.body", "body": last, "more_body": False})

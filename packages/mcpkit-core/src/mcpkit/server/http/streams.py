@@ -9,7 +9,9 @@ Rules:
 1. The response type follows ``Accept`` and the endpoint's response mode: a client
    that accepts only one type gets that type; when both are accepted, ``"auto"`` answers
    JSON unless the handler sends something before its result (then SSE from that
-   message on), ``"json"`` always answers JSON, ``"sse"`` opens the stream at once.
+   message on), ``"json"`` always answers JSON, ``"sse"`` opens the stream at once. A
+   stream's headers (and priming event) go out together with whatever is written
+   before the event loop turns (:mod:`.sse` rule 4).
 2. Every message passes the server's send-side middleware (``outgoing``) before it is
    serialised, once.
 3. Notifications and server-to-client requests belonging to a request travel on that
@@ -17,12 +19,12 @@ Rules:
    they cannot (JSON response, JSON-response mode, stateless, 2026-07-28), a
    notification is dropped and a request raises :class:`StreamUnavailableError`
    (-32600) saying why.
-3. On a resumable stream (handshake era, a session, an event store) every message is
+4. On a resumable stream (handshake era, a session, an event store) every message is
    stored before it is written, with its event id; the stream starts with a priming
    event. The server may close the connection early (:meth:`Exchange.close_stream`,
    after a ``retry:`` field); the stream lives on in the store and a GET with
    ``Last-Event-ID`` replays it and takes over the rest (:meth:`LiveStream.resume`).
-4. Exactly one HTTP response is completed per POST, in every path (cancellation and
+5. Exactly one HTTP response is completed per POST, in every path (cancellation and
    shutdown included): never "ASGI callable returned without completing response".
 """
 
@@ -43,7 +45,7 @@ from mcpkit.core.jsonrpc import (
     notification_message,
 )
 from mcpkit.server.http import sse
-from mcpkit.server.http.sse import Sink
+from mcpkit.server.http.sse import Mutex, Sink
 
 if TYPE_CHECKING:
     from mcpkit.core.engine import ProgressCallback
@@ -72,7 +74,7 @@ class StreamUnavailableError(JSONRPCError):
 
 
 class LiveStream:
-    """A resumable SSE stream of one session (rule 3), independent of any connection."""
+    """A resumable SSE stream of one session (rule 4), independent of any connection."""
 
     __slots__ = ("finished", "id", "lock", "sink", "store")
 
@@ -80,7 +82,7 @@ class LiveStream:
         self.id = stream_id
         self.store = store
         self.sink = sink
-        self.lock = anyio.Lock()
+        self.lock = Mutex()
         self.finished = False
 
     async def write(self, payload: bytes) -> None:
@@ -91,15 +93,15 @@ class LiveStream:
             if sink is not None:
                 await sink.write(sse.event(payload, eid) if payload else sse.priming(eid))
 
-    async def finish(self) -> None:
+    async def finish(self, *, shielded: bool = False) -> None:
         """The last message was written: end the current connection, keep the events
-        for late resumption."""
+        for late resumption. ``shielded``: the caller shields this from cancellation."""
         async with self.lock:
             self.finished = True
             await self.store.finish(self.id)
             sink, self.sink = self.sink, None
         if sink is not None:
-            await sink.end()
+            await sink.end(shielded=shielded)
 
     async def detach(self, retry_ms: int | None) -> None:
         """Close the current connection without ending the stream (SEP-1699)."""
@@ -131,11 +133,11 @@ class LiveStream:
 
 
 class Exchange:
-    """The response to one POST and the ``Channel`` of the requests in it (rules 1-4).
+    """The response to one POST and the ``Channel`` of the requests in it (rules 1-5).
 
     ``streaming``: notifications may be sent (an SSE response is possible and the
     endpoint is not in JSON-response mode). ``requests_reason``: None when
-    server-to-client requests may be sent, else why not (rule 2).
+    server-to-client requests may be sent, else why not (rule 3).
     """
 
     __slots__ = (
@@ -192,16 +194,17 @@ class Exchange:
 
     # -- the stream ----------------------------------------------------------------
     async def open_stream(self, status: int = 200) -> None:
-        """Start the SSE response now (priming event on a resumable stream)."""
+        """Start the SSE response now (priming event on a resumable stream). The headers
+        and the priming event go out with whatever else is written before the event
+        loop turns (:class:`~mcpkit.server.http.sse.Sink` rule 4)."""
         if self.sink is not None:
             return
         self.sink = Sink(self.send, self.extra_headers, status)
+        await self.sink.start(hold=True)  # sse rule 4: sent with what follows in this turn
         if self._store is not None and self._session is not None:
             self.live = LiveStream(self._session.new_stream_id(), self._store, self.sink)
             self._session.streams[self.live.id] = self.live
             await self.live.write(b"")
-        else:
-            await self.sink.start()
 
     async def _emit(self, message: JSON) -> None:
         if self.outgoing is not None:
@@ -256,7 +259,7 @@ class Exchange:
 
     # -- server-initiated close -----------------------------------------------------
     async def close_stream(self, retry_ms: int | None) -> bool:
-        """Close the connection now, keeping the stream resumable (rule 3). Returns
+        """Close the connection now, keeping the stream resumable (rule 4). Returns
         False when this response is not a resumable stream (nothing happens)."""
         if self.responded or self._store is None or not self.streaming:
             return False
@@ -334,11 +337,11 @@ class Exchange:
         with anyio.CancelScope(shield=True):
             if self.live is not None:
                 live, self.live = self.live, None
-                await live.finish()
+                await live.finish(shielded=True)
                 if self._session is not None:
                     self._session.streams.pop(live.id, None)
             elif self.sink is not None:
-                await self.sink.end()
+                await self.sink.end(shielded=True)
             elif self._wants:  # a batch some of whose requests were cancelled
                 await self._send_json(dumps(self._wants), 200)
             else:
@@ -349,7 +352,7 @@ class Exchange:
                     pass
 
     async def complete(self) -> None:
-        """Rule 4: make sure the HTTP response is complete (after cancellation, a
+        """Rule 5: make sure the HTTP response is complete (after cancellation, a
         cancelled request's stream ends without a response; a JSON client gets 204)."""
         if not self.responded:
             await self._finish()

@@ -1,0 +1,131 @@
+"""Profile mcpkit's streamable HTTP path under the benchmark's load, and say where the
+time goes.
+
+    uv run --group bench python bench/profile_http.py [--response-mode sse|json|auto]
+        [--era handshake|modern] [-c 32] [--payload-bytes 100] [-d 10]
+
+Starts ``servers/mcpkit_echo.py --transport http`` on a free 127.0.0.1 port (pinned to
+``--server-cpu``) and ``load.py --url`` against it (pinned to ``--client-cpu``): ``tools/call
+echo`` from ``-c`` keep-alive workers. After start-up and 2 s of warm-up, ``py-spy record
+--pid`` samples the server for ``--duration`` seconds in ``--nonblocking`` mode (the server
+is never paused). Writes ``stacks.txt`` (collapsed stacks), ``load.json`` (the load
+generator's report, whose req/s and server µs/request include py-spy's overhead) and
+``profile.md``: the same tables as ``profile_stdio.py`` (self time by package, top
+functions by self and by inclusive time, in % of the samples in which the server ran
+Python code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from profile_stdio import summarise
+
+HERE = Path(__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    limit = time.monotonic() + timeout_s
+    while time.monotonic() < limit:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server exited with {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"the server did not listen on port {port} within {timeout_s} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--response-mode", choices=["auto", "json", "sse"], default="sse")
+    ap.add_argument("--era", choices=["handshake", "modern"], default="handshake")
+    ap.add_argument("-c", "--concurrency", type=int, default=32)
+    ap.add_argument("--payload-bytes", type=int, default=100)
+    ap.add_argument("-d", "--duration", type=float, default=10.0)
+    ap.add_argument("--rate", type=int, default=500, help="py-spy samples per second")
+    ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--server-cpu", type=int, default=0)
+    ap.add_argument("--client-cpu", type=int, default=1)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    tag = f"http-{args.response_mode}-{args.era}-c{args.concurrency}-{args.payload_bytes}B"
+    out: Path = args.out or HERE / "results" / f"profile-{tag}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out.mkdir(parents=True, exist_ok=True)
+    stacks = out / "stacks.txt"
+    port = free_port()
+    server_cmd = [
+        "taskset", "-c", str(args.server_cpu), sys.executable,
+        str(HERE / "servers" / "mcpkit_echo.py"), "--transport", "http", "--port", str(port),
+        "--response-mode", args.response_mode,
+    ]  # fmt: skip
+    server = subprocess.Popen(server_cmd)
+    try:
+        wait_listening(port, server, timeout_s=30.0)
+        warmup = 2.0
+        load = [
+            "taskset", "-c", str(args.client_cpu), sys.executable, str(HERE / "load.py"),
+            "--url", f"http://127.0.0.1:{port}/mcp", "--era", args.era,
+            "-c", str(args.concurrency), "--payload-bytes", str(args.payload_bytes),
+            "-d", str(args.duration + 1), "-w", str(warmup), "--server-pid", str(server.pid),
+            "--json", str(out / "load.json"),
+        ]  # fmt: skip
+        generator = subprocess.Popen(load)
+        try:
+            time.sleep(warmup + 0.5)  # start-up and warm-up stay out of the samples
+            spy_cmd = [
+                spy, "record", "--pid", str(server.pid), "--duration", str(int(args.duration)),
+                "--rate", str(args.rate), "--nonblocking", "--full-filenames", "--format", "raw",
+                "-o", str(stacks),
+            ]  # fmt: skip
+            subprocess.run(spy_cmd, timeout=args.duration + 60, check=True, capture_output=True)
+        finally:
+            try:
+                generator.wait(args.duration + 120)
+            except subprocess.TimeoutExpired:
+                generator.kill()
+                generator.wait()
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    total, md = summarise(stacks, args.top)
+    load_json = out / "load.json"
+    report: dict[str, Any] = json.loads(load_json.read_text()) if load_json.exists() else {}
+    figures = {k: report.get(k) for k in ("rps", "server_cpu_us_per_req", "errors")}
+    head = [
+        f"# mcpkit HTTP profile ({args.response_mode} mode, {args.era} era, "
+        f"c={args.concurrency}, {args.payload_bytes} B, {args.duration} s, py-spy {args.rate} Hz)",
+        "",
+        f"{total} samples of the server running Python code (idle time is not sampled).",
+        "Start-up and warm-up are not sampled. Load generator result: `load.json`"
+        f" (its figures include py-spy's overhead): {figures}",
+    ]
+    (out / "profile.md").write_text("\n".join(head + md) + "\n")
+    print("\n".join(head + md))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
