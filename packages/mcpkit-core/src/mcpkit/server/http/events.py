@@ -16,7 +16,7 @@ Rules:
 from __future__ import annotations
 
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from typing import Protocol, runtime_checkable
 
 __all__ = ["EventStore", "InMemoryEventStore"]
@@ -45,12 +45,14 @@ class EventStore(Protocol):
 
 
 class _Stream:
-    __slots__ = ("events", "finished_at", "next_seq")
+    """The kept events of one stream: ``payloads[i]`` has sequence number
+    ``first_seq + i`` (a list, not a deque: most streams hold two events)."""
 
-    def __init__(self, limit: int) -> None:
-        self.events: deque[tuple[int, bytes]] = deque(maxlen=limit)
-        self.next_seq = 0
-        self.finished_at: float | None = None
+    __slots__ = ("first_seq", "payloads")
+
+    def __init__(self) -> None:
+        self.payloads: list[bytes] = []
+        self.first_seq = 0
 
 
 class InMemoryEventStore:
@@ -74,26 +76,31 @@ class InMemoryEventStore:
 
     def _prune(self, reserve: int = 0) -> None:
         """Expire finished streams; keep at most ``max_streams - reserve`` streams."""
-        now = time.monotonic()
+        streams, finished = self._streams, self._finished
         limit = self.max_streams - reserve
-        while self._finished:
-            sid, at = next(iter(self._finished.items()))
-            if now - at < self.retention_s and len(self._streams) <= limit:
-                break
-            del self._finished[sid]
-            self._streams.pop(sid, None)
-        while len(self._streams) > limit:
-            sid, _ = self._streams.popitem(last=False)
-            self._finished.pop(sid, None)
+        if finished:
+            cutoff = time.monotonic() - self.retention_s
+            while finished:
+                sid = next(iter(finished))
+                if finished[sid] > cutoff and len(streams) <= limit:
+                    break
+                del finished[sid]
+                streams.pop(sid, None)
+        while len(streams) > limit:
+            sid, _ = streams.popitem(last=False)
+            finished.pop(sid, None)
 
     async def append(self, stream_id: str, payload: bytes) -> str:
         stream = self._streams.get(stream_id)
         if stream is None:
             self._prune(reserve=1)
-            stream = self._streams[stream_id] = _Stream(self.max_events_per_stream)
-        seq = stream.next_seq
-        stream.next_seq += 1
-        stream.events.append((seq, payload))
+            stream = self._streams[stream_id] = _Stream()
+        payloads = stream.payloads
+        seq = stream.first_seq + len(payloads)
+        payloads.append(payload)
+        if len(payloads) > self.max_events_per_stream:
+            del payloads[0]
+            stream.first_seq += 1
         return f"{stream_id}/{seq}"
 
     async def replay_after(self, event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
@@ -104,9 +111,14 @@ class InMemoryEventStore:
         if stream is None:
             return None
         seq = int(seq_text)
-        if stream.events and seq < stream.events[0][0] - 1:
+        first = stream.first_seq
+        if stream.payloads and seq < first - 1:
             return None  # events after it were already dropped: cannot resume faithfully
-        return stream_id, [(f"{stream_id}/{s}", p) for s, p in stream.events if s > seq and p]
+        return stream_id, [
+            (f"{stream_id}/{first + i}", p)
+            for i, p in enumerate(stream.payloads)
+            if first + i > seq and p
+        ]
 
     async def finish(self, stream_id: str) -> None:
         if stream_id in self._streams:

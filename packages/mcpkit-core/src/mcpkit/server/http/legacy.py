@@ -28,9 +28,8 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import AsyncGenerator
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -201,25 +200,39 @@ def _exchange(
     )
 
 
-@contextlib.asynccontextmanager
-async def _running(
-    ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None
-) -> AsyncGenerator[None]:
+class _Running:
     """Track a POST as in progress (busy session, shutdown's active set) under its own
-    cancel scope, and complete its HTTP response whatever happens (streams rule 5)."""
-    if owner is not None:
-        owner.busy += 1
-    ep.active.add(exchange)
-    try:
-        with anyio.CancelScope() as cancel_scope:
-            exchange.cancel_scope = cancel_scope
-            yield
-    finally:
-        ep.active.discard(exchange)
-        await exchange.complete()
-        if owner is not None:
-            owner.busy -= 1
-            owner.touch()
+    cancel scope, and complete its HTTP response whatever happens (streams rule 5).
+    An async context manager written out (not ``contextlib``'s): one per request."""
+
+    __slots__ = ("_scope", "ep", "exchange", "owner")
+
+    def __init__(self, ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None) -> None:
+        self.ep = ep
+        self.exchange = exchange
+        self.owner = owner
+        self._scope = anyio.CancelScope()
+
+    async def __aenter__(self) -> None:
+        if self.owner is not None:
+            self.owner.busy += 1
+        self.ep.active.add(self.exchange)
+        self.exchange.cancel_scope = self._scope.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        try:
+            return bool(self._scope.__exit__(exc_type, exc, tb))
+        finally:
+            self.ep.active.discard(self.exchange)
+            await self.exchange.complete()
+            if self.owner is not None:
+                self.owner.busy -= 1
+                self.owner.touch()
 
 
 async def _serve_request(
@@ -279,7 +292,7 @@ async def _serve_request(
         return result
 
     try:
-        async with _running(ep, exchange, owner):
+        async with _Running(ep, exchange, owner):
             if ep.response_mode == "sse" and acc.sse and creating is None:
                 await exchange.open_stream()
             await run_request(inflight, request, handler, exchange.respond, admitted)
@@ -341,7 +354,7 @@ async def _serve_batch(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
 
-    async with _running(ep, exchange, session):
+    async with _Running(ep, exchange, session):
         for err in errors:
             await exchange.respond(err)
         async with anyio.create_task_group() as tg:

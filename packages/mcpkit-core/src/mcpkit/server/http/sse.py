@@ -118,12 +118,13 @@ class Sink:
     """
 
     __slots__ = (
+        "_done",
+        "_finished",
         "_head",
         "_held",
         "_send",
         "_task",
         "_turn",
-        "done",
         "ended",
         "extra_headers",
         "started",
@@ -138,12 +139,28 @@ class Sink:
         self.status = status
         self.started = False
         self.ended = False
-        self.done = anyio.Event()
+        self._finished = False
+        self._done: anyio.Event | None = None
         self._head: dict[str, Any] | None = None
         """The held ``http.response.start`` message (rule 4)."""
         self._held: list[bytes] = []
         self._turn = Mutex()
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def done(self) -> anyio.Event:
+        """Set once the response has ended (created on first use: most sinks are never
+        waited on)."""
+        if self._done is None:
+            self._done = anyio.Event()
+            if self._finished:
+                self._done.set()
+        return self._done
+
+    def _set_done(self) -> None:
+        self._finished = True
+        if self._done is not None:
+            self._done.set()
 
     async def start(self, *, hold: bool = False) -> None:
         """Start the response; with ``hold``, hold it back for a loop turn (rule 4)."""
@@ -188,11 +205,11 @@ class Sink:
                     )
         except OSError:  # the client went away; resumption (if any) recovers
             self.ended = True
-            self.done.set()
+            self._set_done()
         except Exception:
             logger.exception("sending a held SSE response start failed")
             self.ended = True
-            self.done.set()
+            self._set_done()
 
     async def write(self, chunk: bytes) -> None:
         if self.ended:
@@ -207,7 +224,7 @@ class Sink:
                 await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
         except OSError:  # the client went away; resumption (if any) recovers
             self.ended = True
-            self.done.set()
+            self._set_done()
 
     async def end(self, last: bytes = b"", *, shielded: bool = False) -> None:
         """End the response (``last``: a final chunk, e.g. a ``retry:`` field) after
@@ -225,7 +242,7 @@ class Sink:
         except OSError:
             pass
         finally:
-            self.done.set()
+            self._set_done()
 
     async def _end(self, last: bytes) -> None:
         async with self._turn:
