@@ -19,7 +19,10 @@ Rules:
    server closes a connection it expects the client to resume; keep-alives are
    comment lines.
 3. A :class:`Sink` starts its response at most once and ends it at most once; writes
-   after the end (or after the client left) are dropped, never raised.
+   after the end (or after the client left) are dropped, never raised. Its sends go
+   out one at a time in the order they were asked for (a :class:`Mutex` turn), so a
+   write asked for before the end is sent before it even when ASGI flow control
+   makes a send wait.
 4. A sink started with ``hold=True`` (a POST's response stream) holds its headers and
    first events back until the event loop has turned once: what the handler writes in
    the meantime goes out together with the headers, and when the stream also ends in
@@ -28,7 +31,7 @@ Rules:
    priming event, result event, end). Otherwise a task sends what is held on the next
    loop turns (two at most), so a slow handler's priming event still goes out at
    once. Bytes and their order on the wire are the same either way; only the framing
-   (chunked or not) differs.
+   (chunked or not) differs. Holding needs asyncio; elsewhere the start goes at once.
 """
 
 from __future__ import annotations
@@ -75,7 +78,8 @@ class Mutex:
     """A first-come-first-served lock that costs a flag when uncontended: taking it
     never yields to the event loop (anyio's ``Lock`` yields on every acquire, and even
     with ``fast_acquire`` looks up the current task and cancel scope twice). A contended
-    acquire waits in line and may be cancelled while waiting."""
+    acquire waits in line and may be cancelled while waiting. Hot paths write
+    ``if not m.try_acquire(): await m.acquire()`` (no coroutine when it is free)."""
 
     __slots__ = ("_held", "_waiters")
 
@@ -83,7 +87,14 @@ class Mutex:
         self._held = False
         self._waiters: deque[anyio.Event] | None = None
 
-    async def __aenter__(self) -> None:
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free, without waiting."""
+        if self._held:
+            return False
+        self._held = True
+        return True
+
+    async def acquire(self) -> None:
         if not self._held:
             self._held = True
             return
@@ -95,19 +106,22 @@ class Mutex:
             await turn.wait()
         except BaseException:
             if turn.is_set():  # handed over just as the wait was cancelled: pass it on
-                self._release()
+                self.release()
             else:
                 self._waiters.remove(turn)
             raise
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
+    def release(self) -> None:
         if self._waiters:
             self._waiters.popleft().set()  # ownership passes on: _held stays True
         else:
             self._held = False
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
 
 
 class Sink:
@@ -245,18 +259,19 @@ class Sink:
             self._set_done()
 
     async def _end(self, last: bytes) -> None:
-        async with self._turn:
-            head = self._head
-            if head is not None:  # nothing sent yet: one body with a length (rule 4)
-                self._head = None
-                held, self._held = self._held, []
-                if last:
-                    held.append(last)
-                body = held[0] if len(held) == 1 else b"".join(held)
-                length = (b"content-length", str(len(body)).encode())
-                await self._send({**head, "headers": [*head["headers"], length]})
-                await self._send({"type": "http.response.body", "body": body})
-                return
+        head = self._head
+        if head is not None:  # nothing sent yet: one body with a length (rule 4)
+            # Nobody else sends while the start is held (a flush takes it first), and
+            # writes and flushes after this see ``ended``: no turn to wait for.
+            self._head = None
+            held, self._held = self._held, []
+            if last:
+                held.append(last)
+            body = held[0] if len(held) == 1 else b"".join(held)
+            length = (b"content-length", str(len(body)).encode())
+            await self._send({**head, "headers": [*head["headers"], length]})
+            await self._send({"type": "http.response.body", "body": body})
+            return
         if not self.started:
             await self.start()
         async with self._turn:

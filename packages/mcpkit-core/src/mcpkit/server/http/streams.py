@@ -87,19 +87,29 @@ class LiveStream:
 
     async def write(self, payload: bytes) -> None:
         """Store then write one message (``b""`` = priming event)."""
-        async with self.lock:
+        lock = self.lock
+        if not lock.try_acquire():
+            await lock.acquire()
+        try:
             eid = await self.store.append(self.id, payload)
             sink = self.sink
             if sink is not None:
                 await sink.write(sse.event(payload, eid) if payload else sse.priming(eid))
+        finally:
+            lock.release()
 
     async def finish(self, *, shielded: bool = False) -> None:
         """The last message was written: end the current connection, keep the events
         for late resumption. ``shielded``: the caller shields this from cancellation."""
-        async with self.lock:
+        lock = self.lock
+        if not lock.try_acquire():
+            await lock.acquire()
+        try:
             self.finished = True
             await self.store.finish(self.id)
             sink, self.sink = self.sink, None
+        finally:
+            lock.release()
         if sink is not None:
             await sink.end(shielded=shielded)
 
