@@ -2,7 +2,7 @@
 event loop (``sse`` rule 4): a handler that answers at once gets one body with a length
 (priming event + result), a slow handler still gets its priming event (and what it wrote
 so far) before it finishes. Wire bytes, order and event ids are unchanged; the stream
-lock never yields when nobody else holds it (``streams``)."""
+lock (``sse.Mutex``) never yields to the event loop when nobody else holds it."""
 
 from __future__ import annotations
 
@@ -256,3 +256,20 @@ async def test_the_stream_lock_serves_waiters_in_order_and_survives_a_cancelled_
     async with lock:  # free again
         order.append("after")
     assert order[-1] == "after"
+
+
+async def test_taking_a_free_stream_lock_does_not_yield_to_the_event_loop() -> None:
+    lock = Mutex()
+    ran = anyio.Event()
+
+    async def other() -> None:
+        ran.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        async with lock:
+            assert not ran.is_set()  # the other task has not had a turn
+        if lock.try_acquire():
+            assert not ran.is_set()
+            lock.release()
+    assert ran.is_set()
