@@ -75,9 +75,14 @@ def _client(url: str, mode: str) -> Client:
     return Client(url, mode=mode, read_timeout_seconds=30)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("response_mode", ["auto", "sse"])
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_official_client_completes_the_interop_sequence_over_http(mode: str) -> None:
-    with demo_process() as demo:
+async def test_official_client_completes_the_interop_sequence_over_http(
+    mode: str, response_mode: str
+) -> None:
+    # "sse": every handshake-era answer is an SSE stream (priming event, result), sent
+    # as one body with Content-Length when the handler answers at once
+    with demo_process("--response-mode", response_mode) as demo:
         with anyio.fail_after(60):
             async with _client(demo.url, mode) as client:
                 version = client.protocol_version
@@ -116,7 +121,10 @@ async def test_official_client_completes_the_interop_sequence_over_http(mode: st
     assert completion.completion.values == ["paris", "park", "party", "pasta"]
 
 
-async def test_official_client_sees_progress_logs_and_resumes_a_closed_stream() -> None:
+@pytest.mark.parametrize("response_mode", ["auto", "sse"])
+async def test_official_client_sees_progress_logs_and_resumes_a_closed_stream(
+    response_mode: str,
+) -> None:
     progress: list[float] = []
     logs: list[Any] = []
 
@@ -126,7 +134,7 @@ async def test_official_client_sees_progress_logs_and_resumes_a_closed_stream() 
     async def on_log(params: Any) -> None:
         logs.append(params.data)
 
-    with demo_process() as demo:
+    with demo_process("--response-mode", response_mode) as demo:
         with anyio.fail_after(60):
             async with Client(demo.url, mode="legacy", logging_callback=on_log) as client:  # type: ignore[arg-type]
                 slept = await client.call_tool(

@@ -12,6 +12,8 @@ Rules:
    ``logging/setLevel`` and ``resources/subscribe`` are the only mutable state.
 5. The session listens on the server's notification hub for list changes (always) and
    resource updates (for subscribed URIs only); :meth:`LegacySession.pump` sends them.
+6. A closed session holds no reference cycle of its own, so its memory goes back as
+   soon as the transport drops it (issue 8: memory given back after DELETE).
 """
 
 from __future__ import annotations
@@ -130,8 +132,14 @@ class LegacySession:
                 await notify(change.method, change.params or None)
 
     def close(self) -> None:
-        """Free the session: detach from the hub, drop subscriptions."""
+        """Free the session: detach from the hub (which closes the listener), drop
+        subscriptions, and let go of the listener, whose filter is this session's bound
+        method: without that reference cycle a closed session is freed at once by
+        reference counting, not at the next full garbage collection (rule 6)."""
         if self._detach is not None:
             self._detach()
             self._detach = None
+        listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.close()
         self.subscriptions.clear()

@@ -21,12 +21,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from starlette._utils import get_route_path
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpkit.server.http.endpoint import StreamableHTTP
+
+try:  # Starlette's own reading of the path below root_path (private, present since 0.35)
+    from starlette._utils import get_route_path as _route_path
+except ImportError:  # pragma: no cover - a Starlette without it serves without the fast path
+    _route_path = None
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -56,7 +60,8 @@ class _MCPApp(Starlette):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] == "http"
-            and get_route_path(scope) in self._mcp_paths
+            and _route_path is not None
+            and _route_path(scope) in self._mcp_paths
             and self._mcp_fast()
         ):
             scope["app"] = self
