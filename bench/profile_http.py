@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from profile_stdio import summarise
+from profile_stdio import record, stop, summarise
 
 HERE = Path(__file__).resolve().parent
 
@@ -91,25 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         generator = subprocess.Popen(load)
         try:
             time.sleep(warmup + 0.5)  # start-up and warm-up stay out of the samples
-            spy_cmd = [
-                spy, "record", "--pid", str(server.pid), "--duration", str(int(args.duration)),
-                "--rate", str(args.rate), "--nonblocking", "--full-filenames", "--format", "raw",
-                "-o", str(stacks),
-            ]  # fmt: skip
-            subprocess.run(spy_cmd, timeout=args.duration + 60, check=True, capture_output=True)
+            record(spy, server.pid, args.duration, args.rate, stacks)
         finally:
-            try:
-                generator.wait(args.duration + 120)
-            except subprocess.TimeoutExpired:
-                generator.kill()
-                generator.wait()
+            stop(generator, args.duration + 120, terminate=False)
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server, 10)
     total, md = summarise(stacks, args.top)
     load_json = out / "load.json"
     report: dict[str, Any] = json.loads(load_json.read_text()) if load_json.exists() else {}

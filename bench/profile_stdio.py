@@ -94,6 +94,28 @@ def server_pid(parent: int, timeout_s: float) -> int:
     raise SystemExit(f"no server process under the load generator {parent} in {timeout_s} s")
 
 
+def record(spy: str, pid: int, duration_s: float, rate_hz: int, stacks: Path) -> None:
+    """py-spy samples of process ``pid`` for ``duration_s`` seconds into ``stacks``."""
+    spy_cmd = [
+        spy, "record", "--pid", str(pid), "--duration", str(int(duration_s)),
+        "--rate", str(rate_hz), "--nonblocking", "--full-filenames", "--format", "raw",
+        "-o", str(stacks),
+    ]  # fmt: skip
+    subprocess.run(spy_cmd, timeout=duration_s + 60, check=True, capture_output=True)
+
+
+def stop(proc: subprocess.Popen[bytes], timeout_s: float, *, terminate: bool = True) -> None:
+    """Wait up to ``timeout_s`` seconds for ``proc`` (terminated first if asked), then
+    kill it."""
+    if terminate:
+        proc.terminate()
+    try:
+        proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -123,18 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pid = server_pid(generator.pid, timeout_s=30.0)
         time.sleep(warmup)  # start-up and warm-up stay out of the samples
-        spy_cmd = [
-            spy, "record", "--pid", str(pid), "--duration", str(int(args.duration)),
-            "--rate", str(args.rate), "--nonblocking", "--full-filenames", "--format", "raw",
-            "-o", str(stacks),
-        ]  # fmt: skip
-        subprocess.run(spy_cmd, timeout=args.duration + 60, check=True, capture_output=True)
+        record(spy, pid, args.duration, args.rate, stacks)
     finally:
-        try:
-            generator.wait(args.duration + 120)
-        except subprocess.TimeoutExpired:
-            generator.kill()
-            generator.wait()
+        stop(generator, args.duration + 120, terminate=False)
     total, md = summarise(stacks, args.top)
     head = [
         f"# mcpkit stdio profile ({args.era} era, c=32, 100 B, {args.duration} s, py-spy "
