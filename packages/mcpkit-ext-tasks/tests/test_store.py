@@ -146,6 +146,9 @@ async def test_listing_is_per_owner_paged_and_refuses_foreign_cursors(store: Tas
     assert end is None
     with pytest.raises(ValueError, match="cursor"):
         await store.list_tasks("bob", cursor="not-a-cursor", limit=3)
+    for odd in ("\u00b2", "\u0663"):  # str.isdigit() says yes; no cursor of ours has them
+        with pytest.raises(ValueError, match="cursor"):
+            await store.list_tasks("bob", cursor=odd, limit=3)
 
 
 async def test_memory_store_drops_tasks_whose_ttl_elapsed() -> None:

@@ -550,3 +550,42 @@ async def test_a_request_keeps_anyio_shielding_when_it_is_cancelled() -> None:
         await client.request(8, "echo")
         assert (await client.recv())["id"] == 8  # nothing was sent for 7
     assert finished == ["cleanup"]
+
+
+@pytest.mark.parametrize("stop", ["end of input", "cancelled from outside"])
+async def test_a_reply_blocked_on_a_peer_that_stopped_reading_does_not_keep_the_connection_up(
+    stop: str,
+) -> None:
+    # Regression (rule 8): the response is written outside the request's cancel scope,
+    # and stopping the connection only cancelled that scope, so a reply blocked on a
+    # peer that never reads kept serve() waiting forever, even when cancelled.
+    server_end, client_end = memory_pair(buffer=0)  # the peer never reads
+    conn = Connection(server_end, Handler())
+    conn.drain_timeout_s = 0.1
+    stopped = anyio.Event()
+
+    async def serve() -> None:
+        if stop == "end of input":
+            await conn.serve()
+        else:
+            with anyio.move_on_after(0.3):
+                await conn.serve()
+        stopped.set()
+
+    rescued: list[bool] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(serve)
+        await client_end._send.send(  # pyright: ignore[reportPrivateUsage]
+            {"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": 1}}
+        )
+        if stop == "end of input":
+            await anyio.sleep(0.05)
+            await client_end._send.aclose()  # pyright: ignore[reportPrivateUsage]
+        with anyio.move_on_after(10):
+            await stopped.wait()
+        if not stopped.is_set():  # the bug: unblock the send so the test ends, and fail
+            rescued.append(True)
+            await client_end.aclose()
+            await stopped.wait()
+    assert rescued == []
+    assert len(conn.inflight) == 0

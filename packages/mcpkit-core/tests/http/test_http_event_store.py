@@ -53,3 +53,24 @@ async def test_finished_streams_expire_after_retention_and_forget_drops_a_sessio
     await store.forget("k1-")
     assert len(store) == 1
     assert await store.replay_after("k2-1/0") == ("k2-1", [])
+
+
+@pytest.mark.parametrize(
+    "bad_id",
+    [
+        "s-1/\u00b2",  # superscript two: str.isdigit() is True, int() refuses it
+        "s-1/\u0663",  # Arabic-Indic three: int() would accept it, no id of ours has it
+        "s-1/-1",
+        "s-1/ 1",
+        "s-1/",
+        "s-1/2",  # never issued: past the end of the stream
+        "s-1/99",
+    ],
+)
+async def test_an_id_the_store_never_issued_replays_nothing(bad_id: str) -> None:
+    # Regression: a Last-Event-ID of "<stream>/²" raised ValueError (a 500), and one past
+    # the end was taken as a resumption point.
+    store = InMemoryEventStore()
+    await store.append("s-1", b"")
+    await store.append("s-1", b"one")
+    assert await store.replay_after(bad_id) is None

@@ -3,9 +3,20 @@ parse errors and batches (2025-11-25 basic/transports; wire cases H3-H6)."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
-from http_helpers import BOTH, LATEST, body_of, headers, initialize, mcp_http, request
+from http_helpers import (
+    BOTH,
+    LATEST,
+    body_of,
+    headers,
+    initialize,
+    mcp_http,
+    request,
+    sse_messages,
+)
 
+from mcpkit.server import Context, Server
 from mcpkit.server.http.media import is_json_content_type, negotiate
 from mcpkit.server.http.security import OriginGuard
 
@@ -216,6 +227,9 @@ def test_host_and_origin_patterns() -> None:
     origins = OriginGuard(allowed_origins=["http://localhost:*"])
     assert origins.check(scope, "localhost", "http://localhost:5173") is None
     assert origins.check(scope, "localhost", "http://localhost.evil:5173") is not None
+    # a port is ASCII digits only ("²" and "٣" pass str.isdigit())
+    assert origins.check(scope, "localhost", "http://localhost:\u00b2") is not None
+    assert guard.check(scope, "api.test:\u0663", None) is not None
 
 
 # -- H5: MCP-Protocol-Version -----------------------------------------------------------------
@@ -285,3 +299,35 @@ async def test_batch_is_accepted_on_a_2025_03_26_session() -> None:
         assert replies[3]["error"]["code"] == -32600
         r = await client.post(url, json=[], headers=headers(sid))
         assert r.status_code == 400
+
+
+@pytest.mark.parametrize("response_mode", ["auto", "sse"])
+async def test_a_batch_member_that_streams_late_does_not_lose_an_earlier_answer(
+    response_mode: str,
+) -> None:
+    # Regression: the first member answered at once (held for a JSON body), the second
+    # then logged and opened the stream, and the held answer was never sent.
+    server = Server("batch")
+
+    @server.tool()
+    async def fast() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "fast"
+
+    @server.tool()
+    async def late(ctx: Context) -> str:  # pyright: ignore[reportUnusedFunction]
+        await anyio.sleep(0.05)
+        await ctx.info("working")
+        return "late"
+
+    async with mcp_http(server, response_mode=response_mode) as (client, url, _):
+        sid = await initialize(client, url, version="2025-03-26")
+        batch = [
+            request(3, "tools/call", {"name": "fast", "arguments": {}}),
+            request(4, "tools/call", {"name": "late", "arguments": {}}),
+        ]
+        r = await client.post(url, json=batch, headers=headers(sid))
+        assert r.headers["content-type"].startswith("text/event-stream")
+        messages = sse_messages(r.text)
+        answers = {m["id"]: m["result"]["content"][0]["text"] for m in messages if "id" in m}
+        assert answers == {3: "fast", 4: "late"}
+        assert [m.get("method") for m in messages if "id" not in m] == ["notifications/message"]

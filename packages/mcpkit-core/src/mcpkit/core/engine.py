@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import anyio
@@ -176,11 +176,13 @@ class MessageHandler(Protocol):
 
 
 class _Slot:
-    __slots__ = ("cancelled", "scope")
+    __slots__ = ("cancelled", "scope", "sending")
 
     def __init__(self, scope: anyio.CancelScope) -> None:
         self.scope = scope
         self.cancelled = False
+        self.sending = False
+        """The handler is done and the response is being written (outside ``scope``)."""
 
 
 class Inflight:
@@ -311,6 +313,7 @@ async def run_request(
             return None
         # Still in flight until answered, so that draining at end of input waits for
         # the response to be written, not just computed.
+        slot.sending = True
         return msg if await send_reply(send, msg) else None
     finally:
         inflight._release(rid, slot)  # pyright: ignore[reportPrivateUsage]
@@ -466,7 +469,7 @@ class Connection:
         """Seconds in-flight requests may still finish after the stream ends."""
         self._tg: anyio.abc.TaskGroup | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: dict[asyncio.Task[Any], _Slot] = {}
 
     async def send(self, message: JSON | list[JSON]) -> None:
         await self.stream.send(message)
@@ -537,42 +540,37 @@ class Connection:
         if not isinstance(admitted, _Slot):
             return admitted
         request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
-        self._start(
-            tg,
-            run_request,
-            self.inflight,
-            request,
-            self.handler.handle_request,
-            self.stream.send,
-            admitted,
-        )
+        args = (self.inflight, request, self.handler.handle_request, self.stream.send, admitted)
+        loop = self._loop
+        if loop is None:  # rule 8: another backend, the group's task
+            tg.start_soon(run_request, *args)
+            return None
+        task = loop.create_task(run_request(*args))
+        self._tasks[task] = admitted
+        task.add_done_callback(self._task_done)
         return None
 
-    def _start(
-        self, tg: anyio.abc.TaskGroup, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any
-    ) -> None:
-        """Rule 8: a task of its own, from the loop on asyncio, else from the group."""
-        loop = self._loop
-        if loop is None:
-            tg.start_soon(func, *args)
-            return
-        task = loop.create_task(func(*args))
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
     def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
+        self._tasks.pop(task, None)
         if not task.cancelled() and task.exception() is not None:
             logger.error("a request task failed", exc_info=task.exception())
 
     async def _stop_tasks(self) -> None:
-        """Rule 8: cancel the requests still running and wait until they have stopped."""
+        """Rule 8: cancel the requests still running and wait until they have stopped.
+
+        A handler is cancelled through its anyio scope (so its shielded cleanup runs);
+        a task already writing its response, which a task group would also cancel, is
+        cancelled directly: a peer that stopped reading must not keep the connection up.
+        """
         if not self._tasks:
             return
         self.inflight.cancel_all()
         with anyio.CancelScope(shield=True):
             while self._tasks:
-                await asyncio.wait(list(self._tasks))
+                for task, slot in list(self._tasks.items()):
+                    if slot.sending:
+                        task.cancel()
+                await asyncio.wait(list(self._tasks), timeout=0.05)
 
     async def _dispatch(
         self, item: Any, tg: anyio.abc.TaskGroup, c: Classified | None = None

@@ -105,13 +105,15 @@ class InMemoryEventStore:
 
     async def replay_after(self, event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
         stream_id, slash, seq_text = event_id.rpartition("/")
-        if not slash or not seq_text.isdigit():
-            return None
+        if not slash or not (seq_text.isascii() and seq_text.isdigit()):
+            return None  # not an id of ours ("²".isdigit() is True, int("²") fails)
         stream = self._streams.get(stream_id)
         if stream is None:
             return None
         seq = int(seq_text)
         first = stream.first_seq
+        if seq >= first + len(stream.payloads):
+            return None  # never issued: unknown (rule 2)
         if stream.payloads and seq < first - 1:
             return None  # events after it were already dropped: cannot resume faithfully
         return stream_id, [

@@ -38,7 +38,7 @@ def _split_host(value: str) -> tuple[str, str | None]:
         host, rest = value[: end + 1], value[end + 1 :]
         return host, rest[1:] if rest.startswith(":") else None
     host, colon, port = value.rpartition(":")
-    if not colon or not port.isdigit():
+    if not colon or not (port.isascii() and port.isdigit()):
         return value, None
     return host, port
 
@@ -115,6 +115,7 @@ class OriginGuard:
                 if (
                     pat.endswith(":*")
                     and value.startswith(pat[:-1])
+                    and value[len(pat) - 1 :].isascii()
                     and value[len(pat) - 1 :].isdigit()
                 ):
                     return True

@@ -11,7 +11,9 @@ Rules:
    JSON unless the handler sends something before its result (then SSE from that
    message on), ``"json"`` always answers JSON, ``"sse"`` opens the stream at once. A
    stream's headers (and priming event) go out together with whatever is written
-   before the event loop turns (:mod:`.sse` rule 4).
+   before the event loop turns (:mod:`.sse` rule 4). In a batch (2025-03-26), answers
+   held for a JSON body when another member opens the stream are sent on it first:
+   every request of the POST gets its response.
 2. Every message passes the server's send-side middleware (``outgoing``) before it is
    serialised, once.
 3. Notifications and server-to-client requests belonging to a request travel on that
@@ -215,6 +217,11 @@ class Exchange:
             self.live = LiveStream(self._session.new_stream_id(), self._store, self.sink)
             self._session.streams[self.live.id] = self.live
             await self.live.write(b"")
+        # A batch whose earlier members already answered (held for a JSON body): those
+        # answers now travel on the stream, first (rule 1).
+        answered, self._wants = self._wants, []
+        for message in answered:
+            await self._write(message)
 
     async def _emit(self, message: JSON) -> None:
         if self.outgoing is not None:
@@ -222,6 +229,10 @@ class Exchange:
             if passed is None:
                 return
             message = passed
+        await self._write(message)
+
+    async def _write(self, message: JSON) -> None:
+        """One message that already passed the send-side middleware, on the stream."""
         payload = dumps(message)
         if self.live is not None:
             await self.live.write(payload)

@@ -108,7 +108,7 @@ class RedisTaskStore(ChangeFeed):
             return [], None
         after = "-inf"
         if cursor is not None:
-            if not cursor.isdigit():
+            if not (cursor.isascii() and cursor.isdigit()):
                 raise ValueError(f"cursor {cursor!r} is not one this server issued")
             after = f"({cursor}"
         okey = self._owner_key(owner)

@@ -283,10 +283,9 @@ class InMemoryTaskStore(ChangeFeed):
         self.sweep()
         after = 0
         if cursor is not None:
-            try:
-                after = int(cursor)
-            except ValueError:
-                raise ValueError(f"cursor {cursor!r} is not one this server issued") from None
+            if not (cursor.isascii() and cursor.isdigit()):  # int() takes " 7", "٣", "+7"
+                raise ValueError(f"cursor {cursor!r} is not one this server issued")
+            after = int(cursor)
         items: list[TaskRecord] = []
         more = False
         for task_id in self._by_owner.get(owner, {}):
