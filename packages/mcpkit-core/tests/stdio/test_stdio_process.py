@@ -157,6 +157,21 @@ async def test_server_exits_cleanly_when_the_client_vanishes_mid_request() -> No
     assert b"Traceback" not in proc.stderr
 
 
+async def test_server_exits_when_the_client_closes_stdin_but_never_reads_stdout() -> None:
+    # Regression: a reply larger than the pipe's buffer blocked on a client that did not
+    # read; at end of input the blocked reply was never cancelled and closing stdout
+    # waited for the client to drain it, so the server never exited.
+    text = "y" * (2 * 1024 * 1024)
+    async with spawn(RUN_FIXTURE) as proc:
+        await proc.initialize()
+        await proc.send(tool_call(1, "echo", {"text": text}))
+        await anyio.sleep(0.5)  # the echo is written into a pipe nobody reads
+        await proc.close_stdin()
+        code = await proc.wait_exit(timeout_s=30)
+    assert code == 0
+    assert b"Traceback" not in proc.stderr
+
+
 # -- line sizes --------------------------------------------------------------------------------
 
 

@@ -26,6 +26,9 @@ Rules:
    ``asyncio.StreamReader``/``StreamWriter`` (no intermediate buffer copy per read,
    no coroutine per write); the reader pauses the pipe while more than
    :data:`_READ_BUFFER` bytes wait unread, so memory stays bounded.
+8. Closing never waits on the peer for long: what is still buffered gets
+   :data:`CLOSE_FLUSH_S` seconds to be read, then it is dropped, so a server whose
+   client closed stdin but stopped reading stdout still exits.
 """
 
 from __future__ import annotations
@@ -178,6 +181,8 @@ class NDJSONStream:
 
 _READ_BUFFER = 4 * _CHUNK
 """Unread bytes above which the pipe reader pauses (rule 7)."""
+CLOSE_FLUSH_S = 2.0
+"""Seconds closing waits for a peer to read what is still buffered (rule 8)."""
 
 
 class _PipeReader(asyncio.Protocol):
@@ -297,12 +302,17 @@ class _PipeWriter(asyncio.Protocol):
             await self.drain()
 
     async def aclose(self) -> None:
+        """Rule 8: flush what is buffered for at most :data:`CLOSE_FLUSH_S` seconds,
+        then close; a peer that stopped reading gets the rest dropped (abort)."""
         transport = self._transport
         if transport is not None and not transport.is_closing():
-            with contextlib.suppress(Exception):
-                if self._paused:
+            if self._paused:
+                with anyio.move_on_after(CLOSE_FLUSH_S), contextlib.suppress(Exception):
                     await self.drain()
-            transport.close()
+            if self._paused:
+                transport.abort()
+            else:
+                transport.close()
 
 
 class _ThreadReader:
