@@ -120,8 +120,11 @@ def _opens_at_most(raw: bytes | bytearray | str, limit: int) -> bool:
     """Whether ``raw`` holds at most ``limit`` opening brackets. Stops counting past the
     limit, and ``find`` skips the text between brackets far faster than ``count`` walks
     it, so a long string costs a scan, not a count per byte (rule 2)."""
+    brackets = ("[", "{") if isinstance(raw, str) else (b"[", b"{")
+    if len(raw) < 4096:  # short: two counts beat a find per bracket
+        return raw.count(brackets[0]) + raw.count(brackets[1]) <= limit  # pyright: ignore[reportArgumentType]
     n = 0
-    for bracket in ("[", "{") if isinstance(raw, str) else (b"[", b"{"):
+    for bracket in brackets:
         at = raw.find(bracket)  # pyright: ignore[reportArgumentType]
         while at >= 0:
             n += 1
@@ -137,17 +140,7 @@ def check_depth(value: Any, max_depth: int, raw: bytes | bytearray | str | None 
     ``raw`` is the text it was parsed from, if any: with fewer opening brackets than
     ``max_depth`` there the walk is skipped (rule 2).
     """
-    if raw is not None:
-        size = len(raw)
-        if size <= 2 * max_depth:
-            return
-        if size < 4096:  # short: two counts beat a find per bracket
-            if isinstance(raw, str):
-                if raw.count("[") + raw.count("{") <= max_depth:
-                    return
-            elif raw.count(b"[") + raw.count(b"{") <= max_depth:
-                return
-        elif _opens_at_most(raw, max_depth):
-            return
+    if raw is not None and (len(raw) <= 2 * max_depth or _opens_at_most(raw, max_depth)):
+        return
     if (type(value) is dict or type(value) is list) and _depth_exceeds(value, max_depth):
         raise DepthError(f"nesting depth exceeds the limit of {max_depth} (Limits.max_depth)")

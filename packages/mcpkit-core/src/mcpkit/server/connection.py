@@ -25,11 +25,10 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import anyio.abc
 
-from mcpkit.core import meta as M
 from mcpkit.core.engine import Connection, InboundRequest, MessageStream
 from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.versions import BATCH_VERSIONS
-from mcpkit.server.frontend import handle_legacy, handle_modern
+from mcpkit.server.frontend import handle_legacy, handle_modern, looks_modern
 from mcpkit.server.lifecycle import LegacySession
 
 if TYPE_CHECKING:
@@ -84,11 +83,8 @@ class ServerConnection:
 
     async def handle_request(self, request: InboundRequest) -> JSON:
         params = request.params
-        meta: Any = params.get("_meta") if params else None
-        if (  # frontend.looks_modern(params), inlined on the per-request path
-            type(meta) is dict
-            and (M.PROTOCOL_VERSION in meta or M.CLIENT_CAPABILITIES in meta)
-            and not (request.method == "initialize" and "protocolVersion" in (params or ()))
+        if looks_modern(params) and not (
+            request.method == "initialize" and "protocolVersion" in (params or ())
         ):
             return await handle_modern(self.server, request, principal=self.principal)
         result = await handle_legacy(self.server, request, self.session, principal=self.principal)

@@ -28,7 +28,7 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.core import meta as M
 from mcpkit.core.engine import InboundRequest
@@ -130,29 +130,21 @@ async def handle_legacy(
         ctx.close()
 
 
-_PROTOCOL_VERSION: Final = M.PROTOCOL_VERSION
-_CLIENT_CAPABILITIES: Final = M.CLIENT_CAPABILITIES
-_CLIENT_INFO: Final = M.CLIENT_INFO
-_LOG_LEVEL: Final = M.LOG_LEVEL
-_SERVER_INFO: Final = M.SERVER_INFO
-_MODERN: Final = frozenset(MODERN_VERSIONS)
-
-
 def read_envelope(params: JSON | None) -> Envelope:
     """Rule 2: the request's ``_meta`` envelope; raises -32602 or -32022. Transports
     may call it first (to order their own header checks) and pass the result on."""
     found: Any = params.get("_meta") if params else None
     if type(found) is dict:  # the common, well-formed envelope without a log level
         meta: JSON = found  # pyright: ignore[reportUnknownVariableType]
-        version: Any = meta.get(_PROTOCOL_VERSION)
-        caps: Any = meta.get(_CLIENT_CAPABILITIES)
+        version: Any = meta.get(M.PROTOCOL_VERSION)
+        caps: Any = meta.get(M.CLIENT_CAPABILITIES)
         if (
             type(version) is str
-            and version in _MODERN
+            and version in MODERN_VERSIONS
             and type(caps) is dict
-            and _LOG_LEVEL not in meta
+            and M.LOG_LEVEL not in meta
         ):
-            info: Any = meta.get(_CLIENT_INFO)
+            info: Any = meta.get(M.CLIENT_INFO)
             return version, caps, info if type(info) is dict else None, None  # pyright: ignore[reportUnknownVariableType]
     return _checked_envelope(params)
 
@@ -249,9 +241,9 @@ async def handle_modern(
         result["resultType"] = "complete"
     meta = result.get("_meta")
     if meta is None or not isinstance(meta, dict):
-        result["_meta"] = {_SERVER_INFO: server.info}
-    elif _SERVER_INFO not in meta:
-        result["_meta"] = {**meta, _SERVER_INFO: server.info}  # pyright: ignore
+        result["_meta"] = {M.SERVER_INFO: server.info}
+    elif M.SERVER_INFO not in meta:
+        result["_meta"] = {**meta, M.SERVER_INFO: server.info}  # pyright: ignore
     return result
 
 
