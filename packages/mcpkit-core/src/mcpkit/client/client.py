@@ -69,6 +69,7 @@ from mcpkit.core.extensions import (
     Extension,
     ExtensionProvider,
     as_extension,
+    extension_from_entry,
     peer_supports_extension,
 )
 from mcpkit.core.jsonrpc import HEADER_MISMATCH, JSONRPCError, RequestId
@@ -302,6 +303,18 @@ class Client:
     def server_supports_extension(self, extension_id: str) -> bool:
         """Whether the server's capabilities list ``extension_id`` (SEP-2133)."""
         return peer_supports_extension(self.server.capabilities, extension_id)
+
+    def server_extension(self, extension_id: str) -> Extension | None:
+        """The server's ``capabilities.extensions`` entry for ``extension_id`` as an
+        :class:`~mcpkit.core.Extension` (None when not advertised): ``config`` is its
+        settings object, ``spec_version``/``stability`` come from the entry's
+        ``_meta["io.mcpkit/extension"]`` (``""`` and ``Stability.UNSPECIFIED`` when the
+        server did not say; :mod:`mcpkit.core.extensions` rule 5). Read from
+        ``initialize`` (handshake era) or ``server/discover`` (2026-07-28)."""
+        exts: Any = self.server.capabilities.get("extensions")
+        if not isinstance(exts, Mapping) or extension_id not in exts:
+            return None
+        return extension_from_entry(extension_id, exts[extension_id])
 
     # -- extension surfaces --------------------------------------------------------------
     def add_send_middleware(self, middleware: SendMiddleware) -> None:

@@ -147,7 +147,7 @@ class ClientSession:
     def capabilities(self) -> JSON:
         caps = self.handlers.capabilities()
         if self.extensions:
-            caps["extensions"] = advertised_extensions(self.extensions)
+            caps["extensions"] = advertised_extensions(self.extensions, meta=False)
         return caps
 
     def envelope(self, params: JSON | None, version: str | None = None) -> JSON:

@@ -15,6 +15,9 @@ Rules:
    :meth:`Server.add_send_middleware` (``_meta`` fields and everything else).
 4. Middleware is ordered; the first registered is outermost, on both sides.
 5. Registering a name twice replaces the earlier entry (and publishes list_changed).
+6. :meth:`Server.add_list_filter` decides per request which tools, prompts, resources
+   and templates a caller sees; a hidden item is unknown to that caller
+   (:mod:`mcpkit.server.visibility`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
 from mcpkit.core.limits import Limits
-from mcpkit.core.versions import SUPPORTED_VERSIONS, Era
+from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
 from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
 from mcpkit.server.methods import BUILTIN_METHODS
@@ -35,6 +38,7 @@ from mcpkit.server.mrtr import RequestStateSealer
 from mcpkit.server.prompts import Prompt
 from mcpkit.server.resources import Resource, ResourceTemplate
 from mcpkit.server.tools import Tool
+from mcpkit.server.visibility import ListFilter, Visibility
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -155,6 +159,8 @@ class Server:
         self._capabilities: dict[str, Callable[[Era], Any]] = {}
         self._listen_filters: dict[str, ListenFilter] = {}
         self._session_filters: list[Callable[[LegacySession, Change], bool]] = []
+        self.visibility = Visibility()
+        """The list filters (:meth:`add_list_filter`) and the lookups that honour them."""
         for method, (handler, eras, input_capable, name_param) in BUILTIN_METHODS.items():
             self.add_method(
                 method, handler, eras=eras, input_capable=input_capable, name_param=name_param
@@ -327,12 +333,23 @@ class Server:
         returns ``(honoured value, accepts(change))`` or None to decline it."""
         self._listen_filters[field] = build
 
+    def add_list_filter(self, visible: ListFilter) -> None:
+        """Decide per request what a caller sees: ``visible(ctx, kind, definition) ->
+        bool`` with ``kind`` one of ``"tools"``, ``"prompts"``, ``"resources"``,
+        ``"resourceTemplates"``. Items some filter refuses are left out of the
+        ``*/list`` results (before paging, so pages stay full) and are unknown to that
+        caller in ``tools/call``, ``prompts/get``, ``resources/read`` and
+        ``completion/complete``. Both eras; see :mod:`mcpkit.server.visibility`."""
+        self.visibility.filters.append(visible)
+
     def add_session_filter(self, accepts: Callable[[LegacySession, Change], bool]) -> None:
         """Let handshake-era sessions receive extension changes that ``accepts`` admits."""
         self._session_filters.append(accepts)
 
     # -- used by the front-end and transports ------------------------------------------
-    def capabilities(self, era: Era) -> JSON:
+    def capabilities(self, era: Era, protocol_version: str | None = None) -> JSON:
+        """The capabilities answered on ``era`` (rule 1); ``protocol_version`` (default:
+        the era's newest) selects the extensions served on it (``Extension.serves``)."""
         caps: JSON = {}
         if era == "legacy":
             caps["logging"] = {}
@@ -351,13 +368,17 @@ class Server:
             if value is not None:
                 caps[name] = value
         if self.extensions:
-            caps["extensions"] = advertised_extensions(self.extensions)
+            if protocol_version is None:
+                protocol_version = MODERN_VERSION if era == "modern" else LATEST_LEGACY_VERSION
+            advertised = advertised_extensions(self.extensions, protocol_version)
+            if advertised:
+                caps["extensions"] = advertised
         return caps
 
     def initialize_result(self, version: str) -> JSON:
         result: JSON = {
             "protocolVersion": version,
-            "capabilities": self.capabilities("legacy"),
+            "capabilities": self.capabilities("legacy", version),
             "serverInfo": self.info,
         }
         if self.instructions:

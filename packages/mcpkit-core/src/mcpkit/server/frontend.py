@@ -23,6 +23,8 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
    used so far. Anywhere else ``InputRequired`` is an internal error.
 7. Handshake era: ``ping`` is always answered; ``initialize`` goes to the session; any
    other request before the session is initialized is -32600.
+8. Both eras: a request whose principal has no stable identity is -32603 before anything
+   runs (:mod:`mcpkit.server.identity`); state is keyed by :func:`principal_key` only.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from mcpkit.core.jsonrpc import (
 from mcpkit.core.shapes import as_object, as_str
 from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from mcpkit.server.context import LOG_LEVELS, Context
+from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import InputRequired, request_digest
 from mcpkit.server.resources import ResourceNotFoundError
 
@@ -73,14 +76,6 @@ def looks_modern(params: JSON | None) -> bool:
     return isinstance(meta, dict) and (M.PROTOCOL_VERSION in meta or M.CLIENT_CAPABILITIES in meta)
 
 
-def principal_key(principal: Any) -> str | None:
-    """A stable string for binding state to a principal (None when anonymous)."""
-    if principal is None:
-        return None
-    key = getattr(principal, "subject", None) or getattr(principal, "id", None)
-    return str(key if key is not None else principal)
-
-
 def _method_not_found(method: str) -> JSONRPCError:
     return JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
@@ -95,6 +90,9 @@ async def handle_legacy(
 ) -> JSON:
     """Serve a handshake-era request within ``session`` (rule 7)."""
     method = request.method
+    caller = principal if principal is not None else session.principal
+    if caller is not None:
+        principal_key(caller)  # rule 8: raises -32603 without a stable identity
     if method == "initialize":
         return session.initialize(request.params)
     if method == "ping":
@@ -118,7 +116,7 @@ async def handle_legacy(
         channel=request.channel,
         session=session,
         log_level=session.log_level,
-        principal=principal if principal is not None else session.principal,
+        principal=caller,
         transport=transport,
     )
     try:
@@ -197,13 +195,14 @@ async def handle_modern(
     :func:`read_envelope` when the transport already read it."""
     method = request.method
     params = request.params
+    pkey = principal_key(principal) if principal is not None else None  # rule 8
     version, caps, info, level = envelope if envelope is not None else read_envelope(params)
     spec = server.methods["modern"].get(method)
     if spec is None:
         raise _method_not_found(method)
     answers: JSON | None = None
     if spec.input_capable and params and ("requestState" in params or "inputResponses" in params):
-        answers = _collect_answers(server, method, params, principal_key(principal))
+        answers = _collect_answers(server, method, params, pkey)
     ctx = Context(
         server,
         request_id=request.id,
@@ -230,7 +229,7 @@ async def handle_modern(
         result["requestState"] = server.sealer.seal(
             method=method,
             digest=request_digest(method, params),
-            principal=principal_key(principal),
+            principal=pkey,
             answers=used,
         )
     except ResourceNotFoundError as exc:

@@ -23,6 +23,9 @@ Rules:
    end at once (``on_close`` callbacks run, standalone GET streams end), running
    requests get ``shutdown_grace_s`` seconds, then are cancelled; every response is
    completed.
+5. Every request's principal (``principal_from_scope``) is checked before its body is
+   read: one without a stable identity (:mod:`mcpkit.server.identity`) is refused with
+   500 and a JSON-RPC -32603 body, on POST, GET and DELETE alike (issue 11 §1).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from starlette.datastructures import Headers
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
 from mcpkit.core.versions import MODERN_VERSION
-from mcpkit.server.frontend import looks_modern, principal_key
+from mcpkit.server.frontend import looks_modern
+from mcpkit.server.identity import UnidentifiedPrincipal, principal_key
 from mcpkit.server.http import legacy, modern
 from mcpkit.server.http.events import EventStore, InMemoryEventStore
 from mcpkit.server.http.headers import NAME_FIELDS, RequestHeaders, param_annotations, read_headers
@@ -295,6 +299,9 @@ class StreamableHTTP:
                 "text/event-stream",
             )
             return
+        ok, principal = await self.caller(scope, send)
+        if not ok:
+            return
         body = await _read_body(receive, self.max_body_bytes)
         if body is None:
             await send_error(
@@ -309,7 +316,6 @@ class StreamableHTTP:
         except ValueError as exc:
             await send_error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
             return
-        principal = self.principal_from_scope(scope)
         if self._is_modern(h, message):
             await modern.serve_post(self, scope, receive, send, h, acc, message, principal)
         else:
@@ -332,7 +338,20 @@ class StreamableHTTP:
 
     # -- shared helpers ----------------------------------------------------------------
     def principal_key(self, principal: Any) -> str | None:
+        """The principal's stable key (:func:`mcpkit.server.identity.principal_key`)."""
         return principal_key(principal)
+
+    async def caller(self, scope: Scope, send: Send) -> tuple[bool, Any]:
+        """Rule 5: ``(True, principal)``, or ``(False, None)`` once a principal without a
+        stable identity has been answered with 500 / -32603."""
+        principal = self.principal_from_scope(scope)
+        if principal is not None:
+            try:
+                principal_key(principal)
+            except UnidentifiedPrincipal as exc:
+                await send_error(send, 500, exc.code, exc.message)
+                return False, None
+        return True, principal
 
     def tool_param_annotations(self, name: Any) -> list[tuple[str, tuple[str, ...]]]:
         """Cached ``x-mcp-header`` annotations of a tool (empty for unknown tools)."""

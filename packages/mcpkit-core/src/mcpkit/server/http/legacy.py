@@ -393,7 +393,9 @@ async def serve_get(
     if (why := _version_error(h)) is not None:
         await send_error(send, 400, INVALID_REQUEST, why)
         return
-    principal = ep.principal_from_scope(scope)
+    ok, principal = await ep.caller(scope, send)
+    if not ok:
+        return
     ok, session = await _session(ep, send, h, principal, required=True)
     if not ok or session is None:
         return
@@ -541,7 +543,9 @@ async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestH
             headers=[(b"allow", ep.allow().encode())],
         )
         return
-    principal = ep.principal_from_scope(scope)
+    ok, principal = await ep.caller(scope, send)
+    if not ok:
+        return
     ok, session = await _session(ep, send, h, principal, required=True)
     if not ok or session is None:
         return

@@ -4,7 +4,9 @@ Sources: ``extensions/tasks`` (``tasks.md`` + ``schema.json``), SEP-2663.
 
 Rules:
 1. The extension is advertised as ``capabilities.extensions["io.modelcontextprotocol/
-   tasks"] = {}`` (no settings are defined) and never as ``capabilities.tasks``.
+   tasks"]`` (no settings are defined; only core's ``_meta["io.mcpkit/extension"]``) and
+   never as ``capabilities.tasks``; on 2026-07-28 only (``Extension.protocol_versions``),
+   so a handshake-era session, for which ``tasks/update`` is -32601, never sees it.
 2. Task creation is server-directed and per request: a ``tools/call`` of a tool with
    ``taskSupport`` ``required`` or ``optional`` becomes a task only when *that request*
    declares the extension in ``_meta["io.modelcontextprotocol/clientCapabilities"]``.
@@ -43,6 +45,7 @@ from mcpkit.core.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILI
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
 from mcpkit.ext.tasks.runtime import parse_change_key
+from mcpkit.ext.tasks.support import client_supports
 from mcpkit.server.frontend import principal_key
 from mcpkit.server.hub import Change
 
@@ -84,7 +87,7 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
     support = runtime.support(tool)
     if support == "forbidden":
         return await call_next(ctx)
-    if not ctx.client_supports_extension(EXTENSION_ID):
+    if not client_supports(ctx):
         if support == "required":
             raise missing_extension(f"tools/call: tool {tool.name!r} runs only as a task, so it")
         return await call_next(ctx)
@@ -102,7 +105,7 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
 
 
 async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
-    if not ctx.client_supports_extension(EXTENSION_ID):
+    if not client_supports(ctx):
         raise missing_extension(ctx.method)
     task_id = ctx.params.get("taskId")
     if not isinstance(task_id, str):
@@ -122,7 +125,7 @@ async def tasks_get(runtime: Tasks, ctx: Context) -> JSON:
 
 
 async def tasks_update(runtime: Tasks, ctx: Context) -> JSON:
-    if not ctx.client_supports_extension(EXTENSION_ID):
+    if not client_supports(ctx):
         raise missing_extension(ctx.method)
     responses = ctx.params.get("inputResponses")
     if not isinstance(responses, dict) or not all(
@@ -150,7 +153,7 @@ def listen_filter(
     runtime: Tasks, ctx: Context, value: Any
 ) -> tuple[Any, Callable[[Change], bool]] | None:
     """The ``taskIds`` field of ``subscriptions/listen`` (rule 7)."""
-    if not ctx.client_supports_extension(EXTENSION_ID):
+    if not client_supports(ctx):
         raise missing_extension("subscriptions/listen with notifications.taskIds")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
         raise JSONRPCError(

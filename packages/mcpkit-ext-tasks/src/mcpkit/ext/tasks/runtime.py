@@ -48,6 +48,7 @@ import anyio.lowlevel
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
+from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
 from mcpkit.ext.tasks.model import EXTENSION_ID, RELATED_TASK, TaskRecord, obj
 from mcpkit.ext.tasks.store import InMemoryTaskStore, TaskStore, TaskStoreFull
@@ -196,8 +197,16 @@ class Tasks:
         self._groups: list[anyio.abc.TaskGroup] = []
 
     def extension(self) -> Extension:
-        """The ``capabilities.extensions`` entry: ``{}`` (no settings are defined)."""
-        return Extension(EXTENSION_ID, spec_version="2026-07-28", stability=Stability.EXPERIMENTAL)
+        """The ``capabilities.extensions`` entry: ``{}`` (SEP-2663 defines no settings),
+        advertised on 2026-07-28 only: handshake-era sessions get the 2025-11-25
+        ``capabilities.tasks`` instead (:mod:`.legacy`), and ``tasks/update`` does not
+        exist for them."""
+        return Extension(
+            EXTENSION_ID,
+            spec_version="2026-07-28",
+            stability=Stability.EXPERIMENTAL,
+            protocol_versions=frozenset(MODERN_VERSIONS),
+        )
 
     # -- installation ---------------------------------------------------------------
     def install(self, server: Server) -> Tasks:
@@ -254,7 +263,8 @@ class Tasks:
         if ctx.method != "tools/call" or HANDLE_KEY in ctx.state:
             return await call_next(ctx)
         name = ctx.params.get("name")
-        tool = self.server.tools.get(name) if self.server and isinstance(name, str) else None
+        # a tool a list filter hides from this caller is unknown to it (core answers that)
+        tool = self.server.visibility.tool(ctx, name) if self.server else None
         if tool is None:
             return await call_next(ctx)
         if ctx.era == "modern" and self.modern:
