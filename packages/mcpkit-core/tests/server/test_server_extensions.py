@@ -304,7 +304,9 @@ async def test_the_client_reads_spec_version_and_stability_back_on_both_eras(era
         "ext",
         extensions=[
             Extension("com.example/search", "2026-01-15", Stability.EXPERIMENTAL, {"max": 5}),
-            Extension("com.example/old", stability=Stability.DEPRECATED, config={"_meta": own_meta}),
+            Extension(
+                "com.example/old", stability=Stability.DEPRECATED, config={"_meta": own_meta}
+            ),
         ],
     )
     async with Client(server, mode=era) as client:
@@ -313,7 +315,9 @@ async def test_the_client_reads_spec_version_and_stability_back_on_both_eras(era
         old = client.server_extension("com.example/old")
         wire = client.server_capabilities["extensions"]
         assert client.server_extension("com.example/absent") is None
-    assert search == Extension("com.example/search", "2026-01-15", Stability.EXPERIMENTAL, {"max": 5})
+    assert search == Extension(
+        "com.example/search", "2026-01-15", Stability.EXPERIMENTAL, {"max": 5}
+    )
     assert old is not None and old.stability is Stability.DEPRECATED and old.spec_version == ""
     assert dict(old.config) == {"_meta": own_meta}  # the extension's own _meta survives
     # SEP-2133: the settings object keeps its own schema; only _meta gains a prefixed key
