@@ -154,7 +154,7 @@ def test_keys_come_from_documented_fields_only() -> None:
     assert principal_key(WithIdentity("alice")) == "sub-42"  # identity before username
 
     class Own:
-        def __init__(self, subject: Any = None, id: Any = None) -> None:  # noqa: A002
+        def __init__(self, subject: Any = None, id: Any = None) -> None:
             self.subject, self.id = subject, id
 
     assert principal_key(Own(subject="s-1", id=7)) == "s-1"
@@ -184,7 +184,8 @@ async def test_a_user_keeps_its_session_and_no_other_user_sees_it() -> None:
             json=request(3, "resources/subscribe", {"uri": "mem://note"}),
             headers=legacy_headers(sid, "alice"),
         )
-        assert r.status_code == 200 and "error" not in body_of(r)
+        assert r.status_code == 200
+        assert "error" not in body_of(r)
         for intruder in ("bob", "Alice", "alice2"):
             h = legacy_headers(sid, intruder)
             r = await client.post(url, json=request(4, "tools/list"), headers=h)
@@ -269,14 +270,16 @@ async def test_a_user_without_stable_identity_is_refused_on_every_method(
             assert r.status_code == 500, r.text
             assert r.headers["content-type"].startswith("application/json")
             body = r.json()
-            assert body["jsonrpc"] == "2.0" and body["error"]["code"] == INTERNAL_ERROR
+            assert body["jsonrpc"] == "2.0"
+            assert body["error"]["code"] == INTERNAL_ERROR
             assert "Someone" not in r.text  # display_name is never an identity
         r = await client.post(
             url, json=request(4, "tools/list"), headers=legacy_headers(sid, "alice")
         )
         assert r.status_code == 200  # alice's session was not touched
     logged = [rec.getMessage() for rec in caplog.records if rec.name == "mcpkit.server"]
-    assert logged and all("test_http_identity.Faceless" in line for line in logged)
+    assert logged
+    assert all("test_http_identity.Faceless" in line for line in logged)
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -296,7 +299,8 @@ async def test_a_list_filter_sees_the_starlette_user(era: str) -> None:
                     headers={**modern_headers("tools/list"), **as_user(who)},
                 )
             names[who] = [t["name"] for t in body_of(r)["result"]["tools"]]
-    assert "alices_tool" in names["alice"] and "alices_tool" not in names["bob"]
+    assert "alices_tool" in names["alice"]
+    assert "alices_tool" not in names["bob"]
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])

@@ -14,8 +14,8 @@ from peer import connect
 from mcpkit.client import Client
 from mcpkit.core import Extension, ExtensionProvider, JSONRPCError, Stability
 from mcpkit.core.extensions import as_extension, extension_from_entry
-from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.core.jsonrpc import INVALID_PARAMS
+from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
@@ -318,7 +318,9 @@ async def test_the_client_reads_spec_version_and_stability_back_on_both_eras(era
     assert search == Extension(
         "com.example/search", "2026-01-15", Stability.EXPERIMENTAL, {"max": 5}
     )
-    assert old is not None and old.stability is Stability.DEPRECATED and old.spec_version == ""
+    assert old is not None
+    assert old.stability is Stability.DEPRECATED
+    assert old.spec_version == ""
     assert dict(old.config) == {"_meta": own_meta}  # the extension's own _meta survives
     # SEP-2133: the settings object keeps its own schema; only _meta gains a prefixed key
     assert set(wire["com.example/search"]) == {"max", "_meta"}
@@ -330,12 +332,14 @@ async def test_the_client_reads_spec_version_and_stability_back_on_both_eras(era
 
 def test_entries_from_servers_that_send_no_metadata_read_as_unspecified() -> None:
     plain = extension_from_entry("org.other/x", {"level": 2})
-    assert plain.spec_version == "" and plain.stability is Stability.UNSPECIFIED
+    assert plain.spec_version == ""
+    assert plain.stability is Stability.UNSPECIFIED
     assert dict(plain.config) == {"level": 2}
     odd = extension_from_entry(
         "org.other/y", {"_meta": {"io.mcpkit/extension": {"specVersion": 3, "stability": "beta"}}}
     )
-    assert odd.spec_version == "" and odd.stability is Stability.UNSPECIFIED
+    assert odd.spec_version == ""
+    assert odd.stability is Stability.UNSPECIFIED
     assert dict(odd.config) == {}
     assert dict(extension_from_entry("org.other/z", True).config) == {}
     unsaid = Extension("com.example/u", stability=Stability.UNSPECIFIED)

@@ -13,8 +13,12 @@ from peer import connect
 
 from mcpkit.client import Client
 from mcpkit.client.memory import MemoryTransport
-from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY
-from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND_LEGACY,
+    JSONRPCError,
+)
 from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
@@ -130,13 +134,18 @@ async def test_a_hidden_item_is_unknown_to_that_caller(era: str) -> None:
             await anon.complete({"type": "ref/prompt", "name": "hidden_prompt"}, "x", "")
         visible = await anon.call_tool("t0", {})
     assert visible.content[0].text == "ran 0"  # type: ignore[union-attr]
-    assert tool.value.code == INVALID_PARAMS and "unknown tool 't1'" in tool.value.message
+    assert tool.value.code == INVALID_PARAMS
+    assert "unknown tool 't1'" in tool.value.message
     known = tool.value.message.split("known tools:")[1]
-    assert "t0" in known and "t1" not in known and "t3" not in known  # no names leak
-    assert prompt.value.code == INVALID_PARAMS and "unknown prompt" in prompt.value.message
+    assert "t0" in known
+    assert "t1" not in known
+    assert "t3" not in known
+    assert prompt.value.code == INVALID_PARAMS
+    assert "unknown prompt" in prompt.value.message
     assert "hidden_prompt" not in prompt.value.message.split("known prompts:")[1]
     not_found = RESOURCE_NOT_FOUND_LEGACY if era == "legacy" else INVALID_PARAMS
-    assert resource.value.code == not_found and template.value.code == not_found
+    assert resource.value.code == not_found
+    assert template.value.code == not_found
     assert completion.value.code == INVALID_PARAMS
     async with Client(MemoryTransport(server, principal=ROOT), mode=era) as root:
         done = await root.call_tool("t1", {})

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
@@ -63,6 +63,9 @@ class Stability(enum.Enum):
     """The peer did not say (read back from a server that sends no stability; rule 5)."""
 
 
+_BY_VALUE = {s.value: s for s in Stability}
+
+
 @dataclass(frozen=True, slots=True)
 class Extension:
     """One extension as advertised in ``capabilities.extensions``.
@@ -73,8 +76,8 @@ class Extension:
     - ``stability``: :class:`Stability`.
     - ``config``: the settings object the extension defines (a JSON object).
     - ``protocol_versions``: the MCP protocol versions it is served on, e.g.
-      ``mcpkit.core.versions.MODERN_VERSIONS``; None (default) means every version
-      (rule 6).
+      ``mcpkit.core.versions.MODERN_VERSIONS`` (stored as a ``frozenset``); None
+      (default) means every version (rule 6). A bare string is a ``TypeError``.
 
     ``spec_version`` and ``stability`` travel in ``config["_meta"]["io.mcpkit/extension"]``
     of the advertised entry (rule 5).
@@ -84,7 +87,7 @@ class Extension:
     spec_version: str = ""
     stability: Stability = Stability.STABLE
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    protocol_versions: frozenset[str] | None = None
+    protocol_versions: Collection[str] | None = None
 
     def __post_init__(self) -> None:
         if not _EXTENSION_ID.match(self.id):
@@ -172,11 +175,12 @@ def extension_from_entry(extension_id: str, entry: Any) -> Extension:
         else:
             del config["_meta"]
         if isinstance(about, Mapping):
-            version: Any = about.get("specVersion")
+            fields: Mapping[str, Any] = about  # pyright: ignore[reportUnknownVariableType]
+            version: Any = fields.get("specVersion")
             spec_version = version if isinstance(version, str) else ""
-            label: Any = about.get("stability")
-            known = {s.value: s for s in Stability if s is not Stability.UNSPECIFIED}
-            stability = known.get(label, Stability.UNSPECIFIED) if isinstance(label, str) else stability
+            label: Any = fields.get("stability")
+            if isinstance(label, str) and label != Stability.UNSPECIFIED.value:
+                stability = _BY_VALUE.get(label, Stability.UNSPECIFIED)
     return Extension(extension_id, spec_version, stability, config)
 
 

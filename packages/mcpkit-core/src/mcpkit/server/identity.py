@@ -100,7 +100,7 @@ def principal_key(principal: Any) -> str | None:
         key = _field(principal, name)
         if key is not None:
             return key
-    kind = type(principal)
+    kind: type[Any] = type(principal)  # pyright: ignore[reportUnknownVariableType]
     type_name = f"{kind.__module__}.{kind.__qualname__}"
     logger.error(
         "refusing a request: its principal of type %s has no stable identity (%s); "

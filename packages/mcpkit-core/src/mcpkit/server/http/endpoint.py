@@ -41,7 +41,6 @@ from starlette.datastructures import Headers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
 from mcpkit.core.versions import MODERN_VERSION
 from mcpkit.server.frontend import looks_modern
-from mcpkit.server.identity import UnidentifiedPrincipal, principal_key
 from mcpkit.server.http import legacy, modern
 from mcpkit.server.http.events import EventStore, InMemoryEventStore
 from mcpkit.server.http.headers import NAME_FIELDS, RequestHeaders, param_annotations, read_headers
@@ -49,6 +48,7 @@ from mcpkit.server.http.media import Acceptable, is_json_content_type, negotiate
 from mcpkit.server.http.responses import send_error
 from mcpkit.server.http.security import OriginGuard
 from mcpkit.server.http.sessions import HTTPSession, SessionTable
+from mcpkit.server.identity import UnidentifiedPrincipal, principal_key
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server

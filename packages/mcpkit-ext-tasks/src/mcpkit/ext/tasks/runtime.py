@@ -205,7 +205,7 @@ class Tasks:
             EXTENSION_ID,
             spec_version="2026-07-28",
             stability=Stability.EXPERIMENTAL,
-            protocol_versions=frozenset(MODERN_VERSIONS),
+            protocol_versions=MODERN_VERSIONS,
         )
 
     # -- installation ---------------------------------------------------------------
