@@ -160,7 +160,8 @@ def test_keys_come_from_documented_fields_only() -> None:
     assert principal_key(Own(subject="s-1", id=7)) == "s-1"
     assert principal_key(Own(id=7)) == "7"
     assert principal_key(None) is None
-    for faceless in (Faceless(), Own(), Own(subject=""), Own(id=True), object()):
+    assert principal_key("sub-9") == "sub-9"  # a bare string principal is its own key
+    for faceless in (Faceless(), Own(), Own(subject=""), Own(id=True), object(), "", 3):
         with pytest.raises(UnidentifiedPrincipal) as refused:
             principal_key(faceless)
         assert refused.value.code == INTERNAL_ERROR

@@ -7,6 +7,7 @@ that turns a principal object into the key compared for that binding.
 Rules (issue 11 §1; design sketch "secure by default"):
 1. No principal (``None``) is anonymous: the key is ``None``.
 2. The key comes from documented fields only, first match wins:
+   - a principal that is itself a non-empty string (an auth layer's subject) is its key;
    - a Starlette user (``starlette.authentication.BaseUser``): unauthenticated
      (``is_authenticated`` false) is anonymous; else ``identity`` (its
      ``NotImplementedError`` is caught), then ``username``;
@@ -87,6 +88,8 @@ def principal_key(principal: Any) -> str | None:
     """
     if principal is None:
         return None
+    if isinstance(principal, str) and principal:
+        return principal
     if _is_starlette_user(principal):
         try:
             if not principal.is_authenticated:
