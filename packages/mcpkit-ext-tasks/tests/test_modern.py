@@ -33,7 +33,8 @@ async def test_extension_is_advertised_with_no_settings_and_no_tasks_capability(
     # SEP-2663 defines no settings: only core's prefixed _meta (version, stability)
     about = {"specVersion": "2026-07-28", "stability": "experimental"}
     assert caps["extensions"][EXTENSION_ID] == {"_meta": {"io.mcpkit/extension": about}}
-    assert read_back is not None and dict(read_back.config) == {}
+    assert read_back is not None
+    assert dict(read_back.config) == {}
     assert read_back.stability is Stability.EXPERIMENTAL
     assert read_back.spec_version == "2026-07-28"
     assert "tasks" not in caps

@@ -92,7 +92,7 @@ def principal_key(principal: Any) -> str | None:
         return principal
     if _is_starlette_user(principal):
         try:
-            if not principal.is_authenticated:
+            if not getattr(principal, "is_authenticated", True):
                 return None
         except NotImplementedError:
             pass
