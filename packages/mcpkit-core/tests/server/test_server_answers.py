@@ -104,8 +104,10 @@ async def test_an_elicitation_answer_that_breaks_the_schema_is_a_tool_error(
         result = await peer.call_tool("greet")
     assert result["isError"] is True
     text = result["content"][0]["text"]
-    assert "elicitation/create" in text and problem in text
-    assert "AttributeError" not in text and "TypeError" not in text
+    assert "elicitation/create" in text
+    assert problem in text
+    assert "AttributeError" not in text
+    assert "TypeError" not in text
     assert seen == []  # the tool never saw the bad answer
 
 

@@ -26,7 +26,9 @@ Rules:
    ``pattern`` is dropped, since a peer-chosen regular expression could take unbounded
    time, and the elicitation spec does not define it.
 5. Problems are at most ``limit`` readable messages naming the JSON path of each bad
-   value (``content.name: 5 is not of type 'string'``); an empty list means valid.
+   value (``content.name: 5 is not of type 'string'``), each at most
+   :data:`~mcpkit.core.jsonschema.MESSAGE_CHARS` characters (a quoted value is cut, so
+   an error about a huge answer stays small); an empty list means valid.
 """
 
 from __future__ import annotations
@@ -69,13 +71,15 @@ def _model(method: str) -> type[BaseModel] | None:
 
 
 def _model_problems(exc: ValidationError, limit: int) -> list[str]:
+    from mcpkit.core.jsonschema import clip
+
     out: list[str] = []
     for err in exc.errors(include_url=False)[:limit]:
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
         if err["type"] == "missing":
-            out.append(f"{where}: required field is missing")
+            out.append(clip(f"{where}: required field is missing"))
         else:
-            out.append(f"{where}: {err['msg']} (got {_json_type(err.get('input'))})")
+            out.append(clip(f"{where}: {err['msg']} (got {_json_type(err.get('input'))})"))
     return out
 
 
