@@ -10,6 +10,7 @@ import pytest
 from peer import connect
 from pydantic import BaseModel
 
+from mcpkit.core.jsonschema import SchemaError
 from mcpkit.server import Server
 from mcpkit.server.demo import build_demo_server
 from mcpkit.server.output import nonfinite_path, output_problems
@@ -149,6 +150,14 @@ async def test_an_error_result_is_never_checked() -> None:
     assert result == {"content": [{"type": "text", "text": "failed"}], "isError": True}
 
 
+def test_an_unusable_explicit_output_schema_fails_at_registration() -> None:
+    server = Server("refs")
+    remote = {"type": "object", "properties": {"v": {"$ref": "http://127.0.0.1:9/v.json"}}}
+    with pytest.raises(SchemaError, match="cannot be resolved"):
+        server.add_tool(lambda: {"v": 1}, name="gives", output_schema=remote)
+    assert "gives" not in server.tools
+
+
 def test_nonfinite_path_names_the_first_bad_value() -> None:
     assert nonfinite_path({"a": [1.0, {"b": NAN}]}) == "a[1].b"
     assert nonfinite_path(-INF) == "(root)"
@@ -159,9 +168,9 @@ def test_output_problems_skips_the_search_when_the_text_has_no_null() -> None:
     # Rule 3: the encoder writes NaN/Infinity as null, so text without null has neither.
     assert output_problems(None, {"x": 1.0}, '{"x":1.0}') == []
     assert output_problems(None, {"x": INF}, '{"x":null}') == [
-        "x: not a finite number (NaN and Infinity cannot be sent as JSON)"
+        "x: not a finite number (JSON cannot carry NaN or infinity)"
     ]
     assert output_problems(EXPLICIT, {"n": INF}) == [
         "n: inf is not of type 'integer'",
-        "n: not a finite number (NaN and Infinity cannot be sent as JSON)",
+        "n: not a finite number (JSON cannot carry NaN or infinity)",
     ]

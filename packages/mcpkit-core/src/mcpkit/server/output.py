@@ -84,7 +84,5 @@ def output_problems(
     if text is None or _NULL in text:
         where = nonfinite_path(structured)
         if where is not None:
-            problems.append(
-                f"{where}: not a finite number (NaN and Infinity cannot be sent as JSON)"
-            )
+            problems.append(f"{where}: not a finite number (JSON cannot carry NaN or infinity)")
     return problems
