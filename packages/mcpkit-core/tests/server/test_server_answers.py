@@ -82,6 +82,14 @@ def answering(method: str, answer: Any) -> dict[str, Any]:
     return {method: handler}
 
 
+async def call_answered(tool: str, method: str, answer: Any) -> tuple[JSON, list[JSON]]:
+    """Call ``tool`` on a fresh server whose reverse call ``method`` gets ``answer``;
+    returns the tool result and the answers the tool saw."""
+    server, seen = build()
+    async with connect(server, capabilities=CAPS, on_request=answering(method, answer)) as peer:
+        return await peer.call_tool(tool), seen
+
+
 BAD_ELICIT = [
     ({"action": "accept", "content": {"bogus": 1}}, "content: 'name' is a required property"),
     ({"action": "accept", "content": {"name": {"nested": 1}}}, "content.name"),
@@ -97,11 +105,7 @@ BAD_ELICIT = [
 async def test_an_elicitation_answer_that_breaks_the_schema_is_a_tool_error(
     answer: JSON, problem: str
 ) -> None:
-    server, seen = build()
-    async with connect(
-        server, capabilities=CAPS, on_request=answering("elicitation/create", answer)
-    ) as peer:
-        result = await peer.call_tool("greet")
+    result, seen = await call_answered("greet", "elicitation/create", answer)
     assert result["isError"] is True
     text = result["content"][0]["text"]
     assert "elicitation/create" in text
@@ -119,11 +123,7 @@ async def test_an_elicitation_answer_that_breaks_the_schema_is_a_tool_error(
     ],
 )
 async def test_a_valid_elicitation_answer_reaches_the_tool(answer: JSON) -> None:
-    server, seen = build()
-    async with connect(
-        server, capabilities=CAPS, on_request=answering("elicitation/create", answer)
-    ) as peer:
-        result = await peer.call_tool("greet")
+    result, seen = await call_answered("greet", "elicitation/create", answer)
     assert result["isError"] is False
     assert result["content"][0]["text"] == "Hello, Al!"
     assert seen == [answer]
@@ -131,11 +131,7 @@ async def test_a_valid_elicitation_answer_reaches_the_tool(answer: JSON) -> None
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_decline_and_cancel_carry_no_content_to_check(action: str) -> None:
-    server, _ = build()
-    async with connect(
-        server, capabilities=CAPS, on_request=answering("elicitation/create", {"action": action})
-    ) as peer:
-        result = await peer.call_tool("greet")
+    result, _ = await call_answered("greet", "elicitation/create", {"action": action})
     assert result["content"][0]["text"] == f"no answer ({action})"
 
 
@@ -162,11 +158,7 @@ async def test_a_handler_can_catch_the_typed_error() -> None:
     ],
 )
 async def test_a_malformed_sampling_answer_is_a_tool_error(answer: JSON, problem: str) -> None:
-    server, seen = build()
-    async with connect(
-        server, capabilities=CAPS, on_request=answering("sampling/createMessage", answer)
-    ) as peer:
-        result = await peer.call_tool("ask_model")
+    result, seen = await call_answered("ask_model", "sampling/createMessage", answer)
     assert result["isError"] is True
     assert "sampling/createMessage" in result["content"][0]["text"]
     assert problem in result["content"][0]["text"]
@@ -177,11 +169,7 @@ async def test_a_malformed_sampling_answer_is_a_tool_error(answer: JSON, problem
     "answer", [{"roots": "file:///x"}, {"roots": [{"name": "no uri"}]}, {}, {"roots": None}]
 )
 async def test_a_malformed_roots_answer_is_a_tool_error(answer: Any) -> None:
-    server, seen = build()
-    async with connect(
-        server, capabilities=CAPS, on_request=answering("roots/list", answer)
-    ) as peer:
-        result = await peer.call_tool("count_roots")
+    result, seen = await call_answered("count_roots", "roots/list", answer)
     assert result["isError"] is True
     assert "roots/list" in result["content"][0]["text"]
     assert seen == []
@@ -189,11 +177,9 @@ async def test_a_malformed_roots_answer_is_a_tool_error(answer: Any) -> None:
 
 async def test_an_unusable_requested_schema_fails_before_anything_is_sent() -> None:
     server, _ = build()
-    async with connect(
-        server, capabilities=CAPS, on_request=answering("elicitation/create", {"action": "cancel"})
-    ) as peer:
+    async with connect(server, capabilities=CAPS) as peer:
         result = await peer.call_tool("bad_schema")
-        assert peer.requests == []
+        assert peer.requests == []  # nothing was sent
     assert result["isError"] is True
     assert "schema is invalid" in result["content"][0]["text"]
 
