@@ -350,9 +350,8 @@ class Context:
             )
         results: dict[str, JSON] = {}
         for key, req in requests.items():
-            answer = await self.channel.request(req["method"], req.get("params"))
-            results[key] = check_answer(key, req, answer)
-        return results
+            results[key] = await self.channel.request(req["method"], req.get("params"))
+        return {k: check_answer(k, requests[k], v) for k, v in results.items()}
 
     async def _one(self, method: str, params: JSON, key: str | None) -> JSON:
         k = key if key is not None else self._next_key(method)
