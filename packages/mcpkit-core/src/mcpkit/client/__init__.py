@@ -31,7 +31,11 @@ if TYPE_CHECKING:
         TransportClosedError,
         UnsupportedServerError,
     )
-    from mcpkit.client.handlers import InputHandlers, apply_elicitation_defaults
+    from mcpkit.client.handlers import (
+        InputHandlerError,
+        InputHandlers,
+        apply_elicitation_defaults,
+    )
     from mcpkit.client.http import HttpTransport
     from mcpkit.client.listen import Subscription, SubscriptionNotification
     from mcpkit.client.memory import MemoryTransport
@@ -49,6 +53,7 @@ __all__ = [
     "HTTPStatusError",
     "HttpTransport",
     "IncomingMessage",
+    "InputHandlerError",
     "InputHandlers",
     "InputRoundsExceededError",
     "InvalidResponseError",
@@ -85,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "RequestTimeoutError": "errors",
     "InvalidResponseError": "errors",
     "UnsupportedServerError": "errors",
+    "InputHandlerError": "handlers",
     "InputHandlers": "handlers",
     "apply_elicitation_defaults": "handlers",
     "HttpTransport": "http",

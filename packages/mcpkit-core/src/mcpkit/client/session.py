@@ -14,9 +14,10 @@ Rules:
 2. A 2026-07-28 request answered -32022 whose ``data.supported`` names a modern version
    this client speaks is retried once with that version, which becomes the session's.
 3. Server requests (handshake era only) pass the receive middleware, then: ``ping`` is
-   answered ``{}``; sampling, elicitation and roots go to the input handlers; methods
-   registered with :meth:`ClientSession.add_request_handler` to theirs; anything else
-   is -32601.
+   answered ``{}``; sampling, elicitation and roots go to the input handlers (an answer
+   of theirs that does not match the request is never sent: the server gets -32603
+   naming the problem); methods registered with
+   :meth:`ClientSession.add_request_handler` to theirs; anything else is -32601.
 4. Notifications pass the receive middleware, then: progress goes to the request that
    owns the token; ``notifications/cancelled`` naming a ``subscriptions/listen`` request
    ends that subscription (otherwise it cancels the named server request); a notification
@@ -39,7 +40,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcpkit.client._json import as_object
 from mcpkit.client.cache import ResultCache
 from mcpkit.client.errors import local_error
-from mcpkit.client.handlers import InputHandlers
+from mcpkit.client.handlers import InputHandlerError, InputHandlers
 from mcpkit.client.middleware import (
     IncomingMessage,
     OutgoingRequest,
@@ -59,6 +60,7 @@ from mcpkit.core.engine import (
 )
 from mcpkit.core.extensions import Extension, advertised_extensions
 from mcpkit.core.jsonrpc import (
+    INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
@@ -269,7 +271,11 @@ class ClientSession:
         if method == "ping":
             return {}
         if self.handlers.handles(method):
-            return await self.handlers.answer(method, message.params)
+            try:
+                return await self.handlers.answer(method, message.params)
+            except InputHandlerError as exc:  # never send a bad answer (handlers rule 5)
+                logger.warning("not answering %s with an invalid result: %s", method, exc)
+                raise JSONRPCError(INTERNAL_ERROR, f"Internal error: {exc}") from None
         handler = self.request_handlers.get(method)
         if handler is not None:
             return await handler(message.params)

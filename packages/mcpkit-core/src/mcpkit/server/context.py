@@ -22,6 +22,10 @@ Rules:
    travel on the request's stream.
 6. An ``input_provider`` set on the context (an extension hook) replaces both era
    strategies for obtaining client input; capability checks (rule 4) still apply.
+7. Every answer is checked against its request before the handler sees it
+   (:mod:`mcpkit.server.answers`): a bad one raises ``InputResponseError`` (-32602). A
+   form's ``requestedSchema`` must also compile as JSON Schema, else ``ValueError``
+   before anything is sent.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from mcpkit.core.jsonrpc import (
 )
 from mcpkit.core.shapes import as_object
 from mcpkit.core.versions import Era
+from mcpkit.server.answers import check_answer
 from mcpkit.server.mrtr import InputRequired
 
 if TYPE_CHECKING:
@@ -318,17 +323,27 @@ class Context:
         a live request on this request's channel. 2026-07-28: answered from
         ``inputResponses``/``requestState``, or the handler is suspended with an
         ``InputRequired`` listing the missing keys (SEP-2322).
+
+        Every answer is checked against its request first (rule 7): raises
+        ``InputResponseError`` (-32602) for one that does not match.
         """
         for req in requests.values():
             self._require(req["method"], req.get("params") or {})
         self.asked.update(requests)
         if self.input_provider is not None:
-            return await self.input_provider(self, dict(requests))
+            got = await self.input_provider(self, dict(requests))
+            return {
+                k: check_answer(k, requests[k], v) if k in requests else v for k, v in got.items()
+            }
         if self.era == "modern":
-            missing = {k: dict(v) for k, v in requests.items() if k not in self._answers}
-            if missing:
-                raise InputRequired(missing)
-            return {k: self._answers[k] for k in requests}
+            found = {
+                k: check_answer(k, req, self._answers[k])
+                for k, req in requests.items()
+                if k in self._answers
+            }
+            if len(found) < len(requests):
+                raise InputRequired({k: dict(v) for k, v in requests.items() if k not in found})
+            return found
         if self.channel is None:
             raise JSONRPCError(
                 INVALID_PARAMS, "this transport cannot carry server-to-client requests"
@@ -336,7 +351,7 @@ class Context:
         results: dict[str, JSON] = {}
         for key, req in requests.items():
             results[key] = await self.channel.request(req["method"], req.get("params"))
-        return results
+        return {k: check_answer(k, requests[k], v) for k, v in results.items()}
 
     async def _one(self, method: str, params: JSON, key: str | None) -> JSON:
         k = key if key is not None else self._next_key(method)
@@ -347,8 +362,12 @@ class Context:
         self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None
     ) -> JSON:
         """Form-mode elicitation (spec ``client/elicitation``). Returns the ElicitResult
-        dict: ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``."""
+        dict: ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``; an accepted
+        ``content`` satisfies ``requested_schema`` (rule 7)."""
         check_flat_schema(requested_schema)
+        from mcpkit.core.jsonschema import compile_schema
+
+        compile_schema(requested_schema)  # SchemaError (a ValueError) before sending
         params: JSON = {"message": message, "requestedSchema": dict(requested_schema)}
         if self.protocol_version >= "2025-11-25":
             params = {"mode": "form", **params}
@@ -371,12 +390,14 @@ class Context:
     ) -> JSON:
         """``sampling/createMessage``. ``options`` are further params in wire spelling
         (``systemPrompt``, ``modelPreferences``, ``tools``, ...). Returns the
-        CreateMessageResult dict."""
+        CreateMessageResult dict; raises ``InputResponseError`` (-32602) when the client's
+        answer is not one (rule 7)."""
         params: JSON = {"messages": messages, "maxTokens": max_tokens, **options}
         return await self._one("sampling/createMessage", params, key)
 
     async def list_roots(self, *, key: str | None = None) -> list[JSON]:
-        """``roots/list``; returns the list of Root dicts."""
+        """``roots/list``; returns the list of Root dicts; raises ``InputResponseError``
+        (-32602) when the client's answer is not a ListRootsResult (rule 7)."""
         result = await self._one("roots/list", {}, key)
         roots = result.get("roots", [])
         return roots if isinstance(roots, list) else []  # pyright: ignore[reportUnknownVariableType]

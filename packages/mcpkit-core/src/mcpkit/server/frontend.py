@@ -16,11 +16,14 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
    and ``_meta["io.modelcontextprotocol/serverInfo"]``.
 5. Resource-not-found is -32002 on the handshake era and -32602 with ``data.uri`` on
    2026-07-28 (SEP-2164).
-6. MRTR (SEP-2322): on an input-capable method, ``requestState`` is opened and verified
-   before the handler runs, ``inputResponses`` must be an object of objects, and a
-   handler that raises ``InputRequired`` is answered ``resultType: "input_required"``
-   with its ``inputRequests`` and a freshly sealed ``requestState`` holding every answer
-   used so far. Anywhere else ``InputRequired`` is an internal error.
+6. MRTR (SEP-2322): on an input-capable method, ``requestState`` (when present, even
+   ``null``) is opened and verified before the handler runs, ``inputResponses`` (when
+   present, even ``null``) must be an object of objects, and a handler that raises
+   ``InputRequired`` is answered ``resultType: "input_required"`` with its
+   ``inputRequests`` and a freshly sealed ``requestState`` holding every answer used
+   so far. Anywhere else ``InputRequired`` is an internal error. Each answer a handler
+   asks for is checked against its request (:mod:`mcpkit.server.answers`): a bad one
+   is -32602.
 7. Handshake era: ``ping`` is always answered; ``initialize`` goes to the session; any
    other request before the session is initialized is -32600.
 8. Both eras: a request whose principal has no stable identity is -32603 before anything
@@ -250,14 +253,14 @@ def _collect_answers(server: Server, method: str, params: JSON, pkey: str | None
     """Answers carried by a retry: earlier rounds' (from the verified ``requestState``)
     overlaid with this round's ``inputResponses`` (rule 6). Only retries pay for this."""
     answers: JSON = {}
-    state = params.get("requestState")
-    if state is not None:
+    if "requestState" in params:  # present, even as null: a string this server sealed
         digest = request_digest(method, params)
-        body = server.sealer.open(state, method=method, digest=digest, principal=pkey)
+        body = server.sealer.open(
+            params["requestState"], method=method, digest=digest, principal=pkey
+        )
         answers.update(as_object(body.get("a")) or {})
-    responses = params.get("inputResponses")
-    if responses is not None:
-        obj = as_object(responses)
+    if "inputResponses" in params:  # present, even as null: an InputResponses object
+        obj = as_object(params["inputResponses"])
         if obj is None or not all(isinstance(v, dict) for v in obj.values()):
             raise JSONRPCError(
                 INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects"

@@ -26,8 +26,10 @@ Rules:
    that is unknown, expired or owned by another principal: -32602, the same answer in all
    three cases (no existence oracle).
 6. ``tasks/update`` is eventually consistent: answers to keys not currently outstanding
-   are ignored; a partial set leaves the task ``input_required``. ``tasks/cancel`` is
-   cooperative and acknowledges terminal tasks too (idempotent).
+   are ignored; a partial set leaves the task ``input_required``. An answer to an
+   outstanding key that does not match its request is -32602
+   (``mcpkit.server.answers.InputResponseError``) and nothing of that update is stored.
+   ``tasks/cancel`` is cooperative and acknowledges terminal tasks too (idempotent).
 7. ``notifications/tasks`` (a full ``DetailedTask``) goes only to ``subscriptions/listen``
    streams whose filter has ``taskIds``, only for those ids and the caller's own tasks; a
    non-declaring listener asking for ``taskIds`` gets -32021.
@@ -46,6 +48,7 @@ from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
 from mcpkit.ext.tasks.runtime import parse_change_key
 from mcpkit.ext.tasks.support import client_supports
+from mcpkit.server.answers import check_answer
 from mcpkit.server.frontend import principal_key
 from mcpkit.server.hub import Change
 
@@ -136,6 +139,9 @@ async def tasks_update(runtime: Tasks, ctx: Context) -> JSON:
             INVALID_PARAMS, "tasks/update: params.inputResponses must map keys to result objects"
         )
     record = await _find(runtime, ctx)
+    for key, request in record.input_requests.items():
+        if key in responses:
+            check_answer(key, request, responses[key])  # -32602 (rule 6)
     await runtime.store.respond(record.task_id, responses)  # pyright: ignore[reportUnknownArgumentType]
     return {}
 
