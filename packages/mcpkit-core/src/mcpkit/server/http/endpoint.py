@@ -190,7 +190,11 @@ class StreamableHTTP:
         limits = server.limits
         self.stateless = stateless
         self.response_mode: ResponseMode = response_mode
-        store = InMemoryEventStore() if event_store is DEFAULT_EVENT_STORE else event_store
+        store = (
+            InMemoryEventStore.from_limits(limits)
+            if event_store is DEFAULT_EVENT_STORE
+            else event_store
+        )
         self.store: EventStore | None = None if stateless else store
         self.standalone_sse = standalone_sse and not stateless
         self.sessions = SessionTable(
@@ -211,6 +215,8 @@ class StreamableHTTP:
         self.max_inflight = limits.max_inflight if max_inflight is None else max_inflight
         self.max_http_inflight = limits.max_http_inflight
         self.max_depth = limits.max_depth
+        self.send_timeout_s = limits.stream_send_timeout_s
+        """Seconds one SSE write waits for a client that does not read (sse rule 5)."""
         self.posts = 0
         """POSTs being handled now (``max_http_inflight``)."""
         self.shutdown_grace_s = shutdown_grace_s

@@ -181,6 +181,7 @@ async def serve_post(
         streaming=streaming,
         requests_reason=NO_REVERSE_REQUESTS,
         outgoing=ep.server.outgoing,
+        send_timeout_s=ep.send_timeout_s,
     )
     transport = ep.transport_facts(scope, None, exchange)
     request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]
@@ -189,7 +190,9 @@ async def serve_post(
         with anyio.CancelScope() as cancel_scope:
             exchange.cancel_scope = cancel_scope
             status = 200
-            with DisconnectWatch(receive, cancel_scope, exchange, keepalive_s=ep.keepalive_s):
+            with DisconnectWatch(
+                receive, cancel_scope.cancel, exchange, keepalive_s=ep.keepalive_s
+            ):
                 try:
                     result = await handle_modern(
                         ep.server,

@@ -32,6 +32,12 @@ Rules:
    loop turns (two at most), so a slow handler's priming event still goes out at
    once. Bytes and their order on the wire are the same either way; only the framing
    (chunked or not) differs. Holding needs asyncio; elsewhere the start goes at once.
+5. A send waits at most ``send_timeout_s`` seconds for the client to read (ASGI flow
+   control holds a send while the client's TCP window is full): a reader that stalls
+   longer is treated as gone (:class:`StalledReaderError`, an ``OSError``): the sink
+   ends without sending more, so neither a handler writing to it nor a session closing
+   it waits on a client that does not read. On a resumable stream the events are in
+   the store; the client may resume them.
 """
 
 from __future__ import annotations
@@ -44,7 +50,16 @@ from typing import Any
 
 import anyio
 
-__all__ = ["KEEPALIVE", "SSE_HEADERS", "Mutex", "Sink", "event", "priming", "retry_field"]
+__all__ = [
+    "KEEPALIVE",
+    "SSE_HEADERS",
+    "Mutex",
+    "Sink",
+    "StalledReaderError",
+    "event",
+    "priming",
+    "retry_field",
+]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 logger = logging.getLogger("mcpkit.server.http")
@@ -72,6 +87,24 @@ def priming(event_id: str) -> bytes:
 def retry_field(retry_ms: int) -> bytes:
     """A ``retry:`` field in milliseconds (rule 2)."""
     return b"retry: " + str(int(retry_ms)).encode() + b"\n\n"
+
+
+class StalledReaderError(OSError):
+    """The client did not read an SSE response for ``send_timeout_s`` seconds (rule 5)."""
+
+
+def _timed(send: Send, timeout_s: float) -> Send:
+    """Rule 5: ``send`` waiting at most ``timeout_s`` seconds for the reader (a closure,
+    not a bound method: a sink holds no reference cycle)."""
+
+    async def timed_send(message: dict[str, Any]) -> None:
+        with anyio.move_on_after(timeout_s) as scope:
+            await send(message)
+        if scope.cancelled_caught:
+            logger.warning("an SSE client read nothing for %s s; its stream is given up", timeout_s)
+            raise StalledReaderError(f"the client read nothing for {timeout_s} s")
+
+    return timed_send
 
 
 class Mutex:
@@ -146,9 +179,14 @@ class Sink:
     )
 
     def __init__(
-        self, send: Send, extra_headers: list[tuple[bytes, bytes]] | None = None, status: int = 200
+        self,
+        send: Send,
+        extra_headers: list[tuple[bytes, bytes]] | None = None,
+        status: int = 200,
+        *,
+        send_timeout_s: float | None = None,
     ) -> None:
-        self._send = send
+        self._send: Send = send if send_timeout_s is None else _timed(send, send_timeout_s)
         self.extra_headers = extra_headers or []
         self.status = status
         self.started = False
