@@ -18,6 +18,10 @@ Rules:
 5. A stream that lost events to a bound cannot be resumed from before them: replay from
    an id whose successor is gone answers ``None`` (rule 2), never a gap. Event ids of a
    stream keep increasing whatever was dropped.
+6. A kept payload is an exact-size copy: a JSON encoder's output may sit in a buffer
+   with spare capacity (orjson reserves about 12 times a long string's length, and the
+   ``bytes`` it returns keeps it all: 4 KiB for a 100-byte message, 1 MiB for a 64 KiB
+   one), which would make the bounds of rule 4 a fraction of the memory really held.
 """
 
 from __future__ import annotations
@@ -152,8 +156,8 @@ class InMemoryEventStore:
             stream = self._streams[stream_id] = _Stream()
         payloads = stream.payloads
         seq = stream.first_seq + len(payloads)
-        payloads.append(payload)
         n = len(payload)
+        payloads.append(bytes(memoryview(payload)))  # rule 6: exact size
         stream.size += n
         self.size += n
         while payloads and (

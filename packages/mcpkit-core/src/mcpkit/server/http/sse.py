@@ -32,6 +32,8 @@ Rules:
    loop turns (two at most), so a slow handler's priming event still goes out at
    once. Bytes and their order on the wire are the same either way; only the framing
    (chunked or not) differs. Holding needs asyncio; elsewhere the start goes at once.
+   At most :data:`HOLD_MAX_BYTES` (or 8 events) are held: beyond, the start and what is
+   held go out at once, so the stream is under flow control (rule 5).
 5. A send waits at most ``send_timeout_s`` seconds for the client to read (ASGI flow
    control holds a send while the client's TCP window is full): a reader that stalls
    longer is treated as gone (:class:`StalledReaderError`, an ``OSError``): the sink
@@ -70,6 +72,9 @@ SSE_HEADERS: list[tuple[bytes, bytes]] = [
     (b"x-accel-buffering", b"no"),
 ]
 KEEPALIVE = b":\n\n"
+HOLD_MAX_BYTES = 64 * 1024
+"""A held response start goes out at once when this much is held (rule 4): a handler
+that writes without waiting on anything must not pile its stream up in memory."""
 
 
 def event(payload: bytes, event_id: str | None = None) -> bytes:
@@ -269,7 +274,11 @@ class Sink:
         if not self.started:
             await self.start()
         if self._head is not None:
-            self._held.append(chunk)
+            held = self._held
+            held.append(chunk)
+            if len(held) < 8 and sum(map(len, held)) < HOLD_MAX_BYTES:
+                return
+            await self._flush()  # rule 4: held back at most HOLD_MAX_BYTES (or 8 events)
             return
         try:
             async with self._turn:
