@@ -31,6 +31,7 @@ import httpx2
 import pytest
 import uvicorn
 
+from mcpkit.core.engine import PeerClosedError
 from mcpkit.core.limits import Limits
 from mcpkit.server import Context, Server
 from mcpkit.server.http import http_app
@@ -525,3 +526,39 @@ async def test_listen_filters_are_bounded_and_acknowledge_only_existing_resource
                         break
         assert ack["method"] == "notifications/subscriptions/acknowledged"
         assert ack["params"]["notifications"] == {"resourceSubscriptions": ["file:///readme.md"]}
+
+
+async def test_a_connection_that_ends_fails_a_pending_reverse_call_at_once() -> None:
+    """stdio / in-memory: the client's input ends while ``elicitation/create`` waits
+    (default bound 600 s): the handler gets ``PeerClosedError`` at once, not after the
+    drain period (2 s) nor at its timeout."""
+    from peer import connect
+
+    server, outcomes = asking_server()
+    asked = anyio.Event()
+
+    async def hang(_params: JSON | None) -> JSON:
+        asked.set()
+        await anyio.sleep_forever()
+        return {}
+
+    with anyio.fail_after(5):
+        async with (
+            connect(server, capabilities=CAPS, on_request={"elicitation/create": hang}) as peer,
+            anyio.create_task_group() as tg,
+        ):
+
+            async def call() -> None:
+                with contextlib.suppress(PeerClosedError):  # the client's side ends too
+                    await peer.call_tool("ask")
+
+            tg.start_soon(call)
+            await asked.wait()
+            server_conn = peer.server_connection  # type: ignore[attr-defined]
+            await peer.connection.stream.aclose()  # the client's end closes
+            with anyio.fail_after(1.0):  # well under the 2 s drain, 600 s timeout
+                while not outcomes:
+                    await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+            assert len(server_conn.connection.pending) == 0
+    assert outcomes == ["PeerClosedError"]
