@@ -143,10 +143,13 @@ class StreamableHTTP:
     - ``response_mode``: ``"auto"`` (JSON unless the handler streams), ``"json"``
       (JSON-response mode: no per-request notifications, no server-to-client requests)
       or ``"sse"`` (always an SSE stream, primed at once).
-    - ``event_store``: where resumable SSE events go (default: in memory per endpoint);
-      ``None`` disables resumability (no event ids, no ``close_stream``).
+    - ``event_store``: where resumable SSE events go (default: in memory per endpoint,
+      bounded in count and bytes by ``server.limits``, :mod:`.events` rule 4); ``None``
+      disables resumability (no event ids, no ``close_stream``).
     - ``standalone_sse``: offer the GET stream (else 405).
-    - ``session_idle_timeout_s`` (seconds, None = never).
+    - ``session_idle_timeout_s`` (seconds, None = never): a session whose client has
+      gone away (no response connection open, nothing received) this long is closed,
+      work in flight included (:mod:`.sessions` rule 3).
     - ``principal_from_scope``: ``(scope) -> principal | None``; sessions are bound to
       the principal that created them (default :func:`default_principal`).
     - ``dns_rebinding_protection`` (None = on for loopback binds), ``allowed_hosts``,
@@ -155,7 +158,9 @@ class StreamableHTTP:
     - ``keepalive_s``: seconds between SSE comment keep-alives on idle long-lived streams.
     - ``max_body_bytes`` (413 above), ``max_inflight`` (per session), ``max_sessions``:
       override single fields of ``server.limits`` (:class:`~mcpkit.core.limits.Limits`,
-      which also gives ``max_depth`` and ``max_http_inflight``).
+      which also gives ``max_depth``, ``max_http_inflight`` and
+      ``stream_send_timeout_s``: how long one SSE write waits for a client that does
+      not read, :mod:`.sse` rule 5).
     - ``shutdown_grace_s`` (seconds running requests get on shutdown).
     - ``name_fields``: extra ``{method: params key}`` whose value ``Mcp-Name`` mirrors
       on 2026-07-28 (extensions' methods, e.g. ``{"tasks/get": "taskId"}``).
