@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx2
 import pytest
 import uvicorn
@@ -562,3 +563,99 @@ async def test_a_connection_that_ends_fails_a_pending_reverse_call_at_once() -> 
             tg.cancel_scope.cancel()
             assert len(server_conn.connection.pending) == 0
     assert outcomes == ["PeerClosedError"]
+
+
+def pushing_server(limits: Limits) -> Server:
+    """A server whose change feed carries large extension notifications to listeners
+    (``subscriptions/listen`` filter ``big``; handshake-era sessions via a session
+    filter)."""
+    server = Server("pushing", limits=limits)
+    server.add_listen_filter("big", lambda _ctx, _v: (True, lambda c: c.method == BIG))
+    server.add_session_filter(lambda _session, c: c.method == BIG)
+    return server
+
+
+BIG = "notifications/big"
+
+
+async def _push(server: Server, count: int) -> None:
+    from mcpkit.server.hub import Change
+
+    for i in range(count):
+        server.hub.publish(Change(BIG, str(i), {"data": CHUNK}))
+        await anyio.lowlevel.checkpoint()
+
+
+async def _raw_request(url: str, head: str, body: bytes = b"") -> anyio.abc.SocketStream:
+    """Send one raw HTTP/1.1 request with a small receive buffer; never read."""
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    stream = await anyio.connect_tcp(host, int(port))
+    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    await stream.send(f"{head}host: {host}:{port}\r\n\r\n".encode() + body)
+    return stream
+
+
+async def test_a_listen_stream_nobody_reads_ends_and_lets_go_of_its_listener() -> None:
+    """2026-07-28: a ``subscriptions/listen`` client that never reads while 12 MiB of
+    notifications are pushed: after ``stream_send_timeout_s`` the request is cancelled
+    (as closing the stream would) and its hub listener detached."""
+    server = pushing_server(Limits(stream_send_timeout_s=STALL_S))
+    async with served(server) as (url, _):
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": {"name": "hostile", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        body = json.dumps(
+            req(1, "subscriptions/listen", {"_meta": meta, "notifications": {"big": True}})
+        ).encode()
+        head = (
+            f"POST /mcp HTTP/1.1\r\ncontent-type: application/json\r\naccept: {BOTH}\r\n"
+            f"mcp-protocol-version: {MODERN}\r\nmcp-method: subscriptions/listen\r\n"
+            f"content-length: {len(body)}\r\n"
+        )
+        with traced() as growth:
+            stream = await _raw_request(url, head, body)
+            try:
+                with anyio.fail_after(5):
+                    while len(server.hub) == 0:  # type: ignore[arg-type]
+                        await anyio.sleep(0.01)
+                await _push(server, 200)
+                with anyio.fail_after(5 * STALL_S + 5):
+                    while len(server.hub) > 0:  # type: ignore[arg-type]
+                        await anyio.sleep(0.02)
+            finally:
+                await stream.aclose()
+        assert growth[0] < 4 << 20, growth[0]
+
+
+async def test_a_get_stream_nobody_reads_ends_within_the_store_bounds() -> None:
+    """Handshake era: the standalone GET stream of a client that never reads while 12 MiB
+    of notifications are pushed ends after ``stream_send_timeout_s`` (the session no
+    longer counts it as attached), and the event store keeps within its byte bound."""
+    limits = Limits(
+        stream_send_timeout_s=STALL_S, max_event_stream_bytes=1 << 20, max_event_store_bytes=2 << 20
+    )
+    server = pushing_server(limits)
+    async with served(server) as (url, ep), httpx2.AsyncClient(timeout=10) as client:
+        sid = await initialize(client, url)
+        session = next(iter(ep.sessions))
+        head = (
+            f"GET /mcp HTTP/1.1\r\naccept: text/event-stream\r\nmcp-session-id: {sid}\r\n"
+            f"mcp-protocol-version: {LATEST}\r\n"
+        )
+        with traced() as growth:
+            stream = await _raw_request(url, head)
+            try:
+                with anyio.fail_after(5):
+                    while session.standalone_sink is None:
+                        await anyio.sleep(0.01)
+                await _push(server, 200)
+                with anyio.fail_after(5 * STALL_S + 5):
+                    while session.standalone_sink is not None or session.attached:
+                        await anyio.sleep(0.02)
+                assert ep.store.size <= 2 << 20
+            finally:
+                await stream.aclose()
+        assert growth[0] < 4 << 20, growth[0]

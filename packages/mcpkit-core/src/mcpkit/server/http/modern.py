@@ -18,7 +18,8 @@ Rules:
    (progress, logs) and the client accepts SSE; it never carries server-to-client
    requests (input goes through MRTR, ``InputRequiredResult``).
 5. The client closing the response (a disconnect) cancels the request: its handler is
-   cancelled and nothing more is sent. Idle streams (``subscriptions/listen``) get
+   cancelled and nothing more is sent; so does a client that stops reading it for
+   ``Limits.stream_send_timeout_s`` (:mod:`.streams` rule 7). Idle streams (``subscriptions/listen``) get
    comment keep-alives.
 6. ``subscriptions/listen`` needs an SSE response: without ``text/event-stream`` in
    ``Accept`` (or in JSON-response mode) it is refused with 406.
@@ -182,6 +183,7 @@ async def serve_post(
         requests_reason=NO_REVERSE_REQUESTS,
         outgoing=ep.server.outgoing,
         send_timeout_s=ep.send_timeout_s,
+        cancel_on_stall=True,
     )
     transport = ep.transport_facts(scope, None, exchange)
     request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]

@@ -179,6 +179,7 @@ class Sink:
         "_turn",
         "ended",
         "extra_headers",
+        "stalled",
         "started",
         "status",
     )
@@ -196,6 +197,8 @@ class Sink:
         self.status = status
         self.started = False
         self.ended = False
+        self.stalled = False
+        """The client stopped reading and the sink gave up (rule 5)."""
         self._finished = False
         self._done: anyio.Event | None = None
         self._head: dict[str, Any] | None = None
@@ -260,7 +263,8 @@ class Sink:
                     await self._send(
                         {"type": "http.response.body", "body": body, "more_body": True}
                     )
-        except OSError:  # the client went away; resumption (if any) recovers
+        except OSError as exc:  # the client went away; resumption (if any) recovers
+            self.stalled = isinstance(exc, StalledReaderError)
             self.ended = True
             self._set_done()
         except Exception:
@@ -283,7 +287,8 @@ class Sink:
         try:
             async with self._turn:
                 await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except OSError:  # the client went away; resumption (if any) recovers
+        except OSError as exc:  # the client went away; resumption (if any) recovers
+            self.stalled = isinstance(exc, StalledReaderError)
             self.ended = True
             self._set_done()
 

@@ -33,6 +33,10 @@ Rules:
    stream's lock, for what was stored meanwhile (also when the query found nothing: a
    client resuming from its newest event), and a request stream that finished during
    the query is replayed from a fresh query (:mod:`.legacy`).
+7. A client that stops reading its stream is given up after ``send_timeout_s``
+   (:mod:`.sse` rule 5). On 2026-07-28 (``cancel_on_stall``) that cancels the request,
+   as closing the stream would: a ``subscriptions/listen`` nobody reads ends. On the
+   handshake era the handler carries on and its events stay resumable.
 """
 
 from __future__ import annotations
@@ -172,6 +176,7 @@ class Exchange:
         "_store",
         "_wants",
         "batch",
+        "cancel_on_stall",
         "cancel_scope",
         "extra_headers",
         "live",
@@ -199,9 +204,13 @@ class Exchange:
         batch: int = 0,
         outgoing: Callable[[JSON], Awaitable[JSON | None]] | None = None,
         send_timeout_s: float | None = None,
+        cancel_on_stall: bool = False,
     ) -> None:
         self.send = send
         self.send_timeout_s = send_timeout_s
+        self.cancel_on_stall = cancel_on_stall
+        """Cancel the request when its client stops reading (2026-07-28, where closing
+        the stream is the cancellation: a stream nobody reads cannot carry it on)."""
         self.outgoing = outgoing
         self.mode: Mode = mode
         self._json = json_ok
@@ -252,7 +261,10 @@ class Exchange:
         if self.live is not None:
             await self.live.write(payload)
         elif self.sink is not None:
-            await self.sink.write(sse.event(payload))
+            sink = self.sink
+            await sink.write(sse.event(payload))
+            if sink.stalled and self.cancel_on_stall and self.cancel_scope is not None:
+                self.cancel_scope.cancel()  # rule 7
 
     # -- Channel ---------------------------------------------------------------------
     async def notify(self, method: str, params: JSON | None) -> None:
