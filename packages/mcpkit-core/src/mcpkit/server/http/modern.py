@@ -19,8 +19,8 @@ Rules:
    requests (input goes through MRTR, ``InputRequiredResult``).
 5. The client closing the response (a disconnect) cancels the request: its handler is
    cancelled and nothing more is sent; so does a client that stops reading it for
-   ``Limits.stream_send_timeout_s`` (:mod:`.streams` rule 7). Idle streams (``subscriptions/listen``) get
-   comment keep-alives.
+   ``Limits.stream_send_timeout_s`` (:mod:`.streams` rule 7). Idle streams
+   (``subscriptions/listen``) get comment keep-alives.
 6. ``subscriptions/listen`` needs an SSE response: without ``text/event-stream`` in
    ``Accept`` (or in JSON-response mode) it is refused with 406.
 """
