@@ -172,3 +172,31 @@ async def test_every_filter_must_admit_an_item_and_a_failing_filter_fails_closed
         with pytest.raises(JSONRPCError) as failed:
             await peer.request("tools/list")
     assert failed.value.code == INTERNAL_ERROR
+
+
+async def test_a_hidden_resource_cannot_be_subscribed_to_on_either_era() -> None:
+    """``resources/subscribe`` and ``subscriptions/listen`` look URIs up through the
+    filters too (rule 4): a hidden resource or template is unknown there, so subscribing
+    does not reveal that it exists."""
+    server, _ = _server()
+    async with Client(server, mode="legacy") as anon:
+        for uri in ("mem://secret", "vault://k"):
+            with pytest.raises(JSONRPCError) as hidden:
+                await anon.subscribe(uri)
+            assert hidden.value.code == RESOURCE_NOT_FOUND_LEGACY
+        await anon.subscribe("mem://public")
+        await anon.subscribe("files://a")
+    async with Client(MemoryTransport(server, principal=ROOT), mode="legacy") as root:
+        await root.subscribe("mem://secret")
+        await root.subscribe("vault://k")
+    wanted = ["files://a", "mem://public", "mem://secret", "vault://k"]
+    async with (
+        Client(server, mode="modern") as anon,
+        anon.listen(resource_uris=wanted) as sub,
+    ):
+        assert sub.acknowledged == {"resourceSubscriptions": ["files://a", "mem://public"]}
+    async with (
+        Client(MemoryTransport(server, principal=ROOT), mode="modern") as root,
+        root.listen(resource_uris=wanted) as sub,
+    ):
+        assert sub.acknowledged == {"resourceSubscriptions": wanted}

@@ -29,6 +29,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.limits import Limits
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
@@ -36,7 +37,7 @@ from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import RequestStateSealer
 from mcpkit.server.prompts import Prompt
-from mcpkit.server.resources import Resource, ResourceTemplate
+from mcpkit.server.resources import Resource, ResourceTemplate, check_uri_length
 from mcpkit.server.tools import Tool
 from mcpkit.server.visibility import ListFilter, Visibility
 
@@ -403,7 +404,7 @@ class Server:
         uris: set[str] = set()
         subs = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
-            uris = {u for u in subs if isinstance(u, str)}  # pyright: ignore[reportUnknownVariableType]
+            uris = self._listen_uris(ctx, subs)  # pyright: ignore[reportUnknownArgumentType]
             honoured["resourceSubscriptions"] = sorted(uris)
         extra: list[Callable[[Change], bool]] = []
         for field, build in self._listen_filters.items():
@@ -421,6 +422,26 @@ class Server:
             return any(p(change) for p in extra)
 
         return honoured, accepts
+
+    def _listen_uris(self, ctx: Context, requested: list[Any]) -> set[str]:
+        """``resourceSubscriptions`` of a listen request, bounded like
+        ``resources/subscribe`` (methods rule 4): -32602 beyond ``max_subscriptions``
+        URIs or ``max_uri_bytes`` per URI; only URIs naming a resource are honoured."""
+        limits = self.limits
+        if len(requested) > limits.max_subscriptions:
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                f"subscriptions/listen: {len(requested)} resourceSubscriptions (limit "
+                f"{limits.max_subscriptions}, Limits.max_subscriptions)",
+                {"limit": limits.max_subscriptions},
+            )
+        uris: set[str] = set()
+        for uri in requested:
+            if isinstance(uri, str):
+                check_uri_length(uri, limits.max_uri_bytes, "subscriptions/listen")
+                if uri not in uris and self.visibility.names_resource(ctx, uri):
+                    uris.add(uri)
+        return uris
 
     def session_accepts(self, session: LegacySession, change: Change) -> bool:
         return any(f(session, change) for f in self._session_filters)

@@ -17,6 +17,12 @@ Rules:
 4. The four lists show, and ``tools/call``, ``prompts/get``, ``resources/read`` and
    ``completion/complete`` find, only what the server's list filters let this request
    see (:mod:`mcpkit.server.visibility`).
+5. ``resources/subscribe`` accepts only a URI that names a registered resource or
+   matches a template (else resource not found, -32002 on the handshake era), at most
+   ``Limits.max_uri_bytes`` long and at most ``Limits.max_subscriptions`` per session
+   (else -32602 naming the limit); subscribing again to a subscribed URI changes
+   nothing. ``subscriptions/listen`` bounds ``resourceSubscriptions`` the same way and
+   acknowledges only the URIs that name a resource.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Listener
 from mcpkit.server.pagination import page
-from mcpkit.server.resources import ResourceNotFoundError
+from mcpkit.server.resources import ResourceNotFoundError, check_uri_length
 from mcpkit.server.tools import unknown_tool
 from mcpkit.server.visibility import ListKind
 
@@ -136,9 +142,25 @@ def _session_uri(ctx: Context) -> str:
 
 
 async def resources_subscribe(ctx: Context) -> JSON:
+    """Rule 5."""
     uri = _session_uri(ctx)
     assert ctx.session is not None
-    ctx.session.subscriptions.add(uri)
+    server = ctx.server
+    check_uri_length(uri, server.limits.max_uri_bytes, ctx.method)
+    subscriptions = ctx.session.subscriptions
+    if uri in subscriptions:
+        return {}
+    if not server.visibility.names_resource(ctx, uri):
+        raise ResourceNotFoundError(uri)
+    limit = server.limits.max_subscriptions
+    if len(subscriptions) >= limit:
+        raise JSONRPCError(
+            INVALID_PARAMS,
+            f"resources/subscribe: this session already has {len(subscriptions)} "
+            f"subscriptions (limit {limit}, Limits.max_subscriptions); unsubscribe first",
+            {"limit": limit},
+        )
+    subscriptions.add(uri)
     return {}
 
 

@@ -19,7 +19,9 @@ Rules (issue 11 §9):
 4. A hidden item is unknown to that caller everywhere: ``tools/call`` answers "unknown
    tool" (-32602), ``prompts/get`` "unknown prompt" (-32602), ``resources/read``
    resource-not-found (-32002, or -32602 on 2026-07-28), ``completion/complete`` an
-   unknown reference (-32602); error messages name only visible items. Extensions that
+   unknown reference (-32602), ``resources/subscribe`` resource-not-found and
+   ``subscriptions/listen`` leaves the URI out of its acknowledgement; error messages
+   name only visible items. Extensions that
    look items up call :meth:`Visibility.tool` etc., never the registries directly.
 5. A filter that raises fails the request (-32603); it never shows an item by accident.
 """
@@ -81,6 +83,14 @@ class Visibility:
         """The static resource at ``uri`` if it exists and this request may see it."""
         found = ctx.server.resources.get(uri) if isinstance(uri, str) else None
         return self._visible(ctx, "resources", found)
+
+    def names_resource(self, ctx: Context, uri: str) -> bool:
+        """Whether ``uri`` names a resource this request may see: a visible static
+        resource or a match of a visible template (rule 4; ``resources/subscribe`` and
+        ``subscriptions/listen`` use it, so a hidden resource is unknown there too)."""
+        return self.resource(ctx, uri) is not None or any(
+            t.matcher.match(uri) is not None for t in self.templates(ctx)
+        )
 
     def templates(self, ctx: Context) -> Iterable[ResourceTemplate]:
         """The resource templates this request may see, in registration order."""

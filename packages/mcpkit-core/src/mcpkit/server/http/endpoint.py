@@ -147,10 +147,13 @@ class StreamableHTTP:
     - ``response_mode``: ``"auto"`` (JSON unless the handler streams), ``"json"``
       (JSON-response mode: no per-request notifications, no server-to-client requests)
       or ``"sse"`` (always an SSE stream, primed at once).
-    - ``event_store``: where resumable SSE events go (default: in memory per endpoint);
-      ``None`` disables resumability (no event ids, no ``close_stream``).
+    - ``event_store``: where resumable SSE events go (default: in memory per endpoint,
+      bounded in count and bytes by ``server.limits``, :mod:`.events` rule 4); ``None``
+      disables resumability (no event ids, no ``close_stream``).
     - ``standalone_sse``: offer the GET stream (else 405).
-    - ``session_idle_timeout_s`` (seconds, None = never).
+    - ``session_idle_timeout_s`` (seconds, None = never): a session whose client has
+      gone away (no response connection open, nothing received) this long is closed,
+      work in flight included (:mod:`.sessions` rule 3).
     - ``principal_from_scope``: ``(scope) -> principal | None``; sessions are bound to
       the principal that created them (default :func:`default_principal`).
     - ``dns_rebinding_protection`` (None = on for loopback binds), ``allowed_hosts``,
@@ -159,7 +162,9 @@ class StreamableHTTP:
     - ``keepalive_s``: seconds between SSE comment keep-alives on idle long-lived streams.
     - ``max_body_bytes`` (413 above), ``max_inflight`` (per session), ``max_sessions``:
       override single fields of ``server.limits`` (:class:`~mcpkit.core.limits.Limits`,
-      which also gives ``max_depth`` and ``max_http_inflight``).
+      which also gives ``max_depth``, ``max_http_inflight`` and
+      ``stream_send_timeout_s``: how long one SSE write waits for a client that does
+      not read, :mod:`.sse` rule 5).
     - ``shutdown_grace_s`` (seconds running requests get on shutdown).
     - ``name_fields``: extra ``{method: params key}`` whose value ``Mcp-Name`` mirrors
       on 2026-07-28 (extensions' methods, e.g. ``{"tasks/get": "taskId"}``).
@@ -194,7 +199,11 @@ class StreamableHTTP:
         limits = server.limits
         self.stateless = stateless
         self.response_mode: ResponseMode = response_mode
-        store = InMemoryEventStore() if event_store is DEFAULT_EVENT_STORE else event_store
+        store = (
+            InMemoryEventStore.from_limits(limits)
+            if event_store is DEFAULT_EVENT_STORE
+            else event_store
+        )
         self.store: EventStore | None = None if stateless else store
         self.standalone_sse = standalone_sse and not stateless
         self.sessions = SessionTable(
@@ -215,6 +224,8 @@ class StreamableHTTP:
         self.max_inflight = limits.max_inflight if max_inflight is None else max_inflight
         self.max_http_inflight = limits.max_http_inflight
         self.max_depth = limits.max_depth
+        self.send_timeout_s = limits.stream_send_timeout_s
+        """Seconds one SSE write waits for a client that does not read (sse rule 5)."""
         self.posts = 0
         """POSTs being handled now (``max_http_inflight``)."""
         self.shutdown_grace_s = shutdown_grace_s

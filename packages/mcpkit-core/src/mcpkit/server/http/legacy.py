@@ -24,6 +24,11 @@ Rules:
    carries the session's list_changed and resource-update notifications; changes made
    while no GET stream is open wait (coalesced) for the next one.
 7. DELETE ends the session (204); afterwards its id is 404.
+8. Every message with a session id marks the session active; a session's POSTs and
+   GET streams count as attached until their response ends or their client
+   disconnects (watched, :class:`~.streams.DisconnectWatch`), which is how a session
+   whose client went away is told apart (:mod:`.sessions` rule 3). A disconnect alone
+   does not cancel a handshake-era request (its stream may be resumed).
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from mcpkit.server.http.media import negotiate
 from mcpkit.server.http.responses import send_empty, send_error
 from mcpkit.server.http.sessions import HTTPSession, new_session_id
 from mcpkit.server.http.sse import Sink
-from mcpkit.server.http.streams import Exchange, LiveStream
+from mcpkit.server.http.streams import DisconnectWatch, Exchange, LiveStream
 from mcpkit.server.lifecycle import LegacySession
 
 if TYPE_CHECKING:
@@ -103,6 +108,7 @@ async def _session(
             send, 404, INVALID_REQUEST, "Not Found: unknown or expired session; send initialize"
         )
         return False, None
+    session.touch()  # rule 8
     return True, session
 
 
@@ -127,11 +133,11 @@ async def serve_post(
     if not ok:
         return
     if isinstance(message, list):
-        await _serve_batch(ep, scope, send, h, acc, message, principal, session)  # pyright: ignore[reportUnknownArgumentType]
+        await _serve_batch(ep, scope, receive, send, h, acc, message, principal, session)  # pyright: ignore[reportUnknownArgumentType]
         return
     c = classify(message)
     if c.kind == "request":
-        await _serve_request(ep, scope, send, h, acc, c, principal, session)
+        await _serve_request(ep, scope, receive, send, h, acc, c, principal, session)
     elif c.kind in ("notification", "response"):
         await _accept(ep, session, c, message)
         await send_empty(send, 202)
@@ -197,25 +203,46 @@ def _exchange(
         store=ep.store,
         batch=batch,
         outgoing=ep.server.outgoing,
+        send_timeout_s=ep.send_timeout_s,
     )
 
 
 class _Running:
-    """Track a POST as in progress (busy session, shutdown's active set) under its own
-    cancel scope, and complete its HTTP response whatever happens (streams rule 5).
-    An async context manager written out (not ``contextlib``'s): one per request."""
+    """Track a POST as in progress (busy and attached session, rule 8; shutdown's active
+    set) under its own cancel scope, and complete its HTTP response whatever happens
+    (streams rule 5). An async context manager written out (not ``contextlib``'s): one
+    per request."""
 
-    __slots__ = ("_scope", "ep", "exchange", "owner")
+    __slots__ = ("_attached", "_scope", "_watch", "ep", "exchange", "owner")
 
-    def __init__(self, ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None) -> None:
+    def __init__(
+        self, ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None, receive: Receive
+    ) -> None:
         self.ep = ep
         self.exchange = exchange
         self.owner = owner
         self._scope = anyio.CancelScope()
+        self._attached = False
+        self._watch = (
+            None
+            if owner is None
+            else DisconnectWatch(receive, self._detach, exchange, keepalive_s=ep.keepalive_s)
+        )
+
+    def _detach(self) -> None:
+        """The client's connection for this POST is gone (or its response ended)."""
+        if self._attached and self.owner is not None:
+            self._attached = False
+            self.owner.attached -= 1
+            self.owner.touch()
 
     async def __aenter__(self) -> None:
         if self.owner is not None:
             self.owner.busy += 1
+            self.owner.attached += 1
+            self._attached = True
+        if self._watch is not None:
+            self._watch.__enter__()
         self.ep.active.add(self.exchange)
         self.exchange.cancel_scope = self._scope.__enter__()
 
@@ -228,8 +255,12 @@ class _Running:
         try:
             return bool(self._scope.__exit__(exc_type, exc, tb))
         finally:
+            watch, self._watch = self._watch, None  # no cycle through its callback
+            if watch is not None:
+                watch.__exit__()
             self.ep.active.discard(self.exchange)
             await self.exchange.complete()
+            self._detach()
             if self.owner is not None:
                 self.owner.busy -= 1
                 self.owner.touch()
@@ -238,6 +269,7 @@ class _Running:
 async def _serve_request(
     ep: StreamableHTTP,
     scope: Scope,
+    receive: Receive,
     send: Send,
     h: RequestHeaders,
     acc: Acceptable,
@@ -249,7 +281,7 @@ async def _serve_request(
     if c.method == "initialize" and session is None:
         legacy_session = LegacySession(ep.server, principal=principal)
         if not ep.stateless:
-            if ep.sessions.full():
+            if ep.sessions.full() or ep.sessions.sweep_due():
                 await ep.sessions.sweep(ep.store)
             if ep.sessions.full():
                 await send_error(
@@ -292,7 +324,7 @@ async def _serve_request(
         return result
 
     try:
-        async with _Running(ep, exchange, owner):
+        async with _Running(ep, exchange, owner, receive):
             if ep.response_mode == "sse" and acc.sse and creating is None:
                 await exchange.open_stream()
             await run_request(inflight, request, handler, exchange.respond, admitted)
@@ -304,6 +336,7 @@ async def _serve_request(
 async def _serve_batch(
     ep: StreamableHTTP,
     scope: Scope,
+    receive: Receive,
     send: Send,
     h: RequestHeaders,
     acc: Acceptable,
@@ -354,7 +387,7 @@ async def _serve_batch(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
 
-    async with _Running(ep, exchange, session):
+    async with _Running(ep, exchange, session, receive):
         for err in errors:
             await exchange.respond(err)
         async with anyio.create_task_group() as tg:
@@ -400,9 +433,11 @@ async def serve_get(
     if not ok or session is None:
         return
     session.busy += 1
+    session.attached += 1
     try:
         await _get(ep, receive, send, h, session)
     finally:
+        session.attached -= 1
         session.busy -= 1
         session.touch()
 
@@ -410,19 +445,26 @@ async def serve_get(
 async def _get(
     ep: StreamableHTTP, receive: Receive, send: Send, h: RequestHeaders, session: HTTPSession
 ) -> None:
-    sink = Sink(send)
+    sink = Sink(send, send_timeout_s=ep.send_timeout_s)
     replay: list[tuple[str, bytes]] | None = None
+    after: str | None = None
     if h.last_event_id is not None and ep.store is not None:
-        found = await ep.store.replay_after(h.last_event_id.strip())
+        after = h.last_event_id.strip()
+        found = await ep.store.replay_after(after)
         if found is not None and session.owns(found[0]):
             stream_id, events = found
             live = session.streams.get(stream_id)
             if live is not None:
-                await live.resume(sink, events)
+                await live.resume(sink, events, after)
                 await _hold(ep, receive, sink, live)
                 return
             if session.standalone is None or session.standalone.id != stream_id:
-                await sink.start()  # a finished request stream: replay what is left
+                # A finished request stream: replay what is left. It may have finished
+                # while the query above was under way (streams rule 6): ask again.
+                again = await ep.store.replay_after(after)
+                if again is not None and again[0] == stream_id:
+                    events = again[1]
+                await sink.start()
                 for eid, payload in events:
                     await sink.write(sse.event(payload, eid))
                 await sink.end()
@@ -440,7 +482,7 @@ async def _get(
             )
             return
         await current.end()
-    await _standalone(ep, receive, session, sink, replay)
+    await _standalone(ep, receive, session, sink, replay, after)
 
 
 async def _hold(ep: StreamableHTTP, receive: Receive, sink: Sink, live: LiveStream | None) -> None:
@@ -472,6 +514,7 @@ async def _standalone(
     session: HTTPSession,
     sink: Sink,
     replay: list[tuple[str, bytes]] | None,
+    after: str | None = None,
 ) -> None:
     if session.pump_scope is not None:
         session.pump_scope.cancel()
@@ -481,7 +524,7 @@ async def _standalone(
         if session.standalone is None:
             session.standalone = LiveStream(session.new_stream_id(), ep.store, None)
         live = session.standalone
-        await live.resume(sink, replay or [])
+        await live.resume(sink, replay or [], after if replay is not None else None)
         if replay is None:
             await live.write(b"")
     else:

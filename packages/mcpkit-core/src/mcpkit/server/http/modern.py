@@ -18,8 +18,9 @@ Rules:
    (progress, logs) and the client accepts SSE; it never carries server-to-client
    requests (input goes through MRTR, ``InputRequiredResult``).
 5. The client closing the response (a disconnect) cancels the request: its handler is
-   cancelled and nothing more is sent. Idle streams (``subscriptions/listen``) get
-   comment keep-alives.
+   cancelled and nothing more is sent; so does a client that stops reading it for
+   ``Limits.stream_send_timeout_s`` (:mod:`.streams` rule 7). Idle streams
+   (``subscriptions/listen``) get comment keep-alives.
 6. ``subscriptions/listen`` needs an SSE response: without ``text/event-stream`` in
    ``Accept`` (or in JSON-response mode) it is refused with 406.
 """
@@ -181,6 +182,8 @@ async def serve_post(
         streaming=streaming,
         requests_reason=NO_REVERSE_REQUESTS,
         outgoing=ep.server.outgoing,
+        send_timeout_s=ep.send_timeout_s,
+        cancel_on_stall=True,
     )
     transport = ep.transport_facts(scope, None, exchange)
     request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]
@@ -189,7 +192,9 @@ async def serve_post(
         with anyio.CancelScope() as cancel_scope:
             exchange.cancel_scope = cancel_scope
             status = 200
-            with DisconnectWatch(receive, cancel_scope, exchange, keepalive_s=ep.keepalive_s):
+            with DisconnectWatch(
+                receive, cancel_scope.cancel, exchange, keepalive_s=ep.keepalive_s
+            ):
                 try:
                     result = await handle_modern(
                         ep.server,

@@ -10,9 +10,12 @@ Rules:
 2. A session bound to a principal (the authenticated caller that created it) is
    invisible to any other principal: lookups by someone else answer "unknown" (404),
    never "forbidden", so ids cannot be probed.
-3. A session idle for ``idle_timeout_s`` seconds (no request running, no stream
-   attached) is closed; expiry is checked lazily on lookups and sweeps, so no background
-   task is needed when the app is mounted without a lifespan.
+3. A session whose client has gone away is closed: no response connection of it is
+   open (no POST awaiting its answer, no GET stream) and nothing arrived from its client
+   for ``idle_timeout_s`` seconds, even with work in flight (that work is cancelled,
+   rule 5: a handler waiting on a client that left must not pin the session). Expiry
+   is checked lazily on lookups, on ``initialize`` and on sweeps, so no background task
+   is needed when the app is mounted without a lifespan.
 4. At most ``max_sessions`` live sessions; a new ``initialize`` beyond that is refused
    (503) after expired sessions are swept.
 5. Closing a session cancels its running requests, fails its pending server-to-client
@@ -49,6 +52,7 @@ class HTTPSession:
 
     __slots__ = (
         "_seq",
+        "attached",
         "busy",
         "closed",
         "id",
@@ -84,6 +88,9 @@ class HTTPSession:
         self.standalone_sink: Sink | None = None
         self.pump_scope: anyio.CancelScope | None = None
         self.busy = 0
+        """Requests and GET streams of this session being served (work in flight)."""
+        self.attached = 0
+        """Response connections of this session still open to its client (rule 3)."""
         self.last_active = time.monotonic()
         self.closed = False
         self._seq = 0
@@ -137,7 +144,7 @@ class SessionTable:
     def _expired(self, session: HTTPSession, now: float) -> bool:
         return (
             self.idle_timeout_s is not None
-            and session.busy == 0
+            and session.attached == 0
             and now - session.last_active > self.idle_timeout_s
         )
 
