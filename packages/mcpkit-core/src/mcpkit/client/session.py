@@ -24,7 +24,10 @@ Rules:
    changes and resource updates invalidate the cache and reach the callbacks and
    handshake-era listeners; logging reaches ``on_log``.
 5. A request abandoned by timeout or cancellation is given up through the transport
-   (``notifications/cancelled`` or closing its stream).
+   (``notifications/cancelled`` or closing its stream). Giving up never blocks the
+   caller for long: it waits at most ``send_timeout_s`` (transport rule 4), also when
+   the peer has stopped answering or reading (issue 11 §2).
+6. ``timeout_s`` bounds the whole request: sending it and waiting for its answer.
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ class ClientSession:
         on_resource_updated: ResourceUpdatedCallback | None = None,
     ) -> None:
         self.stream = stream
-        self.connection = Connection(stream, self, on_abandon=stream.abandon)
+        self.connection = Connection(stream, self, on_abandon=self._abandon)
         stream.bind(self.connection.pending.fail)
         self.client_info = client_info
         self.handlers = handlers
@@ -209,7 +212,7 @@ class ClientSession:
                     timeout_s=wait,
                     progress_token=token,
                     on_progress=on_progress,
-                    on_abandon=self.stream.abandon,
+                    on_abandon=self._abandon,
                     request_id=request_id,
                 )
             except (PeerClosedError, RequestTimeoutError, InvalidResponseError) as exc:
@@ -248,6 +251,11 @@ class ClientSession:
             if version in supported:
                 return version
         return None
+
+    async def _abandon(self, request_id: RequestId, reason: str) -> None:
+        """Rule 5: tell the transport, waiting at most ``send_timeout_s``."""
+        with anyio.move_on_after(self.stream.config.send_timeout_s):
+            await self.stream.abandon(request_id, reason)
 
     async def notify(self, method: str, params: JSON | None = None) -> None:
         await self.connection.notify(method, params)

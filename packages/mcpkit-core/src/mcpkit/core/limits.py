@@ -25,6 +25,12 @@ Rules:
      -32603 body (``id: null``) before its body is read.
    - ``max_sessions``: live handshake-era HTTP sessions; an ``initialize`` beyond it is
      refused with 503 and -32603 (after idle sessions are swept).
+   - ``max_client_queue_messages`` / ``max_client_queue_bytes`` (client side): messages
+     the client's HTTP transport has read from the server but not yet processed. When
+     either is reached, reading from the server pauses (backpressure on its streams)
+     until the client catches up; nothing is dropped, a response never. A single
+     message larger than the byte bound is still admitted into an empty queue (its own
+     size is bounded by ``max_message_bytes``).
 
 2. Depth is checked without a full walk when it cannot be exceeded (fewer opening
    brackets than the limit), so the common message pays only a bracket count (a
@@ -80,6 +86,10 @@ class Limits:
     """Concurrent POSTs per HTTP endpoint, all sessions and session-less requests."""
     max_sessions: int = 10_000
     """Live handshake-era HTTP sessions per endpoint."""
+    max_client_queue_messages: int = 256
+    """Client: messages read from an HTTP server, not yet processed (256)."""
+    max_client_queue_bytes: int = 8 * 1024 * 1024
+    """Client: bytes of those messages (8 MiB)."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -88,6 +98,8 @@ class Limits:
             "max_inflight",
             "max_http_inflight",
             "max_sessions",
+            "max_client_queue_messages",
+            "max_client_queue_bytes",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
