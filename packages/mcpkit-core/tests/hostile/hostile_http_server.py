@@ -76,7 +76,9 @@ async def _tools_call(kind: str, rid: Any, writer: asyncio.StreamWriter) -> None
         await writer.drain()
         await asyncio.Event().wait()
     if kind == "dropjson":
-        writer.write(_head("200 OK", {"Content-Type": "application/json", "Content-Length": "1000"}))
+        writer.write(
+            _head("200 OK", {"Content-Type": "application/json", "Content-Length": "1000"})
+        )
         writer.write(b'{"jsonrpc"')
         await writer.drain()
         return
@@ -85,7 +87,7 @@ async def _tools_call(kind: str, rid: Any, writer: asyncio.StreamWriter) -> None
         await writer.drain()
         await asyncio.Event().wait()
     if kind == "dropsse":
-        writer.write(b"event: message\ndata: {\"jsonrpc\": \"2.0\", ")
+        writer.write(b'event: message\ndata: {"jsonrpc": "2.0", ')
         await writer.drain()
         return
     if kind == "giantsse":
