@@ -8,7 +8,8 @@ process so the test's tracemalloc sees only the client's memory.
 The first path segment picks the behaviour; ``/modern`` after it makes the server
 answer ``server/discover`` (2026-07-28), else it answers -32601 and the client falls
 back to ``initialize`` (handshake era). The handshake, ``tools/list`` and, unless the
-behaviour says otherwise, notifications are answered normally. ``tools/call`` gets:
+behaviour says otherwise, notifications are answered normally. ``tools/call`` (and
+``subscriptions/listen``) gets:
 
 - ``silent``: nothing for any request, the handshake included (no status line ever);
 - ``stall``: the handshake is answered, then nothing for anything: requests,
@@ -173,7 +174,7 @@ async def _answer(path: str, method: str, msg: Any, writer: asyncio.StreamWriter
         tools = [{"name": "t", "inputSchema": {"type": "object"}}]
         _json(writer, {"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
         return True
-    if name == "tools/call":
+    if name in ("tools/call", "subscriptions/listen"):
         await _tools_call(kind, rid, writer)
         return False
     _json(writer, {"jsonrpc": "2.0", "id": rid, "result": {}})

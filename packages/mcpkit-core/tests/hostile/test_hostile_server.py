@@ -142,6 +142,12 @@ async def test_sse_headers_then_nothing_ends_at_the_timeout(http_url: str) -> No
             await c.call_tool("t", timeout_s=T)
 
 
+async def test_a_listen_that_is_never_acknowledged_is_bounded(http_url: str) -> None:
+    with memory_peak(8 * MiB), within(2 * T + T), pytest.raises(RequestTimeoutError):
+        async with client(f"{http_url}/headers/modern") as c, c.listen(tools=True):
+            pass
+
+
 async def test_an_endless_sse_stream_ends_at_the_timeout(http_url: str) -> None:
     with memory_peak(8 * MiB), within(3 * T), pytest.raises(RequestTimeoutError):
         async with client(f"{http_url}/endless") as c:
