@@ -155,6 +155,7 @@ class StdioTransport:
                 with anyio.CancelScope(shield=True):
                     await self._shutdown(process)
                     await stream.aclose()
+                    await process.aclose()  # the pipe transports too, now it has exited
                     # A grandchild may keep stderr open after the server exits.
                     with anyio.move_on_after(1.0):
                         await pumped.wait()
