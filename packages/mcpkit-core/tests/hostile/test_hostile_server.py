@@ -310,6 +310,18 @@ async def test_a_stdio_server_that_dies_mid_answer_is_a_transport_closed_error()
     assert isinstance(caught.value, ClientError)
 
 
+async def test_a_subscription_ends_when_the_stdio_server_is_gone() -> None:
+    """Session rule 7: iterating a subscription ends with the connection."""
+    seen: list[str] = []
+    with within(2 * T + 3 * T):
+        async with Client(stdio("drop"), timeout_s=10 * T, probe_timeout_s=T) as c:
+            async with c.listen(tools=True) as sub:
+                with pytest.raises(TransportClosedError):
+                    await c.call_tool("t")  # the server dies answering it
+                seen.extend([note.method async for note in sub])
+    assert seen == []
+
+
 # -- in memory -------------------------------------------------------------------------
 @asynccontextmanager
 async def _memory_client() -> AsyncIterator[Client]:

@@ -249,7 +249,7 @@ class Client:
             session.notification_handlers = self._notification_handlers
             session.request_handlers = self._request_handlers
             self._session = session
-            await self._tg.start(session.connection.serve)
+            await self._tg.start(session.serve)
             bound = self._entry_bound_s()
             try:
                 with anyio.fail_after(bound):

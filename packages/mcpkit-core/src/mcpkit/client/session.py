@@ -28,6 +28,9 @@ Rules:
    caller for long: it waits at most ``send_timeout_s`` (transport rule 4), also when
    the peer has stopped answering or reading (issue 11 §2).
 6. ``timeout_s`` bounds the whole request: sending it and waiting for its answer.
+7. When the connection ends (:meth:`ClientSession.serve` returns: the process exited,
+   the stream closed), every listener and subscription stream is closed, so iterating
+   one ends instead of waiting for notifications that cannot come.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpkit.client._json import as_object
@@ -145,6 +149,20 @@ class ClientSession:
         self.listeners: set[MemoryObjectSendStream[JSON]] = set()
         """Handshake-era listeners: every change notification is copied to each."""
         self._progress_seq = 0
+
+    async def serve(
+        self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Run the connection until it ends, then close the listeners (rule 7)."""
+        try:
+            await self.connection.serve(task_status)
+        finally:
+            streams = [*self.listeners, *self.subscriptions.values()]
+            self.listeners.clear()
+            self.subscriptions.clear()
+            with anyio.CancelScope(shield=True):
+                for stream in streams:
+                    await stream.aclose()
 
     # -- what the client declares --------------------------------------------------------
     def capabilities(self) -> JSON:
