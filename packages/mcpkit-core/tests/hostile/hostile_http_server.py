@@ -24,6 +24,9 @@ behaviour says otherwise, notifications are answered normally. ``tools/call`` (a
 - ``dropsse``: SSE headers and half an event, then the connection is closed;
 - ``dropjson``: a JSON response announcing 1000 bytes that closes after 10;
 - ``close``: the connection is closed without any response;
+- ``resume``: an SSE stream with one log event (an id, ``retry: 10``) that then ends;
+  every resumption GET (``Last-Event-ID``) gets the same, forever: progress without
+  an answer;
 - ``ok``: a plain result (for a server that is killed between calls).
 """
 
@@ -66,6 +69,9 @@ async def _tools_call(kind: str, rid: Any, writer: asyncio.StreamWriter) -> None
     if kind in ("stall", "silent"):
         await asyncio.Event().wait()
     if kind == "close":
+        return
+    if kind == "resume":
+        _resume_stream(writer)
         return
     if kind == "ok":
         result = {"content": [{"type": "text", "text": "ok"}]}
@@ -122,7 +128,21 @@ async def _tools_call(kind: str, rid: Any, writer: asyncio.StreamWriter) -> None
         await writer.drain()
 
 
-async def _answer(path: str, method: str, msg: Any, writer: asyncio.StreamWriter) -> bool:
+_resumed = 0
+
+
+def _resume_stream(writer: asyncio.StreamWriter) -> None:
+    global _resumed
+    _resumed += 1
+    note = {"jsonrpc": "2.0", "method": "notifications/message"}
+    note["params"] = {"level": "info", "data": "again"}
+    _sse_head(writer)
+    writer.write(f"id: e{_resumed}\nretry: 10\n".encode() + _event(note))
+
+
+async def _answer(
+    path: str, method: str, msg: Any, writer: asyncio.StreamWriter, resuming: bool = False
+) -> bool:
     """Answer one request; False when the connection must close afterwards."""
     global replies
     parts = [p for p in path.split("/") if p]
@@ -131,6 +151,9 @@ async def _answer(path: str, method: str, msg: Any, writer: asyncio.StreamWriter
     if kind == "silent":
         await asyncio.Event().wait()
     if method == "GET":
+        if kind == "resume" and resuming:
+            _resume_stream(writer)
+            return False
         _empty(writer, "405 Method Not Allowed")
         return True
     if method == "DELETE":
@@ -195,7 +218,7 @@ async def _connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
             length = int(headers.get("content-length", "0"))
             body = await reader.readexactly(length) if length else b""
             msg = json.loads(body) if body else None
-            keep = await _answer(path, method, msg, writer)
+            keep = await _answer(path, method, msg, writer, "last-event-id" in headers)
             await writer.drain()
             if not keep:
                 break
