@@ -25,7 +25,13 @@ Rules:
    changes and resource updates invalidate the cache and reach the callbacks and
    handshake-era listeners; logging reaches ``on_log``.
 5. A request abandoned by timeout or cancellation is given up through the transport
-   (``notifications/cancelled`` or closing its stream).
+   (``notifications/cancelled`` or closing its stream). Giving up never blocks the
+   caller for long: it waits at most ``send_timeout_s`` (transport rule 4), also when
+   the peer has stopped answering or reading (issue 11 §2).
+6. ``timeout_s`` bounds the whole request: sending it and waiting for its answer.
+7. When the connection ends (:meth:`ClientSession.serve` returns: the process exited,
+   the stream closed), every listener and subscription stream is closed, so iterating
+   one ends instead of waiting for notifications that cannot come.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpkit.client._json import as_object
@@ -122,7 +129,7 @@ class ClientSession:
         on_resource_updated: ResourceUpdatedCallback | None = None,
     ) -> None:
         self.stream = stream
-        self.connection = Connection(stream, self, on_abandon=stream.abandon)
+        self.connection = Connection(stream, self, on_abandon=self._abandon)
         stream.bind(self.connection.pending.fail)
         self.client_info = client_info
         self.handlers = handlers
@@ -144,6 +151,20 @@ class ClientSession:
         self.listeners: set[MemoryObjectSendStream[JSON]] = set()
         """Handshake-era listeners: every change notification is copied to each."""
         self._progress_seq = 0
+
+    async def serve(
+        self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Run the connection until it ends, then close the listeners (rule 7)."""
+        try:
+            await self.connection.serve(task_status)
+        finally:
+            streams = [*self.listeners, *self.subscriptions.values()]
+            self.listeners.clear()
+            self.subscriptions.clear()
+            with anyio.CancelScope(shield=True):
+                for stream in streams:
+                    await stream.aclose()
 
     # -- what the client declares --------------------------------------------------------
     def capabilities(self) -> JSON:
@@ -211,7 +232,7 @@ class ClientSession:
                     timeout_s=wait,
                     progress_token=token,
                     on_progress=on_progress,
-                    on_abandon=self.stream.abandon,
+                    on_abandon=self._abandon,
                     request_id=request_id,
                 )
             except (PeerClosedError, RequestTimeoutError, InvalidResponseError) as exc:
@@ -250,6 +271,11 @@ class ClientSession:
             if version in supported:
                 return version
         return None
+
+    async def _abandon(self, request_id: RequestId, reason: str) -> None:
+        """Rule 5: tell the transport, waiting at most ``send_timeout_s``."""
+        with anyio.move_on_after(self.stream.config.send_timeout_s):
+            await self.stream.abandon(request_id, reason)
 
     async def notify(self, method: str, params: JSON | None = None) -> None:
         await self.connection.notify(method, params)

@@ -33,6 +33,12 @@ Rules:
    - ``max_subscriptions`` and ``max_uri_bytes``: ``resources/subscribe`` URIs per
      session and the ``resourceSubscriptions`` of one ``subscriptions/listen``, and the
      length of each URI (UTF-8 bytes); over either, -32602 naming the limit.
+   - ``max_client_queue_messages`` / ``max_client_queue_bytes`` (client side): messages
+     the client's HTTP transport has read from the server but not yet processed. When
+     either is reached, reading from the server pauses (backpressure on its streams)
+     until the client catches up; nothing is dropped, a response never. A single
+     message larger than the byte bound is still admitted into an empty queue (its own
+     size is bounded by ``max_message_bytes``).
 
 2. Depth is checked without a full walk when it cannot be exceeded (fewer opening
    brackets than the limit), so the common message pays only a bracket count (a
@@ -121,6 +127,10 @@ class Limits:
     stream_send_timeout_s: float = 30.0
     """Seconds one write to an HTTP SSE response may wait for a client that does not
     read; past it the stream is given up."""
+    max_client_queue_messages: int = 256
+    """Client: messages read from an HTTP server, not yet processed (256)."""
+    max_client_queue_bytes: int = 8 * 1024 * 1024
+    """Client: bytes of those messages (8 MiB)."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -135,6 +145,8 @@ class Limits:
             "max_event_store_bytes",
             "max_subscriptions",
             "max_uri_bytes",
+            "max_client_queue_messages",
+            "max_client_queue_bytes",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
