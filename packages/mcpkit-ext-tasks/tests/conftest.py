@@ -3,8 +3,8 @@
 - ``anyio_backend``: asyncio only.
 - ``redis_url``: a real ``redis-server`` (the Debian package; the nox session installs it
   with apt-get) started on a free 127.0.0.1 port for the whole test session, without
-  persistence. Tests that need it are skipped, saying why, only when no ``redis-server``
-  binary can be found (``MCPKIT_REDIS_SERVER`` may name one).
+  persistence. Without a ``redis-server`` binary (``MCPKIT_REDIS_SERVER`` may name one)
+  the tests that need it fail, saying why: they never skip.
 - ``tasks_server``: the tasks demo server on a fresh in-memory store.
 """
 
@@ -55,10 +55,10 @@ def _redis_binary() -> str | None:
 def redis_url() -> Iterator[str]:
     binary = _redis_binary()
     if binary is None:
-        pytest.skip(
+        pytest.fail(
             "redis-server is not installed (Debian: apt-get install redis-server; "
-            "`uv run nox -s ext-tasks` installs it where it can); the Redis store tests "
-            "need a real server"
+            "`uv run nox -s ext-tasks` installs it or fails); the Redis tests need a real "
+            "server and never skip"
         )
     port = free_port()
     workdir = tempfile.mkdtemp(prefix="mcpkit-redis-")

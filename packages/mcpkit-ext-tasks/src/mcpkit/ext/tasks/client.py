@@ -13,8 +13,10 @@ Rules:
    ``min_poll_s`` and at most ``max_poll_s`` seconds apart, until a terminal status.
 3. ``input_required``: each ``inputRequests`` entry is answered once (keys are unique per
    task, SEP-2663) with the client's own handlers (``sampling=``, ``elicitation=``, ...),
-   then sent with ``tasks/update``. On 2025-11-25, ``tasks/result`` is called instead and
-   the server's live requests are answered by the same handlers.
+   then sent with ``tasks/update``. On 2025-11-25, :meth:`TaskClient.wait` calls
+   ``tasks/result`` instead when it sees ``input_required`` (the spec's SHOULD), keeps
+   polling meanwhile, and the server's live requests on that call are answered by the
+   same handlers.
 4. :func:`enable_task_results` makes ``client.call_tool(...)`` wait for a task's result
    (a general client hook: a handler for ``resultType: "task"``): a ``completed`` task
    gives its result, ``failed`` raises its JSON-RPC error, ``cancelled`` raises
@@ -196,22 +198,48 @@ class TaskClient:
         on_status: Callable[[TaskState], Awaitable[None] | None] | None = None,
     ) -> TaskState:
         """Poll until terminal (rule 2), answering input (rule 3); returns the last
-        state. ``task``: a task id or a ``CreateTaskResult``."""
+        state. ``task``: a task id or a ``CreateTaskResult``.
+
+        On 2025-11-25 an ``input_required`` task has no ``inputRequests`` to read: the
+        requestor SHOULD call ``tasks/result`` (2025-11-25 ``basic/utilities/tasks``,
+        "Input Required Status"), which delivers the server's questions as live requests
+        answered by the client's handlers. That call runs alongside the polling (the spec
+        says to keep polling) and ends when the task does."""
         state = TaskState.from_wire(task) if isinstance(task, Mapping) else await self.get(task)
-        last: tuple[str, str | None] | None = None
-        while True:
-            if on_status is not None and (state.status, state.status_message) != last:
-                last = (state.status, state.status_message)
-                maybe = on_status(state)
-                if maybe is not None:
-                    await maybe
-            if state.terminal:
-                self._answered.pop(state.task_id, None)
-                return state
-            if state.status == "input_required" and answer_input and state.input_requests:
-                await self.answer(state)
-            await anyio.sleep(self._delay(state))
-            state = await self.get(state.task_id)
+        async with anyio.create_task_group() as tg:
+            relay: set[str] = set()  # the task id while its tasks/result call runs
+            last: tuple[str, str | None] | None = None
+            while True:
+                if on_status is not None and (state.status, state.status_message) != last:
+                    last = (state.status, state.status_message)
+                    maybe = on_status(state)
+                    if maybe is not None:
+                        await maybe
+                if state.terminal:
+                    self._answered.pop(state.task_id, None)
+                    tg.cancel_scope.cancel()
+                    return state
+                if state.status == "input_required" and answer_input:
+                    if self.modern and state.input_requests:
+                        await self.answer(state)
+                    elif not self.modern and not relay:
+                        relay.add(state.task_id)
+                        tg.start_soon(self._legacy_relay, state.task_id, relay)
+                await anyio.sleep(self._delay(state))
+                state = await self.get(state.task_id)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _legacy_relay(self, task_id: str, relay: set[str]) -> None:
+        """One ``tasks/result`` call (rule 3, 2025-11-25): the server relays its questions
+        on it; it returns when the task is terminal. Its outcome is read by polling, so
+        an error here (e.g. the task failed) is not raised; ``relay`` empties when it
+        ends, so a later ``input_required`` starts another."""
+        try:
+            await self.client.request("tasks/result", {"taskId": task_id}, timeout_s=None)
+        except JSONRPCError:
+            pass
+        finally:
+            relay.discard(task_id)
 
     async def result(self, task: str | Mapping[str, Any]) -> JSON:
         """The task's final result (rule 4): waits, then returns the ``CallToolResult``
