@@ -494,13 +494,12 @@ class RedisTaskStore(ChangeFeed):
         return failed
 
     async def _leave(self) -> None:
-        """At shutdown: give up this replica's lease (best effort, bounded)."""
+        """At shutdown: give up this replica's lease (best effort, bounded). It stays in
+        the replica set, so another replica fails whatever task it could not finish
+        after ``lease_s``, then forgets it."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(self.timeout_s):
             try:
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.delete(self._beat_key(self.replica_id))
-                    pipe.srem(f"{self.namespace}:replicas", self.replica_id)
-                    await pipe.execute()
+                await self.redis.delete(self._beat_key(self.replica_id))
             except Exception as exc:
                 logger.warning("tasks: could not leave the replica set in Redis (%s)", exc)
 

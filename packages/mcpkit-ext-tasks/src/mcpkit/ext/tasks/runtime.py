@@ -536,7 +536,10 @@ class Tasks:
                 pending[key] = {"method": req["method"], "params": dict(req.get("params") or {})}
         if not pending:
             return out
-        await self.store.request_input(job.task_id, pending)
+        try:
+            await self.store.request_input(job.task_id, pending)
+        except TaskStoreUnavailable as exc:  # the tool fails: its task ends failed (rule 7)
+            raise unavailable_error(exc) from None
         waiting = set(pending)
         while waiting:
             try:
