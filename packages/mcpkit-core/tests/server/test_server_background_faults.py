@@ -51,9 +51,7 @@ async def test_a_failing_event_store_does_not_stop_closing_and_sweeping_sessions
 ) -> None:
     server = Server("sweep")
     table = SessionTable(idle_timeout_s=0.0, max_sessions=10)
-    sessions = [
-        HTTPSession(f"s{i}", LegacySession(server), principal_key=None) for i in range(3)
-    ]
+    sessions = [HTTPSession(f"s{i}", LegacySession(server), principal_key=None) for i in range(3)]
     for session in sessions:
         session.legacy.initialize({"protocolVersion": "2025-11-25"})
         session.last_active -= 10  # idle beyond the timeout
