@@ -46,7 +46,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -70,7 +70,7 @@ logger = logging.getLogger("mcpkit.ext.tasks")
 
 
 @contextmanager
-def _unavailable() -> Iterator[None]:
+def _unavailable() -> Generator[None]:
     """Rule 5: Redis's connection and timeout failures become TaskStoreUnavailable."""
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -473,15 +473,15 @@ class RedisTaskStore(ChangeFeed):
         return failed
 
     async def _reap(self, replica: str) -> list[str]:
-        error = {
-            "code": INTERNAL_ERROR,
-            "message": f"The server replica running this task stopped (its {self.lease_s:g} s "
-            "lease expired); the task's outcome is unknown",
-        }
+        message = (
+            f"The server replica running this task stopped (its {self.lease_s:g} s lease "
+            "expired); the task's outcome is unknown"
+        )
+        error: JSON = {"code": INTERNAL_ERROR, "message": message}
         failed: list[str] = []
         for raw in await self.redis.smembers(self._running_key(replica)):
             task_id = raw.decode() if isinstance(raw, bytes) else str(raw)
-            if await self.finish(task_id, "failed", error=error, message=error["message"]):
+            if await self.finish(task_id, "failed", error=error, message=message):
                 failed.append(task_id)
         await self.redis.delete(self._running_key(replica))
         await self.redis.srem(f"{self.namespace}:replicas", replica)

@@ -87,6 +87,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 TaskSupport = Literal["required", "optional", "forbidden"]
 logger = logging.getLogger("mcpkit.ext.tasks")
 
+_INTERNAL: JSON = {"code": INTERNAL_ERROR, "message": "Internal error"}
 _SHUTDOWN_ERROR: JSON = {
     "code": INTERNAL_ERROR,
     "message": "The server shut down before the task finished",
@@ -381,6 +382,9 @@ class Tasks:
     async def _run(self, job: Job) -> None:
         try:
             status, result, error = await self._execute(job)
+        except Exception:  # never let a runner take the runtime down (rule 7)
+            logger.exception("task %s: the runner failed", job.task_id)
+            status, result, error = "failed", None, dict(_INTERNAL)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 try:
@@ -406,7 +410,7 @@ class Tasks:
             size = payload_bytes(result) + payload_bytes(error)
         except ValueError as exc:
             logger.error("task %s: its result is not JSON: %s", task_id, exc)
-            return "failed", None, {"code": INTERNAL_ERROR, "message": "Internal error"}, None
+            return "failed", None, dict(_INTERNAL), None
         if size <= self.max_result_bytes:
             return status, result, error, None
         logger.warning("task %s: result of %d bytes over max_result_bytes", task_id, size)
@@ -492,7 +496,7 @@ class Tasks:
             logger.error("task %s raised InputRequired outside ctx.request_input", ctx.request_id)
         except Exception:
             logger.exception("task %s failed", ctx.request_id)
-        return "failed", None, {"code": INTERNAL_ERROR, "message": "Internal error"}
+        return "failed", None, dict(_INTERNAL)
 
     async def _watch(self) -> None:
         """The fallback of rule 4: every ``watch_interval_s`` seconds, stop the local
