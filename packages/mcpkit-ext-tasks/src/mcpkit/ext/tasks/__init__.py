@@ -43,7 +43,12 @@ if TYPE_CHECKING:
     from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord
     from mcpkit.ext.tasks.redis_store import RedisTaskStore
     from mcpkit.ext.tasks.runtime import Tasks, TaskSupport, install
-    from mcpkit.ext.tasks.store import InMemoryTaskStore, TaskStore, TaskStoreFull
+    from mcpkit.ext.tasks.store import (
+        InMemoryTaskStore,
+        TaskStore,
+        TaskStoreFull,
+        TaskStoreUnavailable,
+    )
 
 __all__ = [
     "EXTENSION_ID",
@@ -58,6 +63,7 @@ __all__ = [
     "TaskState",
     "TaskStore",
     "TaskStoreFull",
+    "TaskStoreUnavailable",
     "TaskSupport",
     "Tasks",
     "begin",
@@ -87,6 +93,7 @@ _WHERE = {
     "InMemoryTaskStore": "store",
     "TaskStore": "store",
     "TaskStoreFull": "store",
+    "TaskStoreUnavailable": "store",
 }
 
 

@@ -218,6 +218,7 @@ class RedisTaskStore(ChangeFeed):
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(self._key(record.task_id), data, nx=True, px=ttl)
             pipe.sadd(self._running_key(self.replica_id), record.task_id)
+            pipe.sadd(f"{self.namespace}:replicas", self.replica_id)  # reaped if it dies
             if record.owner is not None and record.era == "legacy":
                 okey = self._owner_key(record.owner)
                 pipe.zadd(okey, {record.task_id: record.seq})
@@ -479,12 +480,13 @@ class RedisTaskStore(ChangeFeed):
         )
         error: JSON = {"code": INTERNAL_ERROR, "message": message}
         failed: list[str] = []
-        for raw in await self.redis.smembers(self._running_key(replica)):
+        running = self._running_key(replica)
+        for raw in await self.redis.smembers(running):
             task_id = raw.decode() if isinstance(raw, bytes) else str(raw)
             if await self.finish(task_id, "failed", error=error, message=message):
                 failed.append(task_id)
-        await self.redis.delete(self._running_key(replica))
-        await self.redis.srem(f"{self.namespace}:replicas", replica)
+            await self.redis.srem(running, task_id)  # failed now, finished before, or expired
+        await self._forget_replica(replica)
         if failed:
             logger.warning(
                 "tasks: replica %s stopped renewing its lease; marked its %d task(s) failed",
@@ -492,6 +494,24 @@ class RedisTaskStore(ChangeFeed):
                 len(failed),
             )
         return failed
+
+    async def _forget_replica(self, replica: str) -> None:
+        """Drop ``replica`` from the replica set, unless it added a task meanwhile (then
+        it is alive after all, and a later beat looks again)."""
+        from redis.exceptions import WatchError
+
+        running = self._running_key(replica)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(running)
+                if await pipe.scard(running):
+                    await pipe.unwatch()
+                    return
+                pipe.multi()
+                pipe.srem(f"{self.namespace}:replicas", replica)
+                await pipe.execute()
+            except WatchError:
+                return
 
     async def _leave(self) -> None:
         """At shutdown: give up this replica's lease (best effort, bounded). It stays in
