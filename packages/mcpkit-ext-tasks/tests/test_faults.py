@@ -22,7 +22,7 @@ from conftest import RedisServer
 from helpers import connect
 
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.ext.tasks import RedisTaskStore, Tasks
+from mcpkit.ext.tasks import RedisTaskStore, TaskClient, Tasks, TaskState
 from mcpkit.ext.tasks.model import TaskRecord
 from mcpkit.ext.tasks.store import RETRY_AFTER_MS, TaskStoreUnavailable
 from mcpkit.server.app import Server
@@ -202,3 +202,34 @@ async def test_a_dead_replicas_tasks_fail_after_its_lease_and_a_pause_reaps_nobo
     assert took >= lease_s  # not before the lease ran out
     assert still is not None
     assert still.status == "working"
+
+
+async def test_task_client_waits_through_a_redis_outage_and_gives_up_after_retry_for_s(
+    redis_server: RedisServer,
+) -> None:
+    jobs = Jobs(store_on(redis_server, f"t:{uuid.uuid4().hex}"))
+    async with jobs.server.lifespan(), connect(jobs.server) as client:
+        patient, impatient = TaskClient(client), TaskClient(client, retry_for_s=0)
+        created = await patient.call_tool("job")
+        outcome: list[TaskState] = []
+
+        async def wait() -> None:
+            outcome.append(await patient.wait(created))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait)
+            await anyio.sleep(0.1)
+            await in_thread(redis_server.stop)
+            with pytest.raises(JSONRPCError) as gave_up, anyio.fail_after(10):
+                await impatient.wait(created)  # polls once, meets the error, gives up
+            await anyio.sleep(1.5)  # the patient waiter meets the retryable error too
+            jobs.release.set()
+            await in_thread(redis_server.start)
+            with anyio.fail_after(30):
+                while not outcome:
+                    await anyio.sleep(0.05)
+    assert gave_up.value.data is not None
+    assert gave_up.value.data["retryable"] is True
+    assert outcome[0].status == "completed"
+    assert outcome[0].result is not None
+    assert outcome[0].result["content"][0]["text"] == "job done"

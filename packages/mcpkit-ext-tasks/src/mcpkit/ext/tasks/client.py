@@ -21,6 +21,9 @@ Rules:
    (a general client hook: a handler for ``resultType: "task"``): a ``completed`` task
    gives its result, ``failed`` raises its JSON-RPC error, ``cancelled`` raises
    :class:`TaskCancelledError`.
+5. A ``tasks/get`` answered with a retryable error (``data.retryable: true``, e.g. the
+   server's task store is briefly unreachable) is retried after ``data.retryAfterMs``
+   by :meth:`TaskClient.wait`, for up to ``retry_for_s`` seconds; then it is raised.
 """
 
 from __future__ import annotations
@@ -120,14 +123,23 @@ class TaskState:
 
 
 class TaskClient:
-    """Task operations on a connected :class:`~mcpkit.client.Client` (rules 1-3)."""
+    """Task operations on a connected :class:`~mcpkit.client.Client` (rules 1-3, 5).
+
+    ``min_poll_s``/``max_poll_s`` bound the polling interval (seconds); ``retry_for_s``
+    is how long :meth:`wait` keeps polling through retryable errors (rule 5)."""
 
     def __init__(
-        self, client: Client, *, min_poll_s: float = 0.05, max_poll_s: float = 30.0
+        self,
+        client: Client,
+        *,
+        min_poll_s: float = 0.05,
+        max_poll_s: float = 30.0,
+        retry_for_s: float = 60.0,
     ) -> None:
         self.client = client
         self.min_poll_s = min_poll_s
         self.max_poll_s = max_poll_s
+        self.retry_for_s = retry_for_s
         client.extensions.setdefault(EXTENSION_ID, TASKS_EXTENSION)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             client.add_name_param(method, "taskId")  # Mcp-Name over HTTP (SEP-2663)
@@ -226,8 +238,22 @@ class TaskClient:
                         relay.add(state.task_id)
                         tg.start_soon(self._legacy_relay, state.task_id, relay)
                 await anyio.sleep(self._delay(state))
-                state = await self.get(state.task_id)
+                state = await self._poll(state)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _poll(self, state: TaskState) -> TaskState:
+        """``tasks/get``, polling on through retryable errors for ``retry_for_s`` (rule 5)."""
+        deadline = anyio.current_time() + self.retry_for_s
+        while True:
+            try:
+                return await self.get(state.task_id)
+            except JSONRPCError as exc:
+                data = exc.data if isinstance(exc.data, dict) else {}
+                after_ms = data.get("retryAfterMs")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                if data.get("retryable") is not True or anyio.current_time() >= deadline:  # pyright: ignore[reportUnknownMemberType]
+                    raise
+                pause = after_ms / 1000 if isinstance(after_ms, int) else self._delay(state)
+                await anyio.sleep(min(self.max_poll_s, max(self.min_poll_s, pause)))
 
     async def _legacy_relay(self, task_id: str, relay: set[str]) -> None:
         """One ``tasks/result`` call (rule 3, 2025-11-25): the server relays its questions
