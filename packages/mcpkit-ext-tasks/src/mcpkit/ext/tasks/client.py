@@ -28,11 +28,13 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.abc
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
@@ -52,6 +54,7 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.ext.tasks")
 TASKS_EXTENSION = Extension(
     EXTENSION_ID, spec_version="2026-07-28", stability=Stability.EXPERIMENTAL
 )
@@ -218,28 +221,43 @@ class TaskClient:
         answered by the client's handlers. That call runs alongside the polling (the spec
         says to keep polling) and ends when the task does."""
         state = TaskState.from_wire(task) if isinstance(task, Mapping) else await self.get(task)
-        async with anyio.create_task_group() as tg:
-            relay: set[str] = set()  # the task id while its tasks/result call runs
-            last: tuple[str, str | None] | None = None
-            while True:
-                if on_status is not None and (state.status, state.status_message) != last:
-                    last = (state.status, state.status_message)
-                    maybe = on_status(state)
-                    if maybe is not None:
-                        await maybe
-                if state.terminal:
-                    self._answered.pop(state.task_id, None)
-                    tg.cancel_scope.cancel()
-                    return state
-                if state.status == "input_required" and answer_input:
-                    if self.modern and state.input_requests:
-                        await self.answer(state)
-                    elif not self.modern and not relay:
-                        relay.add(state.task_id)
-                        tg.start_soon(self._legacy_relay, state.task_id, relay)
-                await anyio.sleep(self._delay(state))
-                state = await self._poll(state)
-        raise AssertionError("unreachable")  # pragma: no cover
+        failure: Exception | None = None
+        async with anyio.create_task_group() as tg:  # hosts the 2025-11-25 tasks/result call
+            try:
+                state = await self._follow(state, tg, answer_input, on_status)
+            except Exception as exc:  # raised below as is, not wrapped in an ExceptionGroup
+                failure = exc
+            tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return state
+
+    async def _follow(
+        self,
+        state: TaskState,
+        tg: anyio.abc.TaskGroup,
+        answer_input: bool,
+        on_status: Callable[[TaskState], Awaitable[None] | None] | None,
+    ) -> TaskState:
+        relay: set[str] = set()  # the task id while its tasks/result call runs
+        last: tuple[str, str | None] | None = None
+        while True:
+            if on_status is not None and (state.status, state.status_message) != last:
+                last = (state.status, state.status_message)
+                maybe = on_status(state)
+                if maybe is not None:
+                    await maybe
+            if state.terminal:
+                self._answered.pop(state.task_id, None)
+                return state
+            if state.status == "input_required" and answer_input:
+                if self.modern and state.input_requests:
+                    await self.answer(state)
+                elif not self.modern and not relay:
+                    relay.add(state.task_id)
+                    tg.start_soon(self._legacy_relay, state.task_id, relay)
+            await anyio.sleep(self._delay(state))
+            state = await self._poll(state)
 
     async def _poll(self, state: TaskState) -> TaskState:
         """``tasks/get``, polling on through retryable errors for ``retry_for_s`` (rule 5)."""
@@ -248,9 +266,9 @@ class TaskClient:
             try:
                 return await self.get(state.task_id)
             except JSONRPCError as exc:
-                data = exc.data if isinstance(exc.data, dict) else {}
-                after_ms = data.get("retryAfterMs")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-                if data.get("retryable") is not True or anyio.current_time() >= deadline:  # pyright: ignore[reportUnknownMemberType]
+                data = obj(exc.data)
+                after_ms = data.get("retryAfterMs")
+                if data.get("retryable") is not True or anyio.current_time() >= deadline:
                     raise
                 pause = after_ms / 1000 if isinstance(after_ms, int) else self._delay(state)
                 await anyio.sleep(min(self.max_poll_s, max(self.min_poll_s, pause)))
@@ -258,12 +276,12 @@ class TaskClient:
     async def _legacy_relay(self, task_id: str, relay: set[str]) -> None:
         """One ``tasks/result`` call (rule 3, 2025-11-25): the server relays its questions
         on it; it returns when the task is terminal. Its outcome is read by polling, so
-        an error here (e.g. the task failed) is not raised; ``relay`` empties when it
-        ends, so a later ``input_required`` starts another."""
+        an error here (the task failed, or the connection did) is only logged; ``relay``
+        empties when it ends, so a later ``input_required`` starts another."""
         try:
             await self.client.request("tasks/result", {"taskId": task_id}, timeout_s=None)
-        except JSONRPCError:
-            pass
+        except Exception as exc:  # polling sees the outcome, or the same failure
+            logger.debug("tasks/result for task %s ended: %r", task_id, exc)
         finally:
             relay.discard(task_id)
 
