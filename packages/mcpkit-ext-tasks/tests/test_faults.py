@@ -233,3 +233,33 @@ async def test_task_client_waits_through_a_redis_outage_and_gives_up_after_retry
     assert outcome[0].status == "completed"
     assert outcome[0].result is not None
     assert outcome[0].result["content"][0]["text"] == "job done"
+
+
+async def test_a_replica_reaped_while_stalled_is_reaped_again_for_a_task_it_adds_later(
+    redis_server: RedisServer,
+) -> None:
+    """A replica whose lease lapsed (a stall) is forgotten once its tasks are failed; a
+    task it creates afterwards registers it again, so that task too ends ``failed``
+    when it really dies, instead of staying ``working`` until its TTL."""
+    ns, lease_s = f"t:{uuid.uuid4().hex}", 0.2
+    judge = store_on(redis_server, ns, lease_s=lease_s, replica_id="judge")
+    stalled = store_on(redis_server, ns, lease_s=lease_s, replica_id="stalled")
+    first, second = new(), new()
+    missing: dict[str, float] = {}
+
+    async def reaped(record: TaskRecord) -> TaskRecord:
+        with anyio.fail_after(10 * 2 * lease_s + 5):
+            while True:
+                await judge.beat(missing)
+                got = await judge.get(record.task_id)
+                if got is not None and got.status != "working":
+                    return got
+                await anyio.sleep(lease_s / 4)
+
+    await stalled.create(first)  # never renews a lease: create alone registers it
+    one = await reaped(first)
+    await stalled.create(second)  # it was alive after all, and dies now
+    two = await reaped(second)
+    for store in (judge, stalled):
+        await store.aclose()
+    assert one.status == two.status == "failed"
