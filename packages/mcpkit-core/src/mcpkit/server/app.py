@@ -18,15 +18,24 @@ Rules:
 6. :meth:`Server.add_list_filter` decides per request which tools, prompts, resources
    and templates a caller sees; a hidden item is unknown to that caller
    (:mod:`mcpkit.server.visibility`).
+7. Lifespans (:meth:`Server.add_lifespan`) are entered in a task of their own: a failure
+   while entering them fails startup, but a failure of their background work while
+   serving is logged (CRITICAL, with the traceback) and contained. It ends those
+   lifespans only; it never cancels the transport hosting them, so requests keep being
+   served (before, it half-shut the HTTP endpoint: 503 for every request, for good).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import anyio
+import anyio.abc
 
 from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
@@ -40,6 +49,8 @@ from mcpkit.server.prompts import Prompt
 from mcpkit.server.resources import Resource, ResourceTemplate, check_uri_length
 from mcpkit.server.tools import Tool
 from mcpkit.server.visibility import ListFilter, Visibility
+
+logger = logging.getLogger("mcpkit.server")
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -295,11 +306,50 @@ class Server:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncGenerator[None]:
-        """Enter every registered lifespan; transports wrap serving in this."""
-        async with AsyncExitStack() as stack:
-            for factory in self._lifespans:
-                await stack.enter_async_context(factory(self))
+        """Enter every registered lifespan; transports wrap serving in this (rule 7).
+        An error entering or exiting one is raised here, as is."""
+        if not self._lifespans:
             yield
+            return
+        stop = anyio.Event()
+        errors: list[Exception] = []
+        async with anyio.create_task_group() as tg:
+            if await tg.start(self._hold_lifespans, stop, errors):
+                try:
+                    yield
+                finally:
+                    stop.set()
+        if errors:
+            raise errors[0]
+
+    async def _hold_lifespans(
+        self,
+        stop: anyio.Event,
+        errors: list[Exception],
+        *,
+        task_status: anyio.abc.TaskStatus[bool],
+    ) -> None:
+        """Rule 7: hold the lifespans open until ``stop``; contain what kills them while
+        serving; hand entry and exit errors to :meth:`lifespan` (``errors``)."""
+        started = False
+        try:
+            async with AsyncExitStack() as stack:
+                for factory in self._lifespans:
+                    await stack.enter_async_context(factory(self))
+                task_status.started(True)
+                started = True
+                await stop.wait()
+        except Exception as exc:
+            if not started or stop.is_set():
+                errors.append(exc)
+            else:
+                logger.critical(
+                    "a server lifespan (extension background work) failed while serving; "
+                    "it has stopped, the server goes on serving without it",
+                    exc_info=True,
+                )
+        if not started:
+            task_status.started(False)
 
     def add_extension(self, extension: Extension | ExtensionProvider) -> Extension:
         """Advertise an extension in ``capabilities.extensions`` (SEP-2133)."""

@@ -19,11 +19,14 @@ Rules:
 4. At most ``max_sessions`` live sessions; a new ``initialize`` beyond that is refused
    (503) after expired sessions are swept.
 5. Closing a session cancels its running requests, fails its pending server-to-client
-   requests, ends its streams and frees its events, subscriptions and hub listener.
+   requests, ends its streams and frees its events, subscriptions and hub listener. An
+   event store that fails to forget the events is logged; the close (and a sweep
+   closing many sessions) still completes.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Iterator
@@ -33,6 +36,8 @@ import anyio
 
 from mcpkit.core.engine import Inflight, PeerClosedError, Pending
 from mcpkit.server.lifecycle import LegacySession
+
+logger = logging.getLogger("mcpkit.server.http")
 
 if TYPE_CHECKING:
     from mcpkit.server.http.events import EventStore
@@ -122,7 +127,10 @@ class HTTPSession:
                     await live.sink.end()
             self.streams.clear()
             if store is not None:
-                await store.forget(self.key + "-")
+                try:
+                    await store.forget(self.key + "-")
+                except Exception:  # a failing event store never stops the close (rule 5)
+                    logger.exception("the event store failed to forget session %s", self.id)
         self.legacy.close()
 
 

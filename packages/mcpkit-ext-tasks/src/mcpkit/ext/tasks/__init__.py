@@ -45,7 +45,12 @@ if TYPE_CHECKING:
     from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord
     from mcpkit.ext.tasks.redis_store import RedisTaskStore
     from mcpkit.ext.tasks.runtime import Tasks, TaskSupport, install
-    from mcpkit.ext.tasks.store import InMemoryTaskStore, TaskStore, TaskStoreFull
+    from mcpkit.ext.tasks.store import (
+        InMemoryTaskStore,
+        TaskStore,
+        TaskStoreFull,
+        TaskStoreUnavailable,
+    )
     from mcpkit.ext.tasks.support import client_supports, server_supports
 
 __all__ = [
@@ -61,6 +66,7 @@ __all__ = [
     "TaskState",
     "TaskStore",
     "TaskStoreFull",
+    "TaskStoreUnavailable",
     "TaskSupport",
     "Tasks",
     "begin",
@@ -94,6 +100,7 @@ _WHERE = {
     "TaskStoreFull": "store",
     "client_supports": "support",
     "server_supports": "support",
+    "TaskStoreUnavailable": "store",
 }
 
 

@@ -35,6 +35,8 @@ Rules:
    non-declaring listener asking for ``taskIds`` gets -32021.
 8. Over HTTP, ``tasks/get|update|cancel`` carry ``Mcp-Name`` = ``params.taskId``
    (``name_param="taskId"``, SEP-2243).
+9. While the task store is unreachable, ``tasks/*`` answer the retryable -32603 of
+   :func:`~mcpkit.ext.tasks.store.unavailable_error` (runtime rule 7).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.core.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
-from mcpkit.ext.tasks.runtime import parse_change_key
+from mcpkit.ext.tasks.runtime import guarded, parse_change_key
 from mcpkit.ext.tasks.support import client_supports
 from mcpkit.server.answers import check_answer
 from mcpkit.server.frontend import principal_key
@@ -81,7 +83,9 @@ def install(runtime: Tasks, server: Server) -> None:
         ("tasks/update", tasks_update),
         ("tasks/cancel", tasks_cancel),
     ):
-        server.add_method(method, partial(handler, runtime), eras=("modern",), name_param="taskId")
+        server.add_method(
+            method, guarded(partial(handler, runtime)), eras=("modern",), name_param="taskId"
+        )
     server.add_listen_filter("taskIds", partial(listen_filter, runtime))
 
 
