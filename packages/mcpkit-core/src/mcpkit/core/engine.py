@@ -176,10 +176,11 @@ class MessageHandler(Protocol):
 
 
 class _Slot:
-    __slots__ = ("cancelled", "scope", "sending")
+    __slots__ = ("cancelled", "method", "scope", "sending")
 
-    def __init__(self, scope: anyio.CancelScope) -> None:
+    def __init__(self, scope: anyio.CancelScope, method: str = "") -> None:
         self.scope = scope
+        self.method = method
         self.cancelled = False
         self.sending = False
         """The handler is done and the response is being written (outside ``scope``)."""
@@ -226,6 +227,13 @@ class Inflight:
     def __contains__(self, request_id: object) -> bool:
         return request_id in self._slots
 
+    def summary(self) -> list[str]:
+        """``"method #id"`` for each request in flight (for a shutdown message)."""
+        return [
+            f"{slot.method} #{rid!r}" if isinstance(rid, (int, str)) else "a batch"
+            for rid, slot in list(self._slots.items())
+        ]
+
     def cancel(self, request_id: Any) -> bool:
         """Cancel a running request; returns False for unknown or finished ids and for
         values that are not a JSON-RPC id (a bool, a float, an object...)."""
@@ -244,7 +252,7 @@ class Inflight:
             slot.scope.cancel()
 
 
-def admit(inflight: Inflight, request_id: RequestId) -> _Slot | JSON:
+def admit(inflight: Inflight, request_id: RequestId, method: str = "") -> _Slot | JSON:
     """Register an inbound request as in flight, synchronously, before its task starts
     (so that a cancellation or end of stream right after it sees it). Returns the slot,
     or the error response to send instead (rule 2, and the in-flight limit)."""
@@ -258,7 +266,7 @@ def admit(inflight: Inflight, request_id: RequestId) -> _Slot | JSON:
             INTERNAL_ERROR,
             f"Server busy: {len(inflight)} requests in flight (limit {inflight.limit})",
         )
-    slot = _Slot(inflight.new_scope())
+    slot = _Slot(inflight.new_scope(), method)
     inflight._slots[request_id] = slot  # pyright: ignore[reportPrivateUsage]
     return slot
 
@@ -536,7 +544,7 @@ class Connection:
     def _admit(self, c: Classified, tg: anyio.abc.TaskGroup) -> JSON | None:
         """Admit one request (rules 2, 8) and start its task; returns the error response
         to send instead when it is refused."""
-        admitted = admit(self.inflight, c.id)  # type: ignore[arg-type]
+        admitted = admit(self.inflight, c.id, c.method)  # type: ignore[arg-type]
         if not isinstance(admitted, _Slot):
             return admitted
         request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]

@@ -468,8 +468,11 @@ class Server:
         import anyio
 
         if transport == "stdio":
+            from mcpkit.core.stdio import ensure_std_fds
             from mcpkit.server.stdio import serve_stdio
 
+            ensure_std_fds()  # a closed stdin reads as end of file (stdio rule 4)
+            options.setdefault("handle_signals", True)
             anyio.run(partial(serve_stdio, self, **options))
             return
         from mcpkit.server.http import run_http  # pyright: ignore
