@@ -230,7 +230,7 @@ class Inflight:
     def summary(self) -> list[str]:
         """``"method #id"`` for each request in flight (for a shutdown message)."""
         return [
-            f"{slot.method} #{rid!r}" if isinstance(rid, (int, str)) else "a batch"
+            "a batch" if isinstance(rid, _BatchKey) else f"{slot.method} #{rid!r}"
             for rid, slot in list(self._slots.items())
         ]
 

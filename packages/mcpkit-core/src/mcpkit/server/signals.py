@@ -77,7 +77,7 @@ class SignalShutdown:
 
     def __init__(
         self,
-        start: Callable[[], None],
+        start: Callable[[], object],
         describe: Callable[[], str],
         *,
         grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
