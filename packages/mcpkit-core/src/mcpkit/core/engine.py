@@ -20,9 +20,13 @@ Rules:
    response to it is dropped.
 5. Handler exceptions never escape: :class:`JSONRPCError` becomes its error response,
    anything else becomes -32603 without internals in the message.
-6. A request stays in flight until its response is written (so draining at end of
-   input waits for the answer, not just the result). A response that cannot be written
-   because the peer is gone is dropped, never raised into the serving loop.
+6. A request stays in flight until its response is handed to the transport (the
+   stream's ``send`` returns), so draining at end of input waits for the answer, not
+   just the result. Transports hand a reply over in order without waiting for the peer
+   to read it (stdio: into the write buffer, with backpressure on reading instead,
+   :mod:`mcpkit.core.stdio` rule 10; HTTP: its own response), so a slow reader holds
+   no admission slot for replies it already has (issue 11 §12). A response that cannot
+   be written because the peer is gone is dropped, never raised into the serving loop.
 7. A malformed response (``result`` not an object, ``error`` without an integer code,
    both or neither) that names an outbound request still waiting fails that request at
    once with :class:`InvalidResponseError`, instead of leaving it to time out; one that

@@ -464,7 +464,9 @@ class Server:
 
     def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
         """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (``host``, ``port``,
-        and the HTTP app's options)."""
+        and the HTTP app's options). SIGINT/SIGTERM shut down gracefully: running requests
+        get ``shutdown_grace_s`` seconds (default 5), a second signal exits at once
+        (:mod:`mcpkit.server.signals`)."""
         import anyio
 
         if transport == "stdio":
