@@ -107,7 +107,10 @@ class SignalShutdown:
         backstop.daemon = True
         backstop.start()
         self._backstop = backstop
-        self.start()
+        try:
+            self.start()
+        except Exception:  # e.g. the loop already closed: serving is ending anyway
+            return
 
     def _too_slow(self, signum: int) -> None:
         _say(f"still running {self.grace_s + BACKSTOP_S:g} s after {signal.Signals(signum).name}")
