@@ -166,7 +166,10 @@ async def test_stateless_mode_serves_without_sessions_and_refuses_reverse_calls(
         r = await client.post(
             url, json=request(4, "tools/call", {"name": "ask", "arguments": {}}), headers=headers()
         )
-        assert body_of(r)["error"]["code"] == -32021  # no session: no declared capabilities
+        error = body_of(r)["error"]  # no session to route the answer back (not "undeclared")
+        assert error["code"] == -32600
+        assert "the server is stateless" in error["message"]
+        assert "did not declare" not in error["message"]
         r = await client.post(
             url, json=request(5, "tools/call", {"name": "raw", "arguments": {}}), headers=headers()
         )

@@ -22,6 +22,11 @@ Rules:
    travel on the request's stream.
 6. An ``input_provider`` set on the context (an extension hook) replaces both era
    strategies for obtaining client input; capability checks (rule 4) still apply.
+7. On the handshake era, when the transport says it cannot carry server-to-client
+   requests (``transport["requests_unavailable"]``: why, e.g. a stateless HTTP
+   endpoint, JSON-response mode), a reverse call is refused first with -32600 naming
+   that reason: without a session the client's capabilities are not even known, so
+   rule 4's "did not declare" would be wrong.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from mcpkit.core import meta as M
 from mcpkit.core.extensions import peer_supports_extension
 from mcpkit.core.jsonrpc import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     JSONRPCError,
     RequestId,
@@ -319,6 +325,13 @@ class Context:
         ``inputResponses``/``requestState``, or the handler is suspended with an
         ``InputRequired`` listing the missing keys (SEP-2322).
         """
+        unavailable = self.transport.get("requests_unavailable")
+        if isinstance(unavailable, str) and self.era == "legacy" and self.input_provider is None:
+            method = next((str(r.get("method")) for r in requests.values()), "input")
+            raise JSONRPCError(  # rule 7
+                INVALID_REQUEST,
+                f"{method}: cannot send a server-to-client request on this response: {unavailable}",
+            )
         for req in requests.values():
             self._require(req["method"], req.get("params") or {})
         self.asked.update(requests)

@@ -17,12 +17,14 @@ Rules:
    therefore never meets 2026-07-28 behaviour.
 3. Transport facts reach handlers as ``ctx.transport``: ``name``, ``headers``
    (Starlette ``Headers``), ``scope``, ``session_id``, ``streaming`` (notifications can
-   be delivered), ``close_stream`` (async ``(retry_ms) -> bool``) and ``on_close``
-   (register a callback for a graceful server-side end; returns the unregister function).
+   be delivered), ``requests_unavailable`` (None, or why server-to-client requests
+   cannot be sent on this response), ``close_stream`` (async ``(retry_ms) -> bool``)
+   and ``on_close`` (register a callback for a graceful server-side end; returns the
+   unregister function).
 4. Shutdown (:meth:`StreamableHTTP.aclose`): new requests get 503, long-lived streams
    end at once (``on_close`` callbacks run, standalone GET streams end), running
    requests get ``shutdown_grace_s`` seconds, then are cancelled; every response is
-   completed.
+   completed (:mod:`.streams` rules 5, 6).
 """
 
 from __future__ import annotations
@@ -356,6 +358,9 @@ class StreamableHTTP:
             "scope": scope,
             "session_id": session.id if session is not None else None,
             "streaming": exchange.streaming if exchange is not None else False,
+            "requests_unavailable": (
+                exchange.requests_reason if exchange is not None else "no response stream"
+            ),
         }
         if exchange is not None:
             ex = exchange
@@ -426,6 +431,7 @@ class StreamableHTTP:
                 await self.active.wait_empty()
             for exchange in self.active.snapshot():
                 if exchange.cancel_scope is not None:
+                    exchange.shutting_down = True
                     exchange.cancel_scope.cancel()
             with anyio.move_on_after(1.0):
                 await self.active.wait_empty()

@@ -16,7 +16,10 @@ Rules:
    named request of the session, ``notifications/progress`` reaches the server's own
    request that owns the token, responses resolve server-to-client requests.
 5. Batches are accepted only where the protocol version is 2025-03-26 (the session's,
-   or the header's on a stateless endpoint); elsewhere 400 with -32600.
+   or the header's on a stateless endpoint); elsewhere 400 with -32600. Every request
+   of a batch is admitted before any of its notifications is handled, so a
+   ``notifications/cancelled`` in the same batch cancels its request whatever the
+   order of the items (the request gets no response).
 6. GET opens the standalone stream of a session (405 when not offered, 406 unless the
    client accepts SSE, 409 if one is already open). With ``Last-Event-ID`` it resumes
    the stream that id belongs to, if that stream is this session's: the missed events
@@ -24,13 +27,18 @@ Rules:
    carries the session's list_changed and resource-update notifications; changes made
    while no GET stream is open wait (coalesced) for the next one.
 7. DELETE ends the session (204); afterwards its id is 404.
+8. Change notifications (list_changed, resource updates) reach a handshake-era client
+   only on the standalone GET stream. Where there is none (``stateless``, or
+   ``standalone_sse=False``), ``initialize`` advertises neither ``listChanged`` nor
+   ``resources.subscribe``: the endpoint could not deliver them.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -39,6 +47,7 @@ from mcpkit.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     Classified,
+    RequestId,
     classify,
     dumps,
     notification_message,
@@ -146,8 +155,14 @@ async def serve_post(
         )
 
 
-async def _accept(ep: StreamableHTTP, session: HTTPSession | None, c: Classified, msg: Any) -> None:
-    """Rule 4."""
+async def _accept(
+    ep: StreamableHTTP,
+    session: HTTPSession | None,
+    c: Classified,
+    msg: Any,
+    inflight: Inflight | None = None,
+) -> None:
+    """Rule 4 (``inflight``: where a cancellation looks, default the session's)."""
     if c.kind == "response":
         if session is None or not session.pending.resolve(msg):
             logger.debug("dropped a response to unknown id %r", c.id)
@@ -155,8 +170,10 @@ async def _accept(ep: StreamableHTTP, session: HTTPSession | None, c: Classified
     p = c.params or {}
     try:
         if c.method == "notifications/cancelled":
-            if session is not None:
-                session.inflight.cancel(p.get("requestId"))
+            if inflight is None and session is not None:
+                inflight = session.inflight
+            if inflight is not None:
+                inflight.cancel(p.get("requestId"))
         elif c.method == "notifications/progress":
             if session is not None:
                 await session.pending.deliver_progress(p.get("progressToken"), p)
@@ -174,6 +191,7 @@ def _exchange(
     send: Send,
     acc: Acceptable,
     session: HTTPSession | None,
+    ids: Sequence[RequestId],
     *,
     batch: int = 0,
 ) -> Exchange:
@@ -197,6 +215,8 @@ def _exchange(
         store=ep.store,
         batch=batch,
         outgoing=ep.server.outgoing,
+        sse_ok=acc.sse,
+        ids=ids,
     )
 
 
@@ -233,6 +253,21 @@ class _Running:
             if self.owner is not None:
                 self.owner.busy -= 1
                 self.owner.touch()
+
+
+def _without_change_notifications(result: JSON) -> JSON:
+    """Rule 8: an ``initialize`` result without ``listChanged`` and ``subscribe``."""
+    caps = result.get("capabilities")
+    if not isinstance(caps, dict):
+        return result
+    trimmed: JSON = dict(cast(JSON, caps))
+    for kind in ("prompts", "resources", "tools"):
+        entry = trimmed.get(kind)
+        if isinstance(entry, dict):
+            trimmed[kind] = {
+                k: v for k, v in cast(JSON, entry).items() if k not in ("listChanged", "subscribe")
+            }
+    return {**result, "capabilities": trimmed}
 
 
 async def _serve_request(
@@ -273,7 +308,7 @@ async def _serve_request(
         version = (h.protocol_version or DEFAULT_HTTP_LEGACY_VERSION).strip()
         legacy_session = LegacySession.assumed(ep.server, version, principal=principal)
     owner = session or creating
-    exchange = _exchange(ep, send, acc, owner)
+    exchange = _exchange(ep, send, acc, owner, (c.id,))  # type: ignore[arg-type]
     transport = ep.transport_facts(scope, owner, exchange)
     request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
     inflight = owner.inflight if owner is not None else Inflight()
@@ -286,6 +321,8 @@ async def _serve_request(
         result = await handle_legacy(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
+        if req.method == "initialize" and not ep.standalone_sse:
+            result = _without_change_notifications(result)
         if creating is not None:
             ep.sessions.add(creating)
             exchange.extra_headers.append((SESSION_HEADER, creating.id.encode()))
@@ -334,9 +371,15 @@ async def _serve_batch(
             send, 400, INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch"
         )
         return
+    inflight = session.inflight if session is not None else Inflight()
+    # Every request is admitted before any notification is handled, so that a
+    # notifications/cancelled anywhere in the batch finds its request (rule 5).
+    admitted: list[tuple[Classified, Any]] = []
+    for c in requests:
+        admitted.append((c, admit(inflight, c.id)))  # type: ignore[arg-type]
     for c, item in classified:
         if c.kind in ("notification", "response"):
-            await _accept(ep, session, c, item)
+            await _accept(ep, session, c, item, inflight)
     if not requests and not errors:
         await send_empty(send, 202)
         return
@@ -345,9 +388,9 @@ async def _serve_batch(
         if session is not None
         else LegacySession.assumed(ep.server, version, principal=principal)
     )
-    exchange = _exchange(ep, send, acc, session, batch=len(requests) + len(errors))
+    ids = [c.id for c, slot in admitted if not isinstance(slot, dict)]
+    exchange = _exchange(ep, send, acc, session, ids, batch=len(requests) + len(errors))  # type: ignore[arg-type]
     transport = ep.transport_facts(scope, session, exchange)
-    inflight = session.inflight if session is not None else Inflight()
 
     async def handler(req: InboundRequest) -> JSON:
         return await handle_legacy(
@@ -358,9 +401,12 @@ async def _serve_batch(
         for err in errors:
             await exchange.respond(err)
         async with anyio.create_task_group() as tg:
-            for c in requests:
+            for c, slot in admitted:
+                if isinstance(slot, dict):  # refused: a duplicate id or the in-flight limit
+                    await exchange.respond(cast(JSON, slot))
+                    continue
                 request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
-                tg.start_soon(run_request, inflight, request, handler, exchange.respond)
+                tg.start_soon(run_request, inflight, request, handler, exchange.respond, slot)
 
 
 # -- GET: the standalone stream and resumption -------------------------------------------

@@ -20,8 +20,10 @@ Rules:
 5. The client closing the response (a disconnect) cancels the request: its handler is
    cancelled and nothing more is sent. Idle streams (``subscriptions/listen``) get
    comment keep-alives.
-6. ``subscriptions/listen`` needs an SSE response: without ``text/event-stream`` in
-   ``Accept`` (or in JSON-response mode) it is refused with 406.
+6. ``subscriptions/listen`` is always answered with an SSE stream, whatever the response
+   mode (the mode governs ordinary request answers; a listen stream is the only way to
+   deliver the ``listChanged`` and resource updates ``server/discover`` advertises).
+   Without ``text/event-stream`` in ``Accept`` it is refused with 406.
 """
 
 from __future__ import annotations
@@ -164,7 +166,9 @@ async def serve_post(
         await send_error(send, 400, exc.code, exc.message, data=exc.data, request_id=c.id)
         return
     mode, streaming = ep.response_shape(acc)
-    if c.method == "subscriptions/listen" and not streaming:
+    if c.method == "subscriptions/listen" and acc.sse:
+        mode, streaming = "sse", True  # rule 6: whatever the response mode
+    elif c.method == "subscriptions/listen":
         await send_error(
             send,
             406,
@@ -181,6 +185,8 @@ async def serve_post(
         streaming=streaming,
         requests_reason=NO_REVERSE_REQUESTS,
         outgoing=ep.server.outgoing,
+        sse_ok=acc.sse,
+        ids=(c.id,),  # pyright: ignore[reportArgumentType]
     )
     transport = ep.transport_facts(scope, None, exchange)
     request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]

@@ -28,22 +28,31 @@ Rules:
    ``Last-Event-ID`` replays it and takes over the rest (:meth:`LiveStream.resume`).
 5. Exactly one HTTP response is completed per POST, in every path (cancellation and
    shutdown included): never "ASGI callable returned without completing response".
+6. A POST carrying requests is always answered ``text/event-stream`` or
+   ``application/json`` (2025-11-25 ``basic/transports`` §Sending Messages item 5,
+   2026-07-28 item 6: a MUST, which wins over cancellation's "SHOULD NOT send a
+   response"), never an empty 204. A request cancelled before anything was sent gets
+   an SSE stream that ends without a response; a client that accepts only JSON gets a
+   -32603 error response for it instead. The same holds for requests the shutdown
+   cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from mcpkit.core.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     JSONRPCError,
     RequestId,
     dumps,
+    error_message,
     notification_message,
 )
 from mcpkit.server.http import sse
@@ -63,6 +72,7 @@ Mode = Literal["auto", "json", "sse"]
 logger = logging.getLogger("mcpkit.server.http")
 
 JSON_HEADERS: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json")]
+SHUTDOWN_MESSAGE = "Service Unavailable: the server shut down before answering; retry"
 
 
 class StreamUnavailableError(JSONRPCError):
@@ -153,21 +163,26 @@ class Exchange:
     """
 
     __slots__ = (
+        "_answered",
         "_close_callbacks",
         "_closed_early",
         "_json",
         "_session",
+        "_sse",
         "_store",
         "_wants",
+        "_withheld",
         "batch",
         "cancel_scope",
         "extra_headers",
+        "ids",
         "live",
         "mode",
         "outgoing",
         "requests_reason",
         "responded",
         "send",
+        "shutting_down",
         "sink",
         "streaming",
     )
@@ -185,11 +200,22 @@ class Exchange:
         extra_headers: list[tuple[bytes, bytes]] | None = None,
         batch: int = 0,
         outgoing: Callable[[JSON], Awaitable[JSON | None]] | None = None,
+        sse_ok: bool = True,
+        ids: Sequence[RequestId] = (),
     ) -> None:
         self.send = send
         self.outgoing = outgoing
         self.mode: Mode = mode
         self._json = json_ok
+        self._sse = sse_ok
+        self.ids = ids
+        """The ids of the requests this response answers (rule 6)."""
+        self._answered: list[Any] = []
+        """Ids a batch member was answered for (rule 6)."""
+        self._withheld = False
+        self.shutting_down = False
+        """Set by the endpoint's shutdown before it cancels the requests (rule 6's
+        message)."""
         self.streaming = streaming
         self.requests_reason = requests_reason
         self._session = session
@@ -314,6 +340,7 @@ class Exchange:
         """Deliver the response to one request (for a batch, one of several)."""
         if self.batch:
             self.batch -= 1
+            self._answered.append(message.get("id"))
             if self.sink is None and self._json:
                 passed = message if self.outgoing is None else await self.outgoing(message)
                 if passed is not None:
@@ -329,6 +356,7 @@ class Exchange:
         if self.sink is None and self._json and self.mode != "sse":
             passed = message if self.outgoing is None else await self.outgoing(message)
             if passed is None:  # dropped by send-side middleware: no body to send
+                self._withheld = True
                 await self._finish()
                 return
             await self._send_json(dumps(passed), status)
@@ -366,15 +394,32 @@ class Exchange:
             elif self._wants:  # a batch some of whose requests were cancelled
                 await self._send_json(dumps(self._wants), 200)
             else:
-                try:
-                    await self.send({"type": "http.response.start", "status": 204, "headers": []})
-                    await self.send({"type": "http.response.body", "body": b""})
-                except OSError:
-                    pass
+                await self._answer_nothing()
+
+    async def _answer_nothing(self) -> None:
+        """Rule 6: nothing was sent for a request (cancelled, or its response withheld by
+        send-side middleware): an SSE stream that ends without a response, or, for a
+        client that accepts only JSON, an error response per request."""
+        try:
+            if self._sse:
+                self.sink = Sink(self.send, self.extra_headers)
+                await self.sink.end(shielded=True)
+                return
+            if self._withheld:
+                why = "Internal error: the server's send-side middleware withheld the response"
+            elif self.shutting_down:
+                why = SHUTDOWN_MESSAGE
+            else:
+                why = "Request cancelled: no result follows"
+            errors = [error_message(rid, INTERNAL_ERROR, why) for rid in self.ids]
+            body = errors if len(errors) != 1 or self._answered else errors[0]
+            await self._send_json(dumps(body), 200)
+        except OSError:  # the client went away
+            pass
 
     async def complete(self) -> None:
-        """Rule 5: make sure the HTTP response is complete (after cancellation, a
-        cancelled request's stream ends without a response; a JSON client gets 204)."""
+        """Rule 5: make sure the HTTP response is complete (a request cancelled before
+        it was answered: rule 6)."""
         if not self.responded:
             await self._finish()
 
