@@ -25,6 +25,10 @@ Rules:
    end at once (``on_close`` callbacks run, standalone GET streams end), running
    requests get ``shutdown_grace_s`` seconds, then are cancelled; every response is
    completed (:mod:`.streams` rules 5, 6).
+5. A request task that the ASGI server itself cancels (uvicorn does so when a handler
+   outlives its ``timeout_graceful_shutdown``) completes its response and ends with
+   one warning line, not an "Exception in ASGI application" ``CancelledError``
+   traceback.
 """
 
 from __future__ import annotations
@@ -226,7 +230,17 @@ class StreamableHTTP:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            try:
+                await self._http(scope, receive, send)
+            except anyio.get_cancelled_exc_class() as exc:
+                # Rule 5: only the ASGI server cancels this task (nothing of ours is
+                # outside it); the response was completed on the way out.
+                logger.warning(
+                    "%s %s: cancelled by the ASGI server (%s); the response was completed",
+                    scope.get("method"),
+                    scope.get("path"),
+                    exc.args[0] if exc.args else "no reason given",
+                )
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket":

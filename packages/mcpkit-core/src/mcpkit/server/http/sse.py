@@ -32,6 +32,10 @@ Rules:
    loop turns (two at most), so a slow handler's priming event still goes out at
    once. Bytes and their order on the wire are the same either way; only the framing
    (chunked or not) differs. Holding needs asyncio; elsewhere the start goes at once.
+5. A send that fails ends the response and never raises into the handler or the
+   endpoint, whatever it raised: the client going away (``OSError``, anyio's closed
+   or broken stream) quietly, anything else (e.g. an ASGI server's ``RuntimeError``)
+   with one logged warning. A held start that fails the same way, from its task.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ SSE_HEADERS: list[tuple[bytes, bytes]] = [
     (b"x-accel-buffering", b"no"),
 ]
 KEEPALIVE = b":\n\n"
+PEER_GONE = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+"""Send failures that mean the client went away (rule 5)."""
 
 
 def event(payload: bytes, event_id: str | None = None) -> bytes:
@@ -217,13 +223,8 @@ class Sink:
                     await self._send(
                         {"type": "http.response.body", "body": body, "more_body": True}
                     )
-        except OSError:  # the client went away; resumption (if any) recovers
-            self.ended = True
-            self._set_done()
-        except Exception:
-            logger.exception("sending a held SSE response start failed")
-            self.ended = True
-            self._set_done()
+        except Exception as exc:  # rule 5
+            self._failed(exc)
 
     async def write(self, chunk: bytes) -> None:
         if self.ended:
@@ -236,9 +237,17 @@ class Sink:
         try:
             async with self._turn:
                 await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except OSError:  # the client went away; resumption (if any) recovers
-            self.ended = True
-            self._set_done()
+        except Exception as exc:  # rule 5
+            self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        """Rule 5: a send failed; the response is over (resumption, if any, recovers)."""
+        if isinstance(exc, PEER_GONE):
+            logger.debug("SSE client gone: %r", exc)
+        else:
+            logger.warning("sending on an SSE response failed; ending it", exc_info=exc)
+        self.ended = True
+        self._set_done()
 
     async def end(self, last: bytes = b"", *, shielded: bool = False) -> None:
         """End the response (``last``: a final chunk, e.g. a ``retry:`` field) after
@@ -253,8 +262,8 @@ class Sink:
             else:
                 with anyio.CancelScope(shield=True):
                     await self._end(last)
-        except OSError:
-            pass
+        except Exception as exc:  # rule 5
+            self._failed(exc)
         finally:
             self._set_done()
 
