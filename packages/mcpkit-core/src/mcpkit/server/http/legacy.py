@@ -20,13 +20,17 @@ Rules:
    of a batch is admitted before any of its notifications is handled, so a
    ``notifications/cancelled`` in the same batch cancels its request whatever the
    order of the items (the request gets no response).
-6. GET opens the standalone stream of a session (405 when not offered, 406 unless the
-   client accepts SSE, 409 if one is already open). With ``Last-Event-ID`` it resumes
-   the stream that id belongs to, if that stream is this session's: the missed events
-   are replayed and the stream continues on this response. The standalone stream
+6. GET opens the standalone stream of a session (405 when not offered). The transport
+   allows only ``text/event-stream`` or 405 there, so ``Accept`` is not a reason to
+   refuse, and a second GET takes the stream over: the previous connection ends, and
+   the session's messages go to the newest one only (never broadcast). With
+   ``Last-Event-ID`` it resumes the stream that id belongs to, if that stream is this
+   session's: the missed events are replayed and the stream continues on this
+   response. The standalone stream
    carries the session's list_changed and resource-update notifications; changes made
    while no GET stream is open wait (coalesced) for the next one.
-7. DELETE ends the session (204); afterwards its id is 404.
+7. DELETE ends the session (204); afterwards its id is 404. Its
+   ``MCP-Protocol-Version`` is checked as in rule 2.
 8. Change notifications (list_changed, resource updates) reach a handshake-era client
    only on the standalone GET stream. Where there is none (``stateless``, or
    ``standalone_sse=False``), ``initialize`` advertises neither ``listChanged`` nor
@@ -60,7 +64,6 @@ from mcpkit.core.versions import (
 )
 from mcpkit.server.frontend import handle_legacy
 from mcpkit.server.http import sse
-from mcpkit.server.http.media import negotiate
 from mcpkit.server.http.responses import send_empty, send_error
 from mcpkit.server.http.sessions import HTTPSession, new_session_id
 from mcpkit.server.http.sse import Sink
@@ -431,11 +434,6 @@ async def serve_get(
             headers=[(b"allow", ep.allow().encode())],
         )
         return
-    if not negotiate(h.accept).sse:
-        await send_error(
-            send, 406, INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"
-        )
-        return
     if (why := _version_error(h)) is not None:
         await send_error(send, 400, INVALID_REQUEST, why)
         return
@@ -474,16 +472,7 @@ async def _get(
             replay = events
     current = session.standalone_sink
     if current is not None and not current.ended:
-        if replay is None:
-            await send_error(
-                send,
-                409,
-                INVALID_REQUEST,
-                "Conflict: this session already has an open GET stream "
-                "(resume it with Last-Event-ID to take it over)",
-            )
-            return
-        await current.end()
+        await current.end()  # rule 6: the newest GET stream takes over
     await _standalone(ep, receive, session, sink, replay)
 
 
@@ -586,6 +575,9 @@ async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestH
             "Method Not Allowed: there are no sessions to delete",
             headers=[(b"allow", ep.allow().encode())],
         )
+        return
+    if (why := _version_error(h)) is not None:
+        await send_error(send, 400, INVALID_REQUEST, why)
         return
     principal = ep.principal_from_scope(scope)
     ok, session = await _session(ep, send, h, principal, required=True)
