@@ -115,6 +115,25 @@ async def test_listen_is_an_sse_stream_in_json_response_mode() -> None:
 # -- a cancelled request is still answered with one of the two types --------------------
 
 
+async def cancelled_call(
+    client: httpx2.AsyncClient, url: str, sid: str, gate: Gate, rid: int, accept: str
+) -> httpx2.Response:
+    """POST a ``wait_forever`` call, cancel it once it runs; its HTTP response."""
+    answers: list[httpx2.Response] = []
+    async with anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            body = request(rid, "tools/call", WAIT)
+            answers.append(await client.post(url, json=body, headers=headers(sid, accept=accept)))
+
+        tg.start_soon(call)
+        with anyio.fail_after(10):
+            await gate.started.wait()
+        r = await client.post(url, json=cancel(rid), headers=headers(sid))
+        assert r.status_code == 202
+    return answers[0]
+
+
 @pytest.mark.parametrize("response_mode", ["auto", "json"])
 async def test_a_request_cancelled_before_streaming_gets_an_sse_stream_without_a_response(
     response_mode: str,
@@ -122,28 +141,10 @@ async def test_a_request_cancelled_before_streaming_gets_an_sse_stream_without_a
     # Regression: 204 No Content with no content type (the transport's MUST: a POST
     # carrying a request gets text/event-stream or application/json).
     gate = Gate()
-    async with mcp_http(gate.install(build_demo_server()), response_mode=response_mode) as (
-        client,
-        url,
-        endpoint,
-    ):
+    server = gate.install(build_demo_server())
+    async with mcp_http(server, response_mode=response_mode) as (client, url, endpoint):
         sid = await initialize(client, url)
-        async with anyio.create_task_group() as tg:
-            answers: list[httpx2.Response] = []
-
-            async def call() -> None:
-                answers.append(
-                    await client.post(
-                        url, json=request(7, "tools/call", WAIT), headers=headers(sid)
-                    )
-                )
-
-            tg.start_soon(call)
-            with anyio.fail_after(10):
-                await gate.started.wait()
-            r = await client.post(url, json=cancel(7), headers=headers(sid))
-            assert r.status_code == 202
-        r = answers[0]
+        r = await cancelled_call(client, url, sid, gate, 7, BOTH)
         assert r.status_code == 200
         assert r.headers["content-type"] == "text/event-stream"
         assert sse_messages(r.text) == []  # the stream ends without a response
@@ -155,20 +156,7 @@ async def test_a_cancelled_request_of_a_json_only_client_gets_a_json_error() -> 
     gate = Gate()
     async with mcp_http(gate.install(build_demo_server())) as (client, url, _):
         sid = await initialize(client, url)
-        answers: list[httpx2.Response] = []
-        async with anyio.create_task_group() as tg:
-
-            async def call() -> None:
-                h = headers(sid, accept="application/json")
-                answers.append(
-                    await client.post(url, json=request(8, "tools/call", WAIT), headers=h)
-                )
-
-            tg.start_soon(call)
-            with anyio.fail_after(10):
-                await gate.started.wait()
-            await client.post(url, json=cancel(8), headers=headers(sid))
-        r = answers[0]
+        r = await cancelled_call(client, url, sid, gate, 8, "application/json")
         assert r.status_code == 200
         assert r.headers["content-type"] == "application/json"
         assert r.json()["id"] == 8
