@@ -225,6 +225,28 @@ async def test_initialize_advertises_change_notifications_only_where_they_can_be
         flags = [caps[k].get("listChanged") for k in ("tools", "prompts", "resources")]
         flags.append(caps["resources"].get("subscribe"))
         assert flags == ([True] * 4 if delivers else [None] * 4)
+        if delivers:
+            return
+        # ... and resources/subscribe, which nothing could deliver, is refused
+        h = headers(mcp_protocol_version=LATEST)
+        if "mcp-session-id" in r.headers:
+            h = headers(r.headers["mcp-session-id"], mcp_protocol_version=LATEST)
+        for body in (
+            request(2, "resources/subscribe", {"uri": "test://static-text"}),
+            [request(3, "resources/subscribe", {"uri": "test://static-text"})],
+        ):
+            if isinstance(body, list):  # batches: 2025-03-26 only
+                if options.get("stateless"):
+                    h = headers(mcp_protocol_version="2025-03-26")
+                else:
+                    sid = await initialize(client, url, version="2025-03-26")
+                    h = headers(sid)
+            r = await client.post(url, json=body, headers=h)
+            reply = r.json() if r.headers["content-type"] == "application/json" else None
+            reply = reply if reply is not None else sse_messages(r.text)
+            error = (reply[0] if isinstance(reply, list) else reply)["error"]
+            assert error["code"] == -32601
+            assert "no GET stream" in error["message"]
 
 
 # -- a cancellation inside the same 2025-03-26 batch ------------------------------------------

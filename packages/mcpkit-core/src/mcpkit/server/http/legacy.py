@@ -34,7 +34,8 @@ Rules:
 8. Change notifications (list_changed, resource updates) reach a handshake-era client
    only on the standalone GET stream. Where there is none (``stateless``, or
    ``standalone_sse=False``), ``initialize`` advertises neither ``listChanged`` nor
-   ``resources.subscribe``: the endpoint could not deliver them.
+   ``resources.subscribe``: the endpoint could not deliver them; ``resources/subscribe``
+   is then -32601.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ from mcpkit.core.engine import InboundRequest, Inflight, admit, run_request
 from mcpkit.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     Classified,
+    JSONRPCError,
     RequestId,
     classify,
     dumps,
@@ -258,6 +261,17 @@ class _Running:
                 self.owner.touch()
 
 
+def _check_deliverable(ep: StreamableHTTP, method: str) -> None:
+    """Rule 8: refuse ``resources/subscribe`` where no GET stream could deliver updates."""
+    if method == "resources/subscribe" and not ep.standalone_sse:
+        raise JSONRPCError(
+            METHOD_NOT_FOUND,
+            "resources/subscribe: this endpoint has no GET stream "
+            f"({'stateless' if ep.stateless else 'standalone_sse=False'}) to deliver "
+            "resource updates on",
+        )
+
+
 def _without_change_notifications(result: JSON) -> JSON:
     """Rule 8: an ``initialize`` result without ``listChanged`` and ``subscribe``."""
     caps = result.get("capabilities")
@@ -321,6 +335,7 @@ async def _serve_request(
         return
 
     async def handler(req: InboundRequest) -> JSON:
+        _check_deliverable(ep, req.method)
         result = await handle_legacy(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
@@ -396,6 +411,7 @@ async def _serve_batch(
     transport = ep.transport_facts(scope, session, exchange)
 
     async def handler(req: InboundRequest) -> JSON:
+        _check_deliverable(ep, req.method)
         return await handle_legacy(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
