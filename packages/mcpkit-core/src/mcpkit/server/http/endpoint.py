@@ -145,7 +145,8 @@ class StreamableHTTP:
     :func:`mcpkit.server.http.http_app` for a ready Starlette app. Options:
 
     - ``stateless``: no sessions; every handshake-era request is served on its own
-      (no ``Mcp-Session-Id``, GET and DELETE answer 405, no server-to-client requests).
+      (no ``Mcp-Session-Id``, GET and DELETE answer 405, no server-to-client requests,
+      no ``listChanged`` or ``resources.subscribe`` advertised: :mod:`.legacy` rule 8).
     - ``response_mode``: ``"auto"`` (JSON unless the handler streams), ``"json"``
       (JSON-response mode: no per-request notifications, no server-to-client requests)
       or ``"sse"`` (always an SSE stream, primed at once).
