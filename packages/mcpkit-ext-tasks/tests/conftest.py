@@ -3,8 +3,10 @@
 - ``anyio_backend``: asyncio only.
 - ``redis_url``: a real ``redis-server`` (the Debian package; the nox session installs it
   with apt-get) started on a free 127.0.0.1 port for the whole test session, without
-  persistence. Tests that need it are skipped, saying why, only when no ``redis-server``
-  binary can be found (``MCPKIT_REDIS_SERVER`` may name one).
+  persistence. Without a ``redis-server`` binary (``MCPKIT_REDIS_SERVER`` may name one)
+  the tests that need it fail, saying why: they never skip.
+- ``redis_server``: a :class:`RedisServer` of the test's own (persistent) that the test
+  may stop, restart on the same port, pause and resume.
 - ``tasks_server``: the tasks demo server on a fresh in-memory store.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -51,52 +54,85 @@ def _redis_binary() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    binary = _redis_binary()
-    if binary is None:
-        pytest.skip(
-            "redis-server is not installed (Debian: apt-get install redis-server; "
-            "`uv run nox -s ext-tasks` installs it where it can); the Redis store tests "
-            "need a real server"
-        )
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="mcpkit-redis-")
-    proc = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            workdir,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+class RedisServer:
+    """A real ``redis-server`` on ``127.0.0.1:port`` that a test can stop, restart on the
+    same port, pause (SIGSTOP) and resume (SIGCONT). ``persistent=True`` keeps data
+    across restarts (append-only file, fsync always), as a production Redis would."""
+
+    def __init__(self, *, persistent: bool = False) -> None:
+        binary = _redis_binary()
+        if binary is None:
+            pytest.fail(
+                "redis-server is not installed (Debian: apt-get install redis-server; "
+                "`uv run nox -s ext-tasks` installs it or fails); the Redis tests need a "
+                "real server and never skip"
+            )
+        self.binary = binary
+        self.port = free_port()
+        self.workdir = tempfile.mkdtemp(prefix="mcpkit-redis-")
+        self.persistent = persistent
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        durable = ["--appendonly", "yes", "--appendfsync", "always"]
+        argv = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        argv += [*(durable if self.persistent else ["--appendonly", "no"]), "--dir", self.workdir]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while True:
             try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
                     sock.sendall(b"PING\r\n")
                     if sock.recv(16).startswith(b"+PONG"):
-                        break
+                        return
             except OSError:
                 pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not start on 127.0.0.1:{port}")
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start on 127.0.0.1:{self.port}")
             time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+
+    def stop(self) -> None:
+        """Stop the server (SIGKILL: an abrupt crash) and wait until it is gone."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def pause(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    server = RedisServer()
+    try:
+        server.start()
+        yield server.url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+        server.close()
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A persistent Redis of the test's own, which the test may stop, restart and pause."""
+    server = RedisServer(persistent=True)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()

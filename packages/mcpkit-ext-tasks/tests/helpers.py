@@ -1,8 +1,15 @@
-"""Test helpers: connect in memory with or without the extension, poll a task."""
+"""Test helpers: connect in memory with or without the extension, poll a task, run the
+tasks demo as real replica processes."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection
+import contextlib
+import os
+import secrets
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,6 +23,7 @@ from mcpkit.server.app import Server
 
 JSON = dict[str, Any]
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
+URL_PREFIX = "mcpkit: serving streamable HTTP at "
 
 
 class Endless:
@@ -73,3 +81,70 @@ async def poll(
             if task["status"] in until or task["status"] in TERMINAL:
                 return task
             await anyio.sleep(0.02)
+
+
+class Replica:
+    """``mcpkit run mcpkit.ext.tasks.demo:build_server`` over HTTP on its own port."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        argv = [
+            sys.executable,
+            "-m",
+            "mcpkit.cli.main",
+            "run",
+            "mcpkit.ext.tasks.demo:build_server",
+        ]
+        argv += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
+        self.proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        self.url = ""
+        self.lines: list[str] = []
+        self._ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self._ready.wait(30) or not self.url:
+            self.stop()
+            raise RuntimeError("replica did not start: " + "".join(self.lines))
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if line.startswith(URL_PREFIX):
+                self.url = line[len(URL_PREFIX) :].strip()
+                self._ready.set()
+        self._ready.set()
+
+    def kill(self) -> None:
+        """``kill -9``: the process dies without any cleanup."""
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@contextlib.contextmanager
+def two_replicas(redis_url: str, **settings: str) -> Iterator[tuple[Replica, Replica]]:
+    """Two demo replicas on one Redis (``settings``: more environment variables)."""
+    env = {
+        **os.environ,
+        "MCPKIT_TASKS_REDIS_URL": redis_url,
+        "MCPKIT_STATE_SECRET": secrets.token_hex(32),
+        **settings,
+    }
+    one = Replica(env)
+    try:
+        two = Replica(env)
+        try:
+            yield one, two
+        finally:
+            two.stop()
+    finally:
+        one.stop()

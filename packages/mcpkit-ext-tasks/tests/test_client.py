@@ -122,3 +122,29 @@ async def test_helpers_drive_2025_tasks_too(tasks_server: Server) -> None:
     assert result["content"][0]["text"] == "Deleted old"
     assert sync["content"][0]["text"] == "Hello, v1!"
     assert answers.asked == ["Delete old?"]
+
+
+async def test_wait_on_2025_calls_tasks_result_to_receive_the_tasks_question(
+    tasks_server: Server,
+) -> None:
+    """Regression (issue 11 §8): on 2025-11-25 an ``input_required`` task shows no
+    ``inputRequests``; ``wait()`` polled forever and the question inside the task was
+    never delivered. The spec: the requestor SHOULD call ``tasks/result`` then."""
+    answers = Answers()
+    seen: list[str] = []
+    async with connect(tasks_server, mode="legacy", elicitation=answers) as client:
+        helper = TaskClient(client)
+        created = await helper.call_tool("confirm_delete", {"filename": "w"})
+        with anyio.fail_after(10):
+            final = await helper.wait(created, on_status=lambda s: seen.append(s.status))
+        again = await helper.call_tool("multi_input")
+        with anyio.fail_after(10):
+            both = await helper.wait(again)
+        result = await helper.result(again)
+    assert "task" in created
+    assert "input_required" in seen
+    assert final.status == "completed"
+    assert answers.asked[0] == "Delete w?"
+    assert sorted(answers.asked[1:]) == ["Proceed?", "Your name?"]  # each asked once
+    assert both.status == "completed"
+    assert result["content"][0]["text"] == "name=Alice, confirm=True"

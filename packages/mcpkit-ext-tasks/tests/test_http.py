@@ -5,20 +5,15 @@ server processes sharing one Redis store (create on one, read/answer/cancel on t
 from __future__ import annotations
 
 import contextlib
-import os
-import secrets
 import socket
-import subprocess
-import sys
-import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
 import uvicorn
-from helpers import TERMINAL
+from helpers import TERMINAL, two_replicas
 
 from mcpkit.client import Client
 from mcpkit.ext.tasks import EXTENSION_ID, TaskClient, enable_task_results
@@ -27,7 +22,6 @@ from mcpkit.ext.tasks.demo import build_server
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
-URL_PREFIX = "mcpkit: serving streamable HTTP at "
 
 
 @contextlib.asynccontextmanager
@@ -107,66 +101,6 @@ async def test_client_over_http_waits_for_tasks_and_answers_their_input() -> Non
     assert mrtr.content[0].text == "Hello, Http! (from a task)"  # type: ignore[union-attr]
 
 
-class Replica:
-    """``mcpkit run mcpkit.ext.tasks.demo:build_server`` over HTTP on its own port."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        argv = [
-            sys.executable,
-            "-m",
-            "mcpkit.cli.main",
-            "run",
-            "mcpkit.ext.tasks.demo:build_server",
-        ]
-        argv += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
-        self.proc = subprocess.Popen(
-            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
-        self.url = ""
-        self.lines: list[str] = []
-        self._ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        if not self._ready.wait(30) or not self.url:
-            self.stop()
-            raise RuntimeError("replica did not start: " + "".join(self.lines))
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.append(line)
-            if line.startswith(URL_PREFIX):
-                self.url = line[len(URL_PREFIX) :].strip()
-                self._ready.set()
-        self._ready.set()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-@contextlib.contextmanager
-def two_replicas(redis_url: str) -> Iterator[tuple[str, str]]:
-    env = {
-        **os.environ,
-        "MCPKIT_TASKS_REDIS_URL": redis_url,
-        "MCPKIT_STATE_SECRET": secrets.token_hex(32),
-    }
-    one = Replica(env)
-    try:
-        two = Replica(env)
-        try:
-            yield one.url, two.url
-        finally:
-            two.stop()
-    finally:
-        one.stop()
-
-
 async def _poll(tasks: TaskClient, task_id: str, until: set[str]) -> str:
     with anyio.fail_after(15):
         while True:
@@ -180,10 +114,10 @@ async def test_two_processes_on_one_redis_serve_one_task(redis_url: str) -> None
     async def elicit(params: Any) -> JSON:
         raise AssertionError("answered through tasks/update, by hand")
 
-    with two_replicas(redis_url) as (url_a, url_b):
+    with two_replicas(redis_url) as (one, two):
         async with (
-            Client(url_a, mode="modern", elicitation=elicit) as a,
-            Client(url_b, mode="modern", elicitation=elicit) as b,
+            Client(one.url, mode="modern", elicitation=elicit) as a,
+            Client(two.url, mode="modern", elicitation=elicit) as b,
         ):
             on_a, on_b = TaskClient(a), TaskClient(b)
             # created on A, finished result read on B

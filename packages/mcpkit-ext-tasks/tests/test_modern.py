@@ -8,8 +8,10 @@ import anyio
 import pytest
 from helpers import TERMINAL, Endless, connect, poll
 
+from mcpkit.core import Stability
 from mcpkit.core.engine import InboundRequest
 from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.ext import tasks
 from mcpkit.ext.tasks import EXTENSION_ID, InMemoryTaskStore, Tasks, begin, current_task
 from mcpkit.ext.tasks.demo import build_server
 from mcpkit.server.app import Server
@@ -21,13 +23,55 @@ JSON = dict[str, Any]
 ENVELOPE = ("taskId", "status", "result", "error", "inputRequests")
 
 
-async def test_extension_is_advertised_as_empty_object_and_no_tasks_capability(
+async def test_extension_is_advertised_with_no_settings_and_no_tasks_capability(
     tasks_server: Server,
 ) -> None:
     async with connect(tasks_server) as client:
         caps = (await client.session.request("server/discover"))["capabilities"]
-    assert caps["extensions"][EXTENSION_ID] == {}
+        read_back = client.server_extension(EXTENSION_ID)
+        assert tasks.server_supports(client)
+    # SEP-2663 defines no settings: only core's prefixed _meta (version, stability)
+    about = {"specVersion": "2026-07-28", "stability": "experimental"}
+    assert caps["extensions"][EXTENSION_ID] == {"_meta": {"io.mcpkit/extension": about}}
+    assert read_back is not None
+    assert dict(read_back.config) == {}
+    assert read_back.stability is Stability.EXPERIMENTAL
+    assert read_back.spec_version == "2026-07-28"
     assert "tasks" not in caps
+
+
+async def test_the_extension_is_not_advertised_to_handshake_era_sessions(
+    tasks_server: Server,
+) -> None:
+    """Issue 11 §8: tasks/update is -32601 on the handshake era, so the v2 entry must
+    not be there; the 2025-11-25 tasks capability still is."""
+    for version in ("2025-11-25", "2025-06-18"):
+        async with connect(tasks_server, mode="legacy", protocol_version=version) as old:
+            caps = old.server_capabilities
+            assert not tasks.server_supports(old)
+            assert old.server_extension(EXTENSION_ID) is None
+            with pytest.raises(JSONRPCError) as missing:
+                await old.session.request("tasks/update", {"taskId": "x", "inputResponses": {}})
+        assert EXTENSION_ID not in caps.get("extensions", {}), version
+        assert missing.value.code == -32601
+        assert caps["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+
+
+@pytest.mark.parametrize("declared", [True, False])
+async def test_client_supports_is_the_typed_negotiation_check(declared: bool) -> None:
+    server = Server("helper")
+    seen: list[bool] = []
+
+    @server.tool()
+    async def probe(ctx: Context) -> str:
+        seen.append(tasks.client_supports(ctx))
+        return "ok"
+
+    async with connect(server, declare=declared) as client:
+        await client.call_tool("probe", {})
+    async with connect(server, mode="legacy", declare=declared) as client:
+        await client.call_tool("probe", {})
+    assert seen == [declared, declared]
 
 
 async def test_sync_only_tool_answers_synchronously(tasks_server: Server) -> None:

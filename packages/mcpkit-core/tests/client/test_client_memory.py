@@ -38,7 +38,7 @@ def build_server(**options: Any) -> Server:
         }
     )
     async def bad_output() -> JSON:
-        return {"n": "not an integer"}
+        return {"n": 1}
 
     @server.tool(
         output_schema={
@@ -172,7 +172,18 @@ async def test_typed_calls_return_models(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_output_schema_mismatch_raises_on_success_only(mode: str) -> None:
-    async with client(build_server(), mode) as c:
+    server = build_server()
+
+    async def corrupt(ctx: Context, *, call_next: Any) -> JSON:
+        # An mcpkit tool cannot send a non-conforming result (the server checks it), so a
+        # middleware stands in for a server that does not check.
+        result: JSON = await call_next(ctx)
+        if ctx.params.get("name") == "bad_output" and "structuredContent" in result:
+            result["structuredContent"] = {"n": "not an integer"}
+        return result
+
+    server.add_middleware(corrupt)
+    async with client(server, mode) as c:
         with pytest.raises(ToolOutputError, match="n: 'not an integer' is not of type 'integer'"):
             await c.call_tool("bad_output")
         failed = await c.call_tool("failing_with_schema")

@@ -12,12 +12,16 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from peer import connect
 from stdio_process import mcpkit_argv, spawn
 
+from mcpkit.client import Client
+from mcpkit.client.memory import MemoryTransport
+from mcpkit.core import Extension
 from mcpkit.core.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, JSONRPCError
 from mcpkit.server import Server
 
@@ -92,7 +96,8 @@ async def check_method_namespace(ns: dict[str, Any]) -> None:
         caps = peer.init_result["capabilities"]
     assert hits == {"hits": ["Model Context Protocol"]}
     assert bad.value.code == INVALID_PARAMS
-    assert caps["extensions"] == {"com.example/search": {}}
+    stable = {"_meta": {"io.mcpkit/extension": {"stability": "stable"}}}
+    assert caps["extensions"] == {"com.example/search": stable}
 
 
 async def check_notifications(ns: dict[str, Any]) -> None:
@@ -145,7 +150,51 @@ async def check_package(ns: dict[str, Any]) -> None:
     }
     assert missing["definition"] is None
     assert misses == [{"term": "xyz"}]
-    assert caps["extensions"] == {"com.example/glossary": {"terms": 1}}
+    about = {"specVersion": "2026-01-15", "stability": "experimental"}
+    assert caps["extensions"] == {
+        "com.example/glossary": {"terms": 1, "_meta": {"io.mcpkit/extension": about}}
+    }
+
+
+async def check_server_extension(ns: dict[str, Any]) -> None:
+    await ns["main"]()
+
+
+async def check_extension_eras(ns: dict[str, Any]) -> None:
+    for era, listed in (("legacy", False), ("modern", True)):
+        async with Client(ns["server"], mode=era) as client:
+            assert client.server_supports_extension("com.example/streams") is listed
+
+
+async def check_list_filter(ns: dict[str, Any]) -> None:
+    root = SimpleNamespace(subject="root")
+    ui = [Extension("com.example/ui")]
+    for era in ("legacy", "modern"):
+        async with Client(ns["server"], mode=era) as client:
+            assert [t.name for t in await client.list_tools()] == ["echo"]
+            with pytest.raises(JSONRPCError) as hidden:
+                await client.call_tool("delete_everything", {})
+            assert hidden.value.code == INVALID_PARAMS
+            assert "unknown tool" in str(hidden.value)
+            assert "delete_everything" not in str(hidden.value).split("known tools:")[1]
+        async with Client(ns["server"], mode=era, extensions=ui) as client:
+            assert [t.name for t in await client.list_tools()] == ["show_chart", "echo"]
+        async with Client(MemoryTransport(ns["server"], principal=root), mode=era) as client:
+            assert "delete_everything" in [t.name for t in await client.list_tools()]
+            done = await client.call_tool("delete_everything", {})
+            assert done.content[0].text == "gone"  # type: ignore[union-attr]
+
+
+async def check_negotiation_helpers(ns: dict[str, Any]) -> None:
+    ext = [ns["EXTENSION"]]
+    for era in ("legacy", "modern"):
+        async with Client(ns["server"], mode=era, extensions=ext) as client:
+            assert ns["server_supports"](client)
+            speaks = await client.call_tool("define", {"term": "mcp"})
+        async with Client(ns["server"], mode=era) as client:
+            plain = await client.call_tool("define", {"term": "mcp"})
+        assert speaks.content[0].text == "mcp: see the glossary"  # type: ignore[union-attr]
+        assert plain.content[0].text == "mcp"  # type: ignore[union-attr]
 
 
 async def check_eras_book_table(ns: dict[str, Any]) -> None:
@@ -163,6 +212,10 @@ CHECKS: dict[str, Check] = {
     "notifications": check_notifications,
     "meta-middleware": check_meta_middleware,
     "package": check_package,
+    "server-extension": check_server_extension,
+    "extension-eras": check_extension_eras,
+    "list-filter": check_list_filter,
+    "negotiation-helpers": check_negotiation_helpers,
 }
 
 

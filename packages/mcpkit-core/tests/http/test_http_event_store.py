@@ -74,3 +74,68 @@ async def test_an_id_the_store_never_issued_replays_nothing(bad_id: str) -> None
     await store.append("s-1", b"")
     await store.append("s-1", b"one")
     assert await store.replay_after(bad_id) is None
+
+
+# -- byte bounds (issue 11 §3: 80 echoes of 3.9 MB were held, ~300 MiB, for 300 s) --------
+
+
+async def test_a_stream_keeps_at_most_max_stream_bytes_dropping_its_oldest_events() -> None:
+    store = InMemoryEventStore(max_stream_bytes=250, max_bytes=10_000)
+    ids = [await store.append("s-1", bytes(100)) for _ in range(5)]
+    assert store.size == 200  # two events of 100 fit, the third would make 300
+    assert await store.replay_after(ids[2]) == ("s-1", [(ids[3], bytes(100)), (ids[4], bytes(100))])
+    assert await store.replay_after(ids[1]) is None  # the event after it is gone: refused
+
+
+async def test_an_event_larger_than_the_stream_bound_is_not_kept_and_ids_keep_counting() -> None:
+    store = InMemoryEventStore(max_stream_bytes=100, max_bytes=1000)
+    prime = await store.append("s-1", b"")
+    big = await store.append("s-1", bytes(101))
+    assert store.size == 0
+    assert await store.replay_after(prime) is None  # the big event is gone: no gap replayed
+    assert await store.replay_after(big) == ("s-1", [])
+    after = await store.append("s-1", b"small")
+    assert after == "s-1/2"
+    assert await store.replay_after(big) == ("s-1", [(after, b"small")])
+
+
+async def test_total_bytes_drop_finished_streams_first_then_the_oldest_events() -> None:
+    store = InMemoryEventStore(max_stream_bytes=300, max_bytes=500)
+    done = await store.append("a-1", bytes(200))
+    await store.finish("a-1")
+    old = await store.append("a-2", bytes(200))
+    await store.append("a-3", bytes(200))  # 600 > 500: the finished a-1 goes
+    assert store.size == 400
+    assert await store.replay_after(done) is None
+    await store.append("a-3", bytes(200))  # 600 again: the oldest event (a-2's) goes
+    assert store.size == 400
+    assert await store.replay_after(old) == ("a-2", [])
+    assert await store.append("a-2", b"x") == "a-2/1"  # the stream's ids keep counting
+
+
+async def test_store_memory_stays_within_its_byte_bound_under_large_events() -> None:
+    """80 events of 1 MiB on 80 streams against a 4 MiB store (tracemalloc)."""
+    import tracemalloc
+
+    store = InMemoryEventStore(max_stream_bytes=2 << 20, max_bytes=4 << 20)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(80):
+            await store.append(f"s-{i}", b"x" * (1 << 20))
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert store.size <= 4 << 20
+    assert held < 6 << 20, held  # the bound plus bookkeeping, not 80 MiB
+
+
+def test_limits_configure_the_default_store() -> None:
+    from mcpkit.core.limits import Limits
+
+    store = InMemoryEventStore.from_limits(
+        Limits(max_event_stream_bytes=10, max_event_store_bytes=20, max_event_streams=3)
+    )
+    assert (store.max_stream_bytes, store.max_bytes, store.max_streams) == (10, 20, 3)
+    with pytest.raises(ValueError, match="max_event_stream_bytes"):
+        Limits(max_event_stream_bytes=30, max_event_store_bytes=20)

@@ -118,6 +118,9 @@ async def test_a_non_finite_result_reaches_the_peer_as_valid_json_over_stdio() -
         reply = strict(line)
         assert reply["id"] == 1
         assert "Infinity" not in line.decode()
+        # and the tool's outputSchema is not broken by a null (issue 11 §5)
+        assert reply["result"]["isError"] is True
+        assert "result: not a finite number" in reply["result"]["content"][0]["text"]
 
 
 async def test_a_non_finite_result_reaches_the_peer_as_valid_json_over_http() -> None:

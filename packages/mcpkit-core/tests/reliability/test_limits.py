@@ -34,6 +34,7 @@ from mcpkit.core.memory import memory_pair
 from mcpkit.server import Server
 from mcpkit.server.connection import ServerConnection
 from mcpkit.server.http.endpoint import StreamableHTTP
+from mcpkit.server.http.events import InMemoryEventStore
 
 pytestmark = pytest.mark.anyio
 
@@ -97,6 +98,14 @@ def test_limits_have_documented_defaults() -> None:
     assert limits.max_inflight == 1024
     assert limits.max_http_inflight == 8192
     assert limits.max_sessions == 10_000
+    # issue 11 §2, §3 (docs/reliability.md, "Server: every wait and buffer bounded")
+    assert (limits.max_event_streams, limits.max_events_per_stream) == (10_000, 1000)
+    assert limits.max_event_stream_bytes == 8 * 1024 * 1024
+    assert limits.max_event_store_bytes == 64 * 1024 * 1024
+    assert (limits.max_subscriptions, limits.max_uri_bytes) == (1000, 8192)
+    assert limits.elicitation_timeout_s == 600.0  # at least 10 minutes: a person answers
+    assert limits.sampling_timeout_s == limits.roots_timeout_s == 60.0
+    assert limits.stream_send_timeout_s == 30.0
 
 
 @pytest.mark.parametrize(
@@ -108,6 +117,13 @@ def test_limits_have_documented_defaults() -> None:
         {"max_inflight": 0},
         {"max_message_bytes": -1},
         {"max_sessions": 1.5},
+        {"max_event_store_bytes": 0},
+        {"max_subscriptions": -3},
+        {"max_uri_bytes": 2.0},
+        {"elicitation_timeout_s": 0},
+        {"sampling_timeout_s": float("inf")},
+        {"roots_timeout_s": "60"},
+        {"stream_send_timeout_s": -1.0},
     ],
 )
 def test_impossible_limits_are_refused_naming_the_field(bad: JSON) -> None:
@@ -143,6 +159,11 @@ def test_one_limits_object_reaches_every_server_transport() -> None:
     assert endpoint.max_body_bytes == 1000
     assert endpoint.max_http_inflight == 5
     assert endpoint.max_depth == 12
+    limits = Limits(max_event_store_bytes=100, max_event_stream_bytes=50, stream_send_timeout_s=2)
+    endpoint = StreamableHTTP(Server("s", limits=limits))
+    assert isinstance(endpoint.store, InMemoryEventStore)
+    assert (endpoint.store.max_bytes, endpoint.store.max_stream_bytes) == (100, 50)
+    assert endpoint.send_timeout_s == 2
     # a transport's own keyword overrides one field
     assert StreamableHTTP(server, max_sessions=9).sessions.max_sessions == 9
     assert ServerConnection(server, memory_pair()[0], max_inflight=2).connection.inflight.limit == 2

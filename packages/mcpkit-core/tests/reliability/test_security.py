@@ -345,7 +345,10 @@ async def test_the_client_never_fetches_a_network_ref_in_an_output_schema(
     def gives() -> dict[str, Any]:
         return {"v": 1}
 
-    server.add_tool(gives, name="gives", output_schema=out)
+    # An mcpkit server refuses such a schema at registration (issue 11 §5); advertise it
+    # anyway, as another server might, to test the client.
+    server.add_tool(gives, name="gives", output_schema={"type": "object"})
+    server.tools["gives"].definition["outputSchema"] = out
     async with Client(server, mode="legacy") as client:
         with pytest.raises(ToolOutputError, match="outputSchema is unusable"):
             await client.call_tool("gives")

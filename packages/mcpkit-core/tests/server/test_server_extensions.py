@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from peer import connect
 
+from mcpkit.client import Client
 from mcpkit.core import Extension, ExtensionProvider, JSONRPCError, Stability
-from mcpkit.core.extensions import as_extension
+from mcpkit.core.extensions import as_extension, extension_from_entry
 from mcpkit.core.jsonrpc import INVALID_PARAMS
+from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
@@ -43,8 +45,8 @@ def test_extension_carries_id_spec_version_stability_and_config() -> None:
         ext.id = "other/x"  # type: ignore[misc]
 
 
-def test_stability_values_are_the_three_documented_ones() -> None:
-    assert [s.value for s in Stability] == ["experimental", "stable", "deprecated"]
+def test_stability_values_are_the_three_documented_ones_and_unspecified() -> None:
+    assert [s.value for s in Stability] == ["experimental", "stable", "deprecated", "unspecified"]
 
 
 @pytest.mark.parametrize("bad", ["search", "/search", "com.example/", "com..example/x", "1com/x"])
@@ -90,8 +92,15 @@ async def test_extensions_registered_at_construction_and_at_runtime_are_advertis
     server.remove_extension("com.example/tracing")
     async with connect(server) as peer:
         third = peer.init_result["capabilities"]
-    assert first == {"com.example/a": {}, "com.example/tracing": {"sampled": True}}
-    assert second == {**first, "com.example/b": {"level": 2}}
+    stable = {"io.mcpkit/extension": {"stability": "stable"}}
+    assert first == {
+        "com.example/a": {"_meta": stable},
+        "com.example/tracing": {
+            "sampled": True,
+            "_meta": {"io.mcpkit/extension": {"specVersion": "2026-01-01", "stability": "stable"}},
+        },
+    }
+    assert second == {**first, "com.example/b": {"level": 2, "_meta": stable}}
     assert "extensions" not in third
 
 
@@ -276,3 +285,86 @@ async def test_send_middleware_added_while_serving_applies_to_the_next_message()
         server.add_send_middleware(record)
         await peer.request("tools/call", {"name": "hello", "arguments": {}})
     assert seen == [3]
+
+
+# -- version and stability in-band; eras (issue 11 §9) ------------------------------------------
+
+
+def _modern_caps(version: str = "2026-07-28") -> JSON:
+    return {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_the_client_reads_spec_version_and_stability_back_on_both_eras(era: str) -> None:
+    own_meta = {"com.example/hint": 1}
+    server = Server(
+        "ext",
+        extensions=[
+            Extension("com.example/search", "2026-01-15", Stability.EXPERIMENTAL, {"max": 5}),
+            Extension(
+                "com.example/old", stability=Stability.DEPRECATED, config={"_meta": own_meta}
+            ),
+        ],
+    )
+    async with Client(server, mode=era) as client:
+        assert client.era == era
+        search = client.server_extension("com.example/search")
+        old = client.server_extension("com.example/old")
+        wire = client.server_capabilities["extensions"]
+        assert client.server_extension("com.example/absent") is None
+    assert search == Extension(
+        "com.example/search", "2026-01-15", Stability.EXPERIMENTAL, {"max": 5}
+    )
+    assert old is not None
+    assert old.stability is Stability.DEPRECATED
+    assert old.spec_version == ""
+    assert dict(old.config) == {"_meta": own_meta}  # the extension's own _meta survives
+    # SEP-2133: the settings object keeps its own schema; only _meta gains a prefixed key
+    assert set(wire["com.example/search"]) == {"max", "_meta"}
+    assert wire["com.example/old"]["_meta"] == {
+        **own_meta,
+        "io.mcpkit/extension": {"stability": "deprecated"},
+    }
+
+
+def test_entries_from_servers_that_send_no_metadata_read_as_unspecified() -> None:
+    plain = extension_from_entry("org.other/x", {"level": 2})
+    assert plain.spec_version == ""
+    assert plain.stability is Stability.UNSPECIFIED
+    assert dict(plain.config) == {"level": 2}
+    odd = extension_from_entry(
+        "org.other/y", {"_meta": {"io.mcpkit/extension": {"specVersion": 3, "stability": "beta"}}}
+    )
+    assert odd.spec_version == ""
+    assert odd.stability is Stability.UNSPECIFIED
+    assert dict(odd.config) == {}
+    assert dict(extension_from_entry("org.other/z", True).config) == {}
+    unsaid = Extension("com.example/u", stability=Stability.UNSPECIFIED)
+    assert unsaid.advertised() == {}  # nothing to say: no _meta at all
+
+
+async def test_an_extension_is_advertised_only_on_the_protocol_versions_it_serves() -> None:
+    server = Server(
+        "ext",
+        extensions=[
+            Extension("com.example/new", protocol_versions=MODERN_VERSIONS),
+            Extension("com.example/old", protocol_versions=["2025-11-25"]),
+        ],
+    )
+    for version, expected in (
+        ("2025-11-25", {"com.example/old"}),
+        ("2025-06-18", set()),
+    ):
+        async with connect(server, version=version) as peer:
+            caps = peer.init_result["capabilities"]
+        assert set(caps.get("extensions", {})) == expected, version
+        if not expected:
+            assert "extensions" not in caps  # never an empty map
+    async with connect(server, initialize=False) as peer:
+        found = await peer.request("server/discover", {"_meta": _modern_caps()})
+    assert set(found["capabilities"]["extensions"]) == {"com.example/new"}
+    with pytest.raises(TypeError):
+        Extension("com.example/bad", protocol_versions="2026-07-28")  # type: ignore[arg-type]

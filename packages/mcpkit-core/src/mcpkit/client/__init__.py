@@ -24,14 +24,20 @@ if TYPE_CHECKING:
         HTTPStatusError,
         InputRoundsExceededError,
         InvalidResponseError,
+        MessageTooLargeError,
         ProtocolViolationError,
         RequestTimeoutError,
         SessionExpiredError,
         ToolOutputError,
         TransportClosedError,
+        TransportConnectError,
         UnsupportedServerError,
     )
-    from mcpkit.client.handlers import InputHandlers, apply_elicitation_defaults
+    from mcpkit.client.handlers import (
+        InputHandlerError,
+        InputHandlers,
+        apply_elicitation_defaults,
+    )
     from mcpkit.client.http import HttpTransport
     from mcpkit.client.listen import Subscription, SubscriptionNotification
     from mcpkit.client.memory import MemoryTransport
@@ -49,10 +55,12 @@ __all__ = [
     "HTTPStatusError",
     "HttpTransport",
     "IncomingMessage",
+    "InputHandlerError",
     "InputHandlers",
     "InputRoundsExceededError",
     "InvalidResponseError",
     "MemoryTransport",
+    "MessageTooLargeError",
     "Mode",
     "OutgoingRequest",
     "ProtocolViolationError",
@@ -66,6 +74,7 @@ __all__ = [
     "SubscriptionNotification",
     "ToolOutputError",
     "TransportClosedError",
+    "TransportConnectError",
     "UnsupportedServerError",
     "apply_elicitation_defaults",
     "transport_for",
@@ -82,9 +91,12 @@ _EXPORTS: dict[str, str] = {
     "SessionExpiredError": "errors",
     "ToolOutputError": "errors",
     "TransportClosedError": "errors",
+    "TransportConnectError": "errors",
+    "MessageTooLargeError": "errors",
     "RequestTimeoutError": "errors",
     "InvalidResponseError": "errors",
     "UnsupportedServerError": "errors",
+    "InputHandlerError": "handlers",
     "InputHandlers": "handlers",
     "apply_elicitation_defaults": "handlers",
     "HttpTransport": "http",

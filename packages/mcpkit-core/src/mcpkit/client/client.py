@@ -27,6 +27,12 @@ Rules:
    refreshes the tool list and retries once.
 7. Handshake era over HTTP: a request whose session expired (404) re-initializes the
    session once and is retried.
+8. Every wait is bounded (issue 11 §2): each request by ``timeout_s`` (sending included);
+   what expects no answer (notifications, replies, cancellations, the HTTP DELETE) by
+   ``send_timeout_s``; entering ``async with`` by ``probe_timeout_s + timeout_s`` in
+   all (``timeout_s`` alone outside adaptive mode), after which it raises
+   :class:`~mcpkit.client.errors.RequestTimeoutError`; leaving by the transport's
+   shutdown bounds. ``timeout_s=None`` lifts the request bounds, by the caller's choice.
 """
 
 from __future__ import annotations
@@ -43,7 +49,12 @@ import anyio.abc
 
 from mcpkit.client._json import as_list, as_object
 from mcpkit.client.cache import ResultCache
-from mcpkit.client.errors import ClientError, SessionExpiredError, ToolOutputError
+from mcpkit.client.errors import (
+    ClientError,
+    RequestTimeoutError,
+    SessionExpiredError,
+    ToolOutputError,
+)
 from mcpkit.client.handlers import (
     ElicitationHandler,
     InputHandlers,
@@ -69,6 +80,7 @@ from mcpkit.core.extensions import (
     Extension,
     ExtensionProvider,
     as_extension,
+    extension_from_entry,
     peer_supports_extension,
 )
 from mcpkit.core.jsonrpc import HEADER_MISMATCH, JSONRPCError, RequestId
@@ -145,7 +157,8 @@ class Client:
     capabilities only when set. ``on_log``, ``on_list_changed`` and ``on_resource_updated``
     receive notifications. ``extensions`` are declared in ``capabilities.extensions``.
     ``timeout_s`` is the default per-request timeout in seconds (None: none);
-    ``probe_timeout_s`` bounds the adaptive ``server/discover`` probe.
+    ``probe_timeout_s`` bounds the adaptive ``server/discover`` probe; ``send_timeout_s``
+    bounds sending what expects no answer (rule 8).
     """
 
     def __init__(
@@ -165,6 +178,7 @@ class Client:
         extensions: Sequence[Extension | ExtensionProvider] = (),
         timeout_s: float | None = 60.0,
         probe_timeout_s: float | None = 10.0,
+        send_timeout_s: float = 10.0,
         max_input_rounds: int = 10,
         max_pages: int = 1000,
         cache: bool | ResultCache = True,
@@ -187,6 +201,7 @@ class Client:
             self.extensions[ext.id] = ext
         self.timeout_s = timeout_s
         self.probe_timeout_s = probe_timeout_s
+        self.send_timeout_s = send_timeout_s
         self.max_input_rounds = max_input_rounds
         self.max_pages = max_pages
         self.cache: ResultCache | None = (
@@ -217,6 +232,7 @@ class Client:
         try:
             stream = await stack.enter_async_context(self.transport.connect())
             stream.config.name_params.update(self._name_params)
+            stream.config.send_timeout_s = self.send_timeout_s
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             session = ClientSession(
                 stream,
@@ -234,15 +250,24 @@ class Client:
             session.notification_handlers = self._notification_handlers
             session.request_handlers = self._request_handlers
             self._session = session
-            await self._tg.start(session.connection.serve)
-            self.server = await negotiate(
-                session,
-                self.mode,
-                legacy_version=self.legacy_version,
-                probe_timeout_s=self.probe_timeout_s,
-            )
-            if self.initial_log_level is not None:
-                await self.set_log_level(self.initial_log_level)
+            await self._tg.start(session.serve)
+            bound = self._entry_bound_s()
+            try:
+                with anyio.fail_after(bound):
+                    self.server = await negotiate(
+                        session,
+                        self.mode,
+                        legacy_version=self.legacy_version,
+                        probe_timeout_s=self.probe_timeout_s,
+                    )
+                    if self.initial_log_level is not None:
+                        await self.set_log_level(self.initial_log_level)
+            except TimeoutError as exc:
+                if isinstance(exc, ClientError):
+                    raise
+                raise RequestTimeoutError(
+                    f"connecting: the server did not complete the handshake within {bound} s"
+                ) from exc
         except BaseException:
             if self._tg is not None:
                 self._tg.cancel_scope.cancel()
@@ -252,6 +277,14 @@ class Client:
             raise
         self._stack = stack
         return self
+
+    def _entry_bound_s(self) -> float | None:
+        """Rule 8: seconds entering may take in all (None: unbounded by request)."""
+        if self.timeout_s is None:
+            return None
+        if self.mode == "adaptive" and self.probe_timeout_s is not None:
+            return self.probe_timeout_s + self.timeout_s
+        return self.timeout_s
 
     async def __aexit__(
         self,
@@ -302,6 +335,18 @@ class Client:
     def server_supports_extension(self, extension_id: str) -> bool:
         """Whether the server's capabilities list ``extension_id`` (SEP-2133)."""
         return peer_supports_extension(self.server.capabilities, extension_id)
+
+    def server_extension(self, extension_id: str) -> Extension | None:
+        """The server's ``capabilities.extensions`` entry for ``extension_id`` as an
+        :class:`~mcpkit.core.Extension` (None when not advertised): ``config`` is its
+        settings object, ``spec_version``/``stability`` come from the entry's
+        ``_meta["io.mcpkit/extension"]`` (``""`` and ``Stability.UNSPECIFIED`` when the
+        server did not say; :mod:`mcpkit.core.extensions` rule 5). Read from
+        ``initialize`` (handshake era) or ``server/discover`` (2026-07-28)."""
+        exts: Any = self.server.capabilities.get("extensions")
+        if not isinstance(exts, Mapping) or extension_id not in exts:
+            return None
+        return extension_from_entry(extension_id, exts[extension_id])
 
     # -- extension surfaces --------------------------------------------------------------
     def add_send_middleware(self, middleware: SendMiddleware) -> None:

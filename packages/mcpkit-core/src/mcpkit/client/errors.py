@@ -9,6 +9,14 @@ None of these carry a JSON-RPC code, so they can never be mistaken for the peer'
 Rules:
 1. Every local failure is a :class:`ClientError`; catch that to handle them all.
 2. Messages name the method, the value and the rule that failed.
+3. A failure of the transport itself (an ``OSError``, an ``httpx2`` error) never reaches
+   the caller as is: it becomes a :class:`TransportConnectError` when the transport could
+   not be opened at all (command missing, connection refused), a
+   :class:`RequestTimeoutError` when a transport-level wait ran out, else a
+   :class:`TransportClosedError`; the original stays reachable as ``__cause__``.
+4. A message from the server larger than ``max_message_bytes`` fails the exchange that
+   carried it with :class:`MessageTooLargeError` (HTTP; on stdio the line is discarded
+   and the request ends at its timeout).
 """
 
 from __future__ import annotations
@@ -22,11 +30,13 @@ __all__ = [
     "HTTPStatusError",
     "InputRoundsExceededError",
     "InvalidResponseError",
+    "MessageTooLargeError",
     "ProtocolViolationError",
     "RequestTimeoutError",
     "SessionExpiredError",
     "ToolOutputError",
     "TransportClosedError",
+    "TransportConnectError",
     "UnsupportedServerError",
     "local_error",
 ]
@@ -39,6 +49,12 @@ class ClientError(Exception):
 class TransportClosedError(ClientError, engine.PeerClosedError):
     """The transport ended (process exited, stream closed) before an answer arrived.
     Also a :class:`~mcpkit.core.engine.PeerClosedError` (and a ``ConnectionError``)."""
+
+
+class TransportConnectError(TransportClosedError):
+    """The transport could not be opened: the command is missing or not executable, the
+    connection was refused, the host is unknown, connecting timed out (rule 3). Also a
+    ``ConnectionError``."""
 
 
 class RequestTimeoutError(ClientError, engine.RequestTimeoutError):
@@ -62,6 +78,23 @@ class HTTPStatusError(ClientError):
         self.method = method
         self.status = status
         self.body = body
+
+
+class MessageTooLargeError(HTTPStatusError):
+    """A JSON body or SSE event from the server is larger than ``max_message_bytes``;
+    it was not buffered further (rule 4). ``status`` is the HTTP status it came with,
+    ``limit`` the bound in bytes."""
+
+    def __init__(self, method: str, status: int, limit: int, what: str = "response body") -> None:
+        ClientError.__init__(
+            self,
+            f"{method}: {what} from the server larger than {limit} bytes "
+            "(max_message_bytes); not read further",
+        )
+        self.method = method
+        self.status = status
+        self.body = ""
+        self.limit = limit
 
 
 class SessionExpiredError(HTTPStatusError):

@@ -19,6 +19,13 @@ Rules:
    that has a ``default`` in the schema is filled with that default.
 4. Handlers return a wire model or a plain dict; the answer is the dict's wire form.
    A handler raising :class:`~mcpkit.core.jsonrpc.JSONRPCError` answers with that error.
+5. Every answer is checked before it leaves (:func:`mcpkit.core.answers.answer_problems`,
+   the check the server applies): the result type of the method, and for an accepted
+   form the server's ``requestedSchema`` (after rule 3's defaults; ``pattern`` is not
+   enforced, core rule 4). A handler whose answer fails, or that returns something
+   that is neither a model nor a dict, raises :class:`InputHandlerError` (a
+   ``ClientError``); nothing is sent for it. The session turns that into a -32603 error
+   response to a handshake-era server request; an MRTR round raises it to the caller.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pydantic import BaseModel, ValidationError
 
 from mcpkit.client._json import as_object
+from mcpkit.client.errors import ClientError
+from mcpkit.core.answers import answer_problems
 from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
 
 if TYPE_CHECKING:
@@ -44,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ElicitationHandler",
+    "InputHandlerError",
     "InputHandlers",
     "RootsHandler",
     "RootsSource",
@@ -70,14 +80,30 @@ RootsHandler: TypeAlias = "Callable[[], Awaitable[Sequence[Root | JSON | str] | 
 RootsSource: TypeAlias = "Sequence[Root | JSON | str] | RootsHandler"
 
 
-def _wire(value: Any) -> JSON:
+class InputHandlerError(ClientError):
+    """This client's own input handler produced an answer that does not match the
+    server's request (rule 5), so it was not sent. ``method`` is the input request's
+    method, ``problems`` readable messages each naming a JSON path."""
+
+    def __init__(self, method: str, problems: list[str]) -> None:
+        super().__init__(
+            f"the {method} handler's answer does not match the request: {'; '.join(problems)}"
+        )
+        self.method = method
+        self.problems = problems
+
+
+def _wire(method: str, value: Any) -> JSON:
     if isinstance(value, BaseModel):
         from mcpkit.core.types import to_wire
 
         return to_wire(value)
     if isinstance(value, dict):
         return value  # pyright: ignore[reportUnknownVariableType]
-    raise TypeError(f"a handler must return a wire model or a dict, not {type(value).__name__}")
+    raise InputHandlerError(
+        method,
+        [f"(root): a handler must return a wire model or a dict, not {type(value).__name__}"],
+    )
 
 
 def _invalid(method: str, exc: ValidationError) -> JSONRPCError:
@@ -133,15 +159,21 @@ class InputHandlers:
         return method in ("sampling/createMessage", "elicitation/create", "roots/list")
 
     async def answer(self, method: str, params: JSON | None) -> JSON:
-        """The result for one input request (rules 1-4); raises :class:`JSONRPCError`."""
+        """The result for one input request (rules 1-5); raises :class:`JSONRPCError`
+        (the answer is that error) or :class:`InputHandlerError` (rule 5)."""
         params = params or {}
         if method == "sampling/createMessage":
-            return await self._sample(params)
-        if method == "elicitation/create":
-            return await self._elicit(params)
-        if method == "roots/list":
-            return await self._roots()
-        raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            result = await self._sample(params)
+        elif method == "elicitation/create":
+            result = await self._elicit(params)
+        elif method == "roots/list":
+            result = await self._roots()
+        else:
+            raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        problems = answer_problems(method, params, result, schema_from_peer=True)
+        if problems:
+            raise InputHandlerError(method, problems)
+        return result
 
     async def _sample(self, params: JSON) -> JSON:
         if self.sampling is None:
@@ -154,7 +186,7 @@ class InputHandlers:
             typed = CreateMessageRequestParams.model_validate(params)
         except ValidationError as exc:
             raise _invalid("sampling/createMessage", exc) from None
-        return _wire(await self.sampling(typed))
+        return _wire("sampling/createMessage", await self.sampling(typed))
 
     async def _elicit(self, params: JSON) -> JSON:
         from mcpkit.core.types import ElicitRequestFormParams, ElicitRequestURLParams
@@ -170,7 +202,7 @@ class InputHandlers:
                 url_params = ElicitRequestURLParams.model_validate(params)
             except ValidationError as exc:
                 raise _invalid("elicitation/create", exc) from None
-            return _wire(await self.url_elicitation(url_params))
+            return _wire("elicitation/create", await self.url_elicitation(url_params))
         if mode != "form":
             raise JSONRPCError(
                 INVALID_PARAMS,
@@ -184,7 +216,7 @@ class InputHandlers:
             form = ElicitRequestFormParams.model_validate(params)
         except ValidationError as exc:
             raise _invalid("elicitation/create", exc) from None
-        result = _wire(await self.elicitation(form))
+        result = _wire("elicitation/create", await self.elicitation(form))
         if result.get("action") == "accept":
             content = result.get("content")
             result = {
@@ -204,11 +236,11 @@ class InputHandlers:
             )
         items: Any = await source() if callable(source) else source
         if isinstance(items, BaseModel):
-            return _wire(items)
+            return _wire("roots/list", items)
         roots: list[JSON] = []
         for item in items:
             if isinstance(item, str):
                 roots.append({"uri": item})
             else:
-                roots.append(_wire(item))
+                roots.append(_wire("roots/list", item))
         return {"roots": roots}

@@ -31,26 +31,50 @@ Rules:
    see each response and may return a request to send instead (at most 3 times per
    message), e.g. after refreshing a token. This is where the auth extension plugs in.
 8. A JSON body or SSE event larger than ``max_message_bytes`` is not buffered further:
-   the JSON exchange fails with :class:`HTTPStatusError`, the SSE stream counts as
-   dropped (rule 5); JSON nested deeper than the default depth limit is not parsed
+   the request it answers fails at once with :class:`MessageTooLargeError` (resuming
+   would replay the same event); on the standalone GET stream it counts as a drop
+   (rule 5). JSON nested deeper than the default depth limit is not parsed
    (:mod:`mcpkit.core.limits`).
+9. Every wait is bounded (issue 11 §2). A request's POST, and its resumption GETs, last
+   until its answer or until the client gives it up (its timeout or cancellation),
+   which cancels them at once. Everything that expects no answer (a notification, a
+   reply to a server request, ``notifications/cancelled``, the closing DELETE) gets
+   ``send_timeout_s`` (``Client(send_timeout_s=)``, told to the stream in
+   :class:`~mcpkit.client.transport.StreamConfig`) from connecting to the end of the
+   response, then is given up with a warning. Giving up a request never waits: its
+   ``notifications/cancelled`` is posted in the background.
+10. Messages read from the server wait for the client in an
+    :class:`~mcpkit.client.inbox.Inbox` bounded by ``max_queue_messages`` and ``max_queue_bytes``
+    (:class:`~mcpkit.core.limits.Limits` ``max_client_queue_*``); when it is full the
+    readers wait, holding the server's streams back; nothing is dropped.
+11. Transport failures reach the caller as :class:`~mcpkit.client.errors.ClientError`
+    subclasses, the ``httpx2`` error chained as ``__cause__`` (errors rule 3): a
+    connection that cannot be made is :class:`TransportConnectError`, a dropped one
+    :class:`TransportClosedError`, a transport timeout :class:`RequestTimeoutError`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpkit.client.errors import HTTPStatusError, SessionExpiredError, TransportClosedError
+from mcpkit.client.errors import (
+    ClientError,
+    HTTPStatusError,
+    MessageTooLargeError,
+    RequestTimeoutError,
+    SessionExpiredError,
+    TransportClosedError,
+    TransportConnectError,
+)
 from mcpkit.client.headers import routing_headers
+from mcpkit.client.inbox import Inbox
 from mcpkit.client.reconnect import ReconnectPolicy
 from mcpkit.client.transport import (
     ClientStream,
@@ -61,6 +85,7 @@ from mcpkit.client.transport import (
 )
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import RequestId, dumps, loads
+from mcpkit.core.limits import Limits
 from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
@@ -78,6 +103,7 @@ logger = logging.getLogger("mcpkit.client")
 _ACCEPT = "application/json, text/event-stream"
 _MAX_RESENDS = 3
 _DEFAULT_RECONNECT = ReconnectPolicy()
+_LIMITS = Limits()
 
 
 class HttpTransport:
@@ -85,11 +111,12 @@ class HttpTransport:
 
     ``headers`` go on every request; ``auth`` is an ``httpx2.Auth``; ``http_client`` an
     existing ``httpx2.AsyncClient`` to use (not closed by the transport);
-    ``connect_timeout_s`` bounds connecting and writing (reads are unbounded: streams may
-    be quiet for long, and every request has its own timeout in the client);
-    ``reconnect`` is the backoff for dropped streams (None: only the server's ``retry:``);
-    ``standalone_stream`` opens the handshake-era GET stream; ``max_message_bytes``
-    bounds one JSON body or SSE event (rule 8).
+    ``connect_timeout_s`` bounds connecting and writing (a request's reads end with the
+    request: its timeout or cancellation, rule 9); ``reconnect`` is the backoff for dropped
+    streams (None: only the server's ``retry:``); ``standalone_stream`` opens the
+    handshake-era GET stream; ``max_message_bytes`` bounds one JSON body or SSE event
+    (rule 8); ``max_queue_messages`` and ``max_queue_bytes`` bound what was read and
+    not yet processed (rule 10). Failures: errors rule 3 (rule 11).
     """
 
     kind: TransportKind = "http"
@@ -107,9 +134,13 @@ class HttpTransport:
         reconnect: ReconnectPolicy | None = _DEFAULT_RECONNECT,
         standalone_stream: bool = True,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_queue_messages: int = _LIMITS.max_client_queue_messages,
+        max_queue_bytes: int = _LIMITS.max_client_queue_bytes,
     ) -> None:
         self.url = url
         self.max_message_bytes = max_message_bytes
+        self.max_queue_messages = max_queue_messages
+        self.max_queue_bytes = max_queue_bytes
         self.headers = dict(headers or {})
         self.auth = auth
         self.http_client = http_client
@@ -128,6 +159,7 @@ class HttpTransport:
             timeout=httpx2.Timeout(self.connect_timeout_s, read=None),
             auth=self.auth,
         )
+        bound = StreamConfig().send_timeout_s
         try:
             async with anyio.create_task_group() as tg:
                 stream = HttpStream(self, client, tg)
@@ -138,10 +170,14 @@ class HttpTransport:
                         await stream.terminate()
                     tg.cancel_scope.cancel()
                     await stream.aclose()
+                    bound = stream.config.send_timeout_s
         finally:
             if owned:
-                with anyio.CancelScope(shield=True):
-                    await client.aclose()
+                with anyio.CancelScope(shield=True), anyio.move_on_after(bound):
+                    try:
+                        await client.aclose()
+                    except Exception as exc:  # closing sockets of a peer that is gone
+                        logger.debug("closing the HTTP client failed: %s", exc)
 
 
 class _Cursor:
@@ -167,19 +203,18 @@ class HttpStream:
         self.config = StreamConfig()
         self.session_id: str | None = None
         self._tg = tg
-        self._send_q: MemoryObjectSendStream[Any]
-        self._recv_q: MemoryObjectReceiveStream[Any]
-        self._send_q, self._recv_q = anyio.create_memory_object_stream[Any](math.inf)
+        self.inbox = Inbox(transport.max_queue_messages, transport.max_queue_bytes)
+        """Messages read and not yet processed (rule 10)."""
         self._exchanges: dict[RequestId, anyio.CancelScope] = {}
         self._get_scope: anyio.CancelScope | None = None
         self._fail: FailCallback | None = None
 
     # -- ClientStream -------------------------------------------------------------------
     async def receive(self) -> Any:
-        return await self._recv_q.receive()
+        return await self.inbox.get()
 
     async def aclose(self) -> None:
-        await self._send_q.aclose()
+        self.inbox.close()
 
     def bind(self, fail: FailCallback) -> None:
         self._fail = fail
@@ -197,8 +232,8 @@ class HttpStream:
         scope = self._exchanges.pop(request_id, None)
         if scope is not None:
             scope.cancel()
-        if self.config.era != "modern":
-            await self._post_oneway(cancelled_notification(request_id, reason))
+        if self.config.era != "modern":  # rule 9: in the background, bounded
+            self._tg.start_soon(self._post_oneway, cancelled_notification(request_id, reason))
 
     async def session_started(self) -> None:
         if self.transport.standalone_stream and self._get_scope is None:
@@ -220,8 +255,8 @@ class HttpStream:
             return
         headers = self._base_headers(None)
         headers.pop("Content-Type", None)
-        with anyio.move_on_after(2.0), contextlib.suppress(Exception):
-            response = await self._send("DELETE", headers)
+        with anyio.move_on_after(self.config.send_timeout_s), contextlib.suppress(Exception):
+            response = await self._send("DELETE", headers, timeout_s=self.config.send_timeout_s)
             await response.aclose()
         self.session_id = None
 
@@ -249,11 +284,22 @@ class HttpStream:
         return headers
 
     async def _send(
-        self, method: str, headers: Mapping[str, str], content: bytes | None = None
+        self,
+        method: str,
+        headers: Mapping[str, str],
+        content: bytes | None = None,
+        *,
+        timeout_s: float | None = None,
     ) -> httpx2.Response:
-        request = self.client.build_request(
-            method, self.transport.url, headers=headers, content=content
-        )
+        """One HTTP exchange (rule 7); ``timeout_s`` bounds each of its phases (rule 9)."""
+        if timeout_s is None:
+            request = self.client.build_request(
+                method, self.transport.url, headers=headers, content=content
+            )
+        else:
+            request = self.client.build_request(
+                method, self.transport.url, headers=headers, content=content, timeout=timeout_s
+            )
         for _ in range(_MAX_RESENDS + 1):
             for hook in self.transport.request_hooks:
                 replaced = await hook(request)
@@ -271,28 +317,38 @@ class HttpStream:
             request = resend
         return response  # pyright: ignore[reportPossiblyUnboundVariable]
 
-    async def _deliver(self, message: Any) -> None:
+    async def _deliver(self, message: Any, size: int) -> None:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await self._send_q.send(message)
+            await self.inbox.put(message, size)
 
     async def _post_oneway(self, message: JSON | list[JSON]) -> None:
+        """POST a message that expects no answer, within ``send_timeout_s`` (rule 9)."""
         body = message if isinstance(message, dict) else None
-        try:
-            response = await self._send("POST", self._base_headers(body), dumps(message))
-        except Exception as exc:
-            logger.warning("POST of a notification/response failed: %s", exc)
-            return
-        try:
-            if response.status_code >= 300:
-                text = (await response.aread()).decode("utf-8", errors="replace")
-                logger.warning(
-                    "server refused %s with HTTP %s: %s",
-                    (body or {}).get("method", "a response"),
-                    response.status_code,
-                    text[:200],
+        what = (body or {}).get("method", "a response")
+        bound = self.config.send_timeout_s
+        with anyio.move_on_after(bound) as scope:
+            try:
+                response = await self._send(
+                    "POST", self._base_headers(body), dumps(message), timeout_s=bound
                 )
-        finally:
-            await response.aclose()
+            except Exception as exc:
+                logger.warning("POST of %s failed: %s", what, _describe(exc))
+                return
+            try:
+                if response.status_code >= 300:
+                    text = (await response.aread()).decode("utf-8", errors="replace")
+                    logger.warning(
+                        "server refused %s with HTTP %s: %s",
+                        what,
+                        response.status_code,
+                        text[:200],
+                    )
+            except Exception as exc:
+                logger.warning("POST of %s failed: %s", what, _describe(exc))
+            finally:
+                await response.aclose()
+        if scope.cancelled_caught:
+            logger.warning("POST of %s got no answer within %s s; given up", what, bound)
 
     async def _exchange(self, message: JSON, scope: anyio.CancelScope) -> None:
         rid: RequestId = message["id"]
@@ -300,6 +356,7 @@ class HttpStream:
             with scope:
                 await self._post_request(message)
         except Exception as exc:
+            exc = self._local(exc, message["method"])
             if self._fail is None or not self._fail(rid, exc):
                 logger.debug("request %r failed after it was answered: %s", rid, exc)
         finally:
@@ -341,11 +398,7 @@ class HttpStream:
         async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > limit:
-                raise HTTPStatusError(
-                    method,
-                    response.status_code,
-                    f"response body larger than {limit} bytes (max_message_bytes)",
-                )
+                raise MessageTooLargeError(method, response.status_code, limit)
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -364,20 +417,25 @@ class HttpStream:
             if status >= 400 and "error" not in item:
                 continue
             if "error" in item or "result" in item or "method" in item:
-                await self._deliver(item)
+                await self._deliver(item, len(body) // len(items))
                 delivered = True
         if not delivered:
             raise HTTPStatusError(method, status, body.decode("utf-8", errors="replace"))
 
     async def _read_events(
-        self, response: httpx2.Response, cursor: _Cursor, rid: RequestId | None
+        self,
+        response: httpx2.Response,
+        cursor: _Cursor,
+        rid: RequestId | None,
+        method: str = "the standalone GET stream",
     ) -> tuple[bool, bool]:
-        """Deliver every message of an SSE response; ``(answered, progressed)``."""
+        """Deliver every message of an SSE response; ``(answered, progressed)``. Raises
+        :class:`MessageTooLargeError` for an event over ``max_message_bytes`` (rule 8)."""
         import httpx2
 
         progressed = False
+        limit = self.transport.max_message_bytes
         try:
-            limit = self.transport.max_message_bytes
             async for event in httpx2.EventSource(response, max_event_size=limit):
                 if event.id:
                     cursor.last_id = event.id
@@ -391,7 +449,7 @@ class HttpStream:
                     logger.warning("ignored an SSE event that is not JSON: %.120s", event.data)
                     continue
                 progressed = True
-                await self._deliver(message)
+                await self._deliver(message, len(event.data))
                 if (
                     rid is not None
                     and isinstance(message, dict)
@@ -399,6 +457,8 @@ class HttpStream:
                     and ("result" in message or "error" in message)
                 ):
                     return True, True
+        except httpx2.SSEError as exc:  # the content type was checked: the event's size
+            raise MessageTooLargeError(method, response.status_code, limit, "an SSE event") from exc
         except httpx2.TransportError as exc:
             logger.debug("SSE stream dropped: %s", exc)
         return False, progressed
@@ -407,7 +467,7 @@ class HttpStream:
         self, response: httpx2.Response, rid: RequestId, method: str
     ) -> None:
         cursor = _Cursor()
-        answered, _ = await self._read_events(response, cursor, rid)
+        answered, _ = await self._read_events(response, cursor, rid, method)
         if answered:
             return
         await response.aclose()
@@ -457,7 +517,7 @@ class HttpStream:
                     raise SessionExpiredError(method, 404, await _text(response))
                 if response.status_code >= 300 or _content_type(response) != "text/event-stream":
                     raise HTTPStatusError(method, response.status_code, await _text(response))
-                answered, progressed = await self._read_events(response, cursor, rid)
+                answered, progressed = await self._read_events(response, cursor, rid, method)
             finally:
                 await response.aclose()
             if answered:
@@ -474,8 +534,8 @@ class HttpStream:
             while True:
                 try:
                     response = await self._get(cursor)
-                except httpx2.TransportError as exc:
-                    logger.debug("standalone GET failed: %s", exc)
+                except (httpx2.TransportError, httpx2.InvalidURL) as exc:
+                    logger.debug("standalone GET failed: %s", _describe(exc))
                     response = None
                 if response is not None:
                     try:
@@ -488,7 +548,11 @@ class HttpStream:
                             )
                             return
                         attempt = 0
-                        _, progressed = await self._read_events(response, cursor, None)
+                        try:
+                            _, progressed = await self._read_events(response, cursor, None)
+                        except Exception as exc:  # an oversized event, a decoding error
+                            logger.warning("standalone GET stream dropped: %s", _describe(exc))
+                            progressed = False
                         if not progressed:
                             attempt += 1
                     finally:
@@ -497,8 +561,45 @@ class HttpStream:
                     attempt += 1
                 delay = self._delay_s(attempt, cursor)
                 if delay is None:
+                    logger.warning(
+                        "the standalone GET stream could not be reopened after %d attempt(s); "
+                        "server-initiated messages now arrive only on request streams",
+                        attempt,
+                    )
                     return
                 await anyio.sleep(delay)
+
+    def _local(self, exc: Exception, method: str) -> Exception:
+        """Rule 11: the :class:`ClientError` for a transport failure, cause chained."""
+        import httpx2
+
+        if isinstance(exc, ClientError):
+            return exc
+        detail = f"{method}: {_describe(exc)} ({self.transport.url})"
+        local: ClientError
+        if isinstance(
+            exc,
+            (
+                httpx2.ConnectError,
+                httpx2.ConnectTimeout,
+                httpx2.UnsupportedProtocol,
+                httpx2.InvalidURL,
+            ),
+        ):
+            local = TransportConnectError(f"cannot connect: {detail}")
+        elif isinstance(exc, httpx2.TimeoutException):
+            local = RequestTimeoutError(f"transport timeout: {detail}")
+        elif isinstance(exc, (httpx2.HTTPError, httpx2.StreamError, OSError)):
+            local = TransportClosedError(f"the HTTP exchange failed: {detail}")
+        else:
+            return exc
+        local.__cause__ = exc
+        return local
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _content_type(response: httpx2.Response) -> str:

@@ -18,6 +18,11 @@ Rules:
 4. Items are :class:`SubscriptionNotification` (``method``, ``params``). A reader that falls
    more than ``buffer`` items behind loses the newest ones, with a warning; the stream never
    blocks the connection.
+5. Entering waits at most the client's ``timeout_s`` for the acknowledgement
+   (:class:`~mcpkit.client.errors.RequestTimeoutError`, and the request is given up);
+   a subscription that ends before it is acknowledged is a
+   :class:`~mcpkit.client.errors.ProtocolViolationError`. Leaving waits at most 5 s
+   for the request to end and ``send_timeout_s`` per handshake-era unsubscribe.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.client.errors import ProtocolViolationError, RequestTimeoutError
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
@@ -124,7 +129,7 @@ class Subscription:
 
         self._client.task_group.start_soon(run)
         first: JSON | None = None
-        with anyio.fail_after(self._client.timeout_s):
+        with anyio.move_on_after(self._client.timeout_s) as waited:  # rule 5
             while True:
                 try:
                     first = await self._recv.receive()
@@ -133,10 +138,15 @@ class Subscription:
                 if first.get("method") == _ACK:
                     break
                 logger.debug("dropped %s received before the acknowledgement", first.get("method"))
+        if waited.cancelled_caught:
+            scope.cancel()
+            raise RequestTimeoutError(
+                f"subscriptions/listen: not acknowledged within {self._client.timeout_s} s"
+            )
         if failure:
             raise failure[0]
         if first is None or first.get("method") != _ACK:
-            raise JSONRPCError(-32603, "subscriptions/listen ended before it was acknowledged")
+            raise ProtocolViolationError("subscriptions/listen ended before it was acknowledged")
         honoured = first.get("params", {}).get("notifications")
         self.acknowledged = honoured if isinstance(honoured, dict) else {}  # pyright: ignore
 
@@ -175,9 +185,11 @@ class Subscription:
         if self._send is not None:
             session.listeners.discard(self._send)
             await self._send.aclose()
-        for uri in self._subscribed:
+        for uri in self._subscribed:  # rule 5
             try:
-                await self._client.unsubscribe(uri)
+                await self._client.request(
+                    "resources/unsubscribe", {"uri": uri}, timeout_s=self._client.send_timeout_s
+                )
             except Exception as exc:  # the connection may be gone
                 logger.debug("unsubscribe %s failed: %s", uri, exc)
         self._subscribed.clear()

@@ -7,10 +7,17 @@ Rules:
    ``connect()`` closes the client end, which ends the server connection.
 2. Messages skip JSON by default (fast tests); ``serialize=True`` encodes every message so
    that non-JSON values fail exactly as they would on a wire.
+3. If the server connection fails, the failure is logged and the client end sees the
+   end of the stream: waiting requests fail with
+   :class:`~mcpkit.client.errors.TransportClosedError`, never with the server's exception.
+4. The server-to-client buffer holds at most :func:`~mcpkit.core.memory.memory_pair`'s
+   ``buffer`` messages; a full buffer holds the server's sends back (no bytes are copied:
+   the messages are the in-process server's own objects).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -25,6 +32,8 @@ if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
 __all__ = ["MemoryTransport"]
+
+logger = logging.getLogger("mcpkit.client")
 
 
 class MemoryTransport:
@@ -44,8 +53,18 @@ class MemoryTransport:
 
         client_end, server_end = memory_pair(serialize=self.serialize)
         connection = ServerConnection(self.server, server_end, principal=self.principal)
+
+        async def serve() -> None:  # rule 3
+            try:
+                await connection.serve()
+            except Exception:
+                logger.exception("the in-memory server connection failed")
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await server_end.aclose()
+
         async with anyio.create_task_group() as tg:
-            tg.start_soon(connection.serve)
+            tg.start_soon(serve)
             try:
                 yield PipeStream(client_end, "memory")
             finally:

@@ -17,7 +17,8 @@ Rules:
    ``inputResponses`` and, only when the server sent one, the exact ``requestState``.
    Nothing from a round leaks into any other request.
 4. A handler error ends the call: it is raised locally (there is no error slot in
-   ``inputResponses``).
+   ``inputResponses``). So does an answer that does not match its request
+   (:class:`~mcpkit.client.handlers.InputHandlerError`): it is never sent.
 5. At most ``max_rounds`` retries; then :class:`InputRoundsExceededError`.
 """
 

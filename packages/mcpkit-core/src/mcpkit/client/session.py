@@ -14,9 +14,10 @@ Rules:
 2. A 2026-07-28 request answered -32022 whose ``data.supported`` names a modern version
    this client speaks is retried once with that version, which becomes the session's.
 3. Server requests (handshake era only) pass the receive middleware, then: ``ping`` is
-   answered ``{}``; sampling, elicitation and roots go to the input handlers; methods
-   registered with :meth:`ClientSession.add_request_handler` to theirs; anything else
-   is -32601.
+   answered ``{}``; sampling, elicitation and roots go to the input handlers (an answer
+   of theirs that does not match the request is never sent: the server gets -32603
+   naming the problem); methods registered with
+   :meth:`ClientSession.add_request_handler` to theirs; anything else is -32601.
 4. Notifications pass the receive middleware, then: progress goes to the request that
    owns the token; ``notifications/cancelled`` naming a ``subscriptions/listen`` request
    ends that subscription (otherwise it cancels the named server request); a notification
@@ -24,7 +25,13 @@ Rules:
    changes and resource updates invalidate the cache and reach the callbacks and
    handshake-era listeners; logging reaches ``on_log``.
 5. A request abandoned by timeout or cancellation is given up through the transport
-   (``notifications/cancelled`` or closing its stream).
+   (``notifications/cancelled`` or closing its stream). Giving up never blocks the
+   caller for long: it waits at most ``send_timeout_s`` (transport rule 4), also when
+   the peer has stopped answering or reading (issue 11 §2).
+6. ``timeout_s`` bounds the whole request: sending it and waiting for its answer.
+7. When the connection ends (:meth:`ClientSession.serve` returns: the process exited,
+   the stream closed), every listener and subscription stream is closed, so iterating
+   one ends instead of waiting for notifications that cannot come.
 """
 
 from __future__ import annotations
@@ -34,12 +41,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpkit.client._json import as_object
 from mcpkit.client.cache import ResultCache
 from mcpkit.client.errors import local_error
-from mcpkit.client.handlers import InputHandlers
+from mcpkit.client.handlers import InputHandlerError, InputHandlers
 from mcpkit.client.middleware import (
     IncomingMessage,
     OutgoingRequest,
@@ -59,6 +67,7 @@ from mcpkit.core.engine import (
 )
 from mcpkit.core.extensions import Extension, advertised_extensions
 from mcpkit.core.jsonrpc import (
+    INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
@@ -120,7 +129,7 @@ class ClientSession:
         on_resource_updated: ResourceUpdatedCallback | None = None,
     ) -> None:
         self.stream = stream
-        self.connection = Connection(stream, self, on_abandon=stream.abandon)
+        self.connection = Connection(stream, self, on_abandon=self._abandon)
         stream.bind(self.connection.pending.fail)
         self.client_info = client_info
         self.handlers = handlers
@@ -143,11 +152,25 @@ class ClientSession:
         """Handshake-era listeners: every change notification is copied to each."""
         self._progress_seq = 0
 
+    async def serve(
+        self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Run the connection until it ends, then close the listeners (rule 7)."""
+        try:
+            await self.connection.serve(task_status)
+        finally:
+            streams = [*self.listeners, *self.subscriptions.values()]
+            self.listeners.clear()
+            self.subscriptions.clear()
+            with anyio.CancelScope(shield=True):
+                for stream in streams:
+                    await stream.aclose()
+
     # -- what the client declares --------------------------------------------------------
     def capabilities(self) -> JSON:
         caps = self.handlers.capabilities()
         if self.extensions:
-            caps["extensions"] = advertised_extensions(self.extensions)
+            caps["extensions"] = advertised_extensions(self.extensions, meta=False)
         return caps
 
     def envelope(self, params: JSON | None, version: str | None = None) -> JSON:
@@ -209,7 +232,7 @@ class ClientSession:
                     timeout_s=wait,
                     progress_token=token,
                     on_progress=on_progress,
-                    on_abandon=self.stream.abandon,
+                    on_abandon=self._abandon,
                     request_id=request_id,
                 )
             except (PeerClosedError, RequestTimeoutError, InvalidResponseError) as exc:
@@ -249,6 +272,11 @@ class ClientSession:
                 return version
         return None
 
+    async def _abandon(self, request_id: RequestId, reason: str) -> None:
+        """Rule 5: tell the transport, waiting at most ``send_timeout_s``."""
+        with anyio.move_on_after(self.stream.config.send_timeout_s):
+            await self.stream.abandon(request_id, reason)
+
     async def notify(self, method: str, params: JSON | None = None) -> None:
         await self.connection.notify(method, params)
 
@@ -269,7 +297,11 @@ class ClientSession:
         if method == "ping":
             return {}
         if self.handlers.handles(method):
-            return await self.handlers.answer(method, message.params)
+            try:
+                return await self.handlers.answer(method, message.params)
+            except InputHandlerError as exc:  # never send a bad answer (handlers rule 5)
+                logger.warning("not answering %s with an invalid result: %s", method, exc)
+                raise JSONRPCError(INTERNAL_ERROR, f"Internal error: {exc}") from None
         handler = self.request_handlers.get(method)
         if handler is not None:
             return await handler(message.params)

@@ -11,7 +11,12 @@ Rules:
    ``stderr_limit`` bytes are kept in :attr:`StdioTransport.stderr_text` and each line is
    handed to ``on_stderr`` if given. Stderr output never means an error by itself.
 3. Shutdown follows the spec: close the server's stdin, wait up to ``shutdown_timeout_s``
-   seconds for it to exit, then SIGTERM, then SIGKILL after another timeout.
+   seconds for it to exit, then SIGTERM, then SIGKILL after another timeout. Closing
+   never waits for a server that stopped reading (buffered input is dropped).
+4. A command that cannot be started (missing, not executable, a bad ``cwd``) raises
+   :class:`~mcpkit.client.errors.TransportConnectError` with the ``OSError`` as its
+   cause; a server that exits or breaks its pipes fails waiting requests with
+   :class:`~mcpkit.client.errors.TransportClosedError` (:mod:`mcpkit.client.pipe`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Literal
 import anyio
 import anyio.abc
 
+from mcpkit.client.errors import TransportConnectError
 from mcpkit.client.pipe import PipeStream
 from mcpkit.client.transport import ClientStream, TransportKind
 from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES, NDJSONStream
@@ -112,14 +118,19 @@ class StdioTransport:
             "capture": subprocess.PIPE,
             "devnull": subprocess.DEVNULL,
         }[self.stderr]
-        process = await anyio.open_process(
-            [self.command, *self.args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr_target,
-            cwd=self.cwd,
-            env=self._environment(),
-        )
+        try:
+            process = await anyio.open_process(
+                [self.command, *self.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr_target,
+                cwd=self.cwd,
+                env=self._environment(),
+            )
+        except (OSError, ValueError) as exc:  # rule 4
+            raise TransportConnectError(
+                f"cannot start the stdio server {self.command!r}: {exc}"
+            ) from exc
         assert process.stdin is not None
         assert process.stdout is not None
         stream = NDJSONStream(
@@ -144,6 +155,7 @@ class StdioTransport:
                 with anyio.CancelScope(shield=True):
                     await self._shutdown(process)
                     await stream.aclose()
+                    await process.aclose()  # the pipe transports too, now it has exited
                     # A grandchild may keep stderr open after the server exits.
                     with anyio.move_on_after(1.0):
                         await pumped.wait()

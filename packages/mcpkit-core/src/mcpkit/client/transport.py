@@ -14,6 +14,13 @@ Rules:
    notification on the handshake era (2026-07-28 ``basic/patterns/cancellation``).
 3. A stream fails one outbound request with a local error through the ``fail`` callback
    given to :meth:`ClientStream.bind` (an HTTP exchange that ended without an answer).
+4. Every send is bounded (issue 11 §2): a request's by its own timeout (the client
+   gives it up), anything else by :attr:`StreamConfig.send_timeout_s`, after which it is
+   given up with a warning; ``abandon`` never waits longer than that either.
+5. Every failure of the underlying transport reaches the client as a
+   :class:`~mcpkit.client.errors.ClientError` (errors rule 3); a stream's ``receive``
+   ends with ``anyio.EndOfStream`` when the transport broke, which fails every waiting
+   request with :class:`~mcpkit.client.errors.TransportClosedError`.
 """
 
 from __future__ import annotations
@@ -59,6 +66,8 @@ class StreamConfig:
     tool name to its ``x-mcp-header`` bindings (``(property path, header name)`` pairs),
     used on 2026-07-28 HTTP to mirror arguments into ``Mcp-Param-*`` headers;
     ``name_params`` maps a method to the params field mirrored in ``Mcp-Name`` there.
+    ``send_timeout_s`` bounds sending a message that expects no answer (a notification,
+    a reply, ``notifications/cancelled``, the closing HTTP DELETE; rule 4).
     """
 
     era: Era | None = None
@@ -67,6 +76,7 @@ class StreamConfig:
         default_factory=_no_headers
     )
     name_params: dict[str, str] = field(default_factory=_name_params)
+    send_timeout_s: float = 10.0
 
 
 class ClientStream(Protocol):

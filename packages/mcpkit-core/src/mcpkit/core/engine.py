@@ -17,7 +17,10 @@ Rules:
    completion is not an error). Unknown or finished ids are ignored.
 4. An outbound request that times out or whose caller is cancelled is forgotten, and
    the ``on_abandon`` hook is told, so the protocol layer can notify the peer; a late
-   response to it is dropped.
+   response to it is dropped. The timeout covers sending the request too (a peer that
+   stopped reading cannot hold the caller past it). When the input ends, every outbound
+   request still waiting fails at once with :class:`PeerClosedError` (no answer can
+   come any more), before in-flight inbound requests are drained.
 5. Handler exceptions never escape: :class:`JSONRPCError` becomes its error response,
    anything else becomes -32603 without internals in the message.
 6. A request stays in flight until its response is written (so draining at end of
@@ -413,8 +416,8 @@ class Pending:
             self._progress[progress_token] = on_progress
         reason = "cancelled"
         try:
-            await send(request_message(rid, method, params))
-            with anyio.fail_after(timeout_s):
+            with anyio.fail_after(timeout_s):  # rule 4: sending counts against the timeout
+                await send(request_message(rid, method, params))
                 await waiter.event.wait()
             reason = ""
         except TimeoutError:
@@ -525,6 +528,9 @@ class Connection:
                             await send_reply(self.stream.send, refused)
                     else:
                         await self._dispatch(item, tg, c)
+                # Rule 4: nothing more can arrive, so no outbound request can be answered:
+                # fail them now, before draining (a handler waiting on one ends at once).
+                self.pending.close(PeerClosedError("stream ended"))
                 with anyio.move_on_after(self.drain_timeout_s):
                     await self.inflight.wait_idle()
                 tg.cancel_scope.cancel()

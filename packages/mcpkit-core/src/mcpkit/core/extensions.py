@@ -5,32 +5,48 @@ a mandatory prefix) and advertised in ``capabilities.extensions`` as a map from 
 to a per-extension settings object (``{}`` means "supported, no settings").
 
 Rules:
-1. An :class:`Extension` is immutable; its ``config`` is the exact settings object put on
-   the wire. ``spec_version`` and ``stability`` describe it to Python code and docs.
+1. An :class:`Extension` is immutable; its ``config`` is the settings object the
+   extension's own specification defines.
 2. An id must have a prefix; a malformed id is refused at construction (``ValueError``).
 3. Peers' extension ids that we do not know are ignored, never an error.
 4. Anything with ``extension() -> Extension`` is an :class:`ExtensionProvider`, so an
    extension package can hand the server or client one object that both describes and
    installs it.
+5. A server advertises ``spec_version`` and ``stability`` in-band, inside the entry's
+   settings object under ``_meta["io.mcpkit/extension"]`` =
+   ``{"specVersion": ..., "stability": ...}`` (each only when set). Each extension owns
+   the schema of its settings (SEP-2133), so no top-level key is ever added; a ``_meta``
+   already in ``config`` is kept and extended. :func:`extension_from_entry` reads the
+   two values back and returns ``config`` without that key; a peer that sent none
+   gives ``spec_version=""`` and :attr:`Stability.UNSPECIFIED`.
+6. ``protocol_versions`` (None: every version) names the protocol versions an extension
+   is served on; :func:`advertised_extensions` leaves it out of the capabilities of any
+   other version, so a client never sees an extension whose methods would be -32601.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
+    "EXTENSION_META",
     "Extension",
     "ExtensionProvider",
     "Stability",
     "advertised_extensions",
     "as_extension",
+    "extension_from_entry",
     "peer_supports_extension",
 ]
+
+EXTENSION_META = "io.mcpkit/extension"
+"""The ``_meta`` key inside an extension's settings object that carries its spec version
+and stability (rule 5)."""
 
 _LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
@@ -43,6 +59,11 @@ class Stability(enum.Enum):
     EXPERIMENTAL = "experimental"
     STABLE = "stable"
     DEPRECATED = "deprecated"
+    UNSPECIFIED = "unspecified"
+    """The peer did not say (read back from a server that sends no stability; rule 5)."""
+
+
+_BY_VALUE = {s.value: s for s in Stability}
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +74,20 @@ class Extension:
     - ``spec_version``: the version of the extension's specification implemented,
       e.g. ``"2026-07-28"``.
     - ``stability``: :class:`Stability`.
-    - ``config``: the settings object sent on the wire (a JSON object).
+    - ``config``: the settings object the extension defines (a JSON object).
+    - ``protocol_versions``: the MCP protocol versions it is served on, e.g.
+      ``mcpkit.core.versions.MODERN_VERSIONS`` (stored as a ``frozenset``); None
+      (default) means every version (rule 6). A bare string is a ``TypeError``.
+
+    ``spec_version`` and ``stability`` travel in ``config["_meta"]["io.mcpkit/extension"]``
+    of the advertised entry (rule 5).
     """
 
     id: str
     spec_version: str = ""
     stability: Stability = Stability.STABLE
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    protocol_versions: Collection[str] | None = None
 
     def __post_init__(self) -> None:
         if not _EXTENSION_ID.match(self.id):
@@ -69,10 +97,35 @@ class Extension:
             )
         if not isinstance(self.config, MappingProxyType):
             object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
+        versions = self.protocol_versions
+        if versions is not None and not isinstance(versions, frozenset):
+            if isinstance(versions, str):
+                raise TypeError("protocol_versions must be a collection of version strings")
+            object.__setattr__(self, "protocol_versions", frozenset(versions))
+
+    def serves(self, protocol_version: str) -> bool:
+        """Whether this extension is served on ``protocol_version`` (rule 6)."""
+        return self.protocol_versions is None or protocol_version in self.protocol_versions
 
     def settings(self) -> dict[str, Any]:
-        """A fresh copy of the wire settings object."""
+        """A fresh copy of :attr:`config`, as the extension defines it."""
         return dict(self.config)
+
+    def advertised(self) -> dict[str, Any]:
+        """The wire settings object: :meth:`settings` with ``spec_version`` and
+        ``stability`` under ``_meta["io.mcpkit/extension"]`` (rule 5)."""
+        out = dict(self.config)
+        about: dict[str, Any] = {}
+        if self.spec_version:
+            about["specVersion"] = self.spec_version
+        if self.stability is not Stability.UNSPECIFIED:
+            about["stability"] = self.stability.value
+        if about:
+            meta: Any = out.get("_meta")
+            base: dict[str, Any] = dict(meta) if isinstance(meta, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
+            base[EXTENSION_META] = about
+            out["_meta"] = base
+        return out
 
 
 @runtime_checkable
@@ -92,9 +145,43 @@ def as_extension(item: Extension | ExtensionProvider) -> Extension:
     return ext
 
 
-def advertised_extensions(extensions: Mapping[str, Extension]) -> dict[str, Any]:
-    """The ``capabilities.extensions`` map for a set of registered extensions."""
-    return {ext_id: ext.settings() for ext_id, ext in extensions.items()}
+def advertised_extensions(
+    extensions: Mapping[str, Extension], protocol_version: str | None = None, *, meta: bool = True
+) -> dict[str, Any]:
+    """The ``capabilities.extensions`` map for a set of registered extensions: those
+    served on ``protocol_version`` (all when None; rule 6), each with its spec version
+    and stability in ``_meta`` (rule 5) unless ``meta`` is false."""
+    return {
+        ext_id: ext.advertised() if meta else ext.settings()
+        for ext_id, ext in extensions.items()
+        if protocol_version is None or ext.serves(protocol_version)
+    }
+
+
+def extension_from_entry(extension_id: str, entry: Any) -> Extension:
+    """The :class:`Extension` a peer advertised as ``extension_id`` with settings
+    ``entry`` (rule 5). Lenient (rule 3): a non-object entry counts as ``{}``, an unknown
+    or missing stability as :attr:`Stability.UNSPECIFIED`, a non-string spec version as
+    ``""``. Raises ``ValueError`` for a malformed id."""
+    config: dict[str, Any] = dict(entry) if isinstance(entry, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
+    spec_version = ""
+    stability = Stability.UNSPECIFIED
+    meta: Any = config.get("_meta")
+    if isinstance(meta, Mapping) and EXTENSION_META in meta:
+        rest: dict[str, Any] = dict(meta)  # pyright: ignore[reportUnknownArgumentType]
+        about: Any = rest.pop(EXTENSION_META)
+        if rest:
+            config["_meta"] = rest
+        else:
+            del config["_meta"]
+        if isinstance(about, Mapping):
+            fields: Mapping[str, Any] = about  # pyright: ignore[reportUnknownVariableType]
+            version: Any = fields.get("specVersion")
+            spec_version = version if isinstance(version, str) else ""
+            label: Any = fields.get("stability")
+            if isinstance(label, str) and label != Stability.UNSPECIFIED.value:
+                stability = _BY_VALUE.get(label, Stability.UNSPECIFIED)
+    return Extension(extension_id, spec_version, stability, config)
 
 
 def peer_supports_extension(capabilities: Mapping[str, Any] | None, extension_id: str) -> bool:

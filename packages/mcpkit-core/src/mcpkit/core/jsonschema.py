@@ -20,7 +20,9 @@ Rules:
    :data:`CACHE_SIZE` of them (least recently used evicted), so validating many
    results against the same schema compiles it once and memory stays bounded.
 5. Failures are reported as at most ``limit`` readable messages, each naming the JSON
-   path of the bad value (``address.city: 5 is not of type 'string'``), in path order.
+   path of the bad value (``address.city: 5 is not of type 'string'``), in path order,
+   each cut to :data:`MESSAGE_CHARS` characters (a message quotes the bad value, which a
+   peer may have made megabytes long; the error sent back stays small).
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ from mcpkit.core.shapes import as_list, as_object
 __all__ = [
     "CACHE_SIZE",
     "DEFAULT_DIALECT",
+    "MESSAGE_CHARS",
     "SchemaError",
     "UnsupportedDialectError",
+    "clip",
     "compile_schema",
     "validation_errors",
 ]
@@ -53,6 +57,8 @@ __all__ = [
 DEFAULT_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 CACHE_SIZE: Final = 256
 """Compiled validators kept (rule 4)."""
+MESSAGE_CHARS: Final = 300
+"""Longest failure message, in characters; longer ones end with ``...`` (rule 5)."""
 
 _NO_RETRIEVAL: Final[referencing.jsonschema.SchemaRegistry] = referencing.Registry()
 """A registry without a ``retrieve`` function: unknown URIs are unresolvable (rule 3)."""
@@ -187,6 +193,13 @@ def _path(parts: Any) -> str:
     return out or "(root)"
 
 
+def clip(message: str) -> str:
+    """``message`` cut to :data:`MESSAGE_CHARS` characters (rule 5)."""
+    if len(message) <= MESSAGE_CHARS:
+        return message
+    return message[: MESSAGE_CHARS - 3] + "..."
+
+
 def validation_errors(
     schema: Mapping[str, Any] | bool | jsonschema.protocols.Validator,
     instance: Any,
@@ -208,7 +221,7 @@ def validation_errors(
     try:
         for error in validator.iter_errors(instance):
             where = _path(error.absolute_path)
-            messages.append((where, f"{where}: {error.message}"))
+            messages.append((where, clip(f"{where}: {error.message}")))
             if len(messages) >= limit:
                 break
     except referencing.exceptions.Unresolvable as exc:

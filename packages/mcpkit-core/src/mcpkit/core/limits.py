@@ -25,6 +25,20 @@ Rules:
      -32603 body (``id: null``) before its body is read.
    - ``max_sessions``: live handshake-era HTTP sessions; an ``initialize`` beyond it is
      refused with 503 and -32603 (after idle sessions are swept).
+   - ``max_event_streams``, ``max_events_per_stream``, ``max_event_stream_bytes``,
+     ``max_event_store_bytes``: what the default in-memory event store keeps for
+     resumption (count and bytes, per stream and in all). Beyond a bound the oldest
+     events go (finished streams first); a ``Last-Event-ID`` whose following events
+     are gone replays nothing (the GET is served as a fresh stream).
+   - ``max_subscriptions`` and ``max_uri_bytes``: ``resources/subscribe`` URIs per
+     session and the ``resourceSubscriptions`` of one ``subscriptions/listen``, and the
+     length of each URI (UTF-8 bytes); over either, -32602 naming the limit.
+   - ``max_client_queue_messages`` / ``max_client_queue_bytes`` (client side): messages
+     the client's HTTP transport has read from the server but not yet processed. When
+     either is reached, reading from the server pauses (backpressure on its streams)
+     until the client catches up; nothing is dropped, a response never. A single
+     message larger than the byte bound is still admitted into an empty queue (its own
+     size is bounded by ``max_message_bytes``).
 
 2. Depth is checked without a full walk when it cannot be exceeded (fewer opening
    brackets than the limit), so the common message pays only a bracket count (a
@@ -36,6 +50,16 @@ Rules:
 4. JSON is strict: ``NaN``/``Infinity`` are not accepted on input
    (:func:`mcpkit.core.jsonrpc.loads`) and are written as ``null`` on output, as
    RFC 8259 peers expect.
+5. Waits on the peer are bounded in time (seconds): ``elicitation_timeout_s`` (a person
+   answers it), ``sampling_timeout_s`` and ``roots_timeout_s`` bound a server-to-client
+   request made by ``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots`` (a call's own
+   ``timeout_s=`` overrides); past it the call raises
+   :class:`~mcpkit.core.engine.RequestTimeoutError` and the client is told
+   (``notifications/cancelled``). A call still waiting when its session or connection
+   ends fails at once with :class:`~mcpkit.core.engine.PeerClosedError`.
+   ``stream_send_timeout_s`` bounds one write to an HTTP SSE response whose client
+   does not read (ASGI flow control): past it the stream is given up (events stay in
+   the event store for resumption).
 """
 
 from __future__ import annotations
@@ -80,6 +104,33 @@ class Limits:
     """Concurrent POSTs per HTTP endpoint, all sessions and session-less requests."""
     max_sessions: int = 10_000
     """Live handshake-era HTTP sessions per endpoint."""
+    max_event_streams: int = 10_000
+    """Streams the in-memory event store keeps (oldest finished, then oldest, dropped)."""
+    max_events_per_stream: int = 1000
+    """Events kept per stream (oldest dropped)."""
+    max_event_stream_bytes: int = 8 * 1024 * 1024
+    """Payload bytes kept per stream (8 MiB; oldest events dropped)."""
+    max_event_store_bytes: int = 64 * 1024 * 1024
+    """Payload bytes the in-memory event store keeps in all (64 MiB; finished streams
+    dropped first, then the oldest events of the oldest streams)."""
+    max_subscriptions: int = 1000
+    """Resource URIs one session subscribes to (``resources/subscribe``), and URIs in the
+    ``resourceSubscriptions`` of one ``subscriptions/listen``."""
+    max_uri_bytes: int = 8192
+    """Length of a subscribed resource URI (UTF-8 bytes)."""
+    elicitation_timeout_s: float = 600.0
+    """Seconds ``ctx.elicit`` / ``ctx.elicit_url`` wait for the client (a person answers)."""
+    sampling_timeout_s: float = 60.0
+    """Seconds ``ctx.sample`` waits for the client."""
+    roots_timeout_s: float = 60.0
+    """Seconds ``ctx.list_roots`` waits for the client."""
+    stream_send_timeout_s: float = 30.0
+    """Seconds one write to an HTTP SSE response may wait for a client that does not
+    read; past it the stream is given up."""
+    max_client_queue_messages: int = 256
+    """Client: messages read from an HTTP server, not yet processed (256)."""
+    max_client_queue_bytes: int = 8 * 1024 * 1024
+    """Client: bytes of those messages (8 MiB)."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -88,10 +139,33 @@ class Limits:
             "max_inflight",
             "max_http_inflight",
             "max_sessions",
+            "max_event_streams",
+            "max_events_per_stream",
+            "max_event_stream_bytes",
+            "max_event_store_bytes",
+            "max_subscriptions",
+            "max_uri_bytes",
+            "max_client_queue_messages",
+            "max_client_queue_bytes",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
+        for name in (
+            "elicitation_timeout_s",
+            "sampling_timeout_s",
+            "roots_timeout_s",
+            "stream_send_timeout_s",
+        ):
+            value = getattr(self, name)
+            if type(value) not in (int, float) or not 0 < value < float("inf"):
+                raise ValueError(
+                    f"Limits.{name} must be a positive number of seconds, got {value!r}"
+                )
+        if self.max_event_stream_bytes > self.max_event_store_bytes:
+            raise ValueError(
+                "Limits.max_event_stream_bytes must not exceed Limits.max_event_store_bytes"
+            )
         if type(self.max_depth) is not int or not 1 <= self.max_depth <= PARSER_MAX_DEPTH:
             raise ValueError(
                 f"Limits.max_depth must be an integer from 1 to {PARSER_MAX_DEPTH} "

@@ -25,6 +25,7 @@ from mcpkit.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcpkit.core.jsonrpc import JSONRPCError
+    from mcpkit.server.answers import InputResponseError
     from mcpkit.server.app import CacheHint, Server
     from mcpkit.server.context import Context
     from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
@@ -39,6 +40,7 @@ __all__ = [
     "Context",
     "InMemoryHub",
     "InputRequired",
+    "InputResponseError",
     "JSONRPCError",
     "LegacySession",
     "NotificationHub",
@@ -56,6 +58,7 @@ _WHERE = {
     "NotificationHub": "mcpkit.server.hub",
     "LegacySession": "mcpkit.server.lifecycle",
     "InputRequired": "mcpkit.server.mrtr",
+    "InputResponseError": "mcpkit.server.answers",
     "ResourceNotFoundError": "mcpkit.server.resources",
     "ToolError": "mcpkit.server.tools",
     "JSONRPCError": "mcpkit.core.jsonrpc",

@@ -15,26 +15,42 @@ Rules:
    :meth:`Server.add_send_middleware` (``_meta`` fields and everything else).
 4. Middleware is ordered; the first registered is outermost, on both sides.
 5. Registering a name twice replaces the earlier entry (and publishes list_changed).
+6. :meth:`Server.add_list_filter` decides per request which tools, prompts, resources
+   and templates a caller sees; a hidden item is unknown to that caller
+   (:mod:`mcpkit.server.visibility`).
+7. Lifespans (:meth:`Server.add_lifespan`) are entered in a task of their own: a failure
+   while entering them fails startup, but a failure of their background work while
+   serving is logged (CRITICAL, with the traceback) and contained. It ends those
+   lifespans only; it never cancels the transport hosting them, so requests keep being
+   served (before, it half-shut the HTTP endpoint: 503 for every request, for good).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+import anyio
+import anyio.abc
+
 from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.limits import Limits
-from mcpkit.core.versions import SUPPORTED_VERSIONS, Era
+from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
 from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import RequestStateSealer
 from mcpkit.server.prompts import Prompt
-from mcpkit.server.resources import Resource, ResourceTemplate
+from mcpkit.server.resources import Resource, ResourceTemplate, check_uri_length
 from mcpkit.server.tools import Tool
+from mcpkit.server.visibility import ListFilter, Visibility
+
+logger = logging.getLogger("mcpkit.server")
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -155,6 +171,8 @@ class Server:
         self._capabilities: dict[str, Callable[[Era], Any]] = {}
         self._listen_filters: dict[str, ListenFilter] = {}
         self._session_filters: list[Callable[[LegacySession, Change], bool]] = []
+        self.visibility = Visibility()
+        """The list filters (:meth:`add_list_filter`) and the lookups that honour them."""
         for method, (handler, eras, input_capable, name_param) in BUILTIN_METHODS.items():
             self.add_method(
                 method, handler, eras=eras, input_capable=input_capable, name_param=name_param
@@ -288,11 +306,50 @@ class Server:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncGenerator[None]:
-        """Enter every registered lifespan; transports wrap serving in this."""
-        async with AsyncExitStack() as stack:
-            for factory in self._lifespans:
-                await stack.enter_async_context(factory(self))
+        """Enter every registered lifespan; transports wrap serving in this (rule 7).
+        An error entering or exiting one is raised here, as is."""
+        if not self._lifespans:
             yield
+            return
+        stop = anyio.Event()
+        errors: list[Exception] = []
+        async with anyio.create_task_group() as tg:
+            if await tg.start(self._hold_lifespans, stop, errors):
+                try:
+                    yield
+                finally:
+                    stop.set()
+        if errors:
+            raise errors[0]
+
+    async def _hold_lifespans(
+        self,
+        stop: anyio.Event,
+        errors: list[Exception],
+        *,
+        task_status: anyio.abc.TaskStatus[bool],
+    ) -> None:
+        """Rule 7: hold the lifespans open until ``stop``; contain what kills them while
+        serving; hand entry and exit errors to :meth:`lifespan` (``errors``)."""
+        started = False
+        try:
+            async with AsyncExitStack() as stack:
+                for factory in self._lifespans:
+                    await stack.enter_async_context(factory(self))
+                task_status.started(True)
+                started = True
+                await stop.wait()
+        except Exception as exc:
+            if not started or stop.is_set():
+                errors.append(exc)
+            else:
+                logger.critical(
+                    "a server lifespan (extension background work) failed while serving; "
+                    "it has stopped, the server goes on serving without it",
+                    exc_info=True,
+                )
+        if not started:
+            task_status.started(False)
 
     def add_extension(self, extension: Extension | ExtensionProvider) -> Extension:
         """Advertise an extension in ``capabilities.extensions`` (SEP-2133)."""
@@ -327,12 +384,23 @@ class Server:
         returns ``(honoured value, accepts(change))`` or None to decline it."""
         self._listen_filters[field] = build
 
+    def add_list_filter(self, visible: ListFilter) -> None:
+        """Decide per request what a caller sees: ``visible(ctx, kind, definition) ->
+        bool`` with ``kind`` one of ``"tools"``, ``"prompts"``, ``"resources"``,
+        ``"resourceTemplates"``. Items some filter refuses are left out of the
+        ``*/list`` results (before paging, so pages stay full) and are unknown to that
+        caller in ``tools/call``, ``prompts/get``, ``resources/read`` and
+        ``completion/complete``. Both eras; see :mod:`mcpkit.server.visibility`."""
+        self.visibility.filters.append(visible)
+
     def add_session_filter(self, accepts: Callable[[LegacySession, Change], bool]) -> None:
         """Let handshake-era sessions receive extension changes that ``accepts`` admits."""
         self._session_filters.append(accepts)
 
     # -- used by the front-end and transports ------------------------------------------
-    def capabilities(self, era: Era) -> JSON:
+    def capabilities(self, era: Era, protocol_version: str | None = None) -> JSON:
+        """The capabilities answered on ``era`` (rule 1); ``protocol_version`` (default:
+        the era's newest) selects the extensions served on it (``Extension.serves``)."""
         caps: JSON = {}
         if era == "legacy":
             caps["logging"] = {}
@@ -351,13 +419,17 @@ class Server:
             if value is not None:
                 caps[name] = value
         if self.extensions:
-            caps["extensions"] = advertised_extensions(self.extensions)
+            if protocol_version is None:
+                protocol_version = MODERN_VERSION if era == "modern" else LATEST_LEGACY_VERSION
+            advertised = advertised_extensions(self.extensions, protocol_version)
+            if advertised:
+                caps["extensions"] = advertised
         return caps
 
     def initialize_result(self, version: str) -> JSON:
         result: JSON = {
             "protocolVersion": version,
-            "capabilities": self.capabilities("legacy"),
+            "capabilities": self.capabilities("legacy", version),
             "serverInfo": self.info,
         }
         if self.instructions:
@@ -382,7 +454,7 @@ class Server:
         uris: set[str] = set()
         subs = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
-            uris = {u for u in subs if isinstance(u, str)}  # pyright: ignore[reportUnknownVariableType]
+            uris = self._listen_uris(ctx, subs)  # pyright: ignore[reportUnknownArgumentType]
             honoured["resourceSubscriptions"] = sorted(uris)
         extra: list[Callable[[Change], bool]] = []
         for field, build in self._listen_filters.items():
@@ -400,6 +472,26 @@ class Server:
             return any(p(change) for p in extra)
 
         return honoured, accepts
+
+    def _listen_uris(self, ctx: Context, requested: list[Any]) -> set[str]:
+        """``resourceSubscriptions`` of a listen request, bounded like
+        ``resources/subscribe`` (methods rule 4): -32602 beyond ``max_subscriptions``
+        URIs or ``max_uri_bytes`` per URI; only URIs naming a resource are honoured."""
+        limits = self.limits
+        if len(requested) > limits.max_subscriptions:
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                f"subscriptions/listen: {len(requested)} resourceSubscriptions (limit "
+                f"{limits.max_subscriptions}, Limits.max_subscriptions)",
+                {"limit": limits.max_subscriptions},
+            )
+        uris: set[str] = set()
+        for uri in requested:
+            if isinstance(uri, str):
+                check_uri_length(uri, limits.max_uri_bytes, "subscriptions/listen")
+                if uri not in uris and self.visibility.names_resource(ctx, uri):
+                    uris.add(uri)
+        return uris
 
     def session_accepts(self, session: LegacySession, change: Change) -> bool:
         return any(f(session, change) for f in self._session_filters)

@@ -22,7 +22,18 @@ Rules:
    travel on the request's stream.
 6. An ``input_provider`` set on the context (an extension hook) replaces both era
    strategies for obtaining client input; capability checks (rule 4) still apply.
-7. On the handshake era, when the transport says it cannot carry server-to-client
+7. Every answer is checked against its request before the handler sees it
+   (:mod:`mcpkit.server.answers`): a bad one raises ``InputResponseError`` (-32602). A
+   form's ``requestedSchema`` must also compile as JSON Schema, else ``ValueError``
+   before anything is sent.
+8. A live reverse call (handshake era) waits at most its timeout: the call's
+   ``timeout_s=``, else ``Limits.elicitation_timeout_s`` (600 s) for elicitation and
+   ``Limits.sampling_timeout_s`` / ``Limits.roots_timeout_s`` (60 s) for sampling and
+   roots. Past it :class:`~mcpkit.core.engine.RequestTimeoutError` is raised (the
+   client gets ``notifications/cancelled``); when the session or connection ends
+   first, :class:`~mcpkit.core.engine.PeerClosedError` is raised at once. A tool that
+   does not catch either answers ``isError: true`` with the message.
+9. On the handshake era, when the transport says it cannot carry server-to-client
    requests (``transport["requests_unavailable"]``: why, e.g. a stateless HTTP
    endpoint, JSON-response mode), a reverse call is refused first with -32600 naming
    that reason: without a session the client's capabilities are not even known, so
@@ -47,6 +58,7 @@ from mcpkit.core.jsonrpc import (
 )
 from mcpkit.core.shapes import as_object
 from mcpkit.core.versions import Era
+from mcpkit.server.answers import check_answer
 from mcpkit.server.mrtr import InputRequired
 
 if TYPE_CHECKING:
@@ -68,6 +80,11 @@ InputProvider = Callable[["Context", dict[str, JSON]], Awaitable[dict[str, JSON]
 """Replaces how a context obtains client input: ``(ctx, {key: {method, params}})`` ->
 ``{key: result}``. Extensions set it (e.g. a task waiting for ``tasks/update``)."""
 _PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean"})
+_TIMEOUT_FIELD = {
+    "elicitation/create": "elicitation_timeout_s",
+    "sampling/createMessage": "sampling_timeout_s",
+    "roots/list": "roots_timeout_s",
+}
 _INPUT_CAPABILITY = {
     "elicitation/create": "elicitation",
     "sampling/createMessage": "sampling",
@@ -317,18 +334,34 @@ class Context:
         }.get(method, "input")
         return f"{short}-{self._input_seq}"
 
-    async def request_input(self, requests: Mapping[str, JSON]) -> dict[str, JSON]:
+    def reverse_timeout_s(self, method: str, timeout_s: float | None = None) -> float | None:
+        """Seconds a live reverse call of ``method`` may wait (rule 8): ``timeout_s``
+        when given, else the server's ``Limits`` field for the method (None, no bound,
+        only for methods no limit names)."""
+        if timeout_s is not None:
+            return timeout_s
+        field = _TIMEOUT_FIELD.get(method)
+        return None if field is None else float(getattr(self.server.limits, field))
+
+    async def request_input(
+        self, requests: Mapping[str, JSON], *, timeout_s: float | None = None
+    ) -> dict[str, JSON]:
         """Ask the client for several inputs at once; returns results by key.
 
         ``requests`` maps keys to ``{"method", "params"}``. Legacy era: each is sent as
-        a live request on this request's channel. 2026-07-28: answered from
+        a live request on this request's channel, waiting at most ``timeout_s`` seconds
+        (default per method, rule 8; raises ``RequestTimeoutError`` past it,
+        ``PeerClosedError`` when the session ends). 2026-07-28: answered from
         ``inputResponses``/``requestState``, or the handler is suspended with an
-        ``InputRequired`` listing the missing keys (SEP-2322).
+        ``InputRequired`` listing the missing keys (SEP-2322); nothing waits.
+
+        Every answer is checked against its request first (rule 7): raises
+        ``InputResponseError`` (-32602) for one that does not match.
         """
         unavailable = self.transport.get("requests_unavailable")
         if isinstance(unavailable, str) and self.era == "legacy" and self.input_provider is None:
             method = next((str(r.get("method")) for r in requests.values()), "input")
-            raise JSONRPCError(  # rule 7
+            raise JSONRPCError(  # rule 9
                 INVALID_REQUEST,
                 f"{method}: cannot send a server-to-client request on this response: {unavailable}",
             )
@@ -336,60 +369,103 @@ class Context:
             self._require(req["method"], req.get("params") or {})
         self.asked.update(requests)
         if self.input_provider is not None:
-            return await self.input_provider(self, dict(requests))
+            got = await self.input_provider(self, dict(requests))
+            return {
+                k: check_answer(k, requests[k], v) if k in requests else v for k, v in got.items()
+            }
         if self.era == "modern":
-            missing = {k: dict(v) for k, v in requests.items() if k not in self._answers}
-            if missing:
-                raise InputRequired(missing)
-            return {k: self._answers[k] for k in requests}
+            found = {
+                k: check_answer(k, req, self._answers[k])
+                for k, req in requests.items()
+                if k in self._answers
+            }
+            if len(found) < len(requests):
+                raise InputRequired({k: dict(v) for k, v in requests.items() if k not in found})
+            return found
         if self.channel is None:
             raise JSONRPCError(
                 INVALID_PARAMS, "this transport cannot carry server-to-client requests"
             )
         results: dict[str, JSON] = {}
         for key, req in requests.items():
-            results[key] = await self.channel.request(req["method"], req.get("params"))
-        return results
+            method = req["method"]
+            results[key] = await self.channel.request(
+                method, req.get("params"), timeout_s=self.reverse_timeout_s(method, timeout_s)
+            )
+        return {k: check_answer(k, requests[k], v) for k, v in results.items()}
 
-    async def _one(self, method: str, params: JSON, key: str | None) -> JSON:
+    async def _one(
+        self, method: str, params: JSON, key: str | None, timeout_s: float | None = None
+    ) -> JSON:
         k = key if key is not None else self._next_key(method)
-        out = await self.request_input({k: {"method": method, "params": params}})
+        out = await self.request_input(
+            {k: {"method": method, "params": params}}, timeout_s=timeout_s
+        )
         return out[k]
 
     async def elicit(
-        self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any],
+        *,
+        key: str | None = None,
+        timeout_s: float | None = None,
     ) -> JSON:
         """Form-mode elicitation (spec ``client/elicitation``). Returns the ElicitResult
-        dict: ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``."""
+        dict: ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``; an accepted
+        ``content`` satisfies ``requested_schema`` (rule 7). Waits at most ``timeout_s``
+        seconds (default ``Limits.elicitation_timeout_s``, rule 8)."""
         check_flat_schema(requested_schema)
+        from mcpkit.core.jsonschema import compile_schema
+
+        compile_schema(requested_schema)  # SchemaError (a ValueError) before sending
         params: JSON = {"message": message, "requestedSchema": dict(requested_schema)}
         if self.protocol_version >= "2025-11-25":
             params = {"mode": "form", **params}
-        return await self._one("elicitation/create", params, key)
+        return await self._one("elicitation/create", params, key, timeout_s)
 
     async def elicit_url(
-        self, message: str, url: str, elicitation_id: str, *, key: str | None = None
+        self,
+        message: str,
+        url: str,
+        elicitation_id: str,
+        *,
+        key: str | None = None,
+        timeout_s: float | None = None,
     ) -> JSON:
-        """URL-mode elicitation (2025-11-25+, SEP-1036). Returns the ElicitResult dict."""
+        """URL-mode elicitation (2025-11-25+, SEP-1036). Returns the ElicitResult dict.
+        Waits at most ``timeout_s`` seconds (default ``Limits.elicitation_timeout_s``)."""
         params: JSON = {
             "mode": "url",
             "message": message,
             "url": url,
             "elicitationId": elicitation_id,
         }
-        return await self._one("elicitation/create", params, key)
+        return await self._one("elicitation/create", params, key, timeout_s)
 
     async def sample(
-        self, messages: list[JSON], *, max_tokens: int, key: str | None = None, **options: Any
+        self,
+        messages: list[JSON],
+        *,
+        max_tokens: int,
+        key: str | None = None,
+        timeout_s: float | None = None,
+        **options: Any,
     ) -> JSON:
         """``sampling/createMessage``. ``options`` are further params in wire spelling
         (``systemPrompt``, ``modelPreferences``, ``tools``, ...). Returns the
-        CreateMessageResult dict."""
+        CreateMessageResult dict; raises ``InputResponseError`` (-32602) when the client's
+        answer is not one (rule 7). Waits at most ``timeout_s`` seconds (default
+        ``Limits.sampling_timeout_s``, rule 8)."""
         params: JSON = {"messages": messages, "maxTokens": max_tokens, **options}
-        return await self._one("sampling/createMessage", params, key)
+        return await self._one("sampling/createMessage", params, key, timeout_s)
 
-    async def list_roots(self, *, key: str | None = None) -> list[JSON]:
-        """``roots/list``; returns the list of Root dicts."""
-        result = await self._one("roots/list", {}, key)
+    async def list_roots(
+        self, *, key: str | None = None, timeout_s: float | None = None
+    ) -> list[JSON]:
+        """``roots/list``; returns the list of Root dicts; raises ``InputResponseError``
+        (-32602) when the client's answer is not a ListRootsResult (rule 7). Waits at most
+        ``timeout_s`` seconds (default ``Limits.roots_timeout_s``, rule 8)."""
+        result = await self._one("roots/list", {}, key, timeout_s)
         roots = result.get("roots", [])
         return roots if isinstance(roots, list) else []  # pyright: ignore[reportUnknownVariableType]

@@ -16,13 +16,18 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
    and ``_meta["io.modelcontextprotocol/serverInfo"]``.
 5. Resource-not-found is -32002 on the handshake era and -32602 with ``data.uri`` on
    2026-07-28 (SEP-2164).
-6. MRTR (SEP-2322): on an input-capable method, ``requestState`` is opened and verified
-   before the handler runs, ``inputResponses`` must be an object of objects, and a
-   handler that raises ``InputRequired`` is answered ``resultType: "input_required"``
-   with its ``inputRequests`` and a freshly sealed ``requestState`` holding every answer
-   used so far. Anywhere else ``InputRequired`` is an internal error.
+6. MRTR (SEP-2322): on an input-capable method, ``requestState`` (when present, even
+   ``null``) is opened and verified before the handler runs, ``inputResponses`` (when
+   present, even ``null``) must be an object of objects, and a handler that raises
+   ``InputRequired`` is answered ``resultType: "input_required"`` with its
+   ``inputRequests`` and a freshly sealed ``requestState`` holding every answer used
+   so far. Anywhere else ``InputRequired`` is an internal error. Each answer a handler
+   asks for is checked against its request (:mod:`mcpkit.server.answers`): a bad one
+   is -32602.
 7. Handshake era: ``ping`` is always answered; ``initialize`` goes to the session; any
    other request before the session is initialized is -32600.
+8. Both eras: a request whose principal has no stable identity is -32603 before anything
+   runs (:mod:`mcpkit.server.identity`); state is keyed by :func:`principal_key` only.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from mcpkit.core.jsonrpc import (
 from mcpkit.core.shapes import as_object, as_str
 from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from mcpkit.server.context import LOG_LEVELS, Context
+from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import InputRequired, request_digest
 from mcpkit.server.resources import ResourceNotFoundError
 
@@ -73,14 +79,6 @@ def looks_modern(params: JSON | None) -> bool:
     return isinstance(meta, dict) and (M.PROTOCOL_VERSION in meta or M.CLIENT_CAPABILITIES in meta)
 
 
-def principal_key(principal: Any) -> str | None:
-    """A stable string for binding state to a principal (None when anonymous)."""
-    if principal is None:
-        return None
-    key = getattr(principal, "subject", None) or getattr(principal, "id", None)
-    return str(key if key is not None else principal)
-
-
 def _method_not_found(method: str) -> JSONRPCError:
     return JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
@@ -95,6 +93,9 @@ async def handle_legacy(
 ) -> JSON:
     """Serve a handshake-era request within ``session`` (rule 7)."""
     method = request.method
+    caller = principal if principal is not None else session.principal
+    if caller is not None:
+        principal_key(caller)  # rule 8: raises -32603 without a stable identity
     if method == "initialize":
         return session.initialize(request.params)
     if method == "ping":
@@ -118,7 +119,7 @@ async def handle_legacy(
         channel=request.channel,
         session=session,
         log_level=session.log_level,
-        principal=principal if principal is not None else session.principal,
+        principal=caller,
         transport=transport,
     )
     try:
@@ -197,13 +198,14 @@ async def handle_modern(
     :func:`read_envelope` when the transport already read it."""
     method = request.method
     params = request.params
+    pkey = principal_key(principal) if principal is not None else None  # rule 8
     version, caps, info, level = envelope if envelope is not None else read_envelope(params)
     spec = server.methods["modern"].get(method)
     if spec is None:
         raise _method_not_found(method)
     answers: JSON | None = None
     if spec.input_capable and params and ("requestState" in params or "inputResponses" in params):
-        answers = _collect_answers(server, method, params, principal_key(principal))
+        answers = _collect_answers(server, method, params, pkey)
     ctx = Context(
         server,
         request_id=request.id,
@@ -230,7 +232,7 @@ async def handle_modern(
         result["requestState"] = server.sealer.seal(
             method=method,
             digest=request_digest(method, params),
-            principal=principal_key(principal),
+            principal=pkey,
             answers=used,
         )
     except ResourceNotFoundError as exc:
@@ -251,14 +253,14 @@ def _collect_answers(server: Server, method: str, params: JSON, pkey: str | None
     """Answers carried by a retry: earlier rounds' (from the verified ``requestState``)
     overlaid with this round's ``inputResponses`` (rule 6). Only retries pay for this."""
     answers: JSON = {}
-    state = params.get("requestState")
-    if state is not None:
+    if "requestState" in params:  # present, even as null: a string this server sealed
         digest = request_digest(method, params)
-        body = server.sealer.open(state, method=method, digest=digest, principal=pkey)
+        body = server.sealer.open(
+            params["requestState"], method=method, digest=digest, principal=pkey
+        )
         answers.update(as_object(body.get("a")) or {})
-    responses = params.get("inputResponses")
-    if responses is not None:
-        obj = as_object(responses)
+    if "inputResponses" in params:  # present, even as null: an InputResponses object
+        obj = as_object(params["inputResponses"])
         if obj is None or not all(isinstance(v, dict) for v in obj.values()):
             raise JSONRPCError(
                 INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects"

@@ -7,7 +7,9 @@ streams. The in-memory hub serves one process; a multi-replica backend implement
 same two methods over a shared bus.
 
 Rules:
-1. ``publish`` never blocks and never fails because a listener is slow or gone.
+1. ``publish`` never blocks and never fails because a listener is slow or gone, or
+   because a listener's ``accepts`` predicate (an extension's filter) raises: that is
+   logged and the change is not delivered to that listener.
 2. Each :class:`Listener` coalesces: a change already pending for it (same method and
    key) is not queued twice, so a listener's memory is bounded by the number of distinct
    keys it accepts, never by the rate of changes. (Every change kind here is a
@@ -18,6 +20,7 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -25,6 +28,8 @@ from typing import Any, Protocol
 import anyio
 
 __all__ = ["Change", "InMemoryHub", "Listener", "NotificationHub"]
+
+logger = logging.getLogger("mcpkit.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +54,14 @@ class Listener:
         self.closed = False
 
     def offer(self, change: Change) -> None:
-        if self.closed or not self.accepts(change):
+        if self.closed:
+            return
+        try:
+            accepted = self.accepts(change)
+        except Exception:  # rule 1: a faulty filter never breaks the publisher
+            logger.exception("a notification filter failed on %s (not delivered)", change.method)
+            return
+        if not accepted:
             return
         self._pending[(change.method, change.key)] = change
         self._event.set()

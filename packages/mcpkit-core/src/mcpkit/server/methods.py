@@ -14,6 +14,15 @@ Rules:
    then forwards only admitted changes, each tagged with
    ``io.modelcontextprotocol/subscriptionId`` (the listen request's id); when the server
    ends it, the request completes with a result carrying the same tag.
+4. The four lists show, and ``tools/call``, ``prompts/get``, ``resources/read`` and
+   ``completion/complete`` find, only what the server's list filters let this request
+   see (:mod:`mcpkit.server.visibility`).
+5. ``resources/subscribe`` accepts only a URI that names a registered resource or
+   matches a template (else resource not found, -32002 on the handshake era), at most
+   ``Limits.max_uri_bytes`` long and at most ``Limits.max_subscriptions`` per session
+   (else -32602 naming the limit); subscribing again to a subscribed URI changes
+   nothing. ``subscriptions/listen`` bounds ``resourceSubscriptions`` the same way and
+   acknowledges only the URIs that name a resource.
 """
 
 from __future__ import annotations
@@ -27,8 +36,9 @@ from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Listener
 from mcpkit.server.pagination import page
-from mcpkit.server.resources import ResourceNotFoundError
+from mcpkit.server.resources import ResourceNotFoundError, check_uri_length
 from mcpkit.server.tools import unknown_tool
+from mcpkit.server.visibility import ListKind
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -47,7 +57,8 @@ def _hint(ctx: Context, method: str, result: JSON) -> JSON:
     return result
 
 
-def _listing(ctx: Context, method: str, key: str, items: list[JSON]) -> JSON:
+def _listing(ctx: Context, method: str, key: ListKind, items: list[JSON]) -> JSON:
+    items = ctx.server.visibility.listed(ctx, key, items)
     chunk, nxt = page(key, items, ctx.params, ctx.server.page_size)
     result: JSON = {key: chunk}
     if nxt is not None:
@@ -61,9 +72,10 @@ async def tools_list(ctx: Context) -> JSON:
 
 async def tools_call(ctx: Context) -> JSON:
     name = ctx.params.get("name")
-    tool = ctx.server.tools.get(name) if isinstance(name, str) else None
+    visibility = ctx.server.visibility
+    tool = visibility.tool(ctx, name)
     if tool is None:
-        raise unknown_tool(name, list(ctx.server.tools))
+        raise unknown_tool(name, visibility.names(ctx, "tools"))
     args = ctx.params.get("arguments")
     if args is not None and not isinstance(args, dict):
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
@@ -78,9 +90,10 @@ async def prompts_list(ctx: Context) -> JSON:
 
 async def prompts_get(ctx: Context) -> JSON:
     name = ctx.params.get("name")
-    prompt = ctx.server.prompts.get(name) if isinstance(name, str) else None
+    visibility = ctx.server.visibility
+    prompt = visibility.prompt(ctx, name)
     if prompt is None:
-        known = ", ".join(sorted(ctx.server.prompts)[:20]) or "(none)"
+        known = ", ".join(sorted(visibility.names(ctx, "prompts"))[:20]) or "(none)"
         raise JSONRPCError(
             INVALID_PARAMS, f"prompts/get: unknown prompt {name!r}; known prompts: {known}"
         )
@@ -109,10 +122,10 @@ async def resources_read(ctx: Context) -> JSON:
     uri = ctx.params.get("uri")
     if not isinstance(uri, str):
         raise JSONRPCError(INVALID_PARAMS, "resources/read: params.uri must be a string")
-    resource = ctx.server.resources.get(uri)
+    resource = ctx.server.visibility.resource(ctx, uri)
     if resource is not None:
         return _hint(ctx, "resources/read", await resource.read(ctx, uri))
-    for template in ctx.server.templates:
+    for template in ctx.server.visibility.templates(ctx):
         variables = template.matcher.match(uri)
         if variables is not None:
             return _hint(ctx, "resources/read", await template.read(ctx, uri, variables))
@@ -129,9 +142,25 @@ def _session_uri(ctx: Context) -> str:
 
 
 async def resources_subscribe(ctx: Context) -> JSON:
+    """Rule 5."""
     uri = _session_uri(ctx)
     assert ctx.session is not None
-    ctx.session.subscriptions.add(uri)
+    server = ctx.server
+    check_uri_length(uri, server.limits.max_uri_bytes, ctx.method)
+    subscriptions = ctx.session.subscriptions
+    if uri in subscriptions:
+        return {}
+    if not server.visibility.names_resource(ctx, uri):
+        raise ResourceNotFoundError(uri)
+    limit = server.limits.max_subscriptions
+    if len(subscriptions) >= limit:
+        raise JSONRPCError(
+            INVALID_PARAMS,
+            f"resources/subscribe: this session already has {len(subscriptions)} "
+            f"subscriptions (limit {limit}, Limits.max_subscriptions); unsubscribe first",
+            {"limit": limit},
+        )
+    subscriptions.add(uri)
     return {}
 
 
@@ -167,12 +196,13 @@ async def completion_complete(ctx: Context) -> JSON:
             INVALID_PARAMS, "completion/complete: params.argument must be {name, value}"
         )
     server = ctx.server
-    if kind == "ref/prompt" and name not in server.prompts:
+    visibility = server.visibility
+    if kind == "ref/prompt" and visibility.prompt(ctx, name) is None:
         raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown prompt {name!r}")
     if (
         kind == "ref/resource"
-        and name not in server.resources
-        and not any(t.matcher.template == name for t in server.templates)
+        and visibility.resource(ctx, name) is None
+        and not any(t.matcher.template == name for t in visibility.templates(ctx))
     ):
         raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown resource {name!r}")
     completer = server.completers.get((kind, name))
@@ -194,7 +224,7 @@ async def server_discover(ctx: Context) -> JSON:
     server = ctx.server
     result: JSON = {
         "supportedVersions": list(server.supported_versions),
-        "capabilities": server.capabilities("modern"),
+        "capabilities": server.capabilities("modern", ctx.protocol_version),
     }
     if server.instructions:
         result["instructions"] = server.instructions

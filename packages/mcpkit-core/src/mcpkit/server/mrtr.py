@@ -19,7 +19,10 @@ Rules:
 3. Answers accumulate: the state sealed into each ``InputRequiredResult`` holds every
    answer received so far, so a later round need not repeat earlier ones.
 4. ``inputResponses`` must be an object whose values are objects (else -32602); keys the
-   handler never asks for are ignored.
+   handler never asks for are ignored, a key it asks for that has no answer is asked
+   for again (``input_required``), and an answer that does not match its request (the
+   result type, an accepted form's ``requestedSchema``) is -32602
+   (:mod:`mcpkit.server.answers`).
 5. An input request for a capability the client did not declare is never sent; the
    request fails with -32021 and ``data.requiredCapabilities`` instead.
 """

@@ -8,6 +8,8 @@ Rules:
 3. A ``str`` return is one text content; ``bytes`` one base64 ``blob``; a dict with
    ``contents`` is the whole result; a list holds content dicts (``uri`` filled in when
    missing). ``mimeType`` defaults to the one registered.
+4. A URI a client asks to be kept (a subscription) is at most ``Limits.max_uri_bytes``
+   UTF-8 bytes (:func:`check_uri_length`, -32602 beyond).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from mcpkit.core.jsonrpc import RESOURCE_NOT_FOUND_LEGACY, JSONRPCError
+from mcpkit.core.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, JSONRPCError
 from mcpkit.core.shapes import as_list, as_object
 from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
 from mcpkit.server.uritemplates import TemplateMatcher
@@ -25,7 +27,13 @@ from mcpkit.server.uritemplates import TemplateMatcher
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
 
-__all__ = ["Resource", "ResourceNotFoundError", "ResourceTemplate", "contents_of"]
+__all__ = [
+    "Resource",
+    "ResourceNotFoundError",
+    "ResourceTemplate",
+    "check_uri_length",
+    "contents_of",
+]
 
 JSON = dict[str, Any]
 
@@ -36,6 +44,16 @@ class ResourceNotFoundError(JSONRPCError):
     def __init__(self, uri: str) -> None:
         super().__init__(RESOURCE_NOT_FOUND_LEGACY, f"Resource not found: {uri}", {"uri": uri})
         self.uri = uri
+
+
+def check_uri_length(uri: str, max_bytes: int, method: str) -> None:
+    """Rule 4: raise -32602 when ``uri`` is longer than ``max_bytes`` UTF-8 bytes."""
+    if len(uri) > max_bytes or len(uri.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise JSONRPCError(
+            INVALID_PARAMS,
+            f"{method}: the URI is longer than {max_bytes} bytes (Limits.max_uri_bytes)",
+            {"limit": max_bytes},
+        )
 
 
 def _definition(

@@ -12,10 +12,16 @@ Rules:
    server of plain tools starts without either (issue 8).
 3. A tool that raises :class:`ToolError` (or any exception other than
    :class:`~mcpkit.core.jsonrpc.JSONRPCError` and MRTR's ``InputRequired``) produces
-   ``isError: true`` with the message. ``JSONRPCError`` becomes a protocol error.
+   ``isError: true`` with the message. ``JSONRPCError`` becomes a protocol error, except
+   an uncaught ``InputResponseError`` (a bad client answer to ``ctx.elicit`` & co.) on
+   the handshake era, which is a tool error: the tool's own request was valid
+   (:mod:`mcpkit.server.answers` rule 2).
 4. A structured return becomes ``structuredContent`` plus one text block with the same
    JSON; an ``isError`` result is never checked against ``outputSchema`` (T2). With an
    explicit ``output_schema`` the return value (a mapping or model) is structured as is.
+   Every other result of a tool with an ``outputSchema`` is checked against it before
+   it is sent, and one that does not conform (non-finite numbers included) becomes a
+   tool error (:mod:`mcpkit.server.output`).
 5. A plain ``str`` return is exactly one text block.
 6. Tool definitions are built once, at registration; ``tools/list`` pages over them.
 """
@@ -27,7 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps
+from mcpkit.server.answers import InputResponseError
 from mcpkit.server.mrtr import InputRequired
+from mcpkit.server.output import output_problems
 from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound, is_pydantic_model
 
 if TYPE_CHECKING:
@@ -48,7 +56,7 @@ class ToolError(Exception):
 class Tool:
     """A registered tool: its wire definition and its bound function."""
 
-    __slots__ = ("binding", "definition", "input_validator", "name")
+    __slots__ = ("binding", "definition", "input_validator", "name", "output_validator")
 
     def __init__(
         self,
@@ -75,6 +83,11 @@ class Tool:
             from mcpkit.core.jsonschema import compile_schema
 
             self.input_validator = compile_schema(input_schema)
+        self.output_validator: jsonschema.protocols.Validator | None = None
+        if output_schema is not None:
+            from mcpkit.core.jsonschema import compile_schema
+
+            self.output_validator = compile_schema(output_schema)
         d: JSON = {"name": name}
         if title is not None:
             d["title"] = title
@@ -111,6 +124,10 @@ class Tool:
             return error_result(f"{exc} (tool {self.name!r})")
         try:
             value = await call_bound(self.binding, kwargs, ctx)
+        except InputResponseError as exc:
+            if ctx.era == "modern":
+                raise
+            return error_result(f"Tool {self.name!r} failed: {exc.message}")
         except (JSONRPCError, InputRequired):
             raise
         except ToolError as exc:
@@ -121,11 +138,28 @@ class Tool:
         return self.result(value)
 
     def result(self, value: Any) -> JSON:
+        """The ``CallToolResult`` for a return value, checked against the tool's
+        ``outputSchema`` (rule 4)."""
+        schema: JSON | None = self.definition.get("outputSchema")
         if _is_result(value):
-            return tool_result(value)
+            result = tool_result(value)
+            if schema is None or result.get("isError"):
+                return result
+            if "structuredContent" not in result:
+                return self._nonconforming(["(root): structuredContent is missing"])
+            structured = result["structuredContent"]
+            problems = output_problems(self.output_validator or schema, structured)
+            return self._nonconforming(problems) if problems else result
         if self.binding.output.schema is not None:
-            structured, text = self.binding.structured(value)
-        elif "outputSchema" in self.definition:
+            from pydantic_core import PydanticSerializationError
+
+            try:
+                structured, text, exact = self.binding.structured(value)
+            except PydanticSerializationError as exc:
+                return self._nonconforming([f"(root): cannot be serialised: {exc}"])
+            full = self.output_validator or (None if exact else schema)
+            problems = output_problems(full, structured, text)
+        elif schema is not None:
             from pydantic_core import to_jsonable_python
 
             structured = to_jsonable_python(value, by_alias=True)
@@ -135,13 +169,25 @@ class Tool:
                     f"{type(value).__name__}, not a JSON object"
                 )
             text = dumps(structured).decode("utf-8")
+            problems = output_problems(self.output_validator or schema, structured, text)
         else:
             return tool_result(value)
+        if problems:
+            return self._nonconforming(problems)
         return {
             "content": [{"type": "text", "text": text}],
             "structuredContent": structured,
             "isError": False,
         }
+
+    def _nonconforming(self, problems: list[str]) -> JSON:
+        logger.warning(
+            "tool %r returned a result that breaks its outputSchema: %s", self.name, problems
+        )
+        return error_result(
+            f"Tool {self.name!r} returned a result that does not match its outputSchema: "
+            + "; ".join(problems)
+        )
 
 
 def _doc(fn: Callable[..., Any]) -> str | None:

@@ -13,7 +13,9 @@ Rules:
    mapping) yields an ``outputSchema`` and ``structuredContent``; other non-content
    types (int, float, bool, list, ...) are structured as ``{"result": value}``.
    ``str``, content blocks and ``None`` are unstructured. Structured results also carry
-   one text block with the same JSON, for clients that predate structured content.
+   one text block with the same JSON, for clients that predate structured content. A
+   value that is not of the declared type is reported (``exact`` False) so the caller
+   can check it against the schema.
 4. Sync functions run in a worker thread so they never block the event loop.
 5. Plain signatures (:mod:`mcpkit.server.plainargs`: ``str``/``int``/``float``/``bool``,
    lists and optionals of those, plain defaults) are bound without pydantic: the same
@@ -250,13 +252,27 @@ class Binding:
             raise ArgumentError(_describe(exc)) from None
         return dict(instance.__dict__)
 
-    def structured(self, value: Any) -> tuple[Any, str]:
-        """``(structuredContent, text)`` for a structured return value (rule 3)."""
-        assert self.output.adapter is not None
-        data = self.output.adapter.dump_python(value, mode="json", by_alias=True)
+    def structured(self, value: Any) -> tuple[Any, str, bool]:
+        """``(structuredContent, text, exact)`` for a structured return value (rule 3).
+
+        ``exact`` is False when ``value`` is not of the declared return type: the dump is
+        then pydantic's best effort, which the caller must check against the schema
+        (:mod:`mcpkit.server.output` rule 3). Raises ``PydanticSerializationError`` for
+        a value pydantic cannot serialise at all.
+        """
+        from pydantic_core import PydanticSerializationError
+
+        adapter = self.output.adapter
+        assert adapter is not None
+        exact = True
+        try:
+            data = adapter.dump_python(value, mode="json", by_alias=True, warnings="error")
+        except PydanticSerializationError:
+            exact = False
+            data = adapter.dump_python(value, mode="json", by_alias=True, warnings=False)
         if self.output.wrap:
             data = {"result": data}
-        return data, dumps(data).decode("utf-8")
+        return data, dumps(data).decode("utf-8"), exact
 
 
 def _describe(exc: ValidationError) -> str:

@@ -24,8 +24,11 @@ Rules:
 4. Shutdown (:meth:`StreamableHTTP.aclose`): new requests get 503, long-lived streams
    end at once (``on_close`` callbacks run, standalone GET streams end), running
    requests get ``shutdown_grace_s`` seconds, then are cancelled; every response is
-   completed (:mod:`.streams` rules 5, 6).
-5. A request task that the ASGI server itself cancels (uvicorn does so when a handler
+   completed (:mod:`.streams` rules 5, 8).
+5. Every request's principal (``principal_from_scope``) is checked before its body is
+   read: one without a stable identity (:mod:`mcpkit.server.identity`) is refused with
+   500 and a JSON-RPC -32603 body, on POST, GET and DELETE alike (issue 11 §1).
+6. A request task that the ASGI server itself cancels (uvicorn does so when a handler
    outlives its ``timeout_graceful_shutdown``) completes its response and ends with
    one warning line, not an "Exception in ASGI application" ``CancelledError``
    traceback.
@@ -43,7 +46,7 @@ from starlette.datastructures import Headers
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
 from mcpkit.core.versions import MODERN_VERSION
-from mcpkit.server.frontend import looks_modern, principal_key
+from mcpkit.server.frontend import looks_modern
 from mcpkit.server.http import legacy, modern
 from mcpkit.server.http.events import EventStore, InMemoryEventStore
 from mcpkit.server.http.headers import NAME_FIELDS, RequestHeaders, param_annotations, read_headers
@@ -51,6 +54,7 @@ from mcpkit.server.http.media import Acceptable, is_json_content_type, negotiate
 from mcpkit.server.http.responses import send_error
 from mcpkit.server.http.security import OriginGuard
 from mcpkit.server.http.sessions import HTTPSession, SessionTable
+from mcpkit.server.identity import UnidentifiedPrincipal, principal_key
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -146,14 +150,17 @@ class StreamableHTTP:
 
     - ``stateless``: no sessions; every handshake-era request is served on its own
       (no ``Mcp-Session-Id``, GET and DELETE answer 405, no server-to-client requests,
-      no ``listChanged`` or ``resources.subscribe`` advertised: :mod:`.legacy` rule 8).
+      no ``listChanged`` or ``resources.subscribe`` advertised: :mod:`.legacy` rule 9).
     - ``response_mode``: ``"auto"`` (JSON unless the handler streams), ``"json"``
       (JSON-response mode: no per-request notifications, no server-to-client requests)
       or ``"sse"`` (always an SSE stream, primed at once).
-    - ``event_store``: where resumable SSE events go (default: in memory per endpoint);
-      ``None`` disables resumability (no event ids, no ``close_stream``).
+    - ``event_store``: where resumable SSE events go (default: in memory per endpoint,
+      bounded in count and bytes by ``server.limits``, :mod:`.events` rule 4); ``None``
+      disables resumability (no event ids, no ``close_stream``).
     - ``standalone_sse``: offer the GET stream (else 405).
-    - ``session_idle_timeout_s`` (seconds, None = never).
+    - ``session_idle_timeout_s`` (seconds, None = never): a session whose client has
+      gone away (no response connection open, nothing received) this long is closed,
+      work in flight included (:mod:`.sessions` rule 3).
     - ``principal_from_scope``: ``(scope) -> principal | None``; sessions are bound to
       the principal that created them (default :func:`default_principal`).
     - ``dns_rebinding_protection`` (None = on for loopback binds), ``allowed_hosts``,
@@ -162,7 +169,9 @@ class StreamableHTTP:
     - ``keepalive_s``: seconds between SSE comment keep-alives on idle long-lived streams.
     - ``max_body_bytes`` (413 above), ``max_inflight`` (per session), ``max_sessions``:
       override single fields of ``server.limits`` (:class:`~mcpkit.core.limits.Limits`,
-      which also gives ``max_depth`` and ``max_http_inflight``).
+      which also gives ``max_depth``, ``max_http_inflight`` and
+      ``stream_send_timeout_s``: how long one SSE write waits for a client that does
+      not read, :mod:`.sse` rule 5).
     - ``shutdown_grace_s`` (seconds running requests get on shutdown).
     - ``name_fields``: extra ``{method: params key}`` whose value ``Mcp-Name`` mirrors
       on 2026-07-28 (extensions' methods, e.g. ``{"tasks/get": "taskId"}``).
@@ -197,7 +206,11 @@ class StreamableHTTP:
         limits = server.limits
         self.stateless = stateless
         self.response_mode: ResponseMode = response_mode
-        store = InMemoryEventStore() if event_store is DEFAULT_EVENT_STORE else event_store
+        store = (
+            InMemoryEventStore.from_limits(limits)
+            if event_store is DEFAULT_EVENT_STORE
+            else event_store
+        )
         self.store: EventStore | None = None if stateless else store
         self.standalone_sse = standalone_sse and not stateless
         self.sessions = SessionTable(
@@ -218,6 +231,8 @@ class StreamableHTTP:
         self.max_inflight = limits.max_inflight if max_inflight is None else max_inflight
         self.max_http_inflight = limits.max_http_inflight
         self.max_depth = limits.max_depth
+        self.send_timeout_s = limits.stream_send_timeout_s
+        """Seconds one SSE write waits for a client that does not read (sse rule 5)."""
         self.posts = 0
         """POSTs being handled now (``max_http_inflight``)."""
         self.shutdown_grace_s = shutdown_grace_s
@@ -234,7 +249,7 @@ class StreamableHTTP:
             try:
                 await self._http(scope, receive, send)
             except anyio.get_cancelled_exc_class() as exc:
-                # Rule 5: only the ASGI server cancels this task (nothing of ours is
+                # Rule 6: only the ASGI server cancels this task (nothing of ours is
                 # outside it); the response was completed on the way out.
                 logger.warning(
                     "%s %s: cancelled by the ASGI server (%s); the response was completed",
@@ -312,6 +327,9 @@ class StreamableHTTP:
                 "text/event-stream",
             )
             return
+        ok, principal = await self.caller(scope, send)
+        if not ok:
+            return
         body = await _read_body(receive, self.max_body_bytes)
         if body is None:
             await send_error(
@@ -326,7 +344,6 @@ class StreamableHTTP:
         except ValueError as exc:
             await send_error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
             return
-        principal = self.principal_from_scope(scope)
         if self._is_modern(h, message):
             await modern.serve_post(self, scope, receive, send, h, acc, message, principal)
         else:
@@ -349,7 +366,20 @@ class StreamableHTTP:
 
     # -- shared helpers ----------------------------------------------------------------
     def principal_key(self, principal: Any) -> str | None:
+        """The principal's stable key (:func:`mcpkit.server.identity.principal_key`)."""
         return principal_key(principal)
+
+    async def caller(self, scope: Scope, send: Send) -> tuple[bool, Any]:
+        """Rule 5: ``(True, principal)``, or ``(False, None)`` once a principal without a
+        stable identity has been answered with 500 / -32603."""
+        principal = self.principal_from_scope(scope)
+        if principal is not None:
+            try:
+                principal_key(principal)
+            except UnidentifiedPrincipal as exc:
+                await send_error(send, 500, exc.code, exc.message)
+                return False, None
+        return True, principal
 
     def tool_param_annotations(self, name: Any) -> list[tuple[str, tuple[str, ...]]]:
         """Cached ``x-mcp-header`` annotations of a tool (empty for unknown tools)."""

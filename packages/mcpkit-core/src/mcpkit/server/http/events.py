@@ -8,16 +8,30 @@ Rules:
    in order; an unknown or expired id replays nothing (``None``).
 3. An empty payload is a priming event: stored so that its id is a valid resumption
    point, never replayed.
-4. The in-memory store is bounded: at most ``max_events_per_stream`` events per stream
-   (oldest dropped) and ``max_streams`` streams (oldest finished, then oldest, dropped);
-   a finished stream is kept ``retention_s`` seconds for late resumption.
+4. The in-memory store is bounded in count and in bytes (payload bytes): at most
+   ``max_events_per_stream`` events and ``max_stream_bytes`` bytes per stream (oldest
+   events dropped), ``max_streams`` streams (oldest finished, then oldest, dropped) and
+   ``max_bytes`` bytes in all (finished streams dropped first, oldest first; then the
+   oldest events of the oldest streams). An event larger than ``max_stream_bytes`` is
+   not kept at all (its id is still issued). A finished stream is kept ``retention_s``
+   seconds for late resumption. Defaults come from :class:`~mcpkit.core.limits.Limits`.
+5. A stream that lost events to a bound cannot be resumed from before them: replay from
+   an id whose successor is gone answers ``None`` (rule 2), never a gap. Event ids of a
+   stream keep increasing whatever was dropped.
+6. A kept payload is an exact-size copy: a JSON encoder's output may sit in a buffer
+   with spare capacity (orjson reserves about 12 times a long string's length, and the
+   ``bytes`` it returns keeps it all: 4 KiB for a 100-byte message, 1 MiB for a 64 KiB
+   one), which would make the bounds of rule 4 a fraction of the memory really held.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from mcpkit.core.limits import Limits
 
 __all__ = ["EventStore", "InMemoryEventStore"]
 
@@ -46,17 +60,26 @@ class EventStore(Protocol):
 
 class _Stream:
     """The kept events of one stream: ``payloads[i]`` has sequence number
-    ``first_seq + i`` (a list, not a deque: most streams hold two events)."""
+    ``first_seq + i`` (a list, not a deque: most streams hold two events); ``size`` is
+    the sum of their lengths."""
 
-    __slots__ = ("first_seq", "payloads")
+    __slots__ = ("first_seq", "payloads", "size")
 
     def __init__(self) -> None:
         self.payloads: list[bytes] = []
         self.first_seq = 0
+        self.size = 0
+
+    def drop_oldest(self) -> int:
+        """Drop the oldest kept event; returns its size."""
+        n = len(self.payloads.pop(0))
+        self.first_seq += 1
+        self.size -= n
+        return n
 
 
 class InMemoryEventStore:
-    """A single-process :class:`EventStore` (rule 4)."""
+    """A single-process :class:`EventStore` (rules 4, 5). Sizes in bytes."""
 
     def __init__(
         self,
@@ -64,15 +87,41 @@ class InMemoryEventStore:
         max_events_per_stream: int = 1000,
         max_streams: int = 10_000,
         retention_s: float = 300.0,
+        max_stream_bytes: int = 8 * 1024 * 1024,
+        max_bytes: int = 64 * 1024 * 1024,
     ) -> None:
+        if max_stream_bytes > max_bytes:
+            raise ValueError("max_stream_bytes must not exceed max_bytes")
         self.max_events_per_stream = max_events_per_stream
         self.max_streams = max_streams
         self.retention_s = retention_s
+        self.max_stream_bytes = max_stream_bytes
+        self.max_bytes = max_bytes
+        self.size = 0
+        """Payload bytes kept now, over all streams."""
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
         self._finished: OrderedDict[str, float] = OrderedDict()
 
+    @classmethod
+    def from_limits(cls, limits: Limits, *, retention_s: float = 300.0) -> InMemoryEventStore:
+        """A store bounded by ``limits`` (``max_event_streams``, ``max_events_per_stream``,
+        ``max_event_stream_bytes``, ``max_event_store_bytes``)."""
+        return cls(
+            max_events_per_stream=limits.max_events_per_stream,
+            max_streams=limits.max_event_streams,
+            retention_s=retention_s,
+            max_stream_bytes=limits.max_event_stream_bytes,
+            max_bytes=limits.max_event_store_bytes,
+        )
+
     def __len__(self) -> int:
         return len(self._streams)
+
+    def _drop_stream(self, stream_id: str) -> None:
+        stream = self._streams.pop(stream_id, None)
+        if stream is not None:
+            self.size -= stream.size
+        self._finished.pop(stream_id, None)
 
     def _prune(self, reserve: int = 0) -> None:
         """Expire finished streams; keep at most ``max_streams - reserve`` streams."""
@@ -84,11 +133,21 @@ class InMemoryEventStore:
                 sid = next(iter(finished))
                 if finished[sid] > cutoff and len(streams) <= limit:
                     break
-                del finished[sid]
-                streams.pop(sid, None)
+                self._drop_stream(sid)
         while len(streams) > limit:
-            sid, _ = streams.popitem(last=False)
-            finished.pop(sid, None)
+            self._drop_stream(next(iter(streams)))
+
+    def _shrink(self) -> None:
+        """Rule 4: back under ``max_bytes``: finished streams first, then the oldest
+        events of the oldest streams (the stream objects stay, so ids keep counting)."""
+        finished = self._finished
+        while self.size > self.max_bytes and finished:
+            self._drop_stream(next(iter(finished)))
+        for stream in self._streams.values():
+            while self.size > self.max_bytes and stream.payloads:
+                self.size -= stream.drop_oldest()
+            if self.size <= self.max_bytes:
+                return
 
     async def append(self, stream_id: str, payload: bytes) -> str:
         stream = self._streams.get(stream_id)
@@ -97,10 +156,16 @@ class InMemoryEventStore:
             stream = self._streams[stream_id] = _Stream()
         payloads = stream.payloads
         seq = stream.first_seq + len(payloads)
-        payloads.append(payload)
-        if len(payloads) > self.max_events_per_stream:
-            del payloads[0]
-            stream.first_seq += 1
+        n = len(payload)
+        payloads.append(bytes(memoryview(payload)))  # rule 6: exact size
+        stream.size += n
+        self.size += n
+        while payloads and (
+            len(payloads) > self.max_events_per_stream or stream.size > self.max_stream_bytes
+        ):
+            self.size -= stream.drop_oldest()
+        if self.size > self.max_bytes:
+            self._shrink()
         return f"{stream_id}/{seq}"
 
     async def replay_after(self, event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
@@ -114,8 +179,8 @@ class InMemoryEventStore:
         first = stream.first_seq
         if seq >= first + len(stream.payloads):
             return None  # never issued: unknown (rule 2)
-        if stream.payloads and seq < first - 1:
-            return None  # events after it were already dropped: cannot resume faithfully
+        if seq < first - 1:
+            return None  # events after it were already dropped: cannot resume (rule 5)
         return stream_id, [
             (f"{stream_id}/{first + i}", p)
             for i, p in enumerate(stream.payloads)
@@ -130,5 +195,4 @@ class InMemoryEventStore:
 
     async def forget(self, prefix: str) -> None:
         for sid in [s for s in self._streams if s.startswith(prefix)]:
-            del self._streams[sid]
-            self._finished.pop(sid, None)
+            self._drop_stream(sid)

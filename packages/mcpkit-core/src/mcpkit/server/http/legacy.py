@@ -31,7 +31,12 @@ Rules:
    while no GET stream is open wait (coalesced) for the next one.
 7. DELETE ends the session (204); afterwards its id is 404. Its
    ``MCP-Protocol-Version`` is checked as in rule 2.
-8. Change notifications (list_changed, resource updates) reach a handshake-era client
+8. Every message with a session id marks the session active; a session's POSTs and
+   GET streams count as attached until their response ends or their client
+   disconnects (watched, :class:`~.streams.DisconnectWatch`), which is how a session
+   whose client went away is told apart (:mod:`.sessions` rule 3). A disconnect alone
+   does not cancel a handshake-era request (its stream may be resumed).
+9. Change notifications (list_changed, resource updates) reach a handshake-era client
    only on the standalone GET stream. Where there is none (``stateless``, or
    ``standalone_sse=False``), ``initialize`` advertises neither ``listChanged`` nor
    ``resources.subscribe``: the endpoint could not deliver them; ``resources/subscribe``
@@ -70,7 +75,7 @@ from mcpkit.server.http import sse
 from mcpkit.server.http.responses import send_empty, send_error
 from mcpkit.server.http.sessions import HTTPSession, new_session_id
 from mcpkit.server.http.sse import Sink
-from mcpkit.server.http.streams import Exchange, LiveStream
+from mcpkit.server.http.streams import DisconnectWatch, Exchange, LiveStream
 from mcpkit.server.lifecycle import LegacySession
 
 if TYPE_CHECKING:
@@ -118,6 +123,7 @@ async def _session(
             send, 404, INVALID_REQUEST, "Not Found: unknown or expired session; send initialize"
         )
         return False, None
+    session.touch()  # rule 8
     return True, session
 
 
@@ -142,11 +148,11 @@ async def serve_post(
     if not ok:
         return
     if isinstance(message, list):
-        await _serve_batch(ep, scope, send, h, acc, message, principal, session)  # pyright: ignore[reportUnknownArgumentType]
+        await _serve_batch(ep, scope, receive, send, h, acc, message, principal, session)  # pyright: ignore[reportUnknownArgumentType]
         return
     c = classify(message)
     if c.kind == "request":
-        await _serve_request(ep, scope, send, h, acc, c, principal, session)
+        await _serve_request(ep, scope, receive, send, h, acc, c, principal, session)
     elif c.kind in ("notification", "response"):
         await _accept(ep, session, c, message)
         await send_empty(send, 202)
@@ -223,25 +229,46 @@ def _exchange(
         outgoing=ep.server.outgoing,
         sse_ok=acc.sse,
         ids=ids,
+        send_timeout_s=ep.send_timeout_s,
     )
 
 
 class _Running:
-    """Track a POST as in progress (busy session, shutdown's active set) under its own
-    cancel scope, and complete its HTTP response whatever happens (streams rule 5).
-    An async context manager written out (not ``contextlib``'s): one per request."""
+    """Track a POST as in progress (busy and attached session, rule 8; shutdown's active
+    set) under its own cancel scope, and complete its HTTP response whatever happens
+    (streams rule 5). An async context manager written out (not ``contextlib``'s): one
+    per request."""
 
-    __slots__ = ("_scope", "ep", "exchange", "owner")
+    __slots__ = ("_attached", "_scope", "_watch", "ep", "exchange", "owner")
 
-    def __init__(self, ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None) -> None:
+    def __init__(
+        self, ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None, receive: Receive
+    ) -> None:
         self.ep = ep
         self.exchange = exchange
         self.owner = owner
         self._scope = anyio.CancelScope()
+        self._attached = False
+        self._watch = (
+            None
+            if owner is None
+            else DisconnectWatch(receive, self._detach, exchange, keepalive_s=ep.keepalive_s)
+        )
+
+    def _detach(self) -> None:
+        """The client's connection for this POST is gone (or its response ended)."""
+        if self._attached and self.owner is not None:
+            self._attached = False
+            self.owner.attached -= 1
+            self.owner.touch()
 
     async def __aenter__(self) -> None:
         if self.owner is not None:
             self.owner.busy += 1
+            self.owner.attached += 1
+            self._attached = True
+        if self._watch is not None:
+            self._watch.__enter__()
         self.ep.active.add(self.exchange)
         self.exchange.cancel_scope = self._scope.__enter__()
 
@@ -254,15 +281,19 @@ class _Running:
         try:
             return bool(self._scope.__exit__(exc_type, exc, tb))
         finally:
+            watch, self._watch = self._watch, None  # no cycle through its callback
+            if watch is not None:
+                watch.__exit__()
             self.ep.active.discard(self.exchange)
             await self.exchange.complete()
+            self._detach()
             if self.owner is not None:
                 self.owner.busy -= 1
                 self.owner.touch()
 
 
 def _check_deliverable(ep: StreamableHTTP, method: str) -> None:
-    """Rule 8: refuse ``resources/subscribe`` where no GET stream could deliver updates."""
+    """Rule 9: refuse ``resources/subscribe`` where no GET stream could deliver updates."""
     if method == "resources/subscribe" and not ep.standalone_sse:
         raise JSONRPCError(
             METHOD_NOT_FOUND,
@@ -273,7 +304,7 @@ def _check_deliverable(ep: StreamableHTTP, method: str) -> None:
 
 
 def _without_change_notifications(result: JSON) -> JSON:
-    """Rule 8: an ``initialize`` result without ``listChanged`` and ``subscribe``."""
+    """Rule 9: an ``initialize`` result without ``listChanged`` and ``subscribe``."""
     caps = result.get("capabilities")
     if not isinstance(caps, dict):
         return result
@@ -290,6 +321,7 @@ def _without_change_notifications(result: JSON) -> JSON:
 async def _serve_request(
     ep: StreamableHTTP,
     scope: Scope,
+    receive: Receive,
     send: Send,
     h: RequestHeaders,
     acc: Acceptable,
@@ -301,7 +333,7 @@ async def _serve_request(
     if c.method == "initialize" and session is None:
         legacy_session = LegacySession(ep.server, principal=principal)
         if not ep.stateless:
-            if ep.sessions.full():
+            if ep.sessions.full() or ep.sessions.sweep_due():
                 await ep.sessions.sweep(ep.store)
             if ep.sessions.full():
                 await send_error(
@@ -347,7 +379,7 @@ async def _serve_request(
         return result
 
     try:
-        async with _Running(ep, exchange, owner):
+        async with _Running(ep, exchange, owner, receive):
             if ep.response_mode == "sse" and acc.sse and creating is None:
                 await exchange.open_stream()
             await run_request(inflight, request, handler, exchange.respond, admitted)
@@ -359,6 +391,7 @@ async def _serve_request(
 async def _serve_batch(
     ep: StreamableHTTP,
     scope: Scope,
+    receive: Receive,
     send: Send,
     h: RequestHeaders,
     acc: Acceptable,
@@ -416,7 +449,7 @@ async def _serve_batch(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
 
-    async with _Running(ep, exchange, session):
+    async with _Running(ep, exchange, session, receive):
         for err in errors:
             await exchange.respond(err)
         async with anyio.create_task_group() as tg:
@@ -453,14 +486,18 @@ async def serve_get(
     if (why := _version_error(h)) is not None:
         await send_error(send, 400, INVALID_REQUEST, why)
         return
-    principal = ep.principal_from_scope(scope)
+    ok, principal = await ep.caller(scope, send)
+    if not ok:
+        return
     ok, session = await _session(ep, send, h, principal, required=True)
     if not ok or session is None:
         return
     session.busy += 1
+    session.attached += 1
     try:
         await _get(ep, receive, send, h, session)
     finally:
+        session.attached -= 1
         session.busy -= 1
         session.touch()
 
@@ -468,19 +505,26 @@ async def serve_get(
 async def _get(
     ep: StreamableHTTP, receive: Receive, send: Send, h: RequestHeaders, session: HTTPSession
 ) -> None:
-    sink = Sink(send)
+    sink = Sink(send, send_timeout_s=ep.send_timeout_s)
     replay: list[tuple[str, bytes]] | None = None
+    after: str | None = None
     if h.last_event_id is not None and ep.store is not None:
-        found = await ep.store.replay_after(h.last_event_id.strip())
+        after = h.last_event_id.strip()
+        found = await ep.store.replay_after(after)
         if found is not None and session.owns(found[0]):
             stream_id, events = found
             live = session.streams.get(stream_id)
             if live is not None:
-                await live.resume(sink, events)
+                await live.resume(sink, events, after)
                 await _hold(ep, receive, sink, live)
                 return
             if session.standalone is None or session.standalone.id != stream_id:
-                await sink.start()  # a finished request stream: replay what is left
+                # A finished request stream: replay what is left. It may have finished
+                # while the query above was under way (streams rule 6): ask again.
+                again = await ep.store.replay_after(after)
+                if again is not None and again[0] == stream_id:
+                    events = again[1]
+                await sink.start()
                 for eid, payload in events:
                     await sink.write(sse.event(payload, eid))
                 await sink.end()
@@ -489,7 +533,7 @@ async def _get(
     current = session.standalone_sink
     if current is not None and not current.ended:
         await current.end()  # rule 6: the newest GET stream takes over
-    await _standalone(ep, receive, session, sink, replay)
+    await _standalone(ep, receive, session, sink, replay, after)
 
 
 async def _hold(ep: StreamableHTTP, receive: Receive, sink: Sink, live: LiveStream | None) -> None:
@@ -521,6 +565,7 @@ async def _standalone(
     session: HTTPSession,
     sink: Sink,
     replay: list[tuple[str, bytes]] | None,
+    after: str | None = None,
 ) -> None:
     if session.pump_scope is not None:
         session.pump_scope.cancel()
@@ -530,7 +575,7 @@ async def _standalone(
         if session.standalone is None:
             session.standalone = LiveStream(session.new_stream_id(), ep.store, None)
         live = session.standalone
-        await live.resume(sink, replay or [])
+        await live.resume(sink, replay or [], after if replay is not None else None)
         if replay is None:
             await live.write(b"")
     else:
@@ -595,7 +640,9 @@ async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestH
     if (why := _version_error(h)) is not None:
         await send_error(send, 400, INVALID_REQUEST, why)
         return
-    principal = ep.principal_from_scope(scope)
+    ok, principal = await ep.caller(scope, send)
+    if not ok:
+        return
     ok, session = await _session(ep, send, h, principal, required=True)
     if not ok or session is None:
         return

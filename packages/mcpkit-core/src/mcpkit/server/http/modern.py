@@ -18,8 +18,9 @@ Rules:
    (progress, logs) and the client accepts SSE; it never carries server-to-client
    requests (input goes through MRTR, ``InputRequiredResult``).
 5. The client closing the response (a disconnect) cancels the request: its handler is
-   cancelled and nothing more is sent. Idle streams (``subscriptions/listen``) get
-   comment keep-alives.
+   cancelled and nothing more is sent; so does a client that stops reading it for
+   ``Limits.stream_send_timeout_s`` (:mod:`.streams` rule 7). Idle streams
+   (``subscriptions/listen``) get comment keep-alives.
 6. ``subscriptions/listen`` is always answered with an SSE stream, whatever the response
    mode (the mode governs ordinary request answers; a listen stream is the only way to
    deliver the ``listChanged`` and resource updates ``server/discover`` advertises).
@@ -187,6 +188,8 @@ async def serve_post(
         outgoing=ep.server.outgoing,
         sse_ok=acc.sse,
         ids=(c.id,),  # pyright: ignore[reportArgumentType]
+        send_timeout_s=ep.send_timeout_s,
+        cancel_on_stall=True,
     )
     transport = ep.transport_facts(scope, None, exchange)
     request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]
@@ -195,7 +198,9 @@ async def serve_post(
         with anyio.CancelScope() as cancel_scope:
             exchange.cancel_scope = cancel_scope
             status = 200
-            with DisconnectWatch(receive, cancel_scope, exchange, keepalive_s=ep.keepalive_s):
+            with DisconnectWatch(
+                receive, cancel_scope.cancel, exchange, keepalive_s=ep.keepalive_s
+            ):
                 try:
                     result = await handle_modern(
                         ep.server,

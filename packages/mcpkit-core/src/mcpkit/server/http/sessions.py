@@ -10,17 +10,23 @@ Rules:
 2. A session bound to a principal (the authenticated caller that created it) is
    invisible to any other principal: lookups by someone else answer "unknown" (404),
    never "forbidden", so ids cannot be probed.
-3. A session idle for ``idle_timeout_s`` seconds (no request running, no stream
-   attached) is closed; expiry is checked lazily on lookups and sweeps, so no background
-   task is needed when the app is mounted without a lifespan.
+3. A session whose client has gone away is closed: no response connection of it is
+   open (no POST awaiting its answer, no GET stream) and nothing arrived from its client
+   for ``idle_timeout_s`` seconds, even with work in flight (that work is cancelled,
+   rule 5: a handler waiting on a client that left must not pin the session). Expiry
+   is checked lazily on lookups, on ``initialize`` and on sweeps, so no background task
+   is needed when the app is mounted without a lifespan.
 4. At most ``max_sessions`` live sessions; a new ``initialize`` beyond that is refused
    (503) after expired sessions are swept.
 5. Closing a session cancels its running requests, fails its pending server-to-client
-   requests, ends its streams and frees its events, subscriptions and hub listener.
+   requests, ends its streams and frees its events, subscriptions and hub listener. An
+   event store that fails to forget the events is logged; the close (and a sweep
+   closing many sessions) still completes.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Iterator
@@ -30,6 +36,8 @@ import anyio
 
 from mcpkit.core.engine import Inflight, PeerClosedError, Pending
 from mcpkit.server.lifecycle import LegacySession
+
+logger = logging.getLogger("mcpkit.server.http")
 
 if TYPE_CHECKING:
     from mcpkit.server.http.events import EventStore
@@ -49,6 +57,7 @@ class HTTPSession:
 
     __slots__ = (
         "_seq",
+        "attached",
         "busy",
         "closed",
         "id",
@@ -84,6 +93,9 @@ class HTTPSession:
         self.standalone_sink: Sink | None = None
         self.pump_scope: anyio.CancelScope | None = None
         self.busy = 0
+        """Requests and GET streams of this session being served (work in flight)."""
+        self.attached = 0
+        """Response connections of this session still open to its client (rule 3)."""
         self.last_active = time.monotonic()
         self.closed = False
         self._seq = 0
@@ -115,7 +127,10 @@ class HTTPSession:
                     await live.sink.end()
             self.streams.clear()
             if store is not None:
-                await store.forget(self.key + "-")
+                try:
+                    await store.forget(self.key + "-")
+                except Exception:  # a failing event store never stops the close (rule 5)
+                    logger.exception("the event store failed to forget session %s", self.id)
         self.legacy.close()
 
 
@@ -137,7 +152,7 @@ class SessionTable:
     def _expired(self, session: HTTPSession, now: float) -> bool:
         return (
             self.idle_timeout_s is not None
-            and session.busy == 0
+            and session.attached == 0
             and now - session.last_active > self.idle_timeout_s
         )
 

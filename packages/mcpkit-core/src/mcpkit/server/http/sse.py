@@ -32,7 +32,15 @@ Rules:
    loop turns (two at most), so a slow handler's priming event still goes out at
    once. Bytes and their order on the wire are the same either way; only the framing
    (chunked or not) differs. Holding needs asyncio; elsewhere the start goes at once.
-5. A send that fails ends the response and never raises into the handler or the
+   At most :data:`HOLD_MAX_BYTES` (or 8 events) are held: beyond, the start and what is
+   held go out at once, so the stream is under flow control (rule 5).
+5. A send waits at most ``send_timeout_s`` seconds for the client to read (ASGI flow
+   control holds a send while the client's TCP window is full): a reader that stalls
+   longer is treated as gone (:class:`StalledReaderError`, an ``OSError``): the sink
+   ends without sending more, so neither a handler writing to it nor a session closing
+   it waits on a client that does not read. On a resumable stream the events are in
+   the store; the client may resume them.
+6. A send that fails ends the response and never raises into the handler or the
    endpoint, whatever it raised: the client going away (``OSError``, anyio's closed
    or broken stream) quietly, anything else (e.g. an ASGI server's ``RuntimeError``)
    with one logged warning. A held start that fails the same way, from its task.
@@ -48,7 +56,16 @@ from typing import Any
 
 import anyio
 
-__all__ = ["KEEPALIVE", "SSE_HEADERS", "Mutex", "Sink", "event", "priming", "retry_field"]
+__all__ = [
+    "KEEPALIVE",
+    "SSE_HEADERS",
+    "Mutex",
+    "Sink",
+    "StalledReaderError",
+    "event",
+    "priming",
+    "retry_field",
+]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 logger = logging.getLogger("mcpkit.server.http")
@@ -60,7 +77,10 @@ SSE_HEADERS: list[tuple[bytes, bytes]] = [
 ]
 KEEPALIVE = b":\n\n"
 PEER_GONE = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
-"""Send failures that mean the client went away (rule 5)."""
+"""Send failures that mean the client went away (rule 6)."""
+HOLD_MAX_BYTES = 64 * 1024
+"""A held response start goes out at once when this much is held (rule 4): a handler
+that writes without waiting on anything must not pile its stream up in memory."""
 
 
 def event(payload: bytes, event_id: str | None = None) -> bytes:
@@ -78,6 +98,24 @@ def priming(event_id: str) -> bytes:
 def retry_field(retry_ms: int) -> bytes:
     """A ``retry:`` field in milliseconds (rule 2)."""
     return b"retry: " + str(int(retry_ms)).encode() + b"\n\n"
+
+
+class StalledReaderError(OSError):
+    """The client did not read an SSE response for ``send_timeout_s`` seconds (rule 5)."""
+
+
+def _timed(send: Send, timeout_s: float) -> Send:
+    """Rule 5: ``send`` waiting at most ``timeout_s`` seconds for the reader (a closure,
+    not a bound method: a sink holds no reference cycle)."""
+
+    async def timed_send(message: dict[str, Any]) -> None:
+        with anyio.move_on_after(timeout_s) as scope:
+            await send(message)
+        if scope.cancelled_caught:
+            logger.warning("an SSE client read nothing for %s s; its stream is given up", timeout_s)
+            raise StalledReaderError(f"the client read nothing for {timeout_s} s")
+
+    return timed_send
 
 
 class Mutex:
@@ -147,18 +185,26 @@ class Sink:
         "_turn",
         "ended",
         "extra_headers",
+        "stalled",
         "started",
         "status",
     )
 
     def __init__(
-        self, send: Send, extra_headers: list[tuple[bytes, bytes]] | None = None, status: int = 200
+        self,
+        send: Send,
+        extra_headers: list[tuple[bytes, bytes]] | None = None,
+        status: int = 200,
+        *,
+        send_timeout_s: float | None = None,
     ) -> None:
-        self._send = send
+        self._send: Send = send if send_timeout_s is None else _timed(send, send_timeout_s)
         self.extra_headers = extra_headers or []
         self.status = status
         self.started = False
         self.ended = False
+        self.stalled = False
+        """The client stopped reading and the sink gave up (rule 5)."""
         self._finished = False
         self._done: anyio.Event | None = None
         self._head: dict[str, Any] | None = None
@@ -223,7 +269,7 @@ class Sink:
                     await self._send(
                         {"type": "http.response.body", "body": body, "more_body": True}
                     )
-        except Exception as exc:  # rule 5
+        except Exception as exc:  # rule 6
             self._failed(exc)
 
     async def write(self, chunk: bytes) -> None:
@@ -232,16 +278,21 @@ class Sink:
         if not self.started:
             await self.start()
         if self._head is not None:
-            self._held.append(chunk)
+            held = self._held
+            held.append(chunk)
+            if len(held) < 8 and sum(map(len, held)) < HOLD_MAX_BYTES:
+                return
+            await self._flush()  # rule 4: held back at most HOLD_MAX_BYTES (or 8 events)
             return
         try:
             async with self._turn:
                 await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except Exception as exc:  # rule 5
+        except Exception as exc:  # rule 6
             self._failed(exc)
 
     def _failed(self, exc: Exception) -> None:
-        """Rule 5: a send failed; the response is over (resumption, if any, recovers)."""
+        """Rule 6: a send failed; the response is over (resumption, if any, recovers)."""
+        self.stalled = isinstance(exc, StalledReaderError)
         if isinstance(exc, PEER_GONE):
             logger.debug("SSE client gone: %r", exc)
         else:
@@ -262,7 +313,7 @@ class Sink:
             else:
                 with anyio.CancelScope(shield=True):
                     await self._end(last)
-        except Exception as exc:  # rule 5
+        except Exception as exc:  # rule 6
             self._failed(exc)
         finally:
             self._set_done()

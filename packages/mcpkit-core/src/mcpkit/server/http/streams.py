@@ -28,7 +28,16 @@ Rules:
    ``Last-Event-ID`` replays it and takes over the rest (:meth:`LiveStream.resume`).
 5. Exactly one HTTP response is completed per POST, in every path (cancellation and
    shutdown included): never "ASGI callable returned without completing response".
-6. A POST carrying requests is always answered ``text/event-stream`` or
+6. Resumption loses no event whatever the event store's latency: after replaying what
+   the caller's query found, :meth:`LiveStream.resume` asks the store again, under the
+   stream's lock, for what was stored meanwhile (also when the query found nothing: a
+   client resuming from its newest event), and a request stream that finished during
+   the query is replayed from a fresh query (:mod:`.legacy`).
+7. A client that stops reading its stream is given up after ``send_timeout_s``
+   (:mod:`.sse` rule 5). On 2026-07-28 (``cancel_on_stall``) that cancels the request,
+   as closing the stream would: a ``subscriptions/listen`` nobody reads ends. On the
+   handshake era the handler carries on and its events stay resumable.
+8. A POST carrying requests is always answered ``text/event-stream`` or
    ``application/json`` (2025-11-25 ``basic/transports`` §Sending Messages item 5,
    2026-07-28 item 6: a MUST, which wins over cancellation's "SHOULD NOT send a
    response"), never an empty 204. A request cancelled before anything was sent gets
@@ -132,18 +141,25 @@ class LiveStream:
         if sink is not None:
             await sink.end(sse.retry_field(retry_ms) if retry_ms is not None else b"")
 
-    async def resume(self, sink: Sink, events: list[tuple[str, bytes]]) -> None:
-        """Replay ``events`` on ``sink``, then let it carry the rest of the stream (a
-        previous connection is ended first). Ends ``sink`` if the stream is over."""
+    async def resume(
+        self, sink: Sink, events: list[tuple[str, bytes]], after: str | None = None
+    ) -> None:
+        """Replay ``events`` (what the store had after the event id ``after``) on
+        ``sink``, then let it carry the rest of the stream (a previous connection is
+        ended first). Ends ``sink`` if the stream is over.
+
+        Rule 6: events stored while the caller's replay query was under way (a store
+        answers late: a shared one, another replica) are read again here, under the
+        lock that every write takes, from the last event replayed or else from
+        ``after``: none is lost whatever the timing."""
         async with self.lock:
             old, self.sink = self.sink, None
             if old is not None and old is not sink:
                 await old.end()
             await sink.start()
-            last = events[-1][0] if events else None
+            last = events[-1][0] if events else after
             for eid, payload in events:
                 await sink.write(sse.event(payload, eid))
-            # Events stored between the caller's replay query and this lock
             if last is not None:
                 more = await self.store.replay_after(last)
                 for eid, payload in more[1] if more else []:
@@ -173,6 +189,7 @@ class Exchange:
         "_wants",
         "_withheld",
         "batch",
+        "cancel_on_stall",
         "cancel_scope",
         "extra_headers",
         "ids",
@@ -182,6 +199,7 @@ class Exchange:
         "requests_reason",
         "responded",
         "send",
+        "send_timeout_s",
         "shutting_down",
         "sink",
         "streaming",
@@ -202,19 +220,25 @@ class Exchange:
         outgoing: Callable[[JSON], Awaitable[JSON | None]] | None = None,
         sse_ok: bool = True,
         ids: Sequence[RequestId] = (),
+        send_timeout_s: float | None = None,
+        cancel_on_stall: bool = False,
     ) -> None:
         self.send = send
+        self.send_timeout_s = send_timeout_s
+        self.cancel_on_stall = cancel_on_stall
+        """Cancel the request when its client stops reading (2026-07-28, where closing
+        the stream is the cancellation: a stream nobody reads cannot carry it on)."""
         self.outgoing = outgoing
         self.mode: Mode = mode
         self._json = json_ok
         self._sse = sse_ok
         self.ids = ids
-        """The ids of the requests this response answers (rule 6)."""
+        """The ids of the requests this response answers (rule 8)."""
         self._answered: list[Any] = []
-        """Ids a batch member was answered for (rule 6)."""
+        """Ids a batch member was answered for (rule 8)."""
         self._withheld = False
         self.shutting_down = False
-        """Set by the endpoint's shutdown before it cancels the requests (rule 6's
+        """Set by the endpoint's shutdown before it cancels the requests (rule 8's
         message)."""
         self.streaming = streaming
         self.requests_reason = requests_reason
@@ -237,7 +261,7 @@ class Exchange:
         loop turns (:class:`~mcpkit.server.http.sse.Sink` rule 4)."""
         if self.sink is not None:
             return
-        self.sink = Sink(self.send, self.extra_headers, status)
+        self.sink = Sink(self.send, self.extra_headers, status, send_timeout_s=self.send_timeout_s)
         await self.sink.start(hold=True)  # sse rule 4: sent with what follows in this turn
         if self._store is not None and self._session is not None:
             self.live = LiveStream(self._session.new_stream_id(), self._store, self.sink)
@@ -263,7 +287,10 @@ class Exchange:
         if self.live is not None:
             await self.live.write(payload)
         elif self.sink is not None:
-            await self.sink.write(sse.event(payload))
+            sink = self.sink
+            await sink.write(sse.event(payload))
+            if sink.stalled and self.cancel_on_stall and self.cancel_scope is not None:
+                self.cancel_scope.cancel()  # rule 7
 
     # -- Channel ---------------------------------------------------------------------
     async def notify(self, method: str, params: JSON | None) -> None:
@@ -397,7 +424,7 @@ class Exchange:
                 await self._answer_nothing()
 
     async def _answer_nothing(self) -> None:
-        """Rule 6: nothing was sent for a request (cancelled, or its response withheld by
+        """Rule 8: nothing was sent for a request (cancelled, or its response withheld by
         send-side middleware): an SSE stream that ends without a response, or, for a
         client that accepts only JSON, an error response per request."""
         try:
@@ -419,7 +446,7 @@ class Exchange:
 
     async def complete(self) -> None:
         """Rule 5: make sure the HTTP response is complete (a request cancelled before
-        it was answered: rule 6)."""
+        it was answered: rule 8)."""
         if not self.responded:
             await self._finish()
 
@@ -430,27 +457,37 @@ class Exchange:
 
 
 class DisconnectWatch:
-    """Cancels a request when its client goes away, and keeps its SSE stream alive.
+    """Tells when a request's client goes away, and keeps its SSE stream alive.
 
-    Started ``delay_s`` after the request began, so requests that finish quickly pay
-    only for a timer (no task). Used for 2026-07-28 requests, where closing the
-    response stream is the cancellation (spec ``streamable-http`` §Cancellation). Needs
-    an asyncio event loop (uvicorn's; anyio's asyncio backend).
+    ``on_disconnect`` is called once when the client disconnects: on 2026-07-28 it
+    cancels the request (closing the response stream is the cancellation, spec
+    ``streamable-http`` §Cancellation); on the handshake era it marks the session's
+    connection gone (:mod:`.sessions` rule 3), the request runs on. Started ``delay_s``
+    after the request began, so requests that finish quickly pay only for a timer (no
+    task). Needs an asyncio event loop (uvicorn's; anyio's asyncio backend).
     """
 
-    __slots__ = ("_delay_s", "_exchange", "_keepalive_s", "_receive", "_scope", "_task", "_timer")
+    __slots__ = (
+        "_delay_s",
+        "_exchange",
+        "_keepalive_s",
+        "_on_disconnect",
+        "_receive",
+        "_task",
+        "_timer",
+    )
 
     def __init__(
         self,
         receive: Receive,
-        scope: anyio.CancelScope,
+        on_disconnect: Callable[[], object],
         exchange: Exchange,
         *,
         keepalive_s: float,
         delay_s: float = 0.05,
     ) -> None:
         self._receive = receive
-        self._scope = scope
+        self._on_disconnect = on_disconnect
         self._exchange = exchange
         self._keepalive_s = keepalive_s
         self._delay_s = delay_s
@@ -477,7 +514,7 @@ class DisconnectWatch:
                     await sink.write(sse.KEEPALIVE)
                 continue
             if message.get("type") == "http.disconnect":
-                self._scope.cancel()
+                self._on_disconnect()
                 return
 
     def __exit__(self, *exc_info: object) -> None:

@@ -17,6 +17,8 @@ Server side::
 
 Client side: :func:`call_tool_as_task`, :class:`TaskClient` (poll, answer, cancel,
 listen) and :func:`enable_task_results` (``client.call_tool`` waits for tasks).
+Negotiation checks: :func:`client_supports` (``ctx``) and :func:`server_supports`
+(``client``).
 
 Both the 2026-07-28 extension (SEP-2663) and the 2025-11-25 experimental tasks are
 served; see :class:`Tasks`. Names are imported lazily (the Redis store imports
@@ -43,7 +45,13 @@ if TYPE_CHECKING:
     from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord
     from mcpkit.ext.tasks.redis_store import RedisTaskStore
     from mcpkit.ext.tasks.runtime import Tasks, TaskSupport, install
-    from mcpkit.ext.tasks.store import InMemoryTaskStore, TaskStore, TaskStoreFull
+    from mcpkit.ext.tasks.store import (
+        InMemoryTaskStore,
+        TaskStore,
+        TaskStoreFull,
+        TaskStoreUnavailable,
+    )
+    from mcpkit.ext.tasks.support import client_supports, server_supports
 
 __all__ = [
     "EXTENSION_ID",
@@ -58,13 +66,16 @@ __all__ = [
     "TaskState",
     "TaskStore",
     "TaskStoreFull",
+    "TaskStoreUnavailable",
     "TaskSupport",
     "Tasks",
     "begin",
     "call_tool_as_task",
+    "client_supports",
     "current_task",
     "enable_task_results",
     "install",
+    "server_supports",
 ]
 
 _WHERE = {
@@ -87,6 +98,9 @@ _WHERE = {
     "InMemoryTaskStore": "store",
     "TaskStore": "store",
     "TaskStoreFull": "store",
+    "client_supports": "support",
+    "server_supports": "support",
+    "TaskStoreUnavailable": "store",
 }
 
 

@@ -13,21 +13,28 @@ Rules:
    ``min_poll_s`` and at most ``max_poll_s`` seconds apart, until a terminal status.
 3. ``input_required``: each ``inputRequests`` entry is answered once (keys are unique per
    task, SEP-2663) with the client's own handlers (``sampling=``, ``elicitation=``, ...),
-   then sent with ``tasks/update``. On 2025-11-25, ``tasks/result`` is called instead and
-   the server's live requests are answered by the same handlers.
+   then sent with ``tasks/update``. On 2025-11-25, :meth:`TaskClient.wait` calls
+   ``tasks/result`` instead when it sees ``input_required`` (the spec's SHOULD), keeps
+   polling meanwhile, and the server's live requests on that call are answered by the
+   same handlers.
 4. :func:`enable_task_results` makes ``client.call_tool(...)`` wait for a task's result
    (a general client hook: a handler for ``resultType: "task"``): a ``completed`` task
    gives its result, ``failed`` raises its JSON-RPC error, ``cancelled`` raises
    :class:`TaskCancelledError`.
+5. A ``tasks/get`` answered with a retryable error (``data.retryable: true``, e.g. the
+   server's task store is briefly unreachable) is retried after ``data.retryAfterMs``
+   by :meth:`TaskClient.wait`, for up to ``retry_for_s`` seconds; then it is raised.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.abc
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
@@ -47,6 +54,7 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.ext.tasks")
 TASKS_EXTENSION = Extension(
     EXTENSION_ID, spec_version="2026-07-28", stability=Stability.EXPERIMENTAL
 )
@@ -118,14 +126,23 @@ class TaskState:
 
 
 class TaskClient:
-    """Task operations on a connected :class:`~mcpkit.client.Client` (rules 1-3)."""
+    """Task operations on a connected :class:`~mcpkit.client.Client` (rules 1-3, 5).
+
+    ``min_poll_s``/``max_poll_s`` bound the polling interval (seconds); ``retry_for_s``
+    is how long :meth:`wait` keeps polling through retryable errors (rule 5)."""
 
     def __init__(
-        self, client: Client, *, min_poll_s: float = 0.05, max_poll_s: float = 30.0
+        self,
+        client: Client,
+        *,
+        min_poll_s: float = 0.05,
+        max_poll_s: float = 30.0,
+        retry_for_s: float = 60.0,
     ) -> None:
         self.client = client
         self.min_poll_s = min_poll_s
         self.max_poll_s = max_poll_s
+        self.retry_for_s = retry_for_s
         client.extensions.setdefault(EXTENSION_ID, TASKS_EXTENSION)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             client.add_name_param(method, "taskId")  # Mcp-Name over HTTP (SEP-2663)
@@ -196,8 +213,33 @@ class TaskClient:
         on_status: Callable[[TaskState], Awaitable[None] | None] | None = None,
     ) -> TaskState:
         """Poll until terminal (rule 2), answering input (rule 3); returns the last
-        state. ``task``: a task id or a ``CreateTaskResult``."""
+        state. ``task``: a task id or a ``CreateTaskResult``.
+
+        On 2025-11-25 an ``input_required`` task has no ``inputRequests`` to read: the
+        requestor SHOULD call ``tasks/result`` (2025-11-25 ``basic/utilities/tasks``,
+        "Input Required Status"), which delivers the server's questions as live requests
+        answered by the client's handlers. That call runs alongside the polling (the spec
+        says to keep polling) and ends when the task does."""
         state = TaskState.from_wire(task) if isinstance(task, Mapping) else await self.get(task)
+        failure: Exception | None = None
+        async with anyio.create_task_group() as tg:  # hosts the 2025-11-25 tasks/result call
+            try:
+                state = await self._follow(state, tg, answer_input, on_status)
+            except Exception as exc:  # raised below as is, not wrapped in an ExceptionGroup
+                failure = exc
+            tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return state
+
+    async def _follow(
+        self,
+        state: TaskState,
+        tg: anyio.abc.TaskGroup,
+        answer_input: bool,
+        on_status: Callable[[TaskState], Awaitable[None] | None] | None,
+    ) -> TaskState:
+        relay: set[str] = set()  # the task id while its tasks/result call runs
         last: tuple[str, str | None] | None = None
         while True:
             if on_status is not None and (state.status, state.status_message) != last:
@@ -208,10 +250,40 @@ class TaskClient:
             if state.terminal:
                 self._answered.pop(state.task_id, None)
                 return state
-            if state.status == "input_required" and answer_input and state.input_requests:
-                await self.answer(state)
+            if state.status == "input_required" and answer_input:
+                if self.modern and state.input_requests:
+                    await self.answer(state)
+                elif not self.modern and not relay:
+                    relay.add(state.task_id)
+                    tg.start_soon(self._legacy_relay, state.task_id, relay)
             await anyio.sleep(self._delay(state))
-            state = await self.get(state.task_id)
+            state = await self._poll(state)
+
+    async def _poll(self, state: TaskState) -> TaskState:
+        """``tasks/get``, polling on through retryable errors for ``retry_for_s`` (rule 5)."""
+        deadline = anyio.current_time() + self.retry_for_s
+        while True:
+            try:
+                return await self.get(state.task_id)
+            except JSONRPCError as exc:
+                data = obj(exc.data)
+                after_ms = data.get("retryAfterMs")
+                if data.get("retryable") is not True or anyio.current_time() >= deadline:
+                    raise
+                pause = after_ms / 1000 if isinstance(after_ms, int) else self._delay(state)
+                await anyio.sleep(min(self.max_poll_s, max(self.min_poll_s, pause)))
+
+    async def _legacy_relay(self, task_id: str, relay: set[str]) -> None:
+        """One ``tasks/result`` call (rule 3, 2025-11-25): the server relays its questions
+        on it; it returns when the task is terminal. Its outcome is read by polling, so
+        an error here (the task failed, or the connection did) is only logged; ``relay``
+        empties when it ends, so a later ``input_required`` starts another."""
+        try:
+            await self.client.request("tasks/result", {"taskId": task_id}, timeout_s=None)
+        except Exception as exc:  # polling sees the outcome, or the same failure
+            logger.debug("tasks/result for task %s ended: %r", task_id, exc)
+        finally:
+            relay.discard(task_id)
 
     async def result(self, task: str | Mapping[str, Any]) -> JSON:
         """The task's final result (rule 4): waits, then returns the ``CallToolResult``

@@ -1,7 +1,10 @@
 """The tasks demo server: ``mcpkit run mcpkit.ext.tasks.demo:build_server``.
 
 Replicas: start several with the same ``MCPKIT_TASKS_REDIS_URL`` (and the same
-``MCPKIT_STATE_SECRET``, so MRTR ``requestState`` verifies on each).
+``MCPKIT_STATE_SECRET``, so MRTR ``requestState`` verifies on each). With Redis,
+``MCPKIT_TASKS_LEASE_S`` (15), ``MCPKIT_TASKS_REDIS_TIMEOUT_S`` (5) and
+``MCPKIT_TASKS_WATCH_INTERVAL_S`` (1) set the replica lease, the Redis call timeout and the
+re-read interval, in seconds (see :class:`~mcpkit.ext.tasks.redis_store.RedisTaskStore`).
 
 The core demo (showcase + conformance fixtures) with the tasks extension installed and
 the fixtures the conformance suite's ``tasks-*`` scenarios call (SEP-2663).
@@ -130,12 +133,18 @@ def build_server(store: TaskStore | None = None) -> Server:
     :class:`~mcpkit.ext.tasks.redis_store.RedisTaskStore`, else tasks stay in memory."""
     from mcpkit.server.demo import build_demo_server
 
-    url = os.environ.get("MCPKIT_TASKS_REDIS_URL")
+    env = os.environ.get
+    url = env("MCPKIT_TASKS_REDIS_URL")
     if store is None and url:
         from mcpkit.ext.tasks.redis_store import RedisTaskStore
 
-        store = RedisTaskStore(url)
+        store = RedisTaskStore(
+            url,
+            lease_s=float(env("MCPKIT_TASKS_LEASE_S") or 15),
+            timeout_s=float(env("MCPKIT_TASKS_REDIS_TIMEOUT_S") or 5),
+        )
     server = build_demo_server()
-    tasks = Tasks(store, poll_interval_ms=200).install(server)
+    watch_s = float(env("MCPKIT_TASKS_WATCH_INTERVAL_S") or 1)
+    tasks = Tasks(store, poll_interval_ms=200, watch_interval_s=watch_s).install(server)
     register(server, tasks)
     return server

@@ -21,6 +21,7 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -67,8 +68,16 @@ class TaskHandle:
         self._cancel_requested = True
 
     async def set_status(self, message: str | None) -> None:
-        """Set (None: clear) the ``statusMessage`` clients see on ``tasks/get``."""
-        await self._store.set_message(self.task_id, message)
+        """Set (None: clear) the ``statusMessage`` clients see on ``tasks/get``; best
+        effort: while the store is unreachable the message is dropped (logged)."""
+        from mcpkit.ext.tasks.store import TaskStoreUnavailable
+
+        try:
+            await self._store.set_message(self.task_id, message)
+        except TaskStoreUnavailable as exc:
+            logging.getLogger("mcpkit.ext.tasks").info(
+                "task %s: status message dropped: %s", self.task_id, exc
+            )
 
     def __repr__(self) -> str:
         return f"TaskHandle({self.task_id!r})"

@@ -25,6 +25,8 @@ Rules:
 6. ``notifications/tasks/status`` (the ``Task``) goes to the sessions of the task's scope
    when the status changes; progress inside the task goes there too, with the token of
    the creating request.
+7. While the task store is unreachable, ``tasks/*`` answer the retryable -32603 of
+   :func:`~mcpkit.ext.tasks.store.unavailable_error` (runtime rule 7).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
 from mcpkit.ext.tasks.model import RELATED_TASK, TaskRecord, legacy_task
-from mcpkit.ext.tasks.runtime import OWNER_KEY, parse_change_key
+from mcpkit.ext.tasks.runtime import OWNER_KEY, guarded, parse_change_key
 from mcpkit.server.frontend import principal_key
 from mcpkit.server.hub import Change
 
@@ -66,7 +68,7 @@ def install(runtime: Tasks, server: Server) -> None:
     ):
         name_param = None if method == "tasks/list" else "taskId"
         server.add_method(
-            method, partial(handler, runtime), eras=("legacy",), name_param=name_param
+            method, guarded(partial(handler, runtime)), eras=("legacy",), name_param=name_param
         )
     server.add_session_filter(session_accepts)
 

@@ -81,6 +81,8 @@ class TaskRecord:
       ``responses``: answers received and not yet consumed by the running task.
     - ``cancel_requested``: a client asked to cancel (the runner stops cooperatively).
     - ``seq``: creation order within the store (for listing).
+    - ``runner``: the id of the replica running the task (shared stores; None in
+      memory), whose lease another replica checks (see :mod:`.redis_store`).
     """
 
     task_id: str
@@ -98,6 +100,7 @@ class TaskRecord:
     responses: dict[str, JSON] = field(default_factory=dict[str, JSON])
     cancel_requested: bool = False
     seq: int = 0
+    runner: str | None = None
 
     def __post_init__(self) -> None:
         if not self.updated_at:
@@ -130,6 +133,7 @@ class TaskRecord:
             "responses": self.responses,
             "cancelRequested": self.cancel_requested,
             "seq": self.seq,
+            "runner": self.runner,
         }
 
     @classmethod
@@ -150,6 +154,7 @@ class TaskRecord:
             responses=dict(data.get("responses") or {}),
             cancel_requested=bool(data.get("cancelRequested")),
             seq=int(data.get("seq") or 0),
+            runner=data.get("runner"),
         )
 
 

@@ -4,7 +4,9 @@ Sources: ``extensions/tasks`` (``tasks.md`` + ``schema.json``), SEP-2663.
 
 Rules:
 1. The extension is advertised as ``capabilities.extensions["io.modelcontextprotocol/
-   tasks"] = {}`` (no settings are defined) and never as ``capabilities.tasks``.
+   tasks"]`` (no settings are defined; only core's ``_meta["io.mcpkit/extension"]``) and
+   never as ``capabilities.tasks``; on 2026-07-28 only (``Extension.protocol_versions``),
+   so a handshake-era session, for which ``tasks/update`` is -32601, never sees it.
 2. Task creation is server-directed and per request: a ``tools/call`` of a tool with
    ``taskSupport`` ``required`` or ``optional`` becomes a task only when *that request*
    declares the extension in ``_meta["io.modelcontextprotocol/clientCapabilities"]``.
@@ -24,13 +26,17 @@ Rules:
    that is unknown, expired or owned by another principal: -32602, the same answer in all
    three cases (no existence oracle).
 6. ``tasks/update`` is eventually consistent: answers to keys not currently outstanding
-   are ignored; a partial set leaves the task ``input_required``. ``tasks/cancel`` is
-   cooperative and acknowledges terminal tasks too (idempotent).
+   are ignored; a partial set leaves the task ``input_required``. An answer to an
+   outstanding key that does not match its request is -32602
+   (``mcpkit.server.answers.InputResponseError``) and nothing of that update is stored.
+   ``tasks/cancel`` is cooperative and acknowledges terminal tasks too (idempotent).
 7. ``notifications/tasks`` (a full ``DetailedTask``) goes only to ``subscriptions/listen``
    streams whose filter has ``taskIds``, only for those ids and the caller's own tasks; a
    non-declaring listener asking for ``taskIds`` gets -32021.
 8. Over HTTP, ``tasks/get|update|cancel`` carry ``Mcp-Name`` = ``params.taskId``
    (``name_param="taskId"``, SEP-2243).
+9. While the task store is unreachable, ``tasks/*`` answer the retryable -32603 of
+   :func:`~mcpkit.ext.tasks.store.unavailable_error` (runtime rule 7).
 """
 
 from __future__ import annotations
@@ -42,7 +48,9 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.core.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
-from mcpkit.ext.tasks.runtime import parse_change_key
+from mcpkit.ext.tasks.runtime import guarded, parse_change_key
+from mcpkit.ext.tasks.support import client_supports
+from mcpkit.server.answers import check_answer
 from mcpkit.server.frontend import principal_key
 from mcpkit.server.hub import Change
 
@@ -75,7 +83,9 @@ def install(runtime: Tasks, server: Server) -> None:
         ("tasks/update", tasks_update),
         ("tasks/cancel", tasks_cancel),
     ):
-        server.add_method(method, partial(handler, runtime), eras=("modern",), name_param="taskId")
+        server.add_method(
+            method, guarded(partial(handler, runtime)), eras=("modern",), name_param="taskId"
+        )
     server.add_listen_filter("taskIds", partial(listen_filter, runtime))
 
 
@@ -84,7 +94,7 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
     support = runtime.support(tool)
     if support == "forbidden":
         return await call_next(ctx)
-    if not ctx.client_supports_extension(EXTENSION_ID):
+    if not client_supports(ctx):
         if support == "required":
             raise missing_extension(f"tools/call: tool {tool.name!r} runs only as a task, so it")
         return await call_next(ctx)
@@ -102,7 +112,7 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
 
 
 async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
-    if not ctx.client_supports_extension(EXTENSION_ID):
+    if not client_supports(ctx):
         raise missing_extension(ctx.method)
     task_id = ctx.params.get("taskId")
     if not isinstance(task_id, str):
@@ -122,7 +132,7 @@ async def tasks_get(runtime: Tasks, ctx: Context) -> JSON:
 
 
 async def tasks_update(runtime: Tasks, ctx: Context) -> JSON:
-    if not ctx.client_supports_extension(EXTENSION_ID):
+    if not client_supports(ctx):
         raise missing_extension(ctx.method)
     responses = ctx.params.get("inputResponses")
     if not isinstance(responses, dict) or not all(
@@ -133,6 +143,9 @@ async def tasks_update(runtime: Tasks, ctx: Context) -> JSON:
             INVALID_PARAMS, "tasks/update: params.inputResponses must map keys to result objects"
         )
     record = await _find(runtime, ctx)
+    for key, request in record.input_requests.items():
+        if key in responses:
+            check_answer(key, request, responses[key])  # -32602 (rule 6)
     await runtime.store.respond(record.task_id, responses)  # pyright: ignore[reportUnknownArgumentType]
     return {}
 
@@ -150,7 +163,7 @@ def listen_filter(
     runtime: Tasks, ctx: Context, value: Any
 ) -> tuple[Any, Callable[[Change], bool]] | None:
     """The ``taskIds`` field of ``subscriptions/listen`` (rule 7)."""
-    if not ctx.client_supports_extension(EXTENSION_ID):
+    if not client_supports(ctx):
         raise missing_extension("subscriptions/listen with notifications.taskIds")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
         raise JSONRPCError(

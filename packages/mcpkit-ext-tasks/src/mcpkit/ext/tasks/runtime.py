@@ -29,14 +29,26 @@ Rules:
    keys answered during the MRTR preamble are answered from those answers.
 6. Progress inside a task becomes the task's ``statusMessage`` (SEP-2663 does not carry
    ``notifications/progress`` for tasks); on 2025-11-25 it is also sent to the creating
-   session with the original token. Log notifications from a task are dropped.
+   session with the original token. Log notifications from a task are dropped. Status
+   messages are best effort: while the store is unreachable they are dropped (logged).
+7. A failing store never takes the server down (store rule 8). Task requests
+   (``tools/call`` that would create a task, ``tasks/*``) answer the retryable -32603 of
+   :func:`~mcpkit.ext.tasks.store.unavailable_error` while it is unreachable; every other
+   request is untouched. The watcher logs and retries; a task waiting for input keeps
+   waiting; a runner whose outcome cannot be recorded keeps it and retries every
+   ``watch_interval_s`` until the store takes it (or the task is gone), so the task ends
+   with its outcome once the store is back (``failed`` when the tool itself failed on
+   the store). Any other error in a background loop is logged and the loop goes on.
+8. A task's payload (its ``result``, or ``error``) is at most ``max_result_bytes`` bytes
+   of JSON: a larger one is not stored and the task ends ``failed`` with -32603 saying
+   the result is too large (SEP-2663: a JSON-RPC error during execution is ``failed``).
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping, Sized
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sized
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -48,9 +60,18 @@ import anyio.lowlevel
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
+from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
 from mcpkit.ext.tasks.model import EXTENSION_ID, RELATED_TASK, TaskRecord, obj
-from mcpkit.ext.tasks.store import InMemoryTaskStore, TaskStore, TaskStoreFull
+from mcpkit.ext.tasks.store import (
+    InMemoryTaskStore,
+    TaskStore,
+    TaskStoreFull,
+    TaskStoreUnavailable,
+    payload_bytes,
+    too_large_error,
+    unavailable_error,
+)
 from mcpkit.server.context import Context
 from mcpkit.server.hub import Change
 from mcpkit.server.mrtr import InputRequired
@@ -60,13 +81,14 @@ if TYPE_CHECKING:
     from mcpkit.server.lifecycle import LegacySession
     from mcpkit.server.tools import Tool
 
-__all__ = ["TaskSupport", "Tasks", "change_key", "install", "parse_change_key"]
+__all__ = ["TaskSupport", "Tasks", "change_key", "guarded", "install", "parse_change_key"]
 
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 TaskSupport = Literal["required", "optional", "forbidden"]
 logger = logging.getLogger("mcpkit.ext.tasks")
 
+_INTERNAL: JSON = {"code": INTERNAL_ERROR, "message": "Internal error"}
 _SHUTDOWN_ERROR: JSON = {
     "code": INTERNAL_ERROR,
     "message": "The server shut down before the task finished",
@@ -77,6 +99,19 @@ def change_key(task_id: str, owner: str | None) -> str:
     """The hub coalescing key of a task change; it carries the owner so listeners can
     admit only their own tasks (never sent on the wire)."""
     return f"{task_id}\n{'' if owner is None else '=' + owner}"
+
+
+def guarded(handler: Callable[[Context], Awaitable[JSON]]) -> Callable[[Context], Awaitable[JSON]]:
+    """``handler`` answering the retryable error while the store is unreachable (rule 7)."""
+
+    async def run(ctx: Context) -> JSON:
+        try:
+            return await handler(ctx)
+        except TaskStoreUnavailable as exc:
+            logger.warning("tasks: %s answered a retryable error: %s", ctx.method, exc)
+            raise unavailable_error(exc) from None
+
+    return run
 
 
 def parse_change_key(key: str | None) -> tuple[str, str | None] | None:
@@ -132,7 +167,7 @@ class _TaskChannel:
         if params.get("message"):
             text = f"{text}: {params['message']}"
         job = self.job
-        await self.runtime.store.set_message(job.task_id, text)
+        await self.runtime.set_message(job.task_id, text)
         if job.era == "legacy" and job.progress_token is not None and self.runtime.server:
             owner = job.session.state.get(OWNER_KEY) if job.session else None
             meta = {RELATED_TASK: {"taskId": job.task_id}}
@@ -168,8 +203,11 @@ class Tasks:
       unlimited); 2025-11-25 clients may ask for less, or more up to ``max_ttl_ms``.
     - ``poll_interval_ms``: the polling interval suggested to clients, in milliseconds.
     - ``watch_interval_s``: seconds between the fallback re-reads of running tasks
-      (cancellations the change feed missed, expiry; rule 4) and between re-reads of
-      a task waiting for input.
+      (cancellations the change feed missed, expiry; rule 4), between re-reads of a
+      task waiting for input, and between attempts to record an outcome while the
+      store is unreachable (rule 7).
+    - ``max_result_bytes``: the largest task payload kept, in bytes of JSON (default
+      4 MiB; rule 8).
     """
 
     def __init__(
@@ -182,8 +220,12 @@ class Tasks:
         max_ttl_ms: int | None = 86_400_000,
         poll_interval_ms: int | None = 1_000,
         watch_interval_s: float = 1.0,
+        max_result_bytes: int = 4 * 1024 * 1024,
     ) -> None:
+        if max_result_bytes < 1:
+            raise ValueError("max_result_bytes must be at least 1")
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        self.max_result_bytes = max_result_bytes
         self.modern = modern
         self.legacy = legacy
         self.ttl_ms = ttl_ms
@@ -196,8 +238,16 @@ class Tasks:
         self._groups: list[anyio.abc.TaskGroup] = []
 
     def extension(self) -> Extension:
-        """The ``capabilities.extensions`` entry: ``{}`` (no settings are defined)."""
-        return Extension(EXTENSION_ID, spec_version="2026-07-28", stability=Stability.EXPERIMENTAL)
+        """The ``capabilities.extensions`` entry: ``{}`` (SEP-2663 defines no settings),
+        advertised on 2026-07-28 only: handshake-era sessions get the 2025-11-25
+        ``capabilities.tasks`` instead (:mod:`.legacy`), and ``tasks/update`` does not
+        exist for them."""
+        return Extension(
+            EXTENSION_ID,
+            spec_version="2026-07-28",
+            stability=Stability.EXPERIMENTAL,
+            protocol_versions=MODERN_VERSIONS,
+        )
 
     # -- installation ---------------------------------------------------------------
     def install(self, server: Server) -> Tasks:
@@ -250,11 +300,20 @@ class Tasks:
         return value if value in ("required", "optional") else "forbidden"
 
     async def _middleware(self, ctx: Context, call_next: MethodHandler) -> JSON:
-        """``tools/call`` of a known tool, outside a task, goes to the era's surface."""
+        """``tools/call`` of a known tool, outside a task, goes to the era's surface;
+        an unreachable store gets the retryable error (rule 7)."""
         if ctx.method != "tools/call" or HANDLE_KEY in ctx.state:
             return await call_next(ctx)
+        try:
+            return await self._route(ctx, call_next)
+        except TaskStoreUnavailable as exc:
+            logger.warning("tasks: tools/call answered a retryable error: %s", exc)
+            raise unavailable_error(exc) from None
+
+    async def _route(self, ctx: Context, call_next: MethodHandler) -> JSON:
         name = ctx.params.get("name")
-        tool = self.server.tools.get(name) if self.server and isinstance(name, str) else None
+        # a tool a list filter hides from this caller is unknown to it (core answers that)
+        tool = self.server.visibility.tool(ctx, name) if self.server else None
         if tool is None:
             return await call_next(ctx)
         if ctx.era == "modern" and self.modern:
@@ -333,15 +392,73 @@ class Tasks:
     async def _run(self, job: Job) -> None:
         try:
             status, result, error = await self._execute(job)
+        except Exception:  # never let a runner take the runtime down (rule 7)
+            logger.exception("task %s: the runner failed", job.task_id)
+            status, result, error = "failed", None, dict(_INTERNAL)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await self.store.finish(
-                    job.task_id, "failed", error=_SHUTDOWN_ERROR, message=_SHUTDOWN_ERROR["message"]
-                )
+                try:
+                    await self.store.finish(
+                        job.task_id,
+                        "failed",
+                        error=_SHUTDOWN_ERROR,
+                        message=_SHUTDOWN_ERROR["message"],
+                    )
+                except Exception as exc:  # the store's lease ends it (redis_store rule 7)
+                    logger.warning("task %s: could not record the shutdown: %s", job.task_id, exc)
             raise
         finally:
             self.running.pop(job.task_id, None)
-        await self.store.finish(job.task_id, status, result=result, error=error)
+        await self._record(job.task_id, *self._bounded(job.task_id, status, result, error))
+
+    def _bounded(
+        self, task_id: str, status: str, result: JSON | None, error: JSON | None
+    ) -> tuple[str, JSON | None, JSON | None, str | None]:
+        """Rule 8: a payload over ``max_result_bytes`` (or not JSON) is not kept; returns
+        ``(status, result, error, statusMessage or None)`` to record."""
+        try:
+            size = payload_bytes(result) + payload_bytes(error)
+        except ValueError as exc:
+            logger.error("task %s: its result is not JSON: %s", task_id, exc)
+            return "failed", None, dict(_INTERNAL), None
+        if size <= self.max_result_bytes:
+            return status, result, error, None
+        logger.warning("task %s: result of %d bytes over max_result_bytes", task_id, size)
+        error = too_large_error(size, self.max_result_bytes, "max_result_bytes")
+        return "failed", None, error, error["message"]
+
+    async def _record(
+        self,
+        task_id: str,
+        status: str,
+        result: JSON | None,
+        error: JSON | None,
+        message: str | None,
+    ) -> None:
+        """Store the outcome; while the store is unreachable keep it and retry (rule 7)."""
+        failures = 0
+        while True:
+            try:
+                await self.store.finish(
+                    task_id, status, result=result, error=error, message=message
+                )
+                if failures:
+                    logger.warning("task %s: outcome recorded after %d tries", task_id, failures)
+                return
+            except TaskStoreUnavailable as exc:
+                if not failures:
+                    logger.warning("task %s: cannot record its outcome yet: %s", task_id, exc)
+            except Exception:
+                logger.exception("task %s: recording its outcome failed", task_id)
+            failures += 1
+            await anyio.sleep(self.watch_interval_s)
+
+    async def set_message(self, task_id: str, message: str | None) -> None:
+        """Set a task's ``statusMessage``, best effort (rule 6)."""
+        try:
+            await self.store.set_message(task_id, message)
+        except TaskStoreUnavailable as exc:
+            logger.info("task %s: status message dropped: %s", task_id, exc)
 
     async def _execute(self, job: Job) -> tuple[str, JSON | None, JSON | None]:
         assert self.server is not None
@@ -389,15 +506,22 @@ class Tasks:
             logger.error("task %s raised InputRequired outside ctx.request_input", ctx.request_id)
         except Exception:
             logger.exception("task %s failed", ctx.request_id)
-        return "failed", None, {"code": INTERNAL_ERROR, "message": "Internal error"}
+        return "failed", None, dict(_INTERNAL)
 
     async def _watch(self) -> None:
         """The fallback of rule 4: every ``watch_interval_s`` seconds, stop the local
         runners whose task was cancelled (a change the feed did not deliver) or is gone
-        (expired)."""
+        (expired). A failing pass is logged (once per outage) and retried (rule 7)."""
+        failing = False
         while True:
             await anyio.sleep(self.watch_interval_s)
-            await self._sweep()
+            try:
+                await self._sweep()
+                failing = False
+            except Exception as exc:
+                if not failing:
+                    logger.warning("tasks: re-reading running tasks failed: %r", exc)
+                failing = True
 
     async def _sweep(self) -> None:
         """One pass of :meth:`_watch`; its own frame, so no job or record outlives it."""
@@ -426,15 +550,23 @@ class Tasks:
                 pending[key] = {"method": req["method"], "params": dict(req.get("params") or {})}
         if not pending:
             return out
-        await self.store.request_input(job.task_id, pending)
+        try:
+            await self.store.request_input(job.task_id, pending)
+        except TaskStoreUnavailable as exc:  # the tool fails: its task ends failed (rule 7)
+            raise unavailable_error(exc) from None
         waiting = set(pending)
         while waiting:
-            got = await self.store.take_responses(job.task_id, waiting)
-            out.update(got)
-            waiting.difference_update(got)
-            if not waiting:
-                break
-            record = await self.store.get(job.task_id)
+            try:
+                got = await self.store.take_responses(job.task_id, waiting)
+                out.update(got)
+                waiting.difference_update(got)
+                if not waiting:
+                    break
+                record = await self.store.get(job.task_id)
+            except TaskStoreUnavailable as exc:  # keep waiting: the store comes back (rule 7)
+                logger.info("task %s: waiting for input, store unreachable: %s", job.task_id, exc)
+                await anyio.sleep(self.watch_interval_s)
+                continue
             if record is None or record.terminal:  # cancelled or expired meanwhile
                 self.stop(job)
                 await anyio.lowlevel.checkpoint()  # delivers the cancellation

@@ -19,16 +19,25 @@ Rules:
    changes) with the caller before it reads or mutates a task.
 5. Every change is reported to ``subscribe`` callbacks (synchronously, never blocking)
    and wakes ``wait``-ers of that task. Shared stores also report other replicas'
-   changes while their ``lifespan`` runs.
+   changes while their ``lifespan`` runs. A callback that raises is logged and the
+   others still run: a faulty listener never breaks the store or its feed.
 6. In memory: a task is dropped once its ``ttl_ms`` has elapsed since creation; the store
    holds at most ``max_tasks`` tasks, evicting the oldest finished ones first and refusing
    a new task (:class:`TaskStoreFull`) when all are still active; with
    ``max_active_per_owner`` one owner may not hold more active tasks than that.
+7. In memory, finished tasks' payloads (``result``/``error``, measured as JSON bytes)
+   total at most ``max_result_bytes_total``: finishing a task evicts the oldest finished
+   tasks until its payload fits; a payload larger than the whole budget is not stored
+   and the task ends ``failed`` (-32603, "too large").
+8. A store that cannot reach its backend raises :class:`TaskStoreUnavailable` (never the
+   backend's own exceptions); the protocol layer answers task requests with the
+   retryable error of :func:`unavailable_error`.
 """
 
 from __future__ import annotations
 
 import heapq
+import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -36,16 +45,62 @@ from typing import Any, Protocol
 
 import anyio
 
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, dumps
 from mcpkit.ext.tasks.model import ACTIVE, TaskRecord
 
-__all__ = ["ChangeFeed", "InMemoryTaskStore", "TaskStore", "TaskStoreFull"]
+__all__ = [
+    "RETRY_AFTER_MS",
+    "ChangeFeed",
+    "InMemoryTaskStore",
+    "TaskStore",
+    "TaskStoreFull",
+    "TaskStoreUnavailable",
+    "payload_bytes",
+    "too_large_error",
+    "unavailable_error",
+]
 
 JSON = dict[str, Any]
 ChangeCallback = Callable[[TaskRecord], None]
+logger = logging.getLogger("mcpkit.ext.tasks")
+
+RETRY_AFTER_MS = 1_000
+"""``data.retryAfterMs`` of the retryable error (rule 8): a suggestion, in milliseconds."""
 
 
 class TaskStoreFull(Exception):
     """The store cannot take another task now (a bound was reached)."""
+
+
+class TaskStoreUnavailable(Exception):
+    """The store's backend cannot be reached now (e.g. Redis is down or paused); the
+    operation may succeed if retried later (rule 8)."""
+
+
+def unavailable_error(exc: BaseException) -> JSONRPCError:
+    """The answer to a task request while the store is unreachable (rule 8): -32603
+    (SEP-2663 lists -32603 for internal errors) with ``data = {"retryable": true,
+    "retryAfterMs": RETRY_AFTER_MS}``, so a client knows to retry the same request."""
+    return JSONRPCError(
+        INTERNAL_ERROR,
+        f"The task store is unavailable ({exc}); retry later",
+        {"retryable": True, "retryAfterMs": RETRY_AFTER_MS},
+    )
+
+
+def payload_bytes(value: Any) -> int:
+    """The size of ``value`` as compact JSON, in bytes (0 for None)."""
+    return 0 if value is None else len(dumps(value))
+
+
+def too_large_error(size: int, limit: int, name: str) -> JSON:
+    """The ``error`` of a task whose result was over a byte bound (rule 7)."""
+    return {
+        "code": INTERNAL_ERROR,
+        "message": f"The task's result is too large to keep: {size} bytes of JSON, more "
+        f"than {name} ({limit} bytes)",
+        "data": {"resultBytes": size, "maxResultBytes": limit},
+    }
 
 
 class TaskStore(Protocol):
@@ -144,10 +199,13 @@ class ChangeFeed:
         self._events.clear()
 
     def report(self, record: TaskRecord) -> None:
-        """``record`` changed: wake its waiters and tell the subscribers."""
+        """``record`` changed: wake its waiters and tell the subscribers (rule 5)."""
         self.wake(record.task_id)
         for callback in tuple(self._callbacks):
-            callback(record)
+            try:
+                callback(record)
+            except Exception:
+                logger.exception("task change listener %r failed (contained)", callback)
 
     async def wait_for_change(self, task_id: str, timeout_s: float) -> None:
         event = self._events.get(task_id)
@@ -161,8 +219,10 @@ class InMemoryTaskStore(ChangeFeed):
     """The single-process store (rule 6).
 
     ``max_tasks`` bounds the number of stored tasks; ``max_active_per_owner`` (None: no
-    limit) bounds one owner's unfinished tasks; ``clock`` returns seconds since the epoch
-    (tests pass a fake one).
+    limit) bounds one owner's unfinished tasks; ``max_result_bytes_total`` bounds the
+    JSON bytes of all finished tasks' results and errors together (rule 7; default
+    64 MiB, which Python holds in roughly twice that much heap); ``clock`` returns
+    seconds since the epoch (tests pass a fake one).
     """
 
     def __init__(
@@ -170,12 +230,19 @@ class InMemoryTaskStore(ChangeFeed):
         *,
         max_tasks: int = 10_000,
         max_active_per_owner: int | None = None,
+        max_result_bytes_total: int = 64 * 1024 * 1024,
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
         if max_tasks < 1:
             raise ValueError("max_tasks must be at least 1")
+        if max_result_bytes_total < 1:
+            raise ValueError("max_result_bytes_total must be at least 1")
         self.max_tasks = max_tasks
+        self.max_result_bytes_total = max_result_bytes_total
+        self.result_bytes = 0
+        """JSON bytes of the finished tasks' payloads held now (rule 7)."""
+        self._payload: dict[str, int] = {}
         self.max_active_per_owner = max_active_per_owner
         self.clock = clock
         self._tasks: dict[str, TaskRecord] = {}
@@ -194,6 +261,7 @@ class InMemoryTaskStore(ChangeFeed):
         if record is None:
             return
         self._finished.pop(task_id, None)
+        self.result_bytes -= self._payload.pop(task_id, 0)
         owned = self._by_owner.get(record.owner)
         if owned is not None:
             owned.pop(task_id, None)
@@ -319,9 +387,19 @@ class InMemoryTaskStore(ChangeFeed):
         record = self._live(task_id)
         if record is None or record.status not in ACTIVE:
             return None
+        size = payload_bytes(result) + payload_bytes(error)
+        if size > self.max_result_bytes_total:
+            error = too_large_error(size, self.max_result_bytes_total, "max_result_bytes_total")
+            status, result, message = "failed", None, error["message"]
+            size = payload_bytes(error)
+        while self._finished and self.result_bytes + size > self.max_result_bytes_total:
+            self._drop(next(iter(self._finished)))  # the oldest finished task (rule 7)
         self._terminate(record, status)
         record.result = result
         record.error = error
+        if size:
+            self._payload[task_id] = size
+            self.result_bytes += size
         if message is not None:
             record.status_message = message
         self._touch(record)

@@ -1,0 +1,138 @@
+"""Checks that a client's answer to an input request matches what was asked.
+
+An input request is ``elicitation/create``, ``sampling/createMessage`` or ``roots/list``:
+a live server-to-client request on the handshake era, an MRTR ``inputRequests`` entry on
+2026-07-28 (SEP-2322). The server checks each answer before a handler sees it; the
+client checks what its own handlers produce before sending it. Both use
+:func:`answer_problems`, so the two sides agree on what a valid answer is.
+
+Spec: 2025-11-25 / 2026-07-28 ``client/elicitation`` (``ElicitResult``), ``client/sampling``
+(``CreateMessageResult``), ``client/roots`` (``ListRootsResult``); 2026-07-28
+``basic/patterns/mrtr`` §Error Handling ("Servers SHOULD validate that the data provided
+by the client is a valid InputResponses object").
+
+Rules:
+1. An answer is a JSON object; otherwise that is its only problem.
+2. Its shape is the result type of the request's method, checked with the wire model
+   (``ElicitResult``, ``CreateMessageResult``, ``ListRootsResult``). Unknown fields are
+   allowed (``_meta``, newer revisions). Other methods (an extension's) are not checked.
+3. An accepted form elicitation (``action: "accept"``, mode absent or ``"form"``) has
+   ``content`` that satisfies the request's ``requestedSchema`` with JSON Schema
+   (:mod:`mcpkit.core.jsonschema`); absent ``content`` is checked as ``{}``, so a
+   required field is reported missing. ``decline``/``cancel`` and URL mode carry no
+   content to check.
+4. When the schema came from the peer (``schema_from_peer=True``: a client checking its
+   own answer against a server's form), only the spec's form vocabulary is enforced:
+   ``pattern`` is dropped, since a peer-chosen regular expression could take unbounded
+   time, and the elicitation spec does not define it.
+5. Problems are at most ``limit`` readable messages naming the JSON path of each bad
+   value (``content.name: 5 is not of type 'string'``), each at most
+   :data:`~mcpkit.core.jsonschema.MESSAGE_CHARS` characters (a quoted value is cut, so
+   an error about a huge answer stays small); an empty list means valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.core.shapes import as_object
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+__all__ = ["INPUT_METHODS", "answer_problems"]
+
+JSON = dict[str, Any]
+INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+"""The methods whose answers are checked (rule 2)."""
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "a number"
+    for kind, name in _JSON_TYPES.items():
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def _model(method: str) -> type[BaseModel] | None:
+    from mcpkit.core.types import CreateMessageResult, ElicitResult, ListRootsResult
+
+    return {
+        "elicitation/create": ElicitResult,
+        "sampling/createMessage": CreateMessageResult,
+        "roots/list": ListRootsResult,
+    }.get(method)
+
+
+def _model_problems(exc: ValidationError, limit: int) -> list[str]:
+    from mcpkit.core.jsonschema import clip
+
+    out: list[str] = []
+    for err in exc.errors(include_url=False)[:limit]:
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        if err["type"] == "missing":
+            out.append(clip(f"{where}: required field is missing"))
+        else:
+            out.append(clip(f"{where}: {err['msg']} (got {_json_type(err.get('input'))})"))
+    return out
+
+
+def _peer_schema(schema: JSON) -> JSON:
+    """Rule 4: the form schema without ``pattern`` keywords (top level and properties)."""
+    props = as_object(schema.get("properties")) or {}
+    cleaned: JSON = {}
+    for name, raw in props.items():
+        prop = as_object(raw)
+        cleaned[name] = raw if prop is None else {k: v for k, v in prop.items() if k != "pattern"}
+    return {**{k: v for k, v in schema.items() if k != "pattern"}, "properties": cleaned}
+
+
+def answer_problems(
+    method: str,
+    params: Mapping[str, Any] | None,
+    answer: Any,
+    *,
+    schema_from_peer: bool = False,
+    limit: int = 10,
+) -> list[str]:
+    """What is wrong with ``answer`` as the result of ``method`` called with ``params``
+    (rules 1-5); an empty list when it is valid.
+
+    ``params`` are the request's params (for elicitation, ``mode`` and
+    ``requestedSchema``). Raises :class:`mcpkit.core.jsonschema.SchemaError` when the
+    requested schema itself is unusable.
+    """
+    if method not in INPUT_METHODS:
+        return []
+    obj = as_object(answer)
+    if obj is None:
+        return [f"(root): the answer must be an object (got {_json_type(answer)})"]
+    from pydantic import ValidationError
+
+    model = _model(method)
+    assert model is not None
+    try:
+        model.model_validate(obj)
+    except ValidationError as exc:
+        return _model_problems(exc, limit)
+    if method != "elicitation/create" or obj.get("action") != "accept":
+        return []
+    p = params or {}
+    schema = as_object(p.get("requestedSchema"))
+    if p.get("mode", "form") != "form" or schema is None:
+        return []
+    from mcpkit.core.jsonschema import validation_errors
+
+    content = obj.get("content")
+    found = validation_errors(
+        _peer_schema(schema) if schema_from_peer else schema,
+        {} if content is None else content,
+        limit=limit,
+    )
+    return [f"content.{m}" if not m.startswith("(root)") else f"content{m[6:]}" for m in found]
