@@ -41,9 +41,13 @@ def sync(session: nox.Session, package: str, *groups: str) -> None:
 
 
 def pytest(session: nox.Session, *paths: str) -> None:
-    session.run(
-        "python", "-m", "pytest", *paths, *session.posargs, env={"PYTHONDONTWRITEBYTECODE": "1"}
-    )
+    """Run pytest over ``paths``; positional arguments after ``--`` that name files or
+    directories replace them (``uv run nox -s core -- packages/mcpkit-core/tests/http -x``),
+    options are passed through."""
+    args = list(session.posargs)
+    if any(Path(a.split("::")[0]).exists() for a in args if not a.startswith("-")):
+        paths = ()
+    session.run("python", "-m", "pytest", *paths, *args, env={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 @nox.session(name="core")

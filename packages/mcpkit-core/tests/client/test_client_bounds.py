@@ -4,16 +4,23 @@ servers are in ``tests/hostile/test_hostile_server.py``."""
 
 from __future__ import annotations
 
+import tracemalloc
+from typing import Any
+
 import anyio
 import pytest
 
 from mcpkit.client import Client, TransportClosedError
+from mcpkit.client.cache import ResultCache
+from mcpkit.client.changes import ChangeBuffer
 from mcpkit.client.inbox import Inbox
 from mcpkit.client.pipe import PipeStream
 from mcpkit.client.transport import StreamConfig
+from mcpkit.core import meta as M
+from mcpkit.core.jsonrpc import dumps
 from mcpkit.core.limits import Limits
 from mcpkit.core.memory import memory_pair
-from mcpkit.server import Server
+from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
 
@@ -133,3 +140,83 @@ async def test_an_in_memory_server_that_fails_ends_the_client_with_a_transport_e
     with anyio.fail_after(10), pytest.raises(TransportClosedError):
         async with Client(Server("x"), timeout_s=5, mode="legacy"):
             pass
+
+
+def test_a_change_buffer_drops_past_its_count_or_byte_bound_and_never_waits() -> None:
+    buf = ChangeBuffer(max_items=3, max_bytes=1000)
+    big = {"method": "notifications/tools/list_changed", "params": {"pad": "x" * 600}}
+    small = {"method": "notifications/tools/list_changed", "params": {}}
+    assert buf.offer(big)  # an empty buffer admits anything (rule 2)
+    assert not buf.offer(big)  # 2 x 600+ bytes > 1000
+    assert buf.offer(small)
+    assert buf.offer(small)
+    assert not buf.offer(small)  # 3 items held
+    assert (len(buf), buf.dropped) == (3, 2)
+    assert buf.bytes == sum(len(dumps(m)) for m in (big, small, small))
+
+
+async def test_a_closed_change_buffer_yields_what_is_left_then_ends() -> None:
+    buf = ChangeBuffer(max_items=4, max_bytes=1 << 20)
+    buf.offer({"method": "a", "params": {}})
+    buf.close()
+    assert not buf.offer({"method": "b", "params": {}})
+    assert [m["method"] async for m in buf] == ["a"]
+    assert buf.bytes == 0
+
+
+def test_the_result_cache_is_bounded_in_bytes_oldest_first() -> None:
+    cache = ResultCache(max_bytes=10_000)
+    blob = "x" * 4000
+    for uri in ("a", "b", "c"):
+        assert cache.put("resources/read", {"uri": uri}, {"contents": [blob], "ttlMs": 60_000})
+    assert cache.get("resources/read", {"uri": "a"}) is None  # evicted for c
+    assert cache.get("resources/read", {"uri": "c"}) is not None
+    assert len(cache) == 2
+    assert cache.bytes <= 10_000
+    assert not cache.put("resources/read", {"uri": "d"}, {"contents": ["y" * 20_000], "ttlMs": 1})
+    cache.put("resources/read", {"uri": "c"}, {"contents": [], "ttlMs": 60_000})  # replaced
+    cache.invalidate_uri("b")
+    assert cache.bytes == len(dumps({"contents": [], "ttlMs": 60_000}))
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_listener_that_does_not_read_holds_bounded_bytes(era: str) -> None:
+    """A server floods big change notifications at a subscription nobody reads: the
+    client keeps at most ``buffer_bytes`` of them, drops and counts the rest, and the
+    connection keeps serving (issue 11 §3)."""
+    server = Server("flood")
+    pad = "p" * 20_000
+
+    @server.tool()
+    async def flood(ctx: Context) -> str:
+        for _ in range(200):
+            params: dict[str, object] = {"pad": pad}
+            if era == "modern":  # tagged for the open subscriptions/listen
+                params["_meta"] = {M.SUBSCRIPTION_ID: listen_ids[0]}
+            await ctx.notify("notifications/tools/list_changed", params)
+        return "sent"
+
+    listen_ids: list[object] = []
+
+    async def remember(ctx: Context, call_next: Any) -> Any:
+        if ctx.method == "subscriptions/listen":
+            listen_ids.append(ctx.request_id)
+        return await call_next(ctx)
+
+    server.add_middleware(remember)
+    tracemalloc.start()
+    try:
+        async with (
+            Client(server, mode=era) as client,
+            client.listen(tools=True, buffer_bytes=100_000) as sub,
+        ):
+            with anyio.fail_after(30):
+                await client.call_tool("flood", {})  # warm: first-use imports and caches
+                base = tracemalloc.get_traced_memory()[0]
+                result = await client.call_tool("flood", {})
+            held = tracemalloc.get_traced_memory()[0] - base
+            assert result.content[0].text == "sent"  # type: ignore[union-attr]
+            assert sub.dropped >= 390
+            assert held < 1_000_000  # 200 x 20 KB = 4 MB sent
+    finally:
+        tracemalloc.stop()

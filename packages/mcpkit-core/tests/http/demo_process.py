@@ -17,9 +17,11 @@ URL_PREFIX = "mcpkit: serving streamable HTTP at "
 
 
 class DemoProcess:
-    def __init__(self, *args: str) -> None:
+    """``mcpkit demo`` (or ``mcpkit <command...>`` with ``command``) on a free port."""
+
+    def __init__(self, *args: str, command: tuple[str, ...] = ("demo",)) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mcpkit.cli.main", "demo", "--port", "0", *args],
+            [sys.executable, "-m", "mcpkit.cli.main", *command, "--port", "0", *args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -57,8 +59,8 @@ class DemoProcess:
 
 
 @contextlib.contextmanager
-def demo_process(*args: str) -> Iterator[DemoProcess]:
-    demo = DemoProcess(*args)
+def demo_process(*args: str, command: tuple[str, ...] = ("demo",)) -> Iterator[DemoProcess]:
+    demo = DemoProcess(*args, command=command)
     try:
         yield demo
     finally:

@@ -56,7 +56,7 @@ async def test_sigterm_with_open_streams_closes_them_and_exits_within_the_grace_
                     call_rest = [line async for line in calls]
         with anyio.fail_after(15):
             code = await anyio.to_thread.run_sync(demo.proc.wait)
-    assert code in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after its shutdown
+    assert code == 0  # a graceful shutdown; uvicorn's re-raising of the signal is off
     assert all(not line.startswith("data: {") for line in rest)
     assert not [line for line in call_rest if '"id":2' in line]  # cancelled: no response
     log = demo.stderr()
@@ -68,7 +68,7 @@ async def test_sigterm_with_no_traffic_exits_promptly() -> None:
     with demo_process() as demo:
         demo.proc.send_signal(signal.SIGTERM)
         code = await anyio.to_thread.run_sync(lambda: demo.proc.wait(timeout=10))
-    assert code in (0, -signal.SIGTERM)
+    assert code == 0
 
 
 def _client(url: str, mode: str) -> Client:

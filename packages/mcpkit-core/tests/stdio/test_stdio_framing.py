@@ -204,3 +204,68 @@ async def test_sending_after_the_reader_is_gone_raises_a_peer_gone_error() -> No
         await anyio.sleep(0.01)
     assert raised
     await stream.aclose()
+
+
+# -- rule 10: replies are handed over, reading is held back --------------------------------------
+
+
+async def backpressured_pipe_streams(high_water_bytes: int) -> tuple[NDJSONStream, int, int]:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    OPEN_FDS.extend((in_r, in_w, out_r, out_w))
+    reader, writer = await open_fd_streams(in_r, out_w, write_high_water_bytes=high_water_bytes)
+    return NDJSONStream(reader, writer, read_backpressure=True), in_w, out_r
+
+
+def read_lines(fd: int, count: int) -> list[Any]:
+    data = bytearray()
+    while data.count(b"\n") < count:
+        data.extend(os.read(fd, 1 << 16))
+    return [json.loads(line) for line in bytes(data).split(b"\n")[:count]]
+
+
+async def test_a_reply_is_handed_over_at_once_and_reading_waits_for_the_peer() -> None:
+    stream, in_w, out_r = await backpressured_pipe_streams(64 * 1024)
+    big = "r" * 400_000  # above pipe buffer + high-water mark: nobody reads it yet
+    with anyio.fail_after(10):  # a reply does not wait for the peer to read it
+        for i in range(3):
+            await stream.send({"jsonrpc": "2.0", "id": i, "result": {"text": big}})
+    os.write(in_w, b'{"jsonrpc":"2.0","id":9,"method":"ping"}\n')
+    with anyio.move_on_after(0.5) as held:  # over the mark: the next request waits
+        await stream.receive()
+    assert held.cancelled_caught
+    async with anyio.create_task_group() as tg:
+        got: list[Any] = []
+
+        async def reader() -> None:
+            got.extend(await anyio.to_thread.run_sync(read_lines, out_r, 3))
+
+        tg.start_soon(reader)
+        with anyio.fail_after(20):  # once the peer reads, the request comes through
+            request = await stream.receive()
+    assert request["id"] == 9
+    assert [m["id"] for m in got] == [0, 1, 2]  # in the order they were handed over
+    await stream.aclose()
+
+
+async def test_a_notification_still_waits_for_the_peer_when_over_the_mark() -> None:
+    stream, _, out_r = await backpressured_pipe_streams(64 * 1024)
+    big = "n" * 400_000
+    with anyio.move_on_after(0.5) as waited:
+        await stream.send({"jsonrpc": "2.0", "method": "notifications/message", "params": big})
+    assert waited.cancelled_caught  # bounded memory: senders other than replies wait
+    await anyio.to_thread.run_sync(read_lines, out_r, 1)
+    await stream.aclose()
+
+
+async def test_end_of_input_is_seen_while_the_peer_does_not_read() -> None:
+    stream, in_w, _ = await backpressured_pipe_streams(64 * 1024)
+    await stream.send({"jsonrpc": "2.0", "id": 1, "result": {"text": "x" * 400_000}})
+    os.write(in_w, b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    OPEN_FDS.remove(in_w)
+    os.close(in_w)
+    with anyio.fail_after(10):  # the input ended: hold nothing back, reach end of stream
+        assert (await stream.receive())["id"] == 2
+        with pytest.raises(anyio.EndOfStream):
+            await stream.receive()
+    await stream.aclose()

@@ -7,6 +7,12 @@ Rules:
    the client commands (:mod:`mcpkit.cli.inspect`).
 3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol, from the moment
    the user's module is imported.
+4. Serving stops on SIGINT/SIGTERM without a traceback: one line saying what is still in
+   flight, ``--shutdown-grace`` seconds (default 5) for it to be answered, a second
+   signal exits at once (:mod:`mcpkit.server.signals`). A Ctrl-C before serving starts
+   (while the user's module is imported) exits with status 130, also without a traceback.
+5. A closed stdin, stdout or stderr is replaced by ``/dev/null`` before anything else
+   opens a descriptor (:func:`mcpkit.core.stdio.ensure_std_fds`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
+
+from mcpkit.core.stdio import ensure_std_fds
+from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S
 
 __all__ = ["load_server", "main"]
 
@@ -57,6 +66,15 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
         default=default_transport,
         help=f"transport to serve (default: {default_transport})",
     )
+    p.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=DEFAULT_SHUTDOWN_GRACE_S,
+        metavar="SECONDS",
+        dest="shutdown_grace_s",
+        help="on SIGINT/SIGTERM, seconds running requests get to finish (default "
+        f"{DEFAULT_SHUTDOWN_GRACE_S:g}); a second signal exits at once",
+    )
     http = p.add_argument_group("streamable HTTP")
     http.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     http.add_argument("--port", type=int, default=8765, help="port, 0 = any free (default 8765)")
@@ -89,10 +107,11 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
 
 def _serve(server: Any, args: argparse.Namespace) -> None:
     if args.transport == "stdio":
-        server.run("stdio")
+        server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
         return
     server.run(
         "http",
+        shutdown_grace_s=args.shutdown_grace_s,
         host=args.host,
         port=args.port,
         path=args.path,
@@ -118,6 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    ensure_std_fds()  # rule 5
+    try:
+        _main(argv)
+    except KeyboardInterrupt:  # rule 4: before the serving loop's own handlers
+        sys.stderr.write("mcpkit: interrupted\n")
+        sys.exit(130)
+
+
+def _main(argv: list[str] | None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "run":
         if args.transport == "stdio":

@@ -16,7 +16,9 @@ Rules:
 5. ``notifications/<kind>/list_changed`` invalidates that kind's list entries (resources
    also drops its template list); ``notifications/resources/updated`` invalidates the reads
    of that URI. A cursor error should call :meth:`ResultCache.invalidate_method`.
-6. At most ``max_entries`` are kept; the oldest goes first.
+6. At most ``max_entries`` entries and ``max_bytes`` bytes of results (their JSON text's
+   length, default 16 MiB) are kept; the oldest go first. A result larger than
+   ``max_bytes`` on its own is not stored (issue 11 §3).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcpkit.core.jsonrpc import dumps
 
@@ -48,6 +50,13 @@ _INVALIDATES = {
 }
 
 
+class _Entry(NamedTuple):
+    expires: float
+    result: JSON
+    uri: str
+    size: int
+
+
 def _key(method: str, params: JSON | None) -> str:
     significant = {k: v for k, v in (params or {}).items() if k != "_meta"}
     return method + " " + dumps(significant).decode("utf-8")
@@ -58,11 +67,18 @@ class ResultCache:
     (monotonic); tests inject their own."""
 
     def __init__(
-        self, *, max_entries: int = 512, clock: Callable[[], float] = time.monotonic
+        self,
+        *,
+        max_entries: int = 512,
+        max_bytes: int = 16 * 1024 * 1024,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        """Bytes of results held now (rule 6)."""
         self.clock = clock
-        self._entries: OrderedDict[tuple[str, str | None], tuple[float, JSON, str]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str | None], _Entry] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -77,11 +93,13 @@ class ResultCache:
             entry = self._entries.get(slot)
             if entry is None:
                 continue
-            expires, result, _ = entry
-            if now < expires:
-                return result
-            del self._entries[slot]
+            if now < entry.expires:
+                return entry.result
+            self._drop(slot)
         return None
+
+    def _drop(self, slot: tuple[str, str | None]) -> None:
+        self.bytes -= self._entries.pop(slot).size
 
     def put(
         self, method: str, params: JSON | None, result: JSON, partition: str | None = None
@@ -96,27 +114,30 @@ class ResultCache:
             return False
         scope = result.get("cacheScope")
         slot = (_key(method, params), None if scope == "public" else partition)
+        size = len(dumps(result))
+        if size > self.max_bytes:
+            return False
         uri = (params or {}).get("uri") if method == "resources/read" else None
-        self._entries[slot] = (
-            self.clock() + ttl / 1000.0,
-            result,
-            uri if isinstance(uri, str) else "",
+        if slot in self._entries:
+            self._drop(slot)
+        self._entries[slot] = _Entry(
+            self.clock() + ttl / 1000.0, result, uri if isinstance(uri, str) else "", size
         )
-        self._entries.move_to_end(slot)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        self.bytes += size
+        while len(self._entries) > self.max_entries or self.bytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
         return True
 
     def invalidate_method(self, *methods: str) -> None:
         """Drop every entry of these methods."""
         prefixes = tuple(m + " " for m in methods)
         for slot in [s for s in self._entries if s[0].startswith(prefixes)]:
-            del self._entries[slot]
+            self._drop(slot)
 
     def invalidate_uri(self, uri: str) -> None:
         """Drop the ``resources/read`` entries of ``uri``."""
-        for slot in [s for s, e in self._entries.items() if e[2] == uri]:
-            del self._entries[slot]
+        for slot in [s for s, e in self._entries.items() if e.uri == uri]:
+            self._drop(slot)
 
     def on_notification(self, method: str, params: JSON | None) -> None:
         """Rule 5: apply a server notification."""
@@ -130,3 +151,4 @@ class ResultCache:
 
     def clear(self) -> None:
         self._entries.clear()
+        self.bytes = 0

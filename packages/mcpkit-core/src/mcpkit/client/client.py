@@ -723,9 +723,14 @@ class Client:
         resources: bool = False,
         resource_uris: Sequence[str] = (),
         extra: Mapping[str, Any] | None = None,
+        buffer: int = 256,
+        buffer_bytes: int = 1 << 20,
     ) -> Subscription:
         """A change-notification stream (:mod:`mcpkit.client.listen`); use with
-        ``async with``. ``extra`` adds extension filter fields (2026-07-28)."""
+        ``async with``. ``extra`` adds extension filter fields (2026-07-28).
+        ``buffer`` / ``buffer_bytes`` bound what a slow reader lets pile up (items, bytes
+        of JSON); past either the newest notifications are dropped and counted
+        (``Subscription.dropped``)."""
         flt: JSON = {}
         if tools:
             flt["toolsListChanged"] = True
@@ -736,4 +741,4 @@ class Client:
         if resource_uris:
             flt["resourceSubscriptions"] = list(resource_uris)
         flt.update(extra or {})
-        return Subscription(self, flt)
+        return Subscription(self, flt, buffer=buffer, buffer_bytes=buffer_bytes)

@@ -16,8 +16,9 @@ Rules:
    Leaving the context cancels it (``notifications/cancelled`` on stdio, closing the
    stream on HTTP).
 4. Items are :class:`SubscriptionNotification` (``method``, ``params``). A reader that falls
-   more than ``buffer`` items behind loses the newest ones, with a warning; the stream never
-   blocks the connection.
+   more than ``buffer`` items or ``buffer_bytes`` bytes (default 1 MiB) behind loses the
+   newest ones, counted in :attr:`Subscription.dropped` and logged
+   (:mod:`mcpkit.client.changes`); the stream never blocks the connection.
 5. Entering waits at most the client's ``timeout_s`` for the acknowledgement
    (:class:`~mcpkit.client.errors.RequestTimeoutError`, and the request is given up);
    a subscription that ends before it is acknowledged is a
@@ -34,8 +35,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpkit.client.changes import ChangeBuffer
 from mcpkit.client.errors import ProtocolViolationError, RequestTimeoutError
 
 if TYPE_CHECKING:
@@ -71,26 +72,32 @@ class Subscription:
     """An open change-notification stream (see the module rules). Use as
     ``async with client.listen(tools=True) as sub: async for note in sub: ...``."""
 
-    def __init__(self, client: Client, filter: JSON, *, buffer: int = 256) -> None:
+    def __init__(
+        self, client: Client, filter: JSON, *, buffer: int = 256, buffer_bytes: int = 1 << 20
+    ) -> None:
         self._client = client
         self.filter = filter
         self.acknowledged: JSON | None = None
         """The honoured filter (2026-07-28), or the requested one (handshake era)."""
         self.ended_gracefully = False
-        self._buffer = buffer
-        self._send: MemoryObjectSendStream[JSON] | None = None
-        self._recv: MemoryObjectReceiveStream[JSON] | None = None
+        self._buffer = ChangeBuffer(buffer, buffer_bytes)
         self._scope: anyio.CancelScope | None = None
         self._done = anyio.Event()
         self._subscribed: list[str] = []
+        self._entered = False
+
+    @property
+    def dropped(self) -> int:
+        """Notifications dropped because this reader fell behind (rule 4)."""
+        return self._buffer.dropped
 
     async def __aenter__(self) -> Subscription:
         session = self._client.session
-        self._send, self._recv = anyio.create_memory_object_stream[JSON](self._buffer)
+        self._entered = True
         if session.era == "modern":
             await self._open_modern()
         else:
-            session.listeners.add(self._send)
+            session.listeners.add(self._buffer)
             for uri in self.filter.get("resourceSubscriptions") or ():
                 await self._client.subscribe(uri)
                 self._subscribed.append(uri)
@@ -99,10 +106,8 @@ class Subscription:
 
     async def _open_modern(self) -> None:
         session = self._client.session
-        assert self._send is not None
-        assert self._recv is not None
         rid = session.connection.pending.next_id()
-        session.subscriptions[rid] = self._send
+        session.subscriptions[rid] = self._buffer
         acked = anyio.Event()
         scope = anyio.CancelScope()
         self._scope = scope
@@ -123,7 +128,7 @@ class Subscription:
             finally:
                 sender = session.subscriptions.pop(rid, None)
                 if sender is not None:
-                    await sender.aclose()
+                    sender.close()
                 acked.set()
                 self._done.set()
 
@@ -132,7 +137,7 @@ class Subscription:
         with anyio.move_on_after(self._client.timeout_s) as waited:  # rule 5
             while True:
                 try:
-                    first = await self._recv.receive()
+                    first = await self._buffer.receive()
                 except anyio.EndOfStream:
                     break
                 if first.get("method") == _ACK:
@@ -165,9 +170,9 @@ class Subscription:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[SubscriptionNotification]:
-        if self._recv is None:
+        if not self._entered:
             raise RuntimeError("enter the subscription first: async with client.listen(...)")
-        async for item in self._recv:
+        async for item in self._buffer:
             if item.get("method") == _ACK or not self._wanted(item):
                 continue
             params = item.get("params")
@@ -182,9 +187,8 @@ class Subscription:
             self._scope.cancel()
             with anyio.move_on_after(5):
                 await self._done.wait()
-        if self._send is not None:
-            session.listeners.discard(self._send)
-            await self._send.aclose()
+        session.listeners.discard(self._buffer)
+        self._buffer.close()
         for uri in self._subscribed:  # rule 5
             try:
                 await self._client.request(

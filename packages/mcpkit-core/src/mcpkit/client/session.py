@@ -42,10 +42,10 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectSendStream
 
 from mcpkit.client._json import as_object
 from mcpkit.client.cache import ResultCache
+from mcpkit.client.changes import ChangeBuffer
 from mcpkit.client.errors import local_error
 from mcpkit.client.handlers import InputHandlerError, InputHandlers
 from mcpkit.client.middleware import (
@@ -146,9 +146,9 @@ class ClientSession:
         self.receive_middleware: list[ReceiveMiddleware] = []
         self.notification_handlers: dict[str, list[NotificationCallback]] = {}
         self.request_handlers: dict[str, Callable[[JSON | None], Awaitable[JSON]]] = {}
-        self.subscriptions: dict[RequestId, MemoryObjectSendStream[JSON]] = {}
+        self.subscriptions: dict[RequestId, ChangeBuffer] = {}
         """Open ``subscriptions/listen`` streams by request id (rule 4)."""
-        self.listeners: set[MemoryObjectSendStream[JSON]] = set()
+        self.listeners: set[ChangeBuffer] = set()
         """Handshake-era listeners: every change notification is copied to each."""
         self._progress_seq = 0
 
@@ -162,9 +162,8 @@ class ClientSession:
             streams = [*self.listeners, *self.subscriptions.values()]
             self.listeners.clear()
             self.subscriptions.clear()
-            with anyio.CancelScope(shield=True):
-                for stream in streams:
-                    await stream.aclose()
+            for stream in streams:
+                stream.close()
 
     # -- what the client declares --------------------------------------------------------
     def capabilities(self) -> JSON:
@@ -324,7 +323,7 @@ class ClientSession:
             rid = p.get("requestId")
             sub = self.subscriptions.pop(rid, None) if isinstance(rid, (str, int)) else None
             if sub is not None:
-                await sub.aclose()
+                sub.close()
             else:
                 self.connection.inflight.cancel(rid)
             return
@@ -333,14 +332,14 @@ class ClientSession:
         if isinstance(sub_id, (str, int)):
             target = self.subscriptions.get(sub_id)
             if target is not None:
-                await _offer(target, {"method": method, "params": p})
+                target.offer({"method": method, "params": p})
         kind = LIST_CHANGED.get(method)
         if kind is not None or method == "notifications/resources/updated":
             if self.cache is not None:
                 self.cache.on_notification(method, params)
             if sub_id is None:
                 for listener in tuple(self.listeners):
-                    await _offer(listener, {"method": method, "params": p})
+                    listener.offer({"method": method, "params": p})
             if kind is not None and self.on_list_changed is not None:
                 await self.on_list_changed(kind)
             uri = p.get("uri")
@@ -350,12 +349,3 @@ class ClientSession:
             await self.on_log(p)
         for handler in self.notification_handlers.get(method, ()):
             await handler(params)
-
-
-async def _offer(target: MemoryObjectSendStream[JSON], item: JSON) -> None:
-    try:
-        target.send_nowait(item)
-    except anyio.WouldBlock:
-        logger.warning("a subscription reader is too slow; dropped %s", item.get("method"))
-    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-        pass

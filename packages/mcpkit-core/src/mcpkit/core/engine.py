@@ -23,9 +23,13 @@ Rules:
    come any more), before in-flight inbound requests are drained.
 5. Handler exceptions never escape: :class:`JSONRPCError` becomes its error response,
    anything else becomes -32603 without internals in the message.
-6. A request stays in flight until its response is written (so draining at end of
-   input waits for the answer, not just the result). A response that cannot be written
-   because the peer is gone is dropped, never raised into the serving loop.
+6. A request stays in flight until its response is handed to the transport (the
+   stream's ``send`` returns), so draining at end of input waits for the answer, not
+   just the result. Transports hand a reply over in order without waiting for the peer
+   to read it (stdio: into the write buffer, with backpressure on reading instead,
+   :mod:`mcpkit.core.stdio` rule 10; HTTP: its own response), so a slow reader holds
+   no admission slot for replies it already has (issue 11 §12). A response that cannot
+   be written because the peer is gone is dropped, never raised into the serving loop.
 7. A malformed response (``result`` not an object, ``error`` without an integer code,
    both or neither) that names an outbound request still waiting fails that request at
    once with :class:`InvalidResponseError`, instead of leaving it to time out; one that
@@ -179,10 +183,11 @@ class MessageHandler(Protocol):
 
 
 class _Slot:
-    __slots__ = ("cancelled", "scope", "sending")
+    __slots__ = ("cancelled", "method", "scope", "sending")
 
-    def __init__(self, scope: anyio.CancelScope) -> None:
+    def __init__(self, scope: anyio.CancelScope, method: str = "") -> None:
         self.scope = scope
+        self.method = method
         self.cancelled = False
         self.sending = False
         """The handler is done and the response is being written (outside ``scope``)."""
@@ -229,6 +234,13 @@ class Inflight:
     def __contains__(self, request_id: object) -> bool:
         return request_id in self._slots
 
+    def summary(self) -> list[str]:
+        """``"method #id"`` for each request in flight (for a shutdown message)."""
+        return [
+            "a batch" if isinstance(rid, _BatchKey) else f"{slot.method} #{rid!r}"
+            for rid, slot in list(self._slots.items())
+        ]
+
     def cancel(self, request_id: Any) -> bool:
         """Cancel a running request; returns False for unknown or finished ids and for
         values that are not a JSON-RPC id (a bool, a float, an object...)."""
@@ -247,7 +259,7 @@ class Inflight:
             slot.scope.cancel()
 
 
-def admit(inflight: Inflight, request_id: RequestId) -> _Slot | JSON:
+def admit(inflight: Inflight, request_id: RequestId, method: str = "") -> _Slot | JSON:
     """Register an inbound request as in flight, synchronously, before its task starts
     (so that a cancellation or end of stream right after it sees it). Returns the slot,
     or the error response to send instead (rule 2, and the in-flight limit)."""
@@ -261,7 +273,7 @@ def admit(inflight: Inflight, request_id: RequestId) -> _Slot | JSON:
             INTERNAL_ERROR,
             f"Server busy: {len(inflight)} requests in flight (limit {inflight.limit})",
         )
-    slot = _Slot(inflight.new_scope())
+    slot = _Slot(inflight.new_scope(), method)
     inflight._slots[request_id] = slot  # pyright: ignore[reportPrivateUsage]
     return slot
 
@@ -542,7 +554,7 @@ class Connection:
     def _admit(self, c: Classified, tg: anyio.abc.TaskGroup) -> JSON | None:
         """Admit one request (rules 2, 8) and start its task; returns the error response
         to send instead when it is refused."""
-        admitted = admit(self.inflight, c.id)  # type: ignore[arg-type]
+        admitted = admit(self.inflight, c.id, c.method)  # type: ignore[arg-type]
         if not isinstance(admitted, _Slot):
             return admitted
         request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]

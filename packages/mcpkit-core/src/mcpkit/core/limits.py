@@ -18,8 +18,14 @@ Rules:
    - ``max_depth``: JSON nested deeper than this (objects and arrays; a bare message is
      depth 1, its ``params`` depth 2) is a parse error, -32700 with ``id: null`` (HTTP
      400), on every transport that parses bytes, in both directions.
-   - ``max_inflight``: requests of one connection or HTTP session running at once;
-     one more is answered -32603 "Server busy" with its id, and the others carry on.
+   - ``max_inflight``: requests of one connection or HTTP session not yet answered (a
+     request is answered once its reply is handed to the transport, in order; a peer
+     that is slow to read its replies is held back by ``stdio_write_high_water_bytes``,
+     not counted here); one more is answered -32603 "Server busy" with its id, and the
+     others carry on.
+   - ``stdio_write_high_water_bytes``: bytes waiting to be written to a stdio peer
+     above which the server reads no new message until the peer has read enough
+     (backpressure; replies of requests already running are still written).
    - ``max_http_inflight``: POSTs the HTTP endpoint handles at once, over all sessions
      and the session-less 2026-07-28 requests; one more is refused with 503 and a
      -32603 body (``id: null``) before its body is read.
@@ -99,7 +105,10 @@ class Limits:
     max_depth: int = DEFAULT_MAX_DEPTH
     """JSON nesting depth (100; at most :data:`PARSER_MAX_DEPTH`)."""
     max_inflight: int = 1024
-    """Concurrent requests per connection or HTTP session."""
+    """Requests per connection or HTTP session not yet answered (reply not yet handed to
+    the transport)."""
+    stdio_write_high_water_bytes: int = 1024 * 1024
+    """stdio write buffer above which no new message is read (1 MiB; backpressure)."""
     max_http_inflight: int = 8192
     """Concurrent POSTs per HTTP endpoint, all sessions and session-less requests."""
     max_sessions: int = 10_000
@@ -137,6 +146,7 @@ class Limits:
             "max_message_bytes",
             "max_http_body_bytes",
             "max_inflight",
+            "stdio_write_high_water_bytes",
             "max_http_inflight",
             "max_sessions",
             "max_event_streams",

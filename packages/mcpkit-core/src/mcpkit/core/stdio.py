@@ -29,16 +29,32 @@ Rules:
 8. Closing never waits on the peer for long: what is still buffered gets
    :data:`CLOSE_FLUSH_S` seconds to be read, then it is dropped, so a server whose
    client closed stdin but stopped reading stdout still exits.
+9. Whatever the descriptors are, input ends with end of file and output is written:
+   pipes, sockets and terminals are watched by the event loop; regular files and
+   devices the loop cannot watch (``/dev/null``: epoll refuses it) are read in a worker
+   thread and written at once (they never wait for a peer); a closed descriptor is
+   replaced by ``/dev/null`` (:func:`ensure_std_fds`), so a closed stdin is end of file.
+10. With ``read_backpressure`` (the server side), a reply (a response or a batch of
+    them) is handed to the write buffer, in order, and its sender does not wait for
+    the peer to read it; instead no further message is read while the buffer is above
+    its high-water mark (``Limits.stdio_write_high_water_bytes``), unless the input
+    has already ended. Other messages (notifications, requests) still wait for the
+    buffer to drain. So a request counts as in flight until its reply is handed over,
+    not until the peer has read every reply before it (issue 11 §12).
+11. :meth:`NDJSONStream.end_input` ends the input early (a shutdown signal): nothing
+    more is read, and what was read but not yet received is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import stat
 import sys
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any, Protocol, cast
 
 import anyio
@@ -52,6 +68,7 @@ __all__ = [
     "ByteReceiver",
     "ByteSender",
     "NDJSONStream",
+    "ensure_std_fds",
     "open_fd_streams",
     "protect_stdout",
 ]
@@ -82,6 +99,24 @@ class DirectSender(ByteSender, Protocol):
     async def drain(self) -> None: ...
 
 
+class Congestible(Protocol):
+    """A writer that can say it is above its high-water mark (rule 10)."""
+
+    @property
+    def congested(self) -> bool: ...
+
+    async def wait_writable(self) -> None:
+        """Return once below the mark, closed, or :meth:`wake` was called."""
+        ...
+
+    def wake(self) -> None: ...
+
+
+def _is_reply(message: Any) -> bool:
+    """A response or a batch of responses (what the server owes for a request)."""
+    return type(message) is list or ("method" not in message and "id" in message)
+
+
 class NDJSONStream:
     """A :class:`~mcpkit.core.engine.MessageStream` over a byte reader and writer."""
 
@@ -92,6 +127,7 @@ class NDJSONStream:
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        read_backpressure: bool = False,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -101,6 +137,12 @@ class NDJSONStream:
         self._eof = False
         self._write_lock = anyio.Lock()
         self._write_now = getattr(writer, "write_now", None)
+        self._stopped = False
+        self._congestible: Congestible | None = None
+        if read_backpressure and hasattr(writer, "congested"):  # rule 10
+            self._congestible = cast("Congestible", writer)
+            if hasattr(reader, "on_eof"):
+                reader.on_eof = self._congestible.wake  # type: ignore[attr-defined]
         self.max_message_bytes = max_message_bytes
         self.max_depth = max_depth
 
@@ -146,13 +188,18 @@ class NDJSONStream:
         return Malformed(f"message larger than {self.max_message_bytes} bytes")
 
     async def receive(self) -> Any:
+        congestible = self._congestible
+        if congestible is not None and congestible.congested:
+            await self._await_writable(congestible)
         while not self._ready:
-            if self._eof:
+            if self._eof or self._stopped:
                 raise anyio.EndOfStream
             try:
                 chunk = await self._reader.receive(_CHUNK)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 chunk = b""
+            if self._stopped:
+                raise anyio.EndOfStream
             if not chunk:
                 self._eof = True
                 if self._buf and not self._discarding:
@@ -162,11 +209,31 @@ class NDJSONStream:
             self._feed(chunk)
         return self._ready.popleft()
 
+    async def _await_writable(self, congestible: Congestible) -> None:
+        """Rule 10: hold the next message back until the peer has read enough."""
+        while (
+            congestible.congested
+            and not self._stopped
+            and not getattr(self._reader, "at_eof", False)
+        ):
+            await congestible.wait_writable()
+
+    def end_input(self) -> None:
+        """Read nothing more: :meth:`receive` raises ``anyio.EndOfStream`` from now on,
+        and messages read but not yet received are dropped (a shutdown, rule 11)."""
+        self._stopped = True
+        self._ready.clear()
+        stop = getattr(self._reader, "stop", None)
+        if stop is not None:
+            stop()
+        if self._congestible is not None:
+            self._congestible.wake()
+
     async def send(self, message: Any) -> None:
         data = dump_line(message)
         write_now = self._write_now
         if write_now is not None:  # rule 6: a whole line at once, no lock
-            if write_now(data):
+            if write_now(data) and (self._congestible is None or not _is_reply(message)):
                 await cast("DirectSender", self._writer).drain()
             return
         async with self._write_lock:
@@ -196,6 +263,13 @@ class _PipeReader(asyncio.Protocol):
         self._paused = False
         self._waiter: asyncio.Future[None] | None = None
         self._transport: asyncio.ReadTransport | None = None
+        self.on_eof: Callable[[], None] | None = None
+        """Called once the input has ended (rule 10 stops holding messages back)."""
+
+    @property
+    def at_eof(self) -> bool:
+        """The peer closed its end (unread data may still be buffered)."""
+        return self._eof
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.ReadTransport, transport)
@@ -209,13 +283,17 @@ class _PipeReader(asyncio.Protocol):
         self._wake()
 
     def eof_received(self) -> bool:
-        self._eof = True
-        self._wake()
+        self._ended()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._ended()
+
+    def _ended(self) -> None:
         self._eof = True
         self._wake()
+        if self.on_eof is not None:
+            self.on_eof()
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -240,6 +318,15 @@ class _PipeReader(asyncio.Protocol):
             self._transport.resume_reading()
         return chunk
 
+    def stop(self) -> None:
+        """Deliver nothing more (rule 11): a pending :meth:`receive` returns EOF."""
+        self._chunks.clear()
+        self._buffered = 0
+        if self._transport is not None and not self._paused:
+            self._paused = True
+            self._transport.pause_reading()
+        self._ended()
+
     async def aclose(self) -> None:
         if self._transport is not None:
             self._transport.close()
@@ -255,6 +342,7 @@ class _PipeWriter(asyncio.Protocol):
         self._lost: Exception | None = None
         self._closed = False
         self._drain_waiters: deque[asyncio.Future[None]] = deque()
+        self._writable_waiters: list[asyncio.Future[None]] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.WriteTransport, transport)
@@ -265,11 +353,31 @@ class _PipeWriter(asyncio.Protocol):
     def resume_writing(self) -> None:
         self._paused = False
         self._release(None)
+        self.wake()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._lost = exc
         self._release(exc or BrokenPipeError("the peer closed the pipe"))
+        self.wake()
+
+    @property
+    def congested(self) -> bool:
+        """Above the high-water mark, the peer still connected (rule 10)."""
+        return self._paused and not self._closed
+
+    async def wait_writable(self) -> None:
+        if not self.congested:
+            return
+        waiter = self._loop.create_future()
+        self._writable_waiters.append(waiter)
+        await waiter
+
+    def wake(self) -> None:
+        waiters, self._writable_waiters = self._writable_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _release(self, exc: Exception | None) -> None:
         while self._drain_waiters:
@@ -342,27 +450,103 @@ class _ThreadWriter:
         return None
 
 
-async def open_fd_streams(read_fd: int, write_fd: int) -> tuple[ByteReceiver, ByteSender]:
-    """Non-blocking byte streams on two descriptors (asyncio pipes, else threads)."""
+class _FileWriter:
+    """Rule 9: a regular file or an unwatchable device (``/dev/null``), written at once."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write_now(self, item: bytes) -> bool:
+        view = memoryview(item)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        return False
+
+    async def drain(self) -> None:
+        return None
+
+    async def send(self, item: bytes) -> None:
+        self.write_now(item)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _noop() -> None:
+    return None
+
+
+def _watchable(loop: asyncio.AbstractEventLoop, fd: int, *, write: bool) -> bool:
+    """Whether the loop can watch ``fd`` (rule 9): pipes and sockets, and character
+    devices that its selector accepts (a terminal; not ``/dev/null``)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return True
+    if not stat.S_ISCHR(mode):
+        return False
+    try:
+        if write:
+            loop.add_writer(fd, _noop)
+            loop.remove_writer(fd)
+        else:
+            loop.add_reader(fd, _noop)
+            loop.remove_reader(fd)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    return True
+
+
+async def open_fd_streams(
+    read_fd: int, write_fd: int, *, write_high_water_bytes: int | None = None
+) -> tuple[ByteReceiver, ByteSender]:
+    """Non-blocking byte streams on two descriptors (rule 9: asyncio pipes where the
+    loop can watch them, else a worker thread for reading and direct writes).
+    ``write_high_water_bytes`` sets the write buffer's high-water mark (rule 10;
+    asyncio's default, 64 KiB, when None)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return _ThreadReader(read_fd), _ThreadWriter(write_fd)
-    reader_obj: ByteReceiver
-    writer_obj: ByteSender
-    try:
-        rfile = os.fdopen(read_fd, "rb", buffering=0, closefd=False)
-        _, reader = await loop.connect_read_pipe(lambda: _PipeReader(loop), rfile)
-        reader_obj = reader
-    except (ValueError, OSError):
-        reader_obj = _ThreadReader(read_fd)
-    try:
-        wfile = os.fdopen(write_fd, "wb", buffering=0, closefd=False)
-        _, writer = await loop.connect_write_pipe(lambda: _PipeWriter(loop), wfile)
-        writer_obj = writer
-    except (ValueError, OSError):
-        writer_obj = _ThreadWriter(write_fd)
+    reader_obj: ByteReceiver = _ThreadReader(read_fd)
+    writer_obj: ByteSender = _FileWriter(write_fd)
+    if _watchable(loop, read_fd, write=False):
+        with contextlib.suppress(ValueError, OSError):
+            rfile = os.fdopen(read_fd, "rb", buffering=0, closefd=False)
+            _, reader_obj = await loop.connect_read_pipe(lambda: _PipeReader(loop), rfile)
+    if _watchable(loop, write_fd, write=True):
+        with contextlib.suppress(ValueError, OSError):
+            wfile = os.fdopen(write_fd, "wb", buffering=0, closefd=False)
+            transport, writer_obj = await loop.connect_write_pipe(lambda: _PipeWriter(loop), wfile)
+            if write_high_water_bytes is not None:
+                transport.set_write_buffer_limits(high=write_high_water_bytes)
     return reader_obj, writer_obj
+
+
+def ensure_std_fds() -> None:
+    """Rule 9: give a closed fd 0, 1 or 2 ``/dev/null`` (and ``sys.stdin``/``stdout``/
+    ``stderr`` a file on it when Python started without one), so that no descriptor
+    opened later (the event loop's) lands there and a closed stdin reads as end of
+    file. Call it before anything else opens descriptors."""
+    for fd, flags, name in (
+        (0, os.O_RDONLY, "stdin"),
+        (1, os.O_WRONLY, "stdout"),
+        (2, os.O_WRONLY, "stderr"),
+    ):
+        try:
+            os.fstat(fd)
+        except OSError as exc:
+            if exc.errno != errno.EBADF:
+                continue
+            null = os.open(os.devnull, flags)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            mode = "r" if fd == 0 else "w"
+            setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115
 
 
 @contextlib.contextmanager
@@ -372,7 +556,8 @@ def protect_stdout() -> Generator[tuple[int, int]]:
     Yields ``(protocol_in_fd, protocol_out_fd)``; afterwards fds 0 and 1 and
     ``sys.stdin``/``sys.stdout`` are restored.
     """
-    sys.stdout.flush()
+    if sys.stdout is not None:  # pyright: ignore[reportUnnecessaryComparison]
+        sys.stdout.flush()
     proto_out = os.dup(1)
     proto_in = os.dup(0)
     saved_stdout, saved_stdin = sys.stdout, sys.stdin

@@ -556,12 +556,17 @@ class Server:
 
     def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
         """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (``host``, ``port``,
-        and the HTTP app's options)."""
+        and the HTTP app's options). SIGINT/SIGTERM shut down gracefully: running requests
+        get ``shutdown_grace_s`` seconds (default 5), a second signal exits at once
+        (:mod:`mcpkit.server.signals`)."""
         import anyio
 
         if transport == "stdio":
+            from mcpkit.core.stdio import ensure_std_fds
             from mcpkit.server.stdio import serve_stdio
 
+            ensure_std_fds()  # a closed stdin reads as end of file (stdio rule 4)
+            options.setdefault("handle_signals", True)
             anyio.run(partial(serve_stdio, self, **options))
             return
         from mcpkit.server.http import run_http  # pyright: ignore

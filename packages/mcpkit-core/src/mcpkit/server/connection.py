@@ -12,8 +12,9 @@ Rules:
 4. After ``initialize``, hub changes (list_changed, resource updates) are pumped to the
    client until the connection ends.
 5. Every outgoing message passes the server's send-side middleware.
-6. At most ``server.limits.max_inflight`` requests run at once (``max_inflight``
-   overrides it); one more is answered -32603 "Server busy" (:mod:`mcpkit.core.limits`).
+6. At most ``server.limits.max_inflight`` requests are unanswered at once (running, or
+   their reply not yet handed to the transport; ``max_inflight`` overrides it); one more
+   is answered -32603 "Server busy" (:mod:`mcpkit.core.limits`).
 """
 
 from __future__ import annotations
