@@ -34,13 +34,19 @@ INIT_PARAMS: JSON = {
 
 
 @contextlib.asynccontextmanager
-async def serve(app: Any) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on a free 127.0.0.1 port; yields the base URL."""
+async def serve(app: Any, **config_options: Any) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on a free 127.0.0.1 port; yields the base URL.
+    ``config_options`` override ``uvicorn.Config``'s (log level, graceful timeout)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
-    server = uvicorn.Server(config)
+    options: dict[str, Any] = {
+        "log_level": "warning",
+        "lifespan": "on",
+        "timeout_graceful_shutdown": 3,
+        **config_options,
+    }
+    server = uvicorn.Server(uvicorn.Config(app, **options))
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, [sock])
         with anyio.fail_after(10):

@@ -4,6 +4,8 @@ mounting that a user adds keep Starlette's semantics."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -15,8 +17,10 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+import mcpkit
 from mcpkit.server import Context, Server
 from mcpkit.server.http import http_app
+from mcpkit.server.http.app import route_path
 
 pytestmark = pytest.mark.anyio
 
@@ -142,3 +146,54 @@ async def test_a_route_the_user_puts_before_the_endpoint_wins() -> None:
         assert r.text == "other"
         r = await client.post(base + "/mcp/", json=request(1, "ping"), headers=headers())
         assert r.status_code == 400  # still the endpoint: no session id
+
+
+@pytest.mark.parametrize(
+    ("path", "root_path", "expected"),
+    [
+        ("/mcp", "", "/mcp"),
+        ("/api/mcp", "/api", "/mcp"),
+        ("/api/mcp/", "/api", "/mcp/"),
+        ("/api", "/api", ""),
+        ("/apimcp", "/api", "/apimcp"),  # not below the mount point
+        ("/other/mcp", "/api", "/other/mcp"),
+    ],
+)
+def test_route_path_reads_the_documented_asgi_scope_keys(
+    path: str, root_path: str, expected: str
+) -> None:
+    assert route_path({"type": "http", "path": path, "root_path": root_path}) == expected
+
+
+async def test_the_fast_path_serves_a_mounted_endpoint_without_starlettes_stack() -> None:
+    # Regression for the removal of ``starlette._utils.get_route_path``: the fast path
+    # must still recognise the endpoint below a mount point (Starlette builds its
+    # middleware stack on the first request that takes the full path).
+    inner = http_app(scope_server())
+    outer = Starlette(routes=[Mount("/api", app=inner)], lifespan=inner.state.mcp.lifespan)
+    async with serve(outer) as base, httpx2.AsyncClient(timeout=10) as client:
+        await initialize(client, base + "/api/mcp")
+        await initialize(client, base + "/api/mcp/")
+        assert inner.middleware_stack is None
+        r = await client.post(base + "/api/other", json=request(1, "ping"), headers=headers())
+        assert r.status_code == 404
+        assert inner.middleware_stack is not None
+
+
+def test_no_mcpkit_module_imports_a_private_starlette_module() -> None:
+    offenders: list[str] = []
+    sources = [(Path(root), s) for root in mcpkit.__path__ for s in Path(root).rglob("*.py")]
+    assert sources
+    for root, source in sources:
+        for node in ast.walk(ast.parse(source.read_text(), str(source))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            offenders += [
+                f"{source.relative_to(root)}: {n}"
+                for n in names
+                if n.startswith("starlette.") and any(p.startswith("_") for p in n.split("."))
+            ]
+    assert offenders == []

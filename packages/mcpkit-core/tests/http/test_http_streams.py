@@ -166,7 +166,10 @@ async def test_stateless_mode_serves_without_sessions_and_refuses_reverse_calls(
         r = await client.post(
             url, json=request(4, "tools/call", {"name": "ask", "arguments": {}}), headers=headers()
         )
-        assert body_of(r)["error"]["code"] == -32021  # no session: no declared capabilities
+        error = body_of(r)["error"]  # no session to route the answer back (not "undeclared")
+        assert error["code"] == -32600
+        assert "the server is stateless" in error["message"]
+        assert "did not declare" not in error["message"]
         r = await client.post(
             url, json=request(5, "tools/call", {"name": "raw", "arguments": {}}), headers=headers()
         )
@@ -266,26 +269,33 @@ async def test_last_event_id_of_another_session_replays_nothing_of_it() -> None:
         assert b"closed=True" not in chunk
 
 
-async def test_standalone_get_stream_carries_list_changed_and_is_exclusive() -> None:
+async def test_standalone_get_stream_carries_list_changed_and_the_newest_one_takes_over() -> None:
+    # A second GET is not 409 (the transport allows only text/event-stream or 405 on
+    # GET): it takes the stream over, the first connection ends, and the message goes
+    # to the newest stream only (never broadcast).
     server = chatty_server()
     async with mcp_http(server) as (client, url, _):
         sid = await initialize(client, url)
         get_headers = headers(sid, accept="text/event-stream", mcp_protocol_version=LATEST)
-        async with client.stream("GET", url, headers=get_headers) as response:
-            assert response.headers["content-type"] == "text/event-stream"
-            second = await client.get(url, headers=get_headers)
-            assert second.status_code == 409
-            server.remove_tool("ask")
-            got = None
-            with anyio.fail_after(5):
-                async for sse in httpx2.EventSource(response):
-                    if sse.data:
-                        got = json.loads(sse.data)
-                        break
+        async with client.stream("GET", url, headers=get_headers) as first:
+            assert first.headers["content-type"] == "text/event-stream"
+            async with client.stream("GET", url, headers=get_headers) as second:
+                assert second.status_code == 200
+                assert second.headers["content-type"] == "text/event-stream"
+                with anyio.fail_after(5):
+                    old = [m async for m in httpx2.EventSource(first) if m.data]
+                assert old == []  # the first connection ended, carrying nothing
+                server.remove_tool("ask")
+                got = None
+                with anyio.fail_after(5):
+                    async for sse in httpx2.EventSource(second):
+                        if sse.data:
+                            got = json.loads(sse.data)
+                            break
         assert got == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
 
-async def test_get_needs_sse_accept_and_is_405_when_not_offered() -> None:
+async def test_get_is_an_sse_stream_whatever_accept_says_and_405_when_not_offered() -> None:
     async with mcp_http(standalone_sse=False) as (client, url, _):
         sid = await initialize(client, url)
         r = await client.get(url, headers=headers(sid, accept="text/event-stream"))
@@ -293,8 +303,10 @@ async def test_get_needs_sse_accept_and_is_405_when_not_offered() -> None:
         assert r.headers["allow"] == "POST, DELETE"
     async with mcp_http() as (client, url, _):
         sid = await initialize(client, url)
-        r = await client.get(url, headers=headers(sid, accept="application/json"))
-        assert r.status_code == 406
+        h = headers(sid, accept="application/json")
+        async with client.stream("GET", url, headers=h) as r:  # not 406: SSE or 405 only
+            assert r.status_code == 200
+            assert r.headers["content-type"] == "text/event-stream"
         r = await client.get(url, headers=headers(accept="text/event-stream"))
         assert r.status_code == 400
 

@@ -26,13 +26,18 @@ Rules:
    (:mod:`mcpkit.server.answers`): a bad one raises ``InputResponseError`` (-32602). A
    form's ``requestedSchema`` must also compile as JSON Schema, else ``ValueError``
    before anything is sent.
-7. A live reverse call (handshake era) waits at most its timeout: the call's
+8. A live reverse call (handshake era) waits at most its timeout: the call's
    ``timeout_s=``, else ``Limits.elicitation_timeout_s`` (600 s) for elicitation and
    ``Limits.sampling_timeout_s`` / ``Limits.roots_timeout_s`` (60 s) for sampling and
    roots. Past it :class:`~mcpkit.core.engine.RequestTimeoutError` is raised (the
    client gets ``notifications/cancelled``); when the session or connection ends
    first, :class:`~mcpkit.core.engine.PeerClosedError` is raised at once. A tool that
    does not catch either answers ``isError: true`` with the message.
+9. On the handshake era, when the transport says it cannot carry server-to-client
+   requests (``transport["requests_unavailable"]``: why, e.g. a stateless HTTP
+   endpoint, JSON-response mode), a reverse call is refused first with -32600 naming
+   that reason: without a session the client's capabilities are not even known, so
+   rule 4's "did not declare" would be wrong.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from mcpkit.core import meta as M
 from mcpkit.core.extensions import peer_supports_extension
 from mcpkit.core.jsonrpc import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     JSONRPCError,
     RequestId,
@@ -352,6 +358,13 @@ class Context:
         Every answer is checked against its request first (rule 7): raises
         ``InputResponseError`` (-32602) for one that does not match.
         """
+        unavailable = self.transport.get("requests_unavailable")
+        if isinstance(unavailable, str) and self.era == "legacy" and self.input_provider is None:
+            method = next((str(r.get("method")) for r in requests.values()), "input")
+            raise JSONRPCError(  # rule 9
+                INVALID_REQUEST,
+                f"{method}: cannot send a server-to-client request on this response: {unavailable}",
+            )
         for req in requests.values():
             self._require(req["method"], req.get("params") or {})
         self.asked.update(requests)

@@ -5,8 +5,8 @@ Rules:
    on POST would make clients resend bodies); everything else is Starlette's 404.
 2. The app's lifespan closes the endpoint on shutdown; ``app.state.mcp`` is the
    :class:`~mcpkit.server.http.endpoint.StreamableHTTP` instance.
-3. Fast path: an HTTP request whose route path (Starlette's ``get_route_path``: the
-   path below ``root_path``, so mounting works) is exactly one of the endpoint's paths
+3. Fast path: an HTTP request whose route path (:func:`route_path`: the path below
+   ``root_path``, so mounting works) is exactly one of the endpoint's paths
    goes straight to the endpoint, with the scope keys Starlette's routing would set
    (``app``, ``router``, ``endpoint``, ``path_params``), but only while the app is as
    :func:`http_app` built it: no user middleware, no exception handlers, no ``debug``,
@@ -27,15 +27,23 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpkit.server.http.endpoint import StreamableHTTP
 
-try:  # Starlette's own reading of the path below root_path (private, present since 0.35)
-    from starlette._utils import get_route_path as _route_path
-except ImportError:  # pragma: no cover - a Starlette without it serves without the fast path
-    _route_path = None
-
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
-__all__ = ["http_app"]
+__all__ = ["http_app", "route_path"]
+
+
+def route_path(scope: Scope) -> str:
+    """The request path below the mount point, from the ASGI scope keys ``path`` (the
+    full path) and ``root_path`` (where the app is mounted; ASGI HTTP connection scope).
+    ``/api/mcp`` under ``root_path="/api"`` is ``/mcp``; the mount point itself is ``""``;
+    a path outside ``root_path`` is returned whole (rule 3)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if not root or not path.startswith(root):
+        return path
+    rest = path[len(root) :]
+    return rest if not rest or rest[0] == "/" else path
 
 
 class _MCPApp(Starlette):
@@ -58,12 +66,7 @@ class _MCPApp(Starlette):
         return tuple(routes[: len(self._mcp_routes)]) == self._mcp_routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and _route_path is not None
-            and _route_path(scope) in self._mcp_paths
-            and self._mcp_fast()
-        ):
+        if scope["type"] == "http" and route_path(scope) in self._mcp_paths and self._mcp_fast():
             scope["app"] = self
             if "router" not in scope:
                 scope["router"] = self.router

@@ -17,15 +17,21 @@ Rules:
    therefore never meets 2026-07-28 behaviour.
 3. Transport facts reach handlers as ``ctx.transport``: ``name``, ``headers``
    (Starlette ``Headers``), ``scope``, ``session_id``, ``streaming`` (notifications can
-   be delivered), ``close_stream`` (async ``(retry_ms) -> bool``) and ``on_close``
-   (register a callback for a graceful server-side end; returns the unregister function).
+   be delivered), ``requests_unavailable`` (None, or why server-to-client requests
+   cannot be sent on this response), ``close_stream`` (async ``(retry_ms) -> bool``)
+   and ``on_close`` (register a callback for a graceful server-side end; returns the
+   unregister function).
 4. Shutdown (:meth:`StreamableHTTP.aclose`): new requests get 503, long-lived streams
    end at once (``on_close`` callbacks run, standalone GET streams end), running
    requests get ``shutdown_grace_s`` seconds, then are cancelled; every response is
-   completed.
+   completed (:mod:`.streams` rules 5, 8).
 5. Every request's principal (``principal_from_scope``) is checked before its body is
    read: one without a stable identity (:mod:`mcpkit.server.identity`) is refused with
    500 and a JSON-RPC -32603 body, on POST, GET and DELETE alike (issue 11 §1).
+6. A request task that the ASGI server itself cancels (uvicorn does so when a handler
+   outlives its ``timeout_graceful_shutdown``) completes its response and ends with
+   one warning line, not an "Exception in ASGI application" ``CancelledError``
+   traceback.
 """
 
 from __future__ import annotations
@@ -143,7 +149,8 @@ class StreamableHTTP:
     :func:`mcpkit.server.http.http_app` for a ready Starlette app. Options:
 
     - ``stateless``: no sessions; every handshake-era request is served on its own
-      (no ``Mcp-Session-Id``, GET and DELETE answer 405, no server-to-client requests).
+      (no ``Mcp-Session-Id``, GET and DELETE answer 405, no server-to-client requests,
+      no ``listChanged`` or ``resources.subscribe`` advertised: :mod:`.legacy` rule 9).
     - ``response_mode``: ``"auto"`` (JSON unless the handler streams), ``"json"``
       (JSON-response mode: no per-request notifications, no server-to-client requests)
       or ``"sse"`` (always an SSE stream, primed at once).
@@ -239,7 +246,17 @@ class StreamableHTTP:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            try:
+                await self._http(scope, receive, send)
+            except anyio.get_cancelled_exc_class() as exc:
+                # Rule 6: only the ASGI server cancels this task (nothing of ours is
+                # outside it); the response was completed on the way out.
+                logger.warning(
+                    "%s %s: cancelled by the ASGI server (%s); the response was completed",
+                    scope.get("method"),
+                    scope.get("path"),
+                    exc.args[0] if exc.args else "no reason given",
+                )
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket":
@@ -386,6 +403,9 @@ class StreamableHTTP:
             "scope": scope,
             "session_id": session.id if session is not None else None,
             "streaming": exchange.streaming if exchange is not None else False,
+            "requests_unavailable": (
+                exchange.requests_reason if exchange is not None else "no response stream"
+            ),
         }
         if exchange is not None:
             ex = exchange
@@ -456,6 +476,7 @@ class StreamableHTTP:
                 await self.active.wait_empty()
             for exchange in self.active.snapshot():
                 if exchange.cancel_scope is not None:
+                    exchange.shutting_down = True
                     exchange.cancel_scope.cancel()
             with anyio.move_on_after(1.0):
                 await self.active.wait_empty()

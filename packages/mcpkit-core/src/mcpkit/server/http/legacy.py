@@ -16,26 +16,39 @@ Rules:
    named request of the session, ``notifications/progress`` reaches the server's own
    request that owns the token, responses resolve server-to-client requests.
 5. Batches are accepted only where the protocol version is 2025-03-26 (the session's,
-   or the header's on a stateless endpoint); elsewhere 400 with -32600.
-6. GET opens the standalone stream of a session (405 when not offered, 406 unless the
-   client accepts SSE, 409 if one is already open). With ``Last-Event-ID`` it resumes
-   the stream that id belongs to, if that stream is this session's: the missed events
-   are replayed and the stream continues on this response. The standalone stream
+   or the header's on a stateless endpoint); elsewhere 400 with -32600. Every request
+   of a batch is admitted before any of its notifications is handled, so a
+   ``notifications/cancelled`` in the same batch cancels its request whatever the
+   order of the items (the request gets no response).
+6. GET opens the standalone stream of a session (405 when not offered). The transport
+   allows only ``text/event-stream`` or 405 there, so ``Accept`` is not a reason to
+   refuse, and a second GET takes the stream over: the previous connection ends, and
+   the session's messages go to the newest one only (never broadcast). With
+   ``Last-Event-ID`` it resumes the stream that id belongs to, if that stream is this
+   session's: the missed events are replayed and the stream continues on this
+   response. The standalone stream
    carries the session's list_changed and resource-update notifications; changes made
    while no GET stream is open wait (coalesced) for the next one.
-7. DELETE ends the session (204); afterwards its id is 404.
+7. DELETE ends the session (204); afterwards its id is 404. Its
+   ``MCP-Protocol-Version`` is checked as in rule 2.
 8. Every message with a session id marks the session active; a session's POSTs and
    GET streams count as attached until their response ends or their client
    disconnects (watched, :class:`~.streams.DisconnectWatch`), which is how a session
    whose client went away is told apart (:mod:`.sessions` rule 3). A disconnect alone
    does not cancel a handshake-era request (its stream may be resumed).
+9. Change notifications (list_changed, resource updates) reach a handshake-era client
+   only on the standalone GET stream. Where there is none (``stateless``, or
+   ``standalone_sse=False``), ``initialize`` advertises neither ``listChanged`` nor
+   ``resources.subscribe``: the endpoint could not deliver them; ``resources/subscribe``
+   is then -32601.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -43,7 +56,10 @@ from mcpkit.core.engine import InboundRequest, Inflight, admit, run_request
 from mcpkit.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     Classified,
+    JSONRPCError,
+    RequestId,
     classify,
     dumps,
     notification_message,
@@ -56,7 +72,6 @@ from mcpkit.core.versions import (
 )
 from mcpkit.server.frontend import handle_legacy
 from mcpkit.server.http import sse
-from mcpkit.server.http.media import negotiate
 from mcpkit.server.http.responses import send_empty, send_error
 from mcpkit.server.http.sessions import HTTPSession, new_session_id
 from mcpkit.server.http.sse import Sink
@@ -152,8 +167,14 @@ async def serve_post(
         )
 
 
-async def _accept(ep: StreamableHTTP, session: HTTPSession | None, c: Classified, msg: Any) -> None:
-    """Rule 4."""
+async def _accept(
+    ep: StreamableHTTP,
+    session: HTTPSession | None,
+    c: Classified,
+    msg: Any,
+    inflight: Inflight | None = None,
+) -> None:
+    """Rule 4 (``inflight``: where a cancellation looks, default the session's)."""
     if c.kind == "response":
         if session is None or not session.pending.resolve(msg):
             logger.debug("dropped a response to unknown id %r", c.id)
@@ -161,8 +182,10 @@ async def _accept(ep: StreamableHTTP, session: HTTPSession | None, c: Classified
     p = c.params or {}
     try:
         if c.method == "notifications/cancelled":
-            if session is not None:
-                session.inflight.cancel(p.get("requestId"))
+            if inflight is None and session is not None:
+                inflight = session.inflight
+            if inflight is not None:
+                inflight.cancel(p.get("requestId"))
         elif c.method == "notifications/progress":
             if session is not None:
                 await session.pending.deliver_progress(p.get("progressToken"), p)
@@ -180,6 +203,7 @@ def _exchange(
     send: Send,
     acc: Acceptable,
     session: HTTPSession | None,
+    ids: Sequence[RequestId],
     *,
     batch: int = 0,
 ) -> Exchange:
@@ -203,6 +227,8 @@ def _exchange(
         store=ep.store,
         batch=batch,
         outgoing=ep.server.outgoing,
+        sse_ok=acc.sse,
+        ids=ids,
         send_timeout_s=ep.send_timeout_s,
     )
 
@@ -266,6 +292,32 @@ class _Running:
                 self.owner.touch()
 
 
+def _check_deliverable(ep: StreamableHTTP, method: str) -> None:
+    """Rule 9: refuse ``resources/subscribe`` where no GET stream could deliver updates."""
+    if method == "resources/subscribe" and not ep.standalone_sse:
+        raise JSONRPCError(
+            METHOD_NOT_FOUND,
+            "resources/subscribe: this endpoint has no GET stream "
+            f"({'stateless' if ep.stateless else 'standalone_sse=False'}) to deliver "
+            "resource updates on",
+        )
+
+
+def _without_change_notifications(result: JSON) -> JSON:
+    """Rule 9: an ``initialize`` result without ``listChanged`` and ``subscribe``."""
+    caps = result.get("capabilities")
+    if not isinstance(caps, dict):
+        return result
+    trimmed: JSON = dict(cast(JSON, caps))
+    for kind in ("prompts", "resources", "tools"):
+        entry = trimmed.get(kind)
+        if isinstance(entry, dict):
+            trimmed[kind] = {
+                k: v for k, v in cast(JSON, entry).items() if k not in ("listChanged", "subscribe")
+            }
+    return {**result, "capabilities": trimmed}
+
+
 async def _serve_request(
     ep: StreamableHTTP,
     scope: Scope,
@@ -305,7 +357,7 @@ async def _serve_request(
         version = (h.protocol_version or DEFAULT_HTTP_LEGACY_VERSION).strip()
         legacy_session = LegacySession.assumed(ep.server, version, principal=principal)
     owner = session or creating
-    exchange = _exchange(ep, send, acc, owner)
+    exchange = _exchange(ep, send, acc, owner, (c.id,))  # type: ignore[arg-type]
     transport = ep.transport_facts(scope, owner, exchange)
     request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
     inflight = owner.inflight if owner is not None else Inflight()
@@ -315,9 +367,12 @@ async def _serve_request(
         return
 
     async def handler(req: InboundRequest) -> JSON:
+        _check_deliverable(ep, req.method)
         result = await handle_legacy(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
+        if req.method == "initialize" and not ep.standalone_sse:
+            result = _without_change_notifications(result)
         if creating is not None:
             ep.sessions.add(creating)
             exchange.extra_headers.append((SESSION_HEADER, creating.id.encode()))
@@ -367,9 +422,15 @@ async def _serve_batch(
             send, 400, INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch"
         )
         return
+    inflight = session.inflight if session is not None else Inflight()
+    # Every request is admitted before any notification is handled, so that a
+    # notifications/cancelled anywhere in the batch finds its request (rule 5).
+    admitted: list[tuple[Classified, Any]] = []
+    for c in requests:
+        admitted.append((c, admit(inflight, c.id)))  # type: ignore[arg-type]
     for c, item in classified:
         if c.kind in ("notification", "response"):
-            await _accept(ep, session, c, item)
+            await _accept(ep, session, c, item, inflight)
     if not requests and not errors:
         await send_empty(send, 202)
         return
@@ -378,11 +439,12 @@ async def _serve_batch(
         if session is not None
         else LegacySession.assumed(ep.server, version, principal=principal)
     )
-    exchange = _exchange(ep, send, acc, session, batch=len(requests) + len(errors))
+    ids = [c.id for c, slot in admitted if not isinstance(slot, dict)]
+    exchange = _exchange(ep, send, acc, session, ids, batch=len(requests) + len(errors))  # type: ignore[arg-type]
     transport = ep.transport_facts(scope, session, exchange)
-    inflight = session.inflight if session is not None else Inflight()
 
     async def handler(req: InboundRequest) -> JSON:
+        _check_deliverable(ep, req.method)
         return await handle_legacy(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
@@ -391,9 +453,12 @@ async def _serve_batch(
         for err in errors:
             await exchange.respond(err)
         async with anyio.create_task_group() as tg:
-            for c in requests:
+            for c, slot in admitted:
+                if isinstance(slot, dict):  # refused: a duplicate id or the in-flight limit
+                    await exchange.respond(cast(JSON, slot))
+                    continue
                 request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
-                tg.start_soon(run_request, inflight, request, handler, exchange.respond)
+                tg.start_soon(run_request, inflight, request, handler, exchange.respond, slot)
 
 
 # -- GET: the standalone stream and resumption -------------------------------------------
@@ -416,11 +481,6 @@ async def serve_get(
             "Method Not Allowed: this endpoint offers no GET stream"
             + (" on protocol 2026-07-28" if modern_client else ""),
             headers=[(b"allow", ep.allow().encode())],
-        )
-        return
-    if not negotiate(h.accept).sse:
-        await send_error(
-            send, 406, INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"
         )
         return
     if (why := _version_error(h)) is not None:
@@ -472,16 +532,7 @@ async def _get(
             replay = events
     current = session.standalone_sink
     if current is not None and not current.ended:
-        if replay is None:
-            await send_error(
-                send,
-                409,
-                INVALID_REQUEST,
-                "Conflict: this session already has an open GET stream "
-                "(resume it with Last-Event-ID to take it over)",
-            )
-            return
-        await current.end()
+        await current.end()  # rule 6: the newest GET stream takes over
     await _standalone(ep, receive, session, sink, replay, after)
 
 
@@ -585,6 +636,9 @@ async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestH
             "Method Not Allowed: there are no sessions to delete",
             headers=[(b"allow", ep.allow().encode())],
         )
+        return
+    if (why := _version_error(h)) is not None:
+        await send_error(send, 400, INVALID_REQUEST, why)
         return
     ok, principal = await ep.caller(scope, send)
     if not ok:

@@ -21,8 +21,10 @@ Rules:
    cancelled and nothing more is sent; so does a client that stops reading it for
    ``Limits.stream_send_timeout_s`` (:mod:`.streams` rule 7). Idle streams
    (``subscriptions/listen``) get comment keep-alives.
-6. ``subscriptions/listen`` needs an SSE response: without ``text/event-stream`` in
-   ``Accept`` (or in JSON-response mode) it is refused with 406.
+6. ``subscriptions/listen`` is always answered with an SSE stream, whatever the response
+   mode (the mode governs ordinary request answers; a listen stream is the only way to
+   deliver the ``listChanged`` and resource updates ``server/discover`` advertises).
+   Without ``text/event-stream`` in ``Accept`` it is refused with 406.
 """
 
 from __future__ import annotations
@@ -165,7 +167,9 @@ async def serve_post(
         await send_error(send, 400, exc.code, exc.message, data=exc.data, request_id=c.id)
         return
     mode, streaming = ep.response_shape(acc)
-    if c.method == "subscriptions/listen" and not streaming:
+    if c.method == "subscriptions/listen" and acc.sse:
+        mode, streaming = "sse", True  # rule 6: whatever the response mode
+    elif c.method == "subscriptions/listen":
         await send_error(
             send,
             406,
@@ -182,6 +186,8 @@ async def serve_post(
         streaming=streaming,
         requests_reason=NO_REVERSE_REQUESTS,
         outgoing=ep.server.outgoing,
+        sse_ok=acc.sse,
+        ids=(c.id,),  # pyright: ignore[reportArgumentType]
         send_timeout_s=ep.send_timeout_s,
         cancel_on_stall=True,
     )

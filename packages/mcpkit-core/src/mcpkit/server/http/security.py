@@ -7,7 +7,11 @@ Rules:
    an allowlist is configured, and off otherwise; ``enabled=True``/``False`` forces it.
 2. An ``Origin`` header that is present and not allowed is refused with 403 (the spec's
    MUST); an absent ``Origin`` (a non-browser client) is allowed. ``Origin: null`` is
-   never allowed while protection is on.
+   never allowed while protection is on. The spec's "MUST validate the Origin header
+   on all incoming connections" holds when protection is off by default too (a
+   non-loopback bind without allowlists): an ``Origin`` must then be the request's own
+   origin (its host and port those of ``Host``, default ports by scheme), else 403.
+   Only ``enabled=False`` turns every check off.
 3. A ``Host`` that is not in the allowlist is refused with 421 (Misdirected Request).
    Without a configured list the allowlist is the loopback names ``localhost``,
    ``127.0.0.1`` and ``[::1]``, on any port.
@@ -65,6 +69,19 @@ def _host_matches(pattern: str, host: str, port: str | None) -> bool:
     return host == p_host
 
 
+def _same_origin(origin: str, host: str | None) -> bool:
+    """Rule 2: whether ``origin`` names the host and port of the ``Host`` header."""
+    if host is None:
+        return False
+    scheme, sep, rest = origin.strip().lower().rstrip("/").partition("://")
+    if not sep or scheme not in ("http", "https"):
+        return False
+    default = "443" if scheme == "https" else "80"
+    o_host, o_port = _split_host(rest)
+    h_host, h_port = _split_host(host)
+    return o_host == h_host and (o_port or default) == (h_port or default)
+
+
 class OriginGuard:
     """Checks one request's ``Host`` and ``Origin`` (rules 1-4)."""
 
@@ -92,7 +109,12 @@ class OriginGuard:
     def check(self, scope: Any, host: str | None, origin: str | None) -> tuple[int, str] | None:
         """None when the request may proceed, else ``(status, message)``."""
         if not self.active(scope):
-            return None
+            if origin is None or not self._auto or _same_origin(origin, host):
+                return None
+            return 403, (
+                f"Forbidden: Origin {origin!r} is not this server's origin (Host {host!r}); "
+                "list it in allowed_origins"
+            )
         if origin is not None and not self._origin_ok(origin):
             return 403, f"Forbidden: Origin {origin!r} is not allowed (DNS-rebinding protection)"
         if host is not None and not self._host_ok(host):

@@ -40,6 +40,10 @@ Rules:
    ends without sending more, so neither a handler writing to it nor a session closing
    it waits on a client that does not read. On a resumable stream the events are in
    the store; the client may resume them.
+6. A send that fails ends the response and never raises into the handler or the
+   endpoint, whatever it raised: the client going away (``OSError``, anyio's closed
+   or broken stream) quietly, anything else (e.g. an ASGI server's ``RuntimeError``)
+   with one logged warning. A held start that fails the same way, from its task.
 """
 
 from __future__ import annotations
@@ -72,6 +76,8 @@ SSE_HEADERS: list[tuple[bytes, bytes]] = [
     (b"x-accel-buffering", b"no"),
 ]
 KEEPALIVE = b":\n\n"
+PEER_GONE = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+"""Send failures that mean the client went away (rule 6)."""
 HOLD_MAX_BYTES = 64 * 1024
 """A held response start goes out at once when this much is held (rule 4): a handler
 that writes without waiting on anything must not pile its stream up in memory."""
@@ -263,14 +269,8 @@ class Sink:
                     await self._send(
                         {"type": "http.response.body", "body": body, "more_body": True}
                     )
-        except OSError as exc:  # the client went away; resumption (if any) recovers
-            self.stalled = isinstance(exc, StalledReaderError)
-            self.ended = True
-            self._set_done()
-        except Exception:
-            logger.exception("sending a held SSE response start failed")
-            self.ended = True
-            self._set_done()
+        except Exception as exc:  # rule 6
+            self._failed(exc)
 
     async def write(self, chunk: bytes) -> None:
         if self.ended:
@@ -287,10 +287,18 @@ class Sink:
         try:
             async with self._turn:
                 await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except OSError as exc:  # the client went away; resumption (if any) recovers
-            self.stalled = isinstance(exc, StalledReaderError)
-            self.ended = True
-            self._set_done()
+        except Exception as exc:  # rule 6
+            self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        """Rule 6: a send failed; the response is over (resumption, if any, recovers)."""
+        self.stalled = isinstance(exc, StalledReaderError)
+        if isinstance(exc, PEER_GONE):
+            logger.debug("SSE client gone: %r", exc)
+        else:
+            logger.warning("sending on an SSE response failed; ending it", exc_info=exc)
+        self.ended = True
+        self._set_done()
 
     async def end(self, last: bytes = b"", *, shielded: bool = False) -> None:
         """End the response (``last``: a final chunk, e.g. a ``retry:`` field) after
@@ -305,8 +313,8 @@ class Sink:
             else:
                 with anyio.CancelScope(shield=True):
                     await self._end(last)
-        except OSError:
-            pass
+        except Exception as exc:  # rule 6
+            self._failed(exc)
         finally:
             self._set_done()
 

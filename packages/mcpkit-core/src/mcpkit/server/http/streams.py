@@ -37,22 +37,31 @@ Rules:
    (:mod:`.sse` rule 5). On 2026-07-28 (``cancel_on_stall``) that cancels the request,
    as closing the stream would: a ``subscriptions/listen`` nobody reads ends. On the
    handshake era the handler carries on and its events stay resumable.
+8. A POST carrying requests is always answered ``text/event-stream`` or
+   ``application/json`` (2025-11-25 ``basic/transports`` §Sending Messages item 5,
+   2026-07-28 item 6: a MUST, which wins over cancellation's "SHOULD NOT send a
+   response"), never an empty 204. A request cancelled before anything was sent gets
+   an SSE stream that ends without a response; a client that accepts only JSON gets a
+   -32603 error response for it instead. The same holds for requests the shutdown
+   cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from mcpkit.core.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     JSONRPCError,
     RequestId,
     dumps,
+    error_message,
     notification_message,
 )
 from mcpkit.server.http import sse
@@ -72,6 +81,7 @@ Mode = Literal["auto", "json", "sse"]
 logger = logging.getLogger("mcpkit.server.http")
 
 JSON_HEADERS: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json")]
+SHUTDOWN_MESSAGE = "Service Unavailable: the server shut down before answering; retry"
 
 
 class StreamUnavailableError(JSONRPCError):
@@ -169,16 +179,20 @@ class Exchange:
     """
 
     __slots__ = (
+        "_answered",
         "_close_callbacks",
         "_closed_early",
         "_json",
         "_session",
+        "_sse",
         "_store",
         "_wants",
+        "_withheld",
         "batch",
         "cancel_on_stall",
         "cancel_scope",
         "extra_headers",
+        "ids",
         "live",
         "mode",
         "outgoing",
@@ -186,6 +200,7 @@ class Exchange:
         "responded",
         "send",
         "send_timeout_s",
+        "shutting_down",
         "sink",
         "streaming",
     )
@@ -203,6 +218,8 @@ class Exchange:
         extra_headers: list[tuple[bytes, bytes]] | None = None,
         batch: int = 0,
         outgoing: Callable[[JSON], Awaitable[JSON | None]] | None = None,
+        sse_ok: bool = True,
+        ids: Sequence[RequestId] = (),
         send_timeout_s: float | None = None,
         cancel_on_stall: bool = False,
     ) -> None:
@@ -214,6 +231,15 @@ class Exchange:
         self.outgoing = outgoing
         self.mode: Mode = mode
         self._json = json_ok
+        self._sse = sse_ok
+        self.ids = ids
+        """The ids of the requests this response answers (rule 8)."""
+        self._answered: list[Any] = []
+        """Ids a batch member was answered for (rule 8)."""
+        self._withheld = False
+        self.shutting_down = False
+        """Set by the endpoint's shutdown before it cancels the requests (rule 8's
+        message)."""
         self.streaming = streaming
         self.requests_reason = requests_reason
         self._session = session
@@ -341,6 +367,7 @@ class Exchange:
         """Deliver the response to one request (for a batch, one of several)."""
         if self.batch:
             self.batch -= 1
+            self._answered.append(message.get("id"))
             if self.sink is None and self._json:
                 passed = message if self.outgoing is None else await self.outgoing(message)
                 if passed is not None:
@@ -356,6 +383,7 @@ class Exchange:
         if self.sink is None and self._json and self.mode != "sse":
             passed = message if self.outgoing is None else await self.outgoing(message)
             if passed is None:  # dropped by send-side middleware: no body to send
+                self._withheld = True
                 await self._finish()
                 return
             await self._send_json(dumps(passed), status)
@@ -393,15 +421,32 @@ class Exchange:
             elif self._wants:  # a batch some of whose requests were cancelled
                 await self._send_json(dumps(self._wants), 200)
             else:
-                try:
-                    await self.send({"type": "http.response.start", "status": 204, "headers": []})
-                    await self.send({"type": "http.response.body", "body": b""})
-                except OSError:
-                    pass
+                await self._answer_nothing()
+
+    async def _answer_nothing(self) -> None:
+        """Rule 8: nothing was sent for a request (cancelled, or its response withheld by
+        send-side middleware): an SSE stream that ends without a response, or, for a
+        client that accepts only JSON, an error response per request."""
+        try:
+            if self._sse:
+                self.sink = Sink(self.send, self.extra_headers)
+                await self.sink.end(shielded=True)
+                return
+            if self._withheld:
+                why = "Internal error: the server's send-side middleware withheld the response"
+            elif self.shutting_down:
+                why = SHUTDOWN_MESSAGE
+            else:
+                why = "Request cancelled: no result follows"
+            errors = [error_message(rid, INTERNAL_ERROR, why) for rid in self.ids]
+            body = errors if len(errors) != 1 or self._answered else errors[0]
+            await self._send_json(dumps(body), 200)
+        except OSError:  # the client went away
+            pass
 
     async def complete(self) -> None:
-        """Rule 5: make sure the HTTP response is complete (after cancellation, a
-        cancelled request's stream ends without a response; a JSON client gets 204)."""
+        """Rule 5: make sure the HTTP response is complete (a request cancelled before
+        it was answered: rule 8)."""
         if not self.responded:
             await self._finish()
 
