@@ -158,7 +158,8 @@ class Tool:
             except PydanticSerializationError as exc:
                 return self._nonconforming([f"(root): cannot be serialised: {exc}"])
             full = self.output_validator or (None if exact else schema)
-            problems = output_problems(full, structured, text)
+            shaped = {"result": value} if self.binding.output.wrap else value
+            problems = output_problems(full, structured, text, shaped)
         elif schema is not None:
             from pydantic_core import to_jsonable_python
 
@@ -169,7 +170,7 @@ class Tool:
                     f"{type(value).__name__}, not a JSON object"
                 )
             text = dumps(structured).decode("utf-8")
-            problems = output_problems(self.output_validator or schema, structured, text)
+            problems = output_problems(self.output_validator or schema, structured, text, value)
         else:
             return tool_result(value)
         if problems:
