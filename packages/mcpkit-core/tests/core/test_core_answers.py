@@ -59,3 +59,40 @@ def test_an_unusable_requested_schema_is_a_schema_error() -> None:
     bad = {"requestedSchema": {"type": "object", "properties": {"n": {"type": "nope"}}}}
     with pytest.raises(SchemaError):
         answer_problems("elicitation/create", bad, {"action": "accept", "content": {}})
+
+
+def test_roots_must_be_file_uris() -> None:
+    answer = {"roots": [{"uri": "file:///home/a"}, {"uri": "https://evil.example/"}]}
+    assert answer_problems("roots/list", {}, answer) == [
+        "roots.1.uri: 'https://evil.example/' is not a file:// URI"
+    ]
+    assert answer_problems("roots/list", {}, {"roots": [{"uri": "FILE:///A"}]}) == []
+
+
+SAMPLE: dict[str, Any] = {
+    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+    "maxTokens": 5,
+}
+TOOL_USE: dict[str, Any] = {
+    "role": "assistant",
+    "model": "m",
+    "content": [{"type": "tool_use", "id": "c1", "name": "weather", "input": {}}],
+    "stopReason": "toolUse",
+}
+WEATHER = [{"name": "weather", "inputSchema": {"type": "object"}}]
+
+
+def test_tool_use_only_where_the_sampling_request_allowed_it() -> None:
+    assert answer_problems("sampling/createMessage", SAMPLE, TOOL_USE) == [
+        "content: tool_use, but the request offered no tools"
+    ]
+    offered = {**SAMPLE, "tools": WEATHER}
+    assert answer_problems("sampling/createMessage", offered, TOOL_USE) == []
+    none = {**offered, "toolChoice": {"mode": "none"}}
+    assert answer_problems("sampling/createMessage", none, TOOL_USE) == [
+        'content: tool_use, but the request set toolChoice.mode "none"'
+    ]
+    other = {**SAMPLE, "tools": [{"name": "clock", "inputSchema": {"type": "object"}}]}
+    assert answer_problems("sampling/createMessage", other, TOOL_USE) == [
+        "content: tool_use of 'weather', a tool not offered"
+    ]
