@@ -76,6 +76,22 @@ def build() -> Server:
         return Loose(extra=[x * 10])
 
     @server.tool()
+    def raw_no_schema(x: float) -> Any:
+        return {
+            "content": [{"type": "text", "text": "raw"}],
+            "structuredContent": {"v": [x * 10]},
+            "isError": False,
+        }
+
+    @server.tool(output_schema={"type": "object"})
+    def raw_model(x: float) -> Any:
+        from mcpkit.core.types import CallToolResult
+
+        return CallToolResult.model_validate(
+            {"content": [], "structuredContent": {"v": {"w": x * 10}}}
+        )
+
+    @server.tool()
     def wrong_type() -> int:
         return "not a number"  # type: ignore[return-value]
 
@@ -142,6 +158,17 @@ async def test_non_finite_numbers_under_any_are_found_although_pydantic_writes_n
     )
     ok = await call("any_dict", {"x": 1})
     assert ok["structuredContent"] == {"points": [1.0, {"y": 10.0}]}
+
+
+async def test_a_raw_result_carrying_a_non_finite_number_is_a_tool_error() -> None:
+    # Without an outputSchema too: the encoder would send null in its place.
+    result = await call("raw_no_schema", {"x": 1e308})
+    assert result["isError"] is True
+    assert "JSON cannot carry: v[0]: not a finite number" in result["content"][0]["text"]
+    assert (await call("raw_no_schema", {"x": 1}))["structuredContent"] == {"v": [10.0]}
+    # A CallToolResult model: its JSON dump already wrote the infinity as null.
+    assert_nonconforming(await call("raw_model", {"x": 1e308}), "raw_model", "v.w: not")
+    assert (await call("raw_model", {"x": 1}))["structuredContent"] == {"v": {"w": 10.0}}
 
 
 async def test_finite_results_are_unchanged() -> None:
