@@ -338,3 +338,53 @@ async def test_other_transports_refuse_a_principal_without_identity_too(era: str
     assert refused.value.code == INTERNAL_ERROR
     async with Client(MemoryTransport(server, principal=SimpleUser("alice")), mode=era) as ok:
         assert "alices_tool" in [t.name for t in await ok.list_tools()]
+
+
+class TokenRejected(Exception):
+    """What a real verifier raises for a token it cannot verify."""
+
+
+def verifying(scope: Mapping[str, Any]) -> Any:
+    """A ``principal_from_scope`` whose verifier raises for a bad token."""
+    auth = dict(scope["headers"]).get(b"authorization", b"").decode()
+    if auth == "Bearer forged":
+        raise TokenRejected("signature mismatch")
+    return auth.removeprefix("Bearer ") or None
+
+
+async def test_a_principal_from_scope_that_raises_refuses_the_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Endpoint rule 5: the caller is unknown, so nothing is served: 500 with a JSON-RPC
+    -32603 body on every method (not a bare crash of the ASGI app), and a log line."""
+    app = http_app(build_server(), principal_from_scope=verifying)
+    forged = as_user("forged")
+    async with serve(app) as base, httpx2.AsyncClient(timeout=10) as client:
+        url = base + "/mcp"
+        sid = await open_session(client, url, "alice")
+        caplog.set_level(logging.ERROR, logger="mcpkit.server.http")
+        answers = [
+            await client.post(
+                url, json=request(1, "initialize", INIT_PARAMS), headers={**headers(), **forged}
+            ),
+            await client.post(
+                url,
+                json=request(3, "tools/list", {"_meta": modern_meta()}),
+                headers={**modern_headers("tools/list"), **forged},
+            ),
+            await client.get(
+                url, headers=legacy_headers(sid, "forged", accept="text/event-stream")
+            ),
+            await client.delete(url, headers=legacy_headers(sid, "forged")),
+        ]
+        for r in answers:
+            assert r.status_code == 500, r.text
+            assert r.headers["content-type"].startswith("application/json")
+            assert r.json()["error"]["code"] == INTERNAL_ERROR
+            assert "signature mismatch" not in r.text
+        r = await client.post(
+            url, json=request(4, "tools/list"), headers=legacy_headers(sid, "alice")
+        )
+        assert r.status_code == 200  # alice's session was not touched
+    logged = [rec.getMessage() for rec in caplog.records if rec.name == "mcpkit.server.http"]
+    assert any("TokenRejected" in line for line in logged)
