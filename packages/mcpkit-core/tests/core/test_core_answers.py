@@ -96,3 +96,47 @@ def test_tool_use_only_where_the_sampling_request_allowed_it() -> None:
     assert answer_problems("sampling/createMessage", other, TOOL_USE) == [
         "content: tool_use of 'weather', a tool not offered"
     ]
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"anyOf": [{"pattern": "^[0-9]+$"}]},
+        {"not": {"not": {"pattern": "^[0-9]+$"}}},
+        {"allOf": [{"$ref": "#/$defs/digits"}]},
+    ],
+)
+def test_a_peer_pattern_is_not_run_at_any_depth(where: dict[str, Any]) -> None:
+    # Rule 4: a regular expression nested under anyOf / not / $defs is a peer's regex
+    # too (^(a+)+$ on 30 characters takes minutes); only the peer that chose it runs it.
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", **where}},
+        "$defs": {"digits": {"pattern": "^[0-9]+$"}},
+        "propertyNames": {"pattern": "^[a-z]+$"},
+        "patternProperties": {"^x": {"type": "integer"}},
+    }
+    params = {"mode": "form", "message": "?", "requestedSchema": schema}
+    answer = {"action": "accept", "content": {"code": "abc"}}
+    assert answer_problems("elicitation/create", params, answer)  # the server runs it
+    assert answer_problems("elicitation/create", params, answer, schema_from_peer=True) == []
+
+
+def test_stripping_peer_patterns_keeps_property_names_and_data() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "enum": ["a", "b"]}},
+        "required": ["pattern"],
+    }
+    params = {"mode": "form", "message": "?", "requestedSchema": schema}
+    missing = answer_problems(
+        "elicitation/create", params, {"action": "accept", "content": {}}, schema_from_peer=True
+    )
+    assert missing == ["content: 'pattern' is a required property"]
+    wrong = answer_problems(
+        "elicitation/create",
+        params,
+        {"action": "accept", "content": {"pattern": "c"}},
+        schema_from_peer=True,
+    )
+    assert wrong == ["content.pattern: 'c' is not one of ['a', 'b']"]

@@ -23,8 +23,10 @@ Rules:
    content to check.
 4. When the schema came from the peer (``schema_from_peer=True``: a client checking its
    own answer against a server's form), only the spec's form vocabulary is enforced:
-   ``pattern`` is dropped, since a peer-chosen regular expression could take unbounded
-   time, and the elicitation spec does not define it.
+   ``pattern`` and ``patternProperties`` are dropped wherever they are (also nested in
+   ``anyOf``, ``not``, ``items``, ``propertyNames``, ``$defs``), since a peer-chosen
+   regular expression could take unbounded time, and the elicitation spec defines
+   neither.
 5. What the wire model cannot see is checked against the request too: each root's
    ``uri`` is a ``file://`` URI (``client/roots`` §Root: "MUST be a file:// URI"); a
    sampling answer holds ``tool_use`` content only when the request offered tools,
@@ -126,14 +128,35 @@ def _tool_use_problems(params: Mapping[str, Any], answer: JSON, limit: int) -> l
     return out
 
 
-def _peer_schema(schema: JSON) -> JSON:
-    """Rule 4: the form schema without ``pattern`` keywords (top level and properties)."""
-    props = as_object(schema.get("properties")) or {}
-    cleaned: JSON = {}
-    for name, raw in props.items():
-        prop = as_object(raw)
-        cleaned[name] = raw if prop is None else {k: v for k, v in prop.items() if k != "pattern"}
-    return {**{k: v for k, v in schema.items() if k != "pattern"}, "properties": cleaned}
+_REGEX_KEYWORDS = frozenset({"pattern", "patternProperties"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "dependentSchemas"})
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "required"})
+
+
+def _peer_schema(schema: Any) -> Any:
+    """Rule 4: the schema without regular expressions (``pattern``,
+    ``patternProperties``) at any depth: in properties, but also under ``anyOf``,
+    ``not``, ``items``, ``propertyNames``, ``$defs``... A map of property names
+    (``properties``) keeps its names, whatever they are; data (``enum``, ``const``...)
+    is kept as is."""
+    items = as_list(schema)
+    if items is not None:
+        return [_peer_schema(item) for item in items]
+    obj = as_object(schema)
+    if obj is None:
+        return schema
+    out: JSON = {}
+    for key, value in obj.items():
+        if key in _REGEX_KEYWORDS:
+            continue
+        named = as_object(value) if key in _SCHEMA_MAPS else None
+        if named is not None:
+            out[key] = {name: _peer_schema(sub) for name, sub in named.items()}
+        elif key in _DATA_KEYWORDS:
+            out[key] = value
+        else:
+            out[key] = _peer_schema(value)
+    return out
 
 
 def answer_problems(
