@@ -166,8 +166,10 @@ class Tool:
             except PydanticSerializationError as exc:
                 return self._nonconforming([f"(root): cannot be serialised: {exc}"])
             full = self.output_validator or (None if exact else schema)
-            shaped = {"result": value} if self.binding.output.wrap else value
-            problems = output_problems(full, structured, text, shaped)
+            source = value
+            if self.binding.output.wrap and "null" in text:  # searched only then (output rule 2)
+                source = {"result": value}
+            problems = output_problems(full, structured, text, source)
         elif schema is not None:
             from pydantic_core import to_jsonable_python
 
