@@ -270,6 +270,37 @@ async def test_an_unanswered_reverse_call_times_out_on_a_connection_transport() 
     assert outcomes == ["RequestTimeoutError"]
 
 
+async def test_an_extension_reverse_call_has_a_default_timeout_too() -> None:
+    """``ctx.request_input`` with a method no limit names (an extension's own request)
+    waits at most ``Limits.elicitation_timeout_s``, not forever."""
+    from peer import connect
+
+    server = Server("extension-asker", limits=Limits(elicitation_timeout_s=0.3))
+    outcomes: list[str] = []
+
+    @server.tool()
+    async def confirm(ctx: Context) -> str:
+        try:
+            await ctx.request_input({"ok": {"method": "com.example/confirm", "params": {}}})
+        except BaseException as exc:
+            outcomes.append(type(exc).__name__)
+            raise
+        return "confirmed"
+
+    never = anyio.Event()
+
+    async def hang(_params: JSON | None) -> JSON:
+        await never.wait()
+        return {}
+
+    async with connect(server, capabilities=CAPS, on_request={"com.example/confirm": hang}) as peer:
+        with anyio.fail_after(5 * 0.3 + 2):
+            result = await peer.call_tool("confirm")
+        assert result["isError"] is True
+        assert "RequestTimeoutError" in result["content"][0]["text"]
+    assert outcomes == ["RequestTimeoutError"]
+
+
 async def test_ending_the_session_ends_a_pending_reverse_call_at_once() -> None:
     """DELETE while ``elicitation/create`` waits (default bound: 600 s): the DELETE is
     answered and the handler ends within seconds, not at the reverse call's timeout."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mcpkit.server.http import EventStore, InMemoryEventStore
+from mcpkit.server.http.events import EVENT_OVERHEAD_BYTES as E
 
 pytestmark = pytest.mark.anyio
 
@@ -80,9 +81,9 @@ async def test_an_id_the_store_never_issued_replays_nothing(bad_id: str) -> None
 
 
 async def test_a_stream_keeps_at_most_max_stream_bytes_dropping_its_oldest_events() -> None:
-    store = InMemoryEventStore(max_stream_bytes=250, max_bytes=10_000)
+    store = InMemoryEventStore(max_stream_bytes=250 + 2 * E, max_bytes=10_000)
     ids = [await store.append("s-1", bytes(100)) for _ in range(5)]
-    assert store.size == 200  # two events of 100 fit, the third would make 300
+    assert store.size == 200 + 2 * E  # two events of 100 fit, the third would make 300
     assert await store.replay_after(ids[2]) == ("s-1", [(ids[3], bytes(100)), (ids[4], bytes(100))])
     assert await store.replay_after(ids[1]) is None  # the event after it is gone: refused
 
@@ -100,15 +101,15 @@ async def test_an_event_larger_than_the_stream_bound_is_not_kept_and_ids_keep_co
 
 
 async def test_total_bytes_drop_finished_streams_first_then_the_oldest_events() -> None:
-    store = InMemoryEventStore(max_stream_bytes=300, max_bytes=500)
+    store = InMemoryEventStore(max_stream_bytes=300 + E, max_bytes=500 + 2 * E)
     done = await store.append("a-1", bytes(200))
     await store.finish("a-1")
     old = await store.append("a-2", bytes(200))
     await store.append("a-3", bytes(200))  # 600 > 500: the finished a-1 goes
-    assert store.size == 400
+    assert store.size == 400 + 2 * E
     assert await store.replay_after(done) is None
-    await store.append("a-3", bytes(200))  # 600 again: the oldest event (a-2's) goes
-    assert store.size == 400
+    await store.append("a-3", bytes(200))  # a-3 over its own bound: its older event goes
+    assert store.size == 400 + 2 * E
     assert await store.replay_after(old) == ("a-2", [])
     assert await store.append("a-2", b"x") == "a-2/1"  # the stream's ids keep counting
 
@@ -128,6 +129,28 @@ async def test_store_memory_stays_within_its_byte_bound_under_large_events() -> 
         tracemalloc.stop()
     assert store.size <= 4 << 20
     assert held < 6 << 20, held  # the bound plus bookkeeping, not 80 MiB
+
+
+async def test_small_events_are_charged_what_they_hold() -> None:
+    """Rule 7: a store of many small events stays within its byte bound in memory
+    (tracemalloc); counting payloads alone, 1-byte events held ~40 times the bound."""
+    import gc
+    import tracemalloc
+
+    bound = 1 << 20
+    gc.collect()
+    tracemalloc.start()
+    try:
+        store = InMemoryEventStore(max_stream_bytes=bound // 4, max_bytes=bound)
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(100):
+            for _ in range(1000):
+                await store.append(f"session-{i:032d}/stream", b"x")
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert store.size <= bound
+    assert held < 2 * bound, held
 
 
 def test_limits_configure_the_default_store() -> None:

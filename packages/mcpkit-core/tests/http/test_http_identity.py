@@ -65,6 +65,14 @@ class Faceless(BaseUser):
         return "Someone"
 
 
+class Flaky(SimpleUser):
+    """A lazy user whose identity lookup fails (its backing store is down)."""
+
+    @property
+    def identity(self) -> str:
+        raise RuntimeError("user store unreachable")
+
+
 class Tokens(AuthenticationBackend):
     """``Authorization: Bearer <name>``: a fresh user object per request."""
 
@@ -73,7 +81,13 @@ class Tokens(AuthenticationBackend):
         if not auth.startswith("Bearer "):
             return None
         name = auth.removeprefix("Bearer ")
-        user: BaseUser = Faceless() if name == "faceless" else SimpleUser(name)
+        user: BaseUser = (
+            Faceless()
+            if name == "faceless"
+            else Flaky(name)
+            if name == "flaky"
+            else SimpleUser(name)
+        )
         return AuthCredentials(["mcp"]), user
 
 
@@ -243,10 +257,25 @@ async def test_request_state_is_bound_to_the_user_across_requests() -> None:
         assert done["content"][0]["text"] == "answered accept"
 
 
+def test_a_principal_whose_field_raises_fails_closed() -> None:
+    # Rule 5: neither the raw exception nor the next field (username "flaky" would be a
+    # key that depends on whether the store answered this time).
+    class Lazy:
+        @property
+        def subject(self) -> str:
+            raise KeyError("sub")
+
+    for broken in (Flaky("flaky"), Lazy()):
+        with pytest.raises(UnidentifiedPrincipal) as refused:
+            principal_key(broken)
+        assert refused.value.code == INTERNAL_ERROR
+
+
+@pytest.mark.parametrize("who", ["faceless", "flaky"])
 async def test_a_user_without_stable_identity_is_refused_on_every_method(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, who: str
 ) -> None:
-    faceless = as_user("faceless")
+    faceless = as_user(who)
     async with authenticated(build_server()) as (client, url):
         sid = await open_session(client, url, "alice")
         caplog.set_level(logging.ERROR, logger="mcpkit.server")
@@ -254,18 +283,14 @@ async def test_a_user_without_stable_identity_is_refused_on_every_method(
             await client.post(
                 url, json=request(1, "initialize", INIT_PARAMS), headers={**headers(), **faceless}
             ),
-            await client.post(
-                url, json=request(2, "tools/list"), headers=legacy_headers(sid, "faceless")
-            ),
+            await client.post(url, json=request(2, "tools/list"), headers=legacy_headers(sid, who)),
             await client.post(
                 url,
                 json=request(3, "tools/list", {"_meta": modern_meta()}),
                 headers={**modern_headers("tools/list"), **faceless},
             ),
-            await client.get(
-                url, headers=legacy_headers(sid, "faceless", accept="text/event-stream")
-            ),
-            await client.delete(url, headers=legacy_headers(sid, "faceless")),
+            await client.get(url, headers=legacy_headers(sid, who, accept="text/event-stream")),
+            await client.delete(url, headers=legacy_headers(sid, who)),
         ]
         for r in answers:
             assert r.status_code == 500, r.text
@@ -280,7 +305,7 @@ async def test_a_user_without_stable_identity_is_refused_on_every_method(
         assert r.status_code == 200  # alice's session was not touched
     logged = [rec.getMessage() for rec in caplog.records if rec.name == "mcpkit.server"]
     assert logged
-    assert all("test_http_identity.Faceless" in line for line in logged)
+    assert all(f"test_http_identity.{who.title()}" in line for line in logged)
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -313,3 +338,53 @@ async def test_other_transports_refuse_a_principal_without_identity_too(era: str
     assert refused.value.code == INTERNAL_ERROR
     async with Client(MemoryTransport(server, principal=SimpleUser("alice")), mode=era) as ok:
         assert "alices_tool" in [t.name for t in await ok.list_tools()]
+
+
+class TokenRejected(Exception):
+    """What a real verifier raises for a token it cannot verify."""
+
+
+def verifying(scope: Mapping[str, Any]) -> Any:
+    """A ``principal_from_scope`` whose verifier raises for a bad token."""
+    auth = dict(scope["headers"]).get(b"authorization", b"").decode()
+    if auth == "Bearer forged":
+        raise TokenRejected("signature mismatch")
+    return auth.removeprefix("Bearer ") or None
+
+
+async def test_a_principal_from_scope_that_raises_refuses_the_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Endpoint rule 5: the caller is unknown, so nothing is served: 500 with a JSON-RPC
+    -32603 body on every method (not a bare crash of the ASGI app), and a log line."""
+    app = http_app(build_server(), principal_from_scope=verifying)
+    forged = as_user("forged")
+    async with serve(app) as base, httpx2.AsyncClient(timeout=10) as client:
+        url = base + "/mcp"
+        sid = await open_session(client, url, "alice")
+        caplog.set_level(logging.ERROR, logger="mcpkit.server.http")
+        answers = [
+            await client.post(
+                url, json=request(1, "initialize", INIT_PARAMS), headers={**headers(), **forged}
+            ),
+            await client.post(
+                url,
+                json=request(3, "tools/list", {"_meta": modern_meta()}),
+                headers={**modern_headers("tools/list"), **forged},
+            ),
+            await client.get(
+                url, headers=legacy_headers(sid, "forged", accept="text/event-stream")
+            ),
+            await client.delete(url, headers=legacy_headers(sid, "forged")),
+        ]
+        for r in answers:
+            assert r.status_code == 500, r.text
+            assert r.headers["content-type"].startswith("application/json")
+            assert r.json()["error"]["code"] == INTERNAL_ERROR
+            assert "signature mismatch" not in r.text
+        r = await client.post(
+            url, json=request(4, "tools/list"), headers=legacy_headers(sid, "alice")
+        )
+        assert r.status_code == 200  # alice's session was not touched
+    logged = [rec.getMessage() for rec in caplog.records if rec.name == "mcpkit.server.http"]
+    assert any("TokenRejected" in line for line in logged)

@@ -155,6 +155,14 @@ async def test_a_handler_can_catch_the_typed_error() -> None:
         ({"role": "robot", "content": {"type": "text", "text": "x"}, "model": "m"}, "role"),
         ({"role": "assistant", "content": {"type": "blob"}, "model": "m"}, "content"),
         ({"role": "assistant", "content": {"type": "text", "text": "x"}, "model": 7}, "model"),
+        (
+            {
+                "role": "assistant",
+                "content": {"type": "tool_use", "id": "c1", "name": "rm", "input": {}},
+                "model": "m",
+            },
+            "offered no tools",
+        ),
     ],
 )
 async def test_a_malformed_sampling_answer_is_a_tool_error(answer: JSON, problem: str) -> None:
@@ -166,7 +174,14 @@ async def test_a_malformed_sampling_answer_is_a_tool_error(answer: JSON, problem
 
 
 @pytest.mark.parametrize(
-    "answer", [{"roots": "file:///x"}, {"roots": [{"name": "no uri"}]}, {}, {"roots": None}]
+    "answer",
+    [
+        {"roots": "file:///x"},
+        {"roots": [{"name": "no uri"}]},
+        {},
+        {"roots": None},
+        {"roots": [{"uri": "https://example.com/repo"}]},
+    ],
 )
 async def test_a_malformed_roots_answer_is_a_tool_error(answer: Any) -> None:
     result, seen = await call_answered("count_roots", "roots/list", answer)

@@ -200,3 +200,42 @@ async def test_a_hidden_resource_cannot_be_subscribed_to_on_either_era() -> None
         root.listen(resource_uris=wanted) as sub,
     ):
         assert sub.acknowledged == {"resourceSubscriptions": wanted}
+
+
+async def test_filtered_results_are_never_marked_public_for_shared_caches() -> None:
+    """methods rule 1: with a list filter, what a list or read shows depends on the
+    caller, so a ``"public"`` cache hint (sharable between callers, SEP-2549) is sent as
+    ``"private"``; without a filter the hint is sent as configured."""
+    from mcpkit.server import CacheHint
+
+    public = {
+        m: CacheHint(60_000, "public")
+        for m in ("server/discover", "tools/list", "resources/list", "resources/read")
+    }
+    for filtered in (False, True):
+        server = Server("cached", cache_hints=public)
+        server.add_tool(lambda: "x", name="t")
+
+        @server.resource("mem://r")
+        def r() -> str:
+            return "r"
+
+        if filtered:
+            server.add_list_filter(lambda ctx, kind, definition: True)
+        async with Client(server, mode="modern", cache=False) as client:
+            scopes = {
+                method: (await client.request(method, params))["cacheScope"]
+                for method, params in (
+                    ("tools/list", {}),
+                    ("resources/list", {}),
+                    ("resources/read", {"uri": "mem://r"}),
+                    ("server/discover", {}),
+                )
+            }
+        expected = "private" if filtered else "public"
+        assert scopes == {
+            "tools/list": expected,
+            "resources/list": expected,
+            "resources/read": expected,
+            "server/discover": "public",
+        }

@@ -31,6 +31,10 @@ class Reading(BaseModel):
     value: float
 
 
+class Loose(BaseModel):
+    extra: Any
+
+
 @dataclasses.dataclass
 class Series:
     points: list[float]
@@ -58,6 +62,34 @@ def build() -> Server:
     @server.tool()
     def as_dict(ok: bool) -> Reading:
         return {"sensor": "s1", "value": 1.5} if ok else {"sensor": 3}  # type: ignore[return-value]
+
+    @server.tool()
+    def any_dict(x: float) -> dict[str, Any]:
+        return {"points": [1.0, {"y": x * 10}]}
+
+    @server.tool()
+    def any_field(x: float) -> Loose:
+        return Loose(extra=x * 10)
+
+    @server.tool(output_schema={"type": "object"})
+    def explicit_model(x: float) -> Loose:
+        return Loose(extra=[x * 10])
+
+    @server.tool()
+    def raw_no_schema(x: float) -> Any:
+        return {
+            "content": [{"type": "text", "text": "raw"}],
+            "structuredContent": {"v": [x * 10]},
+            "isError": False,
+        }
+
+    @server.tool(output_schema={"type": "object"})
+    def raw_model(x: float) -> Any:
+        from mcpkit.core.types import CallToolResult
+
+        return CallToolResult.model_validate(
+            {"content": [], "structuredContent": {"v": {"w": x * 10}}}
+        )
 
     @server.tool()
     def wrong_type() -> int:
@@ -114,6 +146,29 @@ async def test_a_nullable_number_that_overflows_is_still_refused() -> None:
 async def test_non_finite_numbers_inside_models_and_lists_are_found_by_path() -> None:
     assert_nonconforming(await call("reading", {"value": 1e308}), "reading", "value: not")
     assert_nonconforming(await call("series", {"x": 1e308}), "series", "points[2]: not")
+
+
+async def test_non_finite_numbers_under_any_are_found_although_pydantic_writes_none() -> None:
+    # pydantic's JSON-mode dump turns a float under ``Any`` into None before the encoder
+    # sees it; a null-tolerant schema would have let the overflow through as null.
+    assert_nonconforming(await call("any_dict", {"x": 1e308}), "any_dict", "points[1].y: not")
+    assert_nonconforming(await call("any_field", {"x": 1e308}), "any_field", "extra: not")
+    assert_nonconforming(
+        await call("explicit_model", {"x": 1e308}), "explicit_model", "extra[0]: not"
+    )
+    ok = await call("any_dict", {"x": 1})
+    assert ok["structuredContent"] == {"points": [1.0, {"y": 10.0}]}
+
+
+async def test_a_raw_result_carrying_a_non_finite_number_is_a_tool_error() -> None:
+    # Without an outputSchema too: the encoder would send null in its place.
+    result = await call("raw_no_schema", {"x": 1e308})
+    assert result["isError"] is True
+    assert "JSON cannot carry: v[0]: not a finite number" in result["content"][0]["text"]
+    assert (await call("raw_no_schema", {"x": 1}))["structuredContent"] == {"v": [10.0]}
+    # A CallToolResult model: its JSON dump already wrote the infinity as null.
+    assert_nonconforming(await call("raw_model", {"x": 1e308}), "raw_model", "v.w: not")
+    assert (await call("raw_model", {"x": 1}))["structuredContent"] == {"v": {"w": 10.0}}
 
 
 async def test_finite_results_are_unchanged() -> None:

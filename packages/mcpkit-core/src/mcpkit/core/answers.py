@@ -23,9 +23,16 @@ Rules:
    content to check.
 4. When the schema came from the peer (``schema_from_peer=True``: a client checking its
    own answer against a server's form), only the spec's form vocabulary is enforced:
-   ``pattern`` is dropped, since a peer-chosen regular expression could take unbounded
-   time, and the elicitation spec does not define it.
-5. Problems are at most ``limit`` readable messages naming the JSON path of each bad
+   ``pattern`` and ``patternProperties`` are dropped wherever they are (also nested in
+   ``anyOf``, ``not``, ``items``, ``propertyNames``, ``$defs``), since a peer-chosen
+   regular expression could take unbounded time, and the elicitation spec defines
+   neither.
+5. What the wire model cannot see is checked against the request too: each root's
+   ``uri`` is a ``file://`` URI (``client/roots`` §Root: "MUST be a file:// URI"); a
+   sampling answer holds ``tool_use`` content only when the request offered tools,
+   did not set ``toolChoice.mode`` to ``"none"``, and names one of the offered tools
+   (``client/sampling`` §Tool Use, §Tool Choice Modes).
+6. Problems are at most ``limit`` readable messages naming the JSON path of each bad
    value (``content.name: 5 is not of type 'string'``), each at most
    :data:`~mcpkit.core.jsonschema.MESSAGE_CHARS` characters (a quoted value is cut, so
    an error about a huge answer stays small); an empty list means valid.
@@ -36,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import as_list, as_object
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
@@ -83,14 +90,73 @@ def _model_problems(exc: ValidationError, limit: int) -> list[str]:
     return out
 
 
-def _peer_schema(schema: JSON) -> JSON:
-    """Rule 4: the form schema without ``pattern`` keywords (top level and properties)."""
-    props = as_object(schema.get("properties")) or {}
-    cleaned: JSON = {}
-    for name, raw in props.items():
-        prop = as_object(raw)
-        cleaned[name] = raw if prop is None else {k: v for k, v in prop.items() if k != "pattern"}
-    return {**{k: v for k, v in schema.items() if k != "pattern"}, "properties": cleaned}
+def _root_problems(answer: JSON, limit: int) -> list[str]:
+    """Rule 5: every root is a ``file://`` URI (the model has checked the shape)."""
+    from mcpkit.core.jsonschema import clip
+
+    out: list[str] = []
+    for i, root in enumerate(as_list(answer["roots"]) or []):
+        uri = str((as_object(root) or {}).get("uri", ""))
+        if uri[:7].lower() != "file://":
+            out.append(clip(f"roots.{i}.uri: {uri!r} is not a file:// URI"))
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _tool_use_problems(params: Mapping[str, Any], answer: JSON, limit: int) -> list[str]:
+    """Rule 5: ``tool_use`` content only where the request allowed it."""
+    from mcpkit.core.jsonschema import clip
+
+    content = answer["content"]
+    blocks = [as_object(b) or {} for b in as_list(content) or [content]]
+    uses = [b for b in blocks if b.get("type") == "tool_use"]
+    if not uses:
+        return []
+    offered = [as_object(t) or {} for t in as_list(params.get("tools")) or []]
+    if not offered:
+        return ["content: tool_use, but the request offered no tools"]
+    if (as_object(params.get("toolChoice")) or {}).get("mode") == "none":
+        return ['content: tool_use, but the request set toolChoice.mode "none"']
+    names = {t.get("name") for t in offered}
+    out: list[str] = []
+    for use in uses:
+        if use.get("name") not in names:
+            out.append(clip(f"content: tool_use of {use.get('name')!r}, a tool not offered"))
+            if len(out) >= limit:
+                break
+    return out
+
+
+_REGEX_KEYWORDS = frozenset({"pattern", "patternProperties"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "dependentSchemas"})
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "required"})
+
+
+def _peer_schema(schema: Any) -> Any:
+    """Rule 4: the schema without regular expressions (``pattern``,
+    ``patternProperties``) at any depth: in properties, but also under ``anyOf``,
+    ``not``, ``items``, ``propertyNames``, ``$defs``... A map of property names
+    (``properties``) keeps its names, whatever they are; data (``enum``, ``const``...)
+    is kept as is."""
+    items = as_list(schema)
+    if items is not None:
+        return [_peer_schema(item) for item in items]
+    obj = as_object(schema)
+    if obj is None:
+        return schema
+    out: JSON = {}
+    for key, value in obj.items():
+        if key in _REGEX_KEYWORDS:
+            continue
+        named = as_object(value) if key in _SCHEMA_MAPS else None
+        if named is not None:
+            out[key] = {name: _peer_schema(sub) for name, sub in named.items()}
+        elif key in _DATA_KEYWORDS:
+            out[key] = value
+        else:
+            out[key] = _peer_schema(value)
+    return out
 
 
 def answer_problems(
@@ -102,7 +168,7 @@ def answer_problems(
     limit: int = 10,
 ) -> list[str]:
     """What is wrong with ``answer`` as the result of ``method`` called with ``params``
-    (rules 1-5); an empty list when it is valid.
+    (rules 1-6); an empty list when it is valid.
 
     ``params`` are the request's params (for elicitation, ``mode`` and
     ``requestedSchema``). Raises :class:`mcpkit.core.jsonschema.SchemaError` when the
@@ -121,9 +187,13 @@ def answer_problems(
         model.model_validate(obj)
     except ValidationError as exc:
         return _model_problems(exc, limit)
-    if method != "elicitation/create" or obj.get("action") != "accept":
-        return []
     p = params or {}
+    if method == "roots/list":
+        return _root_problems(obj, limit)
+    if method == "sampling/createMessage":
+        return _tool_use_problems(p, obj, limit)
+    if obj.get("action") != "accept":
+        return []
     schema = as_object(p.get("requestedSchema"))
     if p.get("mode", "form") != "form" or schema is None:
         return []

@@ -118,10 +118,12 @@ class Limits:
     max_events_per_stream: int = 1000
     """Events kept per stream (oldest dropped)."""
     max_event_stream_bytes: int = 8 * 1024 * 1024
-    """Payload bytes kept per stream (8 MiB; oldest events dropped)."""
+    """Bytes kept per stream (8 MiB; payloads plus a fixed charge per event; oldest
+    events dropped)."""
     max_event_store_bytes: int = 64 * 1024 * 1024
-    """Payload bytes the in-memory event store keeps in all (64 MiB; finished streams
-    dropped first, then the oldest events of the oldest streams)."""
+    """Bytes the in-memory event store keeps in all (64 MiB; payloads plus a fixed
+    charge per event; finished streams dropped first, then the oldest events of the
+    oldest streams)."""
     max_subscriptions: int = 1000
     """Resource URIs one session subscribes to (``resources/subscribe``), and URIs in the
     ``resourceSubscriptions`` of one ``subscriptions/listen``."""

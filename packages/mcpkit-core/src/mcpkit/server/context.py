@@ -29,7 +29,9 @@ Rules:
 8. A live reverse call (handshake era) waits at most its timeout: the call's
    ``timeout_s=``, else ``Limits.elicitation_timeout_s`` (600 s) for elicitation and
    ``Limits.sampling_timeout_s`` / ``Limits.roots_timeout_s`` (60 s) for sampling and
-   roots. Past it :class:`~mcpkit.core.engine.RequestTimeoutError` is raised (the
+   roots; any other method (an extension's own request through :meth:`request_input`)
+   waits at most ``Limits.elicitation_timeout_s``, the longest of them. Past it
+   :class:`~mcpkit.core.engine.RequestTimeoutError` is raised (the
    client gets ``notifications/cancelled``); when the session or connection ends
    first, :class:`~mcpkit.core.engine.PeerClosedError` is raised at once. A tool that
    does not catch either answers ``isError: true`` with the message.
@@ -334,14 +336,14 @@ class Context:
         }.get(method, "input")
         return f"{short}-{self._input_seq}"
 
-    def reverse_timeout_s(self, method: str, timeout_s: float | None = None) -> float | None:
+    def reverse_timeout_s(self, method: str, timeout_s: float | None = None) -> float:
         """Seconds a live reverse call of ``method`` may wait (rule 8): ``timeout_s``
-        when given, else the server's ``Limits`` field for the method (None, no bound,
-        only for methods no limit names)."""
+        when given, else the server's ``Limits`` field for the method
+        (``elicitation_timeout_s`` for methods no limit names)."""
         if timeout_s is not None:
             return timeout_s
-        field = _TIMEOUT_FIELD.get(method)
-        return None if field is None else float(getattr(self.server.limits, field))
+        field = _TIMEOUT_FIELD.get(method, "elicitation_timeout_s")
+        return float(getattr(self.server.limits, field))
 
     async def request_input(
         self, requests: Mapping[str, JSON], *, timeout_s: float | None = None

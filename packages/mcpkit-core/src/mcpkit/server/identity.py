@@ -21,6 +21,10 @@ Rules (issue 11 §1; design sketch "secure by default"):
    :class:`UnidentifiedPrincipal` (a -32603 :class:`~mcpkit.core.jsonrpc.JSONRPCError`)
    and logs the principal's type (never its value). The HTTP endpoint answers such a
    request with HTTP 500 and a JSON-RPC -32603 body before reading it.
+5. A principal whose field raises anything but ``NotImplementedError`` (a lazy user
+   object whose backing store is down) fails closed the same way (rule 4), with the
+   exception's type in the log line: the next field is not tried, since a key that
+   depends on which field answered this time would not be stable.
 """
 
 from __future__ import annotations
@@ -65,11 +69,40 @@ def _usable(value: Any) -> str | None:
     return None
 
 
-def _field(principal: Any, name: str) -> str | None:
+class _Broken(Exception):
+    """A principal's field raised (rule 5); ``reason`` names the field and the error."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _attribute(principal: Any, name: str, default: Any) -> Any:
     try:
-        return _usable(getattr(principal, name, None))
+        return getattr(principal, name, default)
     except NotImplementedError:  # BaseUser.identity and friends
-        return None
+        return default
+    except Exception as exc:  # rule 5
+        raise _Broken(f"its {name} raised {type(exc).__name__}") from None
+
+
+def _field(principal: Any, name: str) -> str | None:
+    return _usable(_attribute(principal, name, None))
+
+
+def _key(principal: Any) -> tuple[str | None, tuple[str, ...]]:
+    """``(key, fields tried)`` by rule 2; raises :class:`_Broken` (rule 5)."""
+    if _is_starlette_user(principal):
+        if not _attribute(principal, "is_authenticated", True):
+            return None, ()
+        fields = _STARLETTE_FIELDS
+    else:
+        fields = _OWN_FIELDS
+    for name in fields:
+        key = _field(principal, name)
+        if key is not None:
+            return key, fields
+    return None, fields
 
 
 def _is_starlette_user(principal: Any) -> bool:
@@ -84,31 +117,27 @@ def _is_starlette_user(principal: Any) -> bool:
 def principal_key(principal: Any) -> str | None:
     """The stable key of ``principal`` (rules 1-3); ``None`` when anonymous.
 
-    Raises :class:`UnidentifiedPrincipal` (-32603) when the principal has none (rule 4).
+    Raises :class:`UnidentifiedPrincipal` (-32603) when the principal has none (rule 4)
+    or one of its fields raises (rule 5).
     """
     if principal is None:
         return None
     if isinstance(principal, str) and principal:
         return principal
-    if _is_starlette_user(principal):
-        try:
-            if not getattr(principal, "is_authenticated", True):
-                return None
-        except NotImplementedError:
-            pass
-        fields = _STARLETTE_FIELDS
+    try:
+        key, fields = _key(principal)
+    except _Broken as exc:
+        why = exc.reason
     else:
-        fields = _OWN_FIELDS
-    for name in fields:
-        key = _field(principal, name)
-        if key is not None:
+        if key is not None or not fields:
             return key
+        why = " / ".join(fields)
     kind: type[Any] = type(principal)  # pyright: ignore[reportUnknownVariableType]
     type_name = f"{kind.__module__}.{kind.__qualname__}"
     logger.error(
         "refusing a request: its principal of type %s has no stable identity (%s); "
         "give it one, or make principal_from_scope return an object that has one",
         type_name,
-        " / ".join(fields),
+        why,
     )
     raise UnidentifiedPrincipal(type_name)

@@ -8,7 +8,10 @@ handshake era); the envelope is the front-end's business.
 Rules:
 1. Cacheable results (``server/discover``, the four lists, ``resources/read``) carry
    ``ttlMs`` (milliseconds, >= 0) and ``cacheScope`` on 2026-07-28 (SEP-2549), from the
-   server's per-method :class:`~mcpkit.server.app.CacheHint`.
+   server's per-method :class:`~mcpkit.server.app.CacheHint`. While a list filter is
+   registered, the lists and ``resources/read`` are ``"private"`` whatever the hint
+   says: what they show depends on the caller, and a ``"public"`` result may be shared
+   between callers (2026-07-28 ``server/utilities/caching`` §Cache Scope).
 2. Lists page with opaque cursors (-32602 for a bad one).
 3. ``subscriptions/listen`` acknowledges first, with the honoured subset of the filter,
    then forwards only admitted changes, each tagged with
@@ -50,10 +53,12 @@ JSON = dict[str, Any]
 
 def _hint(ctx: Context, method: str, result: JSON) -> JSON:
     if ctx.era == "modern":
-        hint = ctx.server.cache_hints.get(method)
+        server = ctx.server
+        hint = server.cache_hints.get(method)
         if hint is not None:
             result["ttlMs"] = hint.ttl_ms
-            result["cacheScope"] = hint.scope
+            per_caller = server.visibility.filters and method != "server/discover"
+            result["cacheScope"] = "private" if per_caller else hint.scope
     return result
 
 

@@ -11,7 +11,11 @@ Rules:
    never checked (T2).
 2. JSON has no NaN or Infinity. A ``structuredContent`` holding a non-finite float (an
    overflow such as ``1e308 + 1e308``, a ``float("nan")``) does not conform, whatever the
-   schema says: the encoder would send ``null`` in its place.
+   schema says: the encoder would send ``null`` in its place. pydantic's JSON-mode dump
+   already writes a non-finite float it finds under ``Any`` (a ``dict[str, Any]``
+   return, a model field typed ``Any``) as ``None``, so when the encoded text holds
+   ``null`` the tool's return value itself is searched too (:func:`output_problems`
+   ``value``), in pydantic's python mode, which keeps floats.
 3. What is checked depends on where the schema came from (a cost choice: ``tools/call``
    is the benchmarked hot path, and most tools return typed values):
 
@@ -31,6 +35,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -39,6 +44,7 @@ from mcpkit.core.shapes import as_list, as_object
 
 if TYPE_CHECKING:
     import jsonschema.protocols
+    import pydantic
 
 __all__ = ["nonfinite_path", "output_problems"]
 
@@ -64,17 +70,35 @@ def nonfinite_path(value: Any) -> str | None:
     return None
 
 
+@functools.cache
+def _any_adapter() -> pydantic.TypeAdapter[Any]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Any)
+
+
+def _python_view(value: Any) -> Any:
+    """``value`` as plain dicts and lists with its floats as they are (rule 2)."""
+    try:
+        return _any_adapter().dump_python(value, mode="python", by_alias=True, warnings=False)
+    except Exception:  # a value pydantic cannot walk: the structured search stands
+        return None
+
+
 def output_problems(
     schema: Mapping[str, Any] | jsonschema.protocols.Validator | None,
     structured: Any,
     text: str | None = None,
+    value: Any = None,
 ) -> list[str]:
     """What is wrong with ``structured`` as the ``structuredContent`` of a tool whose
     output schema is ``schema`` (rules 1-3); empty when it conforms.
 
     ``schema`` None skips the full validation (a derived schema and a value of the
     declared type, rule 3). ``text`` is the encoded ``structuredContent`` when the caller
-    has it; without it the non-finite search always runs.
+    has it; without it the non-finite search always runs. ``value`` is what the tool
+    returned, shaped like ``structuredContent`` (wrapped as ``{"result": ...}`` where it
+    is), when ``structured`` is a JSON-mode dump of it: it is searched as well (rule 2).
     """
     problems: list[str] = []
     if schema is not None:
@@ -83,6 +107,8 @@ def output_problems(
         problems = validation_errors(schema, structured)
     if text is None or _NULL in text:
         where = nonfinite_path(structured)
+        if where is None and value is not None:
+            where = nonfinite_path(_python_view(value))
         if where is not None:
             problems.append(f"{where}: not a finite number (JSON cannot carry NaN or infinity)")
     return problems

@@ -21,7 +21,9 @@ Rules:
    explicit ``output_schema`` the return value (a mapping or model) is structured as is.
    Every other result of a tool with an ``outputSchema`` is checked against it before
    it is sent, and one that does not conform (non-finite numbers included) becomes a
-   tool error (:mod:`mcpkit.server.output`).
+   tool error (:mod:`mcpkit.server.output`). A ``structuredContent`` returned as is (a
+   ``CallToolResult``) holding a non-finite number is a tool error even without an
+   ``outputSchema``: the encoder would send ``null``.
 5. A plain ``str`` return is exactly one text block.
 6. Tool definitions are built once, at registration; ``tools/list`` pages over them.
 """
@@ -143,13 +145,19 @@ class Tool:
         schema: JSON | None = self.definition.get("outputSchema")
         if _is_result(value):
             result = tool_result(value)
-            if schema is None or result.get("isError"):
+            if result.get("isError"):
                 return result
             if "structuredContent" not in result:
+                if schema is None:
+                    return result
                 return self._nonconforming(["(root): structuredContent is missing"])
             structured = result["structuredContent"]
-            problems = output_problems(self.output_validator or schema, structured)
-            return self._nonconforming(problems) if problems else result
+            # A CallToolResult model was dumped in JSON mode (NaN under Any became None):
+            # its own structured_content is searched too.
+            source = None if isinstance(value, dict) else getattr(value, "structured_content", None)
+            full = None if schema is None else self.output_validator or schema
+            problems = output_problems(full, structured, None, source)
+            return self._nonconforming(problems, schema is not None) if problems else result
         if self.binding.output.schema is not None:
             from pydantic_core import PydanticSerializationError
 
@@ -158,7 +166,10 @@ class Tool:
             except PydanticSerializationError as exc:
                 return self._nonconforming([f"(root): cannot be serialised: {exc}"])
             full = self.output_validator or (None if exact else schema)
-            problems = output_problems(full, structured, text)
+            source = value
+            if self.binding.output.wrap and "null" in text:  # searched only then (output rule 2)
+                source = {"result": value}
+            problems = output_problems(full, structured, text, source)
         elif schema is not None:
             from pydantic_core import to_jsonable_python
 
@@ -169,7 +180,7 @@ class Tool:
                     f"{type(value).__name__}, not a JSON object"
                 )
             text = dumps(structured).decode("utf-8")
-            problems = output_problems(self.output_validator or schema, structured, text)
+            problems = output_problems(self.output_validator or schema, structured, text, value)
         else:
             return tool_result(value)
         if problems:
@@ -180,13 +191,11 @@ class Tool:
             "isError": False,
         }
 
-    def _nonconforming(self, problems: list[str]) -> JSON:
-        logger.warning(
-            "tool %r returned a result that breaks its outputSchema: %s", self.name, problems
-        )
+    def _nonconforming(self, problems: list[str], schema: bool = True) -> JSON:
+        what = "does not match its outputSchema" if schema else "JSON cannot carry"
+        logger.warning("tool %r returned a result that %s: %s", self.name, what, problems)
         return error_result(
-            f"Tool {self.name!r} returned a result that does not match its outputSchema: "
-            + "; ".join(problems)
+            f"Tool {self.name!r} returned a result that {what}: " + "; ".join(problems)
         )
 
 

@@ -23,6 +23,9 @@ Rules (issue 11 §9):
    ``subscriptions/listen`` leaves the URI out of its acknowledgement; error messages
    name only visible items. Extensions that
    look items up call :meth:`Visibility.tool` etc., never the registries directly.
+   Transport checks that would reveal a tool (2026-07-28 ``Mcp-Param-*`` headers, whose
+   errors name the tool's parameters) run there too, once the tool is known to be
+   visible: the transport leaves a :data:`TOOL_PARAM_CHECK` in ``ctx.transport``.
 5. A filter that raises fails the request (-32603); it never shows an item by accident.
 """
 
@@ -37,12 +40,16 @@ if TYPE_CHECKING:
     from mcpkit.server.resources import Resource, ResourceTemplate
     from mcpkit.server.tools import Tool
 
-__all__ = ["ListFilter", "ListKind", "Visibility"]
+__all__ = ["TOOL_PARAM_CHECK", "ListFilter", "ListKind", "Visibility"]
 
 JSON = dict[str, Any]
 ListKind = Literal["tools", "prompts", "resources", "resourceTemplates"]
 ListFilter = Callable[["Context", ListKind, Mapping[str, Any]], bool]
 """``(ctx, kind, definition) -> visible``; rule 1."""
+TOOL_PARAM_CHECK = "tool_param_check"
+"""``ctx.transport`` key of ``(tool_name, arguments) -> None``, a transport's check of a
+``tools/call`` that may raise ``JSONRPCError``; run by :meth:`Visibility.tool` for a
+visible tool only (rule 4)."""
 _Item = TypeVar("_Item", "Tool", "Prompt", "Resource", "ResourceTemplate")
 
 
@@ -70,9 +77,15 @@ class Visibility:
         return item if self.shows(ctx, kind, item.definition) else None
 
     def tool(self, ctx: Context, name: Any) -> Tool | None:
-        """The tool ``name`` if it exists and this request may see it (rule 4)."""
+        """The tool ``name`` if it exists and this request may see it (rule 4). Raises
+        what the transport's :data:`TOOL_PARAM_CHECK` raises for a visible tool."""
         found = ctx.server.tools.get(name) if isinstance(name, str) else None
-        return self._visible(ctx, "tools", found)
+        tool = self._visible(ctx, "tools", found)
+        if tool is not None and self.filters:
+            check = ctx.transport.get(TOOL_PARAM_CHECK)
+            if check is not None:
+                check(tool.name, ctx.params.get("arguments"))
+        return tool
 
     def prompt(self, ctx: Context, name: Any) -> Prompt | None:
         """The prompt ``name`` if it exists and this request may see it (rule 4)."""

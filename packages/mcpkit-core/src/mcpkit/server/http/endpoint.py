@@ -27,7 +27,9 @@ Rules:
    completed (:mod:`.streams` rules 5, 8).
 5. Every request's principal (``principal_from_scope``) is checked before its body is
    read: one without a stable identity (:mod:`mcpkit.server.identity`) is refused with
-   500 and a JSON-RPC -32603 body, on POST, GET and DELETE alike (issue 11 §1).
+   500 and a JSON-RPC -32603 body, on POST, GET and DELETE alike (issue 11 §1). So is a
+   request whose ``principal_from_scope`` raises (a verifier that fails): the caller is
+   unknown, so nothing is served, and the log names the exception's type.
 6. A request task that the ASGI server itself cancels (uvicorn does so when a handler
    outlives its ``timeout_graceful_shutdown``) completes its response and ends with
    one warning line, not an "Exception in ASGI application" ``CancelledError``
@@ -372,13 +374,23 @@ class StreamableHTTP:
     async def caller(self, scope: Scope, send: Send) -> tuple[bool, Any]:
         """Rule 5: ``(True, principal)``, or ``(False, None)`` once a principal without a
         stable identity has been answered with 500 / -32603."""
-        principal = self.principal_from_scope(scope)
-        if principal is not None:
-            try:
+        try:
+            principal = self.principal_from_scope(scope)
+            if principal is not None:
                 principal_key(principal)
-            except UnidentifiedPrincipal as exc:
-                await send_error(send, 500, exc.code, exc.message)
-                return False, None
+        except UnidentifiedPrincipal as exc:
+            await send_error(send, 500, exc.code, exc.message)
+            return False, None
+        except Exception as exc:  # rule 5: an unknown caller is refused, not served
+            logger.error(
+                "refusing a request: principal_from_scope raised %s",
+                type(exc).__name__,
+                exc_info=True,
+            )
+            await send_error(
+                send, 500, INTERNAL_ERROR, "Internal error: the caller could not be identified"
+            )
+            return False, None
         return True, principal
 
     def tool_param_annotations(self, name: Any) -> list[tuple[str, tuple[str, ...]]]:

@@ -52,6 +52,7 @@ from mcpkit.server.frontend import handle_modern, read_envelope
 from mcpkit.server.http.headers import check_param_headers, check_routing_headers
 from mcpkit.server.http.responses import send_empty, send_error
 from mcpkit.server.http.streams import DisconnectWatch, Exchange
+from mcpkit.server.visibility import TOOL_PARAM_CHECK
 
 if TYPE_CHECKING:
     from mcpkit.server.frontend import Envelope
@@ -110,11 +111,22 @@ def _validate(ep: StreamableHTTP, h: RequestHeaders, method: str, params: JSON) 
         raise _EnvelopeError(exc) from None
     field = ep.name_field(method)
     check_routing_headers(h, method, params, {method: field} if field is not None else {})
-    if method == "tools/call":
+    if method == "tools/call" and not ep.server.visibility.filters:
         check_param_headers(
             h, ep.tool_param_annotations(params.get("name")), params.get("arguments")
         )
     return envelope
+
+
+def _deferred_param_check(ep: StreamableHTTP, h: RequestHeaders) -> Any:
+    """With list filters, ``Mcp-Param-*`` headers are checked once the tool is known to
+    be visible to this caller (:meth:`Visibility.tool`): checked up front, a hidden
+    tool's header error would tell the caller it exists and name its parameters."""
+
+    def check(name: str, arguments: Any) -> None:
+        check_param_headers(h, ep.tool_param_annotations(name), arguments)
+
+    return check
 
 
 class _EnvelopeError(Exception):
@@ -192,6 +204,8 @@ async def serve_post(
         cancel_on_stall=True,
     )
     transport = ep.transport_facts(scope, None, exchange)
+    if c.method == "tools/call" and ep.server.visibility.filters:
+        transport[TOOL_PARAM_CHECK] = _deferred_param_check(ep, h)
     request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]
     ep.active.add(exchange)
     try:
