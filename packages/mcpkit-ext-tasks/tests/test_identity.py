@@ -164,3 +164,23 @@ async def test_a_user_without_stable_identity_gets_no_task(era: str) -> None:
     assert r.status_code == 500
     assert r.json()["error"]["code"] == INTERNAL_ERROR
     assert await store.list_tasks(None, cursor=None, limit=10) == ([], None)
+
+
+async def test_a_principal_named_like_a_session_scope_cannot_reach_anonymous_tasks() -> None:
+    """Anonymous handshake-era tasks are scoped to their session (``session:<id>``); a
+    principal whose key is that same text gets its own scope (``principal:...``), so it
+    neither lists nor reads them."""
+    args = {"name": "slow_compute", "arguments": {"seconds": 30, "label": "x"}, "task": {}}
+    async with serve(InMemoryTaskStore()) as url:
+        anonymous = Client(HttpTransport(url), mode="legacy", extensions=[TASKS_EXTENSION])  # type: ignore[arg-type]
+        async with anonymous:
+            tid = (await anonymous.session.request("tools/call", args))["task"]["taskId"]
+            sid = anonymous.session.connection.stream.session_id  # type: ignore[attr-defined]
+            assert sid
+            async with as_user(url, f"session:{sid}", "legacy") as impostor:
+                listed = await impostor.session.request("tasks/list", {})
+                code = await refused(lambda: impostor.session.request("tasks/get", {"taskId": tid}))
+            mine = await anonymous.session.request("tasks/list", {})
+    assert listed["tasks"] == []
+    assert code == INVALID_PARAMS
+    assert [t["taskId"] for t in mine["tasks"]] == [tid]

@@ -13,7 +13,9 @@ Rules:
 3. Tasks are bound to the authenticated principal, else to the session (so
    ``tasks/list`` never shows another session's tasks); a stateless request without a
    principal binds to nobody (the unguessable id is the only key) and lists nothing.
-   Another scope's task is "not found" (-32602).
+   Another scope's task is "not found" (-32602). Principal scopes (``principal:<key>``)
+   and session scopes (``session:<id>``) live in separate namespaces, so no principal
+   key can name a session's scope.
 4. ``tasks/get`` returns the ``Task`` (``ttl``/``pollInterval``); ``tasks/list`` pages
    with opaque cursors (-32602 for a bad one); ``tasks/cancel`` moves an active task to
    ``cancelled`` before answering with the ``Task`` and refuses a terminal one with -32602.
@@ -37,8 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
 from mcpkit.ext.tasks.model import RELATED_TASK, TaskRecord, legacy_task
-from mcpkit.ext.tasks.runtime import OWNER_KEY, guarded, parse_change_key
-from mcpkit.server.frontend import principal_key
+from mcpkit.ext.tasks.runtime import OWNER_KEY, guarded, parse_change_key, principal_owner
 from mcpkit.server.hub import Change
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def install(runtime: Tasks, server: Server) -> None:
 
 def legacy_owner(ctx: Context) -> str | None:
     """The scope of the caller's tasks (rule 3)."""
-    owner = principal_key(ctx.principal)
+    owner = principal_owner(ctx)
     if owner is None:
         if "session_id" in ctx.transport:
             sid = ctx.transport.get("session_id")

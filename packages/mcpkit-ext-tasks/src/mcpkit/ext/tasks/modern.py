@@ -48,10 +48,9 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.core.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
-from mcpkit.ext.tasks.runtime import guarded, parse_change_key
+from mcpkit.ext.tasks.runtime import guarded, parse_change_key, principal_owner
 from mcpkit.ext.tasks.support import client_supports
 from mcpkit.server.answers import check_answer
-from mcpkit.server.frontend import principal_key
 from mcpkit.server.hub import Change
 
 if TYPE_CHECKING:
@@ -107,7 +106,7 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
             pass
         finally:
             ctx.state.pop(FOREGROUND_KEY, None)
-    record = await runtime.create(ctx, tool, owner=principal_key(ctx.principal))
+    record = await runtime.create(ctx, tool, owner=principal_owner(ctx))
     return create_task_result(record)
 
 
@@ -118,7 +117,7 @@ async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
     if not isinstance(task_id, str):
         raise JSONRPCError(INVALID_PARAMS, f"{ctx.method}: params.taskId must be a string")
     record = await runtime.store.get(task_id)
-    if record is None or record.owner != principal_key(ctx.principal):
+    if record is None or record.owner != principal_owner(ctx):
         raise JSONRPCError(
             INVALID_PARAMS,
             f"{ctx.method}: task {task_id!r} not found (unknown, expired, or created by "
@@ -176,7 +175,7 @@ def listen_filter(
             f"subscriptions/listen: notifications.taskIds lists {len(ids)} ids; at most "
             f"{MAX_LISTEN_TASK_IDS} per stream",
         )
-    owner = principal_key(ctx.principal)
+    owner = principal_owner(ctx)
 
     def accepts(change: Change) -> bool:
         if change.method != "notifications/tasks":

@@ -74,6 +74,7 @@ from mcpkit.ext.tasks.store import (
 )
 from mcpkit.server.context import Context
 from mcpkit.server.hub import Change
+from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import InputRequired
 
 if TYPE_CHECKING:
@@ -190,6 +191,16 @@ class _TaskChannel:
 
 OWNER_KEY = "mcpkit.ext.tasks/owner"
 """``session.state`` key: the owner scope of a handshake-era session's tasks."""
+
+
+def principal_owner(ctx: Context) -> str | None:
+    """The owner scope of the caller's principal, both eras: ``"principal:" + key``
+    (:func:`mcpkit.server.identity.principal_key`), None when anonymous. The prefix keeps
+    principal scopes apart from anonymous handshake-era session scopes (``"session:..."``)
+    whatever text a principal's key holds. Raises ``UnidentifiedPrincipal`` (-32603) for a
+    principal without a stable identity."""
+    key = principal_key(ctx.principal)
+    return None if key is None else "principal:" + key
 
 
 class Tasks:
