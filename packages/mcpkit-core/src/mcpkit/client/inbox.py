@@ -13,6 +13,9 @@ Rules:
 4. :meth:`Inbox.close` ends the queue: waiting and later :meth:`put` calls raise
    ``anyio.ClosedResourceError``; :meth:`get` returns what is left, then raises
    ``anyio.EndOfStream``.
+
+The bounds, the byte accounting and the consuming side are shared with
+:class:`~mcpkit.client.changes.ChangeBuffer`, which drops instead of waiting.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class Inbox:
 
     def __init__(self, max_messages: int, max_bytes: int) -> None:
         if max_messages < 1 or max_bytes < 1:
-            raise ValueError("Inbox bounds must be positive")
+            raise ValueError(f"{type(self).__name__} bounds must be positive")
         self.max_messages = max_messages
         self.max_bytes = max_bytes
         self.bytes = 0
@@ -71,6 +74,9 @@ class Inbox:
                 await self._room.wait()
         if self._closed:
             raise anyio.ClosedResourceError
+        self._push(item, size)
+
+    def _push(self, item: Any, size: int) -> None:
         self._items.append((item, size))
         self.bytes += size
         ready, self._ready = self._ready, anyio.Event()
