@@ -45,8 +45,10 @@ class Inbox:
         """How many times a reader had to wait for room (rule 3)."""
         self._items: deque[tuple[Any, int]] = deque()
         self._closed = False
-        self._room = anyio.Event()
-        self._ready = anyio.Event()
+        # Created by a waiter, set and dropped by the next change: no allocation per
+        # message while nobody waits.
+        self._room: anyio.Event | None = None
+        self._ready: anyio.Event | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -71,6 +73,8 @@ class Inbox:
                 self.max_bytes,
             )
             while self._full_for(size) and not self._closed:
+                if self._room is None:
+                    self._room = anyio.Event()
                 await self._room.wait()
         if self._closed:
             raise anyio.ClosedResourceError
@@ -79,23 +83,31 @@ class Inbox:
     def _push(self, item: Any, size: int) -> None:
         self._items.append((item, size))
         self.bytes += size
-        ready, self._ready = self._ready, anyio.Event()
-        ready.set()
+        ready = self._ready
+        if ready is not None:
+            self._ready = None
+            ready.set()
 
     async def get(self) -> Any:
         """The oldest message; waits for one (rule 4)."""
         while not self._items:
             if self._closed:
                 raise anyio.EndOfStream
+            if self._ready is None:
+                self._ready = anyio.Event()
             await self._ready.wait()
         item, size = self._items.popleft()
         self.bytes -= size
-        room, self._room = self._room, anyio.Event()
-        room.set()
+        room = self._room
+        if room is not None:
+            self._room = None
+            room.set()
         return item
 
     def close(self) -> None:
         """End the queue (rule 4)."""
         self._closed = True
-        self._room.set()
-        self._ready.set()
+        for event in (self._room, self._ready):
+            if event is not None:
+                event.set()
+        self._room = self._ready = None
