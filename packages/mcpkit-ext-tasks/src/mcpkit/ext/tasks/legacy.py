@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
 from mcpkit.ext.tasks.model import RELATED_TASK, TaskRecord, legacy_task
 from mcpkit.ext.tasks.runtime import OWNER_KEY, guarded, parse_change_key
-from mcpkit.server.frontend import principal_key
 from mcpkit.server.hub import Change
+from mcpkit.server.identity import principal_key
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import Tasks

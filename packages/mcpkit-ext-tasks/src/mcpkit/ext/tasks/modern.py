@@ -51,8 +51,8 @@ from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result,
 from mcpkit.ext.tasks.runtime import guarded, parse_change_key
 from mcpkit.ext.tasks.support import client_supports
 from mcpkit.server.answers import check_answer
-from mcpkit.server.frontend import principal_key
 from mcpkit.server.hub import Change
+from mcpkit.server.identity import principal_key
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import Tasks
