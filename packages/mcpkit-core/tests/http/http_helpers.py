@@ -150,3 +150,27 @@ def body_of(response: httpx2.Response) -> JSON:
         assert len(msgs) == 1, response.text
         return msgs[0]
     return response.json()
+
+
+async def answer_elicitations(
+    client: httpx2.AsyncClient, url: str, sid: str, response: httpx2.Response, rid: int
+) -> list[JSON]:
+    """Read the SSE ``response`` to its end, accepting every ``elicitation/create`` on it
+    with ``{"name": "Ada"}`` (a POST on session ``sid``, answered 202); returns the
+    messages that answer request ``rid``."""
+    answers: list[JSON] = []
+    async for sse in httpx2.EventSource(response):
+        if not sse.data:
+            continue
+        msg = json.loads(sse.data)
+        if msg.get("method") == "elicitation/create":
+            answer = {
+                "jsonrpc": "2.0",
+                "id": msg["id"],
+                "result": {"action": "accept", "content": {"name": "Ada"}},
+            }
+            r = await client.post(url, json=answer, headers=headers(sid))
+            assert r.status_code == 202
+        elif msg.get("id") == rid:
+            answers.append(msg)
+    return answers

@@ -10,12 +10,18 @@ before its answer arrives.
 
 from __future__ import annotations
 
-import json
-
 import anyio
 import httpx2
 import pytest
-from http_helpers import headers, initialize, mcp_http, request, sse_events, sse_messages
+from http_helpers import (
+    answer_elicitations,
+    headers,
+    initialize,
+    mcp_http,
+    request,
+    sse_events,
+    sse_messages,
+)
 
 from mcpkit.server import Context, Server
 from mcpkit.server.http import InMemoryEventStore
@@ -111,20 +117,8 @@ async def test_an_event_stored_during_the_replay_query_reaches_the_resuming_clie
                 headers={**headers(sid, accept="text/event-stream"), "last-event-id": newest},
             ) as response:
                 assert response.status_code == 200
-                async for sse in httpx2.EventSource(response):
-                    if not sse.data:
-                        continue
-                    msg = json.loads(sse.data)
-                    if msg.get("method") == "elicitation/create":
-                        answer = {
-                            "jsonrpc": "2.0",
-                            "id": msg["id"],
-                            "result": {"action": "accept", "content": {"name": "Ada"}},
-                        }
-                        r = await client.post(url, json=answer, headers=headers(sid))
-                        assert r.status_code == 202
-                    elif msg.get("id") == 2:
-                        result = msg
+                answers = await answer_elicitations(client, url, sid, response, 2)
+                result = answers[-1] if answers else None
         assert result is not None
         assert result["result"] == {
             "content": [{"type": "text", "text": "hello Ada"}],

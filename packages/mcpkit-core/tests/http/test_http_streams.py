@@ -11,6 +11,7 @@ import httpx2
 import pytest
 from http_helpers import (
     LATEST,
+    answer_elicitations,
     body_of,
     headers,
     initialize,
@@ -111,21 +112,7 @@ async def test_server_to_client_request_travels_on_the_calls_stream() -> None:
             headers=headers(sid),
         ) as response:
             assert response.headers["content-type"] == "text/event-stream"
-            results = []
-            async for sse in httpx2.EventSource(response):
-                if not sse.data:
-                    continue
-                msg = json.loads(sse.data)
-                if msg.get("method") == "elicitation/create":
-                    answer = {
-                        "jsonrpc": "2.0",
-                        "id": msg["id"],
-                        "result": {"action": "accept", "content": {"name": "Ada"}},
-                    }
-                    r = await client.post(url, json=answer, headers=headers(sid))
-                    assert r.status_code == 202
-                elif msg.get("id") == 5:
-                    results.append(msg)
+            results = await answer_elicitations(client, url, sid, response, 5)
         assert results[0]["result"]["content"][0]["text"] == "hello Ada"
 
 

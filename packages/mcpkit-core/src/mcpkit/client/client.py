@@ -63,7 +63,7 @@ from mcpkit.client.handlers import (
     UrlElicitationHandler,
 )
 from mcpkit.client.headers import HeaderBinding, InvalidToolHeaders, header_bindings
-from mcpkit.client.listen import Subscription
+from mcpkit.client.listen import DEFAULT_BUFFER, DEFAULT_BUFFER_BYTES, Subscription
 from mcpkit.client.middleware import ReceiveMiddleware, SendMiddleware
 from mcpkit.client.mrtr import ResultHandler, complete_result
 from mcpkit.client.negotiate import Mode, ServerState, initialize, negotiate
@@ -723,8 +723,8 @@ class Client:
         resources: bool = False,
         resource_uris: Sequence[str] = (),
         extra: Mapping[str, Any] | None = None,
-        buffer: int = 256,
-        buffer_bytes: int = 1 << 20,
+        buffer: int = DEFAULT_BUFFER,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
     ) -> Subscription:
         """A change-notification stream (:mod:`mcpkit.client.listen`); use with
         ``async with``. ``extra`` adds extension filter fields (2026-07-28).

@@ -13,6 +13,9 @@ Rules:
 4. :meth:`Inbox.close` ends the queue: waiting and later :meth:`put` calls raise
    ``anyio.ClosedResourceError``; :meth:`get` returns what is left, then raises
    ``anyio.EndOfStream``.
+
+The bounds, the byte accounting and the consuming side are shared with
+:class:`~mcpkit.client.changes.ChangeBuffer`, which drops instead of waiting.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class Inbox:
 
     def __init__(self, max_messages: int, max_bytes: int) -> None:
         if max_messages < 1 or max_bytes < 1:
-            raise ValueError("Inbox bounds must be positive")
+            raise ValueError(f"{type(self).__name__} bounds must be positive")
         self.max_messages = max_messages
         self.max_bytes = max_bytes
         self.bytes = 0
@@ -42,8 +45,10 @@ class Inbox:
         """How many times a reader had to wait for room (rule 3)."""
         self._items: deque[tuple[Any, int]] = deque()
         self._closed = False
-        self._room = anyio.Event()
-        self._ready = anyio.Event()
+        # Created by a waiter, set and dropped by the next change: no allocation per
+        # message while nobody waits.
+        self._room: anyio.Event | None = None
+        self._ready: anyio.Event | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -68,28 +73,41 @@ class Inbox:
                 self.max_bytes,
             )
             while self._full_for(size) and not self._closed:
+                if self._room is None:
+                    self._room = anyio.Event()
                 await self._room.wait()
         if self._closed:
             raise anyio.ClosedResourceError
+        self._push(item, size)
+
+    def _push(self, item: Any, size: int) -> None:
         self._items.append((item, size))
         self.bytes += size
-        ready, self._ready = self._ready, anyio.Event()
-        ready.set()
+        ready = self._ready
+        if ready is not None:
+            self._ready = None
+            ready.set()
 
     async def get(self) -> Any:
         """The oldest message; waits for one (rule 4)."""
         while not self._items:
             if self._closed:
                 raise anyio.EndOfStream
+            if self._ready is None:
+                self._ready = anyio.Event()
             await self._ready.wait()
         item, size = self._items.popleft()
         self.bytes -= size
-        room, self._room = self._room, anyio.Event()
-        room.set()
+        room = self._room
+        if room is not None:
+            self._room = None
+            room.set()
         return item
 
     def close(self) -> None:
         """End the queue (rule 4)."""
         self._closed = True
-        self._room.set()
-        self._ready.set()
+        for event in (self._room, self._ready):
+            if event is not None:
+                event.set()
+        self._room = self._ready = None

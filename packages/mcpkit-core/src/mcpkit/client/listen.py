@@ -47,6 +47,10 @@ __all__ = ["Subscription", "SubscriptionNotification"]
 JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
 _ACK = "notifications/subscriptions/acknowledged"
+DEFAULT_BUFFER = 256
+"""Notifications a subscription holds for a slow reader (rule 4)."""
+DEFAULT_BUFFER_BYTES = 1 << 20
+"""Bytes of JSON a subscription holds for a slow reader (1 MiB, rule 4)."""
 _KINDS = {
     "toolsListChanged": "notifications/tools/list_changed",
     "promptsListChanged": "notifications/prompts/list_changed",
@@ -73,7 +77,12 @@ class Subscription:
     ``async with client.listen(tools=True) as sub: async for note in sub: ...``."""
 
     def __init__(
-        self, client: Client, filter: JSON, *, buffer: int = 256, buffer_bytes: int = 1 << 20
+        self,
+        client: Client,
+        filter: JSON,
+        *,
+        buffer: int = DEFAULT_BUFFER,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
     ) -> None:
         self._client = client
         self.filter = filter

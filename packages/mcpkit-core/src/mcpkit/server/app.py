@@ -475,7 +475,7 @@ class Server:
 
     def _listen_uris(self, ctx: Context, requested: list[Any]) -> set[str]:
         """``resourceSubscriptions`` of a listen request, bounded like
-        ``resources/subscribe`` (methods rule 4): -32602 beyond ``max_subscriptions``
+        ``resources/subscribe`` (methods rule 5): -32602 beyond ``max_subscriptions``
         URIs or ``max_uri_bytes`` per URI; only URIs naming a resource are honoured."""
         limits = self.limits
         if len(requested) > limits.max_subscriptions:
@@ -565,7 +565,7 @@ class Server:
             from mcpkit.core.stdio import ensure_std_fds
             from mcpkit.server.stdio import serve_stdio
 
-            ensure_std_fds()  # a closed stdin reads as end of file (stdio rule 4)
+            ensure_std_fds()  # a closed stdin reads as end of file (core.stdio rule 9)
             options.setdefault("handle_signals", True)
             anyio.run(partial(serve_stdio, self, **options))
             return

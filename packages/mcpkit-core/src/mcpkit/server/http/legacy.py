@@ -127,6 +127,30 @@ async def _session(
     return True, session
 
 
+def _from_modern_client(h: RequestHeaders) -> bool:
+    """A GET or DELETE without a session that names 2026-07-28 (405 there)."""
+    return (
+        h.session_id is None
+        and h.protocol_version is not None
+        and h.protocol_version.strip() == MODERN_VERSION
+    )
+
+
+async def _required_session(
+    ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders
+) -> HTTPSession | None:
+    """The session of a GET or DELETE: rule 2's version check, the caller's identity
+    (endpoint rule 5), then rule 1's lookup; None once a refusal was sent."""
+    if (why := _version_error(h)) is not None:
+        await send_error(send, 400, INVALID_REQUEST, why)
+        return None
+    ok, principal = await ep.caller(scope, send)
+    if not ok:
+        return None
+    ok, session = await _session(ep, send, h, principal, required=True)
+    return session if ok else None
+
+
 def _is_initialize(message: Any) -> bool:
     return type(message) is dict and message.get("method") == "initialize" and "id" in message  # pyright: ignore
 
@@ -468,11 +492,7 @@ async def serve_get(
     ep: StreamableHTTP, scope: Scope, receive: Receive, send: Send, h: RequestHeaders
 ) -> None:
     """Rule 6."""
-    modern_client = (
-        h.session_id is None
-        and h.protocol_version is not None
-        and h.protocol_version.strip() == MODERN_VERSION
-    )
+    modern_client = _from_modern_client(h)
     if modern_client or not ep.standalone_sse:
         await send_error(
             send,
@@ -483,14 +503,8 @@ async def serve_get(
             headers=[(b"allow", ep.allow().encode())],
         )
         return
-    if (why := _version_error(h)) is not None:
-        await send_error(send, 400, INVALID_REQUEST, why)
-        return
-    ok, principal = await ep.caller(scope, send)
-    if not ok:
-        return
-    ok, session = await _session(ep, send, h, principal, required=True)
-    if not ok or session is None:
+    session = await _required_session(ep, scope, send, h)
+    if session is None:
         return
     session.busy += 1
     session.attached += 1
@@ -623,11 +637,7 @@ async def _standalone(
 
 async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders) -> None:
     """Rule 7."""
-    modern_client = (
-        h.session_id is None
-        and h.protocol_version is not None
-        and h.protocol_version.strip() == MODERN_VERSION
-    )
+    modern_client = _from_modern_client(h)
     if ep.stateless or modern_client:
         await send_error(
             send,
@@ -637,14 +647,8 @@ async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestH
             headers=[(b"allow", ep.allow().encode())],
         )
         return
-    if (why := _version_error(h)) is not None:
-        await send_error(send, 400, INVALID_REQUEST, why)
-        return
-    ok, principal = await ep.caller(scope, send)
-    if not ok:
-        return
-    ok, session = await _session(ep, send, h, principal, required=True)
-    if not ok or session is None:
+    session = await _required_session(ep, scope, send, h)
+    if session is None:
         return
     ep.sessions.remove(session.id)
     await session.close(ep.store)

@@ -234,8 +234,8 @@ class Exchange:
         self._sse = sse_ok
         self.ids = ids
         """The ids of the requests this response answers (rule 8)."""
-        self._answered: list[Any] = []
-        """Ids a batch member was answered for (rule 8)."""
+        self._answered = False
+        """A batch member was answered (rule 8: the errors then go as a batch)."""
         self._withheld = False
         self.shutting_down = False
         """Set by the endpoint's shutdown before it cancels the requests (rule 8's
@@ -367,7 +367,7 @@ class Exchange:
         """Deliver the response to one request (for a batch, one of several)."""
         if self.batch:
             self.batch -= 1
-            self._answered.append(message.get("id"))
+            self._answered = True
             if self.sink is None and self._json:
                 passed = message if self.outgoing is None else await self.outgoing(message)
                 if passed is not None:
