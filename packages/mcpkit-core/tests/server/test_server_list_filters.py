@@ -239,3 +239,22 @@ async def test_filtered_results_are_never_marked_public_for_shared_caches() -> N
             "resources/read": expected,
             "server/discover": "public",
         }
+
+
+async def test_subscribing_again_after_a_filter_hides_the_resource_is_not_found() -> None:
+    server = Server("filters")
+    hidden = {"now": False}
+
+    @server.resource("mem://flip")
+    def flip() -> str:
+        return "x"
+
+    server.add_list_filter(
+        lambda ctx, kind, d: not (hidden["now"] and d.get("uri") == "mem://flip")
+    )
+    async with Client(server, mode="legacy") as client:
+        await client.subscribe("mem://flip")
+        hidden["now"] = True
+        with pytest.raises(JSONRPCError) as gone:
+            await client.subscribe("mem://flip")
+    assert gone.value.code == RESOURCE_NOT_FOUND_LEGACY

@@ -152,11 +152,11 @@ async def resources_subscribe(ctx: Context) -> JSON:
     assert ctx.session is not None
     server = ctx.server
     check_uri_length(uri, server.limits.max_uri_bytes, ctx.method)
+    if not server.visibility.names_resource(ctx, uri):
+        raise ResourceNotFoundError(uri)
     subscriptions = ctx.session.subscriptions
     if uri in subscriptions:
         return {}
-    if not server.visibility.names_resource(ctx, uri):
-        raise ResourceNotFoundError(uri)
     limit = server.limits.max_subscriptions
     if len(subscriptions) >= limit:
         raise JSONRPCError(
