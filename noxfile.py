@@ -29,6 +29,7 @@ ROOT = Path(__file__).parent
 DISTRIBUTIONS = {
     "mcpkit-core": ROOT / "packages" / "mcpkit-core",
     "mcpkit-ext-tasks": ROOT / "packages" / "mcpkit-ext-tasks",
+    "mcpkit-ext-auth": ROOT / "packages" / "mcpkit-ext-auth",
 }
 
 
@@ -399,6 +400,14 @@ def ext_tasks(session: nox.Session) -> None:
     sync(session, "mcpkit-ext-tasks", "test")
     _ensure_redis_server(session)
     pytest(session, "packages/mcpkit-ext-tasks/tests")
+
+
+@nox.session(name="ext-auth")
+def ext_auth(session: nox.Session) -> None:
+    """mcpkit-ext-auth alone: its tests with only mcpkit-core, its declared dependencies
+    and its `test` group, against the development authorization server on loopback."""
+    sync(session, "mcpkit-ext-auth", "test")
+    pytest(session, "packages/mcpkit-ext-auth/tests")
 
 
 TASKS_SCENARIOS = (

@@ -1,0 +1,7 @@
+"""mcpkit-ext-auth: OAuth 2.1 authorization for MCP (2025-11-25 and 2026-07-28
+``basic/authorization``; SEP-1046 client credentials, enterprise-managed authorization,
+SEP-1932 DPoP, SEP-1933 workload identity)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
