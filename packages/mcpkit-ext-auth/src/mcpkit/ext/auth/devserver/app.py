@@ -113,7 +113,7 @@ def build_app(server: DevAuthServer) -> Starlette:
         else:
             items = list(request.query_params.multi_items())
         oauth_request = FormRequest(request.method, str(request.url), request.headers, items)
-        refused = await resolve_client(oauth_request.payload.client_id)
+        refused = await resolve_client(oauth_request.params.client_id)
         if refused is not None:
             return refused
         return to_starlette(server.oauth.authorize(oauth_request))
@@ -129,7 +129,7 @@ def build_app(server: DevAuthServer) -> Starlette:
         except BodyTooLarge:
             return error_response(413, "invalid_request", "request body too large")
         oauth_request = FormRequest("POST", str(request.url), request.headers, items)
-        refused = await resolve_client(oauth_request.payload.client_id)
+        refused = await resolve_client(oauth_request.params.client_id)
         if refused is not None:
             return refused
         proofs = request.headers.getlist("dpop")
