@@ -180,9 +180,7 @@ async def test_resource_rules(auth_server: DevAuthServer, http: httpx2.AsyncClie
     assert query_of(fragment.headers["location"])["error"] == ["invalid_target"]
     verifier, challenge = pkce()
     code = await code_for(http, auth_server, challenge, resource=RESOURCE)
-    other = await exchange(
-        http, auth_server, code, verifier, resource="http://127.0.0.1:9/other"
-    )
+    other = await exchange(http, auth_server, code, verifier, resource="http://127.0.0.1:9/other")
     assert other.status_code == 400
     assert other.json()["error"] == "invalid_target"
     # Without resource on the token request, the authorized one is the audience.
