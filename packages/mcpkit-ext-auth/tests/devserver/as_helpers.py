@@ -70,6 +70,7 @@ async def exchange(
     verifier: str,
     *,
     client_id: str = "public",
+    headers: dict[str, str] | None = None,
     **extra: str,
 ) -> httpx2.Response:
     data = {
@@ -80,7 +81,7 @@ async def exchange(
         "code_verifier": verifier,
         **extra,
     }
-    return await http.post(server.token_endpoint, data=data)
+    return await http.post(server.token_endpoint, data=data, headers=headers)
 
 
 async def verify(
