@@ -10,6 +10,7 @@ import pytest
 from as_helpers import REDIRECT, RESOURCE, authorize, code_for, exchange, pkce, query_of, verify
 
 from mcpkit.ext.auth.devserver import DevAuthServer
+from mcpkit.ext.auth.devserver.server import serve_asgi
 
 pytestmark = pytest.mark.anyio
 
@@ -244,3 +245,14 @@ async def test_post_authorization_request_and_form_only_token_endpoint(
     )
     assert as_json.status_code == 400
     assert as_json.json()["error"] == "invalid_request"
+
+
+async def test_plain_http_issuer_off_loopback_is_refused(http: httpx2.AsyncClient) -> None:
+    server = DevAuthServer(issuer="http://auth.example:9000")
+    server.register_client("public", redirect_uris=[REDIRECT])
+    async with serve_asgi(lambda _: server.app) as base:
+        meta = await http.get(base + "/.well-known/oauth-authorization-server")
+        assert meta.json()["issuer"] == "http://auth.example:9000"
+        response = await http.get(base + "/authorize", params={"client_id": "public"})
+        assert response.status_code == 400
+        assert response.json()["error"] == "insecure_transport"
