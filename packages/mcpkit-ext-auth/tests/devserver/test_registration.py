@@ -20,6 +20,7 @@ async def test_public_client_registers_without_secret_and_logs_in(
         "token_endpoint_auth_method": "none",
         "grant_types": ["authorization_code", "refresh_token"],
         "client_name": "test app",
+        "application_type": "native",
     }
     response = await http.post(auth_server.registration_endpoint, json=metadata)
     assert response.status_code == 201, response.text
@@ -73,6 +74,7 @@ async def test_default_method_is_client_secret_basic_with_a_secret(
         ),
         ({"redirect_uris": [REDIRECT], "grant_types": ["implicit"]}, "unsupported grant type"),
         ({"redirect_uris": [REDIRECT], "scope": "admin"}, "scope the server does not offer"),
+        ({"redirect_uris": [REDIRECT], "application_type": "desktop"}, "application_type"),
     ],
 )
 async def test_invalid_metadata_is_refused(

@@ -11,16 +11,22 @@ Rules:
 4. Dynamic client registration (RFC 7591) is open (no initial access token); the
    registered metadata is echoed; a client registered with ``none`` or ``private_key_jwt``
    gets no secret. A client asking for ``authorization_code`` must register
-   ``redirect_uris``.
+   ``redirect_uris``. ``application_type`` (``native``/``web``) is validated and echoed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from authlib.oauth2.claims import BaseClaims
 from authlib.oauth2.rfc6749 import AuthorizationServer, OAuth2Error, UnsupportedResponseTypeError
-from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
+from authlib.oauth2.rfc7591 import (
+    ClientMetadataClaims,
+    ClientRegistrationEndpoint,
+    InvalidClientMetadataError,
+)
 from authlib.oauth2.rfc9207 import IssuerParameter
+from joserfc.errors import InvalidClaimError
 
 from mcpkit.ext.auth.devserver.clients import DevClient
 from mcpkit.ext.auth.devserver.glue import FormRequest, JsonBodyRequest, Reply
@@ -49,11 +55,25 @@ class _Issuer(IssuerParameter):
         return self.dev.issuer
 
 
+class _ApplicationType(BaseClaims):
+    """Rule 4: ``application_type`` (``native`` or ``web``; MCP 2026-07-28 asks clients to
+    send it, SEP-837) is kept and echoed; RFC 7591's claims would drop it."""
+
+    REGISTERED_CLAIMS = ["application_type"]  # noqa: RUF012 - Authlib's class attribute
+
+    def validate(self, now: Any = None, leeway: Any = 0) -> None:
+        del now, leeway
+        claims: dict[str, Any] = dict(self)  # pyright: ignore[reportUnknownArgumentType]
+        if claims.get("application_type", "web") not in ("native", "web"):
+            raise InvalidClaimError("application_type")
+
+
 class _Registration(ClientRegistrationEndpoint):
     """Rule 4."""
 
     def __init__(self, server: DevAuthorizationServer) -> None:
-        super().__init__(server)  # pyright: ignore[reportUnknownMemberType]
+        claims = [ClientMetadataClaims, _ApplicationType]
+        super().__init__(server, claims_classes=claims)  # pyright: ignore[reportUnknownMemberType]
         self.dev = server.dev
 
     def authenticate_token(self, request: Any) -> bool:
