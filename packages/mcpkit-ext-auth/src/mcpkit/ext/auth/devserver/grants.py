@@ -203,7 +203,42 @@ def _issue(
     return token
 
 
-class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
+class _Issuing:
+    """Rules 3-5: ``generate_token`` of every grant. Authlib calls it with the user (none
+    for client credentials: the client acts for itself) and the resolved scope."""
+
+    def authorized_resources(self) -> list[str]:
+        """The resources the grant was authorized for (empty: any)."""
+        return []
+
+    def generate_token(
+        self,
+        user: DevUser | None = None,
+        scope: str | None = None,
+        grant_type: str | None = None,
+        expires_in: int | None = None,
+        include_refresh_token: bool = True,
+    ) -> dict[str, Any]:
+        del grant_type, expires_in
+        request = _request(self)
+        client = _client(request)
+        requested = _resources(request)
+        authorized = self.authorized_resources()
+        _check_targets(requested, authorized)
+        if user is None:
+            subject, scope = client.client_id, client.get_allowed_scope(scope)
+        else:
+            subject = user.subject
+        return _issue(
+            self,
+            subject=subject,
+            scope=scope or "",
+            audience=requested or authorized,
+            include_refresh_token=include_refresh_token,
+        )
+
+
+class AuthorizationCodeGrant(_Issuing, grants.AuthorizationCodeGrant):
     """Rules 1-3 (PKCE through :class:`S256CodeChallenge`)."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS
@@ -244,30 +279,12 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
     def authenticate_user(self, authorization_code: Any) -> DevUser:
         return DevUser(authorization_code.subject)
 
-    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
-        self,
-        user: DevUser | None = None,
-        scope: str | None = None,
-        grant_type: str | None = None,
-        expires_in: int | None = None,
-        include_refresh_token: bool = True,
-    ) -> dict[str, Any]:
-        del grant_type, expires_in
-        request = _request(self)
-        code: CodeRecord = cast(Any, request).authorization_code
-        requested = _resources(request)
-        _check_targets(requested, code.resource)
-        assert user is not None
-        return _issue(
-            self,
-            subject=user.subject,
-            scope=scope or "",
-            audience=requested or code.resource,
-            include_refresh_token=include_refresh_token,
-        )
+    def authorized_resources(self) -> list[str]:
+        code: CodeRecord = cast(Any, _request(self)).authorization_code
+        return code.resource
 
 
-class RefreshTokenGrant(grants.RefreshTokenGrant):
+class RefreshTokenGrant(_Issuing, grants.RefreshTokenGrant):
     """Rule 4."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS
@@ -286,55 +303,16 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
         _dev(self).refresh_tokens.pop(_request(self).form["refresh_token"])
         del refresh_token
 
-    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
-        self,
-        user: DevUser | None = None,
-        scope: str | None = None,
-        grant_type: str | None = None,
-        expires_in: int | None = None,
-        include_refresh_token: bool = True,
-    ) -> dict[str, Any]:
-        del grant_type, expires_in
-        request = _request(self)
-        record: RefreshRecord = cast(Any, request).refresh_token
-        requested = _resources(request)
-        _check_targets(requested, record.resource)
-        assert user is not None
-        return _issue(
-            self,
-            subject=user.subject,
-            scope=scope or "",
-            audience=requested or record.resource,
-            include_refresh_token=include_refresh_token,
-        )
+    def authorized_resources(self) -> list[str]:
+        record: RefreshRecord = cast(Any, _request(self)).refresh_token
+        return record.resource
 
 
-class ClientCredentialsGrant(grants.ClientCredentialsGrant):
-    """The client acts for itself: ``sub`` is its client id, no refresh token."""
+class ClientCredentialsGrant(_Issuing, grants.ClientCredentialsGrant):
+    """The client acts for itself: ``sub`` is its client id, no refresh token (Authlib
+    asks for none), scopes within the client's registered ones."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS[:3]
-
-    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
-        self,
-        user: DevUser | None = None,
-        scope: str | None = None,
-        grant_type: str | None = None,
-        expires_in: int | None = None,
-        include_refresh_token: bool = True,
-    ) -> dict[str, Any]:
-        del user, grant_type, expires_in, include_refresh_token
-        request = _request(self)
-        client = _client(request)
-        requested = _resources(request)
-        _check_targets(requested, [])
-        allowed = client.get_allowed_scope(scope)
-        return _issue(
-            self,
-            subject=client.client_id,
-            scope=allowed,
-            audience=requested,
-            include_refresh_token=False,
-        )
 
 
 class PrivateKeyJwt(JWTBearerClientAssertion):
