@@ -10,8 +10,9 @@ Rules:
    ``client_id_metadata_document_supported: true`` and
    ``dpop_signing_alg_values_supported`` (RFC 9449 section 5.1).
 3. ``GET <issuer>/jwks`` is the public key set (RFC 7517), ``application/json``.
-4. ``GET|POST <issuer>/authorize``, ``POST <issuer>/token``, ``POST <issuer>/register``
-   hand the request to Authlib (:mod:`.oauth`) through :mod:`.glue`. Before that, a
+4. ``GET|POST <issuer>/authorize``, ``POST <issuer>/token``, ``POST <issuer>/register``,
+   ``POST <issuer>/introspect`` (RFC 7662), ``POST <issuer>/revoke`` (RFC 7009) hand the
+   request to Authlib (:mod:`.oauth`) through :mod:`.glue`. Before that, a
    client id that is a CIMD URL and not yet known is fetched and validated
    (:mod:`.cimd`; a refused document is ``400 invalid_client``), and on the token endpoint
    a ``DPoP`` header is verified (:mod:`.dpop`; a bad proof is ``400 invalid_dpop_proof``).
@@ -74,6 +75,17 @@ def metadata(server: DevAuthServer) -> dict[str, Any]:
         "authorization_response_iss_parameter_supported": True,
         "client_id_metadata_document_supported": True,
         "dpop_signing_alg_values_supported": DPOP_ALGS,
+        "introspection_endpoint": server.introspection_endpoint,
+        "introspection_endpoint_auth_methods_supported": [
+            "client_secret_basic",
+            "client_secret_post",
+        ],
+        "revocation_endpoint": server.revocation_endpoint,
+        "revocation_endpoint_auth_methods_supported": [
+            "client_secret_basic",
+            "client_secret_post",
+            "none",
+        ],
     }
     if server.scopes_supported is not None:
         doc["scopes_supported"] = list(server.scopes_supported)
@@ -135,22 +147,39 @@ def build_app(server: DevAuthServer) -> Starlette:
             return refused
         return to_starlette(server.oauth.authorize(oauth_request))
 
-    async def token(request: Request) -> Response:
+    async def posted_form(request: Request, endpoint: str) -> FormRequest | Response:
+        """Rule 4: the form of a token, introspection or revocation request."""
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/x-www-form-urlencoded":
             return error_response(
-                400, "invalid_request", "token requests are application/x-www-form-urlencoded"
+                400, "invalid_request", "the body must be application/x-www-form-urlencoded"
             )
         try:
             items = FormRequest.parse_form(await read_body(request, max_body))
         except BodyTooLarge:
             return error_response(413, "invalid_request", "request body too large")
-        oauth_request = _form_request("POST", server.token_endpoint, request, items)
+        oauth_request = _form_request("POST", endpoint, request, items)
         if isinstance(oauth_request, Response):
             return oauth_request
         refused = await resolve_client(oauth_request.params.client_id)
-        if refused is not None:
-            return refused
+        return refused or oauth_request
+
+    async def introspect(request: Request) -> Response:
+        oauth_request = await posted_form(request, server.introspection_endpoint)
+        if isinstance(oauth_request, Response):
+            return oauth_request
+        return to_starlette(server.oauth.endpoint("introspection", oauth_request))
+
+    async def revoke(request: Request) -> Response:
+        oauth_request = await posted_form(request, server.revocation_endpoint)
+        if isinstance(oauth_request, Response):
+            return oauth_request
+        return to_starlette(server.oauth.endpoint("revocation", oauth_request))
+
+    async def token(request: Request) -> Response:
+        oauth_request = await posted_form(request, server.token_endpoint)
+        if isinstance(oauth_request, Response):
+            return oauth_request
         proofs = request.headers.getlist("dpop")
         if proofs:
             try:
@@ -185,6 +214,8 @@ def build_app(server: DevAuthServer) -> Starlette:
         Route(f"{path}/authorize", authorize, methods=["GET", "POST"]),
         Route(f"{path}/token", token, methods=["POST"]),
         Route(f"{path}/register", register, methods=["POST"]),
+        Route(f"{path}/introspect", introspect, methods=["POST"]),
+        Route(f"{path}/revoke", revoke, methods=["POST"]),
     ]
     if path:
         routes.append(Route(f"{path}/.well-known/openid-configuration", get_metadata))

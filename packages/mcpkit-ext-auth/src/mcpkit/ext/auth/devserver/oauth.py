@@ -38,6 +38,7 @@ from mcpkit.ext.auth.devserver.grants import (
     RefreshTokenGrant,
     S256CodeChallenge,
 )
+from mcpkit.ext.auth.devserver.introspection import Introspection, Revocation
 
 if TYPE_CHECKING:
     from mcpkit.ext.auth.devserver.server import DevAuthServer
@@ -129,6 +130,8 @@ class DevAuthorizationServer(AuthorizationServer):
         self.register_grant(ClientCredentialsGrant)
         self._authlib.register_client_auth_method("private_key_jwt", PrivateKeyJwt(dev))
         self._authlib.register_endpoint(_Registration(self))
+        self._authlib.register_endpoint(Introspection(self))
+        self._authlib.register_endpoint(Revocation(self))
         self._issuer_parameter: Any = _Issuer(dev)
         self._authlib.register_extension(self._issuer_parameter)
 
@@ -174,6 +177,10 @@ class DevAuthorizationServer(AuthorizationServer):
 
     def token(self, request: FormRequest) -> Reply:
         return self._authlib.create_token_response(request)
+
+    def endpoint(self, name: str, request: FormRequest) -> Reply:
+        """``introspection`` or ``revocation`` (:mod:`.introspection`)."""
+        return self._authlib.create_endpoint_response(name, request)
 
     def register(self, request: JsonBodyRequest) -> Reply:
         """Rule 4: drop the ``None`` secret fields of a public client's answer."""

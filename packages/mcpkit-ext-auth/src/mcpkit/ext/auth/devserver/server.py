@@ -82,6 +82,9 @@ class DevAuthServer:
         self.refresh_tokens: ExpiringStore[RefreshRecord] = ExpiringStore(
             max_entries=lim.max_refresh_tokens, ttl_s=lim.refresh_token_ttl_s
         )
+        self.revoked_jtis: ExpiringStore[bool] = ExpiringStore(
+            max_entries=lim.max_revoked_tokens, ttl_s=lim.access_token_ttl_s + 60
+        )
         self.assertion_jtis: ExpiringStore[bool] = ExpiringStore(
             max_entries=lim.max_codes, ttl_s=lim.code_ttl_s + 120
         )
@@ -124,6 +127,14 @@ class DevAuthServer:
     @property
     def registration_endpoint(self) -> str:
         return self.issuer + "/register"
+
+    @property
+    def introspection_endpoint(self) -> str:
+        return self.issuer + "/introspect"
+
+    @property
+    def revocation_endpoint(self) -> str:
+        return self.issuer + "/revoke"
 
     # -- keys and tokens (rule 2) ---------------------------------------------------------
 
