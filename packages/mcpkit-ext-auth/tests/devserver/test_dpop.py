@@ -8,13 +8,16 @@ import time
 import uuid
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from as_helpers import code_for, exchange, pkce, verify
 from joserfc import jwt as jose_jwt
 from joserfc.jwk import ECKey
 
-from mcpkit.ext.auth.devserver import DevAuthServer
+from mcpkit.ext.auth.devserver import DevAuthServer, DevServerLimits, serve_dev_auth_server
+from mcpkit.ext.auth.devserver.app import DPOP_ALGS
+from mcpkit.ext.auth.devserver.dpop import DpopNonceRequired, DpopVerifier
 
 pytestmark = pytest.mark.anyio
 
@@ -130,3 +133,50 @@ async def test_replayed_forged_and_private_key_proofs_are_refused(
         auth_server.token_endpoint, data=form, auth=("secret", "s3cret"), headers=two
     )
     assert refused.json()["error"] == "invalid_dpop_proof"
+
+
+async def test_server_nonce_is_required_when_enabled(http: httpx2.AsyncClient) -> None:
+    async with serve_dev_auth_server(require_dpop_nonce=True) as server:
+        server.register_client("svc", client_secret="pw", grant_types=["client_credentials"])
+        key = ECKey.generate_key("P-256")
+        form = {"grant_type": "client_credentials"}
+        first = await http.post(
+            server.token_endpoint,
+            data=form,
+            auth=("svc", "pw"),
+            headers={"DPoP": proof(key, server.token_endpoint)},
+        )
+        assert first.status_code == 400
+        assert first.json()["error"] == "use_dpop_nonce"
+        nonce = first.headers["dpop-nonce"]
+        wrong = await http.post(
+            server.token_endpoint,
+            data=form,
+            auth=("svc", "pw"),
+            headers={"DPoP": proof(key, server.token_endpoint, nonce="stale")},
+        )
+        assert wrong.json()["error"] == "use_dpop_nonce"
+        retry = await http.post(
+            server.token_endpoint,
+            data=form,
+            auth=("svc", "pw"),
+            headers={"DPoP": proof(key, server.token_endpoint, nonce=nonce)},
+        )
+        assert retry.status_code == 200, retry.text
+        assert retry.json()["token_type"] == "DPoP"
+        assert retry.headers["dpop-nonce"] == nonce
+
+
+async def test_nonce_rotates_and_the_previous_one_is_still_accepted() -> None:
+    verifier = DpopVerifier(DevServerLimits(dpop_nonce_ttl_s=0.01), DPOP_ALGS, nonces=True)
+    url = "http://127.0.0.1:1/token"
+    key = ECKey.generate_key("P-256")
+    first = verifier.nonce()
+    await anyio.sleep(0.05)  # 5x the nonce lifetime
+    second = verifier.nonce()
+    assert second != first
+    assert verifier.verify([proof(key, url, nonce=first)], method="POST", url=url)
+    await anyio.sleep(0.05)
+    assert verifier.nonce() != second
+    with pytest.raises(DpopNonceRequired):
+        verifier.verify([proof(key, url, nonce=first)], method="POST", url=url)

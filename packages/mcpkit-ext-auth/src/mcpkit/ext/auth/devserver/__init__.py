@@ -36,9 +36,10 @@ once, the 302 carries ``code``, ``state`` and ``iss``), ``/token``
 ``client_credentials``; ``client_secret_basic``, ``client_secret_post``,
 ``private_key_jwt``, ``none``; a ``DPoP`` proof gives a ``token_type: DPoP`` token),
 ``/register`` (RFC 7591), ``/introspect`` (RFC 7662, for a resource server registered as a
-confidential client), ``/revoke`` (RFC 7009), ``/jwks``; metadata at ``/.well-known/oauth-authorization-server`` (+
-issuer path) and the OpenID discovery paths. ``python -m mcpkit.ext.auth.devserver``
-(``mcpkit auth-server``) serves it from the shell.
+confidential client), ``/revoke`` (RFC 7009), ``/jwks``; metadata at
+``/.well-known/oauth-authorization-server`` (+ issuer path) and the OpenID discovery paths;
+``require_dpop_nonce=True`` (``--dpop-nonce``) makes DPoP proofs carry a server nonce.
+``python -m mcpkit.ext.auth.devserver`` (``mcpkit auth-server``) serves it from the shell.
 
 Built from Authlib's server components (``AuthorizationServer``, the RFC 6749 grants,
 RFC 7636 ``CodeChallenge``, RFC 7591 ``ClientRegistrationEndpoint``, RFC 7662

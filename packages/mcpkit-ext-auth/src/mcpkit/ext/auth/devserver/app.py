@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpkit.ext.auth.devserver.cimd import CimdError, fetch_client_metadata, is_cimd_client_id
-from mcpkit.ext.auth.devserver.dpop import DpopError, DpopVerifier
+from mcpkit.ext.auth.devserver.dpop import DpopError, DpopNonceRequired, DpopVerifier
 from mcpkit.ext.auth.devserver.glue import (
     BodyTooLarge,
     FormRequest,
@@ -113,7 +113,7 @@ def build_app(server: DevAuthServer) -> Starlette:
     async def get_jwks(_: Request) -> Response:
         return JSONResponse(server.jwks())
 
-    dpop = DpopVerifier(server.limits, DPOP_ALGS)
+    dpop = DpopVerifier(server.limits, DPOP_ALGS, nonces=server.require_dpop_nonce)
     max_body = server.limits.max_request_body_bytes
 
     async def resolve_client(client_id: str | None) -> Response | None:
@@ -186,9 +186,16 @@ def build_app(server: DevAuthServer) -> Starlette:
                 oauth_request.dpop_jkt = dpop.verify(
                     proofs, method="POST", url=server.token_endpoint
                 )
+            except DpopNonceRequired as error:
+                refused = error_response(400, "use_dpop_nonce", str(error))
+                refused.headers["DPoP-Nonce"] = dpop.nonce()
+                return refused
             except DpopError as error:
                 return error_response(400, "invalid_dpop_proof", str(error))
-        return to_starlette(server.oauth.token(oauth_request))
+        response = to_starlette(server.oauth.token(oauth_request))
+        if dpop.nonces:
+            response.headers["DPoP-Nonce"] = dpop.nonce()
+        return response
 
     async def register(request: Request) -> Response:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()

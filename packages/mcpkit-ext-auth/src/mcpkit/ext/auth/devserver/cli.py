@@ -54,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--token-ttl", type=int, default=3600, metavar="SECONDS", help="access token lifetime"
     )
+    parser.add_argument(
+        "--dpop-nonce",
+        action="store_true",
+        help="require the server's DPoP nonce in token-endpoint proofs (RFC 9449 section 8)",
+    )
     parser.add_argument("--client-id", help="pre-register a client with this id")
     parser.add_argument("--client-secret", help="its secret (default: a public client)")
     parser.add_argument(
@@ -75,6 +80,7 @@ def build_server(args: argparse.Namespace) -> DevAuthServer:
         alg=args.alg,
         subject=args.subject,
         limits=DevServerLimits(access_token_ttl_s=args.token_ttl),
+        require_dpop_nonce=args.dpop_nonce,
     )
     if args.client_id:
         server.register_client(

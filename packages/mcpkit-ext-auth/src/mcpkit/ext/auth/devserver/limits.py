@@ -33,6 +33,8 @@ class DevServerLimits:
       (each until the token's ``exp``); the oldest is forgotten first.
     - ``max_dpop_proof_bytes`` (8192) and ``dpop_iat_window_s`` (300): a DPoP proof larger,
       or whose ``iat`` is further from now than this, is refused (``invalid_dpop_proof``).
+    - ``dpop_nonce_ttl_s`` (300): with server nonces on, each nonce is accepted this long
+      after the next one replaces it, at most.
     """
 
     max_clients: int = 1000
@@ -49,3 +51,4 @@ class DevServerLimits:
     max_revoked_tokens: int = 10000
     max_dpop_proof_bytes: int = 8192
     dpop_iat_window_s: int = 300
+    dpop_nonce_ttl_s: float = 300.0

@@ -50,7 +50,8 @@ class DevAuthServer:
     another scope is ``invalid_scope``); ``alg``: ``ES256`` (default) or ``RS256``;
     ``subject``: the test user who consents automatically; ``limits``: every bound;
     ``allow_loopback_cimd``: accept ``http://127.0.0.1`` (and ``localhost``, ``[::1]``)
-    client id metadata document URLs besides ``https`` ones."""
+    client id metadata document URLs besides ``https`` ones; ``require_dpop_nonce``: a
+    DPoP proof at the token endpoint must carry the server's nonce (RFC 9449 section 8)."""
 
     def __init__(
         self,
@@ -62,6 +63,7 @@ class DevAuthServer:
         subject: str = DEFAULT_SUBJECT,
         limits: DevServerLimits | None = None,
         allow_loopback_cimd: bool = True,
+        require_dpop_nonce: bool = False,
     ) -> None:
         if issuer_path and (not issuer_path.startswith("/") or issuer_path.endswith("/")):
             raise ValueError(f"issuer_path: start with '/' and not end with '/': {issuer_path!r}")
@@ -73,6 +75,7 @@ class DevAuthServer:
         self.subject = subject
         self.limits = limits or DevServerLimits()
         self.allow_loopback_cimd = allow_loopback_cimd
+        self.require_dpop_nonce = require_dpop_nonce
         self.signer = TokenSigner(alg)
         lim = self.limits
         self.clients = ClientStore(lim)
