@@ -115,8 +115,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         anyio.run(serve)
     except OSError as error:
-        where = f"{args.host}:{args.port}"
-        print(f"mcpkit auth-server: cannot serve on {where}: {error}", file=sys.stderr)
+        print(
+            f"mcpkit auth-server: cannot serve on {args.host}:{args.port}: {error}", file=sys.stderr
+        )
         return 2
     return 0
 
