@@ -19,6 +19,9 @@ Rules:
 5. OAuth needs TLS except on loopback (RFC 8252 section 8.3): Authlib refuses an issuer
    that is plain ``http`` on another host, and the endpoint answers
    ``400 insecure_transport``; behind a TLS proxy, fix ``issuer=`` (``--issuer``).
+6. Every route answers CORS requests from any origin, without credentials (browser-based
+   clients such as an inspector page call metadata, JWKS, token and registration
+   directly); ``DPoP-Nonce`` and ``WWW-Authenticate`` are exposed to scripts.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 from authlib.oauth2.rfc6749 import OAuth2Error
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -226,4 +231,11 @@ def build_app(server: DevAuthServer) -> Starlette:
     ]
     if path:
         routes.append(Route(f"{path}/.well-known/openid-configuration", get_metadata))
-    return Starlette(routes=routes)
+    cors = Middleware(
+        CORSMiddleware,
+        allow_origins=["*"],
+        allow_methods=["GET", "POST"],
+        allow_headers=["*"],
+        expose_headers=["DPoP-Nonce", "WWW-Authenticate"],
+    )
+    return Starlette(routes=routes, middleware=[cors])
