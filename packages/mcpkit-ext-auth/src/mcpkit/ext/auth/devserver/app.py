@@ -15,7 +15,8 @@ Rules:
    request to Authlib (:mod:`.oauth`) through :mod:`.glue`. Before that, a
    client id that is a CIMD URL and not yet known is fetched and validated
    (:mod:`.cimd`; a refused document is ``400 invalid_client``), and on the token endpoint
-   a ``DPoP`` header is verified (:mod:`.dpop`; a bad proof is ``400 invalid_dpop_proof``).
+   a ``DPoP`` header is verified (:mod:`.dpop`; a bad proof is ``400 invalid_dpop_proof``),
+   and a JWT-bearer assertion's trusted issuer has its keys fetched (:mod:`.workload`).
 5. OAuth needs TLS except on loopback (RFC 8252 section 8.3): Authlib refuses an issuer
    that is plain ``http`` on another host, and the endpoint answers
    ``400 insecure_transport``; behind a TLS proxy, fix ``issuer=`` (``--issuer``).
@@ -48,6 +49,7 @@ from mcpkit.ext.auth.devserver.glue import (
     read_body,
     to_starlette,
 )
+from mcpkit.ext.auth.devserver.workload import JWT_BEARER
 
 if TYPE_CHECKING:
     from mcpkit.ext.auth.devserver.server import DevAuthServer
@@ -60,6 +62,9 @@ DPOP_ALGS = ["ES256", "RS256", "PS256", "EdDSA"]
 
 def metadata(server: DevAuthServer) -> dict[str, Any]:
     """Rules 1-2: the RFC 8414 authorization server metadata document."""
+    grant_types = ["authorization_code", "refresh_token", "client_credentials"]
+    if server.trusted.issuers:
+        grant_types.append(JWT_BEARER)
     doc: dict[str, Any] = {
         "issuer": server.issuer,
         "authorization_endpoint": server.authorization_endpoint,
@@ -68,7 +73,7 @@ def metadata(server: DevAuthServer) -> dict[str, Any]:
         "jwks_uri": server.jwks_url,
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "grant_types_supported": grant_types,
         "token_endpoint_auth_methods_supported": [
             "none",
             "client_secret_basic",
@@ -185,6 +190,11 @@ def build_app(server: DevAuthServer) -> Starlette:
         oauth_request = await posted_form(request, server.token_endpoint)
         if isinstance(oauth_request, Response):
             return oauth_request
+        assertion = oauth_request.params.data.get("assertion")
+        if oauth_request.params.grant_type == JWT_BEARER and assertion:
+            problem = await server.trusted.prepare(assertion)
+            if problem is not None:
+                return error_response(400, "invalid_grant", problem)
         proofs = request.headers.getlist("dpop")
         if proofs:
             try:

@@ -59,6 +59,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="require the server's DPoP nonce in token-endpoint proofs (RFC 9449 section 8)",
     )
+    parser.add_argument(
+        "--trust-issuer",
+        action="append",
+        dest="trusted_issuers",
+        default=[],
+        metavar="URL",
+        help="accept JWT-bearer assertions from this workload identity issuer "
+        "(keys by OpenID discovery; repeatable; SEP-1933)",
+    )
     parser.add_argument("--client-id", help="pre-register a client with this id")
     parser.add_argument("--client-secret", help="its secret (default: a public client)")
     parser.add_argument(
@@ -81,6 +90,7 @@ def build_server(args: argparse.Namespace) -> DevAuthServer:
         subject=args.subject,
         limits=DevServerLimits(access_token_ttl_s=args.token_ttl),
         require_dpop_nonce=args.dpop_nonce,
+        trusted_issuers=dict.fromkeys(args.trusted_issuers),
     )
     if args.client_id:
         server.register_client(

@@ -39,6 +39,7 @@ from mcpkit.ext.auth.devserver.grants import (
     S256CodeChallenge,
 )
 from mcpkit.ext.auth.devserver.introspection import Introspection, Revocation
+from mcpkit.ext.auth.devserver.workload import WorkloadGrant
 
 if TYPE_CHECKING:
     from mcpkit.ext.auth.devserver.server import DevAuthServer
@@ -128,6 +129,8 @@ class DevAuthorizationServer(AuthorizationServer):
         self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])
         self.register_grant(RefreshTokenGrant)
         self.register_grant(ClientCredentialsGrant)
+        if dev.trusted.issuers:
+            self.register_grant(WorkloadGrant)
         self._authlib.register_client_auth_method("private_key_jwt", PrivateKeyJwt(dev))
         self._authlib.register_endpoint(_Registration(self))
         self._authlib.register_endpoint(Introspection(self))

@@ -51,7 +51,9 @@ class DevAuthServer:
     ``subject``: the test user who consents automatically; ``limits``: every bound;
     ``allow_loopback_cimd``: accept ``http://127.0.0.1`` (and ``localhost``, ``[::1]``)
     client id metadata document URLs besides ``https`` ones; ``require_dpop_nonce``: a
-    DPoP proof at the token endpoint must carry the server's nonce (RFC 9449 section 8)."""
+    DPoP proof at the token endpoint must carry the server's nonce (RFC 9449 section 8);
+    ``trusted_issuers``: workload identity issuers whose JWTs the JWT-bearer grant accepts
+    (SEP-1933), each mapped to its JWKS or to ``None`` (found by OpenID discovery)."""
 
     def __init__(
         self,
@@ -64,6 +66,7 @@ class DevAuthServer:
         limits: DevServerLimits | None = None,
         allow_loopback_cimd: bool = True,
         require_dpop_nonce: bool = False,
+        trusted_issuers: Mapping[str, Mapping[str, Any] | None] | None = None,
     ) -> None:
         if issuer_path and (not issuer_path.startswith("/") or issuer_path.endswith("/")):
             raise ValueError(f"issuer_path: start with '/' and not end with '/': {issuer_path!r}")
@@ -91,6 +94,9 @@ class DevAuthServer:
         self.assertion_jtis: ExpiringStore[bool] = ExpiringStore(
             max_entries=lim.max_codes, ttl_s=lim.code_ttl_s + 120
         )
+        from mcpkit.ext.auth.devserver.workload import TrustedIssuers
+
+        self.trusted = TrustedIssuers(self, trusted_issuers or {})
         self._oauth: DevAuthorizationServer | None = None
         self._app: Starlette | None = None
 
