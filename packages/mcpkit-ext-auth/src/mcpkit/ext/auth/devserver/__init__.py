@@ -46,9 +46,10 @@ workload identity federation (SEP-1933; keys by OpenID discovery, or a given JWK
 Built from Authlib's server components (``AuthorizationServer``, the RFC 6749 grants,
 RFC 7636 ``CodeChallenge``, RFC 7591 ``ClientRegistrationEndpoint``, RFC 7662
 ``IntrospectionEndpoint``, RFC 7009 ``RevocationEndpoint``, RFC 7523 client assertions,
-RFC 7523 ``JWTBearerGrant``, RFC 9207 ``IssuerParameter``) with a thin Starlette glue (:mod:`.glue`);
-joserfc signs tokens and verifies DPoP proofs. Authlib's RFC 9068 token generator is not
-used: it cannot see the request, so it cannot put ``resource`` in ``aud`` or ``cnf.jkt``.
+RFC 7523 ``JWTBearerGrant``, RFC 9207 ``IssuerParameter``) with a thin Starlette glue
+(:mod:`.glue`); joserfc signs tokens and verifies DPoP proofs. Authlib's RFC 9068 token
+generator is not used: it cannot see the request, so it cannot put ``resource`` in ``aud``
+or ``cnf.jkt``.
 
 Rules: each module states its own (``server``, ``app``, ``oauth``, ``grants``, ``glue``,
 ``clients``, ``cimd``, ``dpop``, ``introspection``, ``workload``, ``signer``, ``store``,
