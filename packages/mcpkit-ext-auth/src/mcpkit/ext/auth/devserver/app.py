@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DPOP_ALGS", "build_app", "metadata"]
 
-DPOP_ALGS = ["ES256", "RS256", "PS256", "EdDSA"]
+DPOP_ALGS = ["ES256", "ES384", "RS256", "PS256", "Ed25519"]
 """DPoP proof algorithms the token endpoint verifies (rule 2)."""
 
 

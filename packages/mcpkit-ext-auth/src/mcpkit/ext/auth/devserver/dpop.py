@@ -5,7 +5,7 @@ Rules:
    refused.
 2. The proof is a JWS with header ``typ: dpop+jwt``, an asymmetric ``alg`` from
    :data:`~mcpkit.ext.auth.devserver.app.DPOP_ALGS`, and a public ``jwk`` (no private
-   members) whose signature verifies.
+   members) whose signature verifies. RSA keys fit: the header may fill the proof bound.
 3. Claims: ``jti`` (a string, not seen before within the ``iat`` window), ``htm`` equal to
    the request method, ``htu`` equal to the token endpoint URL (query and fragment
    ignored, section 4.3 point 9), ``iat`` within ``limits.dpop_iat_window_s`` of now.
@@ -54,6 +54,10 @@ class DpopVerifier:
         self.limits = limits
         self.algorithms = list(algorithms)
         self.nonces = nonces
+        # joserfc's default 512-byte header bound is below an RSA-2048 ``jwk`` header;
+        # the proof's own bound (rule 1) covers it.
+        self._registry = jws.JWSRegistry(algorithms=self.algorithms)
+        self._registry.max_header_length = limits.max_dpop_proof_bytes
         self._nonce = (secrets.token_urlsafe(16), time.monotonic())
         self._previous_nonce = ""
         self._seen: ExpiringStore[bool] = ExpiringStore(
@@ -101,7 +105,7 @@ class DpopVerifier:
     def _verified(self, proof: str) -> tuple[jwk.Key, dict[str, Any]]:
         """Rule 2."""
         try:
-            header = jws.extract_compact(proof.encode()).headers()
+            header = jws.extract_compact(proof.encode(), registry=self._registry).headers()
         except (JoseError, ValueError):
             raise DpopError("malformed DPoP proof") from None
         if header.get("typ") != "dpop+jwt":
@@ -114,7 +118,7 @@ class DpopVerifier:
             raise DpopError("DPoP proof needs a public jwk header")
         try:
             key = jwk.import_key(key_doc)  # pyright: ignore[reportUnknownArgumentType]
-            verified = jws.deserialize_compact(proof, key, algorithms=[alg])
+            verified = jws.deserialize_compact(proof, key, registry=self._registry)
             claims: Any = json.loads(verified.payload)
         except (JoseError, ValueError, TypeError):
             raise DpopError("DPoP proof signature does not verify") from None
