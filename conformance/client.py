@@ -125,6 +125,49 @@ SCENARIOS: dict[str, Steps] = {
 }
 
 
+# -- auth grants (helper "auth-grants"): the non-interactive grants and DPoP -----------
+# The scenarios of the auth extensions (SEP-1046 client credentials, SEP-990 enterprise-
+# managed authorization, SEP-1933 workload identity, SEP-1932 DPoP) pass their inputs in
+# MCP_CONFORMANCE_CONTEXT; this table turns them into OAuthProvider arguments.
+def grant_options(scenario: str, context: JSON) -> JSON | None:
+    """``OAuthProvider`` keyword arguments for an auth-extension scenario (None: not one).
+    The ``dpop`` entry alone means "the scenario's usual grant, with DPoP-bound tokens"."""
+    from mcpkit.ext.auth.client.dpop import DPoPKey
+    from mcpkit.ext.auth.client.grants import (
+        ClientCredentials,
+        EnterpriseManagedAuthorization,
+        WorkloadIdentity,
+    )
+
+    grant: Any
+    if scenario == "auth/client-credentials-jwt":
+        grant = ClientCredentials(
+            context["client_id"],
+            private_key=context["private_key_pem"],
+            signing_alg=context.get("signing_algorithm"),
+        )
+    elif scenario == "auth/client-credentials-basic":
+        grant = ClientCredentials(context["client_id"], client_secret=context["client_secret"])
+    elif scenario in (
+        "auth/enterprise-managed-authorization",
+        "auth/cross-app-access-complete-flow",
+    ):
+        grant = EnterpriseManagedAuthorization(
+            idp_token_endpoint=context["idp_token_endpoint"],
+            id_token=context["idp_id_token"],
+            idp_client_id=context.get("idp_client_id"),
+            client_id=context["client_id"],
+            client_secret=context.get("client_secret"),
+        )
+    elif scenario == "auth/wif-jwt-bearer":
+        grant = WorkloadIdentity(context["valid_jwt"], client_id=context.get("client_id"))
+    elif scenario in ("auth/dpop", "auth/dpop-nonce"):
+        return {"dpop": DPoPKey()}
+    else:
+        return None
+    return {"grant": grant, "registration": grant.registration}
+
+
 async def run(url: str, scenario: str, context: JSON) -> None:
     steps = SCENARIOS.get(scenario)
     if steps is None:

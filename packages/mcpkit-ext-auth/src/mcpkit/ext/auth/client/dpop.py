@@ -41,6 +41,7 @@ __all__ = [
     "DPOP_ALGORITHMS",
     "DPoPKey",
     "access_token_hash",
+    "default_algorithm",
     "htu",
     "load_private_key",
 ]
@@ -65,7 +66,9 @@ def htu(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", "", ""))
 
 
-def _default_alg(key: Key) -> str:
+def default_algorithm(key: Key) -> str:
+    """The natural JWS algorithm of ``key``: ES256/ES384/ES512 by EC curve, RS256 for
+    RSA, EdDSA for Ed25519. Raises ``ValueError`` for other keys."""
     if isinstance(key, ECKey):
         alg = _CURVE_ALG.get(key.curve_name)
         if alg is None:
@@ -103,7 +106,7 @@ class DPoPKey:
             key = ECKey.generate_key("P-256")
         if not key.is_private:
             raise ValueError("DPoP: the key must include its private part to sign proofs")
-        alg = alg or _default_alg(key)
+        alg = alg or default_algorithm(key)
         if alg not in DPOP_ALGORITHMS:
             raise ValueError(
                 f"DPoP: alg {alg!r} is not supported; use one of {', '.join(DPOP_ALGORITHMS)}"

@@ -41,7 +41,7 @@ from authlib.oauth2.rfc7523 import (  # pyright: ignore[reportMissingTypeStubs]
 from joserfc.jwk import Key
 
 from mcpkit.core.extensions import Extension
-from mcpkit.ext.auth.client.dpop import load_private_key
+from mcpkit.ext.auth.client.dpop import default_algorithm, load_private_key
 from mcpkit.ext.auth.client.grant import (
     ClientAuthMethod,
     ClientRegistration,
@@ -185,11 +185,8 @@ class PrivateKeyJWT:
         audience: str | None = None,
         assertion_lifetime_s: int = 300,
     ) -> None:
-        from mcpkit.ext.auth.client.dpop import DPoPKey
-
         self._key = key if isinstance(key, Key) else load_private_key(key)
-        # DPoPKey knows each key type's natural algorithm and refuses the rest.
-        self.alg = alg or DPoPKey(self._key).alg
+        self.alg = alg or default_algorithm(self._key)
         self.audience = audience
         self.assertion_lifetime_s = assertion_lifetime_s
 
