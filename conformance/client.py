@@ -168,12 +168,28 @@ def grant_options(scenario: str, context: JSON) -> JSON | None:
     return {"grant": grant, "registration": grant.registration}
 
 
+def grant_provider(scenario: str, context: JSON) -> Any | None:
+    """The ``auth=`` object for an auth-extension scenario (None: not one). DPoP scenarios
+    use the authorization code grant with a headless redirect."""
+    options = grant_options(scenario, context)
+    if options is None:
+        return None
+    from mcpkit.ext.auth.client.authcode import AuthorizationCode
+    from mcpkit.ext.auth.client.provider import OAuthProvider
+    from mcpkit.ext.auth.client.redirect import HeadlessRedirect
+
+    options.setdefault("grant", AuthorizationCode(HeadlessRedirect()))
+    return OAuthProvider(**options)
+
+
 async def run(url: str, scenario: str, context: JSON) -> None:
     steps = SCENARIOS.get(scenario)
     if steps is None:
         steps = auth_flow if scenario.startswith("auth/") else list_only
+    auth = grant_provider(scenario, context)  # auth-grants
     async with Client(
         url,
+        auth=auth,
         client_info={"name": "mcpkit-conformance-client", "version": "1.0.0"},
         sampling=sample,
         elicitation=elicit,
