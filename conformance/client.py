@@ -16,6 +16,11 @@ Rules:
    mock sends has a handler. Elicitation accepts, leaving values to the schema defaults
    (SEP-1034) and answering booleans without a default with ``true``.
 3. Exit status 0 when every step succeeded, 1 otherwise (the error goes to stderr).
+4. ``auth/*`` scenarios connect with ``auth=`` an ``OAuthProvider`` (mcpkit-ext-auth,
+   imported only for them): the authorization code grant through the headless redirect
+   handler (the mocks consent on their own), the CIMD URL the suite expects, and the
+   pre-registered ``client_id``/``client_secret`` when the scenario's context gives them.
+   The extension scenarios' grants come from :data:`EXTENSION_GRANTS`.
 """
 
 from __future__ import annotations
@@ -125,6 +130,43 @@ SCENARIOS: dict[str, Steps] = {
 }
 
 
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+"""The client metadata URL the suite's CIMD scenarios expect (``basic-cimd.ts``)."""
+REDIRECT_URI = "http://localhost:3000/callback"
+
+GrantFactory = Callable[[JSON], Any]
+EXTENSION_GRANTS: dict[str, GrantFactory] = {}
+"""Scenario name -> ``factory(context) -> Grant`` for the extension scenarios
+(client credentials, enterprise-managed, DPoP, workload identity)."""
+
+
+def auth_for(scenario: str, context: JSON) -> Any:
+    """Rule 4: the ``auth=`` object for an ``auth/*`` scenario (None for the others)."""
+    if not scenario.startswith("auth/"):
+        return None
+    from mcpkit.ext.auth.client import (
+        AuthorizationCode,
+        ClientRegistration,
+        HeadlessRedirect,
+        OAuthProvider,
+    )
+
+    registration = None
+    if isinstance(context.get("client_id"), str):
+        registration = ClientRegistration(
+            client_id=context["client_id"], client_secret=context.get("client_secret")
+        )
+    factory = EXTENSION_GRANTS.get(scenario)
+    grant = factory(context) if factory else AuthorizationCode(HeadlessRedirect(REDIRECT_URI))
+    return OAuthProvider(
+        grant,
+        registration=registration,
+        client_metadata_url=CIMD_URL,
+        client_metadata={"client_name": "mcpkit-conformance-client"},
+        dpop=getattr(grant, "dpop", None),
+    )
+
+
 async def run(url: str, scenario: str, context: JSON) -> None:
     steps = SCENARIOS.get(scenario)
     if steps is None:
@@ -136,6 +178,7 @@ async def run(url: str, scenario: str, context: JSON) -> None:
         elicitation=elicit,
         roots=[{"uri": "file:///tmp/mcpkit-conformance", "name": "conformance"}],
         timeout_s=20.0,
+        auth=auth_for(scenario, context),
     ) as client:
         await steps(client, context)
 
