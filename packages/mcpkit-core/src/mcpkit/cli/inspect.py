@@ -107,7 +107,7 @@ def _transport(args: argparse.Namespace, config: ClientConfig) -> Any:
     if config.is_http:
         from mcpkit.client import HttpTransport
 
-        return HttpTransport(args.target, headers=config.headers, auth=config.auth)
+        return HttpTransport(args.target, headers=config.headers)
     from mcpkit.client import StdioTransport
 
     argv = shlex.split(args.target)
@@ -228,13 +228,16 @@ def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin]
     from mcpkit.core.jsonrpc import JSONRPCError
 
     try:
-        transport = _transport(args, client_config(args, plugins))
+        config = client_config(args, plugins)
+        transport = _transport(args, config)
     except CliError as exc:
         print(f"mcpkit {args.command}: {exc}", file=sys.stderr)
         return 2
 
     async def go() -> tuple[str, int]:
-        async with Client(transport, mode=args.mode, timeout_s=args.timeout) as client:
+        async with Client(
+            transport, mode=args.mode, timeout_s=args.timeout, auth=config.auth
+        ) as client:
             if args.command == "ls":
                 return await _ls(client), 0
             return await _call(client, args)

@@ -59,7 +59,8 @@ class ClientConfig:
 
     ``target``: the URL or command line as given. ``headers``: extra HTTP headers
     (``--header`` values are already in it). ``auth``: the object passed as
-    ``HttpTransport(url, auth=...)``, e.g. an ``httpx2.Auth``; None = no authorization.
+    ``Client(url, auth=...)``: an :class:`~mcpkit.client.http.HttpPlugin` (e.g. the auth
+    extension's OAuth provider) or an ``httpx2.Auth``; None = no authorization.
     ``set_by``: the plugin that set ``auth`` (rule 4).
     """
 
