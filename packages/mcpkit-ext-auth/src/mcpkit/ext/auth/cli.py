@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpkit.cli.plugins import CliError, CliPlugin, ClientConfig
+from mcpkit.cli.plugins import ClientConfig, CliError, CliPlugin
 
 __all__ = ["default_token_file", "plugin"]
 
