@@ -25,7 +25,15 @@ from mcpkit.ext.auth.server import DPoPSettings
 pytestmark = pytest.mark.anyio
 
 
-async def post(site: Any, token: str, proofs: list[str], method: str = "tools/list", params: Any = None, name: str | None = None, scheme: str = "DPoP") -> Any:
+async def post(
+    site: Any,
+    token: str,
+    proofs: list[str],
+    method: str = "tools/list",
+    params: Any = None,
+    name: str | None = None,
+    scheme: str = "DPoP",
+) -> Any:
     h = modern_headers(method, name, token, scheme=scheme)
     items = list(h.items()) + [("dpop", p) for p in proofs]
     return await site.client.post(site.url, json=modern_call(1, method, params), headers=items)
@@ -62,14 +70,29 @@ async def test_bad_proofs_are_refused(protected: Any, issuer: LocalIssuer) -> No
             ([other.proof("POST", url, token)], "the proof key does not match the token's binding"),
             ([key.proof("GET", url, token)], "the DPoP proof is for another HTTP method"),
             ([key.proof("POST", url + "/other", token)], "the DPoP proof is for another URL"),
-            ([key.proof("POST", url, token, ath=False)], "the DPoP proof is not for this access token"),
-            ([key.proof("POST", url, "another-token")], "the DPoP proof is not for this access token"),
-            ([key.proof("POST", url, token, iat=time.time() - 600)], "the DPoP proof is too old or from the future"),
-            ([key.proof("POST", url, token, iat=time.time() + 600)], "the DPoP proof is too old or from the future"),
+            (
+                [key.proof("POST", url, token, ath=False)],
+                "the DPoP proof is not for this access token",
+            ),
+            (
+                [key.proof("POST", url, "another-token")],
+                "the DPoP proof is not for this access token",
+            ),
+            (
+                [key.proof("POST", url, token, iat=time.time() - 600)],
+                "the DPoP proof is too old or from the future",
+            ),
+            (
+                [key.proof("POST", url, token, iat=time.time() + 600)],
+                "the DPoP proof is too old or from the future",
+            ),
             ([key.proof("POST", url, token)] * 2, "exactly one DPoP proof is required"),
             ([], "exactly one DPoP proof is required"),
             ([key.proof("POST", url, token, header={"typ": "JWT"})], "wrong DPoP proof type"),
-            ([key.proof("POST", url, token, header={"jwk": key.key.as_dict(private=True)})], "the DPoP proof key must be public"),
+            (
+                [key.proof("POST", url, token, header={"jwk": key.key.as_dict(private=True)})],
+                "the DPoP proof key must be public",
+            ),
             (["garbage"], "malformed DPoP proof"),
         ]
         for proofs, why in cases:
@@ -100,7 +123,10 @@ async def test_a_bound_token_sent_as_bearer_is_refused(protected: Any, issuer: L
     assert r.status_code == 401
     found = dict(challenges(r))
     assert found["Bearer"]["error"] == "invalid_token"
-    assert found["Bearer"]["error_description"] == "a DPoP-bound token needs the DPoP scheme and a proof"
+    assert (
+        found["Bearer"]["error_description"]
+        == "a DPoP-bound token needs the DPoP scheme and a proof"
+    )
     dpop_error(r2, "invalid_token", "the token is not DPoP-bound")
 
 
@@ -108,13 +134,22 @@ async def test_required_dpop_refuses_bearer(protected: Any, issuer: LocalIssuer)
     async with protected(dpop=DPoPSettings(required=True)) as site:
         bearer = issuer.mint(aud=site.url)
         r = await post(site, bearer, [], scheme="Bearer")
-        missing = await site.client.post(site.url, json=modern_call(1, "tools/list"), headers=modern_headers("tools/list"))
+        missing = await site.client.post(
+            site.url, json=modern_call(1, "tools/list"), headers=modern_headers("tools/list")
+        )
         doc = (await site.client.get(site.auth.metadata_url)).json()
     assert doc["dpop_bound_access_tokens_required"] is True
     assert [s for s, _ in challenges(r)] == ["DPoP"]
     assert challenges(r)[0][1]["error"] == "invalid_token"
     assert challenges(missing) == [
-        ("DPoP", {"resource_metadata": site.auth.metadata_url, "scope": "mcp", "algs": "ES256 RS256 PS256 EdDSA"})
+        (
+            "DPoP",
+            {
+                "resource_metadata": site.auth.metadata_url,
+                "scope": "mcp",
+                "algs": "ES256 RS256 PS256 EdDSA",
+            },
+        )
     ]
 
 
@@ -125,7 +160,9 @@ async def test_nonce_flow(protected: Any, issuer: LocalIssuer) -> None:
         first = await post(site, token, [key.proof("POST", site.url, token)])
         nonce = first.headers["dpop-nonce"]
         retry = await post(site, token, [key.proof("POST", site.url, token, nonce=nonce)])
-        forged = await post(site, token, [key.proof("POST", site.url, token, nonce=nonce[:-4] + "AAAA")])
+        forged = await post(
+            site, token, [key.proof("POST", site.url, token, nonce=nonce[:-4] + "AAAA")]
+        )
     dpop_error(first, "use_dpop_nonce", "a fresh DPoP nonce is required")
     assert retry.status_code == 200, retry.text
     dpop_error(forged, "use_dpop_nonce", "a fresh DPoP nonce is required")
@@ -140,7 +177,14 @@ async def test_insufficient_scope_uses_the_dpop_scheme(protected: Any, issuer: L
 
     async with protected(dpop=DPoPSettings(), configure=rules) as site:
         token = issuer.mint(aud=site.url, cnf={"jkt": key.jkt})
-        r = await post(site, token, [key.proof("POST", site.url, token)], "tools/call", {"name": "write", "arguments": {"text": "x"}}, "write")
+        r = await post(
+            site,
+            token,
+            [key.proof("POST", site.url, token)],
+            "tools/call",
+            {"name": "write", "arguments": {"text": "x"}},
+            "write",
+        )
     assert r.status_code == 403
     assert challenges(r)[0][0] == "DPoP"
     assert challenges(r)[0][1]["scope"] == "mcp files:write"

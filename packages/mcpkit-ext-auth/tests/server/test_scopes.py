@@ -138,11 +138,9 @@ async def test_a_batch_is_refused_whole_naming_the_union(
                 1,
                 "initialize",
                 {
-
-                        "protocolVersion": "2025-03-26",
-                        "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "1"}
-
+                    "protocolVersion": "2025-03-26",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
                 },
             ),
             headers=legacy_headers(token),
