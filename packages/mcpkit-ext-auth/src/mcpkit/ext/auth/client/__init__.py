@@ -13,6 +13,7 @@ and DPoP proofs.
 
 from __future__ import annotations
 
+from mcpkit.ext.auth.client.authcode import AuthorizationCode
 from mcpkit.ext.auth.client.grant import (
     ClientAuthMethod,
     ClientRegistration,
@@ -22,17 +23,24 @@ from mcpkit.ext.auth.client.grant import (
     OAuthError,
     TokenSet,
 )
+from mcpkit.ext.auth.client.provider import OAuthProvider
+from mcpkit.ext.auth.client.redirect import HeadlessRedirect, LoopbackRedirect, RedirectHandler
 from mcpkit.ext.auth.client.storage import FileTokenStorage, MemoryTokenStorage, TokenStorage
 
 __all__ = [
+    "AuthorizationCode",
     "ClientAuthMethod",
     "ClientRegistration",
     "DPoPSigner",
     "FileTokenStorage",
     "Grant",
     "GrantContext",
+    "HeadlessRedirect",
+    "LoopbackRedirect",
     "MemoryTokenStorage",
     "OAuthError",
+    "OAuthProvider",
+    "RedirectHandler",
     "TokenSet",
     "TokenStorage",
 ]
