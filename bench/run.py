@@ -24,7 +24,8 @@ first ``tools/call`` result, HTTP modules imported by stdio servers), ``tasks`` 
 the tasks extension: ``tasks_memory.py`` for N tasks, heap and RSS, fresh interpreters),
 ``auth`` (server CPU per ``tools/call`` with a validated JWT, RS256 and ES256, with and
 without the resource server's validated-token cache, against the same server
-unprotected: ``servers/mcpkit_auth_echo.py``, keys and tokens from ``auth_tokens.py``).
+unprotected: ``servers/mcpkit_auth_echo.py``; keys and tokens from the development
+authorization server, ``auth_tokens.py``).
 """
 
 from __future__ import annotations
@@ -451,7 +452,10 @@ def suite_tasks(bench: Bench, rep: int) -> None:
 def suite_auth(bench: Bench, rep: int, signers: JSON, jwks_base: str) -> None:
     """The auth suite: every AUTH_TABLE server, fresh per (repetition, server), under the
     same load as the HTTP suite (handshake era, 100-byte payloads) with a bearer token
-    minted for its endpoint; ratios are taken against ``auth_none``."""
+    minted for its endpoint by the development authorization server's signer
+    (``auth_tokens.py``); ratios are taken against ``auth_none``."""
+    from auth_tokens import token
+
     for label, extra, alg in rotated(list(AUTH_TABLE), rep):
         if bench.expired():
             continue
@@ -465,7 +469,7 @@ def suite_auth(bench: Bench, rep: int, signers: JSON, jwks_base: str) -> None:
                 auth = (
                     ()
                     if alg is None
-                    else ("--header", "Authorization: Bearer " + signers[alg].token(url))
+                    else ("--header", "Authorization: Bearer " + token(signers[alg], url))
                 )
                 for c, size in AUTH_CONDITIONS:
                     if bench.expired():
@@ -622,9 +626,10 @@ def main(argv: list[str] | None = None) -> int:
     signers: JSON = {}
     jwks_base = ""
     if "auth" in suites:
-        from auth_tokens import ALGORITHMS, Signer, jwks_server
+        from auth_tokens import jwks_server
+        from auth_tokens import signers as make_signers
 
-        signers = {alg: Signer(alg) for alg in ALGORITHMS}
+        signers = make_signers()
         jwks_base = stack.enter_context(jwks_server(signers))
     for rep in range(preset.reps):
         if "http" in suites:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import mcpkit, mcpkit_sync, serve
+from cli_helpers import mcpkit, mcpkit_sync, serve
 
 from mcpkit.ext.auth.server import AuthSettings, StaticTokenValidator, principal, protect
 from mcpkit.server import Context, Server
