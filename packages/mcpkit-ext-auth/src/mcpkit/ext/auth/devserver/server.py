@@ -15,14 +15,20 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
 from starlette.applications import Starlette
 
+from mcpkit.ext.auth.devserver.clients import ClientStore, DevClient
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.signer import SigningAlg, TokenSigner
+from mcpkit.ext.auth.devserver.store import ExpiringStore
+
+if TYPE_CHECKING:
+    from mcpkit.ext.auth.devserver.grants import CodeRecord, RefreshRecord
+    from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
 
 __all__ = ["DEFAULT_CLIENT_ID", "DEFAULT_SUBJECT", "DevAuthServer", "serve_dev_auth_server"]
 
@@ -36,7 +42,9 @@ class DevAuthServer:
     """A small OAuth 2.1 authorization server for tests and demos (see the package
     docstring). ``scopes_supported``: advertised and enforced when given (a request for
     another scope is ``invalid_scope``); ``alg``: ``ES256`` (default) or ``RS256``;
-    ``subject``: the test user who consents automatically; ``limits``: every bound."""
+    ``subject``: the test user who consents automatically; ``limits``: every bound;
+    ``allow_loopback_cimd``: accept ``http://127.0.0.1`` (and ``localhost``, ``[::1]``)
+    client id metadata document URLs besides ``https`` ones."""
 
     def __init__(
         self,
@@ -47,6 +55,7 @@ class DevAuthServer:
         alg: SigningAlg = "ES256",
         subject: str = DEFAULT_SUBJECT,
         limits: DevServerLimits | None = None,
+        allow_loopback_cimd: bool = True,
     ) -> None:
         if issuer_path and (not issuer_path.startswith("/") or issuer_path.endswith("/")):
             raise ValueError(f"issuer_path: start with '/' and not end with '/': {issuer_path!r}")
@@ -57,7 +66,20 @@ class DevAuthServer:
         self.scopes_supported = list(scopes_supported) if scopes_supported is not None else None
         self.subject = subject
         self.limits = limits or DevServerLimits()
+        self.allow_loopback_cimd = allow_loopback_cimd
         self.signer = TokenSigner(alg)
+        lim = self.limits
+        self.clients = ClientStore(lim)
+        self.codes: ExpiringStore[CodeRecord] = ExpiringStore(
+            max_entries=lim.max_codes, ttl_s=lim.code_ttl_s
+        )
+        self.refresh_tokens: ExpiringStore[RefreshRecord] = ExpiringStore(
+            max_entries=lim.max_refresh_tokens, ttl_s=lim.refresh_token_ttl_s
+        )
+        self.assertion_jtis: ExpiringStore[bool] = ExpiringStore(
+            max_entries=lim.max_codes, ttl_s=lim.code_ttl_s + 120
+        )
+        self._oauth: DevAuthorizationServer | None = None
         self._app: Starlette | None = None
 
     # -- identity and URLs (rule 1) -------------------------------------------------------
@@ -129,7 +151,52 @@ class DevAuthServer:
             extra_claims=extra_claims,
         )
 
+    # -- clients ----------------------------------------------------------------------------
+
+    def register_client(
+        self,
+        client_id: str,
+        *,
+        client_secret: str | None = None,
+        redirect_uris: Sequence[str] = (),
+        grant_types: Sequence[str] = ("authorization_code", "refresh_token", "client_credentials"),
+        token_endpoint_auth_method: str | None = None,
+        scope: str | None = None,
+        jwks: Mapping[str, Any] | None = None,
+    ) -> DevClient:
+        """Pre-register a client (kept for the server's lifetime). The authentication
+        method defaults to ``client_secret_basic`` with a secret, ``private_key_jwt`` with
+        ``jwks``, else ``none`` (a public client). Loopback redirect URIs match any port
+        (RFC 8252 section 7.3)."""
+        if token_endpoint_auth_method is None:
+            if client_secret is not None:
+                token_endpoint_auth_method = "client_secret_basic"
+            elif jwks is not None:
+                token_endpoint_auth_method = "private_key_jwt"
+            else:
+                token_endpoint_auth_method = "none"
+        return self.clients.add(
+            DevClient(
+                client_id=client_id,
+                client_secret=client_secret,
+                redirect_uris=list(redirect_uris),
+                grant_types=list(grant_types),
+                token_endpoint_auth_method=token_endpoint_auth_method,
+                scope=scope,
+                jwks=dict(jwks) if jwks is not None else None,
+            )
+        )
+
     # -- the ASGI app -----------------------------------------------------------------------
+
+    @property
+    def oauth(self) -> DevAuthorizationServer:
+        """Authlib's authorization server behind the endpoints (built once)."""
+        if self._oauth is None:
+            from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
+
+            self._oauth = DevAuthorizationServer(self)
+        return self._oauth
 
     @property
     def app(self) -> Starlette:
