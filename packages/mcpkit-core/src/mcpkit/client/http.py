@@ -344,7 +344,7 @@ class HttpStream:
             )
         plugins = self.transport.plugins
         limit = max([_MAX_RESENDS, *(p.max_resends for p in plugins)])
-        for _ in range(limit + 1):
+        for attempt in range(limit + 1):
             for hook in self.transport.request_hooks:
                 replaced = await hook(request)
                 if replaced is not None:
@@ -368,11 +368,11 @@ class HttpStream:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
                 raise
-            if resend is None:
+            if resend is None or attempt == limit:  # past the bound: this answer stands
                 return response
             await response.aclose()
             request = resend
-        return response  # pyright: ignore[reportPossiblyUnboundVariable]
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _deliver(self, message: Any, size: int) -> None:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):

@@ -291,8 +291,14 @@ class Grant(Protocol):
     """A way of obtaining tokens (authorization code, client credentials, jwt-bearer ...).
 
     ``obtain`` runs the grant and returns the tokens, raising :class:`OAuthError` on
-    failure. ``interactive`` grants (a user must take part) are never run by the provider
-    without one; every grant shares the provider's refresh (``refresh_token`` grant).
+    failure. Every grant shares the provider's refresh (``refresh_token`` grant).
+
+    Optional attributes the provider reads when present (``getattr``):
+    ``extensions`` (a sequence of :class:`mcpkit.core.Extension`, declared in the client's
+    ``capabilities.extensions``, e.g. ``io.modelcontextprotocol/oauth-client-credentials``);
+    ``grant_types`` (RFC 7591 ``grant_types`` to ask for in dynamic registration, default
+    ``("authorization_code", "refresh_token")``); ``redirect_uris`` (for registration,
+    default none).
     """
 
     async def obtain(self, ctx: GrantContext) -> TokenSet: ...
