@@ -215,6 +215,20 @@ async def check_dpop_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert "DPoP" in bearer.headers["www-authenticate"]
 
 
+async def check_client_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # auth-grants: the section "More grants" (DPoP client against the dpop-server block).
+    async with stack("dpop-server") as s:
+        s.auth_server.register_client("reporting", client_secret="s3cret-value")
+        ns = run("client-grants", block("client-grants"))
+        assert await ns["main"]("reporting", "s3cret-value", s.url) == []
+        assert ns["workload"].extensions == ()
+        assert [e.id for e in ns["enterprise"].extensions] == [
+            "io.modelcontextprotocol/enterprise-managed-authorization"
+        ]
+        monkeypatch.setenv("SSO_ID_TOKEN", "id.token.value")
+        assert ns["enterprise"].id_token() == "id.token.value"
+
+
 # -- shell blocks ----------------------------------------------------------------------
 
 
@@ -303,6 +317,7 @@ CHECKS: dict[str, Check] = {
     "dev-server-in-process": check_dev_server_in_process,
     "production-idp": check_production_idp,
     "dpop-server": check_dpop_server,
+    "client-grants": check_client_grants,
     "auth-server": check_auth_server,
     "cli-login": check_cli_login,
     "cli-token": check_cli_token,
