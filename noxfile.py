@@ -83,7 +83,9 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def build(session: nox.Session) -> None:
-    """Wheel and sdist of every distribution; metadata checked with twine."""
+    """Wheel and sdist of every distribution; metadata checked with twine, contents with
+    `tools/check_wheels.py`; then `mcpkit-core` alone in a fresh environment must hold no
+    auth stack and import no extension (`tools/check_isolation.py`)."""
     session.install("twine>=6", "build")
     out = Path(session.create_tmp()) / "dist"
     for name, path in DISTRIBUTIONS.items():
@@ -92,6 +94,20 @@ def build(session: nox.Session) -> None:
         built = sorted([*(out / name).glob("*.whl"), *(out / name).glob("*.tar.gz")])
         session.run("twine", "check", "--strict", *map(str, built))
     session.run("python", str(ROOT / "tools" / "check_wheels.py"), str(out))
+    # mcpkit-core alone (no dependency group) in its own environment: no auth stack is
+    # installed, core imports no extension, the `mcpkit` command starts.
+    core_only = Path(session.create_tmp()) / "core-only"
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--package",
+        "mcpkit-core",
+        "--no-default-groups",
+        env={"UV_PROJECT_ENVIRONMENT": str(core_only)},
+    )
+    python = str(core_only / "bin" / "python")
+    session.run(python, str(ROOT / "tools" / "check_isolation.py"), external=True)
 
 
 # -- conformance-server: the official suite's server scenarios against `mcpkit demo` ------
@@ -461,3 +477,73 @@ def conformance_tasks(session: nox.Session) -> None:
     session.log("tasks-*: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
     if failures:
         session.error("conformance-tasks failures: " + "; ".join(failures))
+
+
+AUTH_SERVER_CLIENT_ID = "conformance-client"
+AUTH_SERVER_SCENARIOS = ("authorization-server-metadata-endpoint", "authorization-code-grant")
+
+
+def _run_authorization_suite(argv: list[str], issuer: str, log_path: Path) -> int:
+    """Run the suite's `authorization` command, playing the browser: the authorization
+    URL it prints is fetched (the development server consents at once and redirects to
+    the suite's callback on 127.0.0.1). A watchdog kills it after 10 minutes."""
+    import threading
+    import urllib.request
+
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    watchdog = threading.Timer(600, proc.kill)
+    watchdog.start()
+    try:
+        assert proc.stdout is not None
+        with log_path.open("w") as log:
+            for line in proc.stdout:
+                log.write(line)
+                if line.startswith(issuer + "/authorize?"):
+                    with urllib.request.urlopen(line.strip(), timeout=30) as answer:
+                        log.write(f"[nox] followed the authorization URL: HTTP {answer.status}\n")
+        return proc.wait()
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@nox.session(name="conformance-auth-server")
+def conformance_auth_server(session: nox.Session) -> None:
+    """The conformance suite's authorization-server scenarios (0.2.0-alpha.12
+    `authorization`: metadata endpoint, authorization code grant with PKCE, `resource`,
+    RFC 9207 `iss`) against the development authorization server
+    (`python -m mcpkit.ext.auth.devserver`) on loopback, with a pre-registered public
+    client: zero failures and zero warnings. 0.1.16 has no authorization-server
+    scenarios. Logs: `.nox/conformance-auth-server/tmp/logs/`."""
+    sync(session, "mcpkit-ext-auth")
+    logs = _logs_dir(session)
+    toolchain = str(ROOT / "conformance" / "toolchain.py")
+    session.run("python", toolchain, "ensure", silent=True)
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    port = _free_port()
+    callback_port = _free_port()
+    issuer = f"http://127.0.0.1:{port}"
+    serve = [python, "-m", "mcpkit.ext.auth.devserver", "--host", "127.0.0.1"]
+    serve += ["--port", str(port), "--client-id", AUTH_SERVER_CLIENT_ID]
+    serve += ["--redirect-uri", f"http://127.0.0.1:{callback_port}/callback"]
+    out = logs / "authorization"
+    argv = [python, toolchain, "run", ALPHA12, "--", "authorization", "--url", issuer]
+    argv += ["--client-id", AUTH_SERVER_CLIENT_ID, "--port", str(callback_port)]
+    argv += ["--resource", "http://127.0.0.1:8000/mcp", "-o", str(out)]
+    with _served(serve, port, logs / "auth-server.log"):
+        status = _run_authorization_suite(argv, issuer, logs / "authorization.txt")
+    counts = _check_counts(out)
+    ran = sorted(p.parent.name for p in out.glob("*/checks.json"))
+    session.log(
+        f"authorization: exit {status}; checks "
+        + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none")
+    )
+    missing = [s for s in AUTH_SERVER_SCENARIOS if not any(s in name for name in ran)]
+    bad = sum(counts.get(k, 0) for k in ("FAILURE", "WARNING", "SKIPPED"))
+    if status != 0 or bad or missing:
+        session.error(
+            f"conformance-auth-server failed (missing scenarios: {missing or 'none'}); "
+            f"see {logs / 'authorization.txt'}"
+        )

@@ -163,8 +163,63 @@ def auth_for(scenario: str, context: JSON) -> Any:
         registration=registration,
         client_metadata_url=CIMD_URL,
         client_metadata={"client_name": "mcpkit-conformance-client"},
-        dpop=getattr(grant, "dpop", None),
+        dpop=getattr(grant, "dpop", None) or dpop_for(scenario),
     )
+
+
+# -- auth grants (helper "auth-grants"): the extension scenarios' grants and DPoP -------
+# SEP-1046 client credentials, SEP-990 enterprise-managed authorization, SEP-1933
+# workload identity take their inputs from MCP_CONFORMANCE_CONTEXT; the SEP-1932 DPoP
+# scenarios run the authorization code grant with DPoP-bound tokens.
+def _client_credentials(context: JSON) -> Any:
+    from mcpkit.ext.auth.client.grants import ClientCredentials
+
+    if "private_key_pem" in context:
+        return ClientCredentials(
+            context["client_id"],
+            private_key=context["private_key_pem"],
+            signing_alg=context.get("signing_algorithm"),
+        )
+    return ClientCredentials(context["client_id"], client_secret=context["client_secret"])
+
+
+def _enterprise_managed(context: JSON) -> Any:
+    from mcpkit.ext.auth.client.grants import EnterpriseManagedAuthorization
+
+    return EnterpriseManagedAuthorization(
+        idp_token_endpoint=context["idp_token_endpoint"],
+        id_token=context["idp_id_token"],
+        idp_client_id=context.get("idp_client_id"),
+        client_id=context["client_id"],
+        client_secret=context.get("client_secret"),
+    )
+
+
+def _workload_identity(context: JSON) -> Any:
+    from mcpkit.ext.auth.client.grants import WorkloadIdentity
+
+    return WorkloadIdentity(context["valid_jwt"], client_id=context.get("client_id"))
+
+
+EXTENSION_GRANTS.update(
+    {
+        "auth/client-credentials-jwt": _client_credentials,
+        "auth/client-credentials-basic": _client_credentials,
+        "auth/enterprise-managed-authorization": _enterprise_managed,
+        "auth/cross-app-access-complete-flow": _enterprise_managed,  # 0.1.16's name
+        "auth/wif-jwt-bearer": _workload_identity,
+    }
+)
+DPOP_SCENARIOS = frozenset({"auth/dpop", "auth/dpop-nonce"})
+
+
+def dpop_for(scenario: str) -> Any:
+    """A fresh DPoP key (ES256) for the DPoP scenarios, else None."""
+    if scenario not in DPOP_SCENARIOS:
+        return None
+    from mcpkit.ext.auth.client.dpop import DPoPKey
+
+    return DPoPKey()
 
 
 async def run(url: str, scenario: str, context: JSON) -> None:
