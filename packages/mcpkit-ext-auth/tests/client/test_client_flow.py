@@ -244,3 +244,16 @@ async def test_a_changed_authorization_server_gets_a_new_registration() -> None:
     assert all(h.form.get("client_id") != first for h in as2.at("/token"))
     assert as2.at("/token")[0].form["grant_type"] == "authorization_code"  # no as1 refresh
     assert reg1 is not reg2
+
+
+async def test_march_2025_metadata_at_the_origin_is_used_with_its_own_issuer() -> None:
+    # 2025-03-26 binds no issuer to the base URL: the document at the origin names
+    # http://host/oauth; the flow uses it, and RFC 9207 compares against that issuer.
+    async with running(prm_path=None) as s:
+        s.issuer_override = s.base + "/oauth"
+        auth = provider()
+        await connect(s, auth)
+    assert auth.discovery is not None
+    assert auth.discovery.issuer == s.base + "/oauth"
+    assert s.at("/authorize")[0].query["resource"] == s.mcp_url
+    assert len(s.at("/token")) == 1
