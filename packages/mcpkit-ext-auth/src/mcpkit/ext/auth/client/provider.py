@@ -218,16 +218,7 @@ class OAuthProvider:
         if previous is not None and previous.issuer != found.issuer:
             logger.info("authorization server changed from %s to %s", previous.issuer, found.issuer)
         self.discovery = found
-        ctx = GrantContext(
-            http=http,
-            resource_metadata=found.resource_metadata,
-            server_metadata=found.server_metadata,
-            resource=found.resource,
-            scopes=self._select_scopes(found, scopes),
-            registration=await self._registration_for(http, found),
-            dpop=self.dpop,
-            nonces=self._nonces,
-        )
+        ctx = await self._context(http, found, self._select_scopes(found, scopes))
         if allow_refresh and tokens is not None and tokens.refresh_token:
             try:
                 await self._store(await self._refresh(ctx, tokens))
@@ -239,6 +230,20 @@ class OAuthProvider:
         if new.issuer is None:
             new.issuer = found.issuer
         await self._store(new)
+
+    async def _context(
+        self, http: httpx2.AsyncClient, found: Discovery, scopes: list[str]
+    ) -> GrantContext:
+        return GrantContext(
+            http=http,
+            resource_metadata=found.resource_metadata,
+            server_metadata=found.server_metadata,
+            resource=found.resource,
+            scopes=scopes,
+            registration=await self._registration_for(http, found),
+            dpop=self.dpop,
+            nonces=self._nonces,
+        )
 
     def _select_scopes(self, found: Discovery, challenged: list[str] | None) -> list[str]:
         """Rule 5."""
@@ -340,16 +345,7 @@ class OAuthProvider:
         async with self._lock:
             if self._tokens is not tokens:
                 return self._tokens
-            ctx = GrantContext(
-                http=http,
-                resource_metadata=found.resource_metadata,
-                server_metadata=found.server_metadata,
-                resource=found.resource,
-                scopes=list(self._requested),
-                registration=await self._registration_for(http, found),
-                dpop=self.dpop,
-                nonces=self._nonces,
-            )
+            ctx = await self._context(http, found, list(self._requested))
             try:
                 await self._store(await self._refresh(ctx, tokens))
             except OAuthError as exc:
