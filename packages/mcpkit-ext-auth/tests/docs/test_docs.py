@@ -219,7 +219,9 @@ async def check_dpop_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def commands(name: str) -> list[str]:
-    return [line for line in block(name).splitlines() if line.strip() and not line.startswith("#")]
+    """The block's command lines (continuation lines joined, comments dropped)."""
+    text = block(name).replace("\\\n", " ")
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 async def bash(line: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
