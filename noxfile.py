@@ -461,3 +461,73 @@ def conformance_tasks(session: nox.Session) -> None:
     session.log("tasks-*: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
     if failures:
         session.error("conformance-tasks failures: " + "; ".join(failures))
+
+
+AUTH_SERVER_CLIENT_ID = "conformance-client"
+AUTH_SERVER_SCENARIOS = ("authorization-server-metadata-endpoint", "authorization-code-grant")
+
+
+def _run_authorization_suite(argv: list[str], issuer: str, log_path: Path) -> int:
+    """Run the suite's `authorization` command, playing the browser: the authorization
+    URL it prints is fetched (the development server consents at once and redirects to
+    the suite's callback on 127.0.0.1). A watchdog kills it after 10 minutes."""
+    import threading
+    import urllib.request
+
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    watchdog = threading.Timer(600, proc.kill)
+    watchdog.start()
+    try:
+        assert proc.stdout is not None
+        with log_path.open("w") as log:
+            for line in proc.stdout:
+                log.write(line)
+                if line.startswith(issuer + "/authorize?"):
+                    with urllib.request.urlopen(line.strip(), timeout=30) as answer:
+                        log.write(f"[nox] followed the authorization URL: HTTP {answer.status}\n")
+        return proc.wait()
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@nox.session(name="conformance-auth-server")
+def conformance_auth_server(session: nox.Session) -> None:
+    """The conformance suite's authorization-server scenarios (0.2.0-alpha.12
+    `authorization`: metadata endpoint, authorization code grant with PKCE, `resource`,
+    RFC 9207 `iss`) against the development authorization server
+    (`python -m mcpkit.ext.auth.devserver`) on loopback, with a pre-registered public
+    client: zero failures and zero warnings. 0.1.16 has no authorization-server
+    scenarios. Logs: `.nox/conformance-auth-server/tmp/logs/`."""
+    sync(session, "mcpkit-ext-auth")
+    logs = _logs_dir(session)
+    toolchain = str(ROOT / "conformance" / "toolchain.py")
+    session.run("python", toolchain, "ensure", silent=True)
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    port = _free_port()
+    callback_port = _free_port()
+    issuer = f"http://127.0.0.1:{port}"
+    serve = [python, "-m", "mcpkit.ext.auth.devserver", "--host", "127.0.0.1"]
+    serve += ["--port", str(port), "--client-id", AUTH_SERVER_CLIENT_ID]
+    serve += ["--redirect-uri", f"http://127.0.0.1:{callback_port}/callback"]
+    out = logs / "authorization"
+    argv = [python, toolchain, "run", ALPHA12, "--", "authorization", "--url", issuer]
+    argv += ["--client-id", AUTH_SERVER_CLIENT_ID, "--port", str(callback_port)]
+    argv += ["--resource", "http://127.0.0.1:8000/mcp", "-o", str(out)]
+    with _served(serve, port, logs / "auth-server.log"):
+        status = _run_authorization_suite(argv, issuer, logs / "authorization.txt")
+    counts = _check_counts(out)
+    ran = sorted(p.parent.name for p in out.glob("*/checks.json"))
+    session.log(
+        f"authorization: exit {status}; checks "
+        + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none")
+    )
+    missing = [s for s in AUTH_SERVER_SCENARIOS if not any(s in name for name in ran)]
+    bad = sum(counts.get(k, 0) for k in ("FAILURE", "WARNING", "SKIPPED"))
+    if status != 0 or bad or missing:
+        session.error(
+            f"conformance-auth-server failed (missing scenarios: {missing or 'none'}); "
+            f"see {logs / 'authorization.txt'}"
+        )

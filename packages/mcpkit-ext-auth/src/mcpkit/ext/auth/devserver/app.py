@@ -1,0 +1,172 @@
+"""The development authorization server's routes (Starlette).
+
+Rules:
+1. RFC 8414 metadata is served at ``/.well-known/oauth-authorization-server`` with the
+   issuer's path inserted after it (section 3.1), and the same document at the OpenID
+   Connect discovery paths (``/.well-known/openid-configuration`` + path, and path +
+   ``/.well-known/openid-configuration``), each ``application/json``.
+2. The metadata advertises ``code_challenge_methods_supported: ["S256"]`` only,
+   ``authorization_response_iss_parameter_supported: true`` (RFC 9207),
+   ``client_id_metadata_document_supported: true`` and
+   ``dpop_signing_alg_values_supported`` (RFC 9449 section 5.1).
+3. ``GET <issuer>/jwks`` is the public key set (RFC 7517), ``application/json``.
+4. ``GET|POST <issuer>/authorize``, ``POST <issuer>/token``, ``POST <issuer>/register``
+   hand the request to Authlib (:mod:`.oauth`) through :mod:`.glue`. Before that, a
+   client id that is a CIMD URL and not yet known is fetched and validated
+   (:mod:`.cimd`; a refused document is ``400 invalid_client``), and on the token endpoint
+   a ``DPoP`` header is verified (:mod:`.dpop`; a bad proof is ``400 invalid_dpop_proof``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcpkit.ext.auth.devserver.cimd import CimdError, fetch_client_metadata, is_cimd_client_id
+from mcpkit.ext.auth.devserver.dpop import DpopError, DpopVerifier
+from mcpkit.ext.auth.devserver.glue import (
+    BodyTooLarge,
+    FormRequest,
+    JsonBodyRequest,
+    error_response,
+    read_body,
+    to_starlette,
+)
+
+if TYPE_CHECKING:
+    from mcpkit.ext.auth.devserver.server import DevAuthServer
+
+__all__ = ["DPOP_ALGS", "build_app", "metadata"]
+
+DPOP_ALGS = ["ES256", "RS256", "PS256", "EdDSA"]
+"""DPoP proof algorithms the token endpoint verifies (rule 2)."""
+
+
+def metadata(server: DevAuthServer) -> dict[str, Any]:
+    """Rules 1-2: the RFC 8414 authorization server metadata document."""
+    doc: dict[str, Any] = {
+        "issuer": server.issuer,
+        "authorization_endpoint": server.authorization_endpoint,
+        "token_endpoint": server.token_endpoint,
+        "registration_endpoint": server.registration_endpoint,
+        "jwks_uri": server.jwks_url,
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "token_endpoint_auth_methods_supported": [
+            "none",
+            "client_secret_basic",
+            "client_secret_post",
+            "private_key_jwt",
+        ],
+        "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256"],
+        "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": True,
+        "client_id_metadata_document_supported": True,
+        "dpop_signing_alg_values_supported": DPOP_ALGS,
+    }
+    if server.scopes_supported is not None:
+        doc["scopes_supported"] = list(server.scopes_supported)
+    return doc
+
+
+def build_app(server: DevAuthServer) -> Starlette:
+    """Every route of ``server`` on one Starlette app (mounted at the origin's root)."""
+    path = server.issuer_path
+
+    async def get_metadata(_: Request) -> Response:
+        return JSONResponse(metadata(server))
+
+    async def get_jwks(_: Request) -> Response:
+        return JSONResponse(server.jwks())
+
+    dpop = DpopVerifier(server.limits, DPOP_ALGS)
+    max_body = server.limits.max_request_body_bytes
+
+    async def resolve_client(client_id: str | None) -> Response | None:
+        """Rule 4: fetch an unknown CIMD client id; an error response when refused."""
+        allow_http = server.allow_loopback_cimd
+        if not client_id or server.clients.get(client_id) is not None:
+            return None
+        if not is_cimd_client_id(client_id, allow_loopback_http=allow_http):
+            return None
+        try:
+            async with httpx2.AsyncClient() as http:
+                client = await fetch_client_metadata(client_id, limits=server.limits, http=http)
+        except CimdError as error:
+            return error_response(400, "invalid_client", str(error))
+        server.clients.add_dynamic(client, ttl_s=server.limits.cimd_ttl_s)
+        return None
+
+    async def authorize(request: Request) -> Response:
+        if request.method == "POST":
+            try:
+                items = FormRequest.parse_form(await read_body(request, max_body))
+            except BodyTooLarge:
+                return error_response(413, "invalid_request", "request body too large")
+        else:
+            items = list(request.query_params.multi_items())
+        oauth_request = FormRequest(request.method, str(request.url), request.headers, items)
+        refused = await resolve_client(oauth_request.payload.client_id)
+        if refused is not None:
+            return refused
+        return to_starlette(server.oauth.authorize(oauth_request))
+
+    async def token(request: Request) -> Response:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/x-www-form-urlencoded":
+            return error_response(
+                400, "invalid_request", "token requests are application/x-www-form-urlencoded"
+            )
+        try:
+            items = FormRequest.parse_form(await read_body(request, max_body))
+        except BodyTooLarge:
+            return error_response(413, "invalid_request", "request body too large")
+        oauth_request = FormRequest("POST", str(request.url), request.headers, items)
+        refused = await resolve_client(oauth_request.payload.client_id)
+        if refused is not None:
+            return refused
+        proofs = request.headers.getlist("dpop")
+        if proofs:
+            try:
+                oauth_request.dpop_jkt = dpop.verify(
+                    proofs, method="POST", url=server.token_endpoint
+                )
+            except DpopError as error:
+                return error_response(400, "invalid_dpop_proof", str(error))
+        return to_starlette(server.oauth.token(oauth_request))
+
+    async def register(request: Request) -> Response:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        try:
+            body = await read_body(request, max_body)
+        except BodyTooLarge:
+            return error_response(413, "invalid_client_metadata", "request body too large")
+        try:
+            data: Any = json.loads(body) if content_type == "application/json" else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            return error_response(
+                400, "invalid_client_metadata", "registration needs a JSON object body"
+            )
+        json_request = JsonBodyRequest("POST", str(request.url), request.headers, data)  # pyright: ignore[reportUnknownArgumentType]
+        return to_starlette(server.oauth.register(json_request))
+
+    routes = [
+        Route(f"/.well-known/oauth-authorization-server{path}", get_metadata, methods=["GET"]),
+        Route(f"/.well-known/openid-configuration{path}", get_metadata, methods=["GET"]),
+        Route(f"{path}/jwks", get_jwks, methods=["GET"]),
+        Route(f"{path}/authorize", authorize, methods=["GET", "POST"]),
+        Route(f"{path}/token", token, methods=["POST"]),
+        Route(f"{path}/register", register, methods=["POST"]),
+    ]
+    if path:
+        routes.append(Route(f"{path}/.well-known/openid-configuration", get_metadata))
+    return Starlette(routes=routes)

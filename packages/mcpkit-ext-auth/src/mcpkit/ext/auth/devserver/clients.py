@@ -1,0 +1,130 @@
+"""Clients of the development authorization server (:class:`DevClient`, :class:`ClientStore`).
+
+Rules:
+1. A client is pre-registered (:meth:`ClientStore.add`, never evicted), dynamically
+   registered (RFC 7591) or a client id metadata document (CIMD: the ``client_id`` is the
+   document's URL); the last two live in a count-bounded store and expire.
+2. Redirect URIs match exactly, except loopback ones (``http://127.0.0.1``, ``[::1]``,
+   ``localhost``), whose port may differ (RFC 8252 section 7.3, native apps).
+3. A client uses the grant types and the token endpoint authentication method it was
+   registered with, and nothing else. ``none`` is a public client (PKCE only).
+4. Client secrets are compared in constant time (``hmac.compare_digest``).
+5. Without a registered ``scope`` a client may ask for any scope the server supports;
+   with one, only scopes within it (RFC 7591 section 2).
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from authlib.oauth2.rfc6749 import ClientMixin
+
+from mcpkit.ext.auth.devserver.limits import DevServerLimits
+from mcpkit.ext.auth.devserver.store import ExpiringStore
+
+__all__ = ["ClientStore", "DevClient"]
+
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+@dataclass(eq=False)
+class DevClient(ClientMixin):
+    """A registered client (Authlib's ``ClientMixin``). ``metadata`` holds the registered
+    RFC 7591 fields as given (echoed by the registration endpoint)."""
+
+    client_id: str
+    client_secret: str | None = None
+    redirect_uris: list[str] = field(default_factory=lambda: list[str]())
+    grant_types: list[str] = field(
+        default_factory=lambda: ["authorization_code", "refresh_token", "client_credentials"]
+    )
+    response_types: list[str] = field(default_factory=lambda: ["code"])
+    token_endpoint_auth_method: str = "none"
+    scope: str | None = None
+    jwks: dict[str, Any] | None = None
+    metadata: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+
+    def get_client_id(self) -> str:
+        return self.client_id
+
+    def get_default_redirect_uri(self) -> str | None:
+        return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
+
+    def get_allowed_scope(self, scope: str | None) -> str:
+        """Rule 5: the requested scopes, filtered to the registered ones when any."""
+        if not scope:
+            return ""
+        if self.scope is None:
+            return scope
+        allowed = set(self.scope.split())
+        return " ".join(s for s in scope.split() if s in allowed)
+
+    def check_redirect_uri(self, redirect_uri: str) -> bool:
+        """Rule 2."""
+        if redirect_uri in self.redirect_uris:
+            return True
+        loose = _without_loopback_port(redirect_uri)
+        return loose is not None and any(
+            _without_loopback_port(uri) == loose for uri in self.redirect_uris
+        )
+
+    def check_client_secret(self, client_secret: str) -> bool:
+        """Rule 4."""
+        if self.client_secret is None:
+            return False
+        return hmac.compare_digest(self.client_secret.encode(), client_secret.encode())
+
+    def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
+        """Rule 3."""
+        del endpoint  # one method for every endpoint
+        return method == self.token_endpoint_auth_method
+
+    def check_response_type(self, response_type: str) -> bool:
+        return response_type in self.response_types
+
+    def check_grant_type(self, grant_type: str) -> bool:
+        return grant_type in self.grant_types
+
+
+def _without_loopback_port(uri: str) -> str | None:
+    """``uri`` with its port removed when it is an ``http`` loopback URI, else ``None``."""
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname
+    except ValueError:
+        return None
+    if parts.scheme != "http" or host not in _LOOPBACK_HOSTS:
+        return None
+    netloc = f"[{host}]" if host == "::1" else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+class ClientStore:
+    """Rule 1: pre-registered clients (unbounded: the operator adds them) and dynamic ones
+    (DCR and CIMD, ``limits.max_clients``, expiring after ``client_ttl_s`` or
+    ``cimd_ttl_s``)."""
+
+    def __init__(self, limits: DevServerLimits) -> None:
+        self._static: dict[str, DevClient] = {}
+        self._dynamic: ExpiringStore[DevClient] = ExpiringStore(
+            max_entries=limits.max_clients, ttl_s=limits.client_ttl_s
+        )
+
+    def __len__(self) -> int:
+        return len(self._static) + len(self._dynamic)
+
+    def add(self, client: DevClient) -> DevClient:
+        """Pre-register ``client`` (kept for the server's lifetime)."""
+        self._static[client.client_id] = client
+        return client
+
+    def add_dynamic(self, client: DevClient, *, ttl_s: float | None = None) -> DevClient:
+        """Store a registered or fetched client (bounded, expiring)."""
+        self._dynamic.put(client.client_id, client, ttl_s=ttl_s)
+        return client
+
+    def get(self, client_id: str) -> DevClient | None:
+        return self._static.get(client_id) or self._dynamic.get(client_id)

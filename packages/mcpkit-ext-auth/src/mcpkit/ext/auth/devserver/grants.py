@@ -1,0 +1,348 @@
+"""The grants, built on Authlib's: authorization code with PKCE, refresh with rotation,
+client credentials; and how every grant issues its tokens.
+
+Rules:
+1. PKCE is required on every authorization request, and only ``S256`` (OAuth 2.1
+   section 4.1.1, MCP ``basic/authorization``): a missing ``code_challenge`` or a method
+   other than ``S256`` (``plain``, or none, whose RFC 7636 default is ``plain``) is
+   ``invalid_request``; a token request whose ``code_verifier`` does not match is
+   ``invalid_grant``.
+2. A code is valid once and for ``limits.code_ttl_s``: it is removed when first
+   presented, so a second use (or a use after a failed one) is ``invalid_grant``.
+3. ``resource`` (RFC 8707) values on the authorization request must be absolute URIs
+   without fragment (else ``invalid_target``); the code keeps them. On the token request,
+   ``resource`` must be among the authorized ones when the code (or refresh token) has
+   any (else ``invalid_target``). The access token's ``aud`` is the token request's
+   resources, else the authorized ones, else the client id.
+4. Refresh tokens rotate: using one revokes it and issues its successor (OAuth 2.1
+   section 4.3.1), so the old one is ``invalid_grant``. A refresh token issued with a
+   DPoP proof to a public client is bound to that key (RFC 9449 section 5): refreshing it
+   needs a proof with the same key.
+5. A token request with a verified DPoP proof gets ``token_type: DPoP`` and ``cnf.jkt``;
+   without one, ``Bearer``.
+6. Token endpoint authentication: ``client_secret_basic``, ``client_secret_post``,
+   ``private_key_jwt`` (RFC 7523 section 2.2, audience = token endpoint or issuer, ``jti``
+   single use) and ``none`` (public clients; not for ``client_credentials``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from authlib.common.security import generate_token
+from authlib.oauth2.rfc6749 import (
+    AuthorizationCodeMixin,
+    InvalidGrantError,
+    InvalidRequestError,
+    OAuth2Error,
+    TokenMixin,
+    grants,
+)
+from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
+from authlib.oauth2.rfc7636 import CodeChallenge
+from joserfc.jwk import KeySet
+
+from mcpkit.ext.auth.devserver.clients import DevClient
+from mcpkit.ext.auth.devserver.glue import FormRequest
+
+if TYPE_CHECKING:
+    from mcpkit.ext.auth.devserver.server import DevAuthServer
+
+__all__ = [
+    "AuthorizationCodeGrant",
+    "ClientCredentialsGrant",
+    "CodeRecord",
+    "DevUser",
+    "PrivateKeyJwt",
+    "RefreshRecord",
+    "RefreshTokenGrant",
+    "S256CodeChallenge",
+]
+
+_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
+
+
+class InvalidTargetError(OAuth2Error):
+    """RFC 8707 section 2: ``invalid_target``."""
+
+    error = "invalid_target"
+
+
+@dataclass(frozen=True)
+class DevUser:
+    """The test user who consents to everything; Authlib asks ``get_user_id``."""
+
+    subject: str
+
+    def get_user_id(self) -> str:
+        return self.subject
+
+
+@dataclass
+class CodeRecord(AuthorizationCodeMixin):
+    """An issued authorization code (rule 2)."""
+
+    client_id: str
+    redirect_uri: str | None
+    scope: str
+    subject: str
+    code_challenge: str
+    code_challenge_method: str
+    resource: list[str] = field(default_factory=lambda: list[str]())
+
+    def get_redirect_uri(self) -> str | None:
+        return self.redirect_uri
+
+    def get_scope(self) -> str:
+        return self.scope
+
+
+@dataclass
+class RefreshRecord(TokenMixin):
+    """An issued refresh token (rule 4)."""
+
+    client_id: str
+    scope: str
+    subject: str
+    resource: list[str]
+    jkt: str | None
+
+    def check_client(self, client: DevClient) -> bool:
+        return client.get_client_id() == self.client_id
+
+    def get_scope(self) -> str:
+        return self.scope
+
+
+class S256CodeChallenge(CodeChallenge):
+    """Rule 1, on Authlib's RFC 7636 extension."""
+
+    SUPPORTED_CODE_CHALLENGE_METHOD = ["S256"]  # noqa: RUF012 - Authlib's class attribute
+    DEFAULT_CODE_CHALLENGE_METHOD = "S256"
+
+    def validate_code_challenge(self, grant: Any, redirect_uri: str) -> None:
+        data = grant.request.payload.data
+        if not data.get("code_challenge"):
+            raise InvalidRequestError("Missing 'code_challenge' (PKCE is required)")
+        if data.get("code_challenge_method") != "S256":
+            raise InvalidRequestError("'code_challenge_method' must be S256")
+        super().validate_code_challenge(grant, redirect_uri)  # pyright: ignore[reportUnknownMemberType]
+
+
+def _dev(grant: Any) -> DevAuthServer:
+    return grant.server.dev
+
+
+def _resources(request: FormRequest) -> list[str]:
+    return list(request.payload.datalist.get("resource", []))
+
+
+def _check_targets(requested: list[str], authorized: list[str]) -> None:
+    """Rule 3."""
+    for uri in requested:
+        try:
+            parts = urlsplit(uri)
+        except ValueError:
+            raise InvalidTargetError("'resource' is not a URI") from None
+        if not parts.scheme or "#" in uri:
+            raise InvalidTargetError("'resource' must be an absolute URI without fragment")
+        if authorized and uri not in authorized:
+            raise InvalidTargetError(f"'resource' {uri} was not authorized")
+
+
+def _issue(
+    grant: Any,
+    *,
+    subject: str,
+    scope: str,
+    audience: list[str],
+    include_refresh_token: bool,
+) -> dict[str, Any]:
+    """Rules 3-5: the token response body, signed through the shared signer."""
+    dev = _dev(grant)
+    request: FormRequest = grant.request
+    client: DevClient = request.client
+    jkt = request.dpop_jkt
+    ttl_s = dev.limits.access_token_ttl_s
+    token: dict[str, Any] = {
+        "access_token": dev.signer.access_token(
+            issuer=dev.issuer,
+            subject=subject,
+            audience=audience or [client.client_id],
+            client_id=client.client_id,
+            scopes=scope.split(),
+            expires_in_s=ttl_s,
+            cnf_jkt=jkt,
+        ),
+        "token_type": "DPoP" if jkt else "Bearer",
+        "expires_in": ttl_s,
+    }
+    if scope:
+        token["scope"] = scope
+    if include_refresh_token:
+        refresh = generate_token(48)
+        bound = jkt if client.token_endpoint_auth_method == "none" else None
+        record = RefreshRecord(client.client_id, scope, subject, audience, bound)
+        dev.refresh_tokens.put(refresh, record)
+        token["refresh_token"] = refresh
+    return token
+
+
+class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
+    """Rules 1-3 (PKCE through :class:`S256CodeChallenge`)."""
+
+    TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS
+
+    def validate_authorization_request(self) -> str:
+        redirect_uri: str = super().validate_authorization_request()  # pyright: ignore[reportUnknownMemberType]
+        try:
+            _check_targets(_resources(self.request), [])  # pyright: ignore[reportUnknownMemberType, reportArgumentType]
+        except OAuth2Error as error:
+            error.redirect_uri = redirect_uri
+            raise
+        return redirect_uri
+
+    def save_authorization_code(self, code: str, request: FormRequest) -> None:
+        data = request.payload.data
+        record = CodeRecord(
+            client_id=request.client.client_id,
+            redirect_uri=data.get("redirect_uri"),
+            scope=request.scope or "",
+            subject=request.user.subject,
+            code_challenge=data["code_challenge"],
+            code_challenge_method=data["code_challenge_method"],
+            resource=_resources(request),
+        )
+        _dev(self).codes.put(code, record)
+
+    def query_authorization_code(self, code: str, client: DevClient) -> CodeRecord | None:
+        record = _dev(self).codes.pop(code)  # rule 2: once, even when the request fails
+        if record is None or record.client_id != client.client_id:
+            return None
+        return record
+
+    def delete_authorization_code(self, authorization_code: CodeRecord) -> None:
+        del authorization_code  # already removed when presented (rule 2)
+
+    def authenticate_user(self, authorization_code: CodeRecord) -> DevUser:
+        return DevUser(authorization_code.subject)
+
+    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self,
+        user: DevUser | None = None,
+        scope: str | None = None,
+        grant_type: str | None = None,
+        expires_in: int | None = None,
+        include_refresh_token: bool = True,
+    ) -> dict[str, Any]:
+        del grant_type, expires_in
+        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
+        code: CodeRecord = request.authorization_code  # pyright: ignore[reportUnknownMemberType, reportAssignmentType]
+        requested = _resources(request)
+        _check_targets(requested, code.resource)
+        assert user is not None
+        return _issue(
+            self,
+            subject=user.subject,
+            scope=scope or "",
+            audience=requested or code.resource,
+            include_refresh_token=include_refresh_token,
+        )
+
+
+class RefreshTokenGrant(grants.RefreshTokenGrant):
+    """Rule 4."""
+
+    TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS
+    INCLUDE_NEW_REFRESH_TOKEN = True
+
+    def authenticate_refresh_token(self, refresh_token: str) -> RefreshRecord | None:
+        return _dev(self).refresh_tokens.get(refresh_token)
+
+    def authenticate_user(self, refresh_token: RefreshRecord) -> DevUser:
+        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
+        if refresh_token.jkt is not None and request.dpop_jkt != refresh_token.jkt:
+            raise InvalidGrantError("refresh token is DPoP-bound: prove the same key")
+        return DevUser(refresh_token.subject)
+
+    def revoke_old_credential(self, refresh_token: RefreshRecord) -> None:
+        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
+        _dev(self).refresh_tokens.pop(request.form["refresh_token"])
+        del refresh_token
+
+    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self,
+        user: DevUser | None = None,
+        scope: str | None = None,
+        grant_type: str | None = None,
+        expires_in: int | None = None,
+        include_refresh_token: bool = True,
+    ) -> dict[str, Any]:
+        del grant_type, expires_in
+        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
+        record: RefreshRecord = request.refresh_token  # pyright: ignore[reportUnknownMemberType, reportAssignmentType]
+        requested = _resources(request)
+        _check_targets(requested, record.resource)
+        assert user is not None
+        return _issue(
+            self,
+            subject=user.subject,
+            scope=scope or "",
+            audience=requested or record.resource,
+            include_refresh_token=include_refresh_token,
+        )
+
+
+class ClientCredentialsGrant(grants.ClientCredentialsGrant):
+    """The client acts for itself: ``sub`` is its client id, no refresh token."""
+
+    TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS[:3]
+
+    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self,
+        user: DevUser | None = None,
+        scope: str | None = None,
+        grant_type: str | None = None,
+        expires_in: int | None = None,
+        include_refresh_token: bool = True,
+    ) -> dict[str, Any]:
+        del user, grant_type, expires_in, include_refresh_token
+        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
+        client: DevClient = request.client  # pyright: ignore[reportUnknownMemberType, reportAssignmentType]
+        requested = _resources(request)
+        _check_targets(requested, [])
+        allowed = client.get_allowed_scope(scope)
+        return _issue(
+            self,
+            subject=client.client_id,
+            scope=allowed,
+            audience=requested,
+            include_refresh_token=False,
+        )
+
+
+class PrivateKeyJwt(JWTBearerClientAssertion):
+    """Rule 6: ``private_key_jwt`` on Authlib's RFC 7523 client assertion."""
+
+    CLIENT_AUTH_METHOD = "private_key_jwt"
+
+    def __init__(self, dev: DevAuthServer) -> None:
+        super().__init__(validate_jti=True, leeway=60)
+        self.dev = dev
+
+    def get_audiences(self) -> list[str]:
+        return [self.dev.token_endpoint, self.dev.issuer]
+
+    def validate_jti(self, claims: Any, jti: str) -> bool:
+        seen = self.dev.assertion_jtis
+        if seen.get(jti):
+            return False
+        seen.put(jti, True)
+        return True
+
+    def resolve_client_public_key(self, client: DevClient) -> KeySet:
+        if not client.jwks:
+            raise InvalidRequestError("the client has no jwks for private_key_jwt")
+        return KeySet.import_key_set(client.jwks)  # pyright: ignore[reportArgumentType]

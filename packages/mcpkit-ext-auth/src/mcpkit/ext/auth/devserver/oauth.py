@@ -1,0 +1,162 @@
+"""Authlib's ``AuthorizationServer`` wired to the development server's stores.
+
+Rules:
+1. The authorization endpoint grants every valid request for the test user at once (no
+   login page, no consent page): a headless client following the redirect gets the code.
+2. Errors before the client and its redirect URI are validated (unknown client, a
+   redirect URI not registered) are answered ``400`` JSON and never redirected (RFC 6749
+   section 4.1.2.1); later ones redirect to the client with ``error`` and ``state``.
+3. Every authorization response that redirects, success or error, carries ``iss``
+   (RFC 9207 section 2), through Authlib's ``IssuerParameter`` extension.
+4. Dynamic client registration (RFC 7591) is open (no initial access token); the
+   registered metadata is echoed; a client registered with ``none`` or ``private_key_jwt``
+   gets no secret. A client asking for ``authorization_code`` must register
+   ``redirect_uris``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from authlib.oauth2.rfc6749 import AuthorizationServer, OAuth2Error, UnsupportedResponseTypeError
+from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
+from authlib.oauth2.rfc9207 import IssuerParameter
+
+from mcpkit.ext.auth.devserver.clients import DevClient
+from mcpkit.ext.auth.devserver.glue import FormRequest, JsonBodyRequest, Reply
+from mcpkit.ext.auth.devserver.grants import (
+    AuthorizationCodeGrant,
+    ClientCredentialsGrant,
+    DevUser,
+    PrivateKeyJwt,
+    RefreshTokenGrant,
+    S256CodeChallenge,
+)
+
+if TYPE_CHECKING:
+    from mcpkit.ext.auth.devserver.server import DevAuthServer
+
+__all__ = ["DevAuthorizationServer"]
+
+
+class _Issuer(IssuerParameter):
+    """Rule 3."""
+
+    def __init__(self, dev: DevAuthServer) -> None:
+        self.dev = dev
+
+    def get_issuer(self) -> str:
+        return self.dev.issuer
+
+
+class _Registration(ClientRegistrationEndpoint):
+    """Rule 4."""
+
+    def __init__(self, server: DevAuthorizationServer) -> None:
+        super().__init__(server)
+        self.dev = server.dev
+
+    def authenticate_token(self, request: Any) -> bool:
+        return True  # open registration (rule 4)
+
+    def resolve_public_key(self, request: Any) -> None:
+        return None
+
+    def get_server_metadata(self) -> dict[str, Any]:
+        from mcpkit.ext.auth.devserver.app import metadata
+
+        return metadata(self.dev)
+
+    def generate_client_secret(self, request: Any) -> str | None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        method = request.payload.data.get("token_endpoint_auth_method", "client_secret_basic")
+        if method in ("none", "private_key_jwt"):
+            return None
+        return super().generate_client_secret(request)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+    def save_client(
+        self, client_info: dict[str, Any], client_metadata: dict[str, Any], request: Any
+    ) -> DevClient:
+        grant_types: list[str] = client_metadata.get("grant_types") or ["authorization_code"]
+        redirect_uris: list[str] = client_metadata.get("redirect_uris") or []
+        if "authorization_code" in grant_types and not redirect_uris:
+            raise InvalidClientMetadataError("'redirect_uris' is required for authorization_code")
+        client = DevClient(
+            client_id=client_info["client_id"],
+            client_secret=client_info.get("client_secret"),
+            redirect_uris=redirect_uris,
+            grant_types=grant_types,
+            response_types=client_metadata.get("response_types") or ["code"],
+            token_endpoint_auth_method=client_metadata["token_endpoint_auth_method"],
+            scope=client_metadata.get("scope"),
+            jwks=client_metadata.get("jwks"),
+            metadata=dict(client_metadata),
+        )
+        return self.dev.clients.add_dynamic(client)
+
+
+class DevAuthorizationServer(AuthorizationServer):
+    """Authlib's server with the three framework hooks (see :mod:`.glue`) and the grants
+    of :mod:`.grants` registered."""
+
+    def __init__(self, dev: DevAuthServer) -> None:
+        super().__init__(scopes_supported=dev.scopes_supported)
+        self.dev = dev
+        self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])
+        self.register_grant(RefreshTokenGrant)
+        self.register_grant(ClientCredentialsGrant)
+        self.register_client_auth_method("private_key_jwt", PrivateKeyJwt(dev))
+        self.register_endpoint(_Registration(self))
+        self._issuer_parameter = _Issuer(dev)
+        self.register_extension(self._issuer_parameter)
+
+    # -- Authlib's integration hooks --------------------------------------------------------
+
+    def query_client(self, client_id: str) -> DevClient | None:
+        return self.dev.clients.get(client_id)
+
+    def save_token(self, token: dict[str, Any], request: Any) -> None:
+        del token, request  # refresh tokens are stored as they are issued (grants._issue)
+
+    def send_signal(self, name: str, *args: Any, **kwargs: Any) -> None:
+        del name, args, kwargs
+
+    def create_oauth2_request(self, request: Any) -> FormRequest:
+        assert isinstance(request, FormRequest)
+        return request
+
+    def create_json_request(self, request: Any) -> JsonBodyRequest:
+        assert isinstance(request, JsonBodyRequest)
+        return request
+
+    def handle_response(self, status: int, body: Any, headers: Any) -> Reply:
+        return Reply(status, body, list(headers))
+
+    # -- entry points used by the routes ----------------------------------------------------
+
+    def authorize(self, request: FormRequest) -> Reply:
+        """Rules 1-3."""
+        try:
+            grant = self.get_authorization_grant(request)
+            grant.validate_no_multiple_request_parameter(request)
+        except OAuth2Error as error:
+            if isinstance(error, UnsupportedResponseTypeError) or error.redirect_uri:
+                error.state = request.payload.state
+            reply: Reply = self.handle_error_response(request, error)
+            if reply.location:
+                self._issuer_parameter.add_issuer_parameter(self, reply)
+            return reply
+        user = DevUser(self.dev.subject)
+        return self.create_authorization_response(request=request, grant_user=user, grant=grant)
+
+    def token(self, request: FormRequest) -> Reply:
+        return self.create_token_response(request)
+
+    def register(self, request: JsonBodyRequest) -> Reply:
+        """Rule 4: drop the ``None`` secret fields of a public client's answer."""
+        reply: Reply = self.create_endpoint_response("client_registration", request)
+        if isinstance(reply.body, dict) and reply.status == 201:
+            body: dict[str, Any] = {k: v for k, v in reply.body.items() if v is not None}  # pyright: ignore[reportUnknownVariableType]
+            if "client_secret" not in body:
+                body.pop("client_secret_expires_at", None)
+            reply.body = body
+        return reply
