@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from rs_helpers import LocalIssuer, challenges, free_port, modern_call, modern_headers
+from rs_helpers import DevIssuer, challenges, free_port, modern_call, modern_headers
 
 from mcpkit.ext.auth.server.env import settings_from_env
 
@@ -28,7 +28,7 @@ def _mcpkit() -> list[str]:
     return [found]
 
 
-async def test_mcpkit_run_serves_the_protected_factory(issuer: LocalIssuer) -> None:
+async def test_mcpkit_run_serves_the_protected_factory(issuer: DevIssuer) -> None:
     sock = free_port()
     port = sock.getsockname()[1]
     sock.close()
