@@ -83,7 +83,9 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def build(session: nox.Session) -> None:
-    """Wheel and sdist of every distribution; metadata checked with twine."""
+    """Wheel and sdist of every distribution; metadata checked with twine, contents with
+    `tools/check_wheels.py`; then `mcpkit-core` alone in a fresh environment must hold no
+    auth stack and import no extension (`tools/check_isolation.py`)."""
     session.install("twine>=6", "build")
     out = Path(session.create_tmp()) / "dist"
     for name, path in DISTRIBUTIONS.items():
@@ -92,6 +94,20 @@ def build(session: nox.Session) -> None:
         built = sorted([*(out / name).glob("*.whl"), *(out / name).glob("*.tar.gz")])
         session.run("twine", "check", "--strict", *map(str, built))
     session.run("python", str(ROOT / "tools" / "check_wheels.py"), str(out))
+    # mcpkit-core alone (no dependency group) in its own environment: no auth stack is
+    # installed, core imports no extension, the `mcpkit` command starts.
+    core_only = Path(session.create_tmp()) / "core-only"
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--package",
+        "mcpkit-core",
+        "--no-default-groups",
+        env={"UV_PROJECT_ENVIRONMENT": str(core_only)},
+    )
+    python = str(core_only / "bin" / "python")
+    session.run(python, str(ROOT / "tools" / "check_isolation.py"), external=True)
 
 
 # -- conformance-server: the official suite's server scenarios against `mcpkit demo` ------

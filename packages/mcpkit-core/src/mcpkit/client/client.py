@@ -33,6 +33,11 @@ Rules:
    all (``timeout_s`` alone outside adaptive mode), after which it raises
    :class:`~mcpkit.client.errors.RequestTimeoutError`; leaving by the transport's
    shutdown bounds. ``timeout_s=None`` lifts the request bounds, by the caller's choice.
+9. ``auth=`` takes part in every HTTP exchange: an
+   :class:`~mcpkit.client.http.HttpPlugin` (e.g. the auth extension's OAuth provider;
+   the client extensions it names are declared in ``capabilities.extensions``) or an
+   ``httpx2.Auth``. A 401/403 nothing resolves fails the operation at once with
+   :class:`~mcpkit.client.errors.HTTPAuthError`.
 """
 
 from __future__ import annotations
@@ -119,8 +124,35 @@ def _client_info() -> JSON:
         return {"name": "mcpkit", "version": "0"}
 
 
-def transport_for(target: Any) -> ClientTransport:
-    """Rule 1: the transport for a URL, a Server object, a command or a transport."""
+def _is_plugin(auth: Any) -> bool:
+    return callable(getattr(auth, "on_request", None)) and callable(
+        getattr(auth, "on_response", None)
+    )
+
+
+def transport_for(target: Any, *, auth: Any = None) -> ClientTransport:
+    """Rule 1: the transport for a URL, a Server object, a command or a transport.
+
+    ``auth`` (rule 9): an :class:`~mcpkit.client.http.HttpPlugin` or an ``httpx2.Auth``;
+    only for HTTP (a URL or an :class:`~mcpkit.client.http.HttpTransport`), else
+    ``TypeError``.
+    """
+    if auth is not None:
+        from mcpkit.client.http import HttpTransport
+
+        if isinstance(target, str) and target.startswith(("http://", "https://")):
+            if _is_plugin(auth):
+                return HttpTransport(target, plugins=[auth])
+            return HttpTransport(target, auth=auth)
+        if isinstance(target, HttpTransport):
+            if _is_plugin(auth):
+                target.plugins.append(auth)
+            else:
+                target.auth = auth
+            return target
+        raise TypeError(
+            f"auth= needs an HTTP target (an http(s):// URL or an HttpTransport), got {target!r}"
+        )
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from mcpkit.client.http import HttpTransport
 
@@ -158,7 +190,8 @@ class Client:
     receive notifications. ``extensions`` are declared in ``capabilities.extensions``.
     ``timeout_s`` is the default per-request timeout in seconds (None: none);
     ``probe_timeout_s`` bounds the adaptive ``server/discover`` probe; ``send_timeout_s``
-    bounds sending what expects no answer (rule 8).
+    bounds sending what expects no answer (rule 8). ``auth`` is an
+    :class:`~mcpkit.client.http.HttpPlugin` or an ``httpx2.Auth`` (HTTP only; rule 9).
     """
 
     def __init__(
@@ -184,8 +217,9 @@ class Client:
         cache: bool | ResultCache = True,
         cache_partition: str | None = None,
         log_level: str | None = None,
+        auth: Any = None,
     ) -> None:
-        self.transport = transport_for(target)
+        self.transport = transport_for(target, auth=auth)
         self.mode: Mode = mode
         self.legacy_version = protocol_version
         self.client_info: JSON = dict(client_info) if client_info else _client_info()
@@ -199,6 +233,9 @@ class Client:
         for item in extensions:
             ext = as_extension(item)
             self.extensions[ext.id] = ext
+        for item in getattr(auth, "extensions", ()) if _is_plugin(auth) else ():
+            ext = as_extension(item)
+            self.extensions.setdefault(ext.id, ext)
         self.timeout_s = timeout_s
         self.probe_timeout_s = probe_timeout_s
         self.send_timeout_s = send_timeout_s
