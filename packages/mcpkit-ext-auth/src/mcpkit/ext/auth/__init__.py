@@ -5,3 +5,6 @@ SEP-1932 DPoP, SEP-1933 workload identity)."""
 from __future__ import annotations
 
 __all__: list[str] = []
+from mcpkit.ext.auth.server import Auth, AuthSettings, DPoPSettings, Principal, principal, protect
+
+__all__ += ["Auth", "AuthSettings", "DPoPSettings", "Principal", "principal", "protect"]

@@ -102,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         anyio.run(serve)
     except OSError as error:
-        print(f"mcpkit auth-server: cannot serve on {args.host}:{args.port}: {error}", file=sys.stderr)
+        print(
+            f"mcpkit auth-server: cannot serve on {args.host}:{args.port}: {error}", file=sys.stderr
+        )
         return 2
     return 0
 
