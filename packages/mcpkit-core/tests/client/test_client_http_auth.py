@@ -181,7 +181,8 @@ async def test_plugin_passed_as_auth_sees_every_exchange_and_declares_extensions
         assert init.headers["authorization"] == "Bearer t-2"
         assert "com.example/login" in init.body["params"]["capabilities"]["extensions"]
         assert peer.posts("tools/list")[0].headers["authorization"] == "Bearer t-2"
-    assert plugin.clients and all(c is plugin.clients[0] for c in plugin.clients)
+    assert plugin.clients
+    assert all(c is plugin.clients[0] for c in plugin.clients)
 
 
 async def test_plugin_max_resends_raises_the_per_message_bound() -> None:

@@ -50,7 +50,8 @@ async def test_first_401_discovers_registers_authorizes_with_pkce_and_sends_bear
     (authz,) = s.at("/authorize")
     q = authz.query
     assert q["response_type"] == "code"
-    assert q["code_challenge_method"] == "S256" and len(q["code_challenge"]) == 43
+    assert q["code_challenge_method"] == "S256"
+    assert len(q["code_challenge"]) == 43
     assert q["resource"] == s.mcp_url
     assert q["client_id"] == reg.body.get("client_id", q["client_id"])
     assert len(q["state"]) >= 16
@@ -62,7 +63,8 @@ async def test_first_401_discovers_registers_authorizes_with_pkce_and_sends_bear
     assert len(tok.form["code_verifier"]) >= 43
     listed = [h for h in s.at("/mcp") if (h.body or {}).get("method") == "tools/list"]
     assert listed[-1].headers["authorization"].startswith("Bearer at-")
-    assert auth.discovery is not None and auth.discovery.issuer == s.base
+    assert auth.discovery is not None
+    assert auth.discovery.issuer == s.base
 
 
 async def test_without_a_challenge_url_the_path_aware_then_root_prm_is_tried() -> None:
@@ -83,7 +85,8 @@ async def test_prm_naming_another_resource_stops_before_any_authorization() -> N
         with pytest.raises(OAuthError) as caught:
             await connect(s, provider())
     assert caught.value.error == "invalid_resource"
-    assert s.at("/authorize") == [] and s.at("/register") == []
+    assert s.at("/authorize") == []
+    assert s.at("/register") == []
 
 
 async def test_metadata_naming_another_issuer_is_not_used() -> None:
@@ -215,7 +218,9 @@ async def test_march_2025_fallback_uses_default_endpoints_at_the_origin() -> Non
     async with running(prm_path=None, as_metadata=False) as s:
         await connect(s, provider())
     assert "/.well-known/oauth-authorization-server" in s.paths("GET")
-    assert s.at("/register") and s.at("/authorize") and s.at("/token")
+    assert s.at("/register")
+    assert s.at("/authorize")
+    assert s.at("/token")
     assert s.at("/authorize")[0].query["code_challenge_method"] == "S256"
 
 
@@ -239,3 +244,16 @@ async def test_a_changed_authorization_server_gets_a_new_registration() -> None:
     assert all(h.form.get("client_id") != first for h in as2.at("/token"))
     assert as2.at("/token")[0].form["grant_type"] == "authorization_code"  # no as1 refresh
     assert reg1 is not reg2
+
+
+async def test_march_2025_metadata_at_the_origin_is_used_with_its_own_issuer() -> None:
+    # 2025-03-26 binds no issuer to the base URL: the document at the origin names
+    # http://host/oauth; the flow uses it, and RFC 9207 compares against that issuer.
+    async with running(prm_path=None) as s:
+        s.issuer_override = s.base + "/oauth"
+        auth = provider()
+        await connect(s, auth)
+    assert auth.discovery is not None
+    assert auth.discovery.issuer == s.base + "/oauth"
+    assert s.at("/authorize")[0].query["resource"] == s.mcp_url
+    assert len(s.at("/token")) == 1

@@ -241,6 +241,20 @@ async def check_rs_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert secret.contents[0].text == "secret x"  # type: ignore[union-attr]
 
 
+async def check_client_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # auth-grants: the section "More grants" (DPoP client against the dpop-server block).
+    async with stack("dpop-server") as s:
+        s.auth_server.register_client("reporting", client_secret="s3cret-value")
+        ns = run("client-grants", block("client-grants"))
+        assert await ns["main"]("reporting", "s3cret-value", s.url) == []
+        assert ns["workload"].extensions == ()
+        assert [e.id for e in ns["enterprise"].extensions] == [
+            "io.modelcontextprotocol/enterprise-managed-authorization"
+        ]
+        monkeypatch.setenv("SSO_ID_TOKEN", "id.token.value")
+        assert ns["enterprise"].id_token() == "id.token.value"
+
+
 # -- shell blocks ----------------------------------------------------------------------
 
 
@@ -332,6 +346,7 @@ CHECKS: dict[str, Check] = {
     "production-idp": check_production_idp,
     "dpop-server": check_dpop_server,
     "rs-scopes": check_rs_scopes,
+    "client-grants": check_client_grants,
     "auth-server": check_auth_server,
     "cli-login": check_cli_login,
     "cli-token": check_cli_token,

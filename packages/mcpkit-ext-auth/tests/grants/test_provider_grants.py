@@ -258,3 +258,29 @@ async def test_enterprise_managed_declares_its_extension() -> None:
     assert exchange["resource"] == f"{rs.base}/mcp"
     assert bearer["assertion"] == "an.id.jag"
     assert "io.modelcontextprotocol/enterprise-managed-authorization" in rs.declared_extensions()
+
+
+@pytest.mark.parametrize(
+    "grant",
+    [
+        ClientCredentials("svc", client_secret="s3cret"),
+        WorkloadIdentity("platform.workload.jwt"),  # no client id at all (SEP-1933)
+    ],
+    ids=["client-credentials", "workload-identity-without-client-id"],
+)
+async def test_non_interactive_grants_never_register(grant: Any) -> None:
+    """The grant brings its own pre-registered client (or needs none): the provider must
+    not try CIMD or dynamic registration (SEP-1046: DCR is not used in this flow); this
+    server has no registration endpoint, so a registration attempt would fail the call."""
+    rs = ProtectedServer()
+    async with serve(rs.app()) as base:
+        rs.base = base
+        async with Client(f"{base}/mcp", auth=OAuthProvider(grant), timeout_s=10) as client:
+            await client.call_tool("echo", {"text": "x"})
+    [(form, headers)] = rs.token_requests
+    assert rs.problems == []
+    if isinstance(grant, WorkloadIdentity):
+        assert "client_id" not in form
+        assert "authorization" not in headers
+    else:
+        assert headers["authorization"].startswith("Basic ")

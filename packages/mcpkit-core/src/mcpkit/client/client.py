@@ -43,7 +43,6 @@ Rules:
 from __future__ import annotations
 
 import logging
-import shlex
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
@@ -79,7 +78,7 @@ from mcpkit.client.session import (
     NotificationCallback,
     ResourceUpdatedCallback,
 )
-from mcpkit.client.transport import ClientTransport
+from mcpkit.client.targets import is_plugin, transport_for
 from mcpkit.core.engine import ProgressCallback
 from mcpkit.core.extensions import (
     Extension,
@@ -122,62 +121,6 @@ def _client_info() -> JSON:
         return {"name": "mcpkit", "version": version("mcpkit-core")}
     except Exception:
         return {"name": "mcpkit", "version": "0"}
-
-
-def _is_plugin(auth: Any) -> bool:
-    return callable(getattr(auth, "on_request", None)) and callable(
-        getattr(auth, "on_response", None)
-    )
-
-
-def transport_for(target: Any, *, auth: Any = None) -> ClientTransport:
-    """Rule 1: the transport for a URL, a Server object, a command or a transport.
-
-    ``auth`` (rule 9): an :class:`~mcpkit.client.http.HttpPlugin` or an ``httpx2.Auth``;
-    only for HTTP (a URL or an :class:`~mcpkit.client.http.HttpTransport`), else
-    ``TypeError``.
-    """
-    if auth is not None:
-        from mcpkit.client.http import HttpTransport
-
-        if isinstance(target, str) and target.startswith(("http://", "https://")):
-            if _is_plugin(auth):
-                return HttpTransport(target, plugins=[auth])
-            return HttpTransport(target, auth=auth)
-        if isinstance(target, HttpTransport):
-            if _is_plugin(auth):
-                target.plugins.append(auth)
-            else:
-                target.auth = auth
-            return target
-        raise TypeError(
-            f"auth= needs an HTTP target (an http(s):// URL or an HttpTransport), got {target!r}"
-        )
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
-        from mcpkit.client.http import HttpTransport
-
-        return HttpTransport(target)
-    if isinstance(target, str):
-        argv = shlex.split(target)
-        if not argv:
-            raise ValueError("empty command")
-        from mcpkit.client.stdio import StdioTransport
-
-        return StdioTransport(argv[0], argv[1:])
-    if isinstance(target, (list, tuple)):
-        from mcpkit.client.stdio import StdioTransport
-
-        argv = [str(a) for a in target]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        return StdioTransport(argv[0], argv[1:])
-    if hasattr(target, "connect") and hasattr(target, "kind"):
-        return target
-    from mcpkit.server.app import Server
-
-    if isinstance(target, Server):
-        from mcpkit.client.memory import MemoryTransport
-
-        return MemoryTransport(target)
-    raise TypeError(f"cannot connect to {target!r}: give a URL, a command, a Server or a transport")
 
 
 class Client:
@@ -233,7 +176,7 @@ class Client:
         for item in extensions:
             ext = as_extension(item)
             self.extensions[ext.id] = ext
-        for item in getattr(auth, "extensions", ()) if _is_plugin(auth) else ():
+        for item in getattr(auth, "extensions", ()) if is_plugin(auth) else ():
             ext = as_extension(item)
             self.extensions.setdefault(ext.id, ext)
         self.timeout_s = timeout_s

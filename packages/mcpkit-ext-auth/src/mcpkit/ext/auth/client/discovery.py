@@ -17,8 +17,10 @@ Rules:
    :class:`~.grant.OAuthError` ``invalid_resource`` before any authorization request
    (RFC 9728 §3.3; conformance ``auth/resource-mismatch``).
 3. When no document is found the server is treated as 2025-03-26: its origin is the
-   authorization server (metadata at the origin's well-known URL, else the default
-   endpoints ``/authorize``, ``/token``, ``/register`` at the origin).
+   authorization server base URL (metadata at the origin's well-known URL, else the
+   default endpoints ``/authorize``, ``/token``, ``/register`` at the origin). That
+   revision binds no issuer to the base URL, so rule 4's equality check does not apply
+   there; the document's own ``issuer`` is recorded (for RFC 9207).
 4. Authorization-server metadata for an issuer with a path is tried at
    ``/.well-known/oauth-authorization-server/<path>``,
    ``/.well-known/openid-configuration/<path>``, ``<path>/.well-known/openid-configuration``;
@@ -171,16 +173,21 @@ async def fetch_resource_metadata(
 
 
 async def fetch_server_metadata(
-    http: httpx2.AsyncClient, issuer: str, *, headers: dict[str, str] | None = None
+    http: httpx2.AsyncClient,
+    issuer: str,
+    *,
+    headers: dict[str, str] | None = None,
+    check_issuer: bool = True,
 ) -> JSON | None:
     """Rule 4: the validated metadata of ``issuer``, or None when none is published.
-    Raises :class:`OAuthError` ``invalid_issuer`` when a document names another issuer."""
+    Raises :class:`OAuthError` ``invalid_issuer`` when a document names another issuer
+    (unless ``check_issuer`` is False: the 2025-03-26 fallback, rule 3)."""
     hdrs = {"Accept": "application/json", **(headers or {})}
     for url in server_metadata_urls(issuer):
         doc = await _get_json(http, url, hdrs)
         if doc is None:
             continue
-        if doc.get("issuer") != issuer:
+        if check_issuer and doc.get("issuer") != issuer:
             raise OAuthError(
                 "invalid_issuer",
                 f"authorization server metadata at {url} names issuer {doc.get('issuer')!r}, "
@@ -201,19 +208,21 @@ async def discover(
     prm = await fetch_resource_metadata(http, server_url, challenge_url, headers=headers)
     if prm is None:  # rule 3: 2025-03-26
         origin = origin_of(server_url)
-        asm = await fetch_server_metadata(http, origin, headers=headers)
+        asm = await fetch_server_metadata(http, origin, headers=headers, check_issuer=False)
         if asm is None:
             asm = {
-                "issuer": origin,
                 "authorization_endpoint": origin + "/authorize",
                 "token_endpoint": origin + "/token",
                 "registration_endpoint": origin + "/register",
                 "code_challenge_methods_supported": ["S256"],
             }
+        issuer = asm.get("issuer")
+        if not isinstance(issuer, str) or not issuer:
+            asm = {**asm, "issuer": origin}
         return Discovery(
             resource=canonical_resource(server_url),
             server_metadata=asm,
-            issuer=origin,
+            issuer=str(asm["issuer"]),
             fallback=True,
         )
     servers = [s for s in cast(list[Any], prm["authorization_servers"]) if isinstance(s, str)]

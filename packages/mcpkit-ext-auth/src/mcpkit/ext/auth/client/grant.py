@@ -298,7 +298,9 @@ class Grant(Protocol):
     ``capabilities.extensions``, e.g. ``io.modelcontextprotocol/oauth-client-credentials``);
     ``grant_types`` (RFC 7591 ``grant_types`` to ask for in dynamic registration, default
     ``("authorization_code", "refresh_token")``); ``redirect_uris`` (for registration,
-    default none).
+    default none); ``interactive`` (False for grants no user takes part in: the provider
+    then never registers, SEP-1046); ``registration`` (the :class:`ClientRegistration`
+    such a grant brings).
     """
 
     async def obtain(self, ctx: GrantContext) -> TokenSet: ...

@@ -269,6 +269,10 @@ class OAuthProvider:
         """Registration rules (:mod:`.registration`): pre-registered, CIMD, then DCR."""
         asm = found.server_metadata
         reg = self.registration
+        if reg is None and getattr(self.grant, "interactive", True) is False:
+            # Non-interactive grants (mcpkit.ext.auth.client.grants) bring their own
+            # pre-registered client, or need none: never register for them (SEP-1046).
+            reg = getattr(self.grant, "registration", None) or ClientRegistration(client_id="")
         if reg is not None:
             if reg.issuer is not None and reg.issuer != found.issuer:
                 raise OAuthError(
