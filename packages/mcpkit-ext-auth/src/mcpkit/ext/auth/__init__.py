@@ -14,6 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcpkit.ext.auth.client.dpop import DPoPKey  # auth-grants
+    from mcpkit.ext.auth.client.grants import (  # auth-grants
+        ClientCredentials,
+        EnterpriseManagedAuthorization,
+        JwtBearer,
+        WorkloadIdentity,
+    )
     from mcpkit.ext.auth.server import (
         Auth,
         AuthSettings,
@@ -33,6 +40,19 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = ["Auth", "AuthSettings", "DPoPSettings", "Principal", "principal", "protect"]
+
+# auth-grants: the non-interactive client grants and the DPoP key.
+_LAZY.update(
+    {
+        "ClientCredentials": "mcpkit.ext.auth.client.grants",
+        "DPoPKey": "mcpkit.ext.auth.client.dpop",
+        "EnterpriseManagedAuthorization": "mcpkit.ext.auth.client.grants",
+        "JwtBearer": "mcpkit.ext.auth.client.grants",
+        "WorkloadIdentity": "mcpkit.ext.auth.client.grants",
+    }
+)
+__all__ += ["ClientCredentials", "DPoPKey", "EnterpriseManagedAuthorization", "JwtBearer"]
+__all__ += ["WorkloadIdentity"]
 
 
 def __getattr__(name: str) -> Any:
