@@ -83,7 +83,9 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def build(session: nox.Session) -> None:
-    """Wheel and sdist of every distribution; metadata checked with twine."""
+    """Wheel and sdist of every distribution; metadata checked with twine, contents with
+    `tools/check_wheels.py`; then `mcpkit-core` alone in a fresh environment must hold no
+    auth stack and import no extension (`tools/check_isolation.py`)."""
     session.install("twine>=6", "build")
     out = Path(session.create_tmp()) / "dist"
     for name, path in DISTRIBUTIONS.items():
@@ -92,6 +94,20 @@ def build(session: nox.Session) -> None:
         built = sorted([*(out / name).glob("*.whl"), *(out / name).glob("*.tar.gz")])
         session.run("twine", "check", "--strict", *map(str, built))
     session.run("python", str(ROOT / "tools" / "check_wheels.py"), str(out))
+    # mcpkit-core alone (no dependency group) in its own environment: no auth stack is
+    # installed, core imports no extension, the `mcpkit` command starts.
+    core_only = Path(session.create_tmp()) / "core-only"
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--package",
+        "mcpkit-core",
+        "--no-default-groups",
+        env={"UV_PROJECT_ENVIRONMENT": str(core_only)},
+    )
+    python = str(core_only / "bin" / "python")
+    session.run(python, str(ROOT / "tools" / "check_isolation.py"), external=True)
 
 
 # -- conformance-server: the official suite's server scenarios against `mcpkit demo` ------
@@ -179,7 +195,7 @@ def _check_counts(out_dir: Path) -> dict[str, int]:
     from collections import Counter
 
     counts: Counter[str] = Counter()
-    for path in sorted(out_dir.glob("*/checks.json")):
+    for path in sorted(out_dir.rglob("checks.json")):  # auth/<name>-<time>/ nests one deeper
         for check in json.loads(path.read_text()):
             counts[check.get("status", "?")] += 1
     return dict(counts)
@@ -276,13 +292,87 @@ def _loopback_prefix(session: nox.Session) -> list[str]:
     return []
 
 
+def _auth_scenarios(python: str, toolchain: str) -> list[str]:
+    """Every client scenario named ``auth/*`` that alpha.12's ``conformance list`` prints."""
+    import re
+
+    listing = subprocess.run(
+        [python, toolchain, "run", ALPHA12, "--", "list"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    return sorted(set(re.findall(r"^\s*-\s+(auth/[\w.-]+)", listing, re.MULTILINE)))
+
+
+def _auth_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:
+    """Check statuses per ``auth/*`` scenario found under a conformance output dir (the
+    harness nests them: ``auth/<name>-<timestamp>/checks.json``), scored or not."""
+    import json
+    from collections import Counter
+
+    verdicts: dict[str, dict[str, int]] = {}
+    for path in sorted(out_dir.rglob("checks.json")):
+        rel = path.parent.relative_to(out_dir).as_posix()
+        if not rel.startswith("auth/"):
+            continue
+        counts = Counter(c.get("status", "?") for c in json.loads(path.read_text()))
+        verdicts[rel] = dict(counts)
+    return verdicts
+
+
+def _run_auth_scenarios(
+    session: nox.Session, prefix: list[str], python: str, toolchain: str, logs: Path
+) -> list[str]:
+    """Alpha.12's every ``auth/*`` client scenario by name (``--scenario``), four at a time,
+    each in its own loopback-only namespace; the failures (any FAILURE check, a non-zero
+    exit, or no checks at all)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    command = f"{python} {ROOT / 'conformance' / 'client.py'}"
+    names = _auth_scenarios(python, toolchain)
+    base = logs / "alpha12-auth"
+
+    def one(name: str) -> tuple[str, int, dict[str, dict[str, int]]]:
+        slug = name.replace("/", "_")
+        out = base / slug
+        argv = [*prefix, python, toolchain, "run", ALPHA12, "--", "client"]
+        argv += ["--command", command, "--scenario", name, "-o", str(out)]
+        with (base / f"{slug}.txt").open("wb") as log:
+            status = subprocess.run(
+                argv, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False
+            ).returncode
+        return name, status, _auth_verdicts(out)
+
+    base.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(one, names))
+    failures: list[str] = []
+    for name, status, verdicts in results:
+        counts: dict[str, int] = {}
+        for per in verdicts.values():
+            for key, value in per.items():
+                counts[key] = counts.get(key, 0) + value
+        session.log(
+            f"  {name}: exit {status}; "
+            + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no checks")
+        )
+        if status != 0 or not verdicts or counts.get("FAILURE", 0):
+            failures.append(f"{name} (see {base / (name.replace('/', '_') + '.txt')})")
+    session.log(f"alpha12 auth/*: {len(names)} scenarios by name, {len(failures)} failing")
+    return failures
+
+
 @nox.session(name="conformance-client")
 def conformance_client(session: nox.Session) -> None:
     """The official suite's client scenarios against `conformance/client.py`: 0.1.16 all,
-    0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28, each inside a loopback-only network
-    namespace. Only auth/* may fail (the expected-failures files); a warning fails 0.1.16.
+    0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28, and every alpha.12 `auth/*` scenario
+    by name, each inside a loopback-only network namespace. A FAILURE check in any `auth/*`
+    scenario fails the session, scored or not (the harness's exit code counts only scored
+    ones); the expected-failures files are empty; a warning fails 0.1.16.
     Logs: `.nox/conformance-client/tmp/logs/`."""
-    sync(session, "mcpkit-core")
+    sync(session, "mcpkit-ext-auth")
     logs = _logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
@@ -308,8 +398,12 @@ def conformance_client(session: nox.Session) -> None:
         for line in text.splitlines():
             if line.startswith(("Total", "Not scored", "✓", "✗")) and "auth/" not in line:
                 session.log(f"  {line}")
-        if status != 0:
+        bad_auth = [n for n, c in _auth_verdicts(out).items() if c.get("FAILURE", 0)]
+        if bad_auth:
+            session.log(f"  auth/* with FAILURE checks: {', '.join(bad_auth)}")
+        if status != 0 or bad_auth:
             failures.append(f"{label} (see {logs / (label + '.txt')})")
+    failures += _run_auth_scenarios(session, prefix, python, toolchain, logs)
     if failures:
         session.error("conformance-client failures: " + "; ".join(failures))
 

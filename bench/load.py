@@ -222,12 +222,14 @@ class HttpClient:
     """One MCP client over one connection: a session (handshake era) or a sequence of
     self-contained requests (2026-07-28)."""
 
-    def __init__(self, conn: HttpConnection, era: str) -> None:
+    def __init__(self, conn: HttpConnection, era: str, headers: Sequence[str] = ()) -> None:
         self.conn, self.era = conn, era
         self.session_id: str | None = None
         self.next_id = 1
         self.extra = b"Accept: application/json, text/event-stream\r\n"
         self.extra += b"Content-Type: application/json\r\n"
+        for header in headers:  # --header "Name: value" (e.g. Authorization)
+            self.extra += header.strip().encode("latin-1") + b"\r\n"
         if era == "modern":
             self.extra += f"MCP-Protocol-Version: {MODERN_VERSION}\r\n".encode()
 
@@ -367,7 +369,7 @@ async def http_load(args: argparse.Namespace) -> JSON:
     host, port, path = split_url(args.url)
     text = payload_text(args.payload_bytes)
     clients = [
-        HttpClient(HttpConnection(host, port, path, args.timeout), args.era)
+        HttpClient(HttpConnection(host, port, path, args.timeout), args.era, args.header)
         for _ in range(args.concurrency)
     ]
     t0 = time.perf_counter()
@@ -608,6 +610,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stdio-stderr", help="append the stdio server's stderr to this file")
     p.add_argument("--max-time", type=float, default=0.0, help="cap on the whole run, seconds")
     p.add_argument("--json", help="write the result here ('-' for stdout)")
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME: VALUE",
+        help="HTTP: an extra header on every request (repeatable; e.g. Authorization)",
+    )
     return p
 
 

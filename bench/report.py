@@ -70,7 +70,7 @@ class Runs:
         self.order: dict[str, list[str]] = defaultdict(list)
         self.info: dict[str, JSON] = {}
         for r in rows:
-            if r.get("suite") not in ("http", "stdio") or "concurrency" not in r:
+            if r.get("suite") not in ("http", "stdio", "auth") or "concurrency" not in r:
                 continue
             if "fatal" in r or not r.get("requests_ok"):
                 continue
@@ -511,6 +511,47 @@ def machine_lines(meta: JSON) -> list[str]:
     ]
 
 
+def auth_table(runs: Runs) -> tuple[list[JSON], list[str]]:
+    """The ``auth`` suite: server CPU per call and req/s, each as the median of
+    per-repetition ratios against ``auth_none`` (the same server unprotected). Target
+    (issue 12): ``cpu ×none`` at most 1.15 with the validated-token cache."""
+    rows: list[JSON] = []
+    md: list[str] = []
+    for c, size in runs.conditions("auth"):
+        md += [
+            f"\n#### auth: concurrency {c}, payload {size} B\n",
+            "| server | req/s | p50 ms | srv µs/req | ×none cpu | ×none req/s | spread % "
+            "| errors | foreign CPU % |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for label in runs.order["auth"]:
+            reps = runs.by.get(("auth", label, c, size))
+            if not reps:
+                continue
+            row: JSON = {
+                "label": label,
+                "concurrency": c,
+                "payload": size,
+                "reps": len(reps),
+                "rps": runs.value("auth", label, c, size, "rps"),
+                "p50_ms": runs.value("auth", label, c, size, "p50"),
+                "server_cpu_us_per_req": runs.value("auth", label, c, size, "cpu"),
+                "cpu_x_none": runs.ratio("auth", label, "auth_none", c, size, "cpu"),
+                "rps_x_none": runs.ratio("auth", label, "auth_none", c, size, "rps"),
+                "spread_pct": runs.spread("auth", label, c, size),
+                "errors": sum(r.get("errors") or 0 for r in reps.values()),
+                "foreign_cpu_pct": runs.value("auth", label, c, size, "foreign_cpu_pct"),
+            }
+            rows.append(row)
+            md.append(
+                f"| {label} | {fmt(row['rps'])} | {fmt(row['p50_ms'], 2)}"
+                f" | {fmt(row['server_cpu_us_per_req'])} | {fmt(row['cpu_x_none'], 3)}"
+                f" | {fmt(row['rps_x_none'], 3)} | {fmt(row['spread_pct'])} | {row['errors']}"
+                f" | {fmt(row['foreign_cpu_pct'])} |"
+            )
+    return rows, md
+
+
 def write(out_dir: Path) -> str:
     rows = [json.loads(line) for line in (out_dir / "runs.jsonl").read_text().splitlines() if line]
     meta_path = out_dir / "meta.json"
@@ -521,6 +562,7 @@ def write(out_dir: Path) -> str:
     mem_rows, mem_md = sessions(rows)
     start, start_md = startup(rows)
     task_figures, tasks_md = tasks_memory(rows)
+    auth_rows, auth_md = auth_table(runs)
     goal_rows, goal_md = targets(runs, mem_rows, start, task_figures)
     fatal = [
         f"{r.get('suite')} {r.get('label')} r{r.get('rep')}: {r['fatal']}"
@@ -535,6 +577,7 @@ def write(out_dir: Path) -> str:
         "sessions": mem_rows,
         "startup": start,
         "tasks": task_figures,
+        "auth": auth_rows,
         "fatal": fatal,
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -546,6 +589,7 @@ def write(out_dir: Path) -> str:
         ("Memory per session (stateful HTTP)", mem_md),
         ("Cold start and imports", start_md),
         ("Tasks extension memory", tasks_md),
+        ("Auth extension: tools/call with a validated JWT (issue 12)", auth_md),
     ]
     if fatal:
         sections.append(("Runs that failed", [f"- {f}" for f in fatal]))

@@ -21,7 +21,11 @@ Rules:
 Suites: ``http`` (streamable HTTP, both eras), ``stdio`` (pipelined, both eras),
 ``sessions`` (memory per idle session and its release), ``startup`` (import time, spawn to
 first ``tools/call`` result, HTTP modules imported by stdio servers), ``tasks`` (memory of
-the tasks extension: ``tasks_memory.py`` for N tasks, heap and RSS, fresh interpreters).
+the tasks extension: ``tasks_memory.py`` for N tasks, heap and RSS, fresh interpreters),
+``auth`` (server CPU per ``tools/call`` with a validated JWT, RS256 and ES256, with and
+without the resource server's validated-token cache, against the same server
+unprotected: ``servers/mcpkit_auth_echo.py``; keys and tokens from the development
+authorization server, ``auth_tokens.py``).
 """
 
 from __future__ import annotations
@@ -128,6 +132,18 @@ def stdio_scenarios() -> list[Scenario]:
             Scenario("mcpkit" + suffix, "mcpkit", ("mcpkit_echo.py",), era, raw, mcp, ALL),
         ]
     return out
+
+
+# The auth suite: (label, server arguments, algorithm or None for the unprotected baseline).
+AUTH_SERVER = ("mcpkit_auth_echo.py", "--transport", "http")
+AUTH_TABLE: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
+    ("auth_none", ("--auth", "none"), None),
+    ("auth_rs256", ("--auth", "jwt"), "RS256"),
+    ("auth_rs256_nocache", ("--auth", "jwt", "--no-token-cache"), "RS256"),
+    ("auth_es256", ("--auth", "jwt"), "ES256"),
+    ("auth_es256_nocache", ("--auth", "jwt", "--no-token-cache"), "ES256"),
+)
+AUTH_CONDITIONS = ((1, 100), (32, 100))
 
 
 # The stdio cold-start, session-memory and import sets: (label, command or code).
@@ -433,6 +449,49 @@ def suite_tasks(bench: Bench, rep: int) -> None:
         )
 
 
+def suite_auth(bench: Bench, rep: int, signers: JSON, jwks_base: str) -> None:
+    """The auth suite: every AUTH_TABLE server, fresh per (repetition, server), under the
+    same load as the HTTP suite (handshake era, 100-byte payloads) with a bearer token
+    minted for its endpoint by the development authorization server's signer
+    (``auth_tokens.py``); ratios are taken against ``auth_none``."""
+    from auth_tokens import token
+
+    for label, extra, alg in rotated(list(AUTH_TABLE), rep):
+        if bench.expired():
+            continue
+        command = (*AUTH_SERVER, *extra)
+        if alg is not None:
+            command += ("--jwks-url", f"{jwks_base}/{alg}.json")
+        sc = Scenario(label, "mcpkit", command, H, raw=None if alg is None else "auth_none")
+        try:
+            with http_server(bench, f"r{rep}-{label}", command) as (pid, port):
+                url = f"http://127.0.0.1:{port}/mcp"
+                auth = (
+                    ()
+                    if alg is None
+                    else ("--header", "Authorization: Bearer " + token(signers[alg], url))
+                )
+                for c, size in AUTH_CONDITIONS:
+                    if bench.expired():
+                        continue
+                    throughput(
+                        bench,
+                        "auth",
+                        sc,
+                        rep,
+                        c,
+                        size,
+                        "--url",
+                        url,
+                        "--server-pid",
+                        str(pid),
+                        *auth,
+                    )
+        except RuntimeError as e:
+            bench.record({"fatal": str(e)}, suite="auth", rep=rep, **scenario_fields(sc))
+            log(f"auth {label}: {e}")
+
+
 def scenario_fields(sc: Scenario) -> JSON:
     return {
         "label": sc.label,
@@ -492,6 +551,9 @@ def machine() -> JSON:
         "orjson",
         "mcpkit-core",
         "mcpkit-ext-tasks",
+        "mcpkit-ext-auth",
+        "pyjwt",
+        "cryptography",
         "uvloop",
         "httptools",
     ):
@@ -520,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
     which = ap.add_mutually_exclusive_group()
     for name in PRESETS:
         which.add_argument(f"--{name}", dest="preset", action="store_const", const=name)
-    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks")
+    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth")
     ap.add_argument("--only", default="", help="comma-separated scenario labels to keep")
     ap.add_argument("--reps", type=int, help="override the preset's repetitions")
     ap.add_argument("--tasks", type=int, help="override the tasks suite's tasks per phase")
@@ -560,6 +622,15 @@ def main(argv: list[str] | None = None) -> int:
     (bench.out / "meta.json").write_text(json.dumps(meta, indent=1))
     log(f"preset {name}, results in {bench.out}; mcpkit HTTP: {status}")
     suites = [s for s in args.suites.split(",") if s]
+    stack = contextlib.ExitStack()
+    signers: JSON = {}
+    jwks_base = ""
+    if "auth" in suites:
+        from auth_tokens import jwks_server
+        from auth_tokens import signers as make_signers
+
+        signers = make_signers()
+        jwks_base = stack.enter_context(jwks_server(signers))
     for rep in range(preset.reps):
         if "http" in suites:
             suite_http(bench, rep, http)
@@ -571,6 +642,9 @@ def main(argv: list[str] | None = None) -> int:
             suite_startup(bench, rep, stdio)
         if "tasks" in suites:
             suite_tasks(bench, rep)
+        if "auth" in suites:
+            suite_auth(bench, rep, signers, jwks_base)
+    stack.close()
     bench.runs.close()
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     meta["skipped_after_deadline"] = bench.skipped

@@ -16,6 +16,11 @@ Rules:
    mock sends has a handler. Elicitation accepts, leaving values to the schema defaults
    (SEP-1034) and answering booleans without a default with ``true``.
 3. Exit status 0 when every step succeeded, 1 otherwise (the error goes to stderr).
+4. ``auth/*`` scenarios connect with ``auth=`` an ``OAuthProvider`` (mcpkit-ext-auth,
+   imported only for them): the authorization code grant through the headless redirect
+   handler (the mocks consent on their own), the CIMD URL the suite expects, and the
+   pre-registered ``client_id``/``client_secret`` when the scenario's context gives them.
+   The extension scenarios' grants come from :data:`EXTENSION_GRANTS`.
 """
 
 from __future__ import annotations
@@ -125,17 +130,113 @@ SCENARIOS: dict[str, Steps] = {
 }
 
 
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+"""The client metadata URL the suite's CIMD scenarios expect (``basic-cimd.ts``)."""
+REDIRECT_URI = "http://localhost:3000/callback"
+
+GrantFactory = Callable[[JSON], Any]
+EXTENSION_GRANTS: dict[str, GrantFactory] = {}
+"""Scenario name -> ``factory(context) -> Grant`` for the extension scenarios
+(client credentials, enterprise-managed, DPoP, workload identity)."""
+
+
+def auth_for(scenario: str, context: JSON) -> Any:
+    """Rule 4: the ``auth=`` object for an ``auth/*`` scenario (None for the others)."""
+    if not scenario.startswith("auth/"):
+        return None
+    from mcpkit.ext.auth.client import (
+        AuthorizationCode,
+        ClientRegistration,
+        HeadlessRedirect,
+        OAuthProvider,
+    )
+
+    registration = None
+    if isinstance(context.get("client_id"), str):
+        registration = ClientRegistration(
+            client_id=context["client_id"], client_secret=context.get("client_secret")
+        )
+    factory = EXTENSION_GRANTS.get(scenario)
+    grant = factory(context) if factory else AuthorizationCode(HeadlessRedirect(REDIRECT_URI))
+    return OAuthProvider(
+        grant,
+        registration=registration,
+        client_metadata_url=CIMD_URL,
+        client_metadata={"client_name": "mcpkit-conformance-client"},
+        dpop=getattr(grant, "dpop", None) or dpop_for(scenario),
+    )
+
+
+# -- auth grants (helper "auth-grants"): the extension scenarios' grants and DPoP -------
+# SEP-1046 client credentials, SEP-990 enterprise-managed authorization, SEP-1933
+# workload identity take their inputs from MCP_CONFORMANCE_CONTEXT; the SEP-1932 DPoP
+# scenarios run the authorization code grant with DPoP-bound tokens.
+def _client_credentials(context: JSON) -> Any:
+    from mcpkit.ext.auth.client.grants import ClientCredentials
+
+    if "private_key_pem" in context:
+        return ClientCredentials(
+            context["client_id"],
+            private_key=context["private_key_pem"],
+            signing_alg=context.get("signing_algorithm"),
+        )
+    return ClientCredentials(context["client_id"], client_secret=context["client_secret"])
+
+
+def _enterprise_managed(context: JSON) -> Any:
+    from mcpkit.ext.auth.client.grants import EnterpriseManagedAuthorization
+
+    return EnterpriseManagedAuthorization(
+        idp_token_endpoint=context["idp_token_endpoint"],
+        id_token=context["idp_id_token"],
+        idp_client_id=context.get("idp_client_id"),
+        client_id=context["client_id"],
+        client_secret=context.get("client_secret"),
+    )
+
+
+def _workload_identity(context: JSON) -> Any:
+    from mcpkit.ext.auth.client.grants import WorkloadIdentity
+
+    return WorkloadIdentity(context["valid_jwt"], client_id=context.get("client_id"))
+
+
+EXTENSION_GRANTS.update(
+    {
+        "auth/client-credentials-jwt": _client_credentials,
+        "auth/client-credentials-basic": _client_credentials,
+        "auth/enterprise-managed-authorization": _enterprise_managed,
+        "auth/cross-app-access-complete-flow": _enterprise_managed,  # 0.1.16's name
+        "auth/wif-jwt-bearer": _workload_identity,
+    }
+)
+DPOP_SCENARIOS = frozenset({"auth/dpop", "auth/dpop-nonce"})
+
+
+def dpop_for(scenario: str) -> Any:
+    """A fresh DPoP key (ES256) for the DPoP scenarios, else None."""
+    if scenario not in DPOP_SCENARIOS:
+        return None
+    from mcpkit.ext.auth.client.dpop import DPoPKey
+
+    return DPoPKey()
+
+
 async def run(url: str, scenario: str, context: JSON) -> None:
     steps = SCENARIOS.get(scenario)
     if steps is None:
         steps = auth_flow if scenario.startswith("auth/") else list_only
+    auth = auth_for(scenario, context)
     async with Client(
         url,
         client_info={"name": "mcpkit-conformance-client", "version": "1.0.0"},
         sampling=sample,
         elicitation=elicit,
         roots=[{"uri": "file:///tmp/mcpkit-conformance", "name": "conformance"}],
-        timeout_s=20.0,
+        # auth/*: the login runs inside the first request (the probe); room for a busy host
+        timeout_s=25.0 if auth is not None else 20.0,
+        probe_timeout_s=25.0 if auth is not None else 10.0,
+        auth=auth,
     ) as client:
         await steps(client, context)
 

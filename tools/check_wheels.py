@@ -21,6 +21,9 @@ Rules:
 5. Each distribution directory holds exactly one wheel and one sdist, whose names match
    the distribution in the wheel's metadata; the sdist contains ``pyproject.toml`` and a
    README.
+6. The ``mcpkit-core`` wheel requires none of the auth stack (``CORE_FORBIDDEN``:
+   authlib, joserfc, pyjwt, cryptography), extras included; what it pulls transitively is
+   checked by ``tools/check_isolation.py`` in an environment with core alone.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ NAMESPACE_INITS = (
 CORE_SUBTREES = ("mcpkit/core", "mcpkit/server", "mcpkit/client", "mcpkit/cli")
 CORE_TYPED = ("mcpkit/core", "mcpkit/server", "mcpkit/client")
 CORE_TYPED_REQUIRED = ("mcpkit/core", "mcpkit/server")
+CORE_FORBIDDEN = ("authlib", "joserfc", "pyjwt", "cryptography")
 
 
 def owned_subtrees(dist: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -70,6 +74,12 @@ def check_wheel(wheel: Path, dist_dir_name: str) -> tuple[list[str], set[str]]:
     dist = str(metadata["Name"]).lower().replace("_", "-")
     if dist != dist_dir_name:
         problems.append(f"{wheel.name}: metadata names {dist!r}, built as {dist_dir_name!r}")
+    if dist == "mcpkit-core":  # rule 6
+        for requirement in metadata.get_all("Requires-Dist") or []:
+            m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(requirement))
+            name = re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
+            if name in CORE_FORBIDDEN:
+                problems.append(f"{wheel.name}: requires {requirement!r} (core has no auth stack)")
     if not metadata["Version"]:
         problems.append(f"{wheel.name}: no Version in metadata")
     owned = owned_subtrees(dist)

@@ -204,7 +204,32 @@ async def check_eras_book_table(ns: dict[str, Any]) -> None:
     assert ns["kitchen_calls"] == [4, 4]
 
 
+async def check_cli_plugin(ns: dict[str, Any]) -> None:
+    import argparse
+
+    from mcpkit.cli.inspect import client_config
+    from mcpkit.cli.main import build_parser
+    from mcpkit.cli.plugins import CliError, LoadedPlugin
+
+    loaded = LoadedPlugin("glossary", "glossary-cli", ns["plugin"])
+    parser = build_parser([loaded])
+    define = parser.parse_args(["define", "mcp"])
+    assert define.handler(define) == 0
+    url = "http://127.0.0.1:9/mcp"
+    args = parser.parse_args(["ls", url, "--glossary-key", "k1", "--header", "X-A: b"])
+    config = client_config(args, [loaded])
+    assert config.headers == {"X-A": "b", "X-Glossary-Key": "k1"}
+    assert config.auth is None
+    stdio = parser.parse_args(["ls", "python server.py", "--glossary-key", "k1"])
+    with pytest.raises(CliError, match="needs an http"):
+        client_config(stdio, [loaded])
+    plain = client_config(parser.parse_args(["ls", url]), [loaded])
+    assert plain.headers == {}
+    assert isinstance(parser.parse_args(["ls", url]), argparse.Namespace)
+
+
 CHECKS: dict[str, Check] = {
+    "cli-plugin": check_cli_plugin,
     "eras-book-table": check_eras_book_table,
     "readme-notes": check_readme_notes,
     "capability": check_capability,

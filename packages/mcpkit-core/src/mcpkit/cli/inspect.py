@@ -18,6 +18,10 @@ Rules:
 4. A spawned server's stderr is captured and shown only when something fails
    (``--stderr`` passes it through).
 5. Diagnostics go to stderr; results to stdout.
+6. Plugins (:mod:`mcpkit.cli.plugins`) add options to both commands and turn them into
+   headers or an ``auth`` object for the HTTP transport; ``--header`` values are applied
+   first, so a plugin sees (and may override) them. A plugin's :class:`CliError` exits
+   with status 2.
 """
 
 from __future__ import annotations
@@ -29,20 +33,26 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.cli.plugins import ClientConfig, CliError, LoadedPlugin
+
 if TYPE_CHECKING:
     from mcpkit.client import Client
 
-__all__ = ["add_client_commands", "run_client_command"]
+__all__ = ["add_client_commands", "client_config", "run_client_command"]
 
 JSON = dict[str, Any]
 
 
-def add_client_commands(sub: Any) -> None:
-    """Register ``ls`` and ``call`` on the ``mcpkit`` subparsers object."""
+def add_client_commands(sub: Any, plugins: Sequence[LoadedPlugin] = ()) -> None:
+    """Register ``ls`` and ``call`` on the ``mcpkit`` subparsers object, each with the
+    options ``plugins`` add (rule 6)."""
     ls = sub.add_parser("ls", help="list a server's tools, prompts and resources")
     _add_target_options(ls)
     call = sub.add_parser("call", help="call one tool and print its result")
     _add_target_options(call)
+    for plugin in plugins:
+        for parser in (ls, call):
+            plugin.call("add_client_options", parser)
     call.add_argument("tool", help="tool name")
     call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as a JSON object")
     call.add_argument("--json", action="store_true", help="print the raw result as JSON")
@@ -67,19 +77,37 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stderr", action="store_true", help="pass a spawned server's stderr through")
 
 
-def _transport(args: argparse.Namespace) -> Any:
+def client_config(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) -> ClientConfig:
+    """The :class:`ClientConfig` of ``--header`` and every plugin's options (rule 6);
+    raises :class:`CliError` for a malformed header or a plugin's refusal."""
+    config = ClientConfig(args.target)
+    for item in args.header:
+        name, sep, value = item.partition(":")
+        if not sep:
+            raise CliError(f"--header {item!r} must look like 'Name: value'")
+        config.headers[name.strip()] = value.strip()
+    for plugin in plugins:
+        before = config.auth
+        plugin.call("configure_client", args, config)
+        if config.auth is not before:
+            if config.set_by is not None:
+                raise CliError(
+                    f"plugins {config.set_by} and {plugin.label} both set the authorization; "
+                    "use one of their options"
+                )
+            config.set_by = plugin.label
+    if not config.is_http and (config.auth is not None or len(config.headers) > 0):
+        raise CliError("headers and authorization need an http(s):// target")
+    return config
+
+
+def _transport(args: argparse.Namespace, config: ClientConfig) -> Any:
     import shlex
 
-    if args.target.startswith(("http://", "https://")):
+    if config.is_http:
         from mcpkit.client import HttpTransport
 
-        headers: dict[str, str] = {}
-        for item in args.header:
-            name, sep, value = item.partition(":")
-            if not sep:
-                raise SystemExit(f"mcpkit: --header {item!r} must look like 'Name: value'")
-            headers[name.strip()] = value.strip()
-        return HttpTransport(args.target, headers=headers)
+        return HttpTransport(args.target, headers=config.headers)
     from mcpkit.client import StdioTransport
 
     argv = shlex.split(args.target)
@@ -192,17 +220,24 @@ class _UsageError(Exception):
     pass
 
 
-def run_client_command(args: argparse.Namespace) -> int:
-    """Run ``ls`` or ``call`` (rules 1-5); returns the exit status."""
+def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) -> int:
+    """Run ``ls`` or ``call`` (rules 1-6); returns the exit status."""
     import anyio
 
     from mcpkit.client import Client
     from mcpkit.core.jsonrpc import JSONRPCError
 
-    transport = _transport(args)
+    try:
+        config = client_config(args, plugins)
+        transport = _transport(args, config)
+    except CliError as exc:
+        print(f"mcpkit {args.command}: {exc}", file=sys.stderr)
+        return 2
 
     async def go() -> tuple[str, int]:
-        async with Client(transport, mode=args.mode, timeout_s=args.timeout) as client:
+        async with Client(
+            transport, mode=args.mode, timeout_s=args.timeout, auth=config.auth
+        ) as client:
             if args.command == "ls":
                 return await _ls(client), 0
             return await _call(client, args)

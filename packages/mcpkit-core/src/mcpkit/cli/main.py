@@ -13,6 +13,9 @@ Rules:
    (while the user's module is imported) exits with status 130, also without a traceback.
 5. A closed stdin, stdout or stderr is replaced by ``/dev/null`` before anything else
    opens a descriptor (:func:`mcpkit.core.stdio.ensure_std_fds`).
+6. Installed distributions add subcommands and ``ls``/``call`` options through the
+   ``mcpkit.cli`` entry-point group (:mod:`mcpkit.cli.plugins`); a broken plugin is a
+   warning naming it, never a broken ``mcpkit``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcpkit.cli.plugins import CliError, CliParser, LoadedPlugin, load_plugins
 from mcpkit.core.stdio import ensure_std_fds
 from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S
 
@@ -122,9 +126,11 @@ def _serve(server: Any, args: argparse.Namespace) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.ArgumentParser:
+    """The ``mcpkit`` parser, with the commands and options of ``plugins`` (rule 6)."""
+    plugins = plugins or []
     parser = argparse.ArgumentParser(prog="mcpkit", description="mcpkit: MCP servers and clients")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
     run = sub.add_parser("run", help="serve a server object: module:attr or file.py:attr")
     run.add_argument("target")
     _add_serve_options(run, "stdio")
@@ -132,7 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve_options(demo, "http")
     from mcpkit.cli.inspect import add_client_commands
 
-    add_client_commands(sub)
+    add_client_commands(sub, plugins)
+    for plugin in plugins:
+        plugin.add_lazy_commands(sub)
+        plugin.call("add_commands", sub)
     return parser
 
 
@@ -146,7 +155,16 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main(argv: list[str] | None) -> None:
-    args = build_parser().parse_args(argv)
+    plugins = load_plugins()
+    args = build_parser(plugins).parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is not None:  # a plugin's subcommand (rule 6)
+        try:
+            status = handler(args)
+        except CliError as exc:
+            sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
+            sys.exit(2)
+        sys.exit(status or 0)
     if args.command == "run":
         if args.transport == "stdio":
             # stdout belongs to the protocol (rule 3): what user code prints while it is
@@ -163,7 +181,7 @@ def _main(argv: list[str] | None) -> None:
     elif args.command in ("ls", "call"):
         from mcpkit.cli.inspect import run_client_command
 
-        sys.exit(run_client_command(args))
+        sys.exit(run_client_command(args, plugins))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from mcpkit.client.client import Client, transport_for
     from mcpkit.client.errors import (
         ClientError,
+        HTTPAuthError,
         HTTPStatusError,
         InputRoundsExceededError,
         InvalidResponseError,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
         InputHandlers,
         apply_elicitation_defaults,
     )
-    from mcpkit.client.http import HttpTransport
+    from mcpkit.client.http import HttpPlugin, HttpTransport
     from mcpkit.client.listen import Subscription, SubscriptionNotification
     from mcpkit.client.memory import MemoryTransport
     from mcpkit.client.middleware import IncomingMessage, OutgoingRequest
@@ -52,7 +53,9 @@ __all__ = [
     "ClientError",
     "ClientStream",
     "ClientTransport",
+    "HTTPAuthError",
     "HTTPStatusError",
+    "HttpPlugin",
     "HttpTransport",
     "IncomingMessage",
     "InputHandlerError",
@@ -85,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     "transport_for": "client",
     "ResultCache": "cache",
     "ClientError": "errors",
+    "HTTPAuthError": "errors",
     "HTTPStatusError": "errors",
     "InputRoundsExceededError": "errors",
     "ProtocolViolationError": "errors",
@@ -99,6 +103,7 @@ _EXPORTS: dict[str, str] = {
     "InputHandlerError": "handlers",
     "InputHandlers": "handlers",
     "apply_elicitation_defaults": "handlers",
+    "HttpPlugin": "http",
     "HttpTransport": "http",
     "Subscription": "listen",
     "SubscriptionNotification": "listen",

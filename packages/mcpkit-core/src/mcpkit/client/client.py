@@ -33,12 +33,16 @@ Rules:
    all (``timeout_s`` alone outside adaptive mode), after which it raises
    :class:`~mcpkit.client.errors.RequestTimeoutError`; leaving by the transport's
    shutdown bounds. ``timeout_s=None`` lifts the request bounds, by the caller's choice.
+9. ``auth=`` takes part in every HTTP exchange: an
+   :class:`~mcpkit.client.http.HttpPlugin` (e.g. the auth extension's OAuth provider;
+   the client extensions it names are declared in ``capabilities.extensions``) or an
+   ``httpx2.Auth``. A 401/403 nothing resolves fails the operation at once with
+   :class:`~mcpkit.client.errors.HTTPAuthError`.
 """
 
 from __future__ import annotations
 
 import logging
-import shlex
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
@@ -74,7 +78,7 @@ from mcpkit.client.session import (
     NotificationCallback,
     ResourceUpdatedCallback,
 )
-from mcpkit.client.transport import ClientTransport
+from mcpkit.client.targets import is_plugin, transport_for
 from mcpkit.core.engine import ProgressCallback
 from mcpkit.core.extensions import (
     Extension,
@@ -119,35 +123,6 @@ def _client_info() -> JSON:
         return {"name": "mcpkit", "version": "0"}
 
 
-def transport_for(target: Any) -> ClientTransport:
-    """Rule 1: the transport for a URL, a Server object, a command or a transport."""
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
-        from mcpkit.client.http import HttpTransport
-
-        return HttpTransport(target)
-    if isinstance(target, str):
-        argv = shlex.split(target)
-        if not argv:
-            raise ValueError("empty command")
-        from mcpkit.client.stdio import StdioTransport
-
-        return StdioTransport(argv[0], argv[1:])
-    if isinstance(target, (list, tuple)):
-        from mcpkit.client.stdio import StdioTransport
-
-        argv = [str(a) for a in target]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        return StdioTransport(argv[0], argv[1:])
-    if hasattr(target, "connect") and hasattr(target, "kind"):
-        return target
-    from mcpkit.server.app import Server
-
-    if isinstance(target, Server):
-        from mcpkit.client.memory import MemoryTransport
-
-        return MemoryTransport(target)
-    raise TypeError(f"cannot connect to {target!r}: give a URL, a command, a Server or a transport")
-
-
 class Client:
     """An MCP client (see the module rules).
 
@@ -158,7 +133,8 @@ class Client:
     receive notifications. ``extensions`` are declared in ``capabilities.extensions``.
     ``timeout_s`` is the default per-request timeout in seconds (None: none);
     ``probe_timeout_s`` bounds the adaptive ``server/discover`` probe; ``send_timeout_s``
-    bounds sending what expects no answer (rule 8).
+    bounds sending what expects no answer (rule 8). ``auth`` is an
+    :class:`~mcpkit.client.http.HttpPlugin` or an ``httpx2.Auth`` (HTTP only; rule 9).
     """
 
     def __init__(
@@ -184,8 +160,9 @@ class Client:
         cache: bool | ResultCache = True,
         cache_partition: str | None = None,
         log_level: str | None = None,
+        auth: Any = None,
     ) -> None:
-        self.transport = transport_for(target)
+        self.transport = transport_for(target, auth=auth)
         self.mode: Mode = mode
         self.legacy_version = protocol_version
         self.client_info: JSON = dict(client_info) if client_info else _client_info()
@@ -199,6 +176,9 @@ class Client:
         for item in extensions:
             ext = as_extension(item)
             self.extensions[ext.id] = ext
+        for item in getattr(auth, "extensions", ()) if is_plugin(auth) else ():
+            ext = as_extension(item)
+            self.extensions.setdefault(ext.id, ext)
         self.timeout_s = timeout_s
         self.probe_timeout_s = probe_timeout_s
         self.send_timeout_s = send_timeout_s

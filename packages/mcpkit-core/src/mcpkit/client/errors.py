@@ -14,7 +14,10 @@ Rules:
    not be opened at all (command missing, connection refused), a
    :class:`RequestTimeoutError` when a transport-level wait ran out, else a
    :class:`TransportClosedError`; the original stays reachable as ``__cause__``.
-4. A message from the server larger than ``max_message_bytes`` fails the exchange that
+4. An HTTP 401, or a 403 carrying a ``WWW-Authenticate`` challenge (or no JSON-RPC error),
+   that no HTTP plugin resolved fails the exchange at once with :class:`HTTPAuthError`,
+   naming the status and the challenge; it is never taken for a protocol answer.
+5. A message from the server larger than ``max_message_bytes`` fails the exchange that
    carried it with :class:`MessageTooLargeError` (HTTP; on stdio the line is discarded
    and the request ends at its timeout).
 """
@@ -27,6 +30,7 @@ from mcpkit.core import engine
 
 __all__ = [
     "ClientError",
+    "HTTPAuthError",
     "HTTPStatusError",
     "InputRoundsExceededError",
     "InvalidResponseError",
@@ -80,9 +84,30 @@ class HTTPStatusError(ClientError):
         self.body = body
 
 
+class HTTPAuthError(HTTPStatusError):
+    """HTTP 401 or 403 that no HTTP plugin (``Client(auth=...)``) resolved: the server wants
+    credentials, or other ones (rule 4; 2025-11-25 and 2026-07-28 ``basic/authorization``
+    §Error Handling). ``status`` is 401 or 403; ``challenge`` the ``WWW-Authenticate``
+    header value (``""`` when absent), e.g. ``Bearer resource_metadata="...", scope="..."``.
+    """
+
+    def __init__(self, method: str, status: int, challenge: str = "", body: str = "") -> None:
+        what = "authorization required" if status == 401 else "forbidden"
+        ClientError.__init__(
+            self,
+            f"{method}: HTTP {status} ({what})"
+            + (f"; WWW-Authenticate: {challenge[:300]}" if challenge else "")
+            + "; pass Client(url, auth=...) with credentials the server accepts",
+        )
+        self.method = method
+        self.status = status
+        self.body = body
+        self.challenge = challenge
+
+
 class MessageTooLargeError(HTTPStatusError):
     """A JSON body or SSE event from the server is larger than ``max_message_bytes``;
-    it was not buffered further (rule 4). ``status`` is the HTTP status it came with,
+    it was not buffered further (rule 5). ``status`` is the HTTP status it came with,
     ``limit`` the bound in bytes."""
 
     def __init__(self, method: str, status: int, limit: int, what: str = "response body") -> None:

@@ -29,7 +29,14 @@ Rules:
    cancellation) and, on the handshake era, also sends ``notifications/cancelled``.
 7. Request hooks may modify or replace each outgoing ``httpx2.Request``; response hooks
    see each response and may return a request to send instead (at most 3 times per
-   message), e.g. after refreshing a token. This is where the auth extension plugs in.
+   message, or an :class:`HttpPlugin`'s ``max_resends`` when larger), e.g. after
+   refreshing a token. :class:`HttpPlugin` objects (``Client(url, auth=...)``) get the
+   same two hooks plus the ``httpx2.AsyncClient`` in use; plain hooks run first.
+12. A 401, or a 403 with a ``WWW-Authenticate`` challenge or without a JSON-RPC error
+    body, left after the hooks fails the exchange at once with :class:`HTTPAuthError`
+    (the status and the challenge): a request, a resumption GET, the ``server/discover``
+    probe (which then does not fall back to ``initialize``). On the standalone GET stream
+    and the closing DELETE it is logged as a warning.
 8. A JSON body or SSE event larger than ``max_message_bytes`` is not buffered further:
    the request it answers fails at once with :class:`MessageTooLargeError` (resuming
    would replay the same event); on the standalone GET stream it counts as a drop
@@ -59,13 +66,14 @@ import contextlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
 
 from mcpkit.client.errors import (
     ClientError,
+    HTTPAuthError,
     HTTPStatusError,
     MessageTooLargeError,
     RequestTimeoutError,
@@ -91,13 +99,39 @@ from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["HttpTransport", "RequestHook", "ResponseHook"]
+__all__ = ["HttpPlugin", "HttpTransport", "RequestHook", "ResponseHook"]
 
 JSON = dict[str, Any]
 RequestHook = Callable[["httpx2.Request"], Awaitable["httpx2.Request | None"]]
 """``async def hook(request) -> request | None``: modify in place or return a replacement."""
 ResponseHook = Callable[["httpx2.Response"], Awaitable["httpx2.Request | None"]]
 """``async def hook(response) -> request | None``: return a request to send instead."""
+
+
+class HttpPlugin(Protocol):
+    """An object that takes part in every HTTP exchange of a connection (rule 7), passed
+    as ``Client(url, auth=...)`` or ``HttpTransport(plugins=[...])``; e.g. an OAuth provider.
+
+    ``on_request(request, http)`` may modify the outgoing request in place or return a
+    replacement; ``on_response(response, http)`` sees each response (its body not read)
+    and may return a request to send instead (the response is then closed). ``http`` is
+    the connection's ``httpx2.AsyncClient``, for the plugin's own requests.
+    ``max_resends`` bounds the replacements per message (the larger of it and 3 applies).
+    ``extensions`` are client extensions (SEP-2133) the client declares in its
+    capabilities because this plugin implements them.
+    """
+
+    max_resends: int
+    extensions: Sequence[Any]
+
+    async def on_request(
+        self, request: httpx2.Request, http: httpx2.AsyncClient
+    ) -> httpx2.Request | None: ...
+
+    async def on_response(
+        self, response: httpx2.Response, http: httpx2.AsyncClient
+    ) -> httpx2.Request | None: ...
+
 
 logger = logging.getLogger("mcpkit.client")
 _ACCEPT = "application/json, text/event-stream"
@@ -109,7 +143,8 @@ _LIMITS = Limits()
 class HttpTransport:
     """Connect to the MCP endpoint at ``url`` over Streamable HTTP.
 
-    ``headers`` go on every request; ``auth`` is an ``httpx2.Auth``; ``http_client`` an
+    ``headers`` go on every request; ``auth`` is an ``httpx2.Auth``; ``plugins`` are
+    :class:`HttpPlugin` objects (rule 7); ``http_client`` an
     existing ``httpx2.AsyncClient`` to use (not closed by the transport);
     ``connect_timeout_s`` bounds connecting and writing (a request's reads end with the
     request: its timeout or cancellation, rule 9); ``reconnect`` is the backoff for dropped
@@ -131,6 +166,7 @@ class HttpTransport:
         connect_timeout_s: float = 30.0,
         request_hooks: Sequence[RequestHook] = (),
         response_hooks: Sequence[ResponseHook] = (),
+        plugins: Sequence[HttpPlugin] = (),
         reconnect: ReconnectPolicy | None = _DEFAULT_RECONNECT,
         standalone_stream: bool = True,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -147,6 +183,7 @@ class HttpTransport:
         self.connect_timeout_s = connect_timeout_s
         self.request_hooks = list(request_hooks)
         self.response_hooks = list(response_hooks)
+        self.plugins = list(plugins)
         self.reconnect = reconnect
         self.standalone_stream = standalone_stream
 
@@ -257,6 +294,11 @@ class HttpStream:
         headers.pop("Content-Type", None)
         with anyio.move_on_after(self.config.send_timeout_s), contextlib.suppress(Exception):
             response = await self._send("DELETE", headers, timeout_s=self.config.send_timeout_s)
+            if response.status_code in (401, 403):
+                logger.warning(
+                    "the session DELETE was refused: %s",
+                    _auth_error(response, "DELETE", await _text(response)),
+                )
             await response.aclose()
         self.session_id = None
 
@@ -300,22 +342,37 @@ class HttpStream:
             request = self.client.build_request(
                 method, self.transport.url, headers=headers, content=content, timeout=timeout_s
             )
-        for _ in range(_MAX_RESENDS + 1):
+        plugins = self.transport.plugins
+        limit = max([_MAX_RESENDS, *(p.max_resends for p in plugins)])
+        for attempt in range(limit + 1):
             for hook in self.transport.request_hooks:
                 replaced = await hook(request)
                 if replaced is not None:
                     request = replaced
+            for plugin in plugins:
+                replaced = await plugin.on_request(request, self.client)
+                if replaced is not None:
+                    request = replaced
             response = await self.client.send(request, stream=True)
             resend = None
-            for rhook in self.transport.response_hooks:
-                resend = await rhook(response)
-                if resend is not None:
-                    break
-            if resend is None:
+            try:
+                for rhook in self.transport.response_hooks:
+                    resend = await rhook(response)
+                    if resend is not None:
+                        break
+                for plugin in plugins:
+                    if resend is not None:
+                        break
+                    resend = await plugin.on_response(response, self.client)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+                raise
+            if resend is None or attempt == limit:  # past the bound: this answer stands
                 return response
             await response.aclose()
             request = resend
-        return response  # pyright: ignore[reportPossiblyUnboundVariable]
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _deliver(self, message: Any, size: int) -> None:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -373,6 +430,11 @@ class HttpStream:
             status = response.status_code
             if status == 404 and sent_session:
                 raise SessionExpiredError(method, status, await _text(response))
+            if status in (401, 403):
+                body = await self._read_body(response, method)
+                _raise_auth(response, method, body)
+                await self._deliver_body(body, rid, method, status)
+                return
             if 200 <= status < 300:
                 if method == "initialize" and response.headers.get("mcp-session-id"):
                     self.session_id = response.headers["mcp-session-id"]
@@ -412,10 +474,10 @@ class HttpStream:
         for item in items:
             if not isinstance(item, dict):
                 continue
+            if status >= 400 and not _is_jsonrpc_error(item):  # pyright: ignore[reportUnknownArgumentType]
+                continue
             if "error" in item and item.get("id") != rid and status >= 400:  # pyright: ignore
                 item = {**item, "id": rid}  # pyright: ignore[reportUnknownVariableType]
-            if status >= 400 and "error" not in item:
-                continue
             if "error" in item or "result" in item or "method" in item:
                 await self._deliver(item, len(body) // len(items))
                 delivered = True
@@ -515,6 +577,8 @@ class HttpStream:
             try:
                 if response.status_code == 404 and self.session_id is not None:
                     raise SessionExpiredError(method, 404, await _text(response))
+                if response.status_code in (401, 403):
+                    _raise_auth(response, method, (await _text(response)).encode(), always=True)
                 if response.status_code >= 300 or _content_type(response) != "text/event-stream":
                     raise HTTPStatusError(method, response.status_code, await _text(response))
                 answered, progressed = await self._read_events(response, cursor, rid, method)
@@ -539,6 +603,12 @@ class HttpStream:
                     response = None
                 if response is not None:
                     try:
+                        if response.status_code in (401, 403):
+                            logger.warning(
+                                "the standalone GET stream was refused: %s",
+                                _auth_error(response, "GET stream", await _text(response)),
+                            )
+                            return
                         if (
                             response.status_code >= 300
                             or _content_type(response) != "text/event-stream"
@@ -595,6 +665,33 @@ class HttpStream:
             return exc
         local.__cause__ = exc
         return local
+
+
+def _is_jsonrpc_error(item: JSON) -> bool:
+    """Rule 6: an error response object (``error`` an object with an integer ``code``)."""
+    error = item.get("error")
+    return isinstance(error, dict) and isinstance(error.get("code"), int)  # pyright: ignore[reportUnknownMemberType]
+
+
+def _auth_error(response: httpx2.Response, method: str, body: str) -> HTTPAuthError:
+    challenge = response.headers.get("www-authenticate", "")
+    return HTTPAuthError(method, response.status_code, challenge, body)
+
+
+def _raise_auth(
+    response: httpx2.Response, method: str, body: bytes, *, always: bool = False
+) -> None:
+    """Rule 12: raise :class:`HTTPAuthError` for a 401, or for a 403 with a challenge or
+    without a JSON-RPC error body (a plain 403 JSON-RPC error is that request's answer)."""
+    text = body.decode("utf-8", errors="replace")
+    if always or response.status_code == 401 or "www-authenticate" in response.headers:
+        raise _auth_error(response, method, text)
+    try:
+        parsed = loads(body) if body else None
+    except ValueError:
+        parsed = None
+    if not (isinstance(parsed, dict) and _is_jsonrpc_error(parsed)):  # pyright: ignore[reportUnknownArgumentType]
+        raise _auth_error(response, method, text)
 
 
 def _describe(exc: BaseException) -> str:

@@ -19,6 +19,8 @@ Rules:
    - -32022 naming only handshake-era versions, or a ``DiscoverResult`` naming only those:
      legacy;
    - -32020 or -32021: the server is modern but refused us; the error is raised;
+   - HTTP 401/403 (:class:`~mcpkit.client.errors.HTTPAuthError`): raised, since
+     credentials, not the era, are the problem;
    - anything else: any other error code or HTTP failure, a timeout
      (``probe_timeout_s``), or a result that is not a ``DiscoverResult``: legacy. The
      fallback never depends on one particular error code.
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcpkit.client._json import as_object
-from mcpkit.client.errors import ClientError, UnsupportedServerError
+from mcpkit.client.errors import ClientError, HTTPAuthError, UnsupportedServerError
 from mcpkit.client.session import ClientSession
 from mcpkit.core import meta as M
 from mcpkit.core.engine import RequestTimeoutError
@@ -175,7 +177,7 @@ async def discover(
             logger.debug("server/discover answered %s; falling back to initialize", exc)
             return None
         except (RequestTimeoutError, ClientError) as exc:
-            if not fallback:
+            if not fallback or isinstance(exc, HTTPAuthError):
                 raise
             logger.debug("server/discover failed (%s); falling back to initialize", exc)
             return None

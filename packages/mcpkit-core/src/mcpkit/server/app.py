@@ -23,6 +23,10 @@ Rules:
    serving is logged (CRITICAL, with the traceback) and contained. It ends those
    lifespans only; it never cancels the transport hosting them, so requests keep being
    served (before, it half-shut the HTTP endpoint: 503 for every request, for good).
+8. HTTP-level extensions register through :meth:`Server.add_request_guard` (refuse a
+   parsed POST with a status and headers before dispatch), :meth:`Server.add_http_middleware`
+   (wrap the endpoint) and :meth:`Server.add_http_routes` (routes beside it); see
+   :mod:`mcpkit.server.guards`. None of them runs over stdio.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ logger = logging.getLogger("mcpkit.server")
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
+    from mcpkit.server.guards import HTTPMiddleware, RequestGuard, RouteBuilder
     from mcpkit.server.lifecycle import LegacySession
 
 __all__ = ["CacheHint", "MethodHandler", "MethodSpec", "Middleware", "SendMiddleware", "Server"]
@@ -171,6 +176,12 @@ class Server:
         self._capabilities: dict[str, Callable[[Era], Any]] = {}
         self._listen_filters: dict[str, ListenFilter] = {}
         self._session_filters: list[Callable[[LegacySession, Change], bool]] = []
+        self.request_guards: list[RequestGuard] = []
+        """HTTP request guards (:meth:`add_request_guard`), in registration order."""
+        self.http_middleware: list[HTTPMiddleware] = []
+        """Wrappers of the HTTP endpoint (:meth:`add_http_middleware`), first outermost."""
+        self.http_routes: list[RouteBuilder] = []
+        """Builders of routes served beside the HTTP endpoint (:meth:`add_http_routes`)."""
         self.visibility = Visibility()
         """The list filters (:meth:`add_list_filter`) and the lookups that honour them."""
         for method, (handler, eras, input_capable, name_param) in BUILTIN_METHODS.items():
@@ -392,6 +403,25 @@ class Server:
         caller in ``tools/call``, ``prompts/get``, ``resources/read`` and
         ``completion/complete``. Both eras; see :mod:`mcpkit.server.visibility`."""
         self.visibility.filters.append(visible)
+
+    def add_request_guard(self, guard: RequestGuard) -> None:
+        """Check every parsed HTTP POST before dispatch: ``async def guard(request)``
+        gets a :class:`~mcpkit.server.guards.GuardedRequest` (era, calls, principal,
+        headers) and refuses it by raising :class:`~mcpkit.server.guards.HTTPRefusal`
+        (status, headers, JSON-RPC error body). HTTP only (:mod:`mcpkit.server.guards`)."""
+        self.request_guards.append(guard)
+
+    def add_http_middleware(self, wrap: HTTPMiddleware) -> None:
+        """Wrap the HTTP endpoint: ``wrap(asgi_app) -> asgi_app``; the first added is
+        outermost. Applied by :func:`~mcpkit.server.http.http_app` (and so by
+        ``run("http")``); HTTP only (:mod:`mcpkit.server.guards`)."""
+        self.http_middleware.append(wrap)
+
+    def add_http_routes(self, build: RouteBuilder) -> None:
+        """Serve more routes beside the HTTP endpoint: ``build(mcp_path)`` returns
+        Starlette routes (e.g. a well-known document derived from the endpoint's path).
+        Applied by :func:`~mcpkit.server.http.http_app`; HTTP only."""
+        self.http_routes.append(build)
 
     def add_session_filter(self, accepts: Callable[[LegacySession, Change], bool]) -> None:
         """Let handshake-era sessions receive extension changes that ``accepts`` admits."""

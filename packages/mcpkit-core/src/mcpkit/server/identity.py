@@ -8,6 +8,11 @@ Rules (issue 11 §1; design sketch "secure by default"):
 1. No principal (``None``) is anonymous: the key is ``None``.
 2. The key comes from documented fields only, first match wins:
    - a principal that is itself a non-empty string (an auth layer's subject) is its key;
+   - a principal with a ``stable_key`` attribute that is a non-empty string (any
+     principal type; an authenticated Starlette user) is keyed by it: an auth layer whose
+     subjects are only unique per issuer puts both there (the OAuth principal of
+     ``mcpkit-ext-auth`` uses issuer plus subject), so a refreshed token, a new object
+     with the same issuer and subject, keeps the caller's state;
    - a Starlette user (``starlette.authentication.BaseUser``): unauthenticated
      (``is_authenticated`` false) is anonymous; else ``identity`` (its
      ``NotImplementedError`` is caught), then ``username``;
@@ -98,6 +103,9 @@ def _key(principal: Any) -> tuple[str | None, tuple[str, ...]]:
         fields = _STARLETTE_FIELDS
     else:
         fields = _OWN_FIELDS
+    stable = _attribute(principal, "stable_key", None)
+    if isinstance(stable, str) and stable:
+        return stable, fields
     for name in fields:
         key = _field(principal, name)
         if key is not None:

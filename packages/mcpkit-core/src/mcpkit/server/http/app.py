@@ -15,6 +15,9 @@ Rules:
    user adds (CORS, auth) always runs. The fast path skips only Starlette's two
    built-in wrappers (``ServerErrorMiddleware``, ``ExceptionMiddleware``), whose work
    here would be the 500 response uvicorn sends itself for an unhandled error.
+4. The server's HTTP middleware (:meth:`~mcpkit.server.app.Server.add_http_middleware`)
+   wraps the endpoint on both paths, fast or not; the server's extra routes
+   (:meth:`~mcpkit.server.app.Server.add_http_routes`) follow the endpoint's routes.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from starlette.applications import Starlette
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcpkit.server.guards import apply_http_middleware
 from mcpkit.server.http.endpoint import StreamableHTTP
 
 if TYPE_CHECKING:
@@ -49,10 +53,12 @@ def route_path(scope: Scope) -> str:
 class _MCPApp(Starlette):
     """Starlette with the fast path of rule 3."""
 
-    def __init__(self, endpoint: StreamableHTTP, routes: list[Route]) -> None:
-        super().__init__(routes=routes, lifespan=endpoint.lifespan)
-        self._mcp_endpoint = endpoint
-        self._mcp_app = cast(ASGIApp, endpoint)  # its dict scope is the one ASGI servers pass
+    def __init__(
+        self, endpoint: StreamableHTTP, app: Any, routes: list[Route], extra: list[BaseRoute]
+    ) -> None:
+        super().__init__(routes=[*routes, *extra], lifespan=endpoint.lifespan)
+        self._mcp_endpoint = app  # what Starlette's routing would put in scope["endpoint"]
+        self._mcp_app = cast(ASGIApp, app)  # its dict scope is the one ASGI servers pass
         self._mcp_routes: tuple[Route, ...] = tuple(routes)
         self._mcp_paths = frozenset(route.path for route in routes)
 
@@ -83,11 +89,13 @@ def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
     if not path.startswith("/"):
         raise ValueError(f"path must start with '/', got {path!r}")
     endpoint = StreamableHTTP(server, **options)
+    served = apply_http_middleware(endpoint, server.http_middleware)  # rule 4
     clean = path.rstrip("/") or "/"
-    routes = [Route(clean, endpoint)]
+    routes = [Route(clean, served)]
     if clean != "/":
-        routes.append(Route(clean + "/", endpoint))
-    app = _MCPApp(endpoint, routes)
+        routes.append(Route(clean + "/", served))
+    extra = [route for build in server.http_routes for route in build(clean)]
+    app = _MCPApp(endpoint, served, routes, extra)
     app.router.redirect_slashes = False
     app.state.mcp = endpoint
     return app

@@ -30,7 +30,11 @@ Rules:
    500 and a JSON-RPC -32603 body, on POST, GET and DELETE alike (issue 11 §1). So is a
    request whose ``principal_from_scope`` raises (a verifier that fails): the caller is
    unknown, so nothing is served, and the log names the exception's type.
-6. A request task that the ASGI server itself cancels (uvicorn does so when a handler
+6. The server's request guards (:mod:`mcpkit.server.guards`) see every parsed POST
+   after its era is decided and before anything else (session lookup, dispatch);
+   :class:`~mcpkit.server.guards.HTTPRefusal` answers with its status, headers and
+   JSON-RPC error body, any other guard failure with 500 / -32603.
+7. A request task that the ASGI server itself cancels (uvicorn does so when a handler
    outlives its ``timeout_graceful_shutdown``) completes its response and ends with
    one warning line, not an "Exception in ASGI application" ``CancelledError``
    traceback.
@@ -49,6 +53,7 @@ from starlette.datastructures import Headers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
 from mcpkit.core.versions import MODERN_VERSION
 from mcpkit.server.frontend import looks_modern
+from mcpkit.server.guards import GuardedRequest, HTTPRefusal, guarded_calls
 from mcpkit.server.http import legacy, modern
 from mcpkit.server.http.events import EventStore, InMemoryEventStore
 from mcpkit.server.http.headers import NAME_FIELDS, RequestHeaders, param_annotations, read_headers
@@ -251,7 +256,7 @@ class StreamableHTTP:
             try:
                 await self._http(scope, receive, send)
             except anyio.get_cancelled_exc_class() as exc:
-                # Rule 6: only the ASGI server cancels this task (nothing of ours is
+                # Rule 7: only the ASGI server cancels this task (nothing of ours is
                 # outside it); the response was completed on the way out.
                 logger.warning(
                     "%s %s: cancelled by the ASGI server (%s); the response was completed",
@@ -346,10 +351,54 @@ class StreamableHTTP:
         except ValueError as exc:
             await send_error(send, 400, PARSE_ERROR, f"Parse error: {exc}")
             return
-        if self._is_modern(h, message):
+        modern_era = self._is_modern(h, message)
+        if self.server.request_guards and not await self._guard(
+            scope, send, message, principal, modern_era
+        ):
+            return
+        if modern_era:
             await modern.serve_post(self, scope, receive, send, h, acc, message, principal)
         else:
             await legacy.serve_post(self, scope, receive, send, h, acc, message, principal)
+
+    async def _guard(
+        self, scope: Scope, send: Send, message: Any, principal: Any, modern_era: bool
+    ) -> bool:
+        """Rule 6: True when every guard lets the POST through, else a refusal was sent."""
+        calls = guarded_calls(message)
+        request = GuardedRequest(
+            "modern" if modern_era else "legacy",
+            calls,
+            principal,
+            Headers(scope=scope),
+            scope,
+        )
+        request_id = calls[0].id if len(calls) == 1 and not isinstance(message, list) else None
+        try:
+            for guard in self.server.request_guards:
+                await guard(request)
+        except HTTPRefusal as exc:
+            await send_error(
+                send,
+                exc.status,
+                exc.code,
+                exc.message,
+                data=exc.data,
+                request_id=request_id,
+                headers=exc.raw_headers(),
+            )
+            return False
+        except Exception as exc:
+            logger.error("refusing a request: a request guard raised %s", type(exc).__name__)
+            await send_error(
+                send,
+                500,
+                INTERNAL_ERROR,
+                "Internal error: the request could not be checked",
+                request_id=request_id,
+            )
+            return False
+        return True
 
     @staticmethod
     def _is_modern(h: RequestHeaders, message: Any) -> bool:

@@ -1,0 +1,158 @@
+"""HTTP hooks for extensions: request guards, endpoint middleware and extra routes.
+
+An extension that works at the HTTP level (authorization, quotas, tenancy) plugs in here
+without the core knowing about it. Three registrations on
+:class:`~mcpkit.server.app.Server`, each one call:
+
+- :meth:`~mcpkit.server.app.Server.add_request_guard`: ``async guard(request)`` sees
+  every parsed POST before anything in it is dispatched, as a :class:`GuardedRequest`
+  (the era, each call's method, params and id, the principal, the headers), and may
+  refuse the whole POST by raising :class:`HTTPRefusal` (a status, response headers and
+  a JSON-RPC error body).
+- :meth:`~mcpkit.server.app.Server.add_http_middleware`: ``wrap(app) -> app`` wraps the
+  MCP endpoint's ASGI application (every HTTP method on the endpoint's path; the
+  endpoint's lifespan is not routed through it).
+- :meth:`~mcpkit.server.app.Server.add_http_routes`: ``build(mcp_path) -> routes``
+  adds Starlette routes beside the endpoint in :func:`~mcpkit.server.http.http_app`
+  (well-known documents, callbacks).
+
+Rules:
+1. Guards run on the HTTP transport only, after the body is parsed (JSON, depth) and
+   the era is decided, before the session lookup and any dispatch, in registration
+   order. A handshake-era batch (2025-03-26) is one :class:`GuardedRequest` with one
+   :class:`GuardedCall` per request and notification in it; responses to
+   server-to-client requests are not calls.
+2. :class:`HTTPRefusal` from a guard answers the POST with its ``status``, its
+   ``headers`` and a JSON-RPC error body (``id`` = the request's id when the POST held
+   one request, else ``null``); nothing in the POST is dispatched. Any other exception
+   from a guard is logged with its type and answered 500 / -32603: a guard that cannot
+   decide refuses (fail closed).
+3. Over stdio there is no HTTP request: guards, HTTP middleware and routes do not run
+   (stdio servers take credentials from their environment; MCP ``basic/authorization``
+   §Protocol Requirements).
+4. Middleware registered first is outermost; routes are added after the endpoint's own,
+   so they never shadow it. :func:`~mcpkit.server.http.http_app` applies both; a user
+   mounting :class:`~mcpkit.server.http.StreamableHTTP` directly wraps it with
+   :func:`apply_http_middleware`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError, RequestId
+from mcpkit.core.versions import Era
+
+__all__ = [
+    "GuardedCall",
+    "GuardedRequest",
+    "HTTPMiddleware",
+    "HTTPRefusal",
+    "RequestGuard",
+    "RouteBuilder",
+    "apply_http_middleware",
+]
+
+JSON = dict[str, Any]
+ASGIApp = Callable[..., Awaitable[None]]
+
+
+class HTTPRefusal(JSONRPCError):
+    """Refuse an HTTP request (rule 2): HTTP ``status``, response ``headers`` (``(name,
+    value)`` text pairs, e.g. ``("www-authenticate", 'Bearer error="..."')``) and the
+    JSON-RPC error ``code``/``message``/``data`` of the body (default -32600)."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: int = INVALID_REQUEST,
+        data: Any = None,
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        super().__init__(code, message, data)
+        self.status = status
+        self.headers: tuple[tuple[str, str], ...] = tuple(headers)
+
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The headers as ASGI byte pairs (names lower-cased, values latin-1)."""
+        return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self.headers]
+
+
+@dataclass(frozen=True, slots=True)
+class GuardedCall:
+    """One request (``id`` set) or notification (``id`` None) of a guarded POST."""
+
+    method: str
+    params: Mapping[str, Any]
+    id: RequestId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GuardedRequest:
+    """A parsed POST about to be dispatched (rule 1).
+
+    - ``era``: ``"legacy"`` (handshake era) or ``"modern"`` (2026-07-28).
+    - ``calls``: the requests and notifications in it (several for a batch).
+    - ``principal``: the caller (the endpoint's ``principal_from_scope``), None when
+      anonymous.
+    - ``headers``: the request headers (a Starlette ``Headers``: case-insensitive
+      names; ``getlist`` for repeated ones).
+    - ``scope``: the ASGI scope.
+    """
+
+    era: Era
+    calls: tuple[GuardedCall, ...]
+    principal: Any
+    headers: Mapping[str, str]
+    scope: Mapping[str, Any] = field(repr=False)
+
+
+RequestGuard = Callable[[GuardedRequest], Awaitable[None]]
+"""``async def guard(request: GuardedRequest) -> None``; raise :class:`HTTPRefusal`."""
+HTTPMiddleware = Callable[[Any], Any]
+"""``wrap(asgi_app) -> asgi_app`` around the MCP endpoint."""
+RouteBuilder = Callable[[str], Sequence[Any]]
+"""``build(mcp_path) -> [starlette routes]`` served beside the endpoint."""
+
+
+class _ASGI:
+    """An ASGI callable as an object, so Starlette routes it as an app (a plain
+    function endpoint would be treated as a request/response handler)."""
+
+    __slots__ = ("_app",)
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self._app(scope, receive, send)
+
+
+def apply_http_middleware(app: Any, middleware: Sequence[HTTPMiddleware]) -> Any:
+    """``app`` wrapped in ``middleware``, the first outermost (rule 4). Without
+    middleware ``app`` itself is returned."""
+    for wrap in reversed(middleware):
+        app = wrap(app)
+    return app if not middleware else _ASGI(app)
+
+
+def guarded_calls(message: Any) -> tuple[GuardedCall, ...]:
+    """Rule 1: the calls of a parsed body (one message or a batch)."""
+    items: list[Any] = message if isinstance(message, list) else [message]  # pyright: ignore[reportUnknownVariableType]
+    calls: list[GuardedCall] = []
+    for item in items:
+        if type(item) is not dict:
+            continue
+        msg: JSON = item  # pyright: ignore[reportUnknownVariableType]
+        method = msg.get("method")
+        if not isinstance(method, str):
+            continue
+        params = msg.get("params")
+        calls.append(
+            GuardedCall(method, params if isinstance(params, dict) else {}, msg.get("id"))  # pyright: ignore[reportUnknownArgumentType]
+        )
+    return tuple(calls)

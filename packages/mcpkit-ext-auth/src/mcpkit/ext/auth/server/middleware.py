@@ -1,0 +1,183 @@
+"""The authentication layer in front of the MCP endpoint (ASGI).
+
+Sources: RFC 6750 §2.1 (``Authorization: Bearer``), §3.1 (401 and ``error``); RFC 9449
+§7.1 (``Authorization: DPoP`` with a ``DPoP`` proof); MCP ``basic/authorization``
+§Token Handling (both eras: every request carries the token, 401 when missing or
+invalid).
+
+Rules:
+1. Every HTTP request to the endpoint (POST, GET, DELETE, both eras) needs a token in
+   the ``Authorization`` header; tokens in query strings or bodies are never read.
+   Without one: 401 with the challenge and no ``error``.
+2. A token longer than ``max_token_bytes``, or one the validator refuses, is 401
+   ``error="invalid_token"``. Validated tokens are cached by a hash until ``exp``
+   (:mod:`.cache`), so a repeated token costs a hash and a dictionary lookup.
+3. ``Bearer`` with a DPoP-bound token (``cnf.jkt``) is 401 ``invalid_token``: a bound
+   token is never usable without its key. ``Bearer`` when DPoP is required, and
+   ``DPoP`` when it is off or with an unbound token, are 401 too. A ``DPoP`` request
+   is checked by :class:`~.dpop.DPoPVerifier` against the request's method and URL
+   (as received, and the configured public URL).
+4. An accepted request goes on with ``scope["state"]["mcp_principal"]`` set to the
+   :class:`~.principal.Principal`, which the endpoint hands to handlers
+   (``ctx.principal``) and binds sessions to (its ``stable_key``).
+5. Refusals carry a JSON-RPC error body (``id: null``, -32600) and a log line at INFO
+   with the fixed reason only: no token, proof or header text reaches a log, a response
+   or an upstream request.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from mcpkit.core.jsonrpc import INVALID_REQUEST
+from mcpkit.ext.auth.server.cache import TokenCache, token_digest
+from mcpkit.ext.auth.server.challenge import Challenge, challenge_headers
+from mcpkit.ext.auth.server.dpop import DPoPVerifier
+from mcpkit.ext.auth.server.errors import InvalidToken
+from mcpkit.ext.auth.server.principal import Principal
+from mcpkit.ext.auth.server.settings import AuthSettings
+from mcpkit.server.http.responses import send_error
+
+__all__ = ["AuthMiddleware", "TokenValidator"]
+
+logger = logging.getLogger("mcpkit.ext.auth")
+
+
+class TokenValidator(Protocol):
+    """What turns an access token into a :class:`Principal`.
+
+    ``validate`` raises :class:`~.errors.InvalidToken` for a token it refuses (its
+    description must never quote the token); ``aclose`` releases connections.
+    """
+
+    async def validate(self, token: str) -> Principal: ...
+
+    async def aclose(self) -> None: ...
+
+
+class AuthMiddleware:
+    """Rules 1-5 around ``app`` (the MCP endpoint)."""
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        settings: AuthSettings,
+        validator: TokenValidator,
+        challenge: Challenge,
+        cache: TokenCache,
+        dpop: DPoPVerifier | None,
+    ) -> None:
+        self.app = app
+        self.settings = settings
+        self.validator = validator
+        self.challenge = challenge
+        self.cache = cache
+        self.dpop = dpop
+        self.max_token_bytes = settings.limits.max_token_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        authorization: str | None = None
+        proofs: list[str] = []
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                authorization = value.decode("latin-1")
+            elif name == b"dpop":
+                proofs.append(value.decode("latin-1"))
+        try:
+            principal = await self._authenticate(scope, authorization, proofs)
+        except InvalidToken as exc:
+            await self._refuse(send, exc)
+            return
+        if principal is None:
+            await self._unauthorized(send)
+            return
+        state = scope.get("state")
+        if state is None:
+            state = scope["state"] = {}
+        state["mcp_principal"] = principal
+        await self.app(scope, receive, send)
+
+    async def _authenticate(
+        self, scope: Any, authorization: str | None, proofs: list[str]
+    ) -> Principal | None:
+        """Rules 1-3: the caller, None when no credential was presented."""
+        if authorization is None:
+            return None
+        scheme, _, token = authorization.strip().partition(" ")
+        scheme = scheme.lower()
+        token = token.strip()
+        if scheme not in ("bearer", "dpop") or not token:
+            return None
+        if len(token) > self.max_token_bytes:
+            raise InvalidToken("token too large")
+        principal = await self._principal(token)
+        jkt = principal.confirmation_jkt
+        if scheme == "bearer":
+            if jkt is not None:
+                raise InvalidToken("a DPoP-bound token needs the DPoP scheme and a proof")
+            if self.dpop is not None and self.dpop.settings.required:
+                raise InvalidToken("this server accepts DPoP-bound tokens only", dpop=True)
+            return principal
+        if self.dpop is None:
+            raise InvalidToken("DPoP is not accepted here")
+        if jkt is None:
+            raise InvalidToken("the token is not DPoP-bound", dpop=True)
+        self.dpop.verify(
+            proofs,
+            method=scope["method"],
+            urls=self._urls(scope),
+            access_token=token,
+            jkt=jkt,
+        )
+        return principal
+
+    async def _principal(self, token: str) -> Principal:
+        """Rule 2: cached by hash until ``exp``."""
+        digest = token_digest(token)
+        cached = self.cache.get(digest)
+        if cached is not None:
+            return cached
+        principal = await self.validator.validate(token)
+        self.cache.put(digest, principal)
+        return principal
+
+    def _urls(self, scope: Any) -> list[str]:
+        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+        if host is None and scope.get("server"):
+            server_host, server_port = scope["server"][:2]
+            host = f"{server_host}:{server_port}"
+        urls = [self.settings.server_url]
+        if host is not None:
+            urls.append(f"{scope.get('scheme', 'http')}://{host}{scope['path']}")
+        return urls
+
+    async def _unauthorized(self, send: Any) -> None:
+        await send_error(
+            send,
+            401,
+            INVALID_REQUEST,
+            "Unauthorized: an access token is required (see the WWW-Authenticate header)",
+            headers=challenge_headers(self.challenge.unauthorized()),
+        )
+
+    async def _refuse(self, send: Any, exc: InvalidToken) -> None:
+        logger.info("auth: refused a request: %s (%s)", exc.error, exc.description)
+        nonce = None
+        if exc.error == "use_dpop_nonce" and self.dpop is not None:
+            nonce = self.dpop.new_nonce()
+        headers = self.challenge.unauthorized(
+            exc.error, exc.description, dpop_error=exc.dpop, nonce=nonce
+        )
+        await send_error(
+            send,
+            401,
+            INVALID_REQUEST,
+            f"Unauthorized: {exc.error}: {exc.description}",
+            data={"error": exc.error},
+            headers=challenge_headers(headers),
+        )

@@ -1,0 +1,176 @@
+"""Protecting a server: :func:`protect` and the :class:`Auth` object it returns.
+
+``protect(server, AuthSettings(...))`` installs the resource-server side through the
+core's extension surfaces only (:mod:`mcpkit.server.guards`):
+
+- ``server.add_http_middleware``: :class:`~.middleware.AuthMiddleware` (401s, token
+  validation, DPoP, the principal);
+- ``server.add_http_routes``: the RFC 9728 metadata (:mod:`.metadata`);
+- ``server.add_request_guard``: scope requirements, HTTP 403 (:mod:`.scopes`);
+- ``server.add_list_filter``: ``*/list`` hiding, with ``hide_unauthorized``;
+- ``server.add_lifespan``: closes the validator's HTTP client at shutdown.
+
+Rules:
+1. The validator is ``validator=`` when given; else a :class:`~.jwt.JWTValidator` when
+   ``jwks_url`` is set (it needs an issuer); else an
+   :class:`~.introspection.IntrospectionValidator` when ``introspection_url`` is set;
+   else ``ValueError``. Built validators accept the settings' audiences.
+2. Over stdio nothing of this runs: a stdio server is reached by a local process that
+   holds the user's environment credentials (MCP ``basic/authorization``: "STDIO
+   transport SHOULD NOT follow this specification"). ``ctx.principal`` is then None.
+3. Installing twice on one server is a ``ValueError`` (two layers would each cache and
+   challenge).
+4. A user mounting :class:`~mcpkit.server.http.StreamableHTTP` in an app of their own
+   wraps it with :meth:`Auth.wrap` and adds :meth:`Auth.routes`; ``server.http_app()``
+   and ``server.run("http")`` need nothing more.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import AsyncGenerator, Iterable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.ext.auth.server.cache import TokenCache
+from mcpkit.ext.auth.server.challenge import Challenge
+from mcpkit.ext.auth.server.dpop import DPoPVerifier
+from mcpkit.ext.auth.server.introspection import IntrospectionValidator
+from mcpkit.ext.auth.server.jwt import JWTValidator
+from mcpkit.ext.auth.server.metadata import metadata_document, metadata_routes, metadata_url
+from mcpkit.ext.auth.server.middleware import AuthMiddleware, TokenValidator
+from mcpkit.ext.auth.server.scopes import ScopePolicy
+from mcpkit.ext.auth.server.settings import AuthSettings
+
+if TYPE_CHECKING:
+    from starlette.routing import Route
+
+    from mcpkit.server.app import Server
+
+__all__ = ["Auth", "build_validator", "protect"]
+
+_PROTECTED: weakref.WeakSet[Server] = weakref.WeakSet()
+
+
+def build_validator(settings: AuthSettings) -> TokenValidator:
+    """Rule 1."""
+    audience = settings.accepted_audiences
+    if settings.jwks_url is not None:
+        issuer = settings.expected_issuer
+        if issuer is None:
+            raise ValueError(
+                "AuthSettings: JWT validation needs issuer= (or exactly one authorization server)"
+            )
+        return JWTValidator(
+            issuer=issuer,
+            jwks_url=settings.jwks_url,
+            audience=audience,
+            algorithms=settings.algorithms,
+            allow_plain_jwt=settings.allow_plain_jwt,
+            leeway_s=settings.leeway_s,
+            limits=settings.limits,
+        )
+    if settings.introspection_url is not None:
+        return IntrospectionValidator(
+            url=settings.introspection_url,
+            audience=audience,
+            client_id=settings.client_id,
+            client_secret=settings.client_secret,
+            issuer=settings.expected_issuer,
+            leeway_s=settings.leeway_s,
+            limits=settings.limits,
+        )
+    raise ValueError("AuthSettings: give jwks_url=, introspection_url= or a validator=")
+
+
+class Auth:
+    """The resource-server side of one protected server.
+
+    ``settings``: :class:`AuthSettings`; ``validator``: any :class:`TokenValidator`
+    (default: rule 1). Attributes: ``resource`` (the canonical resource URI),
+    ``metadata_url`` (where clients find the metadata), ``policy`` (the scope
+    requirements), ``cache`` (validated tokens).
+    """
+
+    def __init__(self, settings: AuthSettings, *, validator: TokenValidator | None = None) -> None:
+        self.settings = settings
+        self.validator: TokenValidator = validator or build_validator(settings)
+        self.resource = settings.resource_uri
+        self.metadata_url = metadata_url(self.resource)
+        dpop = settings.dpop
+        self.challenge = Challenge(
+            self.metadata_url,
+            settings.required_scopes or settings.scopes_supported,
+            dpop_algs=dpop.algorithms if dpop is not None else None,
+            dpop_required=dpop is not None and dpop.required,
+        )
+        self.dpop = DPoPVerifier(dpop, settings.limits) if dpop is not None else None
+        self.cache = TokenCache(settings.limits.max_cached_tokens)
+        self.policy = ScopePolicy(settings.required_scopes, self.challenge)
+
+    def require(
+        self,
+        *,
+        tool: str | None = None,
+        prompt: str | None = None,
+        resource: str | None = None,
+        method: str | None = None,
+        all_of: Iterable[str] = (),
+        any_of: Iterable[str] = (),
+    ) -> Auth:
+        """Scopes needed by one tool, prompt, resource (URI or URI template) or method:
+        every one of ``all_of`` and one of ``any_of``. A caller without them gets HTTP
+        403 ``insufficient_scope`` (:mod:`.scopes`). Returns ``self`` for chaining."""
+        self.policy.require(
+            tool=tool, prompt=prompt, resource=resource, method=method, all_of=all_of, any_of=any_of
+        )
+        return self
+
+    def metadata(self) -> dict[str, Any]:
+        """The RFC 9728 document served at :attr:`metadata_url`."""
+        return metadata_document(self.settings)
+
+    def wrap(self, app: Any) -> AuthMiddleware:
+        """``app`` (the MCP endpoint) behind the authentication layer (rule 4)."""
+        return AuthMiddleware(
+            app,
+            settings=self.settings,
+            validator=self.validator,
+            challenge=self.challenge,
+            cache=self.cache,
+            dpop=self.dpop,
+        )
+
+    def routes(self, mcp_path: str) -> list[Route]:
+        """The metadata routes for an endpoint served at ``mcp_path`` (rule 4)."""
+        return metadata_routes(self.settings, mcp_path)
+
+    def install(self, server: Server) -> Auth:
+        """Install on ``server`` (module docstring; rule 3)."""
+        if server in _PROTECTED:
+            raise ValueError("this server is already protected")
+        _PROTECTED.add(server)
+        server.add_http_middleware(self.wrap)
+        server.add_http_routes(self.routes)
+        server.add_request_guard(self.policy.guard)
+        if self.settings.hide_unauthorized:
+            server.add_list_filter(self.policy.visible)
+        server.add_lifespan(self._lifespan)
+        return self
+
+    @asynccontextmanager
+    async def _lifespan(self, _server: Server) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            await self.validator.aclose()
+
+
+def protect(
+    server: Server, settings: AuthSettings, *, validator: TokenValidator | None = None
+) -> Auth:
+    """Protect ``server`` with OAuth 2.1 (the module docstring); returns the
+    :class:`Auth` to add scope requirements to (``auth.require(tool=..., all_of=...)``).
+    ``ValueError`` when no validator can be built (rule 1) or the server is already
+    protected (rule 3)."""
+    return Auth(settings, validator=validator).install(server)

@@ -1,0 +1,110 @@
+"""Helpers for the tests of the auth extension's command line, docs and interop: a real
+uvicorn on a free 127.0.0.1 port in the test's event loop, the real ``mcpkit`` command
+run as a subprocess (the ``mcpkit.cli`` entry point of the installed distribution loads
+the plugin), and a stand-in browser for ``--auth``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import uvicorn
+
+
+@contextlib.asynccontextmanager
+async def serve(make_app: Callable[[str], Any]) -> AsyncIterator[str]:
+    """Serve ``make_app(base_url)`` with uvicorn on a free 127.0.0.1 port (the app learns
+    its own URL first, as a protected server must); yields ``http://127.0.0.1:PORT``."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = make_app(f"http://127.0.0.1:{port}")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, [sock])
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a ``mcpkit`` subprocess: a private config dir under ``home``."""
+    env = {**os.environ, "COLUMNS": "200", "XDG_CONFIG_HOME": str(home / "config")}
+    env.pop("MCPKIT_TOKEN_FILE", None)
+    return {**env, **extra}
+
+
+async def mcpkit(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+    """Run the real ``mcpkit`` console script of this environment (bounded: 120 s)."""
+    script = Path(sys.executable).parent / "mcpkit"
+    with anyio.fail_after(120):
+        return await anyio.run_process([str(script), *args], check=False, env=cli_env(home, **env))
+
+
+def mcpkit_sync(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    script = Path(sys.executable).parent / "mcpkit"
+    return subprocess.run(
+        [str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=cli_env(home, **env),
+    )
+
+
+BROWSER_SCRIPT = '''
+"""A stand-in browser: detaches, then follows the authorization URL's redirects (the
+development authorization server consents at once) until the redirect receiver answers."""
+import os
+import subprocess
+import sys
+
+if sys.argv[1] != "--child":
+    if os.environ.get("FAKE_BROWSER_LOG"):
+        with open(os.environ["FAKE_BROWSER_LOG"], "a") as log:
+            log.write(sys.argv[1] + "\\n")
+    subprocess.Popen(
+        [sys.executable, __file__, "--child", sys.argv[1]],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sys.exit(0)
+import httpx2
+
+httpx2.get(sys.argv[2], follow_redirects=True, timeout=30)
+'''
+
+
+def browser_env(tmp: Path) -> str:
+    """A ``$BROWSER`` value that runs :data:`BROWSER_SCRIPT` (``webbrowser`` honours it)."""
+    script = tmp / "browser.py"
+    script.write_text(BROWSER_SCRIPT)
+    return f"{sys.executable} {script} %s"
+
+
+def follow_in_thread(url: str) -> bool:
+    """An in-process stand-in for ``webbrowser.open``: GET ``url`` and follow its
+    redirects in a thread (the event loop is serving the redirect receiver meanwhile)."""
+    import threading
+
+    import httpx2
+
+    threading.Thread(
+        target=lambda: httpx2.get(url, follow_redirects=True, timeout=30), daemon=True
+    ).start()
+    return True

@@ -1,0 +1,10 @@
+"""Fixtures of the command-line tests (helpers: ``cli_helpers.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,371 @@
+"""Every code block in ``docs/extensions/auth.md`` runs and does what the text says.
+
+Each ```python block starts with ``# docs-example: NAME`` and each ```bash block with
+``# docs-cli: NAME``; ``CHECKS[NAME]`` runs it and checks the behaviour the page
+describes. A block without a marker or without a check fails, so an example cannot be
+added without being run. The page's fixed addresses (the MCP server on 127.0.0.1:8000,
+the development authorization server on 127.0.0.1:9000) are replaced by free loopback
+ports before a block runs; nothing else is changed. Everything is real: the development
+authorization server and the protected server are served by uvicorn on loopback, the
+shell blocks run the installed ``mcpkit`` command through ``bash``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import webbrowser
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import jwt
+import pytest
+from cli_helpers import browser_env, cli_env, follow_in_thread, serve
+
+from mcpkit.client import Client
+from mcpkit.client.errors import HTTPAuthError
+from mcpkit.ext.auth.cli import BearerToken
+from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
+
+pytestmark = pytest.mark.anyio
+
+DOC = Path(__file__).resolve().parents[4] / "docs" / "extensions" / "auth.md"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+MARKER = re.compile(r"^# docs-(?:example|cli): ([\w-]+)\n")
+MCP_ADDR, AS_ADDR = "http://127.0.0.1:8000", "http://127.0.0.1:9000"
+SCOPES = ["notes:read", "notes:write"]
+JSON = dict[str, Any]
+
+
+def blocks() -> list[tuple[str, str, str]]:
+    """``(language, name, code)`` of every python and bash block of the page."""
+    found: list[tuple[str, str, str]] = []
+    for lang, code in FENCE.findall(DOC.read_text("utf-8")):
+        if lang in ("python", "bash"):
+            m = MARKER.match(code)
+            found.append((lang, m.group(1) if m else "", code))
+    return found
+
+
+def block(name: str) -> str:
+    (code,) = [c for _, n, c in blocks() if n == name]
+    return code
+
+
+def localised(code: str, mcp_base: str = MCP_ADDR, issuer: str = AS_ADDR) -> str:
+    """The block with the page's addresses replaced by the test's (module docstring)."""
+    return code.replace(MCP_ADDR, mcp_base).replace(AS_ADDR, issuer)
+
+
+def run(name: str, code: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": f"docs_example_{name}"}
+    exec(compile(code, f"<docs-example {name}>", "exec"), namespace)
+    return namespace
+
+
+@dataclass
+class Stack:
+    """The development authorization server and the page's protected server, served."""
+
+    auth_server: DevAuthServer
+    url: str  # the MCP endpoint
+    namespace: dict[str, Any]  # what the protect-server block defined
+
+    def token(self, scopes: list[str]) -> str:
+        return self.auth_server.issue_token(scopes=scopes, audience=self.url)
+
+
+@contextlib.asynccontextmanager
+async def stack(example: str = "protect-server") -> AsyncIterator[Stack]:
+    async with serve_dev_auth_server(scopes_supported=SCOPES) as auth_server:
+        defined: dict[str, Any] = {}
+
+        def make_app(base: str) -> Any:
+            defined.update(run(example, localised(block(example), base, auth_server.issuer)))
+            return defined["server"].http_app()
+
+        async with serve(make_app) as base:
+            yield Stack(auth_server, f"{base}/mcp", defined)
+
+
+async def call_with_token(url: str, token: str) -> str:
+    async with Client(url, auth=BearerToken(token)) as client:
+        result = await client.call_tool("add_note", {"text": "hi"})
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+# -- checks, one per block ---------------------------------------------------------------
+
+
+async def check_protect_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with stack() as s, httpx2.AsyncClient(timeout=10) as http:
+        base = s.url.removesuffix("/mcp")
+        prm = (await http.get(f"{base}/.well-known/oauth-protected-resource/mcp")).json()
+        assert prm["resource"] == s.url
+        assert prm["authorization_servers"] == [s.auth_server.issuer]
+        assert prm["scopes_supported"] == SCOPES
+        bare = await http.post(s.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert bare.status_code == 401
+        challenge = bare.headers["www-authenticate"]
+        assert 'scope="notes:read"' in challenge
+        assert "resource_metadata=" in challenge
+        with pytest.raises(HTTPAuthError) as refused:
+            await call_with_token(s.url, s.token(["notes:read"]))
+        assert refused.value.status == 403
+        assert 'error="insufficient_scope"' in refused.value.challenge
+        assert await call_with_token(s.url, s.token(SCOPES)) == "saved for dev-user"
+        assert s.namespace["notes"] == ["hi"]
+
+
+async def check_client_interactive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    opened: list[str] = []
+
+    def browser(url: str, *args: Any, **kwargs: Any) -> bool:
+        opened.append(url)
+        return follow_in_thread(url)
+
+    monkeypatch.setattr(webbrowser, "open", browser)
+    async with stack() as s:
+        ns = run("client-interactive", block("client-interactive"))
+        assert await ns["main"](s.url) == "saved for dev-user"
+        # notes:read from the 401 challenge, then a step-up for add_note's notes:write.
+        assert len(opened) == 2
+        tokens = tmp_path / ".config" / "my-app" / "tokens.json"
+        assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+        assert stat.S_IMODE(tokens.parent.stat().st_mode) == 0o700
+        assert await ns["main"](s.url) == "saved for dev-user"  # stored tokens: no browser
+        assert len(opened) == 2
+
+
+async def check_client_headless(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with stack() as s:
+        ns = run("client-headless", block("client-headless"))
+        assert await ns["main"](s.url) == "saved for dev-user"
+        assert s.namespace["notes"] == ["from CI"]
+
+
+async def check_client_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with stack() as s:
+        s.auth_server.register_client(
+            "reporting", client_secret="s3cret-value", scope=" ".join(SCOPES)
+        )
+        ns = run("client-credentials", block("client-credentials"))
+        text = await ns["main"]("reporting", "s3cret-value", s.url)
+        assert text.startswith("saved for ")
+        assert s.namespace["notes"] == ["from a service"]
+
+
+async def check_dev_server_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = run("dev-server-in-process", block("dev-server-in-process"))
+    token = await ns["issue_a_token"]()
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert claims["aud"] == "http://127.0.0.1:8000/mcp"
+    assert claims["scope"] == "notes:read"
+    assert claims["sub"] == "dev-user"
+    assert jwt.get_unverified_header(token)["typ"] == "at+jwt"
+
+
+async def check_production_idp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = run("production-idp", block("production-idp"))
+    async with (
+        serve(lambda base: ns["server"].http_app()) as base,
+        httpx2.AsyncClient(timeout=10) as http,
+    ):
+        prm = (await http.get(f"{base}/.well-known/oauth-protected-resource/mcp")).json()
+        assert prm["resource"] == "https://mcp.example.com/mcp"
+        assert prm["authorization_servers"] == ["https://login.example.com/realms/acme"]
+        bare = await http.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1})
+        bad = await http.post(
+            f"{base}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"Authorization": "Bearer not-a-jwt"},
+        )
+    assert bare.status_code == 401
+    assert (
+        'resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"'
+        in (bare.headers["www-authenticate"])
+    )
+    assert 'scope="files:read"' in bare.headers["www-authenticate"]
+    assert bad.status_code == 401
+    assert 'error="invalid_token"' in bad.headers["www-authenticate"]
+    assert "not-a-jwt" not in bad.text
+
+
+async def check_dpop_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with stack("dpop-server") as s, httpx2.AsyncClient(timeout=10) as http:
+        base = s.url.removesuffix("/mcp")
+        prm = (await http.get(f"{base}/.well-known/oauth-protected-resource/mcp")).json()
+        assert prm["dpop_bound_access_tokens_required"] is True
+        bearer = await http.post(
+            s.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"Authorization": f"Bearer {s.token([])}"},
+        )
+        assert bearer.status_code == 401
+        assert "DPoP" in bearer.headers["www-authenticate"]
+
+
+async def check_rs_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns: dict[str, Any] = {}
+
+    def make_app(base: str) -> Any:
+        ns.update(run("rs-scopes", localised(block("rs-scopes"), base)))
+        return ns["server"].http_app()
+
+    async with serve(make_app) as base:
+        url = f"{base}/mcp"
+        async with Client(url, auth=BearerToken("reader")) as reader:
+            names = [t.name for t in await reader.list_tools()]
+        assert names == []
+        with pytest.raises(HTTPAuthError) as refused:
+            async with Client(url, auth=BearerToken("reader")) as reader:
+                await reader.call_tool("purge", {})
+        assert refused.value.status == 403
+        assert 'scope="files:read ops"' in refused.value.challenge
+        async with Client(url, auth=BearerToken("admin")) as admin:
+            names = [t.name for t in await admin.list_tools()]
+            purged = await admin.call_tool("purge", {})
+            secret = await admin.read_resource("file:///private/x")
+        assert names == ["purge"]
+        assert purged.content[0].text == "purged"  # type: ignore[union-attr]
+        assert secret.contents[0].text == "secret x"  # type: ignore[union-attr]
+
+
+async def check_client_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # auth-grants: the section "More grants" (DPoP client against the dpop-server block).
+    async with stack("dpop-server") as s:
+        s.auth_server.register_client("reporting", client_secret="s3cret-value")
+        ns = run("client-grants", block("client-grants"))
+        assert await ns["main"]("reporting", "s3cret-value", s.url) == []
+        assert ns["workload"].extensions == ()
+        assert [e.id for e in ns["enterprise"].extensions] == [
+            "io.modelcontextprotocol/enterprise-managed-authorization"
+        ]
+        monkeypatch.setenv("SSO_ID_TOKEN", "id.token.value")
+        assert ns["enterprise"].id_token() == "id.token.value"
+
+
+# -- shell blocks ----------------------------------------------------------------------
+
+
+def commands(name: str) -> list[str]:
+    """The block's command lines (continuation lines joined, comments dropped)."""
+    text = block(name).replace("\\\n", " ")
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+async def bash(line: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    with anyio.fail_after(120):
+        return await anyio.run_process(["bash", "-c", line], check=False, env=env)
+
+
+def shell_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = cli_env(tmp_path, **extra)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+async def check_auth_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (line,) = commands("auth-server")
+    line = line.replace("--port 9000", f"--port {port}")
+    env = shell_env(tmp_path)
+    async with await anyio.open_process(["bash", "-c", f"exec {line}"], env=env) as proc:
+        try:
+            assert proc.stdout is not None
+            out = b""
+            with anyio.fail_after(60):
+                while out.count(b"\n") < 3:
+                    out += await proc.stdout.receive()
+            lines = out.decode().splitlines()[:3]
+            printed = dict(ln.split(": ", 1) for ln in lines)
+            assert printed["issuer"] == f"http://127.0.0.1:{port}"
+            async with httpx2.AsyncClient(timeout=10) as http:
+                metadata = (await http.get(printed["metadata"])).json()
+                jwks = (await http.get(printed["jwks"])).json()
+            assert metadata["issuer"] == printed["issuer"]
+            assert set(SCOPES) <= set(metadata["scopes_supported"])
+            assert jwks["keys"][0]["alg"] == "ES256"
+        finally:
+            proc.send_signal(signal.SIGINT)
+            with anyio.fail_after(30):
+                status = await proc.wait()
+    assert status == 0
+
+
+async def check_cli_login(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "browser.log"
+    env = shell_env(tmp_path, BROWSER=browser_env(tmp_path), FAKE_BROWSER_LOG=str(log))
+    async with stack() as s:
+        base = s.url.removesuffix("/mcp")
+        listed, called = [await bash(localised(c, base), env) for c in commands("cli-login")]
+        assert listed.returncode == 0, listed.stderr
+        assert "add_note" in listed.stdout.decode()
+        assert called.returncode == 0, called.stderr
+        assert called.stdout.decode().strip() == "saved for dev-user"
+        tokens = tmp_path / "config" / "mcpkit" / "tokens.json"
+        assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+        logins = len(log.read_text().splitlines())
+        assert logins >= 1
+        again = await bash(localised(commands("cli-login")[0], base), env)
+        assert again.returncode == 0, again.stderr
+        assert len(log.read_text().splitlines()) == logins  # the cached tokens were enough
+        assert s.namespace["notes"] == ["hi"]
+
+
+async def check_cli_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with stack() as s:
+        env = shell_env(tmp_path, TOKEN=s.token(SCOPES))
+        (line,) = commands("cli-token")
+        out = await bash(localised(line, s.url.removesuffix("/mcp")), env)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.decode().strip() == "saved for dev-user"
+
+
+Check = Callable[[Path, pytest.MonkeyPatch], Awaitable[None]]
+CHECKS: dict[str, Check] = {
+    "protect-server": check_protect_server,
+    "client-interactive": check_client_interactive,
+    "client-headless": check_client_headless,
+    "client-credentials": check_client_credentials,
+    "dev-server-in-process": check_dev_server_in_process,
+    "production-idp": check_production_idp,
+    "dpop-server": check_dpop_server,
+    "rs-scopes": check_rs_scopes,
+    "client-grants": check_client_grants,
+    "auth-server": check_auth_server,
+    "cli-login": check_cli_login,
+    "cli-token": check_cli_token,
+}
+
+
+def test_every_block_is_marked_and_checked() -> None:
+    names = [name for _, name, _ in blocks()]
+    assert all(names), "a python/bash block of auth.md lacks its docs-example/docs-cli marker"
+    assert sorted(names) == sorted(CHECKS), "each block needs exactly one check"
+
+
+def test_the_server_example_is_under_20_lines() -> None:
+    code = [ln for ln in block("protect-server").splitlines()[1:] if ln.strip()]
+    assert len(code) < 20, code
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+async def test_docs_block_runs_and_behaves_as_documented(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await CHECKS[name](tmp_path, monkeypatch)
