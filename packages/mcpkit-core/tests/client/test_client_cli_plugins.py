@@ -93,6 +93,33 @@ def make():
     return CliPlugin(add_client_options=add_client_options, configure_client=configure_client)
 """
 
+LAZY_PLUGIN = """
+from mcpkit.cli.plugins import CliPlugin, LazyCommand
+
+plugin = CliPlugin(
+    commands=(
+        LazyCommand("heavy", "a subcommand with a heavy import", "heavycmd"),
+        LazyCommand("gone", "its module does not exist", "no_such_module_here"),
+    )
+)
+"""
+
+HEAVY_MODULE = """
+import os
+from pathlib import Path
+
+Path(os.environ["HEAVY_MARKER"]).write_text("imported")
+
+
+def add_arguments(parser):
+    parser.add_argument("--times", type=int, default=1, help="how many greetings")
+
+
+def run(args):
+    print("heavy " * args.times)
+    return 4
+"""
+
 BROKEN_IMPORT = "raise RuntimeError('plugin import exploded')\n"
 NOT_A_PLUGIN = "plugin = 42\n"
 BROKEN_HOOK = """
@@ -276,3 +303,29 @@ def test_broken_plugins_are_warnings_naming_them_and_the_rest_works(tmp_path: Pa
     hello = mcpkit(tmp_path, "hello")
     assert hello.returncode == 0
     assert hello.stdout == "hello world\n"
+
+
+def test_lazy_commands_import_their_module_only_when_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install(tmp_path, "lazy-plugin", "lazyplug", LAZY_PLUGIN, {"lazy": "lazyplug:plugin"})
+    (tmp_path / "heavycmd.py").write_text(HEAVY_MODULE)
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("HEAVY_MARKER", str(marker))
+    top = mcpkit(tmp_path, "--help")
+    assert "heavy" in top.stdout
+    assert "a subcommand with a heavy import" in top.stdout
+    assert mcpkit(tmp_path, "ls", DEMO).returncode == 0
+    assert not marker.exists()  # neither --help nor another command imported it
+    ran = mcpkit(tmp_path, "heavy", "--times", "2")
+    assert (ran.returncode, ran.stdout.strip()) == (4, "heavy heavy")
+    assert marker.exists()
+    marker.unlink()
+    shown = mcpkit(tmp_path, "heavy", "--help")
+    assert shown.returncode == 0
+    assert "--times TIMES" in shown.stdout
+    gone = mcpkit(tmp_path, "gone")
+    assert gone.returncode == 2
+    assert (
+        "plugin 'lazy' (lazy-plugin) cannot provide 'gone': ModuleNotFoundError" in gone.stderr
+    )

@@ -76,7 +76,7 @@ import sys
 if sys.argv[1] != "--child":
     if os.environ.get("FAKE_BROWSER_LOG"):
         with open(os.environ["FAKE_BROWSER_LOG"], "a") as log:
-            log.write(sys.argv[1] + "\n")
+            log.write(sys.argv[1] + "\\n")
     subprocess.Popen(
         [sys.executable, __file__, "--child", sys.argv[1]],
         start_new_session=True,

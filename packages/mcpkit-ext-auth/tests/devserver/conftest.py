@@ -1,5 +1,12 @@
-"""Fixtures for the development authorization server tests: the server on loopback and a
-plain httpx2 client (no OAuth library on the client side, so the wire is what is tested)."""
+"""Fixtures for the development authorization server tests.
+
+- ``anyio_backend``: asyncio only.
+- ``auth_server``: a :class:`DevAuthServer` served on 127.0.0.1 (scopes ``mcp:read``,
+  ``mcp:write``) with pre-registered clients redirecting to ``as_helpers.REDIRECT``:
+  ``public`` (``none``), ``secret`` (``client_secret_basic``, secret ``s3cret``) and
+  ``post`` (``client_secret_post``, secret ``p0st``).
+- ``http``: a plain httpx2 client that does not follow redirects.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+from as_helpers import REDIRECT
 
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
 
@@ -18,11 +26,20 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def auth_server() -> AsyncIterator[DevAuthServer]:
-    async with serve_dev_auth_server(scopes_supported=["mcp:read", "mcp:write"]) as server:
-        yield server
+    server = DevAuthServer(scopes_supported=["mcp:read", "mcp:write"])
+    server.register_client("public", redirect_uris=[REDIRECT])
+    server.register_client("secret", client_secret="s3cret", redirect_uris=[REDIRECT])
+    server.register_client(
+        "post",
+        client_secret="p0st",
+        redirect_uris=[REDIRECT],
+        token_endpoint_auth_method="client_secret_post",
+    )
+    async with serve_dev_auth_server(server) as running:
+        yield running
 
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx2.AsyncClient]:
-    async with httpx2.AsyncClient(timeout=10) as client:
+    async with httpx2.AsyncClient(timeout=10, follow_redirects=False) as client:
         yield client

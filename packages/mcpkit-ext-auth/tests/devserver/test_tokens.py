@@ -6,21 +6,11 @@ from __future__ import annotations
 import httpx2
 import jwt
 import pytest
+from as_helpers import verify as _decode
 
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
 
 pytestmark = pytest.mark.anyio
-
-
-async def _decode(
-    http: httpx2.AsyncClient, server: DevAuthServer, token: str, aud: str
-) -> dict[str, object]:
-    keys = jwt.PyJWKSet.from_dict((await http.get(server.jwks_url)).json())
-    header = jwt.get_unverified_header(token)
-    key = next(k for k in keys.keys if k.key_id == header["kid"])
-    return jwt.decode(
-        token, key=key, algorithms=["ES256", "RS256"], audience=aud, issuer=server.issuer
-    )
 
 
 async def test_issued_token_validates_against_jwks_with_rfc9068_claims(

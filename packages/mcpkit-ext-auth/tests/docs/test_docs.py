@@ -215,6 +215,32 @@ async def check_dpop_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert "DPoP" in bearer.headers["www-authenticate"]
 
 
+async def check_rs_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns: dict[str, Any] = {}
+
+    def make_app(base: str) -> Any:
+        ns.update(run("rs-scopes", localised(block("rs-scopes"), base)))
+        return ns["server"].http_app()
+
+    async with serve(make_app) as base:
+        url = f"{base}/mcp"
+        async with Client(url, auth=BearerToken("reader")) as reader:
+            names = [t.name for t in await reader.list_tools()]
+        assert names == []
+        with pytest.raises(HTTPAuthError) as refused:
+            async with Client(url, auth=BearerToken("reader")) as reader:
+                await reader.call_tool("purge", {})
+        assert refused.value.status == 403
+        assert 'scope="files:read ops"' in refused.value.challenge
+        async with Client(url, auth=BearerToken("admin")) as admin:
+            names = [t.name for t in await admin.list_tools()]
+            purged = await admin.call_tool("purge", {})
+            secret = await admin.read_resource("file:///private/x")
+        assert names == ["purge"]
+        assert purged.content[0].text == "purged"  # type: ignore[union-attr]
+        assert secret.contents[0].text == "secret x"  # type: ignore[union-attr]
+
+
 async def check_client_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # auth-grants: the section "More grants" (DPoP client against the dpop-server block).
     async with stack("dpop-server") as s:
@@ -233,7 +259,9 @@ async def check_client_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def commands(name: str) -> list[str]:
-    return [line for line in block(name).splitlines() if line.strip() and not line.startswith("#")]
+    """The block's command lines (continuation lines joined, comments dropped)."""
+    text = block(name).replace("\\\n", " ")
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 async def bash(line: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
@@ -317,6 +345,7 @@ CHECKS: dict[str, Check] = {
     "dev-server-in-process": check_dev_server_in_process,
     "production-idp": check_production_idp,
     "dpop-server": check_dpop_server,
+    "rs-scopes": check_rs_scopes,
     "client-grants": check_client_grants,
     "auth-server": check_auth_server,
     "cli-login": check_cli_login,

@@ -1,7 +1,10 @@
 """Fixtures for the resource-server tests.
 
 - ``anyio_backend``: asyncio only.
-- ``issuer``: a :class:`~rs_helpers.LocalIssuer` serving its JWKS on 127.0.0.1.
+- ``issuer``: the development authorization server (``mcpkit.ext.auth.devserver``) on
+  127.0.0.1, as a :class:`~rs_helpers.DevIssuer` minting real signed tokens.
+- ``local_issuer``: a :class:`~rs_helpers.LocalIssuer` (its own keys and JWKS on
+  127.0.0.1) for the few tokens the development server cannot mint.
 - ``protected``: an async context manager factory: ``async with protected(**settings)
   as site`` serves a demo server behind ``protect()`` on 127.0.0.1 and yields a
   :class:`Site` (``url`` of the endpoint, ``base``, ``auth``, ``client``, ``server``).
@@ -16,8 +19,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from rs_helpers import LocalIssuer, free_port, serve
+from rs_helpers import DevIssuer, LocalIssuer, free_port, serve
 
+from mcpkit.ext.auth.devserver import serve_dev_auth_server
 from mcpkit.ext.auth.server import Auth, AuthSettings, principal, protect
 from mcpkit.server import Context, Server
 
@@ -28,7 +32,13 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def issuer() -> AsyncIterator[LocalIssuer]:
+async def issuer() -> AsyncIterator[DevIssuer]:
+    async with serve_dev_auth_server(scopes_supported=None) as dev:
+        yield DevIssuer(dev)
+
+
+@pytest.fixture
+async def local_issuer() -> AsyncIterator[LocalIssuer]:
     local = LocalIssuer()
     async with serve(local.app()) as base:
         local.url = base
@@ -85,7 +95,7 @@ class Site:
 
 @pytest.fixture
 def protected(
-    issuer: LocalIssuer,
+    issuer: DevIssuer,
 ) -> Callable[..., contextlib.AbstractAsyncContextManager[Site]]:
     @contextlib.asynccontextmanager
     async def build(

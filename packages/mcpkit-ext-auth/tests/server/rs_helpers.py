@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcpkit.ext.auth.devserver import DevAuthServer
 from mcpkit.ext.auth.server.dpop import access_token_hash
 
 JSON = dict[str, Any]
@@ -184,10 +185,49 @@ async def initialize(
     return r.headers["mcp-session-id"]
 
 
+class DevIssuer:
+    """The development authorization server (``mcpkit.ext.auth.devserver``), served on
+    loopback, minting real signed RFC 9068 tokens through its own signer."""
+
+    def __init__(self, server: DevAuthServer) -> None:
+        self.server = server
+
+    @property
+    def url(self) -> str:
+        return self.server.issuer
+
+    @property
+    def jwks_url(self) -> str:
+        return self.server.jwks_url
+
+    def mint(
+        self,
+        *,
+        sub: str = "alice",
+        aud: str | list[str] | None = None,
+        scope: str | None = "mcp",
+        ttl_s: float = 300,
+        exp: int | None = None,
+        cnf: JSON | None = None,
+        **claims: Any,
+    ) -> str:
+        expires_in = int(ttl_s) if exp is None else exp - int(time.time())
+        return self.server.issue_token(
+            subject=sub,
+            scopes=(scope or "").split(),
+            audience=aud,
+            client_id="test-client",
+            expires_in_s=expires_in,
+            cnf_jkt=cnf["jkt"] if cnf else None,
+            extra_claims=claims or None,
+        )
+
+
 class LocalIssuer:
     """A signing authority over loopback: RSA and EC keys, a JWKS served by uvicorn,
-    tokens signed with PyJWT. Used where the development authorization server cannot
-    issue the token a test needs (a wrong ``typ``, a future ``nbf``, a rotated key)."""
+    tokens signed with PyJWT. Used only where the development authorization server
+    cannot issue the token a test needs (a wrong ``typ``, a key it never publishes, a
+    key rotated in mid-test)."""
 
     def __init__(self) -> None:
         self.keys: dict[str, jwk.RSAKey | jwk.ECKey] = {}

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 import pytest
-from rs_helpers import DPoPKey, LocalIssuer, challenges, modern_call, modern_headers
+from rs_helpers import DevIssuer, DPoPKey, challenges, modern_call, modern_headers
 
 from mcpkit.ext.auth.server import DPoPSettings
 
@@ -48,7 +48,7 @@ def dpop_error(r: Any, error: str, description: str) -> None:
     assert "error" not in found["Bearer"]
 
 
-async def test_a_good_proof_is_served_and_advertised(protected: Any, issuer: LocalIssuer) -> None:
+async def test_a_good_proof_is_served_and_advertised(protected: Any, issuer: DevIssuer) -> None:
     key = DPoPKey()
     async with protected(dpop=DPoPSettings()) as site:
         token = issuer.mint(aud=site.url, cnf={"jkt": key.jkt})
@@ -61,7 +61,7 @@ async def test_a_good_proof_is_served_and_advertised(protected: Any, issuer: Loc
     assert "dpop_bound_access_tokens_required" not in doc
 
 
-async def test_bad_proofs_are_refused(protected: Any, issuer: LocalIssuer) -> None:
+async def test_bad_proofs_are_refused(protected: Any, issuer: DevIssuer) -> None:
     key, other = DPoPKey(), DPoPKey()
     async with protected(dpop=DPoPSettings(replay_cache=True)) as site:
         token = issuer.mint(aud=site.url, cnf={"jkt": key.jkt})
@@ -104,7 +104,7 @@ async def test_bad_proofs_are_refused(protected: Any, issuer: LocalIssuer) -> No
     dpop_error(second, "invalid_dpop_proof", "DPoP proof replayed")
 
 
-async def test_htu_is_normalised(protected: Any, issuer: LocalIssuer) -> None:
+async def test_htu_is_normalised(protected: Any, issuer: DevIssuer) -> None:
     key = DPoPKey()
     async with protected(dpop=DPoPSettings()) as site:
         token = issuer.mint(aud=site.url, cnf={"jkt": key.jkt})
@@ -113,7 +113,7 @@ async def test_htu_is_normalised(protected: Any, issuer: LocalIssuer) -> None:
     assert r.status_code == 200, r.text
 
 
-async def test_a_bound_token_sent_as_bearer_is_refused(protected: Any, issuer: LocalIssuer) -> None:
+async def test_a_bound_token_sent_as_bearer_is_refused(protected: Any, issuer: DevIssuer) -> None:
     key = DPoPKey()
     async with protected(dpop=DPoPSettings()) as site:
         token = issuer.mint(aud=site.url, cnf={"jkt": key.jkt})
@@ -130,7 +130,7 @@ async def test_a_bound_token_sent_as_bearer_is_refused(protected: Any, issuer: L
     dpop_error(r2, "invalid_token", "the token is not DPoP-bound")
 
 
-async def test_required_dpop_refuses_bearer(protected: Any, issuer: LocalIssuer) -> None:
+async def test_required_dpop_refuses_bearer(protected: Any, issuer: DevIssuer) -> None:
     async with protected(dpop=DPoPSettings(required=True)) as site:
         bearer = issuer.mint(aud=site.url)
         r = await post(site, bearer, [], scheme="Bearer")
@@ -153,7 +153,7 @@ async def test_required_dpop_refuses_bearer(protected: Any, issuer: LocalIssuer)
     ]
 
 
-async def test_nonce_flow(protected: Any, issuer: LocalIssuer) -> None:
+async def test_nonce_flow(protected: Any, issuer: DevIssuer) -> None:
     key = DPoPKey()
     async with protected(dpop=DPoPSettings(nonces=True)) as site:
         token = issuer.mint(aud=site.url, cnf={"jkt": key.jkt})
@@ -169,7 +169,7 @@ async def test_nonce_flow(protected: Any, issuer: LocalIssuer) -> None:
     assert forged.headers["dpop-nonce"] != nonce
 
 
-async def test_insufficient_scope_uses_the_dpop_scheme(protected: Any, issuer: LocalIssuer) -> None:
+async def test_insufficient_scope_uses_the_dpop_scheme(protected: Any, issuer: DevIssuer) -> None:
     key = DPoPKey()
 
     def rules(auth: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from rs_helpers import (
-    LocalIssuer,
+    DevIssuer,
     challenges,
     initialize,
     legacy_headers,
@@ -65,7 +65,7 @@ def forbidden(site: Any, r: Any, scope: str) -> None:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_insufficient_scope_names_every_scope_needed(
-    protected: Any, issuer: LocalIssuer, era: str
+    protected: Any, issuer: DevIssuer, era: str
 ) -> None:
     async with protected(configure=rules) as site:
         weak = issuer.mint(aud=site.url, scope="mcp")
@@ -102,7 +102,7 @@ async def test_insufficient_scope_names_every_scope_needed(
 
 
 async def test_a_token_missing_a_required_scope_is_403_on_everything(
-    protected: Any, issuer: LocalIssuer
+    protected: Any, issuer: DevIssuer
 ) -> None:
     async with protected() as site:
         token = issuer.mint(aud=site.url, scope="other")
@@ -112,7 +112,7 @@ async def test_a_token_missing_a_required_scope_is_403_on_everything(
     forbidden(site, r, "mcp")
 
 
-async def test_scp_and_scopes_array_claims(protected: Any, issuer: LocalIssuer) -> None:
+async def test_scp_and_scopes_array_claims(protected: Any, issuer: DevIssuer) -> None:
     async with protected(configure=rules) as site:
         for claims in ({"scp": ["mcp", "files:write"]}, {"scopes": ["mcp", "files:write"]}):
             token = issuer.mint(aud=site.url, scope=None, **claims)
@@ -127,9 +127,7 @@ async def test_scp_and_scopes_array_claims(protected: Any, issuer: LocalIssuer) 
             assert r.status_code == 200, r.text
 
 
-async def test_a_batch_is_refused_whole_naming_the_union(
-    protected: Any, issuer: LocalIssuer
-) -> None:
+async def test_a_batch_is_refused_whole_naming_the_union(protected: Any, issuer: DevIssuer) -> None:
     async with protected(configure=rules) as site:
         token = issuer.mint(aud=site.url, scope="mcp")
         r = await site.client.post(
@@ -158,7 +156,7 @@ async def test_a_batch_is_refused_whole_naming_the_union(
     assert r.json()["id"] is None
 
 
-async def test_lists_hide_what_the_caller_cannot_use(protected: Any, issuer: LocalIssuer) -> None:
+async def test_lists_hide_what_the_caller_cannot_use(protected: Any, issuer: DevIssuer) -> None:
     async with protected(configure=rules, hide_unauthorized=True) as site:
         weak = issuer.mint(aud=site.url, scope="mcp listing")
         strong = issuer.mint(aud=site.url, scope="mcp listing files:write admin prompts secrets")
@@ -185,7 +183,7 @@ async def test_lists_hide_what_the_caller_cannot_use(protected: Any, issuer: Loc
     assert hidden_call.status_code == 403  # still challengeable: the client can step up
 
 
-async def test_without_hiding_lists_show_everything(protected: Any, issuer: LocalIssuer) -> None:
+async def test_without_hiding_lists_show_everything(protected: Any, issuer: DevIssuer) -> None:
     async with protected(configure=rules) as site:
         weak = issuer.mint(aud=site.url, scope="mcp")
         tools = await call(site, weak, "modern", "tools/list", {})

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from rs_helpers import LocalIssuer, initialize, legacy_headers, rpc
+from rs_helpers import DevIssuer, initialize, legacy_headers, rpc
 
 from mcpkit.ext.auth.server import Principal
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_another_principal_gets_404_and_a_refreshed_token_keeps_the_session(
-    protected: Any, issuer: LocalIssuer
+    protected: Any, issuer: DevIssuer
 ) -> None:
     async with protected() as site:
         alice = issuer.mint(aud=site.url, sub="alice")
@@ -44,7 +44,7 @@ async def test_another_principal_gets_404_and_a_refreshed_token_keeps_the_sessio
 
 
 async def test_same_subject_from_another_issuer_is_another_principal(
-    protected: Any, issuer: LocalIssuer
+    protected: Any, issuer: DevIssuer
 ) -> None:
     async with protected(jwks_url=None, **_static()) as site:
         sid = await initialize(site.client, site.url, "tok-a")

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from rs_helpers import LocalIssuer, challenges, modern_call, modern_headers, serve
+from rs_helpers import DevIssuer, LocalIssuer, challenges, modern_call, modern_headers, serve
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -37,8 +37,10 @@ async def list_tools(site: Any, token: str) -> httpx2.Response:
 
 
 async def test_unknown_kid_refetches_the_key_set_at_most_once_per_interval(
-    issuer: LocalIssuer,
+    local_issuer: LocalIssuer,
 ) -> None:
+    """A key rotated in mid-test: a local signer (the development server keeps one key)."""
+    issuer = local_issuer
     aud = "http://127.0.0.1:9/mcp"
     limits = ResourceServerLimits(jwks_min_refetch_interval_s=1.0)
     v = JWTValidator(issuer=issuer.url, jwks_url=issuer.jwks_url, audience=[aud], limits=limits)
@@ -63,7 +65,8 @@ async def test_unknown_kid_refetches_the_key_set_at_most_once_per_interval(
         await v.aclose()
 
 
-async def test_concurrent_first_use_fetches_once(issuer: LocalIssuer) -> None:
+async def test_concurrent_first_use_fetches_once(local_issuer: LocalIssuer) -> None:
+    issuer = local_issuer
     aud = "http://127.0.0.1:9/mcp"
     v = JWTValidator(issuer=issuer.url, jwks_url=issuer.jwks_url, audience=[aud])
     token = issuer.mint(aud=aud)
@@ -77,7 +80,7 @@ async def test_concurrent_first_use_fetches_once(issuer: LocalIssuer) -> None:
 
 
 async def test_validated_tokens_are_cached_by_hash_until_exp(
-    protected: Any, issuer: LocalIssuer
+    protected: Any, issuer: DevIssuer
 ) -> None:
     async with protected(leeway_s=0) as site:
         token = issuer.mint(aud=site.url, ttl_s=2)
@@ -94,7 +97,7 @@ async def test_validated_tokens_are_cached_by_hash_until_exp(
     assert challenges(late)[0][1]["error_description"] == "token expired"
 
 
-async def test_the_cache_is_bounded(protected: Any, issuer: LocalIssuer) -> None:
+async def test_the_cache_is_bounded(protected: Any, issuer: DevIssuer) -> None:
     async with protected(limits=ResourceServerLimits(max_cached_tokens=3)) as site:
         for n in range(6):
             assert (
@@ -179,14 +182,14 @@ async def test_introspection_with_a_bounded_cache() -> None:
 
 
 async def test_no_token_text_in_logs_or_responses(
-    protected: Any, issuer: LocalIssuer, caplog: pytest.LogCaptureFixture
+    protected: Any, issuer: DevIssuer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     async with protected() as site:
         tokens = [
             issuer.mint(aud="http://elsewhere/mcp"),
             issuer.mint(aud=site.url, exp=int(time.time()) - 3600),
-            issuer.mint(aud=site.url, iss="https://evil.example"),
+            issuer.mint(aud=site.url, nbf=int(time.time()) + 3600),
             "opaque-garbage-token-1234567890",
             "x" * 20_000,
         ]

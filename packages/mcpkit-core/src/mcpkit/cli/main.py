@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpkit.cli.plugins import CliError, LoadedPlugin, load_plugins
+from mcpkit.cli.plugins import CliError, CliParser, LoadedPlugin, load_plugins
 from mcpkit.core.stdio import ensure_std_fds
 from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S
 
@@ -130,7 +130,7 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
     """The ``mcpkit`` parser, with the commands and options of ``plugins`` (rule 6)."""
     plugins = plugins or []
     parser = argparse.ArgumentParser(prog="mcpkit", description="mcpkit: MCP servers and clients")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
     run = sub.add_parser("run", help="serve a server object: module:attr or file.py:attr")
     run.add_argument("target")
     _add_serve_options(run, "stdio")
@@ -140,6 +140,7 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
 
     add_client_commands(sub, plugins)
     for plugin in plugins:
+        plugin.add_lazy_commands(sub)
         plugin.call("add_commands", sub)
     return parser
 

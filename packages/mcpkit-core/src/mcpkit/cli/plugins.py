@@ -25,6 +25,11 @@ Rules:
    (status 2, the message on stderr, no traceback). Any other exception from
    ``configure_client`` is a plugin fault: a warning naming the plugin, and the command
    goes on without that plugin's changes (rule 2).
+6. A :class:`LazyCommand` costs nothing until it is used: ``mcpkit`` registers its name and
+   help, and imports its module (``add_arguments(parser)`` and ``run(args) -> int``) only
+   when that subcommand is parsed or its help shown, so a plugin's heavy dependencies do
+   not slow every ``mcpkit`` start. A module that fails to import then is a usage error
+   (status 2) naming the plugin.
 """
 
 from __future__ import annotations
@@ -39,8 +44,10 @@ from typing import Any
 __all__ = [
     "ENTRY_POINT_GROUP",
     "CliError",
+    "CliParser",
     "CliPlugin",
     "ClientConfig",
+    "LazyCommand",
     "LoadedPlugin",
     "load_plugins",
 ]
@@ -76,14 +83,51 @@ class ClientConfig:
 
 
 @dataclass(frozen=True)
+class LazyCommand:
+    """A subcommand imported on use (rule 6): ``name`` and ``help`` as ``mcpkit --help``
+    shows them; ``module`` (dotted) defines ``add_arguments(parser)`` and
+    ``run(args) -> int | None``."""
+
+    name: str
+    help: str
+    module: str
+
+
+class CliParser(argparse.ArgumentParser):
+    """The parser class of ``mcpkit``'s subcommands: ``populate``, when set, is called
+    once, before the parser is first used to parse or to show help (rule 6)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.populate: Callable[[CliParser], None] | None = None
+
+    def _populated(self) -> None:
+        populate, self.populate = self.populate, None
+        if populate is not None:
+            populate(self)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Any = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._populated()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._populated()
+        return super().format_help()
+
+
+@dataclass(frozen=True)
 class CliPlugin:
     """One distribution's additions to ``mcpkit`` (every hook optional).
 
-    ``add_commands(subparsers)``: add subcommands (rule 3). ``add_client_options(parser)``:
-    add options to ``ls`` and ``call``. ``configure_client(args, config)``: apply them to the
+    ``commands``: :class:`LazyCommand` subcommands (rule 6). ``add_commands(subparsers)``:
+    add subcommands directly (rule 3). ``add_client_options(parser)``: add options to
+    ``ls`` and ``call``. ``configure_client(args, config)``: apply them to the
     :class:`ClientConfig` (rule 4).
     """
 
+    commands: tuple[LazyCommand, ...] = ()
     add_commands: Callable[[Any], None] | None = None
     add_client_options: Callable[[argparse.ArgumentParser], None] | None = None
     configure_client: Callable[[argparse.Namespace, ClientConfig], None] | None = None
@@ -102,6 +146,33 @@ class LoadedPlugin:
     @property
     def label(self) -> str:
         return f"{self.name!r} ({self.dist})"
+
+    def add_lazy_commands(self, sub: Any) -> None:
+        """Rule 6: register :attr:`CliPlugin.commands` on the subparsers ``sub`` (a failure,
+        e.g. a name already taken, is rule 2's warning)."""
+        try:
+            for command in self.plugin.commands:
+                parser = sub.add_parser(command.name, help=command.help, description=command.help)
+                parser.populate = self._loader(command)
+        except Exception as exc:
+            self.broken = True
+            warn(f"plugin {self.label} failed in commands: {type(exc).__name__}: {exc}")
+
+    def _loader(self, command: LazyCommand) -> Callable[[CliParser], None]:
+        def populate(parser: CliParser) -> None:
+            import importlib
+
+            try:
+                module = importlib.import_module(command.module)
+                module.add_arguments(parser)
+            except Exception as exc:
+                parser.error(
+                    f"plugin {self.label} cannot provide {command.name!r}: "
+                    f"{type(exc).__name__}: {exc}"
+                )
+            parser.set_defaults(handler=module.run)
+
+        return populate
 
     def call(self, hook: str, *args: Any) -> bool:
         """Run ``hook`` if the plugin has it; a :class:`CliError` propagates, any other

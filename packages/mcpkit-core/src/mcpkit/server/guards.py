@@ -99,7 +99,8 @@ class GuardedRequest:
     - ``calls``: the requests and notifications in it (several for a batch).
     - ``principal``: the caller (the endpoint's ``principal_from_scope``), None when
       anonymous.
-    - ``headers``: the request headers, lower-cased names to values (last one wins).
+    - ``headers``: the request headers (a Starlette ``Headers``: case-insensitive
+      names; ``getlist`` for repeated ones).
     - ``scope``: the ASGI scope.
     """
 

@@ -370,7 +370,7 @@ class StreamableHTTP:
             "modern" if modern_era else "legacy",
             calls,
             principal,
-            {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]},
+            Headers(scope=scope),
             scope,
         )
         request_id = calls[0].id if len(calls) == 1 and not isinstance(message, list) else None

@@ -21,7 +21,8 @@ Rules:
    ``--token`` together are a usage error (status 2), and so is either on a stdio target.
 4. ``--scope`` (repeatable) replaces the scopes the server's challenge asks for.
 5. ``mcpkit auth-server`` serves the development authorization server
-   (:mod:`mcpkit.ext.auth.devserver`) on 127.0.0.1 by default.
+   (:mod:`mcpkit.ext.auth.devserver.cli`: options, output and exit status) on 127.0.0.1
+   by default; a lazy command, imported only when used (rule 6).
 6. Importing this module imports nothing of the OAuth or crypto libraries: ``mcpkit`` loads
    it on every start, so they are imported only when an option is used.
 """
@@ -34,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpkit.cli.plugins import ClientConfig, CliError, CliPlugin
+from mcpkit.cli.plugins import ClientConfig, CliError, CliPlugin, LazyCommand
 
 __all__ = ["default_token_file", "plugin"]
 
@@ -154,76 +155,14 @@ def configure_client(args: argparse.Namespace, config: ClientConfig) -> None:
     config.auth = interactive_provider(args)
 
 
-def add_commands(sub: Any) -> None:
-    """Rule 5: ``mcpkit auth-server``."""
-    p = sub.add_parser(
-        "auth-server",
-        help="serve the development OAuth authorization server (tests and demos)",
-        description="A development OAuth 2.1 authorization server: authorization code with "
-        "PKCE, refresh, client credentials, CIMD and dynamic registration, JWKS and RFC 8414 "
-        "metadata. A test user consents automatically: never expose it.",
-    )
-    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=9000, help="port, 0 = any free (default 9000)")
-    p.add_argument(
-        "--issuer-path", default="", metavar="PATH", help="path of the issuer URL (default none)"
-    )
-    p.add_argument(
-        "--scope",
-        action="append",
-        dest="scopes_supported",
-        metavar="SCOPE",
-        help="a scope it offers (repeatable; default: any scope is granted)",
-    )
-    p.add_argument(
-        "--alg", choices=("ES256", "RS256"), default="ES256", help="token signing algorithm"
-    )
-    p.add_argument(
-        "--subject", default=None, metavar="SUB", help="the test user's subject (default dev-user)"
-    )
-    p.set_defaults(handler=run_auth_server)
-
-
-def run_auth_server(args: argparse.Namespace) -> int:
-    """Serve until SIGINT/SIGTERM; the URLs a resource server needs go to stdout."""
-    import signal
-
-    import anyio
-
-    from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
-
-    options: dict[str, Any] = {"issuer_path": args.issuer_path, "alg": args.alg}
-    if args.scopes_supported:
-        options["scopes_supported"] = args.scopes_supported
-    if args.subject:
-        options["subject"] = args.subject
-    try:
-        server = DevAuthServer(**options)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-
-    async def serve() -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with serve_dev_auth_server(server, host=args.host, port=args.port) as running:
-                print(f"issuer: {running.issuer}", flush=True)
-                print(f"metadata: {running.metadata_url}", flush=True)
-                print(f"jwks: {running.jwks_url}", flush=True)
-                sys.stderr.write(
-                    "mcpkit auth-server: a development server (the test user "
-                    f"{running.subject!r} consents to everything); Ctrl-C stops it\n"
-                )
-                async for _ in signals:
-                    break
-
-    try:
-        anyio.run(serve)
-    except OSError as exc:
-        raise CliError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}") from None
-    return 0
-
-
 plugin = CliPlugin(
-    add_commands=add_commands,
+    commands=(
+        LazyCommand(
+            "auth-server",
+            "serve the development OAuth authorization server (tests and demos; never expose it)",
+            "mcpkit.ext.auth.devserver.cli",
+        ),
+    ),
     add_client_options=add_client_options,
     configure_client=configure_client,
 )

@@ -24,16 +24,41 @@ Starlette ASGI app to serve yourself. Tokens are RFC 9068 JWTs (header ``typ: at
 generated at start and published at ``jwks_url``. The token endpoint and ``issue_token``
 share one signer.
 
-Rules: each module states its own (``server``, ``signer``, ``app``, ``store``, ``limits``).
+Clients: ``server.register_client("app", client_secret=..., redirect_uris=[...])``
+pre-registers one (``client_secret_basic`` with a secret, ``private_key_jwt`` with
+``jwks=``, else public); ``POST <issuer>/register`` registers dynamically (RFC 7591); a
+client id that is an ``https`` URL (or ``http://127.0.0.1...``) is a Client ID Metadata
+Document, fetched on first use.
+
+Endpoints (under the issuer): ``/authorize`` (GET or POST; the test user consents at
+once, the 302 carries ``code``, ``state`` and ``iss``), ``/token``
+(``authorization_code`` with PKCE S256, ``refresh_token`` with rotation,
+``client_credentials``; ``client_secret_basic``, ``client_secret_post``,
+``private_key_jwt``, ``none``; a ``DPoP`` proof gives a ``token_type: DPoP`` token),
+``/register``, ``/jwks``; metadata at ``/.well-known/oauth-authorization-server`` (+
+issuer path) and the OpenID discovery paths. ``python -m mcpkit.ext.auth.devserver``
+(``mcpkit auth-server``) serves it from the shell.
+
+Built from Authlib's server components (``AuthorizationServer``, the RFC 6749 grants,
+RFC 7636 ``CodeChallenge``, RFC 7591 ``ClientRegistrationEndpoint``, RFC 7523 client
+assertions, RFC 9207 ``IssuerParameter``) with a thin Starlette glue (:mod:`.glue`);
+joserfc signs tokens and verifies DPoP proofs. Authlib's RFC 9068 token generator is not
+used: it cannot see the request, so it cannot put ``resource`` in ``aud`` or ``cnf.jkt``.
+
+Rules: each module states its own (``server``, ``app``, ``oauth``, ``grants``, ``glue``,
+``clients``, ``cimd``, ``dpop``, ``signer``, ``store``, ``limits``, ``cli``). Every bound is
+in :class:`DevServerLimits`.
 """
 
 from __future__ import annotations
 
+from mcpkit.ext.auth.devserver.clients import DevClient
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.server import (
     DEFAULT_CLIENT_ID,
     DEFAULT_SUBJECT,
     DevAuthServer,
+    serve_asgi,
     serve_dev_auth_server,
 )
 
@@ -41,6 +66,8 @@ __all__ = [
     "DEFAULT_CLIENT_ID",
     "DEFAULT_SUBJECT",
     "DevAuthServer",
+    "DevClient",
     "DevServerLimits",
+    "serve_asgi",
     "serve_dev_auth_server",
 ]

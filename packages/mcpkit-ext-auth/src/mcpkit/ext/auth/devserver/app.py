@@ -15,6 +15,9 @@ Rules:
    client id that is a CIMD URL and not yet known is fetched and validated
    (:mod:`.cimd`; a refused document is ``400 invalid_client``), and on the token endpoint
    a ``DPoP`` header is verified (:mod:`.dpop`; a bad proof is ``400 invalid_dpop_proof``).
+5. OAuth needs TLS except on loopback (RFC 8252 section 8.3): Authlib refuses an issuer
+   that is plain ``http`` on another host, and the endpoint answers
+   ``400 insecure_transport``; behind a TLS proxy, fix ``issuer=`` (``--issuer``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import httpx2
+from authlib.oauth2.rfc6749 import OAuth2Error
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -76,6 +80,17 @@ def metadata(server: DevAuthServer) -> dict[str, Any]:
     return doc
 
 
+def _form_request(
+    method: str, endpoint: str, request: Request, items: list[tuple[str, str]]
+) -> FormRequest | Response:
+    """Rule 5: Authlib's request for ``endpoint`` (the issuer's URL, not the Host header),
+    or the ``400 insecure_transport`` answer when that is plain ``http`` off loopback."""
+    try:
+        return FormRequest(method, endpoint, request.headers, items)
+    except OAuth2Error as error:
+        return error_response(400, str(error.error), "serve the issuer over https or loopback")
+
+
 def build_app(server: DevAuthServer) -> Starlette:
     """Every route of ``server`` on one Starlette app (mounted at the origin's root)."""
     path = server.issuer_path
@@ -112,8 +127,10 @@ def build_app(server: DevAuthServer) -> Starlette:
                 return error_response(413, "invalid_request", "request body too large")
         else:
             items = list(request.query_params.multi_items())
-        oauth_request = FormRequest(request.method, str(request.url), request.headers, items)
-        refused = await resolve_client(oauth_request.payload.client_id)
+        oauth_request = _form_request(request.method, server.authorization_endpoint, request, items)
+        if isinstance(oauth_request, Response):
+            return oauth_request
+        refused = await resolve_client(oauth_request.params.client_id)
         if refused is not None:
             return refused
         return to_starlette(server.oauth.authorize(oauth_request))
@@ -128,8 +145,10 @@ def build_app(server: DevAuthServer) -> Starlette:
             items = FormRequest.parse_form(await read_body(request, max_body))
         except BodyTooLarge:
             return error_response(413, "invalid_request", "request body too large")
-        oauth_request = FormRequest("POST", str(request.url), request.headers, items)
-        refused = await resolve_client(oauth_request.payload.client_id)
+        oauth_request = _form_request("POST", server.token_endpoint, request, items)
+        if isinstance(oauth_request, Response):
+            return oauth_request
+        refused = await resolve_client(oauth_request.params.client_id)
         if refused is not None:
             return refused
         proofs = request.headers.getlist("dpop")

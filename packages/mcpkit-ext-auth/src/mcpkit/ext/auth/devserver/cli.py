@@ -37,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=9000, help="port; 0 = any free (9000)")
     parser.add_argument("--issuer-path", default="", metavar="PATH", help="issuer URL path")
     parser.add_argument(
+        "--issuer",
+        metavar="URL",
+        help="fix the issuer URL (e.g. https://auth.example behind a TLS proxy); "
+        "default http://HOST:PORT + --issuer-path",
+    )
+    parser.add_argument(
         "--scope",
         action="append",
         dest="scopes_supported",
@@ -63,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def build_server(args: argparse.Namespace) -> DevAuthServer:
     """A :class:`DevAuthServer` from parsed options (``ValueError`` on bad values)."""
     server = DevAuthServer(
+        issuer=args.issuer,
         issuer_path=args.issuer_path,
         scopes_supported=args.scopes_supported,
         alg=args.alg,
@@ -102,9 +109,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         anyio.run(serve)
     except OSError as error:
-        print(
-            f"mcpkit auth-server: cannot serve on {args.host}:{args.port}: {error}", file=sys.stderr
-        )
+        where = f"{args.host}:{args.port}"
+        print(f"mcpkit auth-server: cannot serve on {where}: {error}", file=sys.stderr)
         return 2
     return 0
 

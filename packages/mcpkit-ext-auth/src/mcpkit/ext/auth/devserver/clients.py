@@ -16,6 +16,7 @@ Rules:
 from __future__ import annotations
 
 import hmac
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -50,17 +51,17 @@ class DevClient(ClientMixin):
     def get_client_id(self) -> str:
         return self.client_id
 
-    def get_default_redirect_uri(self) -> str | None:
-        return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
+    def get_default_redirect_uri(self) -> str:
+        """The only registered redirect URI, else ``""`` (then ``redirect_uri`` is required)."""
+        return self.redirect_uris[0] if len(self.redirect_uris) == 1 else ""
 
-    def get_allowed_scope(self, scope: str | None) -> str:
+    def get_allowed_scope(self, scope: Collection[str] | str | None) -> str:
         """Rule 5: the requested scopes, filtered to the registered ones when any."""
-        if not scope:
-            return ""
-        if self.scope is None:
-            return scope
-        allowed = set(self.scope.split())
-        return " ".join(s for s in scope.split() if s in allowed)
+        requested = scope.split() if isinstance(scope, str) else list(scope or ())
+        if self.scope is not None:
+            allowed = set(self.scope.split())
+            requested = [s for s in requested if s in allowed]
+        return " ".join(requested)
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
         """Rule 2."""

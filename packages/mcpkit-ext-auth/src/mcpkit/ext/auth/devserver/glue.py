@@ -86,17 +86,19 @@ class FormRequest(OAuth2Request):
     def __init__(
         self, method: str, uri: str, headers: Mapping[str, str], items: Iterable[tuple[str, str]]
     ) -> None:
-        super().__init__(method, uri, headers=headers)
-        self.payload = _FormPayload(items)
+        super().__init__(method, uri, headers=headers)  # pyright: ignore[reportUnknownMemberType]
+        self.params = _FormPayload(items)
+        """The parameters, typed (``payload`` is the same object, for Authlib)."""
+        self.payload = self.params
         self.dpop_jkt: str | None = None
 
     @property
     def form(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
-        return self.payload.data
+        return self.params.data
 
     @property
-    def args(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
-        return self.payload.data
+    def args(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleMethodOverride, reportIncompatibleVariableOverride]
+        return self.params.data
 
     @staticmethod
     def parse_form(body: bytes) -> list[tuple[str, str]]:
@@ -146,10 +148,11 @@ class Reply:
 def to_starlette(reply: Reply) -> Response:
     """Rule 3."""
     headers = {name: value for name, value in reply.headers if name.lower() != "content-type"}
-    if isinstance(reply.body, dict):
-        content = json.dumps(reply.body, separators=(",", ":")).encode()
+    body: Any = reply.body
+    if isinstance(body, dict):
+        content = json.dumps(body, separators=(",", ":")).encode()
         return Response(content, reply.status, headers, media_type="application/json")
-    return Response(str(reply.body or ""), reply.status, headers)
+    return Response(str(body or ""), reply.status, headers)
 
 
 def error_response(status: int, error: str, description: str) -> Response:

@@ -28,7 +28,7 @@ Rules:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from authlib.common.security import generate_token
@@ -92,8 +92,8 @@ class CodeRecord(AuthorizationCodeMixin):
     code_challenge_method: str
     resource: list[str] = field(default_factory=lambda: list[str]())
 
-    def get_redirect_uri(self) -> str | None:
-        return self.redirect_uri
+    def get_redirect_uri(self) -> str:
+        return self.redirect_uri or ""  # "": none was sent, none is required back
 
     def get_scope(self) -> str:
         return self.scope
@@ -131,12 +131,25 @@ class S256CodeChallenge(CodeChallenge):
         super().validate_code_challenge(grant, redirect_uri)  # pyright: ignore[reportUnknownMemberType]
 
 
+# Authlib 1.9 ships no type information, and pyright falls back to typeshed's stubs of an
+# older Authlib whose signatures differ; the grants read Authlib's attributes through these
+# typed accessors instead of the stubs.
+
+
 def _dev(grant: Any) -> DevAuthServer:
     return grant.server.dev
 
 
+def _request(grant: Any) -> FormRequest:
+    return grant.request
+
+
+def _client(request: Any) -> DevClient:
+    return request.client
+
+
 def _resources(request: FormRequest) -> list[str]:
-    return list(request.payload.datalist.get("resource", []))
+    return list(request.params.datalist.get("resource", []))
 
 
 def _check_targets(requested: list[str], authorized: list[str]) -> None:
@@ -162,8 +175,8 @@ def _issue(
 ) -> dict[str, Any]:
     """Rules 3-5: the token response body, signed through the shared signer."""
     dev = _dev(grant)
-    request: FormRequest = grant.request
-    client: DevClient = request.client
+    request = _request(grant)
+    client = _client(request)
     jkt = request.dpop_jkt
     ttl_s = dev.limits.access_token_ttl_s
     token: dict[str, Any] = {
@@ -190,146 +203,125 @@ def _issue(
     return token
 
 
-class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
+class _Issuing:
+    """Rules 3-5: ``generate_token`` of every grant. Authlib calls it with the user (none
+    for client credentials: the client acts for itself) and the resolved scope."""
+
+    def authorized_resources(self) -> list[str]:
+        """The resources the grant was authorized for (empty: any)."""
+        return []
+
+    def generate_token(
+        self,
+        user: DevUser | None = None,
+        scope: str | None = None,
+        grant_type: str | None = None,
+        expires_in: int | None = None,
+        include_refresh_token: bool = True,
+    ) -> dict[str, Any]:
+        del grant_type, expires_in
+        request = _request(self)
+        client = _client(request)
+        requested = _resources(request)
+        authorized = self.authorized_resources()
+        _check_targets(requested, authorized)
+        if user is None:
+            subject, scope = client.client_id, client.get_allowed_scope(scope)
+        else:
+            subject = user.subject
+        return _issue(
+            self,
+            subject=subject,
+            scope=scope or "",
+            audience=requested or authorized,
+            include_refresh_token=include_refresh_token,
+        )
+
+
+class AuthorizationCodeGrant(_Issuing, grants.AuthorizationCodeGrant):
     """Rules 1-3 (PKCE through :class:`S256CodeChallenge`)."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS
 
     def validate_authorization_request(self) -> str:
-        redirect_uri: str = super().validate_authorization_request()  # pyright: ignore[reportUnknownMemberType]
+        redirect_uri = super().validate_authorization_request()
         try:
-            _check_targets(_resources(self.request), [])  # pyright: ignore[reportUnknownMemberType, reportArgumentType]
+            _check_targets(_resources(_request(self)), [])
         except OAuth2Error as error:
             error.redirect_uri = redirect_uri
             raise
         return redirect_uri
 
-    def save_authorization_code(self, code: str, request: FormRequest) -> None:
-        data = request.payload.data
+    def save_authorization_code(self, code: str, request: Any) -> None:
+        form = _request(self)
+        data = form.params.data
+        user: DevUser = request.user
         record = CodeRecord(
-            client_id=request.client.client_id,
+            client_id=_client(form).client_id,
             redirect_uri=data.get("redirect_uri"),
-            scope=request.scope or "",
-            subject=request.user.subject,
+            scope=request.scope or "",  # the resolved scope (client.get_allowed_scope)
+            subject=user.subject,
             code_challenge=data["code_challenge"],
             code_challenge_method=data["code_challenge_method"],
-            resource=_resources(request),
+            resource=_resources(form),
         )
         _dev(self).codes.put(code, record)
 
-    def query_authorization_code(self, code: str, client: DevClient) -> CodeRecord | None:
+    def query_authorization_code(self, code: str, client: Any) -> CodeRecord | None:
         record = _dev(self).codes.pop(code)  # rule 2: once, even when the request fails
-        if record is None or record.client_id != client.client_id:
+        if record is None or record.client_id != client.get_client_id():
             return None
         return record
 
-    def delete_authorization_code(self, authorization_code: CodeRecord) -> None:
+    def delete_authorization_code(self, authorization_code: Any) -> None:
         del authorization_code  # already removed when presented (rule 2)
 
-    def authenticate_user(self, authorization_code: CodeRecord) -> DevUser:
+    def authenticate_user(self, authorization_code: Any) -> DevUser:
         return DevUser(authorization_code.subject)
 
-    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
-        self,
-        user: DevUser | None = None,
-        scope: str | None = None,
-        grant_type: str | None = None,
-        expires_in: int | None = None,
-        include_refresh_token: bool = True,
-    ) -> dict[str, Any]:
-        del grant_type, expires_in
-        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
-        code: CodeRecord = request.authorization_code  # pyright: ignore[reportUnknownMemberType, reportAssignmentType]
-        requested = _resources(request)
-        _check_targets(requested, code.resource)
-        assert user is not None
-        return _issue(
-            self,
-            subject=user.subject,
-            scope=scope or "",
-            audience=requested or code.resource,
-            include_refresh_token=include_refresh_token,
-        )
+    def authorized_resources(self) -> list[str]:
+        code: CodeRecord = cast(Any, _request(self)).authorization_code
+        return code.resource
 
 
-class RefreshTokenGrant(grants.RefreshTokenGrant):
+class RefreshTokenGrant(_Issuing, grants.RefreshTokenGrant):
     """Rule 4."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS
     INCLUDE_NEW_REFRESH_TOKEN = True
 
-    def authenticate_refresh_token(self, refresh_token: str) -> RefreshRecord | None:
+    def authenticate_refresh_token(self, refresh_token: str) -> Any:
         return _dev(self).refresh_tokens.get(refresh_token)
 
-    def authenticate_user(self, refresh_token: RefreshRecord) -> DevUser:
-        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
+    def authenticate_user(self, refresh_token: Any) -> DevUser:
+        request = _request(self)
         if refresh_token.jkt is not None and request.dpop_jkt != refresh_token.jkt:
             raise InvalidGrantError("refresh token is DPoP-bound: prove the same key")
         return DevUser(refresh_token.subject)
 
-    def revoke_old_credential(self, refresh_token: RefreshRecord) -> None:
-        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
-        _dev(self).refresh_tokens.pop(request.form["refresh_token"])
+    def revoke_old_credential(self, refresh_token: Any) -> None:
+        _dev(self).refresh_tokens.pop(_request(self).form["refresh_token"])
         del refresh_token
 
-    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
-        self,
-        user: DevUser | None = None,
-        scope: str | None = None,
-        grant_type: str | None = None,
-        expires_in: int | None = None,
-        include_refresh_token: bool = True,
-    ) -> dict[str, Any]:
-        del grant_type, expires_in
-        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
-        record: RefreshRecord = request.refresh_token  # pyright: ignore[reportUnknownMemberType, reportAssignmentType]
-        requested = _resources(request)
-        _check_targets(requested, record.resource)
-        assert user is not None
-        return _issue(
-            self,
-            subject=user.subject,
-            scope=scope or "",
-            audience=requested or record.resource,
-            include_refresh_token=include_refresh_token,
-        )
+    def authorized_resources(self) -> list[str]:
+        record: RefreshRecord = cast(Any, _request(self)).refresh_token
+        return record.resource
 
 
-class ClientCredentialsGrant(grants.ClientCredentialsGrant):
-    """The client acts for itself: ``sub`` is its client id, no refresh token."""
+class ClientCredentialsGrant(_Issuing, grants.ClientCredentialsGrant):
+    """The client acts for itself: ``sub`` is its client id, no refresh token (Authlib
+    asks for none), scopes within the client's registered ones."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS[:3]
-
-    def generate_token(  # pyright: ignore[reportIncompatibleMethodOverride]
-        self,
-        user: DevUser | None = None,
-        scope: str | None = None,
-        grant_type: str | None = None,
-        expires_in: int | None = None,
-        include_refresh_token: bool = True,
-    ) -> dict[str, Any]:
-        del user, grant_type, expires_in, include_refresh_token
-        request: FormRequest = self.request  # pyright: ignore[reportAssignmentType]
-        client: DevClient = request.client  # pyright: ignore[reportUnknownMemberType, reportAssignmentType]
-        requested = _resources(request)
-        _check_targets(requested, [])
-        allowed = client.get_allowed_scope(scope)
-        return _issue(
-            self,
-            subject=client.client_id,
-            scope=allowed,
-            audience=requested,
-            include_refresh_token=False,
-        )
 
 
 class PrivateKeyJwt(JWTBearerClientAssertion):
     """Rule 6: ``private_key_jwt`` on Authlib's RFC 7523 client assertion."""
 
-    CLIENT_AUTH_METHOD = "private_key_jwt"
+    CLIENT_AUTH_METHOD = "private_key_jwt"  # pyright: ignore[reportGeneralTypeIssues] - stub says Final
 
     def __init__(self, dev: DevAuthServer) -> None:
-        super().__init__(validate_jti=True, leeway=60)
+        super().__init__(validate_jti=True, leeway=60)  # pyright: ignore[reportCallIssue] - stub of an older Authlib
         self.dev = dev
 
     def get_audiences(self) -> list[str]:
@@ -342,7 +334,7 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
         seen.put(jti, True)
         return True
 
-    def resolve_client_public_key(self, client: DevClient) -> KeySet:
+    def resolve_client_public_key(self, client: DevClient) -> KeySet:  # pyright: ignore[reportIncompatibleMethodOverride] - Authlib 1.9's signature
         if not client.jwks:
             raise InvalidRequestError("the client has no jwks for private_key_jwt")
         return KeySet.import_key_set(client.jwks)  # pyright: ignore[reportArgumentType]

@@ -11,16 +11,22 @@ Rules:
 4. Dynamic client registration (RFC 7591) is open (no initial access token); the
    registered metadata is echoed; a client registered with ``none`` or ``private_key_jwt``
    gets no secret. A client asking for ``authorization_code`` must register
-   ``redirect_uris``.
+   ``redirect_uris``. ``application_type`` (``native``/``web``) is validated and echoed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from authlib.oauth2.claims import BaseClaims
 from authlib.oauth2.rfc6749 import AuthorizationServer, OAuth2Error, UnsupportedResponseTypeError
-from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
+from authlib.oauth2.rfc7591 import (
+    ClientMetadataClaims,
+    ClientRegistrationEndpoint,
+    InvalidClientMetadataError,
+)
 from authlib.oauth2.rfc9207 import IssuerParameter
+from joserfc.errors import InvalidClaimError
 
 from mcpkit.ext.auth.devserver.clients import DevClient
 from mcpkit.ext.auth.devserver.glue import FormRequest, JsonBodyRequest, Reply
@@ -49,11 +55,25 @@ class _Issuer(IssuerParameter):
         return self.dev.issuer
 
 
+class _ApplicationType(BaseClaims):
+    """Rule 4: ``application_type`` (``native`` or ``web``; MCP 2026-07-28 asks clients to
+    send it, SEP-837) is kept and echoed; RFC 7591's claims would drop it."""
+
+    REGISTERED_CLAIMS = ["application_type"]  # noqa: RUF012 - Authlib's class attribute
+
+    def validate(self, now: Any = None, leeway: Any = 0) -> None:
+        del now, leeway
+        claims: dict[str, Any] = dict(self)  # pyright: ignore[reportUnknownArgumentType]
+        if claims.get("application_type", "web") not in ("native", "web"):
+            raise InvalidClaimError("application_type")
+
+
 class _Registration(ClientRegistrationEndpoint):
     """Rule 4."""
 
     def __init__(self, server: DevAuthorizationServer) -> None:
-        super().__init__(server)
+        claims = [ClientMetadataClaims, _ApplicationType]
+        super().__init__(server, claims_classes=claims)  # pyright: ignore[reportUnknownMemberType]
         self.dev = server.dev
 
     def authenticate_token(self, request: Any) -> bool:
@@ -101,17 +121,20 @@ class DevAuthorizationServer(AuthorizationServer):
     def __init__(self, dev: DevAuthServer) -> None:
         super().__init__(scopes_supported=dev.scopes_supported)
         self.dev = dev
+        # Authlib 1.9 ships no type information and typeshed's stubs describe an older
+        # Authlib: its methods are called through this untyped view of ``self``.
+        self._authlib: Any = self
         self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])
         self.register_grant(RefreshTokenGrant)
         self.register_grant(ClientCredentialsGrant)
-        self.register_client_auth_method("private_key_jwt", PrivateKeyJwt(dev))
-        self.register_endpoint(_Registration(self))
-        self._issuer_parameter = _Issuer(dev)
-        self.register_extension(self._issuer_parameter)
+        self._authlib.register_client_auth_method("private_key_jwt", PrivateKeyJwt(dev))
+        self._authlib.register_endpoint(_Registration(self))
+        self._issuer_parameter: Any = _Issuer(dev)
+        self._authlib.register_extension(self._issuer_parameter)
 
     # -- Authlib's integration hooks --------------------------------------------------------
 
-    def query_client(self, client_id: str) -> DevClient | None:
+    def query_client(self, client_id: str) -> Any:  # a DevClient or None
         return self.dev.clients.get(client_id)
 
     def save_token(self, token: dict[str, Any], request: Any) -> None:
@@ -135,27 +158,29 @@ class DevAuthorizationServer(AuthorizationServer):
 
     def authorize(self, request: FormRequest) -> Reply:
         """Rules 1-3."""
+        authlib = self._authlib
         try:
-            grant = self.get_authorization_grant(request)
+            grant = authlib.get_authorization_grant(request)
             grant.validate_no_multiple_request_parameter(request)
         except OAuth2Error as error:
             if isinstance(error, UnsupportedResponseTypeError) or error.redirect_uri:
-                error.state = request.payload.state
-            reply: Reply = self.handle_error_response(request, error)
+                error.state = request.params.state
+            reply: Reply = authlib.handle_error_response(request, error)
             if reply.location:
                 self._issuer_parameter.add_issuer_parameter(self, reply)
             return reply
         user = DevUser(self.dev.subject)
-        return self.create_authorization_response(request=request, grant_user=user, grant=grant)
+        return authlib.create_authorization_response(request=request, grant_user=user, grant=grant)
 
     def token(self, request: FormRequest) -> Reply:
-        return self.create_token_response(request)
+        return self._authlib.create_token_response(request)
 
     def register(self, request: JsonBodyRequest) -> Reply:
         """Rule 4: drop the ``None`` secret fields of a public client's answer."""
-        reply: Reply = self.create_endpoint_response("client_registration", request)
-        if isinstance(reply.body, dict) and reply.status == 201:
-            body: dict[str, Any] = {k: v for k, v in reply.body.items() if v is not None}  # pyright: ignore[reportUnknownVariableType]
+        reply: Reply = self._authlib.create_endpoint_response("client_registration", request)
+        answer: dict[str, Any] | None = reply.body if reply.status == 201 else None
+        if answer is not None:
+            body = {k: v for k, v in answer.items() if v is not None}
             if "client_secret" not in body:
                 body.pop("client_secret_expires_at", None)
             reply.body = body

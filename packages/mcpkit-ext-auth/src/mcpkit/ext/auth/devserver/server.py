@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -30,7 +30,13 @@ if TYPE_CHECKING:
     from mcpkit.ext.auth.devserver.grants import CodeRecord, RefreshRecord
     from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
 
-__all__ = ["DEFAULT_CLIENT_ID", "DEFAULT_SUBJECT", "DevAuthServer", "serve_dev_auth_server"]
+__all__ = [
+    "DEFAULT_CLIENT_ID",
+    "DEFAULT_SUBJECT",
+    "DevAuthServer",
+    "serve_asgi",
+    "serve_dev_auth_server",
+]
 
 DEFAULT_SUBJECT = "dev-user"
 """The test user's subject: every authorization request is granted for this user."""
@@ -230,13 +236,29 @@ async def serve_dev_auth_server(
         server = DevAuthServer(**options)
     elif options:
         raise TypeError("pass either a DevAuthServer or its options, not both")
+    dev = server
+
+    def app_for(base_url: str) -> Starlette:
+        dev.bind(base_url)
+        return dev.app
+
+    async with serve_asgi(app_for, host, port):
+        yield dev
+
+
+@contextlib.asynccontextmanager
+async def serve_asgi(
+    app_for: Callable[[str], Any], host: str = "127.0.0.1", port: int = 0
+) -> AsyncGenerator[str]:
+    """Rule 3: bind ``host:port`` (0 = a free port), build the ASGI app with
+    ``app_for(base_url)`` and serve it with uvicorn in a task group; yields the base URL
+    (``http://host:port``) and stops uvicorn on exit."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.bind((host, port))
-    bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    server.bind(f"http://{shown}:{bound_port}")
+    base_url = f"http://{shown}:{sock.getsockname()[1]}"
     config = uvicorn.Config(
-        server.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+        app_for(base_url), log_level="warning", lifespan="off", timeout_graceful_shutdown=2
     )
     uv = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
@@ -245,6 +267,6 @@ async def serve_dev_auth_server(
             while not uv.started:  # noqa: ASYNC110 - uvicorn exposes only this flag
                 await anyio.sleep(0.01)
         try:
-            yield server
+            yield base_url
         finally:
             uv.should_exit = True

@@ -84,6 +84,7 @@ class ScopePolicy:
         }
         self._methods: dict[str, Requirement] = {}
         self._templates: list[tuple[TemplateMatcher, Requirement]] = []
+        self._base_only = True
 
     def require(
         self,
@@ -113,6 +114,7 @@ class ScopePolicy:
         if not requirement.all_of and not requirement.any_of:
             raise ValueError("require() needs scopes: all_of= and/or any_of=")
         kind, name = targets[0]
+        self._base_only = False
         if kind == "method":
             self._methods[name] = requirement
             return
@@ -133,7 +135,7 @@ class ScopePolicy:
 
     def requirements(self, call: GuardedCall) -> list[Requirement]:
         """Rule 1: every requirement ``call`` must meet."""
-        out = [self.base]
+        out = [self.base] if self.base.all_of else []
         by_method = self._methods.get(call.method)
         if by_method is not None:
             out.append(by_method)
@@ -148,17 +150,19 @@ class ScopePolicy:
         """Rule 2 (a core request guard)."""
         caller = request.principal
         scopes = caller.scopes if isinstance(caller, Principal) else frozenset[str]()
-        failed = False
-        named: list[str] = []
-        for call in request.calls:
-            for requirement in self.requirements(call):
-                if not requirement.met_by(scopes):
-                    failed = True
-                for s in requirement.challenge_scopes(scopes):
-                    if s not in named:
-                        named.append(s)
-        if not failed:
+        if self._base_only:  # no per-item or per-method rules: one check per POST
+            if self.base.met_by(scopes):
+                return
+            needed = [self.base]
+        else:
+            needed = [r for call in request.calls for r in self.requirements(call)]
+        if all(r.met_by(scopes) for r in needed):
             return
+        named: list[str] = []
+        for requirement in needed:
+            for s in requirement.challenge_scopes(scopes):
+                if s not in named:
+                    named.append(s)
         dpop = isinstance(caller, Principal) and caller.confirmation_jkt is not None
         raise HTTPRefusal(
             403,

@@ -1,0 +1,33 @@
+"""``mcpkit.ext.auth`` stays cheap to import (the package's rule 1), while its public names
+still work: ``mcpkit`` imports the CLI plugin on every start."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import mcpkit.ext.auth as auth_package
+
+
+def test_public_names_load_on_first_access() -> None:
+    from mcpkit.ext.auth.server import AuthSettings, protect
+
+    assert auth_package.AuthSettings is AuthSettings
+    assert auth_package.protect is protect
+    assert sorted(auth_package.__all__) == sorted(auth_package._LAZY)  # pyright: ignore[reportPrivateUsage]
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        auth_package.nothing  # noqa: B018  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_importing_the_package_loads_no_auth_stack() -> None:
+    code = (
+        "import sys, mcpkit.ext.auth; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} "
+        "& {'authlib', 'joserfc', 'jwt', 'cryptography'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,15 @@
+"""Fixtures of the interop tests; the helpers are the command-line tests' (``cli_helpers.py``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "cli"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
