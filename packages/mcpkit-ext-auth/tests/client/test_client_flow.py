@@ -181,17 +181,23 @@ async def test_expired_tokens_are_refreshed_with_rotation() -> None:
     assert len(s.at("/authorize")) == 1
 
 
-async def test_rejected_token_is_refreshed_once_then_authorized_again() -> None:
+async def test_rejected_token_is_refreshed_first_then_the_grant_runs_again() -> None:
     rejected: set[str] = set()
     async with running() as s:
         s.reject_token = lambda t: t in rejected
         auth = provider()
         with anyio.fail_after(BOUND_S):
             async with Client(s.mcp_url, mode="legacy", auth=auth, timeout_s=10) as client:
+                rejected.update(s.tokens)  # the server stops accepting the first token
+                await client.list_tools()  # 401: refreshed, accepted
+                kinds = [h.form["grant_type"] for h in s.at("/token")]
+                assert kinds == ["authorization_code", "refresh_token"]
                 rejected.update(s.tokens)
+                s.refresh_tokens.clear()  # refresh now fails: the grant runs again
                 await client.list_tools()
     kinds = [h.form["grant_type"] for h in s.at("/token")]
-    assert kinds[:2] == ["authorization_code", "refresh_token"]
+    assert kinds == ["authorization_code", "refresh_token", "refresh_token", "authorization_code"]
+    assert len(s.at("/authorize")) == 2
 
 
 async def test_client_metadata_url_is_the_client_id_where_supported() -> None:
@@ -257,3 +263,20 @@ async def test_march_2025_metadata_at_the_origin_is_used_with_its_own_issuer() -
     assert auth.discovery.issuer == s.base + "/oauth"
     assert s.at("/authorize")[0].query["resource"] == s.mcp_url
     assert len(s.at("/token")) == 1
+
+
+async def test_concurrent_401s_run_one_flow_and_share_its_token() -> None:
+    rejected: set[str] = set()
+    async with running() as s:
+        s.reject_token = lambda t: t in rejected
+        auth = provider()
+        with anyio.fail_after(BOUND_S):
+            async with Client(s.mcp_url, mode="legacy", auth=auth, timeout_s=10) as client:
+                rejected.update(s.tokens)
+                async with anyio.create_task_group() as tg:
+                    for _ in range(4):
+                        tg.start_soon(lambda: client.list_tools(use_cache=False))
+    kinds = [h.form["grant_type"] for h in s.at("/token")]
+    assert kinds == ["authorization_code", "refresh_token"]
+    lists = [h for h in s.at("/mcp") if (h.body or {}).get("method") == "tools/list"]
+    assert len(lists) >= 5  # several went out with the old token before the one refresh

@@ -14,6 +14,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcpkit.ext.auth.client import (  # auth-client
+        AuthorizationCode,
+        ClientRegistration,
+        FileTokenStorage,
+        HeadlessRedirect,
+        LoopbackRedirect,
+        MemoryTokenStorage,
+        OAuthError,
+        OAuthProvider,
+        TokenSet,
+    )
     from mcpkit.ext.auth.client.dpop import DPoPKey  # auth-grants
     from mcpkit.ext.auth.client.grants import (  # auth-grants
         ClientCredentials,
@@ -53,6 +64,26 @@ _LAZY.update(
 )
 __all__ += ["ClientCredentials", "DPoPKey", "EnterpriseManagedAuthorization", "JwtBearer"]
 __all__ += ["WorkloadIdentity"]
+
+# auth-client: the OAuth provider, the authorization code grant and its redirect
+# handlers, token storage.
+_CLIENT = "mcpkit.ext.auth.client"
+_LAZY.update(
+    {
+        "AuthorizationCode": _CLIENT,
+        "ClientRegistration": _CLIENT,
+        "FileTokenStorage": _CLIENT,
+        "HeadlessRedirect": _CLIENT,
+        "LoopbackRedirect": _CLIENT,
+        "MemoryTokenStorage": _CLIENT,
+        "OAuthError": _CLIENT,
+        "OAuthProvider": _CLIENT,
+        "TokenSet": _CLIENT,
+    }
+)
+__all__ += ["AuthorizationCode", "ClientRegistration", "FileTokenStorage", "HeadlessRedirect"]
+__all__ += ["LoopbackRedirect", "MemoryTokenStorage", "OAuthError", "OAuthProvider"]
+__all__ += ["TokenSet"]
 
 
 def __getattr__(name: str) -> Any:

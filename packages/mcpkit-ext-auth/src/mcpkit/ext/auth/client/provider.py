@@ -46,7 +46,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
-from mcpkit.ext.auth.client._http import bearer_challenge, origin_of
+from mcpkit.ext.auth.client._http import bearer_challenge, origin_of, parse_challenges
 from mcpkit.ext.auth.client.authcode import AuthorizationCode
 from mcpkit.ext.auth.client.discovery import Discovery, canonical_resource, discover
 from mcpkit.ext.auth.client.grant import (
@@ -162,9 +162,11 @@ class OAuthProvider:
             return None
         request = response.request
         state: dict[str, int] = request.extensions.setdefault(_STATE, {})
-        challenge = bearer_challenge(response.headers.get("www-authenticate", ""))
+        header = response.headers.get("www-authenticate", "")
+        challenge = bearer_challenge(header)
         error = challenge.get("error")
-        if error == "use_dpop_nonce" and self.dpop is not None and nonce:
+        asks_nonce = any(c.get("error") == "use_dpop_nonce" for c in parse_challenges(header))
+        if asks_nonce and self.dpop is not None and nonce:
             if state.get("nonce", 0) >= 2:
                 return None
             state["nonce"] = state.get("nonce", 0) + 1
