@@ -5,6 +5,22 @@ SEP-1932 DPoP, SEP-1933 workload identity)."""
 from __future__ import annotations
 
 __all__: list[str] = []
-from mcpkit.ext.auth.server import Auth, AuthSettings, DPoPSettings, Principal, principal, protect
+
+# Resource server names, loaded on first use: importing the package (the CLI plugin does)
+# must not load the crypto libraries.
+from typing import TYPE_CHECKING
+
+from mcpkit.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from mcpkit.ext.auth.server import (
+        Auth,
+        AuthSettings,
+        DPoPSettings,
+        Principal,
+        principal,
+        protect,
+    )
 
 __all__ += ["Auth", "AuthSettings", "DPoPSettings", "Principal", "principal", "protect"]
+__getattr__, __dir__ = lazy_exports(__name__, globals(), dict.fromkeys(__all__[-6:], "server"))
