@@ -73,5 +73,26 @@ _WHERE: dict[str, str] = {
     "DPoPKey": "mcpkit.ext.auth.client.dpop",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "Auth",
+    "AuthSettings",
+    "AuthorizationCode",
+    "ClientCredentials",
+    "ClientRegistration",
+    "DPoPKey",
+    "DPoPSettings",
+    "EnterpriseManagedAuthorization",
+    "FileTokenStorage",
+    "HeadlessRedirect",
+    "JwtBearer",
+    "LoopbackRedirect",
+    "MemoryTokenStorage",
+    "OAuthError",
+    "OAuthProvider",
+    "Principal",
+    "TokenSet",
+    "WorkloadIdentity",
+    "principal",
+    "protect",
+]
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE)
