@@ -49,10 +49,22 @@ def test_stability_values_are_the_three_documented_ones_and_unspecified() -> Non
     assert [s.value for s in Stability] == ["experimental", "stable", "deprecated", "unspecified"]
 
 
-@pytest.mark.parametrize("bad", ["search", "/search", "com.example/", "com..example/x", "1com/x"])
+@pytest.mark.parametrize(
+    "bad",
+    ["search", "/search", "com.example/", "com..example/x", "1com/x", "com.example/a//b", "a/b/"],
+)
 def test_extension_ids_need_a_reverse_dns_prefix(bad: str) -> None:
     with pytest.raises(ValueError, match="SEP-2133"):
         Extension(bad)
+
+
+@pytest.mark.parametrize("good", ["io.modelcontextprotocol/auth/dpop", "com.example/a/b-c.d"])
+def test_extension_names_may_have_slash_separated_segments(good: str) -> None:
+    """The conformance suite and the TypeScript SDK name SEP-1932/1933 ``.../auth/dpop`` and
+    ``.../auth/wif``: a client reading a server that advertises one must not fail."""
+    assert Extension(good).id == good
+    read = extension_from_entry(good, {"_meta": {"io.mcpkit/extension": {"specVersion": "1"}}})
+    assert (read.id, read.spec_version) == (good, "1")
 
 
 def test_anything_with_an_extension_method_is_a_provider() -> None:

@@ -8,6 +8,9 @@ Rules:
 1. An :class:`Extension` is immutable; its ``config`` is the settings object the
    extension's own specification defines.
 2. An id must have a prefix; a malformed id is refused at construction (``ValueError``).
+   The name may have ``/``-separated segments, each following the ``_meta`` name rules
+   (``io.modelcontextprotocol/auth/dpop``: the id the official conformance suite and
+   TypeScript SDK use for SEP-1932), so a peer advertising one is read, not refused.
 3. Peers' extension ids that we do not know are ignored, never an error.
 4. Anything with ``extension() -> Extension`` is an :class:`ExtensionProvider`, so an
    extension package can hand the server or client one object that both describes and
@@ -50,7 +53,7 @@ and stability (rule 5)."""
 
 _LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-_EXTENSION_ID = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*/{_NAME}$")
+_EXTENSION_ID = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*/{_NAME}(?:/{_NAME})*$")
 
 
 class Stability(enum.Enum):
