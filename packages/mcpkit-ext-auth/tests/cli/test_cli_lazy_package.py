@@ -21,9 +21,9 @@ def test_public_names_load_on_first_access() -> None:
         auth_package.nothing  # noqa: B018  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def test_importing_the_package_loads_no_auth_stack() -> None:
+def test_importing_the_package_and_its_cli_plugin_loads_no_auth_stack() -> None:
     code = (
-        "import sys, mcpkit.ext.auth; "
+        "import sys, mcpkit.ext.auth, mcpkit.ext.auth.cli, mcpkit.cli.main; "
         "print(sorted({m.split('.')[0] for m in sys.modules} "
         "& {'authlib', 'joserfc', 'jwt', 'cryptography'}))"
     )

@@ -104,15 +104,3 @@ def test_the_plugin_loads_without_warnings_and_documents_its_options(tmp_path: P
 def test_a_stdio_server_still_works_with_the_plugin_installed(tmp_path: Path) -> None:
     out = mcpkit_sync(tmp_path, "call", DEMO, "echo", '{"text": "plain"}')
     assert (out.returncode, out.stdout, out.stderr) == (0, "plain\n", "")
-
-
-def test_importing_the_plugin_loads_no_oauth_or_crypto_library() -> None:
-    code = (
-        "import sys, mcpkit.ext.auth.cli, mcpkit.cli.main; "
-        "print(sorted({m.split('.')[0] for m in sys.modules} "
-        "& {'authlib', 'joserfc', 'jwt', 'cryptography'}))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert out.stdout.strip() == "[]"
