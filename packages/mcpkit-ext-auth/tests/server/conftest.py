@@ -47,7 +47,15 @@ async def local_issuer() -> AsyncIterator[LocalIssuer]:
 
 def demo_server() -> Server:
     """Tools, a prompt and resources to protect; ``whoami`` echoes the principal."""
-    server = Server("protected-demo")
+    server = Server("protected-demo", state_secret=b"s" * 32)
+
+    @server.tool()
+    async def confirm(ctx: Context) -> str:
+        """Asks the user to confirm (MRTR ``input_required`` on 2026-07-28)."""
+        answer = await ctx.elicit(
+            "Sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        )
+        return f"answered {answer['action']}"
 
     @server.tool()
     def whoami(ctx: Context) -> dict[str, Any]:

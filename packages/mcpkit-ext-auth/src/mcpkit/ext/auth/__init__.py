@@ -1,17 +1,16 @@
 """mcpkit-ext-auth: OAuth 2.1 authorization for MCP (2025-11-25 and 2026-07-28
 ``basic/authorization``; SEP-1046 client credentials, enterprise-managed authorization,
-SEP-1932 DPoP, SEP-1933 workload identity).
-
-Rules:
-1. Importing this package imports nothing else: the ``mcpkit`` command imports
-   :mod:`mcpkit.ext.auth.cli` (its ``mcpkit.cli`` plugin) on every start, and that must
-   not pull PyJWT, cryptography, Authlib or joserfc in. The public names below load
-   their module on first access (PEP 562); add a name to ``_LAZY``, not as an import.
-"""
+SEP-1932 DPoP, SEP-1933 workload identity)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+__all__: list[str] = []
+
+# Resource server names, loaded on first use: importing the package (the CLI plugin does)
+# must not load the crypto libraries.
+from typing import TYPE_CHECKING
+
+from mcpkit.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mcpkit.ext.auth.server import (
@@ -23,25 +22,5 @@ if TYPE_CHECKING:
         protect,
     )
 
-_LAZY: dict[str, str] = {
-    "Auth": "mcpkit.ext.auth.server",
-    "AuthSettings": "mcpkit.ext.auth.server",
-    "DPoPSettings": "mcpkit.ext.auth.server",
-    "Principal": "mcpkit.ext.auth.server",
-    "principal": "mcpkit.ext.auth.server",
-    "protect": "mcpkit.ext.auth.server",
-}
-
-__all__ = ["Auth", "AuthSettings", "DPoPSettings", "Principal", "principal", "protect"]
-
-
-def __getattr__(name: str) -> Any:
-    """Rule 1: ``AttributeError`` for a name the package does not export."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__all__ += ["Auth", "AuthSettings", "DPoPSettings", "Principal", "principal", "protect"]
+__getattr__, __dir__ = lazy_exports(__name__, globals(), dict.fromkeys(__all__[-6:], "server"))

@@ -67,7 +67,9 @@ class IntrospectionValidator:
         self.leeway_s = leeway_s
         self.limits = limits or ResourceServerLimits()
         self._auth = ClientAuth(client_id, client_secret, auth_method) if client_id else None
-        self._fetcher = JSONFetcher(max_bytes=65_536, timeout_s=self.limits.http_timeout_s)
+        self._fetcher = JSONFetcher(
+            max_bytes=self.limits.max_introspection_bytes, timeout_s=self.limits.http_timeout_s
+        )
         self.cache = TokenCache(self.limits.max_introspection_cache)
         self.requests = 0
         """Introspection requests made so far."""

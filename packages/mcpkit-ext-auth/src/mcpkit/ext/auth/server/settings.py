@@ -78,6 +78,8 @@ class ResourceServerLimits:
     - ``max_introspection_cache`` (10 000) and ``introspection_ttl_s`` (60 s): active
       introspection answers kept, at most this long (and never past ``exp``).
     - ``max_dpop_jti`` (100 000): proof ids remembered by the optional replay cache.
+    - ``max_introspection_bytes`` (65 536): a larger introspection answer is refused
+      (the token is 401).
     """
 
     max_cached_tokens: int = 10_000
@@ -90,6 +92,7 @@ class ResourceServerLimits:
     max_introspection_cache: int = 10_000
     introspection_ttl_s: float = 60.0
     max_dpop_jti: int = 100_000
+    max_introspection_bytes: int = 65_536
 
 
 @dataclass(frozen=True, slots=True)

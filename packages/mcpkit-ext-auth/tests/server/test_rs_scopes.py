@@ -178,8 +178,12 @@ async def test_lists_hide_what_the_caller_cannot_use(protected: Any, issuer: Dev
             {"name": "write", "arguments": {"text": "x"}},
             "write",
         )
-    assert seen["weak"] == (["whoami"], [], [])
-    assert seen["strong"] == (["admin", "whoami", "write"], ["greet"], ["file:///secret/{name}"])
+    assert seen["weak"] == (["confirm", "whoami"], [], [])
+    assert seen["strong"] == (
+        ["admin", "confirm", "whoami", "write"],
+        ["greet"],
+        ["file:///secret/{name}"],
+    )
     assert hidden_call.status_code == 403  # still challengeable: the client can step up
 
 
@@ -189,6 +193,7 @@ async def test_without_hiding_lists_show_everything(protected: Any, issuer: DevI
         tools = await call(site, weak, "modern", "tools/list", {})
     assert sorted(t["name"] for t in tools.json()["result"]["tools"]) == [
         "admin",
+        "confirm",
         "whoami",
         "write",
     ]

@@ -4,6 +4,8 @@
    DELETE).
 2. A refreshed token (another token, same issuer and subject) keeps the session.
 3. The same subject from another issuer is another principal (404).
+4. MRTR ``requestState`` (2026-07-28) sealed for one principal is refused (-32602) for
+   another and accepted with the same principal's refreshed token.
 """
 
 from __future__ import annotations
@@ -11,7 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from rs_helpers import DevIssuer, initialize, legacy_headers, rpc
+from rs_helpers import (
+    DevIssuer,
+    initialize,
+    legacy_headers,
+    modern_headers,
+    modern_meta,
+    rpc,
+)
 
 from mcpkit.ext.auth.server import Principal
 
@@ -86,3 +95,36 @@ def test_principal_key_is_issuer_and_subject() -> None:
     c = Principal.from_claims({"iss": "https://other", "sub": "alice"})
     assert principal_key(a) == principal_key(b) == '["https://as","alice"]'
     assert principal_key(c) != principal_key(a)
+
+
+async def test_mrtr_state_follows_issuer_and_subject(protected: Any, issuer: DevIssuer) -> None:
+    meta = {**modern_meta(), "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+    first_round = rpc(1, "tools/call", {"name": "confirm", "arguments": {}, "_meta": meta})
+    async with protected() as site:
+        alice = issuer.mint(aud=site.url, sub="alice")
+        h = modern_headers("tools/call", "confirm", alice)
+        first = (await site.client.post(site.url, json=first_round, headers=h)).json()["result"]
+        assert first["resultType"] == "input_required"
+        state, key = first["requestState"], next(iter(first["inputRequests"]))
+        params = {
+            "name": "confirm",
+            "arguments": {},
+            "_meta": meta,
+            "requestState": state,
+            "inputResponses": {key: {"action": "accept", "content": {"ok": True}}},
+        }
+        bob = issuer.mint(aud=site.url, sub="bob")
+        as_bob = await site.client.post(
+            site.url,
+            json=rpc(2, "tools/call", params),
+            headers=modern_headers("tools/call", "confirm", bob),
+        )
+        refreshed = issuer.mint(aud=site.url, sub="alice", ttl_s=900)
+        assert refreshed != alice
+        as_alice = await site.client.post(
+            site.url,
+            json=rpc(2, "tools/call", params),
+            headers=modern_headers("tools/call", "confirm", refreshed),
+        )
+    assert as_bob.json()["error"]["code"] == -32602
+    assert as_alice.json()["result"]["content"][0]["text"] == "answered accept"
