@@ -66,3 +66,27 @@ async def test_jwks_publishes_only_the_public_key(
     assert key["alg"] == "ES256"
     assert key["kid"]
     assert "d" not in key
+
+
+async def test_browser_clients_get_cors_answers(
+    auth_server: DevAuthServer, http: httpx2.AsyncClient
+) -> None:
+    origin = {"origin": "http://localhost:6274"}
+    preflight = await http.options(
+        auth_server.token_endpoint,
+        headers={
+            **origin,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "dpop, content-type",
+        },
+    )
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "*"
+    assert "POST" in preflight.headers["access-control-allow-methods"]
+    meta = await http.get(auth_server.metadata_url, headers=origin)
+    assert meta.headers["access-control-allow-origin"] == "*"
+    token = await http.post(
+        auth_server.token_endpoint, data={"grant_type": "client_credentials"}, headers=origin
+    )
+    assert token.headers["access-control-allow-origin"] == "*"
+    assert "dpop-nonce" in token.headers["access-control-expose-headers"].lower()

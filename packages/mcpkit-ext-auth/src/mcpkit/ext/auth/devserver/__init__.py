@@ -35,18 +35,25 @@ once, the 302 carries ``code``, ``state`` and ``iss``), ``/token``
 (``authorization_code`` with PKCE S256, ``refresh_token`` with rotation,
 ``client_credentials``; ``client_secret_basic``, ``client_secret_post``,
 ``private_key_jwt``, ``none``; a ``DPoP`` proof gives a ``token_type: DPoP`` token),
-``/register``, ``/jwks``; metadata at ``/.well-known/oauth-authorization-server`` (+
-issuer path) and the OpenID discovery paths. ``python -m mcpkit.ext.auth.devserver``
-(``mcpkit auth-server``) serves it from the shell.
+``/register`` (RFC 7591), ``/introspect`` (RFC 7662, for a resource server registered as a
+confidential client), ``/revoke`` (RFC 7009), ``/jwks``; metadata at
+``/.well-known/oauth-authorization-server`` (+ issuer path) and the OpenID discovery paths;
+``require_dpop_nonce=True`` (``--dpop-nonce``) makes DPoP proofs carry a server nonce;
+``trusted_issuers={issuer: None}`` (``--trust-issuer``) enables the JWT-bearer grant for
+workload identity federation (SEP-1933; keys by OpenID discovery, or a given JWKS).
+``python -m mcpkit.ext.auth.devserver`` (``mcpkit auth-server``) serves it from the shell.
 
 Built from Authlib's server components (``AuthorizationServer``, the RFC 6749 grants,
-RFC 7636 ``CodeChallenge``, RFC 7591 ``ClientRegistrationEndpoint``, RFC 7523 client
-assertions, RFC 9207 ``IssuerParameter``) with a thin Starlette glue (:mod:`.glue`);
-joserfc signs tokens and verifies DPoP proofs. Authlib's RFC 9068 token generator is not
-used: it cannot see the request, so it cannot put ``resource`` in ``aud`` or ``cnf.jkt``.
+RFC 7636 ``CodeChallenge``, RFC 7591 ``ClientRegistrationEndpoint``, RFC 7662
+``IntrospectionEndpoint``, RFC 7009 ``RevocationEndpoint``, RFC 7523 client assertions,
+RFC 7523 ``JWTBearerGrant``, RFC 9207 ``IssuerParameter``) with a thin Starlette glue
+(:mod:`.glue`); joserfc signs tokens and verifies DPoP proofs. Authlib's RFC 9068 token
+generator is not used: it cannot see the request, so it cannot put ``resource`` in ``aud``
+or ``cnf.jkt``.
 
 Rules: each module states its own (``server``, ``app``, ``oauth``, ``grants``, ``glue``,
-``clients``, ``cimd``, ``dpop``, ``signer``, ``store``, ``limits``, ``cli``). Every bound is
+``clients``, ``cimd``, ``dpop``, ``introspection``, ``workload``, ``signer``, ``store``,
+``limits``, ``cli``). Every bound is
 in :class:`DevServerLimits`.
 """
 

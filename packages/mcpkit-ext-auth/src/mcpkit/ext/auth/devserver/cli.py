@@ -54,6 +54,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--token-ttl", type=int, default=3600, metavar="SECONDS", help="access token lifetime"
     )
+    parser.add_argument(
+        "--dpop-nonce",
+        action="store_true",
+        help="require the server's DPoP nonce in token-endpoint proofs (RFC 9449 section 8)",
+    )
+    parser.add_argument(
+        "--trust-issuer",
+        action="append",
+        dest="trusted_issuers",
+        default=[],
+        metavar="URL",
+        help="accept JWT-bearer assertions from this workload identity issuer "
+        "(keys by OpenID discovery; repeatable; SEP-1933)",
+    )
     parser.add_argument("--client-id", help="pre-register a client with this id")
     parser.add_argument("--client-secret", help="its secret (default: a public client)")
     parser.add_argument(
@@ -75,6 +89,8 @@ def build_server(args: argparse.Namespace) -> DevAuthServer:
         alg=args.alg,
         subject=args.subject,
         limits=DevServerLimits(access_token_ttl_s=args.token_ttl),
+        require_dpop_nonce=args.dpop_nonce,
+        trusted_issuers=dict.fromkeys(args.trusted_issuers),
     )
     if args.client_id:
         server.register_client(
@@ -109,8 +125,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         anyio.run(serve)
     except OSError as error:
-        where = f"{args.host}:{args.port}"
-        print(f"mcpkit auth-server: cannot serve on {where}: {error}", file=sys.stderr)
+        print(
+            f"mcpkit auth-server: cannot serve on {args.host}:{args.port}: {error}", file=sys.stderr
+        )
         return 2
     return 0
 

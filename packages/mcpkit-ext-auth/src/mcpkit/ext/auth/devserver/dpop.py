@@ -5,17 +5,22 @@ Rules:
    refused.
 2. The proof is a JWS with header ``typ: dpop+jwt``, an asymmetric ``alg`` from
    :data:`~mcpkit.ext.auth.devserver.app.DPOP_ALGS`, and a public ``jwk`` (no private
-   members) whose signature verifies.
+   members) whose signature verifies. RSA keys fit: the header may fill the proof bound.
 3. Claims: ``jti`` (a string, not seen before within the ``iat`` window), ``htm`` equal to
    the request method, ``htu`` equal to the token endpoint URL (query and fragment
    ignored, section 4.3 point 9), ``iat`` within ``limits.dpop_iat_window_s`` of now.
 4. A verified proof yields its key's RFC 7638 thumbprint (``jkt``), which the issued
    token carries as ``cnf.jkt``. Any failure is ``400 invalid_dpop_proof``.
+5. With server nonces on (``require_dpop_nonce``, RFC 9449 section 8), a proof must carry
+   the current ``nonce`` (or the one before it; a nonce lives ``limits.dpop_nonce_ttl_s``),
+   else :class:`DpopNonceRequired` (``400 use_dpop_nonce`` with a ``DPoP-Nonce`` header).
+   The nonce is checked before the ``jti`` is recorded, so the retry is not a replay.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +32,7 @@ from joserfc.errors import JoseError
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.store import ExpiringStore
 
-__all__ = ["DpopError", "DpopVerifier"]
+__all__ = ["DpopError", "DpopNonceRequired", "DpopVerifier"]
 
 _PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 
@@ -36,12 +41,25 @@ class DpopError(Exception):
     """Rule 4: the proof is refused; ``str(error)`` is the ``error_description``."""
 
 
+class DpopNonceRequired(DpopError):
+    """Rule 5: the proof lacks the current server nonce."""
+
+
 class DpopVerifier:
     """Verifies proofs for one token endpoint; keeps the seen ``jti`` values (bounded)."""
 
-    def __init__(self, limits: DevServerLimits, algorithms: Sequence[str]) -> None:
+    def __init__(
+        self, limits: DevServerLimits, algorithms: Sequence[str], *, nonces: bool = False
+    ) -> None:
         self.limits = limits
         self.algorithms = list(algorithms)
+        self.nonces = nonces
+        # joserfc's default 512-byte header bound is below an RSA-2048 ``jwk`` header;
+        # the proof's own bound (rule 1) covers it.
+        self._registry = jws.JWSRegistry(algorithms=self.algorithms)
+        self._registry.max_header_length = limits.max_dpop_proof_bytes
+        self._nonce = (secrets.token_urlsafe(16), time.monotonic())
+        self._previous_nonce = ""
         self._seen: ExpiringStore[bool] = ExpiringStore(
             max_entries=10 * limits.max_codes, ttl_s=2 * limits.dpop_iat_window_s
         )
@@ -67,6 +85,8 @@ class DpopVerifier:
             raise DpopError("DPoP proof has no iat")
         if abs(time.time() - iat) > self.limits.dpop_iat_window_s:
             raise DpopError("DPoP iat outside the acceptable window")
+        if self.nonces and claims.get("nonce") not in (self.nonce(), self._previous_nonce):
+            raise DpopNonceRequired("a fresh DPoP nonce is required")
         thumbprint = key.thumbprint()
         seen_key = thumbprint + " " + jti
         if self._seen.get(seen_key):
@@ -74,10 +94,18 @@ class DpopVerifier:
         self._seen.put(seen_key, True)
         return thumbprint
 
+    def nonce(self) -> str:
+        """Rule 5: the current server nonce (a new one every ``dpop_nonce_ttl_s``)."""
+        value, since = self._nonce
+        if time.monotonic() - since >= self.limits.dpop_nonce_ttl_s:
+            self._previous_nonce = value
+            self._nonce = (secrets.token_urlsafe(16), time.monotonic())
+        return self._nonce[0]
+
     def _verified(self, proof: str) -> tuple[jwk.Key, dict[str, Any]]:
         """Rule 2."""
         try:
-            header = jws.extract_compact(proof.encode()).headers()
+            header = jws.extract_compact(proof.encode(), registry=self._registry).headers()
         except (JoseError, ValueError):
             raise DpopError("malformed DPoP proof") from None
         if header.get("typ") != "dpop+jwt":
@@ -90,7 +118,7 @@ class DpopVerifier:
             raise DpopError("DPoP proof needs a public jwk header")
         try:
             key = jwk.import_key(key_doc)  # pyright: ignore[reportUnknownArgumentType]
-            verified = jws.deserialize_compact(proof, key, algorithms=[alg])
+            verified = jws.deserialize_compact(proof, key, registry=self._registry)
             claims: Any = json.loads(verified.payload)
         except (JoseError, ValueError, TypeError):
             raise DpopError("DPoP proof signature does not verify") from None

@@ -55,10 +55,12 @@ __all__ = [
     "ClientCredentialsGrant",
     "CodeRecord",
     "DevUser",
+    "Issuing",
     "PrivateKeyJwt",
     "RefreshRecord",
     "RefreshTokenGrant",
     "S256CodeChallenge",
+    "dev_of",
 ]
 
 _AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
@@ -136,7 +138,8 @@ class S256CodeChallenge(CodeChallenge):
 # typed accessors instead of the stubs.
 
 
-def _dev(grant: Any) -> DevAuthServer:
+def dev_of(grant: Any) -> DevAuthServer:
+    """The :class:`DevAuthServer` of an Authlib grant."""
     return grant.server.dev
 
 
@@ -174,7 +177,7 @@ def _issue(
     include_refresh_token: bool,
 ) -> dict[str, Any]:
     """Rules 3-5: the token response body, signed through the shared signer."""
-    dev = _dev(grant)
+    dev = dev_of(grant)
     request = _request(grant)
     client = _client(request)
     jkt = request.dpop_jkt
@@ -203,7 +206,7 @@ def _issue(
     return token
 
 
-class _Issuing:
+class Issuing:
     """Rules 3-5: ``generate_token`` of every grant. Authlib calls it with the user (none
     for client credentials: the client acts for itself) and the resolved scope."""
 
@@ -238,7 +241,7 @@ class _Issuing:
         )
 
 
-class AuthorizationCodeGrant(_Issuing, grants.AuthorizationCodeGrant):
+class AuthorizationCodeGrant(Issuing, grants.AuthorizationCodeGrant):
     """Rules 1-3 (PKCE through :class:`S256CodeChallenge`)."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS
@@ -265,10 +268,10 @@ class AuthorizationCodeGrant(_Issuing, grants.AuthorizationCodeGrant):
             code_challenge_method=data["code_challenge_method"],
             resource=_resources(form),
         )
-        _dev(self).codes.put(code, record)
+        dev_of(self).codes.put(code, record)
 
     def query_authorization_code(self, code: str, client: Any) -> CodeRecord | None:
-        record = _dev(self).codes.pop(code)  # rule 2: once, even when the request fails
+        record = dev_of(self).codes.pop(code)  # rule 2: once, even when the request fails
         if record is None or record.client_id != client.get_client_id():
             return None
         return record
@@ -284,14 +287,14 @@ class AuthorizationCodeGrant(_Issuing, grants.AuthorizationCodeGrant):
         return code.resource
 
 
-class RefreshTokenGrant(_Issuing, grants.RefreshTokenGrant):
+class RefreshTokenGrant(Issuing, grants.RefreshTokenGrant):
     """Rule 4."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = _AUTH_METHODS
     INCLUDE_NEW_REFRESH_TOKEN = True
 
     def authenticate_refresh_token(self, refresh_token: str) -> Any:
-        return _dev(self).refresh_tokens.get(refresh_token)
+        return dev_of(self).refresh_tokens.get(refresh_token)
 
     def authenticate_user(self, refresh_token: Any) -> DevUser:
         request = _request(self)
@@ -300,7 +303,7 @@ class RefreshTokenGrant(_Issuing, grants.RefreshTokenGrant):
         return DevUser(refresh_token.subject)
 
     def revoke_old_credential(self, refresh_token: Any) -> None:
-        _dev(self).refresh_tokens.pop(_request(self).form["refresh_token"])
+        dev_of(self).refresh_tokens.pop(_request(self).form["refresh_token"])
         del refresh_token
 
     def authorized_resources(self) -> list[str]:
@@ -308,7 +311,7 @@ class RefreshTokenGrant(_Issuing, grants.RefreshTokenGrant):
         return record.resource
 
 
-class ClientCredentialsGrant(_Issuing, grants.ClientCredentialsGrant):
+class ClientCredentialsGrant(Issuing, grants.ClientCredentialsGrant):
     """The client acts for itself: ``sub`` is its client id, no refresh token (Authlib
     asks for none), scopes within the client's registered ones."""
 

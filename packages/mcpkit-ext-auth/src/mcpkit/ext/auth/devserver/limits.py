@@ -29,8 +29,12 @@ class DevServerLimits:
     - ``max_request_body_bytes`` (65536): token, registration and form bodies; larger is 413.
     - ``max_cimd_document_bytes`` (16384) and ``cimd_fetch_timeout_s`` (5.0): a client id
       metadata document larger or slower than this is refused (``invalid_client``).
+    - ``max_revoked_tokens`` (10000): revoked access tokens' ``jti`` values remembered
+      (each until the token's ``exp``); the oldest is forgotten first.
     - ``max_dpop_proof_bytes`` (8192) and ``dpop_iat_window_s`` (300): a DPoP proof larger,
       or whose ``iat`` is further from now than this, is refused (``invalid_dpop_proof``).
+    - ``dpop_nonce_ttl_s`` (300): with server nonces on, each nonce is accepted this long
+      after the next one replaces it, at most.
     """
 
     max_clients: int = 1000
@@ -44,5 +48,7 @@ class DevServerLimits:
     max_request_body_bytes: int = 65536
     max_cimd_document_bytes: int = 16384
     cimd_fetch_timeout_s: float = 5.0
+    max_revoked_tokens: int = 10000
     max_dpop_proof_bytes: int = 8192
     dpop_iat_window_s: int = 300
+    dpop_nonce_ttl_s: float = 300.0

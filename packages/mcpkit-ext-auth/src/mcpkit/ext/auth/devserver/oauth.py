@@ -38,6 +38,8 @@ from mcpkit.ext.auth.devserver.grants import (
     RefreshTokenGrant,
     S256CodeChallenge,
 )
+from mcpkit.ext.auth.devserver.introspection import Introspection, Revocation
+from mcpkit.ext.auth.devserver.workload import WorkloadGrant
 
 if TYPE_CHECKING:
     from mcpkit.ext.auth.devserver.server import DevAuthServer
@@ -127,8 +129,12 @@ class DevAuthorizationServer(AuthorizationServer):
         self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])
         self.register_grant(RefreshTokenGrant)
         self.register_grant(ClientCredentialsGrant)
+        if dev.trusted.issuers:
+            self.register_grant(WorkloadGrant)
         self._authlib.register_client_auth_method("private_key_jwt", PrivateKeyJwt(dev))
         self._authlib.register_endpoint(_Registration(self))
+        self._authlib.register_endpoint(Introspection(self))
+        self._authlib.register_endpoint(Revocation(self))
         self._issuer_parameter: Any = _Issuer(dev)
         self._authlib.register_extension(self._issuer_parameter)
 
@@ -174,6 +180,10 @@ class DevAuthorizationServer(AuthorizationServer):
 
     def token(self, request: FormRequest) -> Reply:
         return self._authlib.create_token_response(request)
+
+    def endpoint(self, name: str, request: FormRequest) -> Reply:
+        """``introspection`` or ``revocation`` (:mod:`.introspection`)."""
+        return self._authlib.create_endpoint_response(name, request)
 
     def register(self, request: JsonBodyRequest) -> Reply:
         """Rule 4: drop the ``None`` secret fields of a public client's answer."""

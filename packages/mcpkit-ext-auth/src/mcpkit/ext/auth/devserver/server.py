@@ -50,7 +50,10 @@ class DevAuthServer:
     another scope is ``invalid_scope``); ``alg``: ``ES256`` (default) or ``RS256``;
     ``subject``: the test user who consents automatically; ``limits``: every bound;
     ``allow_loopback_cimd``: accept ``http://127.0.0.1`` (and ``localhost``, ``[::1]``)
-    client id metadata document URLs besides ``https`` ones."""
+    client id metadata document URLs besides ``https`` ones; ``require_dpop_nonce``: a
+    DPoP proof at the token endpoint must carry the server's nonce (RFC 9449 section 8);
+    ``trusted_issuers``: workload identity issuers whose JWTs the JWT-bearer grant accepts
+    (SEP-1933), each mapped to its JWKS or to ``None`` (found by OpenID discovery)."""
 
     def __init__(
         self,
@@ -62,6 +65,8 @@ class DevAuthServer:
         subject: str = DEFAULT_SUBJECT,
         limits: DevServerLimits | None = None,
         allow_loopback_cimd: bool = True,
+        require_dpop_nonce: bool = False,
+        trusted_issuers: Mapping[str, Mapping[str, Any] | None] | None = None,
     ) -> None:
         if issuer_path and (not issuer_path.startswith("/") or issuer_path.endswith("/")):
             raise ValueError(f"issuer_path: start with '/' and not end with '/': {issuer_path!r}")
@@ -73,6 +78,7 @@ class DevAuthServer:
         self.subject = subject
         self.limits = limits or DevServerLimits()
         self.allow_loopback_cimd = allow_loopback_cimd
+        self.require_dpop_nonce = require_dpop_nonce
         self.signer = TokenSigner(alg)
         lim = self.limits
         self.clients = ClientStore(lim)
@@ -82,9 +88,15 @@ class DevAuthServer:
         self.refresh_tokens: ExpiringStore[RefreshRecord] = ExpiringStore(
             max_entries=lim.max_refresh_tokens, ttl_s=lim.refresh_token_ttl_s
         )
+        self.revoked_jtis: ExpiringStore[bool] = ExpiringStore(
+            max_entries=lim.max_revoked_tokens, ttl_s=lim.access_token_ttl_s + 60
+        )
         self.assertion_jtis: ExpiringStore[bool] = ExpiringStore(
             max_entries=lim.max_codes, ttl_s=lim.code_ttl_s + 120
         )
+        from mcpkit.ext.auth.devserver.workload import TrustedIssuers
+
+        self.trusted = TrustedIssuers(self, trusted_issuers or {})
         self._oauth: DevAuthorizationServer | None = None
         self._app: Starlette | None = None
 
@@ -124,6 +136,14 @@ class DevAuthServer:
     @property
     def registration_endpoint(self) -> str:
         return self.issuer + "/register"
+
+    @property
+    def introspection_endpoint(self) -> str:
+        return self.issuer + "/introspect"
+
+    @property
+    def revocation_endpoint(self) -> str:
+        return self.issuer + "/revoke"
 
     # -- keys and tokens (rule 2) ---------------------------------------------------------
 

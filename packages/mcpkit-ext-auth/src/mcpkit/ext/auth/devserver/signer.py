@@ -9,6 +9,8 @@ Rules:
    ``kid``; claims ``iss``, ``sub``, ``aud``, ``client_id``, ``scope`` (space-separated,
    omitted when empty), ``iat``, ``exp``, ``jti`` (unique); ``cnf: {"jkt": ...}`` for a
    DPoP-bound token (RFC 9449 section 6.1).
+3. :meth:`TokenSigner.verified_claims` accepts only this signer's own tokens (its key,
+   its ``alg``, header ``typ: at+jwt``); expiry is the caller's to judge.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from joserfc import jwt
+from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, KeyParameters, RSAKey
 
 __all__ = ["SigningAlg", "TokenSigner"]
@@ -86,3 +89,13 @@ class TokenSigner:
             claims["cnf"] = {"jkt": cnf_jkt}
         header = {"alg": self.alg, "typ": "at+jwt", "kid": self.kid}
         return jwt.encode(header, claims, self._key, algorithms=[self.alg])
+
+    def verified_claims(self, token: str) -> dict[str, Any] | None:
+        """Rule 3: the claims of a token this signer issued, else ``None``."""
+        try:
+            decoded = jwt.decode(token, self._key, algorithms=[self.alg])
+        except (JoseError, ValueError):
+            return None
+        if decoded.header.get("typ") != "at+jwt":
+            return None
+        return dict(decoded.claims)
