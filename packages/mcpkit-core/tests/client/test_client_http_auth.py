@@ -15,7 +15,7 @@ import anyio
 import httpx2
 import pytest
 from starlette.responses import Response
-from wire_peer import INIT_RESULT, Exchange, error, result, running
+from wire_peer import INIT_RESULT, Exchange, error, result, running, sse
 
 from mcpkit.client import Client, HTTPAuthError, HTTPStatusError, HttpTransport
 from mcpkit.core import Extension
@@ -216,3 +216,20 @@ async def test_httpx2_auth_still_works_as_auth() -> None:
 def test_auth_needs_an_http_target() -> None:
     with pytest.raises(TypeError, match="HTTP target"):
         Client(["python", "-c", "pass"], auth=TokenPlugin())
+
+
+async def test_401_on_a_resumption_get_fails_the_request_at_once() -> None:
+    async def handle(ex: Exchange) -> Response:
+        if ex.method == "GET" and "last-event-id" in ex.headers:
+            return unauthorized()
+        if ex.method == "GET":
+            return Response(status_code=405)
+        if ex.rpc_method == "tools/call":
+            return sse(["id: ev-1\nretry: 10\ndata: \n\n"])  # the stream ends unanswered
+        return legacy(ex)
+
+    async with running(handle) as peer, Client(peer.url, timeout_s=30) as client:
+        with anyio.fail_after(AT_ONCE_S), pytest.raises(HTTPAuthError) as caught:
+            await client.call_tool("x", {}, validate=False)
+    assert caught.value.status == 401
+    assert caught.value.challenge == CHALLENGE

@@ -268,23 +268,37 @@ def mcp(s: Script, hit: Hit) -> Response:
 
 
 @contextlib.asynccontextmanager
-async def running(script: Script | None = None, **options: Any) -> AsyncIterator[Script]:
-    """Serve ``script`` (or ``Script(**options)``) on loopback for the block."""
-    s = script or Script(**options)
+async def serve(make: Callable[[str], Any], *, lifespan: str = "off") -> AsyncIterator[str]:
+    """Serve ``make(base_url)`` with uvicorn on a free 127.0.0.1 port; yields the base URL
+    (the app learns its own URL first, as a protected server must)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    s.base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server = uvicorn.Server(uvicorn.Config(make_app(s), log_level="warning", lifespan="off"))
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    config = uvicorn.Config(make(base), log_level="warning", lifespan=lifespan)
+    server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, [sock])
         with anyio.fail_after(10):
             while not server.started:
                 await anyio.sleep(0.01)
         try:
-            yield s
+            yield base
         finally:
             server.should_exit = True
             server.force_exit = True
+
+
+@contextlib.asynccontextmanager
+async def running(script: Script | None = None, **options: Any) -> AsyncIterator[Script]:
+    """Serve ``script`` (or ``Script(**options)``) on loopback for the block."""
+    s = script or Script(**options)
+
+    def make(base: str) -> Any:
+        s.base = base
+        return make_app(s)
+
+    async with serve(make):
+        yield s
 
 
 def host_of(url: str) -> str:

@@ -118,7 +118,8 @@ class HttpPlugin(Protocol):
     the connection's ``httpx2.AsyncClient``, for the plugin's own requests.
     ``max_resends`` bounds the replacements per message (the larger of it and 3 applies).
     ``extensions`` are client extensions (SEP-2133) the client declares in its
-    capabilities because this plugin implements them.
+    capabilities because this plugin implements them. Both attributes are optional
+    (read with ``getattr``; defaults 3 and none).
     """
 
     max_resends: int
@@ -343,7 +344,7 @@ class HttpStream:
                 method, self.transport.url, headers=headers, content=content, timeout=timeout_s
             )
         plugins = self.transport.plugins
-        limit = max([_MAX_RESENDS, *(p.max_resends for p in plugins)])
+        limit = max([_MAX_RESENDS, *(getattr(p, "max_resends", 0) for p in plugins)])
         for attempt in range(limit + 1):
             for hook in self.transport.request_hooks:
                 replaced = await hook(request)

@@ -12,10 +12,11 @@ Rules:
 1. Every request carries ``Authorization: Bearer <token>``, or ``DPoP <token>`` plus a
    ``DPoP`` proof (``htm``, ``htu`` without query, ``ath``, the server's last nonce) for
    a DPoP-bound token; tokens never go in the URL, in logs or in error messages.
-2. A token past ``expires_at`` (less ``refresh_leeway_s``) is refreshed before use when
-   the authorization server is known; refresh failures drop the tokens (the next 401
-   starts over). A refresh answer without ``refresh_token`` keeps the old one; one with
-   a new one replaces it (rotation, OAuth 2.1 §4.3.1); tokens are stored whole.
+2. A token past ``expires_at`` (less ``refresh_leeway_s``) is refreshed before use (for
+   tokens stored by an earlier run, after discovering the authorization server without a
+   challenge); refresh failures drop the tokens (the next 401 starts over). A refresh
+   answer without ``refresh_token`` keeps the old one; one with a new one replaces it
+   (rotation, OAuth 2.1 §4.3.1); tokens are stored whole.
 3. A 401 runs discovery (:mod:`.discovery`) with the challenge's ``resource_metadata``,
    then refresh (when the issuer is unchanged and a refresh token exists, once per
    message) or the grant; the request is then sent again. At most one grant per message
@@ -45,7 +46,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
-from mcpkit.ext.auth.client._http import bearer_challenge, origin_of
+from mcpkit.ext.auth.client._http import bearer_challenge, origin_of, parse_challenges
 from mcpkit.ext.auth.client.authcode import AuthorizationCode
 from mcpkit.ext.auth.client.discovery import Discovery, canonical_resource, discover
 from mcpkit.ext.auth.client.grant import (
@@ -161,9 +162,11 @@ class OAuthProvider:
             return None
         request = response.request
         state: dict[str, int] = request.extensions.setdefault(_STATE, {})
-        challenge = bearer_challenge(response.headers.get("www-authenticate", ""))
+        header = response.headers.get("www-authenticate", "")
+        challenge = bearer_challenge(header)
         error = challenge.get("error")
-        if error == "use_dpop_nonce" and self.dpop is not None and nonce:
+        asks_nonce = any(c.get("error") == "use_dpop_nonce" for c in parse_challenges(header))
+        if asks_nonce and self.dpop is not None and nonce:
             if state.get("nonce", 0) >= 2:
                 return None
             state["nonce"] = state.get("nonce", 0) + 1
@@ -218,16 +221,7 @@ class OAuthProvider:
         if previous is not None and previous.issuer != found.issuer:
             logger.info("authorization server changed from %s to %s", previous.issuer, found.issuer)
         self.discovery = found
-        ctx = GrantContext(
-            http=http,
-            resource_metadata=found.resource_metadata,
-            server_metadata=found.server_metadata,
-            resource=found.resource,
-            scopes=self._select_scopes(found, scopes),
-            registration=await self._registration_for(http, found),
-            dpop=self.dpop,
-            nonces=self._nonces,
-        )
+        ctx = await self._context(http, found, self._select_scopes(found, scopes))
         if allow_refresh and tokens is not None and tokens.refresh_token:
             try:
                 await self._store(await self._refresh(ctx, tokens))
@@ -239,6 +233,20 @@ class OAuthProvider:
         if new.issuer is None:
             new.issuer = found.issuer
         await self._store(new)
+
+    async def _context(
+        self, http: httpx2.AsyncClient, found: Discovery, scopes: list[str]
+    ) -> GrantContext:
+        return GrantContext(
+            http=http,
+            resource_metadata=found.resource_metadata,
+            server_metadata=found.server_metadata,
+            resource=found.resource,
+            scopes=scopes,
+            registration=await self._registration_for(http, found),
+            dpop=self.dpop,
+            nonces=self._nonces,
+        )
 
     def _select_scopes(self, found: Discovery, challenged: list[str] | None) -> list[str]:
         """Rule 5."""
@@ -334,22 +342,22 @@ class OAuthProvider:
         tokens = await self._load()
         if tokens is None or not tokens.expired(leeway_s=self.refresh_leeway_s):
             return tokens
-        found = self.discovery
-        if found is None or not tokens.refresh_token:
+        if not tokens.refresh_token:
             return tokens  # the server's 401 starts the flow
         async with self._lock:
             if self._tokens is not tokens:
                 return self._tokens
-            ctx = GrantContext(
-                http=http,
-                resource_metadata=found.resource_metadata,
-                server_metadata=found.server_metadata,
-                resource=found.resource,
-                scopes=list(self._requested),
-                registration=await self._registration_for(http, found),
-                dpop=self.dpop,
-                nonces=self._nonces,
-            )
+            found = self.discovery
+            if found is None:  # stored tokens from an earlier run: find the token endpoint
+                try:
+                    found = await discover(http, self._server_url or "")
+                except OAuthError as exc:
+                    logger.info("discovery before refresh failed (%s)", exc.error)
+                    return tokens
+                if tokens.issuer not in (None, found.issuer):
+                    return tokens  # rule 4: the 401 flow drops them
+                self.discovery = found
+            ctx = await self._context(http, found, list(self._requested))
             try:
                 await self._store(await self._refresh(ctx, tokens))
             except OAuthError as exc:
