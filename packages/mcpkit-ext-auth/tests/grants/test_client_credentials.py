@@ -14,7 +14,13 @@ from grants_helpers import Loopback
 from starlette.responses import JSONResponse
 
 from mcpkit.ext.auth.client.grant import OAuthError
-from mcpkit.ext.auth.client.grants import CLIENT_CREDENTIALS_EXTENSION, ClientCredentials
+from mcpkit.ext.auth.client.grants import (
+    CLIENT_CREDENTIALS_EXTENSION,
+    ClientCredentials,
+    EnterpriseManagedAuthorization,
+    JwtBearer,
+    WorkloadIdentity,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -174,5 +180,26 @@ def test_needs_exactly_one_credential() -> None:
         ClientCredentials("svc", client_secret="s", private_key=pem)
 
 
-def test_repr_hides_the_secret() -> None:
-    assert "topsecret" not in repr(ClientCredentials("svc", client_secret="topsecret"))
+def test_reprs_hide_every_credential() -> None:
+    pem, _ = pem_pair()
+    body = pem.splitlines()[1]
+    shown = [
+        repr(ClientCredentials("svc", client_secret="topsecret")),
+        repr(ClientCredentials("svc", private_key=pem)),
+        repr(JwtBearer("assertion.jwt.value", client_id="c", client_secret="topsecret")),
+        repr(WorkloadIdentity("assertion.jwt.value")),
+        repr(
+            EnterpriseManagedAuthorization(
+                idp_token_endpoint="https://idp.example/token",
+                id_token="assertion.jwt.value",
+                client_id="c",
+                client_secret="topsecret",
+                idp_client_id="i",
+                idp_client_secret="topsecret",
+            )
+        ),
+    ]
+    for text in shown:
+        assert "topsecret" not in text
+        assert "assertion.jwt.value" not in text
+        assert body not in text

@@ -69,6 +69,14 @@ async def test_oversized_token_file_is_refused(loopback: Loopback, tmp_path: Pat
     assert loopback.endpoints.seen == []
 
 
+async def test_missing_token_file_is_an_oauth_error(loopback: Loopback, tmp_path: Path) -> None:
+    grant = WorkloadIdentity.from_file(tmp_path / "absent")
+    with pytest.raises(OAuthError, match="cannot read assertion file") as err:
+        await grant.obtain(loopback.context())
+    assert err.value.error == "invalid_request"
+    assert loopback.endpoints.seen == []
+
+
 async def test_env_source_and_empty_value(
     loopback: Loopback, monkeypatch: pytest.MonkeyPatch
 ) -> None:

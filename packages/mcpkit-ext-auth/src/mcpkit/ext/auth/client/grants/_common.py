@@ -20,8 +20,9 @@ Rules:
    called for every token request so rotated credentials (projected workload tokens,
    refreshed ID tokens) are picked up. :func:`file_source` re-reads a file each time
    and refuses one over ``max_bytes`` (default :data:`DEFAULT_MAX_ASSERTION_BYTES`);
-   :func:`env_source` reads an environment variable each time. An empty value is an
-   ``OAuthError("invalid_request")`` naming the source, never the value.
+   :func:`env_source` reads an environment variable each time. An empty value, or a file
+   that cannot be read, is an ``OAuthError("invalid_request")`` naming the source, never
+   the value.
 """
 
 from __future__ import annotations
@@ -86,8 +87,13 @@ def file_source(
     target = Path(path)
 
     def read() -> str:
-        with target.open("rb") as f:
-            data = f.read(max_bytes + 1)
+        try:
+            with target.open("rb") as f:
+                data = f.read(max_bytes + 1)
+        except OSError as exc:
+            raise OAuthError(
+                "invalid_request", f"cannot read assertion file {str(target)!r}: {exc.strerror}"
+            ) from None
         if len(data) > max_bytes:
             raise OAuthError(
                 "invalid_request",
