@@ -10,44 +10,22 @@ import os
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from cli_helpers import browser_env, mcpkit, serve
+from cli_helpers import browser_env, mcpkit, serve, whoami_app
 
 from mcpkit.ext.auth.devserver import serve_dev_auth_server
-from mcpkit.ext.auth.server import AuthSettings, principal, protect
-from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
-
-
-def protected_app(base: str, issuer: str) -> Any:
-    server = Server("protected")
-
-    @server.tool()
-    def whoami(ctx: Context) -> str:  # pyright: ignore[reportUnusedFunction]
-        caller = principal(ctx)
-        assert caller is not None
-        return f"{caller.subject} {caller.issuer == issuer}"
-
-    protect(
-        server,
-        AuthSettings(
-            server_url=f"{base}/mcp",
-            authorization_servers=[issuer],
-            jwks_url=f"{issuer}/jwks",
-            required_scopes=["mcp:read"],
-        ),
-    )
-    return server.http_app()
 
 
 @contextlib.asynccontextmanager
 async def protected() -> AsyncIterator[str]:
     async with (
         serve_dev_auth_server(scopes_supported=["mcp:read"]) as auth_server,
-        serve(lambda base: protected_app(base, auth_server.issuer)) as base,
+        serve(
+            lambda base: whoami_app(base, auth_server.issuer, required_scopes=["mcp:read"])
+        ) as base,
     ):
         yield f"{base}/mcp"
 
@@ -75,7 +53,8 @@ async def test_auth_signs_in_once_and_keeps_tokens_in_the_token_file(tmp_path: P
             **browser(tmp_path),
         )
         assert first.returncode == 0, first.stderr
-        assert first.stdout.decode().strip() == "dev-user True"
+        assert first.stdout.decode().startswith("dev-user ")
+        assert first.stdout.decode().strip().endswith(" mcp:read")
         assert logins(tmp_path) == 1
         assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
         assert stat.S_IMODE(tokens.parent.stat().st_mode) == 0o700
