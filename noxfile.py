@@ -577,7 +577,8 @@ def _run_authorization_suite(argv: list[str], issuer: str, log_path: Path) -> in
             for line in proc.stdout:
                 log.write(line)
                 if line.startswith(issuer + "/authorize?"):
-                    with urllib.request.urlopen(line.strip(), timeout=30) as answer:
+                    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+                    with direct.open(line.strip(), timeout=30) as answer:
                         log.write(f"[nox] followed the authorization URL: HTTP {answer.status}\n")
         return proc.wait()
     finally:

@@ -25,6 +25,7 @@ from mcpkit.ext.auth.devserver.clients import ClientStore, DevClient
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.signer import SigningAlg, TokenSigner
 from mcpkit.ext.auth.devserver.store import ExpiringStore
+from mcpkit.ext.auth.devserver.workload import TrustedIssuers
 
 if TYPE_CHECKING:
     from mcpkit.ext.auth.devserver.grants import CodeRecord, RefreshRecord
@@ -94,8 +95,6 @@ class DevAuthServer:
         self.assertion_jtis: ExpiringStore[bool] = ExpiringStore(
             max_entries=lim.max_codes, ttl_s=lim.code_ttl_s + 120
         )
-        from mcpkit.ext.auth.devserver.workload import TrustedIssuers
-
         self.trusted = TrustedIssuers(self, trusted_issuers or {})
         self._oauth: DevAuthorizationServer | None = None
         self._app: Starlette | None = None
