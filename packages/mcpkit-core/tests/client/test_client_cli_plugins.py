@@ -326,6 +326,4 @@ def test_lazy_commands_import_their_module_only_when_used(
     assert "--times TIMES" in shown.stdout
     gone = mcpkit(tmp_path, "gone")
     assert gone.returncode == 2
-    assert (
-        "plugin 'lazy' (lazy-plugin) cannot provide 'gone': ModuleNotFoundError" in gone.stderr
-    )
+    assert "plugin 'lazy' (lazy-plugin) cannot provide 'gone': ModuleNotFoundError" in gone.stderr

@@ -11,12 +11,15 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import uvicorn
+
+from mcpkit.ext.auth.server import AuthSettings, principal, protect
+from mcpkit.server import Context, Server
 
 
 @contextlib.asynccontextmanager
@@ -108,3 +111,41 @@ def follow_in_thread(url: str) -> bool:
         target=lambda: httpx2.get(url, follow_redirects=True, timeout=30), daemon=True
     ).start()
     return True
+
+
+def whoami_app(
+    base: str,
+    issuer: str,
+    *,
+    validator: Any = None,
+    required_scopes: Sequence[str] = (),
+    scopes_supported: Sequence[str] = (),
+    writer_scope: str | None = None,
+) -> Any:
+    """A protected server at ``base + "/mcp"`` trusting ``issuer`` (its JWKS at
+    ``issuer + "/jwks"``, or ``validator``). ``whoami`` answers
+    ``"<subject> <client_id> <sorted scopes>"``; ``add_note(text)`` answers
+    ``"saved <text>"`` and needs ``writer_scope`` when given."""
+    server = Server("protected")
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:  # pyright: ignore[reportUnusedFunction]
+        caller = principal(ctx)
+        assert caller is not None
+        return f"{caller.subject} {caller.client_id} {' '.join(sorted(caller.scopes))}".strip()
+
+    @server.tool()
+    def add_note(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        return f"saved {text}"
+
+    settings = AuthSettings(
+        server_url=f"{base}/mcp",
+        authorization_servers=[issuer],
+        jwks_url=None if validator is not None else f"{issuer}/jwks",
+        required_scopes=required_scopes,
+        scopes_supported=scopes_supported,
+    )
+    auth = protect(server, settings, validator=validator)
+    if writer_scope is not None:
+        auth.require(tool="add_note", all_of=[writer_scope])
+    return server.http_app()

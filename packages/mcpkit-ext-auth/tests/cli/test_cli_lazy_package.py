@@ -16,14 +16,14 @@ def test_public_names_load_on_first_access() -> None:
 
     assert auth_package.AuthSettings is AuthSettings
     assert auth_package.protect is protect
-    assert sorted(auth_package.__all__) == sorted(auth_package._LAZY)  # pyright: ignore[reportPrivateUsage]
+    assert {"AuthSettings", "protect", "principal"} <= set(auth_package.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         auth_package.nothing  # noqa: B018  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def test_importing_the_package_loads_no_auth_stack() -> None:
+def test_importing_the_package_and_its_cli_plugin_loads_no_auth_stack() -> None:
     code = (
-        "import sys, mcpkit.ext.auth; "
+        "import sys, mcpkit.ext.auth, mcpkit.ext.auth.cli, mcpkit.cli.main; "
         "print(sorted({m.split('.')[0] for m in sys.modules} "
         "& {'authlib', 'joserfc', 'jwt', 'cryptography'}))"
     )

@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx2
 import jwt
 import pytest
-from cli_helpers import serve
+from cli_helpers import serve, whoami_app
 from mcp import Client as SdkClient
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -38,8 +38,6 @@ from mcpkit.ext.auth.client.authcode import AuthorizationCode
 from mcpkit.ext.auth.client.provider import OAuthProvider
 from mcpkit.ext.auth.client.redirect import HeadlessRedirect
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
-from mcpkit.ext.auth.server import AuthSettings, principal, protect
-from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
 
@@ -49,31 +47,11 @@ SCOPES = ["notes:read", "notes:write"]
 # -- 1. the official client against a protected mcpkit server ----------------------------
 
 
-def mcpkit_app(base: str, issuer: str, required: list[str]) -> Any:
-    server = Server("mcpkit-notes")
-
-    @server.tool()
-    def whoami(ctx: Context) -> str:  # pyright: ignore[reportUnusedFunction]
-        caller = principal(ctx)
-        assert caller is not None
-        return f"{caller.subject} via {caller.client_id} ({' '.join(sorted(caller.scopes))})"
-
-    @server.tool()
-    def add_note(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
-        return f"saved {text}"
-
-    auth = protect(
-        server,
-        AuthSettings(
-            server_url=f"{base}/mcp",
-            authorization_servers=[issuer],
-            jwks_url=f"{issuer}/jwks",
-            scopes_supported=SCOPES,
-            required_scopes=required,
-        ),
+def notes_app(base: str, issuer: str) -> Any:
+    """The protected mcpkit server: both scopes required, ``add_note`` needs notes:write."""
+    return whoami_app(
+        base, issuer, required_scopes=SCOPES, scopes_supported=SCOPES, writer_scope="notes:write"
     )
-    auth.require(tool="add_note", all_of=["notes:write"])
-    return server.http_app()
 
 
 class SdkTokenStore:
@@ -124,7 +102,15 @@ class HeadlessBrowser:
 async def protected_mcpkit() -> AsyncIterator[tuple[DevAuthServer, str]]:
     async with (
         serve_dev_auth_server(scopes_supported=SCOPES) as auth_server,
-        serve(lambda base: mcpkit_app(base, auth_server.issuer, SCOPES)) as base,
+        serve(
+            lambda base: whoami_app(
+                base,
+                auth_server.issuer,
+                required_scopes=SCOPES,
+                scopes_supported=SCOPES,
+                writer_scope="notes:write",
+            )
+        ) as base,
     ):
         yield auth_server, f"{base}/mcp"
 
@@ -151,7 +137,7 @@ async def test_the_official_client_logs_in_to_a_protected_mcpkit_server() -> Non
             assert not who.is_error, who
             text = who.content[0].text  # type: ignore[union-attr]
             assert store.client_info is not None
-            assert text == f"dev-user via {store.client_info.client_id} (notes:read notes:write)"
+            assert text == f"dev-user {store.client_info.client_id} notes:read notes:write"
             added = await client.call_tool("add_note", {"text": "from the sdk"})
             assert not added.is_error, added
             assert added.content[0].text == "saved from the sdk"  # type: ignore[union-attr]

@@ -125,9 +125,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         anyio.run(serve)
     except OSError as error:
-        print(
-            f"mcpkit auth-server: cannot serve on {args.host}:{args.port}: {error}", file=sys.stderr
-        )
+        where = f"{args.host}:{args.port}"
+        print(f"mcpkit auth-server: cannot serve on {where}: {error}", file=sys.stderr)
         return 2
     return 0
 
