@@ -41,21 +41,48 @@ def sync(session: nox.Session, package: str, *groups: str) -> None:
     session.run_install(*args, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location})
 
 
-def pytest(session: nox.Session, *paths: str) -> None:
+def pytest(session: nox.Session, *paths: str, workers: int = 0) -> None:
     """Run pytest over ``paths``; positional arguments after ``--`` that name files or
     directories replace them (``uv run nox -s core -- packages/mcpkit-core/tests/http -x``),
-    options are passed through."""
+    options are passed through.
+
+    ``workers``: with no paths named, the tests run in that many pytest-xdist worker
+    processes (the distribution's ``test`` group has ``pytest-xdist``), 0 = in this
+    process. Tests marked ``serial`` then run afterwards, alone, in this process: they
+    are the ones whose bounds assume a machine no other test is loading. ``-n N`` among
+    the options overrides ``workers`` (``-n 0``: everything in one process, in order)."""
     args = list(session.posargs)
+    env = {"PYTHONDONTWRITEBYTECODE": "1"}
     if any(Path(a.split("::")[0]).exists() for a in args if not a.startswith("-")):
-        paths = ()
-    session.run("python", "-m", "pytest", *paths, *args, env={"PYTHONDONTWRITEBYTECODE": "1"})
+        paths, workers = (), 0
+    if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
+        workers = 0  # the caller chose
+    if workers <= 0:
+        session.run("python", "-m", "pytest", *paths, *args, env=env)
+        return
+    session.run(
+        "python", "-m", "pytest", *paths, "-n", str(workers), "-m", "not serial", *args, env=env
+    )
+    # Exit status 5: no test is marked serial here (nothing to run is not a failure).
+    session.run(
+        "python", "-m", "pytest", *paths, "-p", "no:xdist", "-m", "serial", *args,
+        env=env, success_codes=[0, 5],
+    )  # fmt: skip
+
+
+def xdist_workers() -> int:
+    """Worker processes for a whole distribution's tests: one per CPU, at least 2 (most
+    tests wait on sockets, processes and timers rather than compute), at most 4."""
+    import os
+
+    return min(4, max(2, os.cpu_count() or 1))
 
 
 @nox.session(name="core")
 def core(session: nox.Session) -> None:
     """mcpkit-core alone: its tests, with only its declared dependencies."""
     sync(session, "mcpkit-core", "test")
-    pytest(session, "packages/mcpkit-core/tests")
+    pytest(session, "packages/mcpkit-core/tests", workers=xdist_workers())
 
 
 @nox.session
@@ -399,7 +426,7 @@ def ext_tasks(session: nox.Session) -> None:
     Debian package, installed here when missing) started by the tests on loopback."""
     sync(session, "mcpkit-ext-tasks", "test")
     _ensure_redis_server(session)
-    pytest(session, "packages/mcpkit-ext-tasks/tests")
+    pytest(session, "packages/mcpkit-ext-tasks/tests", workers=xdist_workers())
 
 
 @nox.session(name="ext-auth")
