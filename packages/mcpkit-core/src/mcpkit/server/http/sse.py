@@ -35,11 +35,14 @@ Rules:
    At most :data:`HOLD_MAX_BYTES` (or 8 events) are held: beyond, the start and what is
    held go out at once, so the stream is under flow control (rule 5).
 5. A send waits at most ``send_timeout_s`` seconds for the client to read (ASGI flow
-   control holds a send while the client's TCP window is full): a reader that stalls
-   longer is treated as gone (:class:`StalledReaderError`, an ``OSError``): the sink
-   ends without sending more, so neither a handler writing to it nor a session closing
-   it waits on a client that does not read. On a resumable stream the events are in
-   the store; the client may resume them.
+   control holds a send while the client's TCP window is full; the start and body of a
+   held response share one bound), checked by the event loop's coarse clock
+   (:mod:`.clock`: given up at most a quarter of the timeout, and at most 1 s, late; no
+   timer or cancel scope per send): a reader that stalls longer is treated as gone
+   (:class:`StalledReaderError`, an ``OSError``): the sink ends without sending more, so
+   neither a handler writing to it nor a session closing it waits on a client that does
+   not read. On a resumable stream the events are in the store; the client may resume
+   them.
 6. A send that fails ends the response and never raises into the handler or the
    endpoint, whatever it raised: the client going away (``OSError``, anyio's closed
    or broken stream) quietly, anything else (e.g. an ASGI server's ``RuntimeError``)
