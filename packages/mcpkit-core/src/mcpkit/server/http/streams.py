@@ -524,5 +524,6 @@ class DisconnectWatch:
         if self._due is not None:
             self._clock.cancel(self._due)
             self._due = None
-        if self._task is not None:
-            self._task.cancel()
+        task, self._task = self._task, None  # the task's frame refers to this watch: no cycle
+        if task is not None:
+            task.cancel()
