@@ -9,6 +9,9 @@ Rules:
    ``conformance/toolchain.py``; they need nothing else from the network.
 4. A session that needs a real service (``redis-server`` for ``ext-tasks``) installs it
    and fails when it cannot; it never skips the tests that need it.
+5. A whole distribution's tests (``core``, ``ext-tasks``) run in pytest-xdist worker
+   processes (one per CPU, 2 to 4), then the tests marked ``serial`` alone; naming test
+   paths after ``--`` runs them in one process, as does ``-- -n 0``.
 """
 
 from __future__ import annotations
