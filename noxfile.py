@@ -10,8 +10,8 @@ Rules:
 4. A session that needs a real service (``redis-server`` for ``ext-tasks``) installs it
    and fails when it cannot; it never skips the tests that need it.
 5. A whole distribution's tests (``core``, ``ext-tasks``) run in pytest-xdist worker
-   processes (one per CPU, 2 to 4), then the tests marked ``serial`` alone; naming test
-   paths after ``--`` runs them in one process, as does ``-- -n 0``.
+   processes (one per CPU, 2 to 4); naming test paths after ``--`` runs them in one
+   process, as does ``-- -n 0``.
 """
 
 from __future__ import annotations
@@ -50,27 +50,19 @@ def pytest(session: nox.Session, *paths: str, workers: int = 0) -> None:
     options are passed through.
 
     ``workers``: with no paths named, the tests run in that many pytest-xdist worker
-    processes (the distribution's ``test`` group has ``pytest-xdist``), 0 = in this
-    process. Tests marked ``serial`` then run afterwards, alone, in this process: they
-    are the ones whose bounds assume a machine no other test is loading. ``-n N`` among
-    the options overrides ``workers`` (``-n 0``: everything in one process, in order)."""
+    processes (the distribution's ``test`` group has ``pytest-xdist``); 0 = in this
+    process. ``-n N`` among the options overrides it (``-- -n 0``: one process, in order).
+    Every test is written to run beside others: free ports, its own temporary files and
+    processes, bounds at least 5x what it measures."""
     args = list(session.posargs)
-    env = {"PYTHONDONTWRITEBYTECODE": "1"}
     if any(Path(a.split("::")[0]).exists() for a in args if not a.startswith("-")):
         paths, workers = (), 0
-    if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
+    if any(a.startswith(("-n", "--numprocesses")) for a in args):
         workers = 0  # the caller chose
-    if workers <= 0:
-        session.run("python", "-m", "pytest", *paths, *args, env=env)
-        return
+    parallel = ["-n", str(workers)] if workers > 0 else []
     session.run(
-        "python", "-m", "pytest", *paths, "-n", str(workers), "-m", "not serial", *args, env=env
+        "python", "-m", "pytest", *parallel, *paths, *args, env={"PYTHONDONTWRITEBYTECODE": "1"}
     )
-    # Exit status 5: no test is marked serial here (nothing to run is not a failure).
-    session.run(
-        "python", "-m", "pytest", *paths, "-p", "no:xdist", "-m", "serial", *args,
-        env=env, success_codes=[0, 5],
-    )  # fmt: skip
 
 
 def xdist_workers() -> int:
