@@ -9,6 +9,9 @@ Rules:
    ``conformance/toolchain.py``; they need nothing else from the network.
 4. A session that needs a real service (``redis-server`` for ``ext-tasks``) installs it
    and fails when it cannot; it never skips the tests that need it.
+5. A whole distribution's tests (``core``, ``ext-tasks``) run in pytest-xdist worker
+   processes (one per CPU, 2 to 4); naming test paths after ``--`` runs them in one
+   process, as does ``-- -n 0``.
 """
 
 from __future__ import annotations
@@ -41,21 +44,40 @@ def sync(session: nox.Session, package: str, *groups: str) -> None:
     session.run_install(*args, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location})
 
 
-def pytest(session: nox.Session, *paths: str) -> None:
+def pytest(session: nox.Session, *paths: str, workers: int = 0) -> None:
     """Run pytest over ``paths``; positional arguments after ``--`` that name files or
     directories replace them (``uv run nox -s core -- packages/mcpkit-core/tests/http -x``),
-    options are passed through."""
+    options are passed through.
+
+    ``workers``: with no paths named, the tests run in that many pytest-xdist worker
+    processes (the distribution's ``test`` group has ``pytest-xdist``); 0 = in this
+    process. ``-n N`` among the options overrides it (``-- -n 0``: one process, in order).
+    Every test is written to run beside others: free ports, its own temporary files and
+    processes, bounds at least 5x what it measures."""
     args = list(session.posargs)
     if any(Path(a.split("::")[0]).exists() for a in args if not a.startswith("-")):
-        paths = ()
-    session.run("python", "-m", "pytest", *paths, *args, env={"PYTHONDONTWRITEBYTECODE": "1"})
+        paths, workers = (), 0
+    if any(a.startswith(("-n", "--numprocesses")) for a in args):
+        workers = 0  # the caller chose
+    parallel = ["-n", str(workers)] if workers > 0 else []
+    session.run(
+        "python", "-m", "pytest", *parallel, *paths, *args, env={"PYTHONDONTWRITEBYTECODE": "1"}
+    )
+
+
+def xdist_workers() -> int:
+    """Worker processes for a whole distribution's tests: one per CPU, at least 2 (most
+    tests wait on sockets, processes and timers rather than compute), at most 4."""
+    import os
+
+    return min(4, max(2, os.cpu_count() or 1))
 
 
 @nox.session(name="core")
 def core(session: nox.Session) -> None:
     """mcpkit-core alone: its tests, with only its declared dependencies."""
     sync(session, "mcpkit-core", "test")
-    pytest(session, "packages/mcpkit-core/tests")
+    pytest(session, "packages/mcpkit-core/tests", workers=xdist_workers())
 
 
 @nox.session
@@ -493,7 +515,7 @@ def ext_tasks(session: nox.Session) -> None:
     Debian package, installed here when missing) started by the tests on loopback."""
     sync(session, "mcpkit-ext-tasks", "test")
     _ensure_redis_server(session)
-    pytest(session, "packages/mcpkit-ext-tasks/tests")
+    pytest(session, "packages/mcpkit-ext-tasks/tests", workers=xdist_workers())
 
 
 @nox.session(name="ext-auth")

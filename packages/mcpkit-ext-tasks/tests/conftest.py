@@ -72,9 +72,24 @@ class RedisServer:
         self.workdir = tempfile.mkdtemp(prefix="mcpkit-redis-")
         self.persistent = persistent
         self.proc: subprocess.Popen[bytes] | None = None
+        self.started = False
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        """Start the server and wait until it answers PING. A first start whose port was
+        taken in the meantime (parallel test workers pick free ports too) tries another
+        port; a restart keeps its port."""
+        for _ in range(3):
+            if self._start_once():
+                self.started = True
+                return
+            if self.started:
+                break
+            self.port = free_port()
+            self.url = f"redis://127.0.0.1:{self.port}/0"
+        raise RuntimeError(f"redis-server did not start on 127.0.0.1:{self.port}")
+
+    def _start_once(self) -> bool:
         durable = ["--appendonly", "yes", "--appendfsync", "always"]
         argv = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         argv += [*(durable if self.persistent else ["--appendonly", "no"]), "--dir", self.workdir]
@@ -85,11 +100,12 @@ class RedisServer:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
                     sock.sendall(b"PING\r\n")
                     if sock.recv(16).startswith(b"+PONG"):
-                        return
+                        return True
             except OSError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not start on 127.0.0.1:{self.port}")
+                self.stop()
+                return False
             time.sleep(0.05)
 
     def stop(self) -> None:

@@ -64,7 +64,9 @@ async def test_lists_calls_reads_and_gets_prompts(kind: str, mode: str, sdk_http
     async def on_progress(params: JSON) -> None:
         updates.append(params["progress"])
 
-    async with Client(target(kind, sdk_http_url), mode=mode, timeout_s=20) as client:  # type: ignore[arg-type]
+    # probe_timeout_s: a spawned SDK server may take a while to import on a loaded machine
+    client = Client(target(kind, sdk_http_url), mode=mode, timeout_s=20, probe_timeout_s=30)  # type: ignore[arg-type]
+    async with client:
         assert client.era == ("legacy" if mode == "legacy" else "modern")
         assert client.server_info["name"] == "sdk-peer"
         assert client.instructions == "the official SDK server"

@@ -65,3 +65,25 @@ async def test_http_sessions_opened_used_and_deleted_leave_no_cycles(response_mo
                 assert r.status_code == 200
                 assert "hi" in r.text
     assert dict(garbage) == {}
+
+
+@pytest.mark.parametrize("response_mode", ["json", "sse"])
+async def test_session_requests_that_outlive_the_disconnect_watch_delay_leave_no_cycles(
+    response_mode: str,
+) -> None:
+    """A handshake-era request still running when its disconnect watch starts (after
+    50-100 ms) leaves no cycle behind once answered (regression: the watch kept its task,
+    whose frame refers to the watch, so every slow request left a cycle holding its
+    session)."""
+    async with mcp_http(response_mode=response_mode) as (client, url, _endpoint):
+        await initialize(client, url)  # warm: imports, caches
+        with mcpkit_garbage() as garbage:
+            for i in range(3):
+                sid = await initialize(client, url)
+                call = request(i, "tools/call", {"name": "sleep", "arguments": {"seconds": 0.3}})
+                r = await client.post(url, json=call, headers=headers(sid))
+                assert r.status_code == 200
+                assert "slept" in r.text
+                r = await client.delete(url, headers=headers(sid))
+                assert r.status_code in (200, 204)
+    assert dict(garbage) == {}

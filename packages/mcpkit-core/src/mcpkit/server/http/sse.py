@@ -35,11 +35,14 @@ Rules:
    At most :data:`HOLD_MAX_BYTES` (or 8 events) are held: beyond, the start and what is
    held go out at once, so the stream is under flow control (rule 5).
 5. A send waits at most ``send_timeout_s`` seconds for the client to read (ASGI flow
-   control holds a send while the client's TCP window is full): a reader that stalls
-   longer is treated as gone (:class:`StalledReaderError`, an ``OSError``): the sink
-   ends without sending more, so neither a handler writing to it nor a session closing
-   it waits on a client that does not read. On a resumable stream the events are in
-   the store; the client may resume them.
+   control holds a send while the client's TCP window is full; the start and body of a
+   held response share one bound), checked by the event loop's coarse clock
+   (:mod:`.clock`: given up at most a quarter of the timeout, and at most 1 s, late; no
+   timer or cancel scope per send): a reader that stalls longer is treated as gone
+   (:class:`StalledReaderError`, an ``OSError``): the sink ends without sending more, so
+   neither a handler writing to it nor a session closing it waits on a client that does
+   not read. On a resumable stream the events are in the store; the client may resume
+   them.
 6. A send that fails ends the response and never raises into the handler or the
    endpoint, whatever it raised: the client going away (``OSError``, anyio's closed
    or broken stream) quietly, anything else (e.g. an ASGI server's ``RuntimeError``)
@@ -55,6 +58,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+
+from mcpkit.server.http.clock import bounded_send
 
 __all__ = [
     "KEEPALIVE",
@@ -102,20 +107,6 @@ def retry_field(retry_ms: int) -> bytes:
 
 class StalledReaderError(OSError):
     """The client did not read an SSE response for ``send_timeout_s`` seconds (rule 5)."""
-
-
-def _timed(send: Send, timeout_s: float) -> Send:
-    """Rule 5: ``send`` waiting at most ``timeout_s`` seconds for the reader (a closure,
-    not a bound method: a sink holds no reference cycle)."""
-
-    async def timed_send(message: dict[str, Any]) -> None:
-        with anyio.move_on_after(timeout_s) as scope:
-            await send(message)
-        if scope.cancelled_caught:
-            logger.warning("an SSE client read nothing for %s s; its stream is given up", timeout_s)
-            raise StalledReaderError(f"the client read nothing for {timeout_s} s")
-
-    return timed_send
 
 
 class Mutex:
@@ -182,6 +173,7 @@ class Sink:
         "_held",
         "_send",
         "_task",
+        "_timeout_s",
         "_turn",
         "ended",
         "extra_headers",
@@ -198,7 +190,8 @@ class Sink:
         *,
         send_timeout_s: float | None = None,
     ) -> None:
-        self._send: Send = send if send_timeout_s is None else _timed(send, send_timeout_s)
+        self._send = send
+        self._timeout_s = send_timeout_s
         self.extra_headers = extra_headers or []
         self.status = status
         self.started = False
@@ -248,7 +241,7 @@ class Sink:
                 loop.call_soon(self._due, loop)
                 return
         async with self._turn:
-            await self._send(head)
+            await self._out(head)
 
     def _due(self, loop: asyncio.AbstractEventLoop) -> None:
         """A loop turn passed: send what is still held, from a task (rule 4)."""
@@ -263,12 +256,13 @@ class Sink:
         held, self._held = self._held, []
         try:
             async with self._turn:
-                await self._send(head)
                 if held:
                     body = held[0] if len(held) == 1 else b"".join(held)
-                    await self._send(
-                        {"type": "http.response.body", "body": body, "more_body": True}
+                    await self._out(
+                        head, {"type": "http.response.body", "body": body, "more_body": True}
                     )
+                else:
+                    await self._out(head)
         except Exception as exc:  # rule 6
             self._failed(exc)
 
@@ -286,7 +280,7 @@ class Sink:
             return
         try:
             async with self._turn:
-                await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await self._out({"type": "http.response.body", "body": chunk, "more_body": True})
         except Exception as exc:  # rule 6
             self._failed(exc)
 
@@ -329,10 +323,27 @@ class Sink:
                 held.append(last)
             body = held[0] if len(held) == 1 else b"".join(held)
             length = (b"content-length", str(len(body)).encode())
-            await self._send({**head, "headers": [*head["headers"], length]})
-            await self._send({"type": "http.response.body", "body": body})
+            await self._out(
+                {**head, "headers": [*head["headers"], length]},
+                {"type": "http.response.body", "body": body},
+            )
             return
         if not self.started:
             await self.start()
         async with self._turn:
-            await self._send({"type": "http.response.body", "body": last, "more_body": False})
+            await self._out({"type": "http.response.body", "body": last, "more_body": False})
+
+    async def _out(self, *messages: dict[str, Any]) -> None:
+        """Send ``messages`` in order, all within one ``send_timeout_s`` (rule 5), timed
+        by the event loop's coarse clock (:mod:`.clock`: no timer or cancel scope of
+        their own)."""
+        timeout_s = self._timeout_s
+        if timeout_s is None:
+            for message in messages:
+                await self._send(message)
+            return
+        try:
+            await bounded_send(self._send, messages, timeout_s)
+        except TimeoutError:
+            logger.warning("an SSE client read nothing for %s s; its stream is given up", timeout_s)
+            raise StalledReaderError(f"the client read nothing for {timeout_s} s") from None

@@ -65,6 +65,7 @@ from mcpkit.core.jsonrpc import (
     notification_message,
 )
 from mcpkit.server.http import sse
+from mcpkit.server.http.clock import Due, coarse_clock
 from mcpkit.server.http.sse import Mutex, Sink
 
 if TYPE_CHECKING:
@@ -462,19 +463,21 @@ class DisconnectWatch:
     ``on_disconnect`` is called once when the client disconnects: on 2026-07-28 it
     cancels the request (closing the response stream is the cancellation, spec
     ``streamable-http`` §Cancellation); on the handshake era it marks the session's
-    connection gone (:mod:`.sessions` rule 3), the request runs on. Started ``delay_s``
-    after the request began, so requests that finish quickly pay only for a timer (no
-    task). Needs an asyncio event loop (uvicorn's; anyio's asyncio backend).
+    connection gone (:mod:`.sessions` rule 3), the request runs on. Started between
+    ``delay_s`` and twice that after the request began (the loop's coarse clock,
+    :mod:`.clock`), so requests that finish quickly pay for a set insertion and removal
+    (no task, no timer of their own). Needs an asyncio event loop (uvicorn's; anyio's
+    asyncio backend).
     """
 
     __slots__ = (
-        "_delay_s",
+        "_clock",
+        "_due",
         "_exchange",
         "_keepalive_s",
         "_on_disconnect",
         "_receive",
         "_task",
-        "_timer",
     )
 
     def __init__(
@@ -490,18 +493,18 @@ class DisconnectWatch:
         self._on_disconnect = on_disconnect
         self._exchange = exchange
         self._keepalive_s = keepalive_s
-        self._delay_s = delay_s
+        self._clock = coarse_clock(delay_s)
         self._task: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._due: Due | None = None
 
     def __enter__(self) -> DisconnectWatch:
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(self._delay_s, self._spawn)
+        clock = self._clock
+        self._due = clock.at(clock.loop.time() + clock.tick_s, self._spawn)
         return self
 
     def _spawn(self) -> None:
-        self._timer = None
-        self._task = asyncio.get_running_loop().create_task(self._watch())
+        self._due = None
+        self._task = self._clock.loop.create_task(self._watch())
 
     async def _watch(self) -> None:
         while True:
@@ -518,7 +521,9 @@ class DisconnectWatch:
                 return
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._task is not None:
-            self._task.cancel()
+        if self._due is not None:
+            self._clock.cancel(self._due)
+            self._due = None
+        task, self._task = self._task, None  # the task's frame refers to this watch: no cycle
+        if task is not None:
+            task.cancel()
