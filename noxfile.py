@@ -523,7 +523,7 @@ def ext_auth(session: nox.Session) -> None:
     """mcpkit-ext-auth alone: its tests with only mcpkit-core, its declared dependencies
     and its `test` group, against the development authorization server on loopback."""
     sync(session, "mcpkit-ext-auth", "test")
-    pytest(session, "packages/mcpkit-ext-auth/tests")
+    pytest(session, "packages/mcpkit-ext-auth/tests", workers=xdist_workers())
 
 
 TASKS_SCENARIOS = (
