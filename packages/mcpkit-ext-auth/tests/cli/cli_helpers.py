@@ -87,8 +87,11 @@ if sys.argv[1] != "--child":
         stderr=subprocess.DEVNULL,
     )
     sys.exit(0)
+import time
+
 import httpx2
 
+time.sleep(float(os.environ.get("FAKE_BROWSER_DELAY_S", "0")))  # a person reading the page
 httpx2.get(sys.argv[2], follow_redirects=True, timeout=30)
 '''
 

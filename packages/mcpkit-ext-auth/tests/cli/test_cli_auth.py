@@ -69,6 +69,27 @@ async def test_auth_signs_in_once_and_keeps_tokens_in_the_token_file(tmp_path: P
         assert b"waiting for the authorization" not in again.stderr
 
 
+async def test_a_login_slower_than_the_probe_bound_still_signs_in(tmp_path: Path) -> None:
+    """The login runs inside the first request (the ``server/discover`` probe, bounded by
+    10 s by default): a person taking 12 s in the browser must still get in."""
+    tokens = tmp_path / "tokens.json"
+    async with protected() as url:
+        slow = await mcpkit(
+            tmp_path,
+            "call",
+            url,
+            "whoami",
+            "--auth",
+            "--token-file",
+            str(tokens),
+            FAKE_BROWSER_DELAY_S="12",
+            **browser(tmp_path),
+        )
+        assert slow.returncode == 0, slow.stderr
+        assert slow.stdout.decode().startswith("dev-user ")
+        assert logins(tmp_path) == 1
+
+
 async def test_the_token_file_defaults_to_the_environment_then_the_config_dir(
     tmp_path: Path,
 ) -> None:

@@ -235,8 +235,13 @@ def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin]
         return 2
 
     async def go() -> tuple[str, int]:
+        connect = config.connect_timeout_s
         async with Client(
-            transport, mode=args.mode, timeout_s=args.timeout, auth=config.auth
+            transport,
+            mode=args.mode,
+            timeout_s=args.timeout if connect is None else max(args.timeout, connect),
+            probe_timeout_s=10.0 if connect is None else connect,
+            auth=config.auth,
         ) as client:
             if args.command == "ls":
                 return await _ls(client), 0

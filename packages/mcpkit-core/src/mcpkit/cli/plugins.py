@@ -19,8 +19,8 @@ Rules:
    its return value (``None`` = 0).
 4. ``add_client_options(parser)`` adds options to ``mcpkit ls`` and ``mcpkit call`` (called
    once per command); ``configure_client(args, config)`` then turns them into
-   :class:`ClientConfig` changes (``headers``, ``auth``) before the client connects. Two
-   plugins may not both set ``auth``: the second one is a usage error.
+   :class:`ClientConfig` changes (``headers``, ``auth``, ``connect_timeout_s``) before the
+   client connects. Two plugins may not both set ``auth``: the second one is a usage error.
 5. A hook that wants to stop the command with a message raises :class:`CliError`
    (status 2, the message on stderr, no traceback). Any other exception from
    ``configure_client`` is a plugin fault: a warning naming the plugin, and the command
@@ -68,13 +68,16 @@ class ClientConfig:
     (``--header`` values are already in it). ``auth``: the object passed as
     ``Client(url, auth=...)``: an :class:`~mcpkit.client.http.HttpPlugin` (e.g. the auth
     extension's OAuth provider) or an ``httpx2.Auth``; None = no authorization.
-    ``set_by``: the plugin that set ``auth`` (rule 4).
+    ``set_by``: the plugin that set ``auth`` (rule 4). ``connect_timeout_s``: seconds the
+    first request may take, when a plugin makes it wait for a person (an interactive login
+    runs inside it); None = the client's default probe bound. Plugins only raise it.
     """
 
     target: str
     headers: dict[str, str] = field(default_factory=dict[str, str])
     auth: Any = None
     set_by: str | None = None
+    connect_timeout_s: float | None = None
 
     @property
     def is_http(self) -> bool:

@@ -14,7 +14,10 @@ Rules:
    ``--redirect-port``, 0 = any) the first time, and reuses or refreshes the tokens after:
    they are kept in a :class:`~mcpkit.ext.auth.client.storage.FileTokenStorage` (mode 0600
    in a 0700 directory) at ``--token-file``, else ``$MCPKIT_TOKEN_FILE``, else
-   ``$XDG_CONFIG_HOME/mcpkit/tokens.json`` (``~/.config/mcpkit/tokens.json``).
+   ``$XDG_CONFIG_HOME/mcpkit/tokens.json`` (``~/.config/mcpkit/tokens.json``). The
+   login runs inside the first request, so that request gets ``LOGIN_TIMEOUT_S`` (300 s)
+   for the browser plus a minute, not the client's 10 s probe bound
+   (``ClientConfig.connect_timeout_s``).
 2. The authorization URL is opened with :mod:`webbrowser` (``$BROWSER`` is honoured); when
    no browser opens, it is printed on stderr, never on stdout (stdout holds results).
 3. ``--token TOKEN`` sends ``Authorization: Bearer TOKEN`` on every request; ``--auth`` and
@@ -99,6 +102,10 @@ def _show_url(url: str) -> None:
     sys.stderr.flush()
 
 
+LOGIN_TIMEOUT_S = 300.0
+"""Seconds ``--auth`` waits for the person to finish the login in the browser."""
+
+
 def interactive_provider(args: argparse.Namespace) -> Any:
     """The ``auth=`` object of ``--auth`` (rule 1)."""
     from mcpkit.ext.auth.client import FileTokenStorage
@@ -107,7 +114,9 @@ def interactive_provider(args: argparse.Namespace) -> Any:
     from mcpkit.ext.auth.client.redirect import LoopbackRedirect
 
     path: Path = args.token_file or default_token_file()
-    redirect = LoopbackRedirect(port=args.redirect_port, open_url=_show_url)
+    redirect = LoopbackRedirect(
+        port=args.redirect_port, open_url=_show_url, timeout_s=LOGIN_TIMEOUT_S
+    )
     return OAuthProvider(
         AuthorizationCode(redirect),
         storage=FileTokenStorage(path),
@@ -153,6 +162,9 @@ def configure_client(args: argparse.Namespace, config: ClientConfig) -> None:
         config.auth = BearerToken(args.token.strip())
         return
     config.auth = interactive_provider(args)
+    # The login runs inside the first request: give it the redirect's own bound and a
+    # minute for the token exchange, not the 10 s probe bound (rule 1).
+    config.connect_timeout_s = LOGIN_TIMEOUT_S + 60.0
 
 
 plugin = CliPlugin(
