@@ -8,8 +8,8 @@ Rules:
    when given). A call needs the server-wide ``required_scopes``, its method's
    requirement, and its item's: the tool (``tools/call``, by ``name``), the prompt
    (``prompts/get``, by ``name``), the resource (``resources/read``,
-   ``resources/subscribe``, ``resources/unsubscribe``, by ``uri``: an exact URI, or a
-   URI template registered as the requirement's key that matches it).
+   ``resources/subscribe``, ``resources/unsubscribe``, by ``uri``: an exact URI, else
+   every URI template registered as a requirement's key that matches it).
 2. A call whose requirements the caller's scopes do not meet refuses the whole POST with
    HTTP 403 and ``WWW-Authenticate: Bearer error="insufficient_scope", scope="...",
    resource_metadata="..."`` (``DPoP`` scheme for a DPoP-bound caller), before
@@ -123,15 +123,15 @@ class ScopePolicy:
             self._templates = [(m, r) for m, r in self._templates if m.template != name]
             self._templates.append((TemplateMatcher(name), requirement))
 
-    def _item(self, kind: str, name: Any) -> Requirement | None:
+    def _item(self, kind: str, name: Any) -> list[Requirement]:
         if not isinstance(name, str):
-            return None
+            return []
         found = self._items[kind].get(name)
-        if found is None and kind == "resources":
-            for matcher, requirement in self._templates:
-                if matcher.match(name) is not None:
-                    return requirement
-        return found
+        if found is not None or kind != "resources":
+            return [found] if found is not None else []
+        # Every matching template's requirement: which template serves the URI is the
+        # server's registration order, which the policy does not know (fail closed).
+        return [r for matcher, r in self._templates if matcher.match(name) is not None]
 
     def requirements(self, call: GuardedCall) -> list[Requirement]:
         """Rule 1: every requirement ``call`` must meet."""
@@ -141,9 +141,7 @@ class ScopePolicy:
             out.append(by_method)
         item = _ITEM_KIND.get(call.method)
         if item is not None:
-            found = self._item(item[0], call.params.get(item[1]))
-            if found is not None:
-                out.append(found)
+            out.extend(self._item(item[0], call.params.get(item[1])))
         return out
 
     async def guard(self, request: GuardedRequest) -> None:
