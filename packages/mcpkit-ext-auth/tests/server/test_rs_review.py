@@ -19,7 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcpkit.ext.auth.server import Auth
+from mcpkit.ext.auth.devserver.clients import DevClient
+from mcpkit.ext.auth.server import Auth, AuthSettings
 from mcpkit.ext.auth.server.dpop import DPoPVerifier, access_token_hash
 from mcpkit.ext.auth.server.errors import InvalidToken
 from mcpkit.ext.auth.server.introspection import IntrospectionValidator
@@ -117,3 +118,17 @@ async def test_every_matching_template_requirement_applies(
         sid = await initialize(site.client, site.url, strong)
         r = await site.client.post(site.url, json=read, headers=legacy_headers(strong, sid))
         assert r.status_code == 200, r.text
+
+
+def test_settings_and_dev_clients_keep_secrets_out_of_repr() -> None:
+    settings = AuthSettings(
+        "https://mcp.example.com/mcp",
+        introspection_url="https://as.example.com/introspect",
+        client_id="rs",
+        client_secret="client-SECRET-1",
+        dpop=DPoPSettings(nonces=True, nonce_secret=b"nonce-SECRET-2" + b"\0" * 18),
+    )
+    text = repr(settings) + repr(DevClient("dev-1", client_secret="client-SECRET-3"))
+    assert "SECRET" not in text
+    assert "client_id='dev-1'" in text
+    assert "client_id='rs'" in text
