@@ -132,3 +132,37 @@ def test_settings_and_dev_clients_keep_secrets_out_of_repr() -> None:
     assert "SECRET" not in text
     assert "client_id='dev-1'" in text
     assert "client_id='rs'" in text
+
+
+async def test_completion_needs_the_scopes_of_the_item_it_completes(
+    protected: Any, issuer: DevIssuer
+) -> None:
+    """``completion/complete`` used to bypass the prompt's and the resource template's
+    requirements: a caller could read argument completions of what it may not use."""
+
+    def rules(auth: Auth) -> None:
+        auth.require(prompt="greet", all_of=["prompts"])
+        auth.require(resource="file:///secret/{name}", all_of=["secrets"])
+
+    refs = (
+        ({"type": "ref/prompt", "name": "greet"}, "mcp prompts"),
+        ({"type": "ref/resource", "uri": "file:///secret/{name}"}, "mcp secrets"),
+    )
+    async with protected(configure=rules) as site:
+        weak = issuer.mint(aud=site.url, scope="mcp")
+        strong = issuer.mint(aud=site.url, scope="mcp prompts secrets")
+        for token, allowed in ((weak, False), (strong, True)):
+            sid = await initialize(site.client, site.url, token)
+            for ref, needed in refs:
+                params = {"ref": ref, "argument": {"name": "name", "value": "a"}}
+                r = await site.client.post(
+                    site.url,
+                    json=rpc(7, "completion/complete", params),
+                    headers=legacy_headers(token, sid),
+                )
+                if allowed:
+                    assert r.status_code == 200, r.text
+                    assert "result" in r.json(), r.text
+                else:
+                    assert r.status_code == 403, r.text
+                    assert r.json()["error"]["data"]["scope"] == needed

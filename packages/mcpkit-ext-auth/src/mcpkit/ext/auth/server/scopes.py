@@ -9,7 +9,8 @@ Rules:
    requirement, and its item's: the tool (``tools/call``, by ``name``), the prompt
    (``prompts/get``, by ``name``), the resource (``resources/read``,
    ``resources/subscribe``, ``resources/unsubscribe``, by ``uri``: an exact URI, else
-   every URI template registered as a requirement's key that matches it).
+   every URI template registered as a requirement's key that matches it); and
+   ``completion/complete`` the requirement of the prompt or resource its ``ref`` names.
 2. A call whose requirements the caller's scopes do not meet refuses the whole POST with
    HTTP 403 and ``WWW-Authenticate: Bearer error="insufficient_scope", scope="...",
    resource_metadata="..."`` (``DPoP`` scheme for a DPoP-bound caller), before
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST
 from mcpkit.ext.auth.server.challenge import Challenge
@@ -42,6 +43,10 @@ _ITEM_KIND = {
     "resources/read": ("resources", "uri"),
     "resources/subscribe": ("resources", "uri"),
     "resources/unsubscribe": ("resources", "uri"),
+}
+_COMPLETION_REF: dict[str, tuple[str | None, str]] = {
+    "ref/prompt": ("prompts", "name"),
+    "ref/resource": ("resources", "uri"),
 }
 _LIST_FIELD = {
     "tools": ("tools", "name"),
@@ -142,6 +147,13 @@ class ScopePolicy:
         item = _ITEM_KIND.get(call.method)
         if item is not None:
             out.extend(self._item(item[0], call.params.get(item[1])))
+        elif call.method == "completion/complete":  # completing an item's arguments
+            ref: Any = call.params.get("ref")
+            if isinstance(ref, dict):
+                fields = cast("dict[str, Any]", ref)
+                kind, key = _COMPLETION_REF.get(str(fields.get("type")), (None, ""))
+                if kind is not None:
+                    out.extend(self._item(kind, fields.get(key)))
         return out
 
     async def guard(self, request: GuardedRequest) -> None:
