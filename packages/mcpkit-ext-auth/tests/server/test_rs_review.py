@@ -11,20 +11,32 @@ import time
 import uuid
 from typing import Any
 
+import httpx2
 import pytest
 from joserfc import jws
-from rs_helpers import DevIssuer, DPoPKey, initialize, legacy_headers, rpc, serve
+from rs_helpers import (
+    INIT_PARAMS,
+    DevIssuer,
+    DPoPKey,
+    challenges,
+    free_port,
+    initialize,
+    legacy_headers,
+    rpc,
+    serve,
+)
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcpkit.ext.auth.devserver.clients import DevClient
-from mcpkit.ext.auth.server import Auth, AuthSettings
+from mcpkit.ext.auth.server import Auth, AuthSettings, protect
 from mcpkit.ext.auth.server.dpop import DPoPVerifier, access_token_hash
 from mcpkit.ext.auth.server.errors import InvalidToken
 from mcpkit.ext.auth.server.introspection import IntrospectionValidator
 from mcpkit.ext.auth.server.settings import DPoPSettings, ResourceServerLimits
+from mcpkit.server import Server
 
 pytestmark = pytest.mark.anyio
 
@@ -166,3 +178,26 @@ async def test_completion_needs_the_scopes_of_the_item_it_completes(
                 else:
                     assert r.status_code == 403, r.text
                     assert r.json()["error"]["data"]["scope"] == needed
+
+
+async def test_an_app_built_before_protect_fails_closed(issuer: DevIssuer) -> None:
+    """``protect()`` after ``http_app()`` leaves that app without the auth layer (its
+    middleware list was already applied); the live request guard used to let every
+    anonymous POST through when no scope was required."""
+    sock = free_port()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    server = Server("late-protect")
+
+    @server.tool()
+    def hello() -> str:
+        return "hello"
+
+    app = server.http_app("/mcp")  # built first: the mistake
+    auth = protect(
+        server,
+        AuthSettings(url, authorization_servers=[issuer.url], jwks_url=issuer.jwks_url),
+    )
+    async with serve(app, sock), httpx2.AsyncClient(timeout=10) as client:
+        r = await client.post(url, json=rpc(1, "initialize", INIT_PARAMS), headers=legacy_headers())
+        assert r.status_code == 401, r.text
+        assert challenges(r)[0][1]["resource_metadata"] == auth.metadata_url

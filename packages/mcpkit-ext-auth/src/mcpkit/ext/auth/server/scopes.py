@@ -20,11 +20,16 @@ Rules:
 3. With ``hide_unauthorized``, ``*/list`` leaves out the tools, prompts, resources and
    templates whose requirement the caller does not meet (core list filter). Calling
    one still answers 403, so a client can step up.
-4. A caller that is not a :class:`~.principal.Principal` holds no scopes.
+4. A POST whose caller is not a :class:`~.principal.Principal` did not pass the auth
+   layer (an app built before ``protect()``, an endpoint mounted without
+   ``Auth.wrap``): it is refused with 401 and the challenge, and logged at ERROR (fail
+   closed; it would otherwise be served anonymously). In list filters such a caller
+   holds no scopes.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -36,6 +41,8 @@ from mcpkit.server.guards import GuardedCall, GuardedRequest, HTTPRefusal
 from mcpkit.server.uritemplates import TemplateMatcher
 
 __all__ = ["Requirement", "ScopePolicy"]
+
+logger = logging.getLogger("mcpkit.ext.auth")
 
 _ITEM_KIND = {
     "tools/call": ("tools", "name"),
@@ -159,7 +166,18 @@ class ScopePolicy:
     async def guard(self, request: GuardedRequest) -> None:
         """Rule 2 (a core request guard)."""
         caller = request.principal
-        scopes = caller.scopes if isinstance(caller, Principal) else frozenset[str]()
+        if not isinstance(caller, Principal):  # rule 4: the auth layer did not run
+            logger.error(
+                "auth: a request reached the protected endpoint without the auth layer "
+                "(an app built before protect(), or a StreamableHTTP not wrapped with "
+                "Auth.wrap); refused"
+            )
+            raise HTTPRefusal(
+                401,
+                "Unauthorized: an access token is required (see the WWW-Authenticate header)",
+                headers=self.challenge.unauthorized(),
+            )
+        scopes = caller.scopes
         if self._base_only:  # no per-item or per-method rules: one check per POST
             if self.base.met_by(scopes):
                 return
@@ -173,7 +191,7 @@ class ScopePolicy:
             for s in requirement.challenge_scopes(scopes):
                 if s not in named:
                     named.append(s)
-        dpop = isinstance(caller, Principal) and caller.confirmation_jkt is not None
+        dpop = caller.confirmation_jkt is not None
         raise HTTPRefusal(
             403,
             "Forbidden: insufficient_scope: the operation needs scope " + " ".join(named),
