@@ -74,3 +74,27 @@ async def test_headless_handler_refuses_an_endpoint_that_does_not_redirect() -> 
         handler = HeadlessRedirect("http://127.0.0.1:9/callback")
         with pytest.raises(OAuthError, match="HTTP 404"):
             await handler.authorize(s.base + "/nowhere", http)
+
+
+async def test_loopback_receiver_ignores_a_callback_with_another_state() -> None:
+    """A forged callback (any web page can make the browser GET a loopback port) used
+    to end the wait: the flow then failed, or a code without the state was taken."""
+    redirect = LoopbackRedirect(timeout_s=20, open_url=lambda url: None)
+    callback = f"http://127.0.0.1:{redirect.port}/callback"
+    try:
+        async with httpx2.AsyncClient(timeout=10) as http:
+
+            async def browser() -> None:
+                for query in ("code=evil&state=wrong", "error=access_denied", "code=evil"):
+                    forged = await http.get(f"{callback}?{query}")
+                    assert forged.status_code == 404
+                good = await http.get(f"{callback}?code=good&state=s1")
+                assert good.status_code == 200
+
+            with anyio.fail_after(15):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(browser)
+                    params = await redirect.authorize("http://127.0.0.1:9/authorize?state=s1", http)
+    finally:
+        redirect.close()
+    assert params == {"code": "good", "state": "s1"}

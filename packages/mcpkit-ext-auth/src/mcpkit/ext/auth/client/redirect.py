@@ -10,9 +10,11 @@ Rules:
 2. :class:`LoopbackRedirect` listens on ``127.0.0.1`` on a port the OS picks (bound when
    the handler is created, so the URI is fixed), opens ``url`` with :mod:`webbrowser`
    (or calls ``open_url``), and answers the first request to its callback path that
-   carries ``code`` or ``error``; other requests get 404. The wait is bounded by
-   ``timeout_s`` (:class:`~.grant.OAuthError` ``access_denied`` when it runs out);
-   a request head over 8 KiB is refused.
+   carries ``code`` or ``error`` and the ``state`` of ``url``; other requests get 404
+   and the wait goes on (a stray or forged request, which any web page can make the
+   browser send to a loopback port, neither ends the flow nor delivers a code). The
+   wait is bounded by ``timeout_s`` (:class:`~.grant.OAuthError` ``access_denied``
+   when it runs out); a request head over 8 KiB is refused.
 3. :class:`HeadlessRedirect` GETs ``url`` with the connection's HTTP client, follows
    redirects that stay off the redirect URI (at most ``max_redirects``), and reads the
    parameters from the ``Location`` that points at the redirect URI, without requesting
@@ -133,6 +135,7 @@ class LoopbackRedirect:
 
     async def authorize(self, url: str, http: httpx2.AsyncClient) -> dict[str, str]:
         listener = await anyio.abc.SocketListener.from_socket(self._sock.dup())
+        state = _query(url).get("state")
         result: dict[str, str] = {}
         try:
             with anyio.move_on_after(self.timeout_s) as scope:
@@ -143,7 +146,7 @@ class LoopbackRedirect:
                         while not result:
                             stream = await listener.accept()
                             async with stream:
-                                result.update(await self._answer(stream))
+                                result.update(await self._answer(stream, state))
                         tg.cancel_scope.cancel()
 
                     tg.start_soon(serve)
@@ -155,7 +158,7 @@ class LoopbackRedirect:
             )
         return result
 
-    async def _answer(self, stream: anyio.abc.ByteStream) -> dict[str, str]:
+    async def _answer(self, stream: anyio.abc.ByteStream, state: str | None) -> dict[str, str]:
         head = b""
         with anyio.move_on_after(10):
             while b"\r\n\r\n" not in head and len(head) <= _MAX_HEAD_BYTES:
@@ -171,7 +174,7 @@ class LoopbackRedirect:
             target = parts[1]
             if urlsplit(target).path == self.path:
                 params = _query(target)
-        if "code" in params or "error" in params:
+        if ("code" in params or "error" in params) and params.get("state") == state:
             status, body = b"200 OK", _PAGE
         else:
             status, body, params = b"404 Not Found", b"not found", {}

@@ -37,7 +37,7 @@ class DevClient(ClientMixin):
     RFC 7591 fields as given (echoed by the registration endpoint)."""
 
     client_id: str
-    client_secret: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
     redirect_uris: list[str] = field(default_factory=lambda: list[str]())
     grant_types: list[str] = field(
         default_factory=lambda: ["authorization_code", "refresh_token", "client_credentials"]

@@ -11,7 +11,8 @@ Rules:
    public ``jwk`` (a private member is refused); the signature verifies with that key.
 2. Claims: ``jti`` (a non-empty string), ``htm`` equal to the request method, ``htu``
    equal to the request URL without query and fragment (scheme and host compared
-   case-insensitively, default ports dropped, trailing slash ignored), ``iat`` within
+   case-insensitively, default ports dropped, trailing slash ignored), ``iat`` a finite
+   number (JSON parsers admit ``NaN``, which no window comparison refuses) within
    ``iat_window_s`` of now, ``ath`` equal to the base64url SHA-256 of the access token.
 3. The proof key's RFC 7638 thumbprint must equal the token's ``cnf.jkt``.
 4. Nonces (optional): a nonce is ``base64url(12-byte IV || AES-GCM(issue time))`` under
@@ -30,6 +31,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import os
 import struct
 import time
@@ -177,7 +179,7 @@ class DPoPVerifier:
         if not isinstance(htu, str) or normalise_htu(htu) not in {normalise_htu(u) for u in urls}:
             raise _fail("the DPoP proof is for another URL")
         iat = claims.get("iat")
-        if not isinstance(iat, int | float) or isinstance(iat, bool):
+        if not isinstance(iat, int | float) or isinstance(iat, bool) or not math.isfinite(iat):
             raise _fail("the DPoP proof has no iat")
         if abs(time.time() - iat) > self.settings.iat_window_s:
             raise _fail("the DPoP proof is too old or from the future")

@@ -15,6 +15,8 @@ Rules:
 3. Active answers are cached by a hash of the token (:mod:`.cache`), at most
    ``max_introspection_cache`` entries, each for ``introspection_ttl_s`` seconds and
    never past ``exp``; inactive answers are not cached (a token may be issued later).
+   The auth layer's own cache keeps them no longer (``cache_ttl_s``): a revoked token
+   is refused within ``introspection_ttl_s``.
 4. An unreachable or broken endpoint refuses the token (401 ``invalid_token``) and logs
    a WARNING naming the endpoint, never the token.
 """
@@ -73,6 +75,11 @@ class IntrospectionValidator:
         self.cache = TokenCache(self.limits.max_introspection_cache)
         self.requests = 0
         """Introspection requests made so far."""
+
+    @property
+    def cache_ttl_s(self) -> float:
+        """Rule 3: how long an answer may be reused (also by the auth layer's cache)."""
+        return self.limits.introspection_ttl_s
 
     async def aclose(self) -> None:
         await self._fetcher.aclose()

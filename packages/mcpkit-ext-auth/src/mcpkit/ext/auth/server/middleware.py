@@ -11,7 +11,8 @@ Rules:
    Without one: 401 with the challenge and no ``error``.
 2. A token longer than ``max_token_bytes``, or one the validator refuses, is 401
    ``error="invalid_token"``. Validated tokens are cached by a hash until ``exp``
-   (:mod:`.cache`), so a repeated token costs a hash and a dictionary lookup.
+   (:mod:`.cache`), so a repeated token costs a hash and a dictionary lookup; never
+   longer than the validator's ``cache_ttl_s`` when it has one (introspection answers).
 3. ``Bearer`` with a DPoP-bound token (``cnf.jkt``) is 401 ``invalid_token``: a bound
    token is never usable without its key. ``Bearer`` when DPoP is required, and
    ``DPoP`` when it is off or with an unbound token, are 401 too. A ``DPoP`` request
@@ -48,7 +49,9 @@ class TokenValidator(Protocol):
     """What turns an access token into a :class:`Principal`.
 
     ``validate`` raises :class:`~.errors.InvalidToken` for a token it refuses (its
-    description must never quote the token); ``aclose`` releases connections.
+    description must never quote the token); ``aclose`` releases connections. A
+    validator whose answers may change before ``exp`` (introspection: revocation) has a
+    ``cache_ttl_s`` attribute (seconds): the layer's cache keeps its principals no longer.
     """
 
     async def validate(self, token: str) -> Principal: ...
@@ -143,7 +146,7 @@ class AuthMiddleware:
         if cached is not None:
             return cached
         principal = await self.validator.validate(token)
-        self.cache.put(digest, principal)
+        self.cache.put(digest, principal, getattr(self.validator, "cache_ttl_s", None))
         return principal
 
     def _urls(self, scope: Any) -> list[str]:

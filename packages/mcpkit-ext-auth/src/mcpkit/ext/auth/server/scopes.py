@@ -8,8 +8,9 @@ Rules:
    when given). A call needs the server-wide ``required_scopes``, its method's
    requirement, and its item's: the tool (``tools/call``, by ``name``), the prompt
    (``prompts/get``, by ``name``), the resource (``resources/read``,
-   ``resources/subscribe``, ``resources/unsubscribe``, by ``uri``: an exact URI, or a
-   URI template registered as the requirement's key that matches it).
+   ``resources/subscribe``, ``resources/unsubscribe``, by ``uri``: an exact URI, else
+   every URI template registered as a requirement's key that matches it); and
+   ``completion/complete`` the requirement of the prompt or resource its ``ref`` names.
 2. A call whose requirements the caller's scopes do not meet refuses the whole POST with
    HTTP 403 and ``WWW-Authenticate: Bearer error="insufficient_scope", scope="...",
    resource_metadata="..."`` (``DPoP`` scheme for a DPoP-bound caller), before
@@ -19,14 +20,19 @@ Rules:
 3. With ``hide_unauthorized``, ``*/list`` leaves out the tools, prompts, resources and
    templates whose requirement the caller does not meet (core list filter). Calling
    one still answers 403, so a client can step up.
-4. A caller that is not a :class:`~.principal.Principal` holds no scopes.
+4. A POST whose caller is not a :class:`~.principal.Principal` did not pass the auth
+   layer (an app built before ``protect()``, an endpoint mounted without
+   ``Auth.wrap``): it is refused with 401 and the challenge, and logged at ERROR (fail
+   closed; it would otherwise be served anonymously). In list filters such a caller
+   holds no scopes.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST
 from mcpkit.ext.auth.server.challenge import Challenge
@@ -36,12 +42,18 @@ from mcpkit.server.uritemplates import TemplateMatcher
 
 __all__ = ["Requirement", "ScopePolicy"]
 
+logger = logging.getLogger("mcpkit.ext.auth")
+
 _ITEM_KIND = {
     "tools/call": ("tools", "name"),
     "prompts/get": ("prompts", "name"),
     "resources/read": ("resources", "uri"),
     "resources/subscribe": ("resources", "uri"),
     "resources/unsubscribe": ("resources", "uri"),
+}
+_COMPLETION_REF: dict[str, tuple[str | None, str]] = {
+    "ref/prompt": ("prompts", "name"),
+    "ref/resource": ("resources", "uri"),
 }
 _LIST_FIELD = {
     "tools": ("tools", "name"),
@@ -123,15 +135,15 @@ class ScopePolicy:
             self._templates = [(m, r) for m, r in self._templates if m.template != name]
             self._templates.append((TemplateMatcher(name), requirement))
 
-    def _item(self, kind: str, name: Any) -> Requirement | None:
+    def _item(self, kind: str, name: Any) -> list[Requirement]:
         if not isinstance(name, str):
-            return None
+            return []
         found = self._items[kind].get(name)
-        if found is None and kind == "resources":
-            for matcher, requirement in self._templates:
-                if matcher.match(name) is not None:
-                    return requirement
-        return found
+        if found is not None or kind != "resources":
+            return [found] if found is not None else []
+        # Every matching template's requirement: which template serves the URI is the
+        # server's registration order, which the policy does not know (fail closed).
+        return [r for matcher, r in self._templates if matcher.match(name) is not None]
 
     def requirements(self, call: GuardedCall) -> list[Requirement]:
         """Rule 1: every requirement ``call`` must meet."""
@@ -141,15 +153,31 @@ class ScopePolicy:
             out.append(by_method)
         item = _ITEM_KIND.get(call.method)
         if item is not None:
-            found = self._item(item[0], call.params.get(item[1]))
-            if found is not None:
-                out.append(found)
+            out.extend(self._item(item[0], call.params.get(item[1])))
+        elif call.method == "completion/complete":  # completing an item's arguments
+            ref: Any = call.params.get("ref")
+            if isinstance(ref, dict):
+                fields = cast("dict[str, Any]", ref)
+                kind, key = _COMPLETION_REF.get(str(fields.get("type")), (None, ""))
+                if kind is not None:
+                    out.extend(self._item(kind, fields.get(key)))
         return out
 
     async def guard(self, request: GuardedRequest) -> None:
         """Rule 2 (a core request guard)."""
         caller = request.principal
-        scopes = caller.scopes if isinstance(caller, Principal) else frozenset[str]()
+        if not isinstance(caller, Principal):  # rule 4: the auth layer did not run
+            logger.error(
+                "auth: a request reached the protected endpoint without the auth layer "
+                "(an app built before protect(), or a StreamableHTTP not wrapped with "
+                "Auth.wrap); refused"
+            )
+            raise HTTPRefusal(
+                401,
+                "Unauthorized: an access token is required (see the WWW-Authenticate header)",
+                headers=self.challenge.unauthorized(),
+            )
+        scopes = caller.scopes
         if self._base_only:  # no per-item or per-method rules: one check per POST
             if self.base.met_by(scopes):
                 return
@@ -163,7 +191,7 @@ class ScopePolicy:
             for s in requirement.challenge_scopes(scopes):
                 if s not in named:
                     named.append(s)
-        dpop = isinstance(caller, Principal) and caller.confirmation_jkt is not None
+        dpop = caller.confirmation_jkt is not None
         raise HTTPRefusal(
             403,
             "Forbidden: insufficient_scope: the operation needs scope " + " ".join(named),

@@ -116,7 +116,7 @@ class DPoPSettings:
     algorithms: Sequence[str] = ("ES256", "RS256", "PS256", "EdDSA")
     iat_window_s: float = 300.0
     nonces: bool = False
-    nonce_secret: bytes | None = None
+    nonce_secret: bytes | None = field(default=None, repr=False)
     nonce_ttl_s: float = 300.0
     replay_cache: bool = False
 
@@ -151,7 +151,7 @@ class AuthSettings:
     jwks_url: str | None = None
     introspection_url: str | None = None
     client_id: str | None = None
-    client_secret: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
     resource: str | None = None
     audiences: Sequence[str] = ()
     scopes_supported: Sequence[str] = ()
