@@ -59,6 +59,7 @@ async def test_a_revoked_introspected_token_is_refused_within_the_introspection_
             url=base + "/introspect",
             audience=["https://unused.example/mcp"],  # the answers carry no aud
             limits=ResourceServerLimits(introspection_ttl_s=0.0),
+            require_audience=False,
         )
         async with protected(validator=validator) as site:
             active["opaque"] = {

@@ -141,7 +141,8 @@ async def test_introspection_with_a_bounded_cache() -> None:
             "iss": "https://as",
         }
     endpoint.active["elsewhere"] = {"sub": "x", "aud": "https://other/mcp", "exp": now + 300}
-    endpoint.active["stale"] = {"sub": "x", "exp": now - 600}
+    endpoint.active["stale"] = {"sub": "x", "aud": aud, "exp": now - 600}
+    endpoint.active["no-aud"] = {"sub": "x", "exp": now + 300}
     async with serve(endpoint.app()) as base:
         v = IntrospectionValidator(
             url=base + "/introspect",
@@ -165,12 +166,13 @@ async def test_introspection_with_a_bounded_cache() -> None:
                 ("nope", "token not active"),
                 ("elsewhere", "wrong audience"),
                 ("stale", "token expired"),
+                ("no-aud", "names no audience"),  # fail closed: maybe another resource's
             ):
                 with pytest.raises(InvalidToken, match=why):
                     await v.validate(token)
             with pytest.raises(InvalidToken, match="token not active"):
                 await v.validate("nope")  # inactive answers are not cached
-            assert endpoint.requests == 8
+            assert endpoint.requests == 9
             wrong = IntrospectionValidator(
                 url=base + "/introspect", audience=[aud], client_id="rs", client_secret="bad"
             )

@@ -10,7 +10,10 @@ Rules:
    ``ClientAuth`` (``client_secret_basic`` by default) when it has credentials.
 2. ``active`` must be ``true``; ``exp``/``nbf`` are checked with ``leeway_s``; ``iss``
    must equal the expected issuer when one is configured and the answer names one;
-   ``aud``, when present, must include an accepted audience; ``sub`` is required
+   ``aud`` must include an accepted audience, and an answer without ``aud`` is refused
+   (MCP servers MUST check the token was issued for them; RFC 7662 makes ``aud``
+   optional, so ``require_audience=False`` accepts such answers for an authorization
+   server that serves only this resource); ``sub`` is required
    (``username`` stands in when ``sub`` is absent).
 3. Active answers are cached by a hash of the token (:mod:`.cache`), at most
    ``max_introspection_cache`` entries, each for ``introspection_ttl_s`` seconds and
@@ -48,7 +51,8 @@ class IntrospectionValidator:
     ``url``: the introspection endpoint; ``client_id``/``client_secret`` and
     ``auth_method`` (``client_secret_basic`` or ``client_secret_post``): the resource
     server's credentials; ``audience``: accepted ``aud`` values; ``issuer``: the
-    expected ``iss`` (None: not checked); ``leeway_s``: clock skew in seconds.
+    expected ``iss`` (None: not checked); ``leeway_s``: clock skew in seconds;
+    ``require_audience``: refuse answers without ``aud`` (rule 2; default True).
     """
 
     def __init__(
@@ -62,9 +66,11 @@ class IntrospectionValidator:
         issuer: str | None = None,
         leeway_s: float = 60.0,
         limits: ResourceServerLimits | None = None,
+        require_audience: bool = True,
     ) -> None:
         self.url = url
         self.audience = frozenset(audience)
+        self.require_audience = require_audience
         self.issuer = issuer
         self.leeway_s = leeway_s
         self.limits = limits or ResourceServerLimits()
@@ -129,6 +135,8 @@ class IntrospectionValidator:
         if self.issuer is not None and iss is not None and iss != self.issuer:
             raise InvalidToken("wrong issuer")
         aud = answer.get("aud")
+        if aud is None and self.require_audience:
+            raise InvalidToken("the token names no audience")
         if aud is not None:
             values: list[Any] = [aud] if isinstance(aud, str) else []
             if isinstance(aud, list):
