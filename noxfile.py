@@ -10,7 +10,7 @@ Rules:
 4. A session that needs a real service (``redis-server`` for ``ext-tasks``) installs it
    and fails when it cannot; it never skips the tests that need it.
 5. A whole distribution's tests (``core``, ``ext-tasks``) run in pytest-xdist worker
-   processes (one per CPU, 2 to 4); naming test paths after ``--`` runs them in one
+   processes (two per CPU, 2 to 8); naming test paths after ``--`` runs them in one
    process, as does ``-- -n 0``.
 """
 
@@ -66,11 +66,12 @@ def pytest(session: nox.Session, *paths: str, workers: int = 0) -> None:
 
 
 def xdist_workers() -> int:
-    """Worker processes for a whole distribution's tests: one per CPU, at least 2 (most
-    tests wait on sockets, processes and timers rather than compute), at most 4."""
+    """Worker processes for a whole distribution's tests: two per CPU (most tests wait on
+    sockets, processes and timers rather than compute: core's 2253 tests take 292 s with
+    2 workers and 179 s with 4 on 2 CPUs), at least 2, at most 8."""
     import os
 
-    return min(4, max(2, os.cpu_count() or 1))
+    return min(8, max(2, 2 * (os.cpu_count() or 1)))
 
 
 @nox.session(name="core")
