@@ -9,7 +9,7 @@ Rules:
    ``conformance/toolchain.py``; they need nothing else from the network.
 4. A session that needs a real service (``redis-server`` for ``ext-tasks``) installs it
    and fails when it cannot; it never skips the tests that need it.
-5. A whole distribution's tests (``core``, ``ext-tasks``) run in pytest-xdist worker
+5. A whole distribution's tests (``core``, ``ext-tasks``, ``ext-auth``) run in pytest-xdist worker
    processes (two per CPU, 2 to 8); naming test paths after ``--`` runs them in one
    process, as does ``-- -n 0``.
 """
