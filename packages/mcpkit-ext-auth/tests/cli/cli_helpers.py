@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import uvicorn
+from loopback import serve_at
 
 from mcpkit.ext.auth.server import AuthSettings, principal, protect
 from mcpkit.server import Context, Server
@@ -26,21 +25,8 @@ from mcpkit.server import Context, Server
 async def serve(make_app: Callable[[str], Any]) -> AsyncIterator[str]:
     """Serve ``make_app(base_url)`` with uvicorn on a free 127.0.0.1 port (the app learns
     its own URL first, as a protected server must); yields ``http://127.0.0.1:PORT``."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = make_app(f"http://127.0.0.1:{port}")
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
+    async with serve_at(make_app) as base:
+        yield base
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:

@@ -14,14 +14,12 @@ import contextlib
 import hashlib
 import itertools
 import json
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-import anyio
-import uvicorn
+from loopback import serve_at
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
@@ -271,21 +269,8 @@ def mcp(s: Script, hit: Hit) -> Response:
 async def serve(make: Callable[[str], Any], *, lifespan: str = "off") -> AsyncIterator[str]:
     """Serve ``make(base_url)`` with uvicorn on a free 127.0.0.1 port; yields the base URL
     (the app learns its own URL first, as a protected server must)."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    config = uvicorn.Config(make(base), log_level="warning", lifespan=lifespan)
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield base
-        finally:
-            server.should_exit = True
-            server.force_exit = True
+    async with serve_at(make, lifespan=lifespan, force_exit=True) as base:
+        yield base
 
 
 @contextlib.asynccontextmanager

@@ -4,14 +4,12 @@ token endpoints that record what they receive and answer as a test tells them to
 from __future__ import annotations
 
 import contextlib
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 import httpx2
-import uvicorn
+from loopback import serve_at
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -22,23 +20,9 @@ from mcpkit.ext.auth.client.grant import ClientRegistration, GrantContext
 JSON = dict[str, Any]
 
 
-@contextlib.asynccontextmanager
-async def serve(app: Any) -> AsyncIterator[str]:
+def serve(app: Any) -> contextlib.AbstractAsyncContextManager[str]:
     """Serve ``app`` with uvicorn on a free 127.0.0.1 port; yields the base URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
+    return serve_at(lambda _base: app, lifespan="off")
 
 
 @dataclass

@@ -13,14 +13,13 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import anyio
 import httpx2
 import jwt as pyjwt
-import uvicorn
 from joserfc import jwk, jws
+from loopback import free_socket, serve_at
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -40,28 +39,14 @@ INIT_PARAMS: JSON = {
 }
 
 
-def free_port() -> socket.socket:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    return sock
+free_port = free_socket
 
 
-@contextlib.asynccontextmanager
-async def serve(app: Any, sock: socket.socket | None = None) -> AsyncIterator[str]:
+def serve(
+    app: Any, sock: socket.socket | None = None
+) -> contextlib.AbstractAsyncContextManager[str]:
     """Serve ``app`` with uvicorn on 127.0.0.1; yields the base URL."""
-    sock = sock or free_port()
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
+    return serve_at(lambda _base: app, sock=sock)
 
 
 def parse_challenges(values: Sequence[str]) -> list[tuple[str, dict[str, str]]]:
