@@ -9,9 +9,9 @@ Rules:
    ``conformance/toolchain.py``; they need nothing else from the network.
 4. A session that needs a real service (``redis-server`` for ``ext-tasks``) installs it
    and fails when it cannot; it never skips the tests that need it.
-5. A whole distribution's tests (``core``, ``ext-tasks``, ``ext-auth``) run in pytest-xdist worker
-   processes (two per CPU, 2 to 8); naming test paths after ``--`` runs them in one
-   process, as does ``-- -n 0``.
+5. A whole distribution's tests (``core``, ``ext-tasks``, ``ext-auth``, ``ext-otel``) run in
+   pytest-xdist worker processes (two per CPU, 2 to 8); naming test paths after ``--`` runs
+   them in one process, as does ``-- -n 0``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ DISTRIBUTIONS = {
     "mcpkit-core": ROOT / "packages" / "mcpkit-core",
     "mcpkit-ext-tasks": ROOT / "packages" / "mcpkit-ext-tasks",
     "mcpkit-ext-auth": ROOT / "packages" / "mcpkit-ext-auth",
+    "mcpkit-ext-otel": ROOT / "packages" / "mcpkit-ext-otel",
 }
 
 
@@ -525,6 +526,14 @@ def ext_auth(session: nox.Session) -> None:
     and its `test` group, against the development authorization server on loopback."""
     sync(session, "mcpkit-ext-auth", "test")
     pytest(session, "packages/mcpkit-ext-auth/tests", workers=xdist_workers())
+
+
+@nox.session(name="ext-otel")
+def ext_otel(session: nox.Session) -> None:
+    """mcpkit-ext-otel alone: its tests with only mcpkit-core, opentelemetry-api and its
+    `test` group (the OpenTelemetry SDK and OTLP exporter are test-only)."""
+    sync(session, "mcpkit-ext-otel", "test")
+    pytest(session, "packages/mcpkit-ext-otel/tests", workers=xdist_workers())
 
 
 TASKS_SCENARIOS = (
