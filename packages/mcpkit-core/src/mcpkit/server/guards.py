@@ -34,12 +34,14 @@ Rules:
    so they never shadow it. :func:`~mcpkit.server.http.http_app` applies both; a user
    mounting :class:`~mcpkit.server.http.StreamableHTTP` directly wraps it with
    :func:`apply_http_middleware`.
+5. Guards cost nothing they do not use: a :class:`GuardedRequest` parses its ``calls``
+   and ``headers`` only when a guard reads them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError, RequestId
@@ -91,9 +93,8 @@ class GuardedCall:
     id: RequestId | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class GuardedRequest:
-    """A parsed POST about to be dispatched (rule 1).
+    """A parsed POST about to be dispatched (rule 1). Read-only.
 
     - ``era``: ``"legacy"`` (handshake era) or ``"modern"`` (2026-07-28).
     - ``calls``: the requests and notifications in it (several for a batch).
@@ -102,13 +103,39 @@ class GuardedRequest:
     - ``headers``: the request headers (a Starlette ``Headers``: case-insensitive
       names; ``getlist`` for repeated ones).
     - ``scope``: the ASGI scope.
+
+    ``calls`` and ``headers`` are built on first access: a guard that decides on the
+    principal alone costs the POST no parsing (rule 5).
     """
 
-    era: Era
-    calls: tuple[GuardedCall, ...]
-    principal: Any
-    headers: Mapping[str, str]
-    scope: Mapping[str, Any] = field(repr=False)
+    __slots__ = ("_calls", "_headers", "_message", "era", "principal", "scope")
+
+    def __init__(self, era: Era, message: Any, principal: Any, scope: Mapping[str, Any]) -> None:
+        """``message``: the parsed body (one message or a batch list)."""
+        self.era: Era = era
+        self.principal: Any = principal
+        self.scope: Mapping[str, Any] = scope
+        self._message = message
+        self._calls: tuple[GuardedCall, ...] | None = None
+        self._headers: Mapping[str, str] | None = None
+
+    @property
+    def calls(self) -> tuple[GuardedCall, ...]:
+        if self._calls is None:
+            self._calls = guarded_calls(self._message)
+        return self._calls
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        if self._headers is None:
+            from starlette.datastructures import Headers  # only HTTP requests get here
+
+            self._headers = Headers(raw=list(self.scope["headers"]))
+        return self._headers
+
+    def __repr__(self) -> str:
+        calls, principal = self.calls, self.principal
+        return f"GuardedRequest(era={self.era!r}, calls={calls!r}, principal={principal!r})"
 
 
 RequestGuard = Callable[[GuardedRequest], Awaitable[None]]

@@ -53,7 +53,7 @@ from starlette.datastructures import Headers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
 from mcpkit.core.versions import MODERN_VERSION
 from mcpkit.server.frontend import looks_modern
-from mcpkit.server.guards import GuardedRequest, HTTPRefusal, guarded_calls
+from mcpkit.server.guards import GuardedRequest, HTTPRefusal
 from mcpkit.server.http import legacy, modern
 from mcpkit.server.http.events import EventStore, InMemoryEventStore
 from mcpkit.server.http.headers import NAME_FIELDS, RequestHeaders, param_annotations, read_headers
@@ -365,15 +365,7 @@ class StreamableHTTP:
         self, scope: Scope, send: Send, message: Any, principal: Any, modern_era: bool
     ) -> bool:
         """Rule 6: True when every guard lets the POST through, else a refusal was sent."""
-        calls = guarded_calls(message)
-        request = GuardedRequest(
-            "modern" if modern_era else "legacy",
-            calls,
-            principal,
-            Headers(scope=scope),
-            scope,
-        )
-        request_id = calls[0].id if len(calls) == 1 and not isinstance(message, list) else None
+        request = GuardedRequest("modern" if modern_era else "legacy", message, principal, scope)
         try:
             for guard in self.server.request_guards:
                 await guard(request)
@@ -384,7 +376,7 @@ class StreamableHTTP:
                 exc.code,
                 exc.message,
                 data=exc.data,
-                request_id=request_id,
+                request_id=_single_id(request, message),
                 headers=exc.raw_headers(),
             )
             return False
@@ -395,7 +387,7 @@ class StreamableHTTP:
                 500,
                 INTERNAL_ERROR,
                 "Internal error: the request could not be checked",
-                request_id=request_id,
+                request_id=_single_id(request, message),
             )
             return False
         return True
@@ -543,3 +535,12 @@ class StreamableHTTP:
                 await self.active.wait_empty()
             self._closed = True
             await self.sessions.close_all(self.store)
+
+
+def _single_id(request: GuardedRequest, message: Any) -> Any:
+    """The id a refusal answers with (guards rule 2): the request's own when the POST
+    held one request (not a batch), else None."""
+    if isinstance(message, list):
+        return None
+    calls = request.calls
+    return calls[0].id if len(calls) == 1 else None
