@@ -2,17 +2,25 @@
 
 Each ```python block starts with ``# docs-example: NAME`` and is executed in a fresh
 namespace; ``CHECKS[NAME]`` then exercises what it defined. A block without a marker or
-a check fails, so an example cannot be added without being run.
+a check fails, so an example cannot be added without being run. The page says its
+examples run as is: the server example and the client example also run as the two
+programs the page describes, in their own interpreters, over HTTP on loopback.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import free_port
 
 from mcpkit.client import Client
 from mcpkit.ext.tasks import RedisTaskStore, enable_task_results
@@ -110,3 +118,52 @@ async def test_docs_example(
     if name == "redis-replicas":
         monkeypatch.setenv("REDIS_URL", request.getfixturevalue("redis_url"))
     await CHECKS[name](run(name, code), request)
+
+
+DOCUMENTED_PORT = 8770
+
+
+def _wait_for_port(port: int, server: subprocess.Popen[str], deadline_s: float) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if server.poll() is not None:
+            raise AssertionError(f"the server example exited: {server.communicate()[1][-2000:]}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"the server example did not listen on {port} in {deadline_s} s")
+
+
+def test_the_server_and_client_examples_run_as_programs() -> None:
+    code = dict(examples())
+    server_code, client_code = code["long-running-tool"], code["client"]
+    # The server example must not take the demo's port (`mcpkit demo` serves 8765).
+    assert f"port={DOCUMENTED_PORT}" in server_code
+    assert "8765" not in server_code
+    assert f"127.0.0.1:{DOCUMENTED_PORT}/mcp" in client_code
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-c", server_code.replace(f"port={DOCUMENTED_PORT}", f"port={port}")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_port(port, server, 60)
+        client = subprocess.run(
+            [sys.executable, "-c", client_code.replace(f":{DOCUMENTED_PORT}/", f":{port}/")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+    assert client.returncode == 0, client.stderr[-2000:]
+    lines = client.stdout.splitlines()
+    assert lines[0] == "published a 2-page report"
+    steps = ast.literal_eval(lines[1])  # the printed list of statuses
+    assert steps[0] == "working"
+    assert steps[-3:] == ["completed", "published a 2-page report", "cancelled"]
