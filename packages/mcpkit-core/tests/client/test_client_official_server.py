@@ -104,3 +104,16 @@ async def test_handshake_era_answers_elicitation_and_receives_logs(
     assert {"level": "info", "data": "counted 1"} in [
         {k: v for k, v in entry.items() if k in ("level", "data")} for entry in logs
     ]
+
+
+async def test_adaptive_client_speaks_modern_to_a_slow_starting_stdio_server() -> None:
+    """The official server takes the first message's era for the whole stdio connection.
+    A probe that times out (here: 1 ms, as a server that imports or installs for longer
+    than ``probe_timeout_s`` would make it) is still that first message: the
+    ``initialize`` fallback is refused with -32022 naming 2026-07-28, and the client
+    probes again instead of failing (negotiate rule 3, last case)."""
+    transport = StdioTransport(sys.executable, [SERVER, "stdio"], stderr="capture")
+    async with Client(transport, probe_timeout_s=0.001) as client:
+        assert client.protocol_version == "2026-07-28"
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+    assert result.structured_content == {"result": 5}

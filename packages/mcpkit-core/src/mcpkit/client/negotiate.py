@@ -24,6 +24,11 @@ Rules:
    - anything else: any other error code or HTTP failure, a timeout
      (``probe_timeout_s``), or a result that is not a ``DiscoverResult``: legacy. The
      fallback never depends on one particular error code.
+   - a probe that timed out because the server was slow to start (a stdio command that
+     installs or imports for longer than ``probe_timeout_s``), on a dual-era server that
+     took the unanswered probe as its era: its ``initialize`` answer is -32022 naming
+     modern versions; then the client probes again, without the timeout, and speaks
+     modern.
 4. The era is a property of the server: once decided it is kept for the connection; a
    handshake-era session that expires (HTTP 404) is re-initialized with the same version.
 """
@@ -217,4 +222,15 @@ async def negotiate(
     state = await discover(session, timeout_s=probe_timeout_s, fallback=True)
     if state is not None:
         return state
-    return await initialize(session, legacy_version)
+    try:
+        return await initialize(session, legacy_version)
+    except JSONRPCError as exc:
+        data = as_object(exc.data)
+        if exc.code != UNSUPPORTED_PROTOCOL_VERSION or data is None:
+            raise
+        if _modern_pick(data.get("supported")) is None:
+            raise
+        logger.debug("initialize refused by a modern server after a late probe; probing again")
+    state = await discover(session)  # rule 3, last case
+    assert state is not None
+    return state
