@@ -117,3 +117,14 @@ async def test_adaptive_client_speaks_modern_to_a_slow_starting_stdio_server() -
         assert client.protocol_version == "2026-07-28"
         result = await client.call_tool("add", {"a": 2, "b": 3})
     assert result.structured_content == {"result": 5}
+
+
+async def test_log_level_is_not_sent_to_a_handshake_server_without_logging() -> None:
+    """The official server declares no ``logging`` capability on the handshake era and
+    answers ``logging/setLevel`` with -32601: a client given ``log_level=`` still
+    connects (client rule 10) instead of failing in ``async with``."""
+    transport = StdioTransport(sys.executable, [SERVER, "stdio"], stderr="capture")
+    async with Client(transport, mode="legacy", log_level="info") as client:
+        assert "logging" not in client.server.capabilities
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+    assert result.structured_content == {"result": 5}

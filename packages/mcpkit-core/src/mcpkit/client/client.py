@@ -38,6 +38,11 @@ Rules:
    the client extensions it names are declared in ``capabilities.extensions``) or an
    ``httpx2.Auth``. A 401/403 nothing resolves fails the operation at once with
    :class:`~mcpkit.client.errors.HTTPAuthError`.
+10. ``log_level=`` is sent on connecting only to a server that can take it: always on
+    2026-07-28 (it travels in ``_meta``), on the handshake era only when the server
+    declared the ``logging`` capability (2025-11-25 ``server/utilities/logging``:
+    servers that send logs declare it). Logs a server sends anyway still reach
+    ``on_log``; an explicit :meth:`Client.set_log_level` always sends.
 """
 
 from __future__ import annotations
@@ -240,7 +245,7 @@ class Client:
                         legacy_version=self.legacy_version,
                         probe_timeout_s=self.probe_timeout_s,
                     )
-                    if self.initial_log_level is not None:
+                    if self.initial_log_level is not None and self._takes_log_level():
                         await self.set_log_level(self.initial_log_level)
             except TimeoutError as exc:
                 if isinstance(exc, ClientError):
@@ -680,6 +685,12 @@ class Client:
                 f"{method} does not exist on protocol {self.protocol_version}; use "
                 "client.listen(resource_uris=[...]) instead"
             )
+
+    def _takes_log_level(self) -> bool:
+        """Rule 10: whether the ``log_level=`` given to the constructor is sent."""
+        if self.era == "modern":
+            return True
+        return "logging" in self.server.capabilities
 
     async def set_log_level(self, level: str) -> None:
         """Minimum log level: ``logging/setLevel`` on the handshake era; on 2026-07-28 the
