@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         UnsupportedServerError,
     )
     from mcpkit.client.handlers import (
+        HandlerFailedError,
         InputHandlerError,
         InputHandlers,
         apply_elicitation_defaults,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from mcpkit.client.middleware import IncomingMessage, OutgoingRequest
     from mcpkit.client.negotiate import Mode, ServerState
     from mcpkit.client.reconnect import ReconnectPolicy
+    from mcpkit.client.results import ProgressHandler, ToolCallError
     from mcpkit.client.stdio import StdioTransport
     from mcpkit.client.transport import ClientStream, ClientTransport
 
@@ -55,6 +57,7 @@ __all__ = [
     "ClientTransport",
     "HTTPAuthError",
     "HTTPStatusError",
+    "HandlerFailedError",
     "HttpPlugin",
     "HttpTransport",
     "IncomingMessage",
@@ -66,6 +69,7 @@ __all__ = [
     "MessageTooLargeError",
     "Mode",
     "OutgoingRequest",
+    "ProgressHandler",
     "ProtocolViolationError",
     "ReconnectPolicy",
     "RequestTimeoutError",
@@ -75,6 +79,7 @@ __all__ = [
     "StdioTransport",
     "Subscription",
     "SubscriptionNotification",
+    "ToolCallError",
     "ToolOutputError",
     "TransportClosedError",
     "TransportConnectError",
@@ -101,6 +106,9 @@ _EXPORTS: dict[str, str] = {
     "InvalidResponseError": "errors",
     "UnsupportedServerError": "errors",
     "InputHandlerError": "handlers",
+    "HandlerFailedError": "handlers",
+    "ProgressHandler": "results",
+    "ToolCallError": "results",
     "InputHandlers": "handlers",
     "apply_elicitation_defaults": "handlers",
     "HttpPlugin": "http",

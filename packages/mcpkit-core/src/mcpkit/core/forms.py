@@ -152,6 +152,7 @@ def _unwrap_optional(tp: type[Any], name: str, prop: JSON, defs: Mapping[str, An
 def _kind(tp: type[Any], name: str, prop: JSON) -> str:
     ptype = prop.get("type")
     if "oneOf" in prop:
+        prop.pop("enum", None)  # the titles' consts are the choices
         return "titled"
     if "const" in prop and "enum" not in prop:
         prop["enum"] = [prop.pop("const")]
