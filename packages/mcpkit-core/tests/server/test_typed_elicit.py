@@ -196,7 +196,8 @@ def build() -> tuple[Server, list[JSON]]:
             return f"{answer.action}: nothing"
         b = answer.data
         assert isinstance(b, Booking)
-        assert isinstance(b.day, datetime.date) and isinstance(b.seat, Seat)
+        assert isinstance(b.day, datetime.date)
+        assert isinstance(b.seat, Seat)
         return (
             f"{answer.action}: {b.name} x{b.party} on {b.day.isoformat()} {b.seat.value} {b.extras}"
         )
@@ -331,7 +332,8 @@ async def test_sample_returns_a_model_that_still_reads_like_a_dict(mode: str) ->
         result = await client.call_tool("think")
     assert result.content[0].text == "4|4|m1|True"  # type: ignore[union-attr]
     params = got[0]
-    assert params.system_prompt == "be brief" and params.temperature == 0.5
+    assert params.system_prompt == "be brief"
+    assert params.temperature == 0.5
     assert params.messages[0].role == "user"
     assert params.messages[0].content == TextContent(text="2+2?")
 

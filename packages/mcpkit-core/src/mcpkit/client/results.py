@@ -15,9 +15,12 @@ Rules:
    and ``structuredContent`` is ``{"result": value}`` (how a tool wraps a non-object
    return, ``server/tools`` requires an object up to 2025-11-25), ``value`` is
    validated instead.
-3. A tool error result (``isError: true``) has no typed value: it raises
-   :class:`ToolCallError` carrying the result. A success without
-   ``structuredContent``, or one that does not validate as ``T``, raises
+3. Without ``structuredContent`` (a tool returning a list or a number without an output
+   schema sends JSON text only), a result whose content is one text block is read
+   instead: its text parsed as JSON, or the text itself when it is not JSON.
+4. A tool error result (``isError: true``) has no typed value: it raises
+   :class:`ToolCallError` carrying the result. A success with neither (rules 2, 3), or
+   whose value does not validate as ``T``, raises
    :class:`~mcpkit.client.errors.ToolOutputError` naming each problem.
 """
 
@@ -110,6 +113,22 @@ def _is_object_type(tp: Any) -> bool:
     return isinstance(origin, type) and issubclass(origin, Mapping)
 
 
+def _text_value(name: str, result: CallToolResult) -> Any:
+    """Rule 3: the value of a result whose content is one text block."""
+    from mcpkit.core.jsonrpc import loads
+    from mcpkit.core.types import TextContent
+
+    blocks = result.content
+    if len(blocks) != 1 or not isinstance(blocks[0], TextContent):
+        raise ToolOutputError(
+            name, ["structuredContent is missing and the content is not one text block"], result
+        )
+    try:
+        return loads(blocks[0].text)
+    except ValueError:
+        return blocks[0].text
+
+
 @functools.lru_cache(maxsize=256)
 def _adapter(tp: Any) -> TypeAdapter[Any]:
     from pydantic import TypeAdapter
@@ -118,14 +137,14 @@ def _adapter(tp: Any) -> TypeAdapter[Any]:
 
 
 def typed_result(name: str, result: CallToolResult, result_type: type[T]) -> T:
-    """``result``'s ``structuredContent`` as ``result_type`` (rules 2, 3)."""
+    """``result``'s ``structuredContent`` as ``result_type`` (rules 2-4)."""
     from pydantic import ValidationError
 
     if result.is_error:
         raise ToolCallError(name, result)
     data = result.structured_content
     if data is None:
-        raise ToolOutputError(name, ["structuredContent is missing"], result)
+        data = _text_value(name, result)
     if not _is_object_type(result_type) and isinstance(data, dict) and data.keys() == {"result"}:
         data = cast(JSON, data)["result"]
     try:
