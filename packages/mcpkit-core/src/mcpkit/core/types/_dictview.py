@@ -5,6 +5,9 @@ of ``Root`` dicts; they now return the models. Code written against the dicts ke
 working: ``result["content"]["text"]``, ``root.get("uri")`` and ``"model" in result``
 read the model's wire form (:func:`~mcpkit.core.types._base.to_wire`).
 
+Sources: spec 2025-11-25 / 2026-07-28 ``client/sampling`` (``CreateMessageResult``),
+``client/roots`` (``Root``); issue 13 §2 (typed results, dicts still accepted).
+
 Rules:
 1. Keys are wire names (camelCase, ``_meta``); values are wire values (plain dicts and
    lists), exactly what the dict used to hold. Absent optional fields are absent.
