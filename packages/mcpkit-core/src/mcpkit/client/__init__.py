@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         InvalidResponseError,
         MessageTooLargeError,
         ProtocolViolationError,
+        RedirectError,
         RequestTimeoutError,
         SessionExpiredError,
         ToolOutputError,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         UnsupportedServerError,
     )
     from mcpkit.client.handlers import (
+        HandlerFailedError,
         InputHandlerError,
         InputHandlers,
         apply_elicitation_defaults,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from mcpkit.client.middleware import IncomingMessage, OutgoingRequest
     from mcpkit.client.negotiate import Mode, ServerState
     from mcpkit.client.reconnect import ReconnectPolicy
+    from mcpkit.client.results import ProgressHandler, ToolCallError
     from mcpkit.client.stdio import StdioTransport
     from mcpkit.client.transport import ClientStream, ClientTransport
 
@@ -55,6 +58,7 @@ __all__ = [
     "ClientTransport",
     "HTTPAuthError",
     "HTTPStatusError",
+    "HandlerFailedError",
     "HttpPlugin",
     "HttpTransport",
     "IncomingMessage",
@@ -66,8 +70,10 @@ __all__ = [
     "MessageTooLargeError",
     "Mode",
     "OutgoingRequest",
+    "ProgressHandler",
     "ProtocolViolationError",
     "ReconnectPolicy",
+    "RedirectError",
     "RequestTimeoutError",
     "ResultCache",
     "ServerState",
@@ -75,6 +81,7 @@ __all__ = [
     "StdioTransport",
     "Subscription",
     "SubscriptionNotification",
+    "ToolCallError",
     "ToolOutputError",
     "TransportClosedError",
     "TransportConnectError",
@@ -98,9 +105,13 @@ _EXPORTS: dict[str, str] = {
     "TransportConnectError": "errors",
     "MessageTooLargeError": "errors",
     "RequestTimeoutError": "errors",
+    "RedirectError": "errors",
     "InvalidResponseError": "errors",
     "UnsupportedServerError": "errors",
     "InputHandlerError": "handlers",
+    "HandlerFailedError": "handlers",
+    "ProgressHandler": "results",
+    "ToolCallError": "results",
     "InputHandlers": "handlers",
     "apply_elicitation_defaults": "handlers",
     "HttpPlugin": "http",

@@ -38,7 +38,11 @@ Rules:
    the client extensions it names are declared in ``capabilities.extensions``) or an
    ``httpx2.Auth``. A 401/403 nothing resolves fails the operation at once with
    :class:`~mcpkit.client.errors.HTTPAuthError`.
-10. ``log_level=`` is sent on connecting only to a server that can take it: always on
+10. A client given ``on_log=`` and no ``log_level=`` asks for :data:`DEFAULT_LOG_LEVEL`
+    (``"info"``) on 2026-07-28, where a server sends no log without a level in the
+    request's ``_meta``. On the handshake era nothing is sent: the server's own default
+    applies (a mcpkit server sends every level until ``logging/setLevel``).
+11. ``log_level=`` is sent on connecting only to a server that can take it: always on
     2026-07-28 (it travels in ``_meta``), on the handshake era only when the server
     declared the ``logging`` capability (2025-11-25 ``server/utilities/logging``:
     servers that send logs declare it). Logs a server sends anyway still reach
@@ -51,12 +55,11 @@ import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 import anyio.abc
 
-from mcpkit.client._json import as_list, as_object
 from mcpkit.client.cache import ResultCache
 from mcpkit.client.errors import (
     ClientError,
@@ -71,11 +74,12 @@ from mcpkit.client.handlers import (
     SamplingHandler,
     UrlElicitationHandler,
 )
-from mcpkit.client.headers import HeaderBinding, InvalidToolHeaders, header_bindings
 from mcpkit.client.listen import DEFAULT_BUFFER, DEFAULT_BUFFER_BYTES, Subscription
+from mcpkit.client.lists import ListMethods
 from mcpkit.client.middleware import ReceiveMiddleware, SendMiddleware
 from mcpkit.client.mrtr import ResultHandler, complete_result
 from mcpkit.client.negotiate import Mode, ServerState, initialize, negotiate
+from mcpkit.client.results import ProgressHandler, progress_callback, typed_result
 from mcpkit.client.session import (
     ClientSession,
     ListChangedCallback,
@@ -84,7 +88,6 @@ from mcpkit.client.session import (
     ResourceUpdatedCallback,
 )
 from mcpkit.client.targets import is_plugin, transport_for
-from mcpkit.core.engine import ProgressCallback
 from mcpkit.core.extensions import (
     Extension,
     ExtensionProvider,
@@ -101,20 +104,15 @@ if TYPE_CHECKING:
         CompleteResult,
         DiscoverResult,
         GetPromptResult,
-        ListPromptsResult,
-        ListResourcesResult,
-        ListResourceTemplatesResult,
-        ListToolsResult,
-        Prompt,
         ReadResourceResult,
-        Resource,
-        ResourceTemplate,
-        Tool,
     )
 
-__all__ = ["Client", "transport_for"]
+__all__ = ["DEFAULT_LOG_LEVEL", "Client", "transport_for"]
 
 JSON = dict[str, Any]
+T = TypeVar("T")
+DEFAULT_LOG_LEVEL = "info"
+"""The level a client with ``on_log=`` and no ``log_level=`` asks for on 2026-07-28 (rule 10)."""
 logger = logging.getLogger("mcpkit.client")
 _DEFAULT = object()
 
@@ -128,7 +126,7 @@ def _client_info() -> JSON:
         return {"name": "mcpkit", "version": "0"}
 
 
-class Client:
+class Client(ListMethods):
     """An MCP client (see the module rules).
 
     ``mode``: ``"adaptive"`` (default), ``"legacy"`` or ``"modern"``; ``protocol_version``
@@ -140,6 +138,8 @@ class Client:
     ``probe_timeout_s`` bounds the adaptive ``server/discover`` probe; ``send_timeout_s``
     bounds sending what expects no answer (rule 8). ``auth`` is an
     :class:`~mcpkit.client.http.HttpPlugin` or an ``httpx2.Auth`` (HTTP only; rule 9).
+    ``error_details``: a handler that raises tells the server the exception's text too
+    (default: only an error id; :mod:`mcpkit.client.handlers` rule 6), for development.
     """
 
     def __init__(
@@ -166,13 +166,18 @@ class Client:
         cache_partition: str | None = None,
         log_level: str | None = None,
         auth: Any = None,
+        error_details: bool = False,
     ) -> None:
         self.transport = transport_for(target, auth=auth)
         self.mode: Mode = mode
         self.legacy_version = protocol_version
         self.client_info: JSON = dict(client_info) if client_info else _client_info()
         self.handlers = InputHandlers(
-            sampling=sampling, elicitation=elicitation, url_elicitation=url_elicitation, roots=roots
+            sampling=sampling,
+            elicitation=elicitation,
+            url_elicitation=url_elicitation,
+            roots=roots,
+            error_details=error_details,
         )
         self.on_log = on_log
         self.on_list_changed = on_list_changed
@@ -245,8 +250,11 @@ class Client:
                         legacy_version=self.legacy_version,
                         probe_timeout_s=self.probe_timeout_s,
                     )
-                    if self.initial_log_level is not None and self._takes_log_level():
-                        await self.set_log_level(self.initial_log_level)
+                    level = self.initial_log_level
+                    if level is None and self.on_log is not None and session.era == "modern":
+                        level = DEFAULT_LOG_LEVEL  # rule 10
+                    if level is not None and self._takes_log_level():  # rule 11
+                        await self.set_log_level(level)
             except TimeoutError as exc:
                 if isinstance(exc, ClientError):
                     raise
@@ -389,7 +397,7 @@ class Client:
         params: JSON | None = None,
         *,
         timeout_s: Any = _DEFAULT,
-        on_progress: ProgressCallback | None = None,
+        on_progress: ProgressHandler | None = None,
         progress_token: RequestId | None = None,
         use_cache: bool = True,
         accept_result_types: Collection[str] = ("complete",),
@@ -400,7 +408,10 @@ class Client:
         (:meth:`add_result_handler`) exists for them. Raises :class:`JSONRPCError` for the
         server's error responses and :class:`ClientError` subclasses for local failures.
         """
-        options: JSON = {"on_progress": on_progress, "progress_token": progress_token}
+        options: JSON = {
+            "on_progress": progress_callback(on_progress),  # results rule 1
+            "progress_token": progress_token,
+        }
         if timeout_s is not _DEFAULT:
             options["timeout_s"] = timeout_s
         cache = self.cache if use_cache else None
@@ -445,117 +456,6 @@ class Client:
 
         return DiscoverResult.model_validate(await self.request("server/discover"))
 
-    # -- lists ---------------------------------------------------------------------------
-    async def _page(self, method: str, cursor: str | None, use_cache: bool) -> JSON:
-        return await self.request(
-            method, {"cursor": cursor} if cursor is not None else None, use_cache=use_cache
-        )
-
-    async def _all(self, method: str, key: str, use_cache: bool) -> list[JSON]:
-        items: list[JSON] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(self.max_pages):
-            page = await self._page(method, cursor, use_cache)
-            if method == "tools/list":
-                page = self._admit_tools(page, first=cursor is None)
-            items.extend(x for x in as_list(page.get(key)) or [] if as_object(x) is not None)
-            cursor = page.get("nextCursor")
-            if not isinstance(cursor, str) or cursor in seen:
-                break
-            seen.add(cursor)
-        return items
-
-    def _admit_tools(self, page: JSON, *, first: bool) -> JSON:
-        """Rule 6: record tool definitions; on modern HTTP drop invalid annotations."""
-        if first:
-            self._tools.clear()
-            self._rejected.clear()
-        check = self.era == "modern" and self.session.stream.kind == "http"
-        kept: list[JSON] = []
-        bindings: dict[str, tuple[HeaderBinding, ...]] = dict(
-            self.session.stream.config.tool_headers
-        )
-        for item in as_list(page.get("tools")) or []:
-            tool = as_object(item)
-            if tool is None or not isinstance(tool.get("name"), str):
-                continue
-            name: str = tool["name"]
-            if check:
-                try:
-                    found = header_bindings(tool.get("inputSchema"))
-                except InvalidToolHeaders as exc:
-                    logger.warning("rejected tool %r: %s", name, exc)
-                    self._rejected[name] = str(exc)
-                    bindings.pop(name, None)
-                    continue
-                bindings[name] = found
-            self._tools[name] = tool
-            kept.append(tool)
-        self._tools_listed = True
-        if check:
-            self.session.stream.config.tool_headers = bindings
-        return {**page, "tools": kept}
-
-    async def list_tools_page(
-        self, cursor: str | None = None, *, use_cache: bool = True
-    ) -> ListToolsResult:
-        from mcpkit.core.types import ListToolsResult
-
-        page = self._admit_tools(
-            await self._page("tools/list", cursor, use_cache), first=cursor is None
-        )
-        return ListToolsResult.model_validate(page)
-
-    async def list_tools(self, *, use_cache: bool = True) -> list[Tool]:
-        """Every tool, across pages (rules 4, 6)."""
-        from mcpkit.core.types import Tool
-
-        return [Tool.model_validate(t) for t in await self._all("tools/list", "tools", use_cache)]
-
-    async def list_prompts_page(
-        self, cursor: str | None = None, *, use_cache: bool = True
-    ) -> ListPromptsResult:
-        from mcpkit.core.types import ListPromptsResult
-
-        return ListPromptsResult.model_validate(await self._page("prompts/list", cursor, use_cache))
-
-    async def list_prompts(self, *, use_cache: bool = True) -> list[Prompt]:
-        from mcpkit.core.types import Prompt
-
-        return [
-            Prompt.model_validate(p) for p in await self._all("prompts/list", "prompts", use_cache)
-        ]
-
-    async def list_resources_page(
-        self, cursor: str | None = None, *, use_cache: bool = True
-    ) -> ListResourcesResult:
-        from mcpkit.core.types import ListResourcesResult
-
-        return ListResourcesResult.model_validate(
-            await self._page("resources/list", cursor, use_cache)
-        )
-
-    async def list_resources(self, *, use_cache: bool = True) -> list[Resource]:
-        from mcpkit.core.types import Resource
-
-        items = await self._all("resources/list", "resources", use_cache)
-        return [Resource.model_validate(r) for r in items]
-
-    async def list_resource_templates_page(
-        self, cursor: str | None = None, *, use_cache: bool = True
-    ) -> ListResourceTemplatesResult:
-        from mcpkit.core.types import ListResourceTemplatesResult
-
-        page = await self._page("resources/templates/list", cursor, use_cache)
-        return ListResourceTemplatesResult.model_validate(page)
-
-    async def list_resource_templates(self, *, use_cache: bool = True) -> list[ResourceTemplate]:
-        from mcpkit.core.types import ResourceTemplate
-
-        items = await self._all("resources/templates/list", "resourceTemplates", use_cache)
-        return [ResourceTemplate.model_validate(t) for t in items]
-
     # -- calls ---------------------------------------------------------------------------
     async def _tool_definition(self, name: str) -> JSON | None:
         if (
@@ -566,18 +466,51 @@ class Client:
             await self._all("tools/list", "tools", True)
         return self._tools.get(name)
 
+    @overload
     async def call_tool(
         self,
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        result_type: None = None,
         timeout_s: Any = _DEFAULT,
-        on_progress: ProgressCallback | None = None,
+        on_progress: ProgressHandler | None = None,
         progress_token: RequestId | None = None,
         validate: bool = True,
-    ) -> CallToolResult:
+    ) -> CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        result_type: type[T],
+        timeout_s: Any = _DEFAULT,
+        on_progress: ProgressHandler | None = None,
+        progress_token: RequestId | None = None,
+        validate: bool = True,
+    ) -> T: ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        result_type: type[Any] | None = None,
+        timeout_s: Any = _DEFAULT,
+        on_progress: ProgressHandler | None = None,
+        progress_token: RequestId | None = None,
+        validate: bool = True,
+    ) -> Any:
         """``tools/call`` (rules 2, 5, 6). A tool's own failure is a result with
-        ``is_error``; protocol errors raise :class:`JSONRPCError`."""
+        ``is_error``; protocol errors raise :class:`JSONRPCError`.
+
+        ``result_type``: return ``structuredContent`` validated into that type instead
+        of the :class:`CallToolResult` (:mod:`mcpkit.client.results` rules 2, 3; a tool
+        error raises :class:`~mcpkit.client.results.ToolCallError`, a missing or
+        mismatching value :class:`ToolOutputError`). ``on_progress``:
+        ``async def f(progress, total, message)`` (or the earlier ``f(params)``)."""
         from mcpkit.core.types import CallToolResult
 
         if name in self._rejected:
@@ -607,7 +540,7 @@ class Client:
         typed = CallToolResult.model_validate(result)
         if validate and not typed.is_error:
             await self._check_output(name, result)
-        return typed
+        return typed if result_type is None else typed_result(name, typed, result_type)
 
     async def _check_output(self, name: str, result: JSON) -> None:
         from mcpkit.core.jsonschema import SchemaError, validation_errors
@@ -687,7 +620,7 @@ class Client:
             )
 
     def _takes_log_level(self) -> bool:
-        """Rule 10: whether the ``log_level=`` given to the constructor is sent."""
+        """Rule 11: whether the ``log_level=`` given to the constructor is sent."""
         if self.era == "modern":
             return True
         return "logging" in self.server.capabilities

@@ -84,6 +84,18 @@ class HTTPStatusError(ClientError):
         self.body = body
 
 
+class RedirectError(HTTPStatusError):
+    """A 307/308 redirect the HTTP transport does not follow (http rule 13): to another
+    origin (scheme, host or port), without a ``Location``, or one more than
+    ``max_redirects`` in one exchange. ``location`` is where it pointed ("" if nowhere)."""
+
+    def __init__(self, method: str, status: int, location: str, why: str) -> None:
+        super().__init__(method, status)
+        where = location or "(no Location)"
+        self.args = (f"{method}: HTTP {status} redirect to {where} not followed: {why}",)
+        self.location = location
+
+
 class HTTPAuthError(HTTPStatusError):
     """HTTP 401 or 403 that no HTTP plugin (``Client(auth=...)``) resolved: the server wants
     credentials, or other ones (rule 4; 2025-11-25 and 2026-07-28 ``basic/authorization``

@@ -26,19 +26,30 @@ Rules:
    that is neither a model nor a dict, raises :class:`InputHandlerError` (a
    ``ClientError``); nothing is sent for it. The session turns that into a -32603 error
    response to a handshake-era server request; an MRTR round raises it to the caller.
+6. A handler that raises anything else (a bug, a failed dependency) gives the same error
+   on both eras (issue 13 §3): :class:`HandlerFailedError`, a
+   :class:`~mcpkit.core.jsonrpc.JSONRPCError` -32603 whose message names the method and
+   an error id but not the exception's text (``error_details=True`` adds it, for
+   development); the exception is logged with its traceback and that id on
+   ``mcpkit.client``. A handshake-era server gets it as the error response (a mcpkit
+   tool that does not catch it re-raises it to the caller); on 2026-07-28 it is raised
+   to the caller at once, the exception chained as ``__cause__``. The same applies to
+   request handlers added with ``Client.add_request_handler``.
 """
 
 from __future__ import annotations
 
+import logging
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from mcpkit.client._json import as_object
 from mcpkit.client.errors import ClientError
 from mcpkit.core.answers import answer_problems
-from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
 
 if TYPE_CHECKING:
     from mcpkit.core.types import (
@@ -53,6 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ElicitationHandler",
+    "HandlerFailedError",
     "InputHandlerError",
     "InputHandlers",
     "RootsHandler",
@@ -60,9 +72,12 @@ __all__ = [
     "SamplingHandler",
     "UrlElicitationHandler",
     "apply_elicitation_defaults",
+    "guarded",
 ]
 
 JSON = dict[str, Any]
+R = TypeVar("R")
+logger = logging.getLogger("mcpkit.client")
 SamplingHandler: TypeAlias = (
     "Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult | JSON]]"
 )
@@ -91,6 +106,35 @@ class InputHandlerError(ClientError):
         )
         self.method = method
         self.problems = problems
+
+
+class HandlerFailedError(JSONRPCError):
+    """A client handler for ``method`` raised (rule 6): code -32603 (Internal error), the
+    message names the method and ``error_id`` (also in the client's log, with the
+    traceback); ``data = {"errorId": error_id}``. The exception is ``__cause__``."""
+
+    def __init__(self, method: str, error_id: str, detail: str | None = None) -> None:
+        message = f"Internal error: the client's {method} handler failed (error id {error_id})"
+        if detail is not None:
+            message = f"{message}: {detail}"
+        super().__init__(INTERNAL_ERROR, message, {"errorId": error_id})
+        self.method = method
+        self.error_id = error_id
+
+
+async def guarded(method: str, call: Awaitable[R], *, error_details: bool = False) -> R:
+    """Await a user handler's ``call`` for ``method`` (rule 6): a
+    :class:`JSONRPCError` the handler raises on purpose passes; any other exception is
+    logged with an error id and raised as :class:`HandlerFailedError`."""
+    try:
+        return await call
+    except JSONRPCError:
+        raise
+    except Exception as exc:
+        error_id = uuid.uuid4().hex[:12]
+        logger.error("the %s handler failed (error id %s)", method, error_id, exc_info=exc)
+        detail = f"{type(exc).__name__}: {exc}" if error_details else None
+        raise HandlerFailedError(method, error_id, detail) from exc
 
 
 def _wire(method: str, value: Any) -> JSON:
@@ -133,7 +177,9 @@ class InputHandlers:
         elicitation: ElicitationHandler | None = None,
         url_elicitation: UrlElicitationHandler | None = None,
         roots: RootsSource | None = None,
+        error_details: bool = False,
     ) -> None:
+        self.error_details = error_details
         self.sampling = sampling
         self.elicitation = elicitation
         self.url_elicitation = url_elicitation
@@ -175,6 +221,9 @@ class InputHandlers:
             raise InputHandlerError(method, problems)
         return result
 
+    async def _guard(self, method: str, call: Awaitable[R]) -> R:
+        return await guarded(method, call, error_details=self.error_details)
+
     async def _sample(self, params: JSON) -> JSON:
         if self.sampling is None:
             raise JSONRPCError(
@@ -186,7 +235,8 @@ class InputHandlers:
             typed = CreateMessageRequestParams.model_validate(params)
         except ValidationError as exc:
             raise _invalid("sampling/createMessage", exc) from None
-        return _wire("sampling/createMessage", await self.sampling(typed))
+        answer = await self._guard("sampling/createMessage", self.sampling(typed))
+        return _wire("sampling/createMessage", answer)
 
     async def _elicit(self, params: JSON) -> JSON:
         from mcpkit.core.types import ElicitRequestFormParams, ElicitRequestURLParams
@@ -202,7 +252,8 @@ class InputHandlers:
                 url_params = ElicitRequestURLParams.model_validate(params)
             except ValidationError as exc:
                 raise _invalid("elicitation/create", exc) from None
-            return _wire("elicitation/create", await self.url_elicitation(url_params))
+            answer = await self._guard("elicitation/create", self.url_elicitation(url_params))
+            return _wire("elicitation/create", answer)
         if mode != "form":
             raise JSONRPCError(
                 INVALID_PARAMS,
@@ -216,7 +267,9 @@ class InputHandlers:
             form = ElicitRequestFormParams.model_validate(params)
         except ValidationError as exc:
             raise _invalid("elicitation/create", exc) from None
-        result = _wire("elicitation/create", await self.elicitation(form))
+        result = _wire(
+            "elicitation/create", await self._guard("elicitation/create", self.elicitation(form))
+        )
         if result.get("action") == "accept":
             content = result.get("content")
             result = {
@@ -234,7 +287,7 @@ class InputHandlers:
             raise JSONRPCError(
                 METHOD_NOT_FOUND, "Method not found: roots/list (no roots configured)"
             )
-        items: Any = await source() if callable(source) else source
+        items: Any = await self._guard("roots/list", source()) if callable(source) else source
         if isinstance(items, BaseModel):
             return _wire("roots/list", items)
         roots: list[JSON] = []

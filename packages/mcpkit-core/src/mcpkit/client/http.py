@@ -54,6 +54,13 @@ Rules:
     :class:`~mcpkit.client.inbox.Inbox` bounded by ``max_queue_messages`` and ``max_queue_bytes``
     (:class:`~mcpkit.core.limits.Limits` ``max_client_queue_*``); when it is full the
     readers wait, holding the server's streams back; nothing is dropped.
+13. A 307 or 308 answer (e.g. Starlette's redirect from ``/tools`` to a mount at
+    ``/tools/``) is followed when its ``Location`` has the same scheme, host and port:
+    the same method, headers and body are sent there, at most ``max_redirects`` times
+    per exchange (``Limits.max_client_redirects``, 3), and that URL is used for the
+    rest of the connection. Anything else (another origin, no ``Location``, one hop
+    too many) fails the exchange with :class:`~mcpkit.client.errors.RedirectError`;
+    301/302/303 are not followed (they would turn a POST into a GET).
 11. Transport failures reach the caller as :class:`~mcpkit.client.errors.ClientError`
     subclasses, the ``httpx2`` error chained as ``__cause__`` (errors rule 3): a
     connection that cannot be made is :class:`TransportConnectError`, a dropped one
@@ -71,11 +78,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import anyio.abc
 
+from mcpkit.client import responses
 from mcpkit.client.errors import (
     ClientError,
-    HTTPAuthError,
     HTTPStatusError,
     MessageTooLargeError,
+    RedirectError,
     RequestTimeoutError,
     SessionExpiredError,
     TransportClosedError,
@@ -173,8 +181,10 @@ class HttpTransport:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_queue_messages: int = _LIMITS.max_client_queue_messages,
         max_queue_bytes: int = _LIMITS.max_client_queue_bytes,
+        max_redirects: int = _LIMITS.max_client_redirects,
     ) -> None:
         self.url = url
+        self.max_redirects = max_redirects
         self.max_message_bytes = max_message_bytes
         self.max_queue_messages = max_queue_messages
         self.max_queue_bytes = max_queue_bytes
@@ -238,6 +248,8 @@ class HttpStream:
     ) -> None:
         self.transport = transport
         self.client = client
+        self.url = transport.url
+        """Where messages go: the transport's URL, or where a redirect led (rule 13)."""
         self.config = StreamConfig()
         self.session_id: str | None = None
         self._tg = tg
@@ -298,7 +310,7 @@ class HttpStream:
             if response.status_code in (401, 403):
                 logger.warning(
                     "the session DELETE was refused: %s",
-                    _auth_error(response, "DELETE", await _text(response)),
+                    responses.auth_error(response, "DELETE", await responses.text(response)),
                 )
             await response.aclose()
         self.session_id = None
@@ -334,14 +346,35 @@ class HttpStream:
         *,
         timeout_s: float | None = None,
     ) -> httpx2.Response:
-        """One HTTP exchange (rule 7); ``timeout_s`` bounds each of its phases (rule 9)."""
+        """One HTTP exchange (rules 7, 13); ``timeout_s`` bounds each of its phases (rule 9)."""
+        hops = 0
+        while True:
+            response = await self._send_once(method, headers, content, timeout_s)
+            if response.status_code not in (307, 308):
+                return response
+            await response.aclose()
+            if hops == self.transport.max_redirects:
+                raise RedirectError(
+                    method,
+                    response.status_code,
+                    response.headers.get("location", ""),
+                    f"more than {self.transport.max_redirects} redirects",
+                )
+            hops += 1
+            self.url = responses.redirect_target(method, response)
+
+    async def _send_once(
+        self,
+        method: str,
+        headers: Mapping[str, str],
+        content: bytes | None,
+        timeout_s: float | None,
+    ) -> httpx2.Response:
         if timeout_s is None:
-            request = self.client.build_request(
-                method, self.transport.url, headers=headers, content=content
-            )
+            request = self.client.build_request(method, self.url, headers=headers, content=content)
         else:
             request = self.client.build_request(
-                method, self.transport.url, headers=headers, content=content, timeout=timeout_s
+                method, self.url, headers=headers, content=content, timeout=timeout_s
             )
         plugins = self.transport.plugins
         limit = max([_MAX_RESENDS, *(getattr(p, "max_resends", 0) for p in plugins)])
@@ -390,7 +423,7 @@ class HttpStream:
                     "POST", self._base_headers(body), dumps(message), timeout_s=bound
                 )
             except Exception as exc:
-                logger.warning("POST of %s failed: %s", what, _describe(exc))
+                logger.warning("POST of %s failed: %s", what, responses.describe(exc))
                 return
             try:
                 if response.status_code >= 300:
@@ -402,7 +435,7 @@ class HttpStream:
                         text[:200],
                     )
             except Exception as exc:
-                logger.warning("POST of %s failed: %s", what, _describe(exc))
+                logger.warning("POST of %s failed: %s", what, responses.describe(exc))
             finally:
                 await response.aclose()
         if scope.cancelled_caught:
@@ -430,23 +463,23 @@ class HttpStream:
         try:
             status = response.status_code
             if status == 404 and sent_session:
-                raise SessionExpiredError(method, status, await _text(response))
+                raise SessionExpiredError(method, status, await responses.text(response))
             if status in (401, 403):
                 body = await self._read_body(response, method)
-                _raise_auth(response, method, body)
+                responses.raise_auth(response, method, body)
                 await self._deliver_body(body, rid, method, status)
                 return
             if 200 <= status < 300:
                 if method == "initialize" and response.headers.get("mcp-session-id"):
                     self.session_id = response.headers["mcp-session-id"]
-                ctype = _content_type(response)
+                ctype = responses.content_type(response)
                 if ctype == "text/event-stream":
                     await self._answer_from_sse(response, rid, method)
                 elif ctype == "application/json":
                     body = await self._read_body(response, method)
                     await self._deliver_body(body, rid, method, status)
                 elif status != 202:
-                    raise HTTPStatusError(method, status, await _text(response))
+                    raise HTTPStatusError(method, status, await responses.text(response))
                 return
             body = await self._read_body(response, method)
             await self._deliver_body(body, rid, method, status)
@@ -475,7 +508,7 @@ class HttpStream:
         for item in items:
             if not isinstance(item, dict):
                 continue
-            if status >= 400 and not _is_jsonrpc_error(item):  # pyright: ignore[reportUnknownArgumentType]
+            if status >= 400 and not responses.is_jsonrpc_error(item):  # pyright: ignore[reportUnknownArgumentType]
                 continue
             if "error" in item and item.get("id") != rid and status >= 400:  # pyright: ignore
                 item = {**item, "id": rid}  # pyright: ignore[reportUnknownVariableType]
@@ -577,11 +610,18 @@ class HttpStream:
                 continue
             try:
                 if response.status_code == 404 and self.session_id is not None:
-                    raise SessionExpiredError(method, 404, await _text(response))
+                    raise SessionExpiredError(method, 404, await responses.text(response))
                 if response.status_code in (401, 403):
-                    _raise_auth(response, method, (await _text(response)).encode(), always=True)
-                if response.status_code >= 300 or _content_type(response) != "text/event-stream":
-                    raise HTTPStatusError(method, response.status_code, await _text(response))
+                    responses.raise_auth(
+                        response, method, (await responses.text(response)).encode(), always=True
+                    )
+                if (
+                    response.status_code >= 300
+                    or responses.content_type(response) != "text/event-stream"
+                ):
+                    raise HTTPStatusError(
+                        method, response.status_code, await responses.text(response)
+                    )
                 answered, progressed = await self._read_events(response, cursor, rid, method)
             finally:
                 await response.aclose()
@@ -600,19 +640,21 @@ class HttpStream:
                 try:
                     response = await self._get(cursor)
                 except (httpx2.TransportError, httpx2.InvalidURL) as exc:
-                    logger.debug("standalone GET failed: %s", _describe(exc))
+                    logger.debug("standalone GET failed: %s", responses.describe(exc))
                     response = None
                 if response is not None:
                     try:
                         if response.status_code in (401, 403):
                             logger.warning(
                                 "the standalone GET stream was refused: %s",
-                                _auth_error(response, "GET stream", await _text(response)),
+                                responses.auth_error(
+                                    response, "GET stream", await responses.text(response)
+                                ),
                             )
                             return
                         if (
                             response.status_code >= 300
-                            or _content_type(response) != "text/event-stream"
+                            or responses.content_type(response) != "text/event-stream"
                         ):
                             logger.debug(
                                 "server offers no GET stream (HTTP %s)", response.status_code
@@ -622,7 +664,9 @@ class HttpStream:
                         try:
                             _, progressed = await self._read_events(response, cursor, None)
                         except Exception as exc:  # an oversized event, a decoding error
-                            logger.warning("standalone GET stream dropped: %s", _describe(exc))
+                            logger.warning(
+                                "standalone GET stream dropped: %s", responses.describe(exc)
+                            )
                             progressed = False
                         if not progressed:
                             attempt += 1
@@ -646,7 +690,7 @@ class HttpStream:
 
         if isinstance(exc, ClientError):
             return exc
-        detail = f"{method}: {_describe(exc)} ({self.transport.url})"
+        detail = f"{method}: {responses.describe(exc)} ({self.url})"
         local: ClientError
         if isinstance(
             exc,
@@ -666,46 +710,3 @@ class HttpStream:
             return exc
         local.__cause__ = exc
         return local
-
-
-def _is_jsonrpc_error(item: JSON) -> bool:
-    """Rule 6: an error response object (``error`` an object with an integer ``code``)."""
-    error = item.get("error")
-    return isinstance(error, dict) and isinstance(error.get("code"), int)  # pyright: ignore[reportUnknownMemberType]
-
-
-def _auth_error(response: httpx2.Response, method: str, body: str) -> HTTPAuthError:
-    challenge = response.headers.get("www-authenticate", "")
-    return HTTPAuthError(method, response.status_code, challenge, body)
-
-
-def _raise_auth(
-    response: httpx2.Response, method: str, body: bytes, *, always: bool = False
-) -> None:
-    """Rule 12: raise :class:`HTTPAuthError` for a 401, or for a 403 with a challenge or
-    without a JSON-RPC error body (a plain 403 JSON-RPC error is that request's answer)."""
-    text = body.decode("utf-8", errors="replace")
-    if always or response.status_code == 401 or "www-authenticate" in response.headers:
-        raise _auth_error(response, method, text)
-    try:
-        parsed = loads(body) if body else None
-    except ValueError:
-        parsed = None
-    if not (isinstance(parsed, dict) and _is_jsonrpc_error(parsed)):  # pyright: ignore[reportUnknownArgumentType]
-        raise _auth_error(response, method, text)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _content_type(response: httpx2.Response) -> str:
-    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
-
-
-async def _text(response: httpx2.Response) -> str:
-    try:
-        return (await response.aread()).decode("utf-8", errors="replace")
-    except Exception:
-        return ""

@@ -17,7 +17,9 @@ Rules:
    ``inputResponses`` and, only when the server sent one, the exact ``requestState``.
    Nothing from a round leaks into any other request.
 4. A handler error ends the call: it is raised locally (there is no error slot in
-   ``inputResponses``). So does an answer that does not match its request
+   ``inputResponses``), as the same -32603 error a handshake-era server would get
+   (:class:`~mcpkit.client.handlers.HandlerFailedError`, handlers rule 6) unless the
+   handler raised a ``JSONRPCError`` itself. So does an answer that does not match its request
    (:class:`~mcpkit.client.handlers.InputHandlerError`): it is never sent.
 5. At most ``max_rounds`` retries; then :class:`InputRoundsExceededError`.
 """

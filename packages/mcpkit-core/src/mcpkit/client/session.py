@@ -17,7 +17,8 @@ Rules:
    answered ``{}``; sampling, elicitation and roots go to the input handlers (an answer
    of theirs that does not match the request is never sent: the server gets -32603
    naming the problem); methods registered with
-   :meth:`ClientSession.add_request_handler` to theirs; anything else is -32601.
+   :meth:`ClientSession.add_request_handler` to theirs; anything else is -32601. A
+   handler that raises is answered -32603 without the exception's text (handlers rule 6).
 4. Notifications pass the receive middleware, then: progress goes to the request that
    owns the token; ``notifications/cancelled`` naming a ``subscriptions/listen`` request
    ends that subscription (otherwise it cancels the named server request); a notification
@@ -47,7 +48,7 @@ from mcpkit.client._json import as_object
 from mcpkit.client.cache import ResultCache
 from mcpkit.client.changes import ChangeBuffer
 from mcpkit.client.errors import local_error
-from mcpkit.client.handlers import InputHandlerError, InputHandlers
+from mcpkit.client.handlers import InputHandlerError, InputHandlers, guarded
 from mcpkit.client.middleware import (
     IncomingMessage,
     OutgoingRequest,
@@ -302,8 +303,10 @@ class ClientSession:
                 logger.warning("not answering %s with an invalid result: %s", method, exc)
                 raise JSONRPCError(INTERNAL_ERROR, f"Internal error: {exc}") from None
         handler = self.request_handlers.get(method)
-        if handler is not None:
-            return await handler(message.params)
+        if handler is not None:  # handlers rule 6
+            return await guarded(
+                method, handler(message.params), error_details=self.handlers.error_details
+            )
         raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     async def handle_notification(self, method: str, params: JSON | None) -> None:

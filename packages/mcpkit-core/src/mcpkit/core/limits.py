@@ -45,6 +45,9 @@ Rules:
      until the client catches up; nothing is dropped, a response never. A single
      message larger than the byte bound is still admitted into an empty queue (its own
      size is bounded by ``max_message_bytes``).
+   - ``max_client_redirects`` (client side): same-origin 307/308 redirects the HTTP
+     transport follows for one exchange; one more fails it with
+     :class:`~mcpkit.client.errors.RedirectError`.
 
 2. Depth is checked without a full walk when it cannot be exceeded (fewer opening
    brackets than the limit), so the common message pays only a bracket count (a
@@ -142,6 +145,8 @@ class Limits:
     """Client: messages read from an HTTP server, not yet processed (256)."""
     max_client_queue_bytes: int = 8 * 1024 * 1024
     """Client: bytes of those messages (8 MiB)."""
+    max_client_redirects: int = 3
+    """Client: same-origin 307/308 redirects followed for one HTTP exchange (3)."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -159,6 +164,7 @@ class Limits:
             "max_uri_bytes",
             "max_client_queue_messages",
             "max_client_queue_bytes",
+            "max_client_redirects",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:

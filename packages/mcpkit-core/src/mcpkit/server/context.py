@@ -40,17 +40,28 @@ Rules:
    endpoint, JSON-response mode), a reverse call is refused first with -32600 naming
    that reason: without a session the client's capabilities are not even known, so
    rule 4's "did not declare" would be wrong.
+10. ``ctx.elicit(message, Type)`` with a pydantic model, dataclass or TypedDict sends the
+    form :func:`mcpkit.core.forms.form_schema` derives (``TypeError`` naming the field
+    before anything is sent when the type cannot be a form) and returns an
+    :class:`~mcpkit.core.forms.Elicited` (``action``, ``data``: an instance of the type
+    when accepted). An accepted answer that does not validate as the type is the
+    invalid-answer error of rule 7 (``InputResponseError``, -32602). A schema dict keeps
+    returning the ElicitResult dict.
+11. ``ctx.sample()`` returns a ``CreateMessageResult`` and ``ctx.list_roots()`` a list of
+    ``Root`` models; both also read like the dicts they used to be (``result["content"]``,
+    ``root["uri"]``; :mod:`mcpkit.core.types._dictview`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from mcpkit.core import meta as M
 from mcpkit.core.extensions import peer_supports_extension
+from mcpkit.core.forms import Elicited, FormDataError, form_data, form_schema
 from mcpkit.core.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -60,17 +71,19 @@ from mcpkit.core.jsonrpc import (
 )
 from mcpkit.core.shapes import as_object
 from mcpkit.core.versions import Era
-from mcpkit.server.answers import check_answer
+from mcpkit.server.answers import InputResponseError, check_answer
 from mcpkit.server.mrtr import InputRequired
 
 if TYPE_CHECKING:
     from mcpkit.core.engine import Channel
+    from mcpkit.core.types import CreateMessageResult, ModelPreferences, Root, SamplingMessage
     from mcpkit.server.app import Server
     from mcpkit.server.lifecycle import LegacySession
 
-__all__ = ["LOG_LEVELS", "Context", "InputProvider", "LogLevel", "check_flat_schema"]
+__all__ = ["LOG_LEVELS", "Context", "Elicited", "InputProvider", "LogLevel", "check_flat_schema"]
 
 JSON = dict[str, Any]
+T = TypeVar("T")
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: dict[str, int] = {
     name: i
@@ -405,6 +418,17 @@ class Context:
         )
         return out[k]
 
+    @overload
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: type[T],
+        *,
+        key: str | None = None,
+        timeout_s: float | None = None,
+    ) -> Elicited[T]: ...
+
+    @overload
     async def elicit(
         self,
         message: str,
@@ -412,19 +436,44 @@ class Context:
         *,
         key: str | None = None,
         timeout_s: float | None = None,
-    ) -> JSON:
-        """Form-mode elicitation (spec ``client/elicitation``). Returns the ElicitResult
-        dict: ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``; an accepted
-        ``content`` satisfies ``requested_schema`` (rule 7). Waits at most ``timeout_s``
-        seconds (default ``Limits.elicitation_timeout_s``, rule 8)."""
-        check_flat_schema(requested_schema)
+    ) -> JSON: ...
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any] | type[Any],
+        *,
+        key: str | None = None,
+        timeout_s: float | None = None,
+    ) -> JSON | Elicited[Any]:
+        """Form-mode elicitation (spec ``client/elicitation``).
+
+        ``requested_schema`` is a pydantic model, dataclass or TypedDict class (rule 10):
+        returns an :class:`~mcpkit.core.forms.Elicited` whose ``data`` is an instance of
+        it when accepted; raises ``TypeError`` before anything is sent when the type
+        cannot be a form, and ``InputResponseError`` (-32602) when the accepted answer
+        does not validate as the type. Or a JSON Schema dict: returns the ElicitResult
+        dict ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``; an accepted
+        ``content`` satisfies it (rule 7). Waits at most ``timeout_s`` seconds (default
+        ``Limits.elicitation_timeout_s``, rule 8)."""
+        form_type: type[Any] | None = None
+        if isinstance(requested_schema, Mapping):
+            schema: Mapping[str, Any] = requested_schema
+        else:
+            form_type = requested_schema
+            schema = form_schema(form_type)
+        check_flat_schema(schema)
         from mcpkit.core.jsonschema import compile_schema
 
-        compile_schema(requested_schema)  # SchemaError (a ValueError) before sending
-        params: JSON = {"message": message, "requestedSchema": dict(requested_schema)}
+        compile_schema(schema)  # SchemaError (a ValueError) before sending
+        params: JSON = {"message": message, "requestedSchema": dict(schema)}
         if self.protocol_version >= "2025-11-25":
             params = {"mode": "form", **params}
-        return await self._one("elicitation/create", params, key, timeout_s)
+        k = key if key is not None else self._next_key("elicitation/create")
+        answer = await self._one("elicitation/create", params, k, timeout_s)
+        if form_type is None:
+            return answer
+        return _typed_answer(form_type, k, answer)
 
     async def elicit_url(
         self,
@@ -447,27 +496,87 @@ class Context:
 
     async def sample(
         self,
-        messages: list[JSON],
+        messages: str | Sequence[SamplingMessage | JSON | str],
         *,
         max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: ModelPreferences | JSON | None = None,
         key: str | None = None,
         timeout_s: float | None = None,
         **options: Any,
-    ) -> JSON:
-        """``sampling/createMessage``. ``options`` are further params in wire spelling
-        (``systemPrompt``, ``modelPreferences``, ``tools``, ...). Returns the
-        CreateMessageResult dict; raises ``InputResponseError`` (-32602) when the client's
-        answer is not one (rule 7). Waits at most ``timeout_s`` seconds (default
-        ``Limits.sampling_timeout_s``, rule 8)."""
-        params: JSON = {"messages": messages, "maxTokens": max_tokens, **options}
-        return await self._one("sampling/createMessage", params, key, timeout_s)
+    ) -> CreateMessageResult:
+        """``sampling/createMessage`` (rule 11).
+
+        ``messages``: a string (one user text message), or a list of
+        :class:`~mcpkit.core.types.SamplingMessage` models, message dicts in wire form,
+        or strings (user text messages). ``max_tokens`` is a token count; the keyword
+        options are the spec's params (``systemPrompt``, ``temperature``,
+        ``stopSequences``, ``modelPreferences``); ``options`` are further params in wire
+        spelling (``tools``, ``toolChoice``, ...). Returns the
+        :class:`~mcpkit.core.types.CreateMessageResult` (``.text`` is its text; dict
+        reads by wire key still work); raises ``InputResponseError`` (-32602) when the
+        client's answer is not one (rule 7). Waits at most ``timeout_s`` seconds
+        (default ``Limits.sampling_timeout_s``, rule 8)."""
+        from mcpkit.core.types import CreateMessageResult
+
+        params: JSON = {"messages": _wire_messages(messages), "maxTokens": max_tokens}
+        named = {
+            "systemPrompt": system_prompt,
+            "temperature": temperature,
+            "stopSequences": list(stop_sequences) if stop_sequences is not None else None,
+            "modelPreferences": _wire_value(model_preferences),
+        }
+        params.update({k: v for k, v in named.items() if v is not None})
+        params.update(options)
+        result = await self._one("sampling/createMessage", params, key, timeout_s)
+        return CreateMessageResult.model_validate(result)
 
     async def list_roots(
         self, *, key: str | None = None, timeout_s: float | None = None
-    ) -> list[JSON]:
-        """``roots/list``; returns the list of Root dicts; raises ``InputResponseError``
-        (-32602) when the client's answer is not a ListRootsResult (rule 7). Waits at most
-        ``timeout_s`` seconds (default ``Limits.roots_timeout_s``, rule 8)."""
+    ) -> list[Root]:
+        """``roots/list``; returns the client's :class:`~mcpkit.core.types.Root` objects
+        (``uri``, ``name``; dict reads by wire key still work, rule 11); raises
+        ``InputResponseError`` (-32602) when the client's answer is not a
+        ListRootsResult (rule 7). Waits at most ``timeout_s`` seconds (default
+        ``Limits.roots_timeout_s``, rule 8)."""
+        from mcpkit.core.types import ListRootsResult
+
         result = await self._one("roots/list", {}, key, timeout_s)
-        roots = result.get("roots", [])
-        return roots if isinstance(roots, list) else []  # pyright: ignore[reportUnknownVariableType]
+        return ListRootsResult.model_validate(result).roots
+
+
+def _typed_answer(form_type: type[Any], key: str, answer: JSON) -> Elicited[Any]:
+    """Rule 10: the answer as an :class:`Elicited` of ``form_type``."""
+    action = answer.get("action", "cancel")
+    content = answer.get("content")
+    content = content if isinstance(content, dict) else None  # pyright: ignore[reportUnknownVariableType]
+    if action != "accept":
+        return Elicited(action=action, content=content)  # pyright: ignore[reportUnknownArgumentType]
+    try:
+        data = form_data(form_type, content)  # pyright: ignore[reportUnknownArgumentType]
+    except FormDataError as exc:
+        raise InputResponseError(key, "elicitation/create", exc.problems) from None
+    return Elicited(action="accept", data=data, content=content)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _wire_value(value: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        from mcpkit.core.types import to_wire
+
+        return to_wire(value)
+    return value
+
+
+def _wire_messages(messages: str | Sequence[SamplingMessage | JSON | str]) -> list[JSON]:
+    items: Sequence[Any] = [messages] if isinstance(messages, str) else messages
+    out: list[JSON] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append({"role": "user", "content": {"type": "text", "text": item}})
+        else:
+            out.append(_wire_value(item))
+    return out

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         to_wire,
         wire_key,
     )
+    from mcpkit.core.types._dictview import WireDictView
     from mcpkit.core.types.capabilities import (
         ClientCapabilities,
         ElicitationCapability,
@@ -262,6 +263,7 @@ _EXPORTS: dict[str, str] = {
     "Role": "_base",
     "to_wire": "_base",
     "wire_key": "_base",
+    "WireDictView": "_dictview",
     "CACHE_SCOPE_PRIVATE": "constants",
     "CACHE_SCOPE_PUBLIC": "constants",
     "LATEST_LEGACY": "constants",
@@ -610,6 +612,7 @@ __all__ = [
     "UntitledEnumItems",
     "UntitledMultiSelectEnumSchema",
     "UntitledSingleSelectEnumSchema",
+    "WireDictView",
     "parse_result",
     "result_type_of",
     "to_wire",

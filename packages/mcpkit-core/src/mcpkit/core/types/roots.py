@@ -13,6 +13,7 @@ Rules:
 from typing import Literal
 
 from mcpkit.core.types._base import MCPModel, Meta, NotificationParams, RequestParams, Result
+from mcpkit.core.types._dictview import WireDictView
 
 __all__ = [
     "ListRootsRequest",
@@ -22,8 +23,9 @@ __all__ = [
 ]
 
 
-class Root(MCPModel):
-    """A root directory or file, with an optional display ``name``."""
+class Root(WireDictView, MCPModel):
+    """A root directory or file, with an optional display ``name``. Dict reads by wire
+    key (``root["uri"]``) still work (``_dictview``)."""
 
     uri: str
     name: str | None = None

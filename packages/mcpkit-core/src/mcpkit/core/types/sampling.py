@@ -13,6 +13,8 @@ Rules:
    ``tool_use``/``tool_result`` blocks need the client's ``sampling.tools`` capability.
 3. Priorities in ``ModelPreferences`` are 0..1; ``max_tokens`` is a token count.
 4. ``include_context`` values other than ``"none"`` are deprecated (2026-07-28).
+5. ``CreateMessageResult.text`` is the text of the message's text blocks (joined with
+   newlines), None when it has none; other blocks (image, audio, tool use) are skipped.
 """
 
 from typing import Any, Literal
@@ -20,7 +22,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from mcpkit.core.types._base import MCPModel, Meta, Number, RequestParams, Result, Role
-from mcpkit.core.types.content import SamplingContentBlock
+from mcpkit.core.types._dictview import WireDictView
+from mcpkit.core.types.content import SamplingContentBlock, TextContent
 from mcpkit.core.types.tools import Tool
 
 __all__ = [
@@ -90,14 +93,23 @@ class CreateMessageRequest(MCPModel):
     params: CreateMessageRequestParams
 
 
-class CreateMessageResult(Result):
+class CreateMessageResult(WireDictView, Result):
     """The sampled message, the ``model`` that produced it and why it stopped.
 
     ``stop_reason`` is open: ``endTurn``, ``stopSequence``, ``maxTokens``, ``toolUse``
-    (2025-11-25+) or provider-specific.
+    (2025-11-25+) or provider-specific. ``text`` is the message's text (rule 5); dict
+    reads by wire key (``result["content"]``) still work (``_dictview``).
     """
 
     role: Role
     content: SamplingContentBlock | list[SamplingContentBlock]
     model: str
     stop_reason: str | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The text of the message (rule 5): a text block's ``text``, the text blocks of
+        a list joined with newlines, or None when it holds no text block."""
+        blocks = self.content if isinstance(self.content, list) else [self.content]
+        texts = [b.text for b in blocks if isinstance(b, TextContent)]
+        return "\n".join(texts) if texts else None

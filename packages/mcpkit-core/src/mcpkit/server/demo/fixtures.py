@@ -11,7 +11,7 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
@@ -26,12 +26,6 @@ PNG_1PX = (
 WAV_TINY = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
 
 JSON = dict[str, Any]
-
-
-def _content_field(result: JSON, key: str) -> Any:
-    """``result["content"][key]`` when content is an object (elicit/sample results)."""
-    content = result.get("content")
-    return cast(JSON, content).get(key) if isinstance(content, dict) else None
 
 
 def register(server: Server) -> None:
@@ -108,7 +102,7 @@ def register(server: Server) -> None:
         result = await ctx.sample(
             [{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=100
         )
-        return f"LLM response: {_content_field(result, 'text') or ''}"
+        return f"LLM response: {result.text or ''}"
 
     @server.tool()
     async def test_elicitation(message: str, ctx: Context) -> str:

@@ -75,13 +75,13 @@ def register(server: Server) -> None:
             max_tokens=100,
             key="capital_question",
         )
-        return f"The model said: {_text(answer)}"
+        return f"The model said: {answer.text or ''}"
 
     @server.tool()
     async def test_input_required_result_list_roots(ctx: Context) -> str:
         """Asks for the client's roots (MRTR roots/list)."""
         roots = await ctx.list_roots(key="client_roots")
-        return "Roots: " + ", ".join(str(r.get("uri")) for r in roots)
+        return "Roots: " + ", ".join(r.uri for r in roots)
 
     @server.tool()
     async def test_input_required_result_request_state(ctx: Context) -> str:
@@ -140,7 +140,7 @@ def register(server: Server) -> None:
                 max_tokens=20,
                 key="hello",
             )
-            return _text(answer)
+            return answer.text or ""
         if ctx.client_supports("elicitation"):
             answer = await ctx.elicit("What is your name?", _NAME_SCHEMA, key="user_name")
             return dumps(answer.get("content", {})).decode()
@@ -168,7 +168,7 @@ def register(server: Server) -> None:
         answer = await ctx.sample(
             [{"role": "user", "content": {"type": "text", "text": "Hello"}}], max_tokens=10
         )
-        return _text(answer)
+        return answer.text or ""
 
     @server.tool()
     async def test_streaming_elicitation(ctx: Context) -> str:
