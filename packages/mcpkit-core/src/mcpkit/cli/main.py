@@ -22,45 +22,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import importlib.util
 import sys
-from pathlib import Path
 from typing import Any
 
 from mcpkit.cli.plugins import CliError, CliParser, LoadedPlugin, load_plugins
+from mcpkit.cli.run import load_server, port
 from mcpkit.core.stdio import ensure_std_fds
 from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S
 
-__all__ = ["load_server", "main"]
+__all__ = ["build_parser", "load_server", "main"]
 
-
-def load_server(target: str) -> Any:
-    """Resolve ``module:attr`` or ``file.py:attr`` (attr defaults to ``server``)."""
-    module_name, _, attr = target.partition(":")
-    attr = attr or "server"
-    if module_name.endswith(".py") or "/" in module_name:
-        path = Path(module_name).resolve()
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        if spec is None or spec.loader is None:
-            raise SystemExit(f"mcpkit: cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        sys.path.insert(0, str(path.parent))
-        spec.loader.exec_module(module)
-    else:
-        sys.path.insert(0, str(Path.cwd()))
-        module = importlib.import_module(module_name)
-    obj = module
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    from mcpkit.server.app import Server
-
-    if not isinstance(obj, Server) and callable(obj):
-        obj = obj()
-    if not isinstance(obj, Server):
-        raise SystemExit(f"mcpkit: {target} is not an mcpkit Server (got {type(obj).__name__})")
-    return obj
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> None:
@@ -81,7 +53,9 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
     )
     http = p.add_argument_group("streamable HTTP")
     http.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    http.add_argument("--port", type=int, default=8765, help="port, 0 = any free (default 8765)")
+    http.add_argument(
+        "--port", type=port, default=8765, help="port 0..65535, 0 = any free (default 8765)"
+    )
     http.add_argument("--path", default="/mcp", help="endpoint path (default /mcp)")
     http.add_argument(
         "--stateless", action="store_true", help="no sessions: every request stands alone"
@@ -107,12 +81,22 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
         metavar="ORIGIN",
         help="accept this Origin (repeatable)",
     )
+    p.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default="INFO",
+        help="level of the server's own log on stderr (default INFO)",
+    )
 
 
 def _serve(server: Any, args: argparse.Namespace) -> None:
     if args.transport == "stdio":
         server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
         return
+    from mcpkit.cli.run import check_port_free
+
+    check_port_free(args.host, args.port)  # run rule 3
     server.run(
         "http",
         shutdown_grace_s=args.shutdown_grace_s,
@@ -131,8 +115,18 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
     plugins = plugins or []
     parser = argparse.ArgumentParser(prog="mcpkit", description="mcpkit: MCP servers and clients")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
-    run = sub.add_parser("run", help="serve a server object: module:attr or file.py:attr")
-    run.add_argument("target")
+    run = sub.add_parser(
+        "run",
+        help="serve a server: module[:attr] or file.py[:attr] (attr: server, mcp or app)",
+        description="Serve a server object. Without :attr the first of server, mcp and app "
+        "is used; a function is called to make the server.",
+    )
+    run.add_argument("target", help="module[:attr] or path/to/file.py[:attr]")
+    run.add_argument(
+        "--reload",
+        action="store_true",
+        help="restart when a .py file changes (needs the mcpkit-core[reload] extra)",
+    )
     _add_serve_options(run, "stdio")
     demo = sub.add_parser("demo", help="serve the bundled demo server")
     _add_serve_options(demo, "http")
@@ -158,30 +152,47 @@ def _main(argv: list[str] | None) -> None:
     plugins = load_plugins()
     args = build_parser(plugins).parse_args(argv)
     handler = getattr(args, "handler", None)
-    if handler is not None:  # a plugin's subcommand (rule 6)
+    if handler is not None:  # a plugin's subcommand or one of ours (rule 6)
         try:
             status = handler(args)
         except CliError as exc:
             sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
             sys.exit(2)
         sys.exit(status or 0)
-    if args.command == "run":
-        if args.transport == "stdio":
+    if args.command in ("run", "demo"):
+        sys.exit(_run_or_demo(args, sys.argv[1:] if argv is None else argv))
+    from mcpkit.cli.inspect import run_client_command
+
+    sys.exit(run_client_command(args, plugins))
+
+
+def _run_or_demo(args: argparse.Namespace, argv: list[str]) -> int:
+    from mcpkit.cli.run import UserCodeError, reload
+    from mcpkit.server.logs import configure_logging
+
+    try:
+        if args.command == "run" and args.reload:
+            return reload(args.target, [a for a in argv if a != "--reload"])
+        configure_logging(args.log_level)  # run rule 5
+        if args.command == "demo":
+            from mcpkit.server.demo import build_demo_server
+
+            _serve(build_demo_server(), args)
+        elif args.transport == "stdio":
             # stdout belongs to the protocol (rule 3): what user code prints while it is
             # imported goes to stderr, like what it prints while serving (P1).
             with contextlib.redirect_stdout(sys.stderr):
                 server = load_server(args.target)
+            _serve(server, args)
         else:
-            server = load_server(args.target)
-        _serve(server, args)
-    elif args.command == "demo":
-        from mcpkit.server.demo import build_demo_server
-
-        _serve(build_demo_server(), args)
-    elif args.command in ("ls", "call"):
-        from mcpkit.cli.inspect import run_client_command
-
-        sys.exit(run_client_command(args, plugins))
+            _serve(load_server(args.target), args)
+    except CliError as exc:
+        sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
+        return 2
+    except UserCodeError as exc:
+        sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
