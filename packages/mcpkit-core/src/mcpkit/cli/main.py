@@ -1,10 +1,13 @@
 """The ``mcpkit`` command: serve a server, serve the demo, inspect and call servers.
 
 Rules:
-1. ``mcpkit run module:attr`` (or ``path/to/file.py:attr``) serves any user's server; the
-   attribute is a :class:`~mcpkit.server.Server` or a zero-argument factory of one.
-2. ``mcpkit demo`` serves the bundled demo server; ``mcpkit ls`` and ``mcpkit call`` are
-   the client commands (:mod:`mcpkit.cli.inspect`).
+1. ``mcpkit run module[:attr]`` (or ``path/to/file.py[:attr]``) serves any user's server;
+   the attribute (default: ``server``, ``mcp`` or ``app``) is a
+   :class:`~mcpkit.server.Server` or a zero-argument factory of one (:mod:`mcpkit.cli.run`).
+2. ``mcpkit demo`` serves the bundled demo server; ``ls``, ``call``, ``read`` and
+   ``prompt`` are the client commands (:mod:`mcpkit.cli.inspect`); ``inspect`` summarises
+   a server offline (:mod:`mcpkit.cli.offline`); ``install`` writes a host's
+   configuration entry (:mod:`mcpkit.cli.install`). ``run`` is :mod:`mcpkit.cli.run`.
 3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol, from the moment
    the user's module is imported.
 4. Serving stops on SIGINT/SIGTERM without a traceback: one line saying what is still in
@@ -16,6 +19,7 @@ Rules:
 6. Installed distributions add subcommands and ``ls``/``call`` options through the
    ``mcpkit.cli`` entry-point group (:mod:`mcpkit.cli.plugins`); a broken plugin is a
    warning naming it, never a broken ``mcpkit``.
+7. A closed stdout (``mcpkit ls ... | head``) ends the command quietly with status 141.
 """
 
 from __future__ import annotations
@@ -131,8 +135,12 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
     demo = sub.add_parser("demo", help="serve the bundled demo server")
     _add_serve_options(demo, "http")
     from mcpkit.cli.inspect import add_client_commands
+    from mcpkit.cli.install import add_install_command
+    from mcpkit.cli.offline import add_inspect_command
 
     add_client_commands(sub, plugins)
+    add_inspect_command(sub)
+    add_install_command(sub)
     for plugin in plugins:
         plugin.add_lazy_commands(sub)
         plugin.call("add_commands", sub)
@@ -146,6 +154,11 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:  # rule 4: before the serving loop's own handlers
         sys.stderr.write("mcpkit: interrupted\n")
         sys.exit(130)
+    except BrokenPipeError:  # rule 7: `mcpkit ls ... | head`
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
 
 
 def _main(argv: list[str] | None) -> None:

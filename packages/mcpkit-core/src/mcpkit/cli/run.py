@@ -33,6 +33,7 @@ import socket
 import sys
 import traceback
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from mcpkit.cli.plugins import CliError
@@ -104,10 +105,11 @@ def _execute(run: Any, what: str) -> None:
         ) from None
 
 
-def _servers_in(module: Any) -> list[str]:
+def _servers_in(module: ModuleType) -> list[str]:
     from mcpkit.server.app import Server
 
-    return [name for name, value in vars(module).items() if isinstance(value, Server)]
+    names = vars(module)
+    return [name for name, value in names.items() if isinstance(value, Server)]
 
 
 def load_server(target: str) -> Any:
@@ -185,7 +187,7 @@ def reload(target: str, argv: list[str]) -> int:
     """Rule 4: run ``mcpkit <argv>`` (``--reload`` removed) and restart it on changes;
     returns the last child's exit status."""
     try:
-        import watchfiles
+        watchfiles: Any = importlib.import_module("watchfiles")  # an optional extra
     except ImportError:
         raise CliError(
             "--reload needs watchfiles: pip install 'mcpkit-core[reload]' "
@@ -199,7 +201,7 @@ def reload(target: str, argv: list[str]) -> int:
         names = sorted({Path(p).name for _, p in changes})
         sys.stderr.write(f"mcpkit run: {', '.join(names)} changed; restarting\n")
 
-    return watchfiles.run_process(
+    status: int = watchfiles.run_process(
         watched,
         target=command,
         target_type="command",
@@ -207,3 +209,4 @@ def reload(target: str, argv: list[str]) -> int:
         watch_filter=watchfiles.PythonFilter(),
         debounce=400,
     )
+    return status

@@ -106,9 +106,9 @@ class _StdioStream(PipeStream):
                     self._fail(request_id, error)
                 self._waiting.clear()
             raise
-        if isinstance(message, dict) and "method" not in message:
+        if type(message) is dict and "method" not in message:
             self._waiting.discard(message.get("id"))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-        return message
+        return message  # pyright: ignore[reportUnknownVariableType]
 
 
 class StdioTransport:

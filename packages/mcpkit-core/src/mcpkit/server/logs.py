@@ -19,8 +19,8 @@ def configure_logging(level: str | int = "INFO") -> None:
     """Log ``mcpkit`` records at ``level`` (a name such as ``"DEBUG"`` or a number) and
     above to stderr. Raises ``ValueError`` for an unknown level name."""
     if isinstance(level, str):
-        number = logging.getLevelName(level.upper())
-        if not isinstance(number, int):
+        number = logging.getLevelNamesMapping().get(level.upper())
+        if number is None:
             raise ValueError(f"unknown log level {level!r}")
         level = number
     logger = logging.getLogger("mcpkit")
