@@ -65,44 +65,54 @@ def _import_file(path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(path.stem, path)
     if spec is None or spec.loader is None:
         raise CliError(f"cannot load {path} as a Python module")
+    loader = spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module
     sys.path.insert(0, str(path.parent))
-    _execute(lambda: spec.loader.exec_module(module), str(path))  # pyright: ignore[reportOptionalMemberAccess]
+    _execute(lambda: loader.exec_module(module), str(path))
     return module
 
 
 def _import_module(name: str) -> Any:
     sys.path.insert(0, str(Path.cwd()))
     holder: list[Any] = []
-    try:
-        _execute(lambda: holder.append(importlib.import_module(name)), name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing == name or name.startswith(missing + "."):
-            raise CliError(
-                f"no module named {missing!r} (searched the current directory and sys.path; "
-                "for a file give path/to/file.py)"
-            ) from None
-        raise CliError(f"importing {name}: {exc} (a dependency of your module?)") from None
+    _execute(lambda: holder.append(importlib.import_module(name)), name, module=name)
     return holder[0]
 
 
-def _execute(run: Any, what: str) -> None:
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` without mcpkit's and importlib's own frames."""
+    here = str(Path(__file__).parent)
+    tb = traceback.TracebackException.from_exception(exc)
+    tb.stack = traceback.StackSummary.from_list(
+        [f for f in tb.stack if not f.filename.startswith((here, "<frozen"))]
+    )
+    return "".join(tb.format()).rstrip()
+
+
+def _execute(run: Any, what: str, *, module: str | None = None) -> None:
+    """Run the user's code (rule 2): ``module`` names the module being imported, so a
+    missing module of that name is told apart from a missing dependency."""
     try:
         run()
     except SyntaxError as exc:
         where = f"{exc.filename}:{exc.lineno}" if exc.lineno else str(exc.filename or what)
         line = (exc.text or "").strip()
         raise CliError(f"{where}: {exc.msg}" + (f"\n    {line}" if line else "")) from None
-    except ModuleNotFoundError:
-        raise
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if module is not None and (missing == module or module.startswith(missing + ".")):
+            raise CliError(
+                f"no module named {missing!r} (searched the current directory and sys.path; "
+                "for a file give path/to/file.py)"
+            ) from None
+        raise CliError(
+            f"importing {what}: {exc}\n    is it installed for {sys.executable}?"
+        ) from None
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
-        raise UserCodeError(
-            f"importing {what} raised:\n" + "".join(traceback.format_exception(exc)).rstrip()
-        ) from None
+        raise UserCodeError(f"importing {what} raised:\n{_user_traceback(exc)}") from None
 
 
 def _servers_in(module: ModuleType) -> list[str]:
