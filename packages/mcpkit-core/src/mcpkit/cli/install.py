@@ -121,7 +121,7 @@ def _env_pairs(items: list[str]) -> dict[str, str]:
 
 def _load_config(path: Path) -> JSON:
     if not path.exists():
-        return {}
+        return {"mcpServers": {}}
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8") or "{}")
     except (OSError, ValueError) as exc:
@@ -172,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False))
         return 0
     data = _load_config(path)
-    servers: JSON = as_object(data.setdefault("mcpServers", {})) or {}
+    servers = as_object(data["mcpServers"])  # checked by _load_config
+    assert servers is not None
     if name in servers and not args.force:
         raise CliError(
             f"{path} already has a server named {name!r}; --force replaces it, "
