@@ -43,19 +43,17 @@ from typing import Any
 from mcpkit.cli.plugins import CliError
 from mcpkit.client._json import as_object
 
-__all__ = ["HOSTS", "add_install_command", "config_path", "server_entry"]
+__all__ = ["HOSTS", "add_arguments", "config_path", "run", "server_entry"]
 
 HOSTS = ("claude-desktop", "cursor", "claude-code", "mcp-json")
 JSON = dict[str, Any]
 
 
-def add_install_command(sub: Any) -> None:
-    """Register ``mcpkit install`` on the subparsers object."""
-    p = sub.add_parser(
-        "install",
-        help="add a server to Claude Desktop, Cursor or Claude Code (or print an mcp.json entry)",
-        description="Write (or print) an MCP host's configuration entry that runs this "
-        "server with the current Python interpreter.",
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``mcpkit install`` (registered lazily by :mod:`mcpkit.cli.main`)."""
+    p.description = (
+        "Write (or print) an MCP host's configuration entry that runs this server with "
+        "the current Python interpreter."
     )
     p.add_argument("host", choices=HOSTS)
     p.add_argument("target", help="module[:attr] or path/to/file.py[:attr]")

@@ -29,14 +29,52 @@ import contextlib
 import sys
 from typing import Any
 
-from mcpkit.cli.plugins import CliError, CliParser, LoadedPlugin, load_plugins
-from mcpkit.cli.run import load_server, port
+from mcpkit.cli.plugins import (
+    CliError,
+    CliParser,
+    CliPlugin,
+    LazyCommand,
+    LoadedPlugin,
+    load_plugins,
+)
 from mcpkit.core.stdio import ensure_std_fds
 from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S
 
-__all__ = ["build_parser", "load_server", "main"]
+__all__ = ["build_parser", "main", "port"]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+OFFLINE_COMMANDS = (
+    LazyCommand(
+        "inspect",
+        "offline summary of a server: tools with typed signatures, prompts, resources",
+        "mcpkit.cli.offline",
+    ),
+    LazyCommand(
+        "install",
+        "add a server to Claude Desktop, Cursor or Claude Code (or print mcp.json)",
+        "mcpkit.cli.install",
+    ),
+)
+"""Imported only when used (plugins rule 6), so they cost ``mcpkit`` nothing at start."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "load_server":  # kept importable from here; lives in mcpkit.cli.run
+        from mcpkit.cli.run import load_server
+
+        return load_server
+    raise AttributeError(name)
+
+
+def port(text: str) -> int:
+    """argparse ``type`` for ``--port``: an integer in 0..65535 (run rule 3)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not in 0..65535 (0 = any free port)")
+    return value
 
 
 def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> None:
@@ -135,12 +173,10 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
     demo = sub.add_parser("demo", help="serve the bundled demo server")
     _add_serve_options(demo, "http")
     from mcpkit.cli.inspect import add_client_commands
-    from mcpkit.cli.install import add_install_command
-    from mcpkit.cli.offline import add_inspect_command
 
     add_client_commands(sub, plugins)
-    add_inspect_command(sub)
-    add_install_command(sub)
+    core = LoadedPlugin("mcpkit", "mcpkit-core", CliPlugin(commands=OFFLINE_COMMANDS))
+    core.add_lazy_commands(sub)
     for plugin in plugins:
         plugin.add_lazy_commands(sub)
         plugin.call("add_commands", sub)
@@ -180,7 +216,7 @@ def _main(argv: list[str] | None) -> None:
 
 
 def _run_or_demo(args: argparse.Namespace, argv: list[str]) -> int:
-    from mcpkit.cli.run import UserCodeError, reload
+    from mcpkit.cli.run import UserCodeError, load_server, reload
     from mcpkit.server.logs import configure_logging
 
     try:

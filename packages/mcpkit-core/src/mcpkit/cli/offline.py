@@ -23,18 +23,16 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["add_inspect_command", "describe", "signature_of"]
+__all__ = ["add_arguments", "describe", "run", "signature_of"]
 
 JSON = dict[str, Any]
 
 
-def add_inspect_command(sub: Any) -> None:
-    """Register ``mcpkit inspect`` on the subparsers object."""
-    p = sub.add_parser(
-        "inspect",
-        help="offline summary of a server object: tools with typed signatures, prompts, ...",
-        description="Import a server (module[:attr] or file.py[:attr]) and print what it "
-        "offers, without serving it or connecting to it.",
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``mcpkit inspect`` (registered lazily by :mod:`mcpkit.cli.main`)."""
+    p.description = (
+        "Import a server (module[:attr] or file.py[:attr]) and print what it offers, "
+        "without serving it or connecting to it."
     )
     p.add_argument("target", help="module[:attr] or path/to/file.py[:attr]")
     p.add_argument("--json", action="store_true", help="print the definitions as JSON")

@@ -23,7 +23,6 @@ Rules:
 
 from __future__ import annotations
 
-import argparse
 import errno
 import importlib
 import importlib.util
@@ -38,7 +37,7 @@ from typing import Any
 
 from mcpkit.cli.plugins import CliError
 
-__all__ = ["DEFAULT_ATTRS", "UserCodeError", "check_port_free", "load_server", "port", "reload"]
+__all__ = ["DEFAULT_ATTRS", "UserCodeError", "check_port_free", "load_server", "reload"]
 
 DEFAULT_ATTRS = ("server", "mcp", "app")
 """Attributes tried, in order, when the target names none (rule 1)."""
@@ -46,17 +45,6 @@ DEFAULT_ATTRS = ("server", "mcp", "app")
 
 class UserCodeError(Exception):
     """The user's module raised while it was imported (rule 2: traceback, status 1)."""
-
-
-def port(text: str) -> int:
-    """argparse ``type`` for ``--port``: an integer in 0..65535 (rule 3)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not in 0..65535 (0 = any free port)")
-    return value
 
 
 def _import_file(path: Path) -> Any:
