@@ -30,7 +30,7 @@ Rules:
    applied first, so a plugin sees (and may override) them. A plugin's
    :class:`CliError` exits with status 2.
 7. Connecting (starting the process, the era probe and the handshake) is bounded as a
-   whole by ``--connect-timeout`` seconds (default 5; a plugin may raise it, e.g. for
+   whole by ``--connect-timeout`` seconds (default 10; a plugin may raise it, e.g. for
    an interactive login); each later request by ``--timeout`` (default 60).
 8. Elicitation is answered interactively on a terminal and cancelled otherwise
    (:mod:`mcpkit.cli.elicit`); sampling is not offered.
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["CLIENT_COMMANDS", "add_client_commands", "client_config", "run_client_command"]
 
 CLIENT_COMMANDS = ("ls", "call", "read", "prompt")
-DEFAULT_CONNECT_TIMEOUT_S = 5.0
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 JSON = dict[str, Any]
