@@ -12,7 +12,9 @@ Rules:
 3. A return annotation that is structured (a pydantic model, TypedDict, dataclass or
    mapping) yields an ``outputSchema`` and ``structuredContent``; other non-content
    types (int, float, bool, list, ...) are structured as ``{"result": value}``.
-   ``str``, content blocks and ``None`` are unstructured. Structured results also carry
+   ``str``, content blocks and ``None`` are unstructured. Without a return annotation
+   (or with ``Any``/``object``) the value returned decides
+   (:mod:`mcpkit.server.tools` rule 7). Structured results also carry
    one text block with the same JSON, for clients that predate structured content. A
    value that is not of the declared type is reported (``exact`` False) so the caller
    can check it against the schema.
@@ -99,6 +101,9 @@ class OutputSpec:
     adapter: TypeAdapter[Any] | None = None
     wrap: bool = False
     """Structured as ``{"result": value}`` because the type is not an object."""
+    loose: bool = False
+    """No return annotation (or ``Any``/``object``): the tool's result is shaped by the
+    value returned (:mod:`mcpkit.server.tools` rule 7)."""
 
 
 _UNSTRUCTURED_NAMES = frozenset(
@@ -145,6 +150,8 @@ def _is_object_type(ann: Any) -> bool:
 
 
 def output_spec(ann: Any, structured: bool | None) -> OutputSpec:
+    if structured is None and (ann is _EMPTY or ann is Any or ann is object):
+        return OutputSpec(None, loose=True)
     if structured is False or (structured is None and _is_unstructured(ann)):
         return OutputSpec(None)
     from pydantic import TypeAdapter
