@@ -3,7 +3,8 @@
 Rules:
 1. The input schema is derived from the function's parameters with pydantic (JSON
    Schema 2020-12, the MCP default dialect, SEP-2106). A parameter annotated with
-   :class:`~mcpkit.server.context.Context` is injected, never part of the schema.
+   :class:`~mcpkit.server.context.Context` (or ``Context[AppState]``) is injected,
+   never part of the schema.
    Unannotated parameters accept any JSON value.
 2. Arguments are validated once, in lax mode (``"5"`` is accepted for an integer, as
    JSON clients often send strings). Unknown arguments are ignored. A failure is
@@ -68,6 +69,8 @@ def _is_context(annotation: Any) -> bool:
     if annotation is Context:
         return True
     origin = get_origin(annotation)
+    if origin is Context:  # Context[AppState]
+        return True
     if origin is typing.Annotated:
         return _is_context(get_args(annotation)[0])
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
