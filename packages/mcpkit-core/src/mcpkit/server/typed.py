@@ -13,7 +13,8 @@ Rules:
 3. A return annotation that is structured (a pydantic model, TypedDict, dataclass or
    mapping) yields an ``outputSchema`` and ``structuredContent``; other non-content
    types (int, float, bool, list, ...) are structured as ``{"result": value}``.
-   ``str``, content blocks and ``None`` are unstructured. Without a return annotation
+   ``str``, content blocks (models and the :mod:`mcpkit.server.content` helpers) and
+   ``None`` are unstructured. Without a return annotation
    (or with ``Any``/``object``) the value returned decides
    (:mod:`mcpkit.server.tools` rule 7). Structured results also carry
    one text block with the same JSON, for clients that predate structured content. A
@@ -121,6 +122,13 @@ _UNSTRUCTURED_NAMES = frozenset(
 )
 
 
+def _is_content_name(ann: Any) -> bool:
+    """A content type: by name for the models, by module for the helpers (Image...)."""
+    return getattr(ann, "__name__", "") in _UNSTRUCTURED_NAMES or (
+        isinstance(ann, type) and ann.__module__ == "mcpkit.server.content"
+    )
+
+
 def _is_unstructured(ann: Any) -> bool:
     if ann in (_EMPTY, None, type(None), str, Any, object):
         return True
@@ -131,10 +139,8 @@ def _is_unstructured(ann: Any) -> bool:
         origin is not None and getattr(origin, "__name__", "") == "UnionType"
     ):
         args = [a for a in get_args(ann) if a is not type(None) and a is not Ellipsis]
-        return bool(args) and all(
-            getattr(a, "__name__", "") in _UNSTRUCTURED_NAMES or a is str for a in args
-        )
-    return getattr(ann, "__name__", "") in _UNSTRUCTURED_NAMES
+        return bool(args) and all(_is_content_name(a) or a is str for a in args)
+    return _is_content_name(ann)
 
 
 def _is_object_type(ann: Any) -> bool:
@@ -308,8 +314,10 @@ def bind(
     """Bind ``fn`` (rules 1-3). ``input_schema`` overrides the derived schema; then
     arguments are passed through unvalidated by pydantic (the caller validates)."""
     sig = inspect.signature(fn)
+    # a callable instance's annotations live on its class's __call__
+    annotated: Any = fn if inspect.isroutine(fn) else type(fn).__call__
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = typing.get_type_hints(annotated, include_extras=True)
     except Exception:  # unresolvable forward references: fall back to raw annotations
         hints = {}
     context_param: str | None = None
