@@ -176,3 +176,21 @@ def test_reload_restarts_the_server_when_its_file_changes(tmp_path: Path) -> Non
         assert len(urls) >= 2, server.lines
         assert any("reloaded.py changed; restarting" in line for line in server.lines)
         assert anyio.run(_version, urls[-1]) == "two"
+
+
+def test_log_level_sets_the_mcpkit_stderr_log_before_the_module_is_imported(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path,
+        "logs_at_import.py",
+        SERVER.format(name="server", version="1")
+        + "\nimport logging\nlogging.getLogger('mcpkit.notes').warning('warned at import')\n",
+    )
+    shown = mcpkit("run", str(path), "--log-level", "warning")  # stdin is empty: serves, ends
+    assert shown.returncode == 0, shown.stderr
+    assert "warned at import" in shown.stderr
+    assert shown.stdout == ""
+    hidden = mcpkit("run", str(path), "--log-level", "ERROR")
+    assert hidden.returncode == 0, hidden.stderr
+    assert "warned at import" not in hidden.stderr
