@@ -110,7 +110,10 @@ def test_read_and_prompt(demo: DemoProcess) -> None:
     assert "Ada" in json.loads(greeting.stdout)["contents"][0]["text"]
     prompt = mcpkit("prompt", demo.url, "summarize", "text=MCP is a protocol.", *CONNECT)
     assert prompt.returncode == 0, prompt.stderr
-    assert prompt.stdout.startswith("user: ")
+    assert prompt.stdout.splitlines()[:2] == [
+        "# Ask the model to summarize a text.",
+        "user: Summarize the following text in a concise style:",
+    ]
     assert "MCP is a protocol." in prompt.stdout
     missing = mcpkit("read", demo.url, "demo://nothing-here", *CONNECT)
     assert missing.returncode == 2
