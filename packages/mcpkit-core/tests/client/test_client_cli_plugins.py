@@ -26,6 +26,7 @@ from mcpkit.server import Context, Server
 from mcpkit.server.http import http_app
 
 DEMO = f"{sys.executable} -m mcpkit.cli.main demo --transport stdio"
+CONNECT = ("--connect-timeout", "60")  # the 10 s default is for people, not a loaded CI
 
 GOOD = """
 import httpx2
@@ -253,7 +254,7 @@ def test_two_plugins_setting_the_authorization_is_a_usage_error(tmp_path: Path) 
 
 def test_auth_or_headers_on_a_stdio_target_is_a_usage_error(tmp_path: Path) -> None:
     install(tmp_path, "good-plugin", "goodplug", GOOD, {"good": "goodplug:plugin"})
-    out = mcpkit(tmp_path, "ls", DEMO, "--bearer", "x")
+    out = mcpkit(tmp_path, "ls", DEMO, "--bearer", "x", *CONNECT)
     assert out.returncode == 2
     assert "need an http(s):// target" in out.stderr
     bad_header = mcpkit(tmp_path, "ls", "http://127.0.0.1:9/mcp", "--header", "nocolon")
@@ -272,7 +273,7 @@ def test_broken_plugins_are_warnings_naming_them_and_the_rest_works(tmp_path: Pa
         BROKEN_HOOK,
         {"clash": "clash:plugin", "crash": "clash:crashing", "missing": "clash:nothing"},
     )
-    out = mcpkit(tmp_path, "ls", DEMO)
+    out = mcpkit(tmp_path, "ls", DEMO, *CONNECT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("mcpkit-demo")
     warnings = out.stderr.splitlines()
@@ -315,7 +316,7 @@ def test_lazy_commands_import_their_module_only_when_used(
     top = mcpkit(tmp_path, "--help")
     assert "heavy" in top.stdout
     assert "a subcommand with a heavy import" in top.stdout
-    assert mcpkit(tmp_path, "ls", DEMO).returncode == 0
+    assert mcpkit(tmp_path, "ls", DEMO, *CONNECT).returncode == 0
     assert not marker.exists()  # neither --help nor another command imported it
     ran = mcpkit(tmp_path, "heavy", "--times", "2")
     assert (ran.returncode, ran.stdout.strip()) == (4, "heavy heavy")

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -28,7 +29,13 @@ from mcpkit.server import Server
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[4]
-DOC_FILES = ("README.md", "docs/architecture.md", "docs/extensions.md", "docs/protocol-eras.md")
+DOC_FILES = (
+    "README.md",
+    "docs/architecture.md",
+    "docs/extensions.md",
+    "docs/protocol-eras.md",
+    "docs/server.md",
+)
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 MARKER = re.compile(r"^# docs-example: ([\w-]+)\n")
 
@@ -54,9 +61,11 @@ def python_examples() -> list[tuple[str, str, str]]:
 
 
 def run_example(name: str, code: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": f"docs_example_{name}"}
-    exec(compile(code, f"<docs-example {name}>", "exec"), namespace)
-    return namespace
+    # a real module, so that what needs its defining module (dataclasses) finds it
+    module = ModuleType(f"docs_example_{name.replace('-', '_')}")
+    sys.modules[module.__name__] = module
+    exec(compile(code, f"<docs-example {name}>", "exec"), module.__dict__)
+    return module.__dict__
 
 
 # -- checks, one per example -----------------------------------------------------------------
@@ -228,6 +237,104 @@ async def check_cli_plugin(ns: dict[str, Any]) -> None:
     assert isinstance(parser.parse_args(["ls", url]), argparse.Namespace)
 
 
+# -- docs/server.md ----------------------------------------------------------------------------
+
+
+async def check_server_decorators(ns: dict[str, Any]) -> None:
+    server: Server = ns["server"]
+    assert ns["count_books"]() == 2  # the decorators return the function
+    async with connect(server) as peer:
+        tools = {t["name"]: t for t in (await peer.request("tools/list"))["tools"]}
+        counted = await peer.call_tool("count_books")
+        found = await peer.call_tool("find", {"title": "du"})
+        prompt = await peer.request(
+            "prompts/get", {"name": "review", "arguments": {"title": "Emma"}}
+        )
+        read = await peer.request("resources/read", {"uri": "library://books/2"})
+        completed = await peer.request(
+            "completion/complete",
+            {
+                "ref": {"type": "ref/resource", "uri": "library://books/{book_id}"},
+                "argument": {"name": "book_id", "value": "1"},
+            },
+        )
+    assert tools["count_books"]["description"] == "How many books the library holds."
+    assert tools["find"]["title"] == "Find a book"
+    assert tools["find"]["annotations"] == {"readOnlyHint": True}
+    assert tools["find"]["inputSchema"]["properties"]["title"]["description"] == "Part of the title"
+    assert counted["structuredContent"] == {"result": 2}
+    assert found["content"] == [{"type": "text", "text": "Dune"}]  # list[str]: text blocks
+    assert prompt["messages"][0]["content"]["text"] == "Write a short review of Emma."
+    assert read["contents"] == [
+        {"uri": "library://books/2", "mimeType": "text/plain", "text": "Emma"}
+    ]
+    assert completed["completion"]["values"] == ["1"]
+    with pytest.raises(TypeError, match="needs the resource's URI"):
+        server.resource(ns["book"])  # type: ignore[call-overload]  # the table's wrong form
+
+
+async def check_server_returns(ns: dict[str, Any]) -> None:
+    async with connect(ns["server"]) as peer:
+        stock = await peer.call_tool("stock")
+        prices = await peer.call_tool("prices")
+        read = await peer.request("resources/read", {"uri": "shop://stock"})
+    assert stock["structuredContent"] == {"type": "fruit", "name": "apple", "count": 3}
+    assert json.loads(stock["content"][0]["text"]) == stock["structuredContent"]
+    assert prices == {"content": [{"type": "text", "text": "[1.5,2.25]"}], "isError": False}
+    entry = read["contents"][0]
+    assert entry["mimeType"] == "application/json"
+    assert json.loads(entry["text"]) == {"fruit": "pear", "count": 7}
+
+
+async def check_server_content(ns: dict[str, Any]) -> None:
+    async with connect(ns["server"]) as peer:
+        chart = await peer.call_tool("chart")
+        export = await peer.call_tool("export")
+    assert chart["content"][0] == {"type": "text", "text": "Sales by month:"}
+    assert chart["content"][1]["type"] == "image"
+    assert chart["content"][1]["mimeType"] == "image/png"
+    assert export["content"] == [
+        {
+            "type": "resource",
+            "resource": {
+                "uri": "file:///sales.csv",
+                "mimeType": "text/csv",
+                "text": "month,sales\njan,3\n",
+            },
+        }
+    ]
+
+
+async def check_server_lifespan(ns: dict[str, Any]) -> None:
+    server: Server = ns["server"]
+    async with connect(server) as peer:
+        state = server.lifespan_state
+        motd = await peer.call_tool("motd")
+    assert motd["content"] == [{"type": "text", "text": "hello"}]
+    assert state.open is False  # closed at shutdown
+    assert server.lifespan_state is None
+
+
+async def check_server_errors(ns: dict[str, Any]) -> None:
+    import logging
+
+    mcpkit_logger = logging.getLogger("mcpkit")
+    try:
+        assert mcpkit_logger.level == logging.WARNING
+        assert len(mcpkit_logger.handlers) == 1
+        async with connect(ns["server"]) as peer:
+            refused = await peer.call_tool("divide", {"a": 1, "b": 0})
+            crashed = await peer.call_tool("read_config")
+    finally:  # the example configured the process's logging: undo it for later tests
+        mcpkit_logger.handlers.clear()
+        mcpkit_logger.setLevel(logging.NOTSET)
+    assert refused["content"] == [{"type": "text", "text": "b must not be zero"}]
+    text = crashed["content"][0]["text"]
+    assert crashed["isError"] is True
+    assert "secret.conf" not in text
+    assert re.search(r"error id [0-9a-f]{8}", text)
+
+
 CHECKS: dict[str, Check] = {
     "cli-plugin": check_cli_plugin,
     "eras-book-table": check_eras_book_table,
@@ -241,6 +348,11 @@ CHECKS: dict[str, Check] = {
     "extension-eras": check_extension_eras,
     "list-filter": check_list_filter,
     "negotiation-helpers": check_negotiation_helpers,
+    "server-decorators": check_server_decorators,
+    "server-returns": check_server_returns,
+    "server-content": check_server_content,
+    "server-lifespan": check_server_lifespan,
+    "server-errors": check_server_errors,
 }
 
 

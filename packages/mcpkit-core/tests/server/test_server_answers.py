@@ -7,6 +7,7 @@ whatever the test says; the tool must never see an answer that breaks its reques
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -190,13 +191,20 @@ async def test_a_malformed_roots_answer_is_a_tool_error(answer: Any) -> None:
     assert seen == []
 
 
-async def test_an_unusable_requested_schema_fails_before_anything_is_sent() -> None:
+async def test_an_unusable_requested_schema_fails_before_anything_is_sent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     server, _ = build()
+    caplog.set_level(logging.ERROR, "mcpkit.server")
     async with connect(server, capabilities=CAPS) as peer:
         result = await peer.call_tool("bad_schema")
         assert peer.requests == []  # nothing was sent
     assert result["isError"] is True
-    assert "schema is invalid" in result["content"][0]["text"]
+    # A server-side bug: the operator sees why in the log, the client an error id
+    # (issue 13 section 3; before, the text reached the client).
+    assert "schema is invalid" not in result["content"][0]["text"]
+    assert "error id" in result["content"][0]["text"]
+    assert any("schema is invalid" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
 
 
 async def test_outside_a_tool_a_bad_answer_is_the_requests_invalid_params_error() -> None:

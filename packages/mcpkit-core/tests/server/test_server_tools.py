@@ -413,11 +413,14 @@ async def test_handler_raising_jsonrpc_error_answers_with_that_error() -> None:
 
 
 async def test_unexpected_exception_is_is_error_naming_the_tool() -> None:
+    """The exception's text stays on the server (issue 13 section 3; it used to be sent):
+    the client gets the tool's name and an error id (``test_dx_errors.py``)."""
     async with connect(failing_server()) as peer:
         result = await peer.call_tool("crash")
     assert result["isError"] is True
     assert "crash" in result["content"][0]["text"]
-    assert "KeyError" in result["content"][0]["text"]
+    assert "KeyError" not in result["content"][0]["text"]
+    assert "error id" in result["content"][0]["text"]
 
 
 async def test_unknown_tool_and_malformed_arguments_are_invalid_params() -> None:

@@ -7,6 +7,7 @@ J1, P1 and P2 cross a process boundary and live in ``tests/stdio``.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import anyio
@@ -415,7 +416,10 @@ def elicit_server(results: list[Any]) -> Server:
     return server
 
 
-async def test_T4_server_refuses_to_send_a_nested_form_schema() -> None:
+async def test_T4_server_refuses_to_send_a_nested_form_schema(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.ERROR, "mcpkit.server")
     results: list[Any] = []
     answers: list[Any] = []
 
@@ -430,7 +434,10 @@ async def test_T4_server_refuses_to_send_a_nested_form_schema() -> None:
     ) as peer:
         result = await peer.call_tool("nested")
     assert result["isError"] is True
-    assert "address" in result["content"][0]["text"]
+    # The refusal (a ValueError in the tool) is logged with its reason; the client gets an
+    # error id, not the text (issue 13 section 3).
+    assert "error id" in result["content"][0]["text"]
+    assert any("address" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
     assert answers == []  # nothing was sent to the client
 
 

@@ -1,10 +1,12 @@
-"""``mcpkit ls`` and ``mcpkit call``: look at and poke a server from the shell.
+"""``mcpkit ls``, ``call``, ``read`` and ``prompt``: look at and poke a server from the shell.
 
 Usage::
 
     mcpkit ls http://127.0.0.1:8765/mcp
     mcpkit ls "npx -y @modelcontextprotocol/server-everything"
-    mcpkit call http://127.0.0.1:8765/mcp add '{"a": 1, "b": 2}'
+    mcpkit call http://127.0.0.1:8765/mcp add a=1 b=2
+    mcpkit read http://127.0.0.1:8765/mcp demo://readme
+    mcpkit prompt http://127.0.0.1:8765/mcp greet name=Ada
 
 Rules:
 1. The target is a URL (``http://``/``https://``: Streamable HTTP) or a command line, split
@@ -12,23 +14,33 @@ Rules:
    era unless ``--mode`` pins it.
 2. ``ls`` prints the server's identity and era, then tools, prompts, resources and
    resource templates as aligned tables; a kind the server does not offer is skipped.
-3. ``call`` prints each content block (text as is, other blocks summarised) and the
-   ``structuredContent`` as JSON; a tool error exits with status 1, bad ``json-args`` or
-   a failed connection with status 2. ``--json`` prints the raw result instead.
+3. ``call`` prints the result once (:mod:`mcpkit.cli.render` rule 3); a tool error exits
+   with status 1; bad arguments, a protocol error or a failed connection with status 2.
+   Arguments are one JSON object or ``key=value`` words read by the tool's
+   ``inputSchema`` (:mod:`mcpkit.cli.arguments`). ``--json`` prints the raw result
+   instead (``read`` and ``prompt`` too).
 4. A spawned server's stderr is captured and shown only when something fails
-   (``--stderr`` passes it through).
-5. Diagnostics go to stderr; results to stdout.
-6. Plugins (:mod:`mcpkit.cli.plugins`) add options to both commands and turn them into
-   headers or an ``auth`` object for the HTTP transport; ``--header`` values are applied
-   first, so a plugin sees (and may override) them. A plugin's :class:`CliError` exits
-   with status 2.
+   (``--stderr`` passes it through); a server that exits is reported with its exit
+   status and the last lines of its stderr (:class:`~mcpkit.client.stdio.ServerExitedError`).
+5. Diagnostics go to stderr; results to stdout. Progress and log notifications the
+   server sends while a command runs are printed on stderr as they arrive (logs at
+   ``--log-level`` and above, default ``info``).
+6. Plugins (:mod:`mcpkit.cli.plugins`) add options to these commands and turn them
+   into headers or an ``auth`` object for the HTTP transport; ``--header`` values are
+   applied first, so a plugin sees (and may override) them. A plugin's
+   :class:`CliError` exits with status 2.
+7. Connecting (starting the process, the era probe and the handshake) is bounded as a
+   whole by ``--connect-timeout`` seconds (default 10; a plugin may raise it, e.g. for
+   an interactive login); each later request by ``--timeout`` (default 60).
+8. Elicitation is answered interactively on a terminal and cancelled otherwise
+   (:mod:`mcpkit.cli.elicit`); sampling is not offered.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import math
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -38,24 +50,40 @@ from mcpkit.cli.plugins import ClientConfig, CliError, LoadedPlugin
 if TYPE_CHECKING:
     from mcpkit.client import Client
 
-__all__ = ["add_client_commands", "client_config", "run_client_command"]
+__all__ = ["CLIENT_COMMANDS", "add_client_commands", "client_config", "run_client_command"]
+
+CLIENT_COMMANDS = ("ls", "call", "read", "prompt")
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 JSON = dict[str, Any]
 
 
 def add_client_commands(sub: Any, plugins: Sequence[LoadedPlugin] = ()) -> None:
-    """Register ``ls`` and ``call`` on the ``mcpkit`` subparsers object, each with the
-    options ``plugins`` add (rule 6)."""
+    """Register ``ls``, ``call``, ``read`` and ``prompt`` on the ``mcpkit`` subparsers
+    object, each with the options ``plugins`` add (rule 6)."""
     ls = sub.add_parser("ls", help="list a server's tools, prompts and resources")
     _add_target_options(ls)
     call = sub.add_parser("call", help="call one tool and print its result")
     _add_target_options(call)
+    read = sub.add_parser("read", help="read one resource and print its contents")
+    _add_target_options(read)
+    prompt = sub.add_parser("prompt", help="get one prompt and print its messages")
+    _add_target_options(prompt)
     for plugin in plugins:
-        for parser in (ls, call):
+        for parser in (ls, call, read, prompt):
             plugin.call("add_client_options", parser)
     call.add_argument("tool", help="tool name")
-    call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as a JSON object")
-    call.add_argument("--json", action="store_true", help="print the raw result as JSON")
+    call.add_argument(
+        "arguments",
+        nargs="*",
+        help="tool arguments: key=value words (typed by the tool's schema) or one JSON object",
+    )
+    read.add_argument("uri", help="resource URI")
+    prompt.add_argument("name", help="prompt name")
+    prompt.add_argument("arguments", nargs="*", metavar="key=value", help="prompt arguments")
+    for parser in (call, read, prompt):
+        parser.add_argument("--json", action="store_true", help="print the raw result as JSON")
 
 
 def _add_target_options(p: argparse.ArgumentParser) -> None:
@@ -74,7 +102,22 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
         help="extra HTTP header (repeatable)",
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=DEFAULT_CONNECT_TIMEOUT_S,
+        metavar="SECONDS",
+        dest="connect_timeout_s",
+        help="seconds to start and reach the server, handshake included "
+        f"(default {DEFAULT_CONNECT_TIMEOUT_S:g})",
+    )
     p.add_argument("--stderr", action="store_true", help="pass a spawned server's stderr through")
+    p.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="info",
+        help="server log notifications shown on stderr from this level (default info)",
+    )
 
 
 def client_config(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) -> ClientConfig:
@@ -112,42 +155,18 @@ def _transport(args: argparse.Namespace, config: ClientConfig) -> Any:
 
     argv = shlex.split(args.target)
     if not argv:
-        raise SystemExit("mcpkit: empty command")
-    return StdioTransport(argv[0], argv[1:], stderr="inherit" if args.stderr else "capture")
-
-
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-
-
-def _table(title: str, headers: Sequence[str], rows: list[list[str]]) -> str:
-    width = shutil.get_terminal_size((120, 20)).columns
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    last = max(10, width - sum(widths[:-1]) - 2 * (len(widths) - 1))
-    widths[-1] = min(widths[-1], last)
-
-    def fmt(cells: Sequence[str]) -> str:
-        out: list[str] = []
-        for i, cell in enumerate(cells):
-            text = cell if len(cell) <= widths[i] else cell[: widths[i] - 1] + "…"
-            out.append(text.ljust(widths[i]))
-        return "  ".join(out).rstrip()
-
-    lines = [f"{title} ({len(rows)})", fmt(headers), fmt(["-" * w for w in widths])]
-    lines += [fmt(r) for r in rows]
-    return "\n".join(lines)
-
-
-def _args_of(schema: dict[str, Any]) -> str:
-    props: Any = schema.get("properties")
-    if not isinstance(props, dict):
-        return ""
-    required: Any = schema.get("required") or ()
-    names = [f"{n}{'' if n in required else '?'}" for n in props]  # pyright: ignore
-    return ", ".join(names)
+        raise CliError("empty command")
+    return StdioTransport(
+        argv[0],
+        argv[1:],
+        stderr="inherit" if args.stderr else "capture",
+        shutdown_timeout_s=1.0,
+    )
 
 
 async def _ls(client: Client) -> str:
+    from mcpkit.cli.render import args_of, first_line, table
+
     caps = client.server_capabilities
     info = client.server_info
     out = [
@@ -155,75 +174,144 @@ async def _ls(client: Client) -> str:
         + f"  (protocol {client.protocol_version}, {client.era} era)"
     ]
     if client.instructions:
-        out.append(_first_line(client.instructions))
+        out.append(first_line(client.instructions))
     if "tools" in caps:
         tools = await client.list_tools()
-        rows = [[t.name, _args_of(t.input_schema), _first_line(t.description)] for t in tools]
-        out.append(_table("Tools", ["NAME", "ARGUMENTS", "DESCRIPTION"], rows))
+        rows = [[t.name, args_of(t.input_schema), first_line(t.description)] for t in tools]
+        out.append(table("Tools", ["NAME", "ARGUMENTS", "DESCRIPTION"], rows))
     if "prompts" in caps:
         prompts = await client.list_prompts()
         rows = [
             [
                 p.name,
                 ", ".join(f"{a.name}{'' if a.required else '?'}" for a in p.arguments or []),
-                _first_line(p.description),
+                first_line(p.description),
             ]
             for p in prompts
         ]
-        out.append(_table("Prompts", ["NAME", "ARGUMENTS", "DESCRIPTION"], rows))
+        out.append(table("Prompts", ["NAME", "ARGUMENTS", "DESCRIPTION"], rows))
     if "resources" in caps:
         resources = await client.list_resources()
         rows = [[str(r.uri), r.name, r.mime_type or ""] for r in resources]
-        out.append(_table("Resources", ["URI", "NAME", "MIME TYPE"], rows))
+        out.append(table("Resources", ["URI", "NAME", "MIME TYPE"], rows))
         templates = await client.list_resource_templates()
         if templates:
-            rows = [[t.uri_template, t.name, _first_line(t.description)] for t in templates]
-            out.append(_table("Resource templates", ["URI TEMPLATE", "NAME", "DESCRIPTION"], rows))
+            rows = [[t.uri_template, t.name, first_line(t.description)] for t in templates]
+            out.append(table("Resource templates", ["URI TEMPLATE", "NAME", "DESCRIPTION"], rows))
     return "\n\n".join(out)
 
 
-def _render_block(block: Any) -> str:
-    kind = getattr(block, "type", "?")
-    if kind == "text":
-        return str(block.text)
-    if kind in ("image", "audio"):
-        return f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4} bytes]"
-    if kind == "resource_link":
-        return f"[resource link {block.uri}]"
-    if kind == "resource":
-        inner = block.resource
-        text = getattr(inner, "text", None)
-        return f"[resource {inner.uri}]" + (f"\n{text}" if text else "")
-    return json.dumps(block.model_dump(mode="json", by_alias=True), ensure_ascii=False)
-
-
 async def _call(client: Client, args: argparse.Namespace) -> tuple[str, int]:
-    from mcpkit.core.types import to_wire
+    from mcpkit.cli.arguments import parse_tool_arguments
+    from mcpkit.cli.render import render_call
 
-    try:
-        arguments: Any = json.loads(args.arguments)
-    except json.JSONDecodeError as exc:
-        raise _UsageError(f"json-args is not JSON: {exc}") from None
-    if not isinstance(arguments, dict):
-        raise _UsageError("json-args must be a JSON object, e.g. '{\"a\": 1}'")
-    result = await client.call_tool(args.tool, arguments)  # pyright: ignore[reportUnknownArgumentType]
+    schema: dict[str, Any] | None = None
+    if any(not w.lstrip().startswith("{") for w in args.arguments):  # key=value: need types
+        tool = next((t for t in await client.list_tools() if t.name == args.tool), None)
+        schema = tool.input_schema if tool is not None else None
+    arguments = parse_tool_arguments(args.arguments, schema)
+
+    async def on_progress(*_: Any) -> None:  # the receive middleware prints it (rule 5)
+        return None
+
+    result = await client.call_tool(args.tool, arguments, on_progress=on_progress)
     status = 1 if result.is_error else 0
     if args.json:
-        return json.dumps(to_wire(result), indent=2, ensure_ascii=False), status
-    parts = [_render_block(b) for b in result.content]
-    if result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
-    return "\n".join(parts), status
+        return _raw(result), status
+    return render_call(result), status
 
 
-class _UsageError(Exception):
-    pass
+def _raw(result: Any) -> str:
+    from mcpkit.core.types import to_wire
+
+    return json.dumps(to_wire(result), indent=2, ensure_ascii=False)
+
+
+async def _read(client: Client, args: argparse.Namespace) -> tuple[str, int]:
+    from mcpkit.cli.render import render_read
+
+    result = await client.read_resource(args.uri)
+    return (_raw(result) if args.json else render_read(result)), 0
+
+
+async def _prompt(client: Client, args: argparse.Namespace) -> tuple[str, int]:
+    from mcpkit.cli.render import render_prompt
+
+    arguments: dict[str, str] = {}
+    for word in args.arguments:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise CliError(f"{word!r} is not key=value")
+        arguments[key] = value
+    result = await client.get_prompt(args.name, arguments)
+    return (_raw(result) if args.json else render_prompt(result)), 0
+
+
+def _show_notification(command: str, method: str, params: dict[str, Any]) -> None:
+    """Rule 5: one stderr line per progress or log notification."""
+    if method == "notifications/progress":
+        total = params.get("total")
+        amount = f"{params.get('progress')}" + (f"/{total}" if total is not None else "")
+        message = params.get("message")
+        sys.stderr.write(f"progress {amount}" + (f" {message}" if message else "") + "\n")
+    elif method == "notifications/message":
+        data = params.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        source = f" {params['logger']}" if params.get("logger") else ""
+        sys.stderr.write(f"[{params.get('level', '?')}{source}] {text}\n")
+    sys.stderr.flush()
+
+
+async def _session(client: Client, args: argparse.Namespace) -> tuple[str, int]:
+    from mcpkit.client.middleware import IncomingMessage
+
+    async def observe(message: IncomingMessage, call_next: Any) -> Any:
+        if message.request_id is None and message.method in (
+            "notifications/progress",
+            "notifications/message",
+        ):
+            _show_notification(args.command, message.method, message.params or {})
+        return await call_next(message)
+
+    client.add_receive_middleware(observe)
+    if args.command == "ls":
+        return await _ls(client), 0
+    if client.era == "modern" or "logging" in client.server_capabilities:
+        await client.set_log_level(args.log_level)
+    if args.command == "call":
+        return await _call(client, args)
+    if args.command == "read":
+        return await _read(client, args)
+    return await _prompt(client, args)
+
+
+def _failure(exc: BaseException, transport: Any, connect_s: float, connected: bool) -> str:
+    """Rule 4 and 7: the message for a failed command."""
+    from mcpkit.client.errors import TransportClosedError
+
+    if not connected and isinstance(exc, TimeoutError):
+        what = "start and answer" if transport.kind == "stdio" else "answer"
+        return f"the server did not {what} the handshake within {connect_s:g} s (--connect-timeout)"
+    exit_error = getattr(transport, "exit_error", None)
+    code = getattr(transport, "returncode", None)
+    if isinstance(exc, TransportClosedError) and exit_error is None and code is not None:
+        from mcpkit.client.stdio import ServerExitedError
+
+        exit_error = ServerExitedError(transport.command, code, transport.stderr_tail())
+    if isinstance(exc, TransportClosedError) and exit_error is not None:
+        return str(exit_error)
+    text = f"{type(exc).__name__}: {exc}"
+    tail = getattr(transport, "stderr_text", "")
+    if tail:
+        text += "\n--- server stderr (tail) ---\n" + transport.stderr_tail()
+    return text
 
 
 def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) -> int:
-    """Run ``ls`` or ``call`` (rules 1-6); returns the exit status."""
+    """Run ``ls``, ``call``, ``read`` or ``prompt`` (rules 1-8); returns the exit status."""
     import anyio
 
+    from mcpkit.cli.elicit import elicitation_handler
     from mcpkit.client import Client
     from mcpkit.core.jsonrpc import JSONRPCError
 
@@ -233,33 +321,39 @@ def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin]
     except CliError as exc:
         print(f"mcpkit {args.command}: {exc}", file=sys.stderr)
         return 2
+    connect_s = max(args.connect_timeout_s, config.connect_timeout_s or 0.0)  # rule 7
+    connected = False
 
     async def go() -> tuple[str, int]:
-        connect = config.connect_timeout_s
-        async with Client(
-            transport,
-            mode=args.mode,
-            timeout_s=args.timeout if connect is None else max(args.timeout, connect),
-            probe_timeout_s=10.0 if connect is None else connect,
-            auth=config.auth,
-        ) as client:
-            if args.command == "ls":
-                return await _ls(client), 0
-            return await _call(client, args)
+        nonlocal connected
+        # One deadline over the whole entry (rule 7), lifted once connected; the scope
+        # encloses the client so its task groups nest inside it.
+        with anyio.CancelScope(deadline=anyio.current_time() + connect_s) as entry:
+            async with Client(
+                transport,
+                mode=args.mode,
+                timeout_s=max(args.timeout, connect_s),
+                probe_timeout_s=connect_s,
+                auth=config.auth,
+                elicitation=elicitation_handler(args.command),
+            ) as client:
+                connected = True
+                entry.deadline = math.inf
+                client.timeout_s = client.session.timeout_s = args.timeout
+                return await _session(client, args)
+        raise TimeoutError("connecting")
 
     try:
         text, status = anyio.run(go)
-    except _UsageError as exc:
+    except CliError as exc:
         print(f"mcpkit {args.command}: {exc}", file=sys.stderr)
         return 2
     except JSONRPCError as exc:
         print(f"mcpkit {args.command}: server error {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     except Exception as exc:
-        print(f"mcpkit {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        tail = getattr(transport, "stderr_text", "")
-        if tail:
-            print("--- server stderr (tail) ---\n" + tail[-4000:], file=sys.stderr)
+        message = _failure(exc, transport, connect_s, connected)
+        print(f"mcpkit {args.command}: {message}", file=sys.stderr)
         return 2
     print(text)
     if status:

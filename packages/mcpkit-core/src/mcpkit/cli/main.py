@@ -1,10 +1,13 @@
 """The ``mcpkit`` command: serve a server, serve the demo, inspect and call servers.
 
 Rules:
-1. ``mcpkit run module:attr`` (or ``path/to/file.py:attr``) serves any user's server; the
-   attribute is a :class:`~mcpkit.server.Server` or a zero-argument factory of one.
-2. ``mcpkit demo`` serves the bundled demo server; ``mcpkit ls`` and ``mcpkit call`` are
-   the client commands (:mod:`mcpkit.cli.inspect`).
+1. ``mcpkit run module[:attr]`` (or ``path/to/file.py[:attr]``) serves any user's server;
+   the attribute (default: ``server``, ``mcp`` or ``app``) is a
+   :class:`~mcpkit.server.Server` or a zero-argument factory of one (:mod:`mcpkit.cli.run`).
+2. ``mcpkit demo`` serves the bundled demo server; ``ls``, ``call``, ``read`` and
+   ``prompt`` are the client commands (:mod:`mcpkit.cli.inspect`); ``inspect`` summarises
+   a server offline (:mod:`mcpkit.cli.offline`); ``install`` writes a host's
+   configuration entry (:mod:`mcpkit.cli.install`). ``run`` is :mod:`mcpkit.cli.run`.
 3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol, from the moment
    the user's module is imported.
 4. Serving stops on SIGINT/SIGTERM without a traceback: one line saying what is still in
@@ -16,51 +19,62 @@ Rules:
 6. Installed distributions add subcommands and ``ls``/``call`` options through the
    ``mcpkit.cli`` entry-point group (:mod:`mcpkit.cli.plugins`); a broken plugin is a
    warning naming it, never a broken ``mcpkit``.
+7. A closed stdout (``mcpkit ls ... | head``) ends the command quietly with status 141.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import importlib.util
 import sys
-from pathlib import Path
 from typing import Any
 
-from mcpkit.cli.plugins import CliError, CliParser, LoadedPlugin, load_plugins
+from mcpkit.cli.plugins import (
+    CliError,
+    CliParser,
+    CliPlugin,
+    LazyCommand,
+    LoadedPlugin,
+    load_plugins,
+)
 from mcpkit.core.stdio import ensure_std_fds
 from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S
 
-__all__ = ["load_server", "main"]
+__all__ = ["build_parser", "main", "port"]
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+OFFLINE_COMMANDS = (
+    LazyCommand(
+        "inspect",
+        "offline summary of a server: tools with typed signatures, prompts, resources",
+        "mcpkit.cli.offline",
+    ),
+    LazyCommand(
+        "install",
+        "add a server to Claude Desktop, Cursor or Claude Code (or print mcp.json)",
+        "mcpkit.cli.install",
+    ),
+)
+"""Imported only when used (plugins rule 6), so they cost ``mcpkit`` nothing at start."""
 
 
-def load_server(target: str) -> Any:
-    """Resolve ``module:attr`` or ``file.py:attr`` (attr defaults to ``server``)."""
-    module_name, _, attr = target.partition(":")
-    attr = attr or "server"
-    if module_name.endswith(".py") or "/" in module_name:
-        path = Path(module_name).resolve()
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        if spec is None or spec.loader is None:
-            raise SystemExit(f"mcpkit: cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        sys.path.insert(0, str(path.parent))
-        spec.loader.exec_module(module)
-    else:
-        sys.path.insert(0, str(Path.cwd()))
-        module = importlib.import_module(module_name)
-    obj = module
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    from mcpkit.server.app import Server
+def __getattr__(name: str) -> Any:
+    if name == "load_server":  # kept importable from here; lives in mcpkit.cli.run
+        from mcpkit.cli.run import load_server
 
-    if not isinstance(obj, Server) and callable(obj):
-        obj = obj()
-    if not isinstance(obj, Server):
-        raise SystemExit(f"mcpkit: {target} is not an mcpkit Server (got {type(obj).__name__})")
-    return obj
+        return load_server
+    raise AttributeError(name)
+
+
+def port(text: str) -> int:
+    """argparse ``type`` for ``--port``: an integer in 0..65535 (run rule 3)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not in 0..65535 (0 = any free port)")
+    return value
 
 
 def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> None:
@@ -81,7 +95,9 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
     )
     http = p.add_argument_group("streamable HTTP")
     http.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    http.add_argument("--port", type=int, default=8765, help="port, 0 = any free (default 8765)")
+    http.add_argument(
+        "--port", type=port, default=8765, help="port 0..65535, 0 = any free (default 8765)"
+    )
     http.add_argument("--path", default="/mcp", help="endpoint path (default /mcp)")
     http.add_argument(
         "--stateless", action="store_true", help="no sessions: every request stands alone"
@@ -107,12 +123,22 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
         metavar="ORIGIN",
         help="accept this Origin (repeatable)",
     )
+    p.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default="INFO",
+        help="level of the server's own log on stderr (default INFO)",
+    )
 
 
 def _serve(server: Any, args: argparse.Namespace) -> None:
     if args.transport == "stdio":
         server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
         return
+    from mcpkit.cli.run import check_port_free
+
+    check_port_free(args.host, args.port)  # run rule 3
     server.run(
         "http",
         shutdown_grace_s=args.shutdown_grace_s,
@@ -131,14 +157,26 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
     plugins = plugins or []
     parser = argparse.ArgumentParser(prog="mcpkit", description="mcpkit: MCP servers and clients")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
-    run = sub.add_parser("run", help="serve a server object: module:attr or file.py:attr")
-    run.add_argument("target")
+    run = sub.add_parser(
+        "run",
+        help="serve a server: module[:attr] or file.py[:attr] (attr: server, mcp or app)",
+        description="Serve a server object. Without :attr the first of server, mcp and app "
+        "is used; a function is called to make the server.",
+    )
+    run.add_argument("target", help="module[:attr] or path/to/file.py[:attr]")
+    run.add_argument(
+        "--reload",
+        action="store_true",
+        help="restart when a .py file changes (needs the mcpkit-core[reload] extra)",
+    )
     _add_serve_options(run, "stdio")
     demo = sub.add_parser("demo", help="serve the bundled demo server")
     _add_serve_options(demo, "http")
     from mcpkit.cli.inspect import add_client_commands
 
     add_client_commands(sub, plugins)
+    core = LoadedPlugin("mcpkit", "mcpkit-core", CliPlugin(commands=OFFLINE_COMMANDS))
+    core.add_lazy_commands(sub)
     for plugin in plugins:
         plugin.add_lazy_commands(sub)
         plugin.call("add_commands", sub)
@@ -152,36 +190,58 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:  # rule 4: before the serving loop's own handlers
         sys.stderr.write("mcpkit: interrupted\n")
         sys.exit(130)
+    except BrokenPipeError:  # rule 7: `mcpkit ls ... | head`
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
 
 
 def _main(argv: list[str] | None) -> None:
     plugins = load_plugins()
     args = build_parser(plugins).parse_args(argv)
     handler = getattr(args, "handler", None)
-    if handler is not None:  # a plugin's subcommand (rule 6)
+    if handler is not None:  # a plugin's subcommand or one of ours (rule 6)
         try:
             status = handler(args)
         except CliError as exc:
             sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
             sys.exit(2)
         sys.exit(status or 0)
-    if args.command == "run":
-        if args.transport == "stdio":
+    if args.command in ("run", "demo"):
+        sys.exit(_run_or_demo(args, sys.argv[1:] if argv is None else argv))
+    from mcpkit.cli.inspect import run_client_command
+
+    sys.exit(run_client_command(args, plugins))
+
+
+def _run_or_demo(args: argparse.Namespace, argv: list[str]) -> int:
+    from mcpkit.cli.run import UserCodeError, load_server, reload
+    from mcpkit.server.logs import configure_logging
+
+    try:
+        if args.command == "run" and args.reload:
+            return reload(args.target, [a for a in argv if a != "--reload"])
+        configure_logging(args.log_level)  # run rule 5
+        if args.command == "demo":
+            from mcpkit.server.demo import build_demo_server
+
+            _serve(build_demo_server(), args)
+        elif args.transport == "stdio":
             # stdout belongs to the protocol (rule 3): what user code prints while it is
             # imported goes to stderr, like what it prints while serving (P1).
             with contextlib.redirect_stdout(sys.stderr):
                 server = load_server(args.target)
+            _serve(server, args)
         else:
-            server = load_server(args.target)
-        _serve(server, args)
-    elif args.command == "demo":
-        from mcpkit.server.demo import build_demo_server
-
-        _serve(build_demo_server(), args)
-    elif args.command in ("ls", "call"):
-        from mcpkit.cli.inspect import run_client_command
-
-        sys.exit(run_client_command(args, plugins))
+            _serve(load_server(args.target), args)
+    except CliError as exc:
+        sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
+        return 2
+    except UserCodeError as exc:
+        sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

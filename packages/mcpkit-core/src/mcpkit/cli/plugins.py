@@ -17,10 +17,11 @@ Rules:
 3. ``add_commands(subparsers)`` adds subcommands with ``subparsers.add_parser(...)`` and
    sets ``parser.set_defaults(handler=fn)``; ``mcpkit`` calls ``fn(args)`` and exits with
    its return value (``None`` = 0).
-4. ``add_client_options(parser)`` adds options to ``mcpkit ls`` and ``mcpkit call`` (called
-   once per command); ``configure_client(args, config)`` then turns them into
-   :class:`ClientConfig` changes (``headers``, ``auth``, ``connect_timeout_s``) before the
-   client connects. Two plugins may not both set ``auth``: the second one is a usage error.
+4. ``add_client_options(parser)`` adds options to the client commands (``mcpkit ls``,
+   ``call``, ``read``, ``prompt``; called once per command); ``configure_client(args,
+   config)`` then turns them into :class:`ClientConfig` changes (``headers``, ``auth``,
+   ``connect_timeout_s``) before the client connects. Two plugins may not both set
+   ``auth``: the second one is a usage error.
 5. A hook that wants to stop the command with a message raises :class:`CliError`
    (status 2, the message on stderr, no traceback). Any other exception from
    ``configure_client`` is a plugin fault: a warning naming the plugin, and the command
@@ -70,7 +71,7 @@ class ClientConfig:
     extension's OAuth provider) or an ``httpx2.Auth``; None = no authorization.
     ``set_by``: the plugin that set ``auth`` (rule 4). ``connect_timeout_s``: seconds the
     first request may take, when a plugin makes it wait for a person (an interactive login
-    runs inside it); None = the client's default probe bound. Plugins only raise it.
+    runs inside it); None = ``--connect-timeout``. Plugins only raise it.
     """
 
     target: str

@@ -17,6 +17,12 @@ Rules:
    :class:`~mcpkit.client.errors.TransportConnectError` with the ``OSError`` as its
    cause; a server that exits or breaks its pipes fails waiting requests with
    :class:`~mcpkit.client.errors.TransportClosedError` (:mod:`mcpkit.client.pipe`).
+5. When the server's stdout ends while requests wait, the transport waits up to
+   ``exit_wait_s`` for the process to exit, then fails each waiting request with
+   :class:`ServerExitedError`: a ``TransportClosedError`` carrying the exit status
+   (``returncode``, None if it is still running) and the last ``stderr_tail_lines``
+   lines of its captured stderr (``stderr="capture"``). The same error is available
+   afterwards as :attr:`StdioTransport.exit_error`.
 """
 
 from __future__ import annotations
@@ -24,21 +30,85 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
 
-from mcpkit.client.errors import TransportConnectError
+from mcpkit.client.errors import TransportClosedError, TransportConnectError
 from mcpkit.client.pipe import PipeStream
-from mcpkit.client.transport import ClientStream, TransportKind
+from mcpkit.client.transport import ClientStream, FailCallback, TransportKind
+from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES, NDJSONStream
 
-__all__ = ["StderrMode", "StdioTransport"]
+__all__ = ["ServerExitedError", "StderrMode", "StdioTransport"]
 
 StderrMode = Literal["inherit", "capture", "devnull"]
+JSON = dict[str, Any]
+
+
+class ServerExitedError(TransportClosedError):
+    """The stdio server's output ended (rule 5). ``returncode``: its exit status (negative:
+    killed by that signal; None: still running, it only closed its stdout).
+    ``stderr_tail``: the last lines of its captured stderr (``""`` when not captured)."""
+
+    def __init__(self, command: str, returncode: int | None, stderr_tail: str) -> None:
+        how = (
+            "closed its stdout"
+            if returncode is None
+            else f"exited with status {returncode}"
+            if returncode >= 0
+            else f"was killed by signal {-returncode}"
+        )
+        message = f"the stdio server {command!r} {how}"
+        if stderr_tail:
+            message += "; its stderr ended with:\n" + stderr_tail
+        super().__init__(message)
+        self.command = command
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+class _StdioStream(PipeStream):
+    """:class:`PipeStream` that knows its process: waiting requests end with
+    :class:`ServerExitedError` (rule 5). Costs one set insert and discard per request."""
+
+    def __init__(
+        self, stream: NDJSONStream, exited: Callable[[], Awaitable[ServerExitedError]]
+    ) -> None:
+        super().__init__(stream, "stdio")
+        self._exited = exited
+        self._waiting: set[RequestId] = set()
+        self._fail: FailCallback | None = None
+
+    def bind(self, fail: FailCallback) -> None:
+        self._fail = fail
+
+    async def send(self, message: JSON | list[JSON]) -> None:
+        if isinstance(message, dict) and "id" in message and "method" in message:
+            self._waiting.add(message["id"])
+            try:
+                await super().send(message)
+            except TransportClosedError as exc:
+                raise await self._exited() from exc
+            return
+        await super().send(message)
+
+    async def receive(self) -> Any:
+        try:
+            message = await super().receive()
+        except anyio.EndOfStream:
+            if self._waiting and self._fail is not None:
+                error = await self._exited()
+                for request_id in tuple(self._waiting):
+                    self._fail(request_id, error)
+                self._waiting.clear()
+            raise
+        if type(message) is dict and "method" not in message:
+            self._waiting.discard(message.get("id"))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        return message  # pyright: ignore[reportUnknownVariableType]
 
 
 class StdioTransport:
@@ -46,6 +116,9 @@ class StdioTransport:
 
     ``stderr``: ``"inherit"`` (default), ``"capture"`` or ``"devnull"`` (rule 2).
     ``shutdown_timeout_s``: seconds to wait at each shutdown step (rule 3).
+    ``stderr_tail_lines`` and ``exit_wait_s``: how many stderr lines a
+    :class:`ServerExitedError` carries, and how long (seconds) the transport waits for the
+    process to exit once its stdout ended (rule 5).
     ``max_message_bytes``: the longest line read from the server (longer ones are
     discarded and answered -32700, :mod:`mcpkit.core.stdio`).
     """
@@ -63,6 +136,8 @@ class StdioTransport:
         stderr: StderrMode = "inherit",
         on_stderr: Callable[[str], None] | None = None,
         stderr_limit: int = 64 * 1024,
+        stderr_tail_lines: int = 20,
+        exit_wait_s: float = 1.0,
         shutdown_timeout_s: float = 2.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
@@ -75,6 +150,10 @@ class StdioTransport:
         self.stderr = stderr
         self.on_stderr = on_stderr
         self.stderr_limit = stderr_limit
+        self.stderr_tail_lines = stderr_tail_lines
+        self.exit_wait_s = exit_wait_s
+        self.exit_error: ServerExitedError | None = None
+        """Rule 5: set once the server's stdout ended while requests waited."""
         self.shutdown_timeout_s = shutdown_timeout_s
         self._stderr_buf = bytearray()
         self.returncode: int | None = None
@@ -84,6 +163,11 @@ class StdioTransport:
     def stderr_text(self) -> str:
         """The captured tail of the server's stderr (``stderr="capture"``)."""
         return self._stderr_buf.decode("utf-8", errors="replace")
+
+    def stderr_tail(self) -> str:
+        """The last ``stderr_tail_lines`` lines of the captured stderr."""
+        lines = self.stderr_text.rstrip().splitlines()
+        return "\n".join(lines[-self.stderr_tail_lines :]) if self.stderr_tail_lines else ""
 
     def _environment(self) -> dict[str, str]:
         base = dict(os.environ) if self.inherit_env else {}
@@ -144,13 +228,23 @@ class StdioTransport:
             finally:
                 pumped.set()
 
+        async def exited() -> ServerExitedError:
+            if self.exit_error is None:
+                with anyio.move_on_after(self.exit_wait_s):
+                    self.returncode = await process.wait()
+                    await pumped.wait()
+                self.exit_error = ServerExitedError(
+                    self.command, process.returncode, self.stderr_tail()
+                )
+            return self.exit_error
+
         async with anyio.create_task_group() as tg:
             if self.stderr == "capture":
                 tg.start_soon(pump)
             else:
                 pumped.set()
             try:
-                yield PipeStream(stream, "stdio")
+                yield _StdioStream(stream, exited)
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._shutdown(process)

@@ -27,17 +27,22 @@ if TYPE_CHECKING:
     from mcpkit.core.jsonrpc import JSONRPCError
     from mcpkit.server.answers import InputResponseError
     from mcpkit.server.app import CacheHint, Server
+    from mcpkit.server.content import Audio, File, Image
     from mcpkit.server.context import Context
     from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
     from mcpkit.server.lifecycle import LegacySession
+    from mcpkit.server.logs import configure_logging
     from mcpkit.server.mrtr import InputRequired
     from mcpkit.server.resources import ResourceNotFoundError
     from mcpkit.server.tools import ToolError
 
 __all__ = [
+    "Audio",
     "CacheHint",
     "Change",
     "Context",
+    "File",
+    "Image",
     "InMemoryHub",
     "InputRequired",
     "InputResponseError",
@@ -47,12 +52,17 @@ __all__ = [
     "ResourceNotFoundError",
     "Server",
     "ToolError",
+    "configure_logging",
 ]
 
 _WHERE = {
     "CacheHint": "mcpkit.server.app",
     "Server": "mcpkit.server.app",
     "Context": "mcpkit.server.context",
+    "Image": "mcpkit.server.content",
+    "Audio": "mcpkit.server.content",
+    "File": "mcpkit.server.content",
+    "configure_logging": "mcpkit.server.logs",
     "Change": "mcpkit.server.hub",
     "InMemoryHub": "mcpkit.server.hub",
     "NotificationHub": "mcpkit.server.hub",

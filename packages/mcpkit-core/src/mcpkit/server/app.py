@@ -23,6 +23,20 @@ Rules:
    serving is logged (CRITICAL, with the traceback) and contained. It ends those
    lifespans only; it never cancels the transport hosting them, so requests keep being
    served (before, it half-shut the HTTP endpoint: 503 for every request, for good).
+9. ``Server(lifespan=...)`` is the first lifespan; each lifespan's yielded value is
+   kept while serving. :attr:`Server.lifespan_state` (and ``ctx.lifespan``) is the
+   first value other than None in registration order (so the ``lifespan=`` one when it
+   yields something; extensions' background lifespans yield None), None before serving
+   and after it.
+10. Registration forms are checked when the decorator runs; ``@server.tool`` and
+   ``@server.prompt`` also work bare; a wrong form is a ``TypeError`` showing the right
+   one (:mod:`mcpkit.server.forms`).
+11. A handler of any request method (tools' own failures are answered by
+   :mod:`mcpkit.server.tools` rule 8) that raises an unexpected exception is logged at
+   ERROR on ``mcpkit.server`` with its traceback and an error id, and answered -32603
+   with a generic message carrying the id (``expose_errors=True``: with the exception's
+   type and text); :class:`~mcpkit.server.tools.ToolError` is answered -32603 with its
+   own message, and ``JSONRPCError`` is answered as raised.
 8. HTTP-level extensions register through :meth:`Server.add_request_guard` (refuse a
    parsed POST with a status and headers before dispatch), :meth:`Server.add_http_middleware`
    (wrap the endpoint) and :meth:`Server.add_http_routes` (routes beside it); see
@@ -36,32 +50,47 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import anyio
 import anyio.abc
 
 from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
-from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
 from mcpkit.core.limits import Limits
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
+from mcpkit.server.forms import RESOURCE_FORM, check_callable, decorate, resource_uri
 from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
+from mcpkit.server.logs import configure_logging, logging_configured, report_failure
 from mcpkit.server.methods import BUILTIN_METHODS
-from mcpkit.server.mrtr import RequestStateSealer
+from mcpkit.server.mrtr import InputRequired, RequestStateSealer
 from mcpkit.server.prompts import Prompt
 from mcpkit.server.resources import Resource, ResourceTemplate, check_uri_length
-from mcpkit.server.tools import Tool
+from mcpkit.server.tools import Tool, ToolError
 from mcpkit.server.visibility import ListFilter, Visibility
 
 logger = logging.getLogger("mcpkit.server")
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from mcpkit.server.context import Context
     from mcpkit.server.guards import HTTPMiddleware, RequestGuard, RouteBuilder
     from mcpkit.server.lifecycle import LegacySession
+    from mcpkit.server.prompts import PromptOptions
+    from mcpkit.server.resources import ResourceOptions
+    from mcpkit.server.tools import ToolOptions
 
-__all__ = ["CacheHint", "MethodHandler", "MethodSpec", "Middleware", "SendMiddleware", "Server"]
+__all__ = [
+    "CacheHint",
+    "Lifespan",
+    "MethodHandler",
+    "MethodSpec",
+    "Middleware",
+    "SendMiddleware",
+    "Server",
+]
 
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -70,6 +99,9 @@ Middleware = Callable[["Context", MethodHandler], Awaitable[JSON]]
 """Receive side: ``async def mw(ctx, call_next) -> result``."""
 SendMiddleware = Callable[[JSON, Callable[[JSON], Awaitable[None]]], Awaitable[None]]
 """Send side: ``async def mw(message, send_next) -> None``; sees every outgoing message."""
+Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
+"""``factory(server)`` returning an async context manager (e.g. an
+``@asynccontextmanager`` function); what it yields is kept (rule 9)."""
 ListenFilter = Callable[["Context", Any], "tuple[Any, Callable[[Change], bool]] | None"]
 
 
@@ -122,7 +154,9 @@ class Server:
     ``requestState``; give all replicas the same one. ``hub`` replaces the in-memory
     notification fan-out (multi-replica deployments). ``limits`` bounds what peers may
     send (:class:`~mcpkit.core.limits.Limits`); every transport serving this server
-    applies it.
+    applies it. ``lifespan`` runs around serving and what it yields reaches handlers as
+    ``ctx.lifespan`` (rule 9). ``expose_errors`` sends the type and text of unexpected
+    handler exceptions to clients (for development; off by default, rule 11).
     """
 
     def __init__(
@@ -142,6 +176,8 @@ class Server:
         hub: NotificationHub | None = None,
         cache_hints: Mapping[str, CacheHint] | None = None,
         limits: Limits | None = None,
+        lifespan: Lifespan | None = None,
+        expose_errors: bool = False,
     ) -> None:
         info: JSON = {"name": name, "version": version}
         for key, value in (
@@ -163,7 +199,10 @@ class Server:
         self.completers: dict[tuple[str, str], Completer] = {}
         self.extensions: dict[str, Extension] = {}
         self.methods: dict[Era, dict[str, MethodSpec]] = {"legacy": {}, "modern": {}}
-        self._lifespans: list[Callable[[Server], AbstractAsyncContextManager[Any]]] = []
+        self._lifespans: list[Lifespan] = [lifespan] if lifespan is not None else []
+        self._lifespan_states: list[Any] = []
+        self.expose_errors = expose_errors
+        """Send unexpected exceptions' type and text to clients (rule 11)."""
         self.hub: NotificationHub = hub if hub is not None else InMemoryHub()
         self.sealer = RequestStateSealer(state_secret, ttl_s=state_ttl_s)
         self.cache_hints: dict[str, CacheHint] = {**DEFAULT_CACHE_HINTS, **(cache_hints or {})}
@@ -192,18 +231,34 @@ class Server:
             self.add_extension(ext)
 
     # -- registration: tools, prompts, resources, completions -------------------------
-    def tool(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
-        """Decorator registering a typed tool. ``options``: ``title``, ``description``,
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(
+        self, name: str | None = None, /, **options: Unpack[ToolOptions]
+    ) -> Callable[[F], F]: ...
+    @overload
+    def tool(
+        self, /, *, name: str | None = None, **options: Unpack[ToolOptions]
+    ) -> Callable[[F], F]: ...
+    def tool(
+        self, target: Any = None, /, *extra: Any, name: str | None = None, **options: Any
+    ) -> Any:
+        """Register a typed tool: ``@server.tool``, ``@server.tool()``,
+        ``@server.tool("name", title=...)``. The options
+        (:class:`~mcpkit.server.tools.ToolOptions`): ``title``, ``description``,
         ``annotations``, ``icons``, ``meta``, ``input_schema``, ``output_schema``,
-        ``structured_output``, ``execution``, ``extra`` (more definition fields)."""
+        ``structured_output``, ``execution``, ``extra``. Returns the function unchanged.
+        A wrong form raises ``TypeError`` (rule 10)."""
+        return decorate(
+            "tool", target, extra, name, lambda fn, n: self.add_tool(fn, name=n, **options)
+        )
 
-        def register(fn: F) -> F:
-            self.add_tool(fn, name=name, **options)
-            return fn
-
-        return register
-
-    def add_tool(self, fn: Callable[..., Any], *, name: str | None = None, **options: Any) -> Tool:
+    def add_tool(
+        self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[ToolOptions]
+    ) -> Tool:
+        """Register ``fn`` as a tool (the options of :meth:`tool`); returns the ``Tool``."""
+        check_callable("tool", fn)
         tool = Tool(fn, name=name or fn.__name__, **options)
         self.tools[tool.name] = tool
         self._tool_defs = None
@@ -220,40 +275,91 @@ class Server:
             self._tool_defs = [t.definition for t in self.tools.values()]
         return self._tool_defs
 
-    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
-        """Decorator registering a prompt. ``options``: ``title``, ``description``,
-        ``arguments`` (explicit list), ``icons``, ``meta``."""
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+    @overload
+    def prompt(
+        self, name: str | None = None, /, **options: Unpack[PromptOptions]
+    ) -> Callable[[F], F]: ...
+    @overload
+    def prompt(
+        self, /, *, name: str | None = None, **options: Unpack[PromptOptions]
+    ) -> Callable[[F], F]: ...
+    def prompt(
+        self, target: Any = None, /, *extra: Any, name: str | None = None, **options: Any
+    ) -> Any:
+        """Register a prompt: ``@server.prompt``, ``@server.prompt()``,
+        ``@server.prompt("name", title=...)``. The options
+        (:class:`~mcpkit.server.prompts.PromptOptions`): ``title``, ``description``,
+        ``arguments`` (explicit list), ``icons``, ``meta``. Returns the function
+        unchanged; a wrong form raises ``TypeError`` (rule 10)."""
+        return decorate(
+            "prompt", target, extra, name, lambda fn, n: self.add_prompt(fn, name=n, **options)
+        )
 
-        def register(fn: F) -> F:
-            p = Prompt(fn, name=name or fn.__name__, **options)
-            self.prompts[p.name] = p
-            self.notify_list_changed("prompts")
-            return fn
-
-        return register
+    def add_prompt(
+        self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[PromptOptions]
+    ) -> Prompt:
+        """Register ``fn`` as a prompt (the options of :meth:`prompt`)."""
+        check_callable("prompt", fn)
+        p = Prompt(fn, name=name or fn.__name__, **options)
+        self.prompts[p.name] = p
+        self.notify_list_changed("prompts")
+        return p
 
     def remove_prompt(self, name: str) -> None:
         if self.prompts.pop(name, None) is not None:
             self.notify_list_changed("prompts")
 
-    def resource(self, uri: str, *, name: str | None = None, **options: Any) -> Callable[[F], F]:
-        """Decorator registering a resource at ``uri``, or a resource template when
-        ``uri`` contains an RFC 6570 expression (``{id}``). ``options``: ``title``,
-        ``description``, ``mime_type``, ``size`` (static only), ``annotations``,
-        ``icons``, ``meta``."""
+    @overload
+    def resource(
+        self, uri: str, /, *, name: str | None = None, **options: Unpack[ResourceOptions]
+    ) -> Callable[[F], F]: ...
+    @overload
+    def resource(
+        self, *, uri: str, name: str | None = None, **options: Unpack[ResourceOptions]
+    ) -> Callable[[F], F]: ...
+    def resource(
+        self, *args: Any, uri: str | None = None, name: str | None = None, **options: Any
+    ) -> Any:
+        """Register a resource at ``uri``, or a resource template when ``uri`` contains an
+        RFC 6570 expression (``{id}``): ``@server.resource("file:///notes",
+        mime_type=...)``. The options (:class:`~mcpkit.server.resources.ResourceOptions`):
+        ``title``, ``description``, ``mime_type``, ``size`` (static only),
+        ``annotations``, ``icons``, ``meta``. The URI is required: a bare
+        ``@server.resource`` raises ``TypeError`` (rule 10)."""
+        at = resource_uri(args, uri)
 
         def register(fn: F) -> F:
-            rname = name or fn.__name__
-            if "{" in uri:
-                options.pop("size", None)
-                self.templates = [t for t in self.templates if t.matcher.template != uri]
-                self.templates.append(ResourceTemplate(fn, uri_template=uri, name=rname, **options))
-            else:
-                self.resources[uri] = Resource(fn, uri=uri, name=rname, **options)
-            self.notify_list_changed("resources")
+            check_callable("resource", fn, RESOURCE_FORM)
+            self.add_resource(fn, at, name=name, **options)
             return fn
 
         return register
+
+    def add_resource(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        **options: Unpack[ResourceOptions],
+    ) -> Resource | ResourceTemplate:
+        """Register ``fn`` as the reader of ``uri`` (a template when ``uri`` holds an
+        RFC 6570 expression); the options of :meth:`resource`."""
+        check_callable("resource", fn)
+        rname = name or fn.__name__
+        if "{" in uri:
+            options.pop("size", None)
+            self.templates = [t for t in self.templates if t.matcher.template != uri]
+            added: Resource | ResourceTemplate = ResourceTemplate(
+                fn, uri_template=uri, name=rname, **cast("dict[str, Any]", options)
+            )
+            self.templates.append(added)
+        else:
+            added = self.resources[uri] = Resource(fn, uri=uri, name=rname, **options)
+        self.notify_list_changed("resources")
+        return added
 
     def remove_resource(self, uri: str) -> None:
         before = len(self.resources) + len(self.templates)
@@ -262,16 +368,24 @@ class Server:
         if len(self.resources) + len(self.templates) != before:
             self.notify_list_changed("resources")
 
+    @overload
+    def completion(self, *, prompt: str) -> Callable[[F], F]: ...
+    @overload
+    def completion(self, *, resource: str) -> Callable[[F], F]: ...
     def completion(
-        self, *, prompt: str | None = None, resource: str | None = None
+        self, *args: Any, prompt: str | None = None, resource: str | None = None
     ) -> Callable[[F], F]:
         """Decorator registering ``fn(argument, value, context) -> list[str]`` as the
-        completion handler for a prompt's or a resource template's arguments (T3)."""
-        if (prompt is None) == (resource is None):
-            raise ValueError("completion() needs exactly one of prompt= or resource=")
+        completion handler for a prompt's or a resource template's arguments (T3):
+        ``@server.completion(prompt="name")`` or ``@server.completion(resource="uri")``.
+        Any other form raises ``TypeError`` (rule 10)."""
+        form = '@server.completion(prompt="name") or @server.completion(resource="uri")'
+        if args or (prompt is None) == (resource is None):
+            raise TypeError(f"server.completion needs exactly one of prompt= or resource=: {form}")
         key = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", resource)
 
         def register(fn: F) -> F:
+            check_callable("completion", fn, form)
             self.completers[key] = Completer(fn)  # type: ignore[index]
             return fn
 
@@ -300,6 +414,7 @@ class Server:
         """Serve a request method (built-in or an extension's namespace).
         ``input_capable`` lets the handler answer with MRTR ``input_required``;
         ``name_param`` is the params field carried in the ``Mcp-Name`` HTTP header."""
+        check_callable("method", handler, "server.add_method(name, async_handler)")
         spec = MethodSpec(handler, frozenset(eras), input_capable, name_param)
         for era in eras:
             self.methods[era][method] = spec
@@ -309,11 +424,20 @@ class Server:
         different handlers per era (e.g. the tasks extension's v1 and v2 ``tasks/get``)."""
         return self.methods[era].get(method)
 
-    def add_lifespan(self, factory: Callable[[Server], AbstractAsyncContextManager[Any]]) -> None:
+    def add_lifespan(self, factory: Lifespan) -> None:
         """Run ``factory(server)`` as an async context manager around serving: entered
         before the first request, exited at shutdown, on every transport (background work
-        of extensions, connection pools). Entered in registration order."""
+        of extensions, connection pools). Entered in registration order, after the
+        ``Server(lifespan=...)`` one; what it yields is kept (rule 9)."""
         self._lifespans.append(factory)
+
+    @property
+    def lifespan_state(self) -> Any:
+        """The value the lifespans yielded (rule 9): the first that is not None, in
+        registration order; None when there is none or the server is not serving.
+        Handlers read it as ``ctx.lifespan``."""
+        states = self._lifespan_states
+        return states[-1] if states else None
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncGenerator[None]:
@@ -345,8 +469,13 @@ class Server:
         started = False
         try:
             async with AsyncExitStack() as stack:
+                state: Any = None
                 for factory in self._lifespans:
-                    await stack.enter_async_context(factory(self))
+                    value = await stack.enter_async_context(factory(self))
+                    if state is None:
+                        state = value
+                self._lifespan_states.append(state)
+                stack.callback(self._lifespan_states.remove, state)
                 task_status.started(True)
                 started = True
                 await stop.wait()
@@ -527,13 +656,22 @@ class Server:
         return any(f(session, change) for f in self._session_filters)
 
     async def invoke(self, spec: MethodSpec, ctx: Context) -> JSON:
-        """Run a method handler inside the receive-side middleware chain (rule 4)."""
-        if not self._middleware:
-            return await spec.handler(ctx)
-        call: MethodHandler = spec.handler
-        for mw in reversed(self._middleware):
-            call = partial(mw, call_next=call)  # type: ignore[call-arg]
-        return await call(ctx)
+        """Run a method handler inside the receive-side middleware chain (rule 4); an
+        unexpected exception becomes -32603 (rule 11)."""
+        try:
+            if not self._middleware:
+                return await spec.handler(ctx)
+            call: MethodHandler = spec.handler
+            for mw in reversed(self._middleware):
+                call = partial(mw, call_next=call)  # type: ignore[call-arg]
+            return await call(ctx)
+        except (JSONRPCError, InputRequired):
+            raise
+        except ToolError as exc:
+            raise JSONRPCError(INTERNAL_ERROR, str(exc)) from None
+        except Exception as exc:
+            message = report_failure(ctx.method, exc, self.expose_errors)
+            raise JSONRPCError(INTERNAL_ERROR, message) from None
 
     async def handle_notification(self, method: str, params: JSON | None) -> bool:
         """Run a registered notification handler; False when there is none."""
@@ -588,9 +726,13 @@ class Server:
         """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (``host``, ``port``,
         and the HTTP app's options). SIGINT/SIGTERM shut down gracefully: running requests
         get ``shutdown_grace_s`` seconds (default 5), a second signal exits at once
-        (:mod:`mcpkit.server.signals`)."""
+        (:mod:`mcpkit.server.signals`). Logs go to stderr at INFO
+        (:func:`~mcpkit.server.logs.configure_logging`) unless the application
+        configured logging itself."""
         import anyio
 
+        if not logging_configured():
+            configure_logging()
         if transport == "stdio":
             from mcpkit.core.stdio import ensure_std_fds
             from mcpkit.server.stdio import serve_stdio

@@ -57,7 +57,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 from mcpkit.core import meta as M
 from mcpkit.core.extensions import peer_supports_extension
@@ -107,6 +107,14 @@ _INPUT_CAPABILITY = {
 }
 
 logger = logging.getLogger("mcpkit.server")
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    LifespanT = TypeVar("LifespanT", default=Any)
+else:  # typing.TypeVar takes default= only from 3.13; a bare Context means Context[Any]
+    from typing import TypeVar
+
+    LifespanT = TypeVar("LifespanT")
 
 
 def check_flat_schema(schema: Mapping[str, Any]) -> None:
@@ -139,7 +147,7 @@ def check_flat_schema(schema: Mapping[str, Any]) -> None:
             )
 
 
-class Context:
+class Context(Generic[LifespanT]):
     """Per-request facts and actions for handlers.
 
     Attributes (read-only by convention):
@@ -217,6 +225,12 @@ class Context:
         self._closed = False
 
     # -- facts ---------------------------------------------------------------------
+    @property
+    def lifespan(self) -> LifespanT:
+        """What the server's lifespan yielded (``Server(lifespan=...)``; ``app`` rule 9).
+        Annotate the parameter ``ctx: Context[AppState]`` to type it."""
+        return self.server.lifespan_state
+
     @property
     def meta(self) -> JSON:
         """The request's ``_meta`` object (empty dict when absent)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import as_list
@@ -22,9 +22,26 @@ from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
 
-__all__ = ["Prompt", "prompt_messages"]
+__all__ = ["Prompt", "PromptOptions", "prompt_messages"]
 
 JSON = dict[str, Any]
+
+
+class PromptOptions(TypedDict, total=False):
+    """The options of :meth:`Server.prompt <mcpkit.server.app.Server.prompt>` and
+    ``add_prompt``; each becomes the matching definition field."""
+
+    title: str | None
+    """``title``: a display name."""
+    description: str | None
+    """``description`` (default: the function's docstring)."""
+    arguments: Sequence[Mapping[str, Any]] | None
+    """Explicit ``arguments`` (``{"name", "description"?, "required"?}``) instead of
+    those derived from the signature (rule 1)."""
+    icons: Sequence[Mapping[str, Any]] | None
+    """``icons``: ``{"src", "mimeType"?, "sizes"?, "theme"?}`` objects."""
+    meta: Mapping[str, Any] | None
+    """``_meta``."""
 
 
 class Prompt:

@@ -10,11 +10,12 @@ Rules:
    That module (and the ``jsonschema`` library) is imported only when a tool has an
    explicit schema, and pydantic only when a binding or a return value needs it, so a
    server of plain tools starts without either (issue 8).
-3. A tool that raises :class:`ToolError` (or any exception other than
-   :class:`~mcpkit.core.jsonrpc.JSONRPCError` and MRTR's ``InputRequired``) produces
-   ``isError: true`` with the message. ``JSONRPCError`` becomes a protocol error, except
-   an uncaught ``InputResponseError`` (a bad client answer to ``ctx.elicit`` & co.) on
-   the handshake era, which is a tool error: the tool's own request was valid
+3. A tool that raises :class:`ToolError` produces ``isError: true`` with its message;
+   any other exception (but :class:`~mcpkit.core.jsonrpc.JSONRPCError` and MRTR's
+   ``InputRequired``) produces ``isError: true`` without its text (rule 8).
+   ``JSONRPCError`` becomes a protocol error, except an uncaught
+   ``InputResponseError`` (a bad client answer to ``ctx.elicit`` & co.) on the
+   handshake era, which is a tool error: the tool's own request was valid
    (:mod:`mcpkit.server.answers` rule 2).
 4. A structured return becomes ``structuredContent`` plus one text block with the same
    JSON; an ``isError`` result is never checked against ``outputSchema`` (T2). With an
@@ -26,16 +27,35 @@ Rules:
    ``outputSchema``: the encoder would send ``null``.
 5. A plain ``str`` return is exactly one text block.
 6. Tool definitions are built once, at registration; ``tools/list`` pages over them.
+7. A tool without a return annotation (or annotated ``Any``/``object``) is answered by
+   what it returns: ``str`` is one text block, ``None`` no content; a value that is a
+   content block (:func:`content_block`: a content helper, a content model, or a
+   mapping with a known ``type`` and that type's required fields) is that block; a
+   ``CallToolResult`` is sent as is; a list of content blocks and strings holding at
+   least one block is that list of blocks; any other mapping (a pydantic model or a
+   dataclass too) is JSON text plus ``structuredContent``; everything else (other
+   lists, numbers, booleans) is JSON text only, as ``structuredContent`` must be an
+   object. (Before, a dict with a ``type`` key was sent as a block whatever it held,
+   which clients rejected.)
+8. An unexpected exception (anything but :class:`ToolError`, argument validation,
+   and the client-side ``RequestTimeoutError``/``PeerClosedError`` of a reverse call)
+   is logged at ERROR with its traceback and an error id, and answered with a generic
+   ``isError`` message carrying that id; ``Server(expose_errors=True)`` adds the
+   exception's type and text (:func:`mcpkit.server.logs.report_failure`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+from mcpkit.core.engine import PeerClosedError, RequestTimeoutError
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps
 from mcpkit.server.answers import InputResponseError
+from mcpkit.server.logs import report_failure
 from mcpkit.server.mrtr import InputRequired
 from mcpkit.server.output import output_problems
 from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound, is_pydantic_model
@@ -45,7 +65,14 @@ if TYPE_CHECKING:
 
     from mcpkit.server.context import Context
 
-__all__ = ["Tool", "ToolError", "to_content_list", "tool_result"]
+__all__ = [
+    "Tool",
+    "ToolError",
+    "ToolOptions",
+    "content_block",
+    "to_content_list",
+    "tool_result",
+]
 
 JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server")
@@ -53,6 +80,35 @@ logger = logging.getLogger("mcpkit.server")
 
 class ToolError(Exception):
     """Raise inside a tool to answer ``isError: true`` with this message (rule 3)."""
+
+
+class ToolOptions(TypedDict, total=False):
+    """The options of :meth:`Server.tool <mcpkit.server.app.Server.tool>` and
+    ``add_tool``; each becomes the matching ``Tool`` definition field."""
+
+    title: str | None
+    """``title``: a display name."""
+    description: str | None
+    """``description`` (default: the function's docstring)."""
+    annotations: Mapping[str, Any] | None
+    """``annotations`` (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
+    ``openWorldHint``, ``title``)."""
+    icons: Sequence[Mapping[str, Any]] | None
+    """``icons``: ``{"src", "mimeType"?, "sizes"?, "theme"?}`` objects."""
+    meta: Mapping[str, Any] | None
+    """``_meta``."""
+    input_schema: JSON | None
+    """Replaces the schema derived from the signature; arguments are then checked
+    against it with ``jsonschema`` and passed through unconverted (rule 2)."""
+    output_schema: JSON | None
+    """Replaces the derived ``outputSchema``; every result is checked against it."""
+    structured_output: bool | None
+    """Force (True) or suppress (False) structured output; None decides from the
+    return annotation (:mod:`mcpkit.server.typed` rule 3)."""
+    execution: Mapping[str, Any] | None
+    """``execution`` (e.g. ``{"taskSupport": "optional"}``, tasks extension)."""
+    extra: Mapping[str, Any] | None
+    """Further definition fields, merged last."""
 
 
 class Tool:
@@ -132,11 +188,11 @@ class Tool:
             return error_result(f"Tool {self.name!r} failed: {exc.message}")
         except (JSONRPCError, InputRequired):
             raise
-        except ToolError as exc:
+        except (ToolError, RequestTimeoutError, PeerClosedError) as exc:
             return error_result(str(exc))
         except Exception as exc:
-            logger.info("tool %r raised %s", self.name, type(exc).__name__, exc_info=True)
-            return error_result(f"Tool {self.name!r} failed: {type(exc).__name__}: {exc}")
+            what = f"Tool {self.name!r}"
+            return error_result(report_failure(what, exc, ctx.server.expose_errors))
         return self.result(value)
 
     def result(self, value: Any) -> JSON:
@@ -181,6 +237,8 @@ class Tool:
                 )
             text = dumps(structured).decode("utf-8")
             problems = output_problems(self.output_validator or schema, structured, text, value)
+        elif self.binding.output.loose:
+            return self._loose(value)
         else:
             return tool_result(value)
         if problems:
@@ -190,6 +248,32 @@ class Tool:
             "structuredContent": structured,
             "isError": False,
         }
+
+    def _loose(self, value: Any) -> JSON:
+        """Rule 7: the result of a tool without a return annotation."""
+        if isinstance(value, str):
+            return {"content": [{"type": "text", "text": value}], "isError": False}
+        if value is None:
+            return {"content": [], "isError": False}
+        block = content_block(value)
+        if block is not None:
+            return {"content": [block], "isError": False}
+        if isinstance(value, (list, tuple)):
+            blocks = _block_list(cast("Sequence[Any]", value))
+            if blocks is not None:
+                return {"content": blocks, "isError": False}
+        elif _is_object(value):
+            structured, text = _as_json(value)
+            if isinstance(structured, dict):
+                problems = output_problems(None, structured, text)
+                if problems:
+                    return self._nonconforming(problems, False)
+                return {
+                    "content": [{"type": "text", "text": text}],
+                    "structuredContent": structured,
+                    "isError": False,
+                }
+        return {"content": [{"type": "text", "text": _as_json(value)[1]}], "isError": False}
 
     def _nonconforming(self, problems: list[str], schema: bool = True) -> JSON:
         what = "does not match its outputSchema" if schema else "JSON cannot carry"
@@ -219,11 +303,94 @@ def _is_result(value: Any) -> bool:
 def _block(value: Any) -> JSON:
     if isinstance(value, str):
         return {"type": "text", "text": value}
+    block = content_block(value)
+    if block is not None:
+        return block
     if is_pydantic_model(value):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     if isinstance(value, dict) and isinstance(value.get("type"), str):  # pyright: ignore[reportUnknownMemberType]
         return value  # pyright: ignore[reportUnknownVariableType]
     return {"type": "text", "text": dumps(value).decode("utf-8")}
+
+
+_BLOCK_FIELDS: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource_link": ("uri", "name"),
+}
+_BLOCK_MODELS = frozenset(
+    {"TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource"}
+)
+
+
+def content_block(value: Any) -> JSON | None:
+    """``value`` as a content block when it is one (rule 7), else None: a content helper
+    (:mod:`mcpkit.server.content`), a content model of :mod:`mcpkit.core.types`, or a
+    mapping with a known ``type`` and that type's required string fields (``text``;
+    ``data`` and ``mimeType``; ``uri`` and ``name``; or a ``resource`` object with ``uri``
+    and ``text`` or ``blob``)."""
+    helpers = sys.modules.get("mcpkit.server.content")
+    if helpers is not None and isinstance(value, helpers.ContentHelper):
+        return value.to_block()
+    if is_pydantic_model(value):
+        if type(value).__name__ in _BLOCK_MODELS:
+            return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+        return None
+    if not isinstance(value, dict):
+        return None
+    block = cast(JSON, value)
+    kind = block.get("type")
+    fields = _BLOCK_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is not None:
+        return block if all(isinstance(block.get(f), str) for f in fields) else None
+    if kind == "resource":
+        inner = block.get("resource")
+        if isinstance(inner, dict) and isinstance(inner.get("uri"), str):  # pyright: ignore[reportUnknownMemberType]
+            body = cast(JSON, inner)
+            if isinstance(body.get("text"), str) or isinstance(body.get("blob"), str):
+                return block
+    return None
+
+
+def _block_list(items: Sequence[Any]) -> list[JSON] | None:
+    """Rule 7: content blocks for a list of content blocks and strings that holds at
+    least one block; None for any other list (sent as JSON text)."""
+    blocks: list[JSON] = []
+    seen = False
+    for item in items:
+        if isinstance(item, str):
+            blocks.append({"type": "text", "text": item})
+            continue
+        block = content_block(item)
+        if block is None:
+            return None
+        seen = True
+        blocks.append(block)
+    return blocks if seen else None
+
+
+def _is_object(value: Any) -> bool:
+    """A mapping, a pydantic model or a dataclass instance: a JSON object (rule 7)."""
+    return (
+        isinstance(value, Mapping)
+        or is_pydantic_model(value)
+        or (dataclasses.is_dataclass(value) and not isinstance(value, type))
+    )
+
+
+def _as_json(value: Any) -> tuple[Any, str]:
+    """``(JSON value, its text)`` for any return value; plain JSON is encoded directly,
+    anything else through pydantic's ``to_jsonable_python``."""
+    if type(value) in (dict, list, tuple, int, float, bool):
+        try:
+            return value, dumps(value).decode("utf-8")
+        except (TypeError, ValueError):  # non-str keys, objects inside: pydantic's way
+            pass
+    from pydantic_core import to_jsonable_python
+
+    data = to_jsonable_python(value, by_alias=True, fallback=str)
+    return data, dumps(data).decode("utf-8")
 
 
 def to_content_list(value: Any) -> list[JSON]:

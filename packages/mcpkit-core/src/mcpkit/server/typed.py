@@ -3,7 +3,8 @@
 Rules:
 1. The input schema is derived from the function's parameters with pydantic (JSON
    Schema 2020-12, the MCP default dialect, SEP-2106). A parameter annotated with
-   :class:`~mcpkit.server.context.Context` is injected, never part of the schema.
+   :class:`~mcpkit.server.context.Context` (or ``Context[AppState]``) is injected,
+   never part of the schema.
    Unannotated parameters accept any JSON value.
 2. Arguments are validated once, in lax mode (``"5"`` is accepted for an integer, as
    JSON clients often send strings). Unknown arguments are ignored. A failure is
@@ -12,7 +13,10 @@ Rules:
 3. A return annotation that is structured (a pydantic model, TypedDict, dataclass or
    mapping) yields an ``outputSchema`` and ``structuredContent``; other non-content
    types (int, float, bool, list, ...) are structured as ``{"result": value}``.
-   ``str``, content blocks and ``None`` are unstructured. Structured results also carry
+   ``str``, content blocks (models and the :mod:`mcpkit.server.content` helpers) and
+   ``None`` are unstructured. Without a return annotation
+   (or with ``Any``/``object``) the value returned decides
+   (:mod:`mcpkit.server.tools` rule 7). Structured results also carry
    one text block with the same JSON, for clients that predate structured content. A
    value that is not of the declared type is reported (``exact`` False) so the caller
    can check it against the schema.
@@ -66,6 +70,8 @@ def _is_context(annotation: Any) -> bool:
     if annotation is Context:
         return True
     origin = get_origin(annotation)
+    if origin is Context:  # Context[AppState]
+        return True
     if origin is typing.Annotated:
         return _is_context(get_args(annotation)[0])
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
@@ -99,6 +105,9 @@ class OutputSpec:
     adapter: TypeAdapter[Any] | None = None
     wrap: bool = False
     """Structured as ``{"result": value}`` because the type is not an object."""
+    loose: bool = False
+    """No return annotation (or ``Any``/``object``): the tool's result is shaped by the
+    value returned (:mod:`mcpkit.server.tools` rule 7)."""
 
 
 _UNSTRUCTURED_NAMES = frozenset(
@@ -113,6 +122,13 @@ _UNSTRUCTURED_NAMES = frozenset(
 )
 
 
+def _is_content_name(ann: Any) -> bool:
+    """A content type: by name for the models, by module for the helpers (Image...)."""
+    return getattr(ann, "__name__", "") in _UNSTRUCTURED_NAMES or (
+        isinstance(ann, type) and ann.__module__ == "mcpkit.server.content"
+    )
+
+
 def _is_unstructured(ann: Any) -> bool:
     if ann in (_EMPTY, None, type(None), str, Any, object):
         return True
@@ -123,10 +139,8 @@ def _is_unstructured(ann: Any) -> bool:
         origin is not None and getattr(origin, "__name__", "") == "UnionType"
     ):
         args = [a for a in get_args(ann) if a is not type(None) and a is not Ellipsis]
-        return bool(args) and all(
-            getattr(a, "__name__", "") in _UNSTRUCTURED_NAMES or a is str for a in args
-        )
-    return getattr(ann, "__name__", "") in _UNSTRUCTURED_NAMES
+        return bool(args) and all(_is_content_name(a) or a is str for a in args)
+    return _is_content_name(ann)
 
 
 def _is_object_type(ann: Any) -> bool:
@@ -145,6 +159,8 @@ def _is_object_type(ann: Any) -> bool:
 
 
 def output_spec(ann: Any, structured: bool | None) -> OutputSpec:
+    if structured is None and (ann is _EMPTY or ann is Any or ann is object):
+        return OutputSpec(None, loose=True)
     if structured is False or (structured is None and _is_unstructured(ann)):
         return OutputSpec(None)
     from pydantic import TypeAdapter
@@ -298,8 +314,10 @@ def bind(
     """Bind ``fn`` (rules 1-3). ``input_schema`` overrides the derived schema; then
     arguments are passed through unvalidated by pydantic (the caller validates)."""
     sig = inspect.signature(fn)
+    # a callable instance's annotations live on its class's __call__
+    annotated: Any = fn if inspect.isroutine(fn) else type(fn).__call__
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = typing.get_type_hints(annotated, include_extras=True)
     except Exception:  # unresolvable forward references: fall back to raw annotations
         hints = {}
     context_param: str | None = None

@@ -1,0 +1,187 @@
+"""``mcpkit install HOST target``: add a server to an MCP host's configuration.
+
+Hosts and where their configuration lives (each holds ``{"mcpServers": {NAME: entry}}``):
+
+- ``claude-desktop``: ``claude_desktop_config.json`` in ``~/Library/Application
+  Support/Claude/`` (macOS), ``%APPDATA%\\Claude\\`` (Windows), ``$XDG_CONFIG_HOME/Claude/``
+  (default ``~/.config/Claude/``, Linux).
+- ``cursor``: ``~/.cursor/mcp.json`` (global).
+- ``claude-code``: ``.mcp.json`` in the current directory (Claude Code's project scope,
+  entries with ``"type": "stdio"``); ``--print`` shows the equivalent
+  ``claude mcp add --scope project`` command instead.
+- ``mcp-json``: no file of its own; prints the ``mcpServers`` object (``--config PATH``
+  writes it there).
+
+Rules:
+1. The target is loaded first (like ``mcpkit run``), so a broken target is reported
+   before anything is written; the entry's name is ``--name`` or the server's name.
+2. The entry runs the current interpreter (``sys.executable``, an absolute path) with
+   ``-m mcpkit.cli.main run`` and the absolute path of a file target; a module target
+   keeps its name and gets ``PYTHONPATH`` set to the current directory. ``--env``
+   adds variables. Nothing is published yet, so no ``uvx``/``pip`` command is written.
+3. Writing merges: the file's other keys and other servers stay as they were. An
+   existing entry of the same name is replaced only with ``--force``; without it the
+   command refuses (status 2) and changes nothing. A file that is not a JSON object,
+   or whose ``mcpServers`` is not one, is refused, never overwritten.
+4. The file is written whole to a temporary file in the same directory and renamed
+   over the old one (never half-written); missing directories are created.
+5. ``--print`` writes nothing: it prints what would be written (or the command line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcpkit.cli.plugins import CliError
+from mcpkit.client._json import as_object
+
+__all__ = ["HOSTS", "add_arguments", "config_path", "run", "server_entry"]
+
+HOSTS = ("claude-desktop", "cursor", "claude-code", "mcp-json")
+JSON = dict[str, Any]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``mcpkit install`` (registered lazily by :mod:`mcpkit.cli.main`)."""
+    p.description = (
+        "Write (or print) an MCP host's configuration entry that runs this server with "
+        "the current Python interpreter."
+    )
+    p.add_argument("host", choices=HOSTS)
+    p.add_argument("target", help="module[:attr] or path/to/file.py[:attr]")
+    p.add_argument("--name", help="entry name (default: the server's name)")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment variable for the server (repeatable)",
+    )
+    p.add_argument("--config", type=Path, help="configuration file to write instead")
+    p.add_argument("--force", action="store_true", help="replace an entry of the same name")
+    p.add_argument("--print", action="store_true", dest="print_only", help="print, write nothing")
+    p.set_defaults(handler=run)
+
+
+def config_path(host: str) -> Path | None:
+    """The host's configuration file on this platform (None for ``mcp-json``)."""
+    home = Path.home()
+    if host == "claude-desktop":
+        if sys.platform == "darwin":
+            return (
+                home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+            )
+        if sys.platform == "win32":
+            base = Path(os.environ.get("APPDATA", home / "AppData" / "Roaming"))
+            return base / "Claude" / "claude_desktop_config.json"
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        return base / "Claude" / "claude_desktop_config.json"
+    if host == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if host == "claude-code":
+        return Path.cwd() / ".mcp.json"
+    return None
+
+
+def server_entry(target: str, env: dict[str, str], *, claude_code: bool = False) -> JSON:
+    """Rule 2's ``mcpServers`` entry for ``target``."""
+    module_name, sep, attr = target.partition(":")
+    env = dict(env)
+    if module_name.endswith(".py") or "/" in module_name:
+        target = str(Path(module_name).resolve()) + (sep + attr if sep else "")
+    else:
+        env.setdefault("PYTHONPATH", str(Path.cwd()))
+    entry: JSON = {"type": "stdio"} if claude_code else {}
+    entry["command"] = sys.executable
+    entry["args"] = ["-m", "mcpkit.cli.main", "run", target]
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def _env_pairs(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"--env {item!r} is not KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def _load_config(path: Path) -> JSON:
+    if not path.exists():
+        return {"mcpServers": {}}
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError) as exc:
+        raise CliError(f"{path} is not readable JSON ({exc}); not touching it") from None
+    config = as_object(data)
+    if config is None:
+        raise CliError(f"{path} does not hold a JSON object; not touching it")
+    if as_object(config.setdefault("mcpServers", {})) is None:
+        raise CliError(f"{path}: 'mcpServers' is not an object; not touching it")
+    return config
+
+
+def _write_atomic(path: Path, data: JSON) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    """``mcpkit install`` (rules 1-5); user errors raise :class:`CliError` (status 2)."""
+    from mcpkit.cli.run import UserCodeError, load_server
+
+    env = _env_pairs(args.env)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            server = load_server(args.target)
+    except UserCodeError as exc:
+        sys.stderr.write(f"mcpkit install: {exc}\n")
+        return 1
+    name = args.name or str(server.info.get("name") or "mcpkit-server")
+    entry = server_entry(args.target, env, claude_code=args.host == "claude-code")
+    path: Path | None = args.config or config_path(args.host)
+    if args.print_only or path is None:
+        if args.host == "claude-code" and args.config is None:
+            words = ["claude", "mcp", "add", "--scope", "project"]
+            for key, value in entry.get("env", {}).items():
+                words += ["--env", f"{key}={value}"]
+            print(shlex.join([*words, name, "--", entry["command"], *entry["args"]]))
+        else:
+            print(json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False))
+        return 0
+    data = _load_config(path)
+    servers = as_object(data["mcpServers"])  # checked by _load_config
+    assert servers is not None
+    if name in servers and not args.force:
+        raise CliError(
+            f"{path} already has a server named {name!r}; --force replaces it, "
+            "--name picks another name"
+        )
+    replaced = name in servers
+    servers[name] = entry
+    _write_atomic(path, data)
+    verb = "replaced" if replaced else "added"
+    sys.stderr.write(f"mcpkit install: {verb} {name!r} in {path}\n")
+    if args.host in ("claude-desktop", "cursor"):
+        sys.stderr.write(f"mcpkit install: restart {args.host} to load it\n")
+    return 0

@@ -1,0 +1,167 @@
+"""``mcpkit inspect module:server``: what a server offers, read from the object, offline.
+
+Rules:
+1. The server is loaded like ``mcpkit run`` loads it (:func:`mcpkit.cli.run.load_server`,
+   same errors); nothing is served and no connection is made. What the module prints
+   while it is imported goes to stderr.
+2. The text output names the server, then its tools as Python signatures with their
+   types (``save_note(title: str, body: str) -> Saved``; the ``Context`` parameter left
+   out), prompts likewise, static resources with URI and MIME type, resource templates,
+   and extensions with their spec version; each with the first line of its description.
+3. ``--json`` prints one object: ``server`` (the ``serverInfo``), ``instructions``,
+   ``tools``/``prompts``/``resources``/``resourceTemplates`` (the wire definitions as a
+   client would list them, each tool and prompt with a ``signature`` added) and
+   ``extensions`` (the advertised ``capabilities.extensions`` entries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import json
+import sys
+from typing import Any
+
+__all__ = ["add_arguments", "describe", "run", "signature_of"]
+
+JSON = dict[str, Any]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``mcpkit inspect`` (registered lazily by :mod:`mcpkit.cli.main`)."""
+    p.description = (
+        "Import a server (module[:attr] or file.py[:attr]) and print what it offers, "
+        "without serving it or connecting to it."
+    )
+    p.add_argument("target", help="module[:attr] or path/to/file.py[:attr]")
+    p.add_argument("--json", action="store_true", help="print the definitions as JSON")
+    p.set_defaults(handler=run)
+
+
+def _type_name(annotation: Any) -> str:
+    if annotation is inspect.Parameter.empty:
+        return ""
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
+        return annotation.__qualname__
+    return str(annotation).replace("typing.", "").replace("typing_extensions.", "")
+
+
+def signature_of(binding: Any) -> str:
+    """``name(param: type = default, ...) -> type`` of a bound tool or prompt function,
+    without its ``Context`` parameter (rule 2)."""
+    fn = binding.fn
+    try:
+        sig = inspect.signature(fn, eval_str=True)
+    except Exception:  # an annotation that does not evaluate: show it as written
+        sig = inspect.signature(fn)
+    params: list[str] = []
+    for name, param in sig.parameters.items():
+        if name == binding.context_param:
+            continue
+        text = name
+        kind = _type_name(param.annotation)
+        if kind:
+            text += f": {kind}"
+        if param.default is not inspect.Parameter.empty:
+            text += f" = {param.default!r}" if kind else f"={param.default!r}"
+        params.append(text)
+    out = f"{binding.name}({', '.join(params)})"
+    returns = _type_name(sig.return_annotation)
+    return out + (f" -> {returns}" if returns else "")
+
+
+def describe(server: Any) -> JSON:
+    """Rule 3's object for ``server``."""
+    from mcpkit.core.extensions import advertised_extensions
+
+    tools = [{**t.definition, "signature": signature_of(t.binding)} for t in server.tools.values()]
+    prompts = [
+        {**p.definition, "signature": signature_of(p.binding)} for p in server.prompts.values()
+    ]
+    return {
+        "server": dict(server.info),
+        "instructions": server.instructions,
+        "tools": tools,
+        "prompts": prompts,
+        "resources": [dict(r.definition) for r in server.resources.values()],
+        "resourceTemplates": [dict(t.definition) for t in server.templates],
+        "extensions": advertised_extensions(server.extensions),
+    }
+
+
+def _line(text: Any) -> str:
+    stripped = str(text or "").strip()
+    return stripped.splitlines()[0] if stripped else ""
+
+
+def _section(title: str, rows: list[tuple[str, str]]) -> list[str]:
+    if not rows:
+        return []
+    width = max(len(a) for a, _ in rows)
+    lines = [f"{title} ({len(rows)})"]
+    lines += [f"  {a.ljust(width)}  {b}".rstrip() for a, b in rows]
+    return lines
+
+
+def render(summary: JSON) -> str:
+    """Rule 2's text for :func:`describe`'s object."""
+    info = summary["server"]
+    out = [f"{info.get('name', '?')} {info.get('version', '')}".rstrip()]
+    if summary["instructions"]:
+        out.append(_line(summary["instructions"]))
+    tools = [(t["signature"], _line(t.get("description"))) for t in summary["tools"]]
+    prompts = [(p["signature"], _line(p.get("description"))) for p in summary["prompts"]]
+    resources = [
+        (
+            str(r["uri"]),
+            " ".join(x for x in (r.get("mimeType", ""), _line(r.get("description"))) if x),
+        )
+        for r in summary["resources"]
+    ]
+    templates = [
+        (str(t["uriTemplate"]), _line(t.get("description"))) for t in summary["resourceTemplates"]
+    ]
+    extensions = [
+        (ext_id, _extension_line(config)) for ext_id, config in summary["extensions"].items()
+    ]
+    for title, rows in (
+        ("Tools", tools),
+        ("Prompts", prompts),
+        ("Resources", resources),
+        ("Resource templates", templates),
+        ("Extensions", extensions),
+    ):
+        section = _section(title, rows)
+        if section:
+            out.append("")
+            out += section
+    return "\n".join(out)
+
+
+def _extension_line(config: Any) -> str:
+    from mcpkit.client._json import as_object
+
+    meta = as_object((as_object(config) or {}).get("_meta")) or {}
+    mine = as_object(meta.get("io.mcpkit/extension")) or {}
+    return ", ".join(f"{k} {v}" for k, v in mine.items())
+
+
+def run(args: argparse.Namespace) -> int:
+    """``mcpkit inspect``: rules 1-3; user errors are :class:`CliError` (status 2)."""
+    from mcpkit.cli.run import UserCodeError, load_server
+
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            server = load_server(args.target)
+    except UserCodeError as exc:
+        sys.stderr.write(f"mcpkit inspect: {exc}\n")
+        return 1
+    summary = describe(server)
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+    else:
+        print(render(summary))
+    return 0

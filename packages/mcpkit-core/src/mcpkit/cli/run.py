@@ -1,0 +1,210 @@
+"""``mcpkit run``: find the user's server, check what can be checked, serve it.
+
+Rules:
+1. The target is ``module:attr`` or ``path/to/file.py:attr``; without ``:attr`` the
+   first of ``server``, ``mcp`` and ``app`` that the module defines is used. A callable
+   that is not a :class:`~mcpkit.server.Server` is a factory and is called with no
+   arguments; it must return a Server.
+2. A user error is one or two lines on stderr (``mcpkit run: ...``) and exit status 2,
+   never a traceback: a missing file or module, a missing attribute (naming the
+   Servers the module does define), a syntax error in the user's code (``file:line``),
+   something that is not a Server, a port already in use. An exception raised by the
+   user's module while it is imported is the user's bug: its traceback is shown, and
+   the status is 1.
+3. ``--port`` is checked by the parser (0..65535; 0 = any free port). Before serving
+   HTTP the address is bound once, so a port in use is reported before the server
+   says it is serving.
+4. ``--reload`` runs the same command without ``--reload`` in a child process and
+   restarts it when a ``.py`` file under the target's directory changes (``watchfiles``,
+   the ``mcpkit-core[reload]`` extra; without it a one-line message says how to install).
+5. ``--log-level`` configures the ``mcpkit`` logger's stderr handler
+   (:func:`mcpkit.server.logs.configure_logging`) before the user's module is imported.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import importlib.util
+import inspect
+import shlex
+import socket
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mcpkit.cli.plugins import CliError
+
+__all__ = ["DEFAULT_ATTRS", "UserCodeError", "check_port_free", "load_server", "reload"]
+
+DEFAULT_ATTRS = ("server", "mcp", "app")
+"""Attributes tried, in order, when the target names none (rule 1)."""
+
+
+class UserCodeError(Exception):
+    """The user's module raised while it was imported (rule 2: traceback, status 1)."""
+
+
+def _import_file(path: Path) -> Any:
+    if not path.is_file():
+        raise CliError(f"no such file: {path}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"cannot load {path} as a Python module")
+    loader = spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    sys.path.insert(0, str(path.parent))
+    _execute(lambda: loader.exec_module(module), str(path))
+    return module
+
+
+def _import_module(name: str) -> Any:
+    sys.path.insert(0, str(Path.cwd()))
+    holder: list[Any] = []
+    _execute(lambda: holder.append(importlib.import_module(name)), name, module=name)
+    return holder[0]
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` without mcpkit's and importlib's own frames."""
+    here = str(Path(__file__).parent)
+    tb = traceback.TracebackException.from_exception(exc)
+    tb.stack = traceback.StackSummary.from_list(
+        [f for f in tb.stack if not f.filename.startswith((here, "<frozen"))]
+    )
+    return "".join(tb.format()).rstrip()
+
+
+def _execute(run: Any, what: str, *, module: str | None = None) -> None:
+    """Run the user's code (rule 2): ``module`` names the module being imported, so a
+    missing module of that name is told apart from a missing dependency."""
+    try:
+        run()
+    except SyntaxError as exc:
+        where = f"{exc.filename}:{exc.lineno}" if exc.lineno else str(exc.filename or what)
+        line = (exc.text or "").strip()
+        raise CliError(f"{where}: {exc.msg}" + (f"\n    {line}" if line else "")) from None
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if module is not None and (missing == module or module.startswith(missing + ".")):
+            raise CliError(
+                f"no module named {missing!r} (searched the current directory and sys.path; "
+                "for a file give path/to/file.py)"
+            ) from None
+        raise CliError(
+            f"importing {what}: {exc}\n    is it installed for {sys.executable}?"
+        ) from None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        raise UserCodeError(f"importing {what} raised:\n{_user_traceback(exc)}") from None
+
+
+def _servers_in(module: ModuleType) -> list[str]:
+    from mcpkit.server.app import Server
+
+    names = vars(module)
+    return [name for name, value in names.items() if isinstance(value, Server)]
+
+
+def load_server(target: str) -> Any:
+    """The :class:`~mcpkit.server.Server` named by ``target`` (rule 1); raises
+    :class:`CliError` for a user error and :class:`UserCodeError` when the module raised
+    (rule 2)."""
+    module_name, _, attr = target.partition(":")
+    if module_name.endswith(".py") or "/" in module_name:
+        module = _import_file(Path(module_name).resolve())
+    else:
+        module = _import_module(module_name)
+    if not attr:
+        attr = next((a for a in DEFAULT_ATTRS if hasattr(module, a)), "")
+        if not attr:
+            found = _servers_in(module)
+            hint = f"; it defines {', '.join(found)}" if found else ""
+            raise CliError(
+                f"{module_name} has no 'server', 'mcp' or 'app'{hint}: name one as "
+                f"{module_name}:NAME"
+            )
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            found = _servers_in(module)
+            hint = f" (Servers there: {', '.join(found)})" if found else ""
+            raise CliError(f"{module_name} has no attribute {attr!r}{hint}")
+        obj = getattr(obj, part)
+    from mcpkit.server.app import Server
+
+    if not isinstance(obj, Server) and callable(obj):
+        try:
+            inspect.signature(obj).bind()
+        except TypeError:
+            raise CliError(f"{target} is a function that needs arguments, not a factory") from None
+        except ValueError:
+            pass
+        holder: list[Any] = []
+        _execute(lambda: holder.append(obj()), f"{target}()")
+        obj = holder[0]
+    if not isinstance(obj, Server):
+        raise CliError(f"{target} is not an mcpkit Server (got {type(obj).__name__})")
+    return obj
+
+
+def check_port_free(host: str, port_number: int) -> None:
+    """Rule 3: bind ``host:port`` once (as uvicorn will, with ``SO_REUSEADDR``) and raise
+    :class:`CliError` naming the address when that fails."""
+    if port_number == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port_number, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise CliError(f"cannot resolve --host {host!r}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            reason = "already in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+            raise CliError(
+                f"cannot listen on {host}:{port_number}: {reason}\n"
+                "    choose another --port (0 = any free port)"
+            ) from None
+
+
+def _watched_dir(target: str) -> Path:
+    module_name = target.partition(":")[0]
+    if module_name.endswith(".py") or "/" in module_name:
+        return Path(module_name).resolve().parent
+    return Path.cwd()
+
+
+def reload(target: str, argv: list[str]) -> int:
+    """Rule 4: run ``mcpkit <argv>`` (``--reload`` removed) and restart it on changes;
+    returns the last child's exit status."""
+    try:
+        watchfiles: Any = importlib.import_module("watchfiles")  # an optional extra
+    except ImportError:
+        raise CliError(
+            "--reload needs watchfiles: pip install 'mcpkit-core[reload]' "
+            "(or uv pip install watchfiles)"
+        ) from None
+    command = shlex.join([sys.executable, "-m", "mcpkit.cli.main", *argv])
+    watched = _watched_dir(target)
+    sys.stderr.write(f"mcpkit run: reloading on changes to .py files under {watched}\n")
+
+    def changed(changes: set[tuple[Any, str]]) -> None:
+        names = sorted({Path(p).name for _, p in changes})
+        sys.stderr.write(f"mcpkit run: {', '.join(names)} changed; restarting\n")
+
+    status: int = watchfiles.run_process(
+        watched,
+        target=command,
+        target_type="command",
+        callback=changed,
+        watch_filter=watchfiles.PythonFilter(),
+        debounce=400,
+    )
+    return status

@@ -1,0 +1,82 @@
+"""Registration forms: the decorators of :class:`~mcpkit.server.app.Server` check how
+they are used (``app`` rule 10).
+
+Rules:
+1. ``@server.tool`` and ``@server.prompt`` work bare (the function is registered and
+   returned) and called (``()``, ``("name")``, ``(name=..., title=...)``).
+2. Anything else raises ``TypeError`` whose message shows the right form: a second
+   positional argument, the name given twice, a non-callable, a class,
+   ``@server.resource`` without its URI (used bare, it receives the function), and
+   ``@server.completion`` without exactly one of ``prompt=``/``resource=``. Before, a
+   bare ``@server.tool`` returned the inner decorator in place of the function and
+   registered nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["RESOURCE_FORM", "check_callable", "decorate", "resource_uri"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+RESOURCE_FORM = '@server.resource("scheme://path", name=..., mime_type=...)'
+
+
+def check_callable(kind: str, fn: Any, form: str | None = None) -> None:
+    """Rule 2: ``fn`` must be a function (or a callable instance), not a class."""
+    form = form or f"@server.{kind} on a function"
+    if isinstance(fn, type):
+        raise TypeError(
+            f"server.{kind}: {fn.__name__} is a class; register a function (or a method "
+            f"of an instance) instead: {form}"
+        )
+    if not callable(fn):
+        raise TypeError(
+            f"server.{kind}: expected a function, got {type(fn).__name__} {fn!r}; {form}"
+        )
+
+
+def decorate(
+    kind: str,
+    target: Any,
+    extra: tuple[Any, ...],
+    name: str | None,
+    register: Callable[[Callable[..., Any], str | None], object],
+) -> Any:
+    """Rules 1, 2: the bare and called forms of ``@server.tool``/``@server.prompt``."""
+    form = f'@server.{kind}, @server.{kind}() or @server.{kind}("name", title=...)'
+    if extra:
+        raise TypeError(
+            f"server.{kind}() takes the name as its only positional argument; give the "
+            f"other options as keywords: {form}"
+        )
+    if target is None or isinstance(target, str):
+        if target is not None and name is not None:
+            raise TypeError(f"server.{kind}(): the name is given twice ({target!r}, name={name!r})")
+        chosen = target if target is not None else name
+
+        def decorator(fn: F) -> F:
+            check_callable(kind, fn, form)
+            register(fn, chosen)
+            return fn
+
+        return decorator
+    check_callable(kind, target, form)
+    register(target, name)
+    return target
+
+
+def resource_uri(args: tuple[Any, ...], uri: str | None) -> str:
+    """Rule 2: the URI of ``server.resource(*args, uri=uri)``, or ``TypeError``."""
+    if args and uri is None and isinstance(args[0], str):
+        uri, args = args[0], args[1:]
+    if args or not isinstance(uri, str):
+        got = args[0] if args else uri
+        if callable(got):
+            raise TypeError(f"@server.resource needs the resource's URI; use {RESOURCE_FORM}")
+        raise TypeError(
+            f"server.resource() takes one URI string and keyword options, got "
+            f"{type(got).__name__} {got!r}; use {RESOURCE_FORM}"
+        )
+    return uri

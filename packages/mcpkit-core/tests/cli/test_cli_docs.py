@@ -1,0 +1,82 @@
+"""Every command in docs/cli.md, run for real (against a real ``mcpkit demo`` for the URL
+examples, and the page's ``notes.py``), and the output the page shows checked.
+
+A command marked ``# serves until Ctrl-C`` is parsed, not run. A ``text`` block right
+after a command is its expected output: each of its lines must appear in stdout.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_helpers import CONNECT, DemoProcess, demo_process, mcpkit
+
+from mcpkit.cli.main import build_parser
+
+DOC = Path(__file__).parents[4] / "docs" / "cli.md"
+DOC_URL = "http://127.0.0.1:8765/mcp"
+BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
+CLIENT_COMMANDS = ("ls", "call", "read", "prompt")
+
+
+def blocks() -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in BLOCK.finditer(DOC.read_text())]
+
+
+def examples() -> list[tuple[str, str | None]]:
+    """(command line, expected output or None) for each ``sh`` block of the page."""
+    found: list[tuple[str, str | None]] = []
+    items = blocks()
+    for i, (lang, body) in enumerate(items):
+        if lang != "sh":
+            continue
+        after = items[i + 1] if i + 1 < len(items) else ("", "")
+        expected = after[1] if after[0] == "text" else None
+        for line in body.strip().splitlines():
+            found.append((line.strip(), expected))
+    return found
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[DemoProcess]:
+    with demo_process() as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("docs-cli")
+    source = next(body for lang, body in blocks() if lang == "python")
+    (directory / "notes.py").write_text(source)
+    return directory
+
+
+def test_the_page_has_an_example_for_every_subcommand() -> None:
+    used = {shlex.split(line)[1] for line, _ in examples()}
+    assert used == {"run", "demo", "ls", "call", "read", "prompt", "inspect", "install"}
+
+
+@pytest.mark.parametrize(("line", "expected"), examples(), ids=lambda v: str(v)[:50])
+def test_documented_command(
+    line: str, expected: str | None, demo: DemoProcess, notes: Path, tmp_path: Path
+) -> None:
+    command, _, comment = line.partition("  #")
+    words = shlex.split(command)
+    assert words[0] == "mcpkit"
+    if "serves until Ctrl-C" in comment:
+        build_parser().parse_args(words[1:])
+        return
+    here = f"{shlex.quote(sys.executable)} -m mcpkit.cli.main"
+    args = [w.replace(DOC_URL, demo.url).replace("mcpkit run", f"{here} run") for w in words[1:]]
+    if args[0] in CLIENT_COMMANDS:
+        args += CONNECT
+    out = mcpkit(*args, cwd=notes, env={"HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip()
+    for expected_line in (expected or "").splitlines():
+        assert expected_line in out.stdout.splitlines(), (expected_line, out.stdout)
