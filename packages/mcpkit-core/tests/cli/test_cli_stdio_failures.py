@@ -48,11 +48,14 @@ def test_call_reports_the_exit_status_and_the_last_stderr_lines() -> None:
 
 
 @pytest.mark.anyio
-async def test_waiting_requests_fail_with_server_exited_error() -> None:
+@pytest.mark.parametrize("mode", ["legacy", "adaptive", "modern"])
+async def test_waiting_requests_fail_with_server_exited_error(mode: str) -> None:
+    """In every mode, also while the adaptive probe is waiting (negotiate rule 3: a server
+    that exited is not a handshake-era server to fall back to)."""
     transport = StdioTransport(sys.executable, ["-c", EXITS_3], stderr="capture")
     with anyio.fail_after(60):
         with pytest.raises(ServerExitedError) as caught:
-            async with Client(transport, mode="legacy"):
+            async with Client(transport, mode=mode):  # type: ignore[arg-type]
                 pass
     error = caught.value
     assert isinstance(error, TransportClosedError)

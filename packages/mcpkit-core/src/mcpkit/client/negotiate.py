@@ -20,7 +20,9 @@ Rules:
      legacy;
    - -32020 or -32021: the server is modern but refused us; the error is raised;
    - HTTP 401/403 (:class:`~mcpkit.client.errors.HTTPAuthError`): raised, since
-     credentials, not the era, are the problem;
+     credentials, not the era, are the problem; so is a stdio server that exited
+     (:class:`~mcpkit.client.stdio.ServerExitedError`, with its exit status and the end
+     of its stderr): no handshake can follow;
    - anything else: any other error code or HTTP failure, a timeout
      (``probe_timeout_s``), or a result that is not a ``DiscoverResult``: legacy. The
      fallback never depends on one particular error code.
@@ -42,6 +44,7 @@ from typing import Any, Literal
 from mcpkit.client._json import as_object
 from mcpkit.client.errors import ClientError, HTTPAuthError, UnsupportedServerError
 from mcpkit.client.session import ClientSession
+from mcpkit.client.stdio import ServerExitedError
 from mcpkit.core import meta as M
 from mcpkit.core.engine import RequestTimeoutError
 from mcpkit.core.jsonrpc import (
@@ -182,7 +185,7 @@ async def discover(
             logger.debug("server/discover answered %s; falling back to initialize", exc)
             return None
         except (RequestTimeoutError, ClientError) as exc:
-            if not fallback or isinstance(exc, HTTPAuthError):
+            if not fallback or isinstance(exc, HTTPAuthError | ServerExitedError):
                 raise
             logger.debug("server/discover failed (%s); falling back to initialize", exc)
             return None
