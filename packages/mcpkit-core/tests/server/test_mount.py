@@ -443,11 +443,38 @@ async def test_an_endless_mounted_list_is_bounded() -> None:
     endless.add_method("tools/list", tools_list)
     parent = Server("parent", limits=Limits(max_mount_list_pages=5))
     parent.mount(endless, namespace="e")
+    stuck = Server("stuck")
+
+    async def same_cursor(ctx: Context) -> JSON:
+        return {"tools": [], "nextCursor": "again"}
+
+    stuck.add_method("tools/list", same_cursor)
+    other = Server("other")
+    other.mount(stuck, namespace="s")
     async with Client(parent, mode="legacy") as client:
         with pytest.raises(JSONRPCError) as bounded:
             await client.list_tools()
+    async with Client(other, mode="modern") as client:
+        with pytest.raises(JSONRPCError) as repeated:
+            await client.list_tools()
     assert bounded.value.code == INTERNAL_ERROR
     assert "Limits.max_mount_list_pages" in bounded.value.message
+    assert repeated.value.code == INTERNAL_ERROR
+    assert "repeated a cursor" in repeated.value.message
+
+
+def test_a_mounting_server_can_be_garbage_collected() -> None:
+    """The registry of mounts does not keep a parent alive (mounting many short-lived
+    servers does not leak them)."""
+    import gc
+    import weakref
+
+    child = weather()
+    parent = parent_with(child)
+    gone = weakref.ref(parent)
+    del parent, child
+    gc.collect()
+    assert gone() is None
 
 
 async def test_the_childs_lifespan_runs_with_the_parents() -> None:

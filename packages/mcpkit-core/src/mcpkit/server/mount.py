@@ -80,7 +80,7 @@ from mcpkit.core.shapes import as_list, as_object
 from mcpkit.core.versions import Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import Context
-from mcpkit.server.hub import Change, Listener
+from mcpkit.server.hub import Change, Listener, NotificationHub
 from mcpkit.server.identity import principal_key
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import request_digest
@@ -159,7 +159,7 @@ def mount(parent: Server, child: Server, namespace: str | None = None) -> None:
             )
     if mounts is None:
         mounts = _MOUNTS[parent] = _Mounts(parent)
-    relay = _Relay(parent)
+    relay = _Relay(parent.hub)
     entry = _Mounted(child, namespace, prefix, child.hub.subscribe(relay))
     mounts.entries.append(entry)
     parent.add_lifespan(lambda _parent: child.lifespan())
@@ -186,19 +186,20 @@ class _Source:
 
 class _Relay(Listener):
     """Rule 6: republishes a child's change notifications on the parent's hub. It never
-    queues (``offer`` forwards at once), so it needs no task and no event loop."""
+    queues (``offer`` forwards at once), so it needs no task and no event loop; it holds
+    the hub, not the parent (the registry of mounts must not keep a parent alive)."""
 
-    __slots__ = ("parent",)
+    __slots__ = ("target",)
 
-    def __init__(self, parent: Server) -> None:  # pyright: ignore[reportMissingSuperCall]
-        self.parent = parent
+    def __init__(self, target: NotificationHub) -> None:  # pyright: ignore[reportMissingSuperCall]
+        self.target = target
         self.accepts = _RELAYED.__contains__
         self._pending = {}
         self.closed = False
 
     def offer(self, change: Change) -> None:
         if not self.closed and change.method in _RELAYED:
-            self.parent.hub.publish(change)
+            self.target.publish(change)
 
     def close(self) -> None:
         self.closed = True
@@ -261,7 +262,7 @@ class _Mounts:
     """The mounts of one parent and the method handlers that serve them."""
 
     def __init__(self, parent: Server) -> None:
-        self.parent = parent
+        self._parent = weakref.ref(parent)  # _MOUNTS must not keep its key alive
         self.entries: list[_Mounted] = []
         self.originals: dict[tuple[Era, str], MethodSpec] = {}
         self.installed: dict[tuple[Era, str], MethodSpec] = {}
@@ -290,6 +291,12 @@ class _Mounts:
                 self.installed[(era, method)] = parent.methods[era][method]
         for kind in ("tools", "prompts", "resources", "completions"):
             parent.add_capability(kind, partial(self.capability, kind))
+
+    @property
+    def parent(self) -> Server:
+        parent = self._parent()
+        assert parent is not None, "a mounting server is in use, so it is alive"
+        return parent
 
     # -- sources -----------------------------------------------------------------------
     def sources(self) -> list[_Source]:
