@@ -96,7 +96,7 @@ class _Routing(InputHandlers):
         self._caps = caps
 
     def capabilities(self) -> JSON:
-        return {k: v for k, v in self._caps.items() if k != "extensions"}
+        return dict(self._caps)
 
     async def answer(self, method: str, params: JSON | None) -> JSON:
         caller = self._conn.caller()
