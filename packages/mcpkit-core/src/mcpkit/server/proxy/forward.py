@@ -28,6 +28,9 @@ Rules:
    cacheable result without ``ttlMs`` gets the proxy's cache hint. A 2026-07-28 result
    of another ``resultType`` than ``complete`` (an extension's, e.g. ``"task"``) cannot
    reach a handshake-era client: -32603 naming it, never a result that drops it.
+6. A 2026-07-28 HTTP upstream answering ``tools/call`` with -32020 (its tools declare
+   ``x-mcp-header`` parameters the proxy did not mirror yet) is listed once, which
+   teaches the upstream client those headers, and the call is sent again (client rule 6).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from mcpkit.client.errors import ClientError, RequestTimeoutError, SessionExpire
 from mcpkit.core import meta as M
 from mcpkit.core.engine import PeerClosedError
 from mcpkit.core.jsonrpc import (
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND_LEGACY,
@@ -111,9 +115,17 @@ async def send(
 
         on_progress = forward_progress
     try:
-        return await conn.client.session.request(
-            method, params, timeout_s=limits.timeout_s, on_progress=on_progress, envelope=False
-        )
+        try:
+            return await conn.client.session.request(
+                method, params, timeout_s=limits.timeout_s, on_progress=on_progress, envelope=False
+            )
+        except JSONRPCError as exc:
+            if exc.code != HEADER_MISMATCH or method != "tools/call":
+                raise
+            await conn.client.list_tools(use_cache=False)  # rule 6: learn the headers
+            return await conn.client.session.request(
+                method, params, timeout_s=limits.timeout_s, on_progress=on_progress, envelope=False
+            )
     except JSONRPCError as exc:
         raise _mapped(method, params, exc) from None
     except RequestTimeoutError:

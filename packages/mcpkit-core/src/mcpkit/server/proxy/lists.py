@@ -13,8 +13,9 @@ Rules:
 3. Resource subscriptions are shared upstream: the first downstream subscriber of a URI
    subscribes upstream (``resources/subscribe`` on a handshake-era upstream, the
    shared ``subscriptions/listen`` stream's ``resourceSubscriptions`` on 2026-07-28);
-   bounded like the server's own (``Limits.max_subscriptions``, ``max_uri_bytes``).
-   The upstream subscription stays while the proxy runs.
+   bounded like the server's own (``Limits.max_subscriptions``, ``max_uri_bytes``) and
+   in all by ``ProxyLimits.max_upstream_subscriptions`` (-32602 naming it). The upstream
+   subscription stays while the proxy runs.
 4. ``subscriptions/listen`` from a 2026-07-28 client acknowledges the list kinds the
    upstream advertises and every requested URI (the upstream decides what exists),
    then forwards the admitted changes tagged with the listen request's id.
@@ -145,6 +146,14 @@ class ProxyLists:
             new = [u for u in uris if u not in self.subscribed]
             if not new:
                 return
+            limit = self.proxy.limits.max_upstream_subscriptions
+            if len(self.subscribed) + len(new) > limit:
+                raise JSONRPCError(
+                    INVALID_PARAMS,
+                    f"the proxy already holds {len(self.subscribed)} upstream subscriptions "
+                    f"(limit {limit}, ProxyLimits.max_upstream_subscriptions)",
+                    {"limit": limit},
+                )
             upstream = self.proxy.upstream
             await upstream.main()
             if upstream.era == "modern":
