@@ -95,3 +95,24 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
     assert done.stdout == ""
+
+
+def test_proxy_takes_mcpkit_runs_serve_options_and_a_command_after_dashes() -> None:
+    from mcpkit.cli.main import build_parser
+    from mcpkit.cli.proxy import build_proxy
+
+    parser = build_parser()
+    serve_options = ["--transport", "http", "--port", "0", "--stateless"]
+    upstream_options = ["--response-mode", "json", "--upstream-era", "modern"]
+    served = parser.parse_args(
+        ["proxy", "http://127.0.0.1:9/mcp", *serve_options, *upstream_options]
+    )
+    assert (served.transport, served.port, served.stateless) == ("http", 0, True)
+    assert (served.response_mode, served.upstream_era) == ("json", "modern")
+    assert served.target == ["http://127.0.0.1:9/mcp"]
+    command = parser.parse_args(["proxy", "--timeout", "5", "--", "python", "-m", "x", "--flag"])
+    assert command.target == ["python", "-m", "x", "--flag"]
+    assert command.transport == "stdio"  # stdio by default
+    assert command.upstream_timeout_s == 5.0
+    front = build_proxy(parser.parse_args(["proxy", "python -m mcpkit.cli.main demo"]))
+    assert front.info["name"]  # a Server, not yet connected (the upstream starts lazily)
