@@ -182,11 +182,22 @@ def _logs_dir(session: nox.Session) -> Path:
 
 
 @contextlib.contextmanager
-def _served(argv: list[str], port: int, log_path: Path) -> Iterator[str]:
-    """Run a server process (``argv``, listening on 127.0.0.1:``port``) for the duration;
-    yields its MCP URL and always stops it (SIGTERM, then SIGKILL after 15 s)."""
+def _served(
+    argv: list[str], port: int, log_path: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Run a server process (``argv``, listening on 127.0.0.1:``port``, with ``env`` added
+    to this process's environment) for the duration; yields its MCP URL and always stops
+    it (SIGTERM, then SIGKILL after 15 s)."""
+    import os
+
     with log_path.open("wb") as server_log:
-        proc = subprocess.Popen(argv, stdout=server_log, stderr=subprocess.STDOUT, cwd=str(ROOT))
+        proc = subprocess.Popen(
+            argv,
+            stdout=server_log,
+            stderr=subprocess.STDOUT,
+            cwd=str(ROOT),
+            env={**os.environ, **(env or {})},
+        )
         try:
             _wait_listening(port, proc)
             yield f"http://127.0.0.1:{port}/mcp"
@@ -270,6 +281,162 @@ def conformance_server(session: nox.Session) -> None:
                 failures.append(f"{label} (see {logs / (label + '.txt')})")
     if failures:
         session.error("conformance failures: " + "; ".join(failures))
+
+
+# -- conformance-proxy: the same suite against the proxy fronting the demo, as a matrix ------
+
+PROXY_FACTORY = "conformance/proxied.py:build_server"
+RUN_ERA = {"0.1.16-all": "legacy", "alpha12-2025-11-25": "legacy", "alpha12-2026-07-28": "modern"}
+"""The era each run of CONFORMANCE_SERVER_RUNS speaks to the server it tests."""
+BRIDGE_BY_DESIGN = ROOT / "conformance" / "proxy-bridge-by-design.json"
+"""Per run label, the scenarios that cannot pass through the era bridge, with why (the
+same list is the table in docs/proxy.md, checked by tests/docs/test_docs_proxy.py)."""
+PROXY_CELLS_AT_ONCE = 3
+
+
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports (all held open until all are chosen)."""
+    import socket
+
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def _scenario_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:
+    """Check statuses per scenario name (the output dir's ``server-<scenario>-<time>``)."""
+    import json
+    import re
+    from collections import Counter
+
+    verdicts: dict[str, dict[str, int]] = {}
+    for path in sorted(out_dir.glob("*/checks.json")):
+        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", path.parent.name).removeprefix("server-")
+        counts = Counter(c.get("status", "?") for c in json.loads(path.read_text()))
+        verdicts[name] = dict(counts)
+    return verdicts
+
+
+def _proxy_cell(
+    python: str,
+    toolchain: str,
+    logs: Path,
+    run: tuple[str, str, tuple[str, ...], bool],
+    upstream_mode: str,
+    by_design: dict[str, str],
+) -> tuple[str, list[str], list[str]]:
+    """One cell: a fresh `mcpkit demo`, the proxy fronting it (speaking ``upstream_mode``
+    upstream), one conformance run against the proxy. Returns the cell's name, its log
+    lines and its problems: a failing scenario not in ``by_design``, a listed one that
+    passes (stale), a warning on a strict run, or a non-zero exit not explained by them."""
+    import time
+
+    label, tool, extra, strict = run
+    cell = f"{label}.upstream-{upstream_mode}"
+    demo_port, proxy_port = _free_ports(2)
+    demo = [python, "-m", "mcpkit.cli.main", "demo", "--host", "127.0.0.1"]
+    demo += ["--port", str(demo_port)]
+    serve = [python, "-m", "mcpkit.cli.main", "run", PROXY_FACTORY, "--transport", "http"]
+    serve += ["--host", "127.0.0.1", "--port", str(proxy_port)]
+    out = logs / cell
+    started = time.monotonic()
+    with (
+        _served(demo, demo_port, logs / f"{cell}.demo.log") as upstream,
+        _served(
+            serve,
+            proxy_port,
+            logs / f"{cell}.proxy.log",
+            env={"MCPKIT_PROXY_UPSTREAM": upstream, "MCPKIT_PROXY_UPSTREAM_MODE": upstream_mode},
+        ) as url,
+    ):
+        argv = [python, toolchain, "run", tool, "--", "server", "--url", url, *extra]
+        argv += ["-o", str(out)]
+        if strict:
+            baseline = logs / f"{cell}.expected-failures.yml"
+            listed = "".join(f"\n  - {name}" for name in sorted(by_design))
+            baseline.write_text(f"server:{listed or ' []'}\n")
+            argv += ["--expected-failures", str(baseline)]
+        with (logs / f"{cell}.txt").open("wb") as log:
+            status = subprocess.run(
+                argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
+            ).returncode
+    verdicts = _scenario_verdicts(out)
+    judged = {n: c for n, c in verdicts.items() if not f"server-{n}".startswith(UNSCORED_ELSEWHERE)}
+    failing = sorted(n for n, c in judged.items() if c.get("FAILURE", 0))
+    warned = sorted(n for n, c in judged.items() if c.get("WARNING", 0) and n not in by_design)
+    totals: dict[str, int] = {}
+    for counts in judged.values():
+        for key, value in counts.items():
+            totals[key] = totals.get(key, 0) + value
+    lines = [
+        f"{cell}: exit {status} in {time.monotonic() - started:.0f} s; {len(judged)} scenarios, "
+        + "checks "
+        + (", ".join(f"{k} {v}" for k, v in sorted(totals.items())) or "none")
+    ]
+    unexpected = [n for n in failing if n not in by_design]
+    stale = sorted(n for n in by_design if n not in failing)
+    problems: list[str] = []
+    if not judged:
+        problems.append(f"{cell}: no scenario ran")
+    if unexpected:
+        problems.append(f"{cell}: failing {', '.join(unexpected)}")
+    if stale:
+        problems.append(f"{cell}: listed as failing by design but passing: {', '.join(stale)}")
+    if strict and warned:
+        problems.append(f"{cell}: warnings in {', '.join(warned)}")
+    if status != 0 and not (failing and not unexpected):
+        problems.append(f"{cell}: exit status {status}")
+    if by_design:
+        lines.append(f"  failing by design (docs/proxy.md): {', '.join(sorted(by_design))}")
+    lines += [f"  {p} (see {logs / (cell + '.txt')})" for p in problems]
+    return cell, lines, problems
+
+
+@nox.session(name="conformance-proxy")
+def conformance_proxy(session: nox.Session) -> None:
+    """The runs of `conformance-server` (0.1.16 all; alpha.12 at 2025-11-25 and at
+    2026-07-28) against `mcpkit.server.proxy(...)` fronting `mcpkit demo`, served over
+    streamable HTTP on loopback (`conformance/proxied.py`), as a matrix: the proxy
+    speaking to the demo in the client's era, and in the other era (the era bridge).
+    Same era: zero failures, as against the demo. Bridged: exactly the scenarios listed
+    in `conformance/proxy-bridge-by-design.json` (and in docs/proxy.md) fail; every other
+    one passes. Tasks scenarios are judged in `conformance-tasks`, as in
+    `conformance-server`. Cells run three at a time, each with its own demo and proxy.
+    Logs: `.nox/conformance-proxy/tmp/logs/`."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    sync(session, "mcpkit-core")
+    logs = _logs_dir(session)
+    toolchain = str(ROOT / "conformance" / "toolchain.py")
+    session.run("python", toolchain, "ensure", silent=True)
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    listed: dict[str, dict[str, str]] = json.loads(BRIDGE_BY_DESIGN.read_text())["bridged"]
+    unknown = sorted(set(listed) - set(RUN_ERA))
+    if unknown:
+        session.error(f"{BRIDGE_BY_DESIGN.name} names unknown runs: {', '.join(unknown)}")
+    cells = []
+    for run in CONFORMANCE_SERVER_RUNS:
+        same = RUN_ERA[run[0]]
+        other = "modern" if same == "legacy" else "legacy"
+        cells.append((run, same, {}))
+        cells.append((run, other, listed.get(run[0], {})))
+    with ThreadPoolExecutor(max_workers=PROXY_CELLS_AT_ONCE) as pool:
+        results = list(
+            pool.map(lambda c: _proxy_cell(python, toolchain, logs, c[0], c[1], c[2]), cells)
+        )
+    problems: list[str] = []
+    for _, lines, cell_problems in results:
+        for line in lines:
+            session.log(line)
+        problems += cell_problems
+    if problems:
+        session.error("conformance through the proxy: " + "; ".join(problems))
 
 
 # -- conformance-client and interop: the mcpkit client against peers nobody here wrote ----

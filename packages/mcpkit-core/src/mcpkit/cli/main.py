@@ -7,7 +7,8 @@ Rules:
 2. ``mcpkit demo`` serves the bundled demo server; ``ls``, ``call``, ``read`` and
    ``prompt`` are the client commands (:mod:`mcpkit.cli.inspect`); ``inspect`` summarises
    a server offline (:mod:`mcpkit.cli.offline`); ``install`` writes a host's
-   configuration entry (:mod:`mcpkit.cli.install`). ``run`` is :mod:`mcpkit.cli.run`.
+   configuration entry (:mod:`mcpkit.cli.install`); ``proxy`` serves another server
+   through a proxy (:mod:`mcpkit.cli.proxy`). ``run`` is :mod:`mcpkit.cli.run`.
 3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol, from the moment
    the user's module is imported.
 4. Serving stops on SIGINT/SIGTERM without a traceback: one line saying what is still in
@@ -177,6 +178,9 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
     add_client_commands(sub, plugins)
     core = LoadedPlugin("mcpkit", "mcpkit-core", CliPlugin(commands=OFFLINE_COMMANDS))
     core.add_lazy_commands(sub)
+    from mcpkit.cli.proxy import add_proxy_command
+
+    add_proxy_command(sub, _add_serve_options, _serve, plugins)
     for plugin in plugins:
         plugin.add_lazy_commands(sub)
         plugin.call("add_commands", sub)

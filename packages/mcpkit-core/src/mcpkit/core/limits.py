@@ -147,6 +147,9 @@ class Limits:
     """Client: bytes of those messages (8 MiB)."""
     max_client_redirects: int = 3
     """Client: same-origin 307/308 redirects followed for one HTTP exchange (3)."""
+    max_mount_list_pages: int = 1000
+    """Pages of one mounted server's list read to answer one list request of the
+    parent (:mod:`mcpkit.server.mount`); more is -32603 naming the limit."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -165,6 +168,7 @@ class Limits:
             "max_client_queue_messages",
             "max_client_queue_bytes",
             "max_client_redirects",
+            "max_mount_list_pages",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from mcpkit.server.lifecycle import LegacySession
     from mcpkit.server.logs import configure_logging
     from mcpkit.server.mrtr import InputRequired
+    from mcpkit.server.proxy import ProxyLimits, proxy
     from mcpkit.server.resources import ResourceNotFoundError
     from mcpkit.server.tools import ToolError
 
@@ -49,10 +50,12 @@ __all__ = [
     "JSONRPCError",
     "LegacySession",
     "NotificationHub",
+    "ProxyLimits",
     "ResourceNotFoundError",
     "Server",
     "ToolError",
     "configure_logging",
+    "proxy",
 ]
 
 _WHERE = {
@@ -72,6 +75,8 @@ _WHERE = {
     "ResourceNotFoundError": "mcpkit.server.resources",
     "ToolError": "mcpkit.server.tools",
     "JSONRPCError": "mcpkit.core.jsonrpc",
+    "ProxyLimits": "mcpkit.server.proxy",
+    "proxy": "mcpkit.server.proxy",
 }
 
 
