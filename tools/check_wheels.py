@@ -87,7 +87,10 @@ def check_wheel(wheel: Path, dist_dir_name: str) -> tuple[list[str], set[str]]:
             m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(requirement))
             name = re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
             if name in CORE_FORBIDDEN:
-                problems.append(f"{wheel.name}: requires {requirement!r} (core has no auth stack and no OpenTelemetry)")
+                problems.append(
+                    f"{wheel.name}: requires {requirement!r} (core has no auth stack and no "
+                    "OpenTelemetry)"
+                )
     if not metadata["Version"]:
         problems.append(f"{wheel.name}: no Version in metadata")
     owned = owned_subtrees(dist)

@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from harness import Telemetry, make_telemetry  # noqa: E402
+from harness import Telemetry, make_telemetry
 
 
 @pytest.fixture

@@ -97,7 +97,7 @@ def otlp_receiver() -> Iterator[Receiver]:
     receiver = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length", "0")))
             if self.path != "/v1/traces":
                 self.send_response(404)
@@ -115,7 +115,7 @@ def otlp_receiver() -> Iterator[Receiver]:
             self.end_headers()
             self.wfile.write(answer)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             return
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

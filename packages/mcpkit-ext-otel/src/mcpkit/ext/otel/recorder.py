@@ -32,16 +32,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.propagators.textmap import TextMapPropagator
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
 
 __all__ = ["Operation", "Recorder"]
 
 JSON = dict[str, Any]
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 
 
 class Operation:
@@ -84,18 +86,17 @@ class Recorder:
         self.metric_resource_uri = metric_resource_uri
 
     # -- context ------------------------------------------------------------------------
-    def _extract(self, meta: Any) -> otel_context.Context | None:
-        """Rule 1: the context carried by ``_meta``, or None when it carries none."""
-        if not isinstance(meta, dict) or "traceparent" not in meta:
+    def extract(self, meta: Mapping[str, Any]) -> otel_context.Context | None:
+        """Rule 1: the context carried by a ``_meta`` object, or None when it carries no
+        valid one."""
+        if "traceparent" not in meta:
             return None
-        carrier: dict[str, str] = {
-            k: v for k, v in meta.items() if isinstance(v, str)  # pyright: ignore[reportUnknownVariableType]
-        }
+        carrier = {k: v for k, v in meta.items() if isinstance(v, str)}
         try:
             extracted = (
                 self.propagator.extract(carrier)
                 if self.propagator is not None
-                else _global_extract(carrier)
+                else propagate.extract(carrier)
             )
         except (ValueError, TypeError):
             return None
@@ -103,16 +104,15 @@ class Recorder:
             return None
         return extracted
 
-    def inject(self, params: JSON, ctx: otel_context.Context | None = None) -> None:
-        """Rule 2: write the context's keys into ``params["_meta"]`` (a fresh dict)."""
-        carrier: dict[str, str] = {}
+    def inject(self, meta: JSON, ctx: otel_context.Context) -> None:
+        """Rule 2: replace the trace keys of the ``_meta`` object being sent with
+        ``ctx``'s (in place)."""
+        for key in TRACE_KEYS:
+            meta.pop(key, None)
         if self.propagator is not None:
-            self.propagator.inject(carrier, context=ctx)
+            self.propagator.inject(meta, context=ctx)
         else:
-            _global_inject(carrier, ctx)
-        if carrier:
-            meta = params.get("_meta")
-            params["_meta"] = {**meta, **carrier} if isinstance(meta, dict) else carrier
+            propagate.inject(meta, context=ctx)
 
     # -- operations ---------------------------------------------------------------------
     def start(
@@ -123,10 +123,12 @@ class Recorder:
         *,
         extra: Mapping[str, Any] | None = None,
         links: list[Link] | None = None,
-        parent: otel_context.Context | None = None,
+        remote: otel_context.Context | None = None,
     ) -> Operation:
-        """Open the span of one operation (rules 1-2); the server side also makes it
-        current until :meth:`end` (rule 3)."""
+        """Open the span of one operation. Server side (rules 1, 3): ``remote`` (the
+        context from ``_meta``) is the parent and the ambient span a link; without it
+        the ambient context is the parent; the span is current until :meth:`end`.
+        Client side (rule 2): a child of the ambient context."""
         attrs = S.request_attributes(method, params, request_id)
         if extra:
             attrs.update(extra)
@@ -136,24 +138,18 @@ class Recorder:
                 attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(args)
         name = S.span_name(method, params, uri_in_span_name=self.uri_in_span_name)
         if self.side == "server":
-            carried = self._extract(params.get("_meta") if params is not None else None)
-            span_links = list(links or ())
-            if carried is not None:
+            if remote is not None:
                 ambient = trace.get_current_span().get_span_context()
                 if ambient.is_valid:
-                    span_links.append(Link(ambient))
-                parent = carried
+                    links = [*(links or ()), Link(ambient)]
             span = self.tracer.start_span(
-                name, context=parent, kind=SpanKind.SERVER, attributes=attrs, links=span_links
+                name, context=remote, kind=SpanKind.SERVER, attributes=attrs, links=links
             )
-        else:
-            span = self.tracer.start_span(
-                name, context=parent, kind=SpanKind.CLIENT, attributes=attrs, links=links
-            )
-        op = Operation(span, attrs, method)
-        if self.side == "server":
+            op = Operation(span, attrs, method)
             op.token = otel_context.attach(trace.set_span_in_context(span))
-        return op
+            return op
+        span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs, links=links)
+        return Operation(span, attrs, method)
 
     def end(
         self,
@@ -161,11 +157,16 @@ class Recorder:
         *,
         result: Mapping[str, Any] | None = None,
         error: BaseException | None = None,
+        error_object: Mapping[str, Any] | None = None,
     ) -> None:
-        """Close the span with the outcome (rules 4-5) and record the duration (rule 6)."""
+        """Close the span with the outcome (rules 4-5) and record the duration (rule 6).
+        ``error_object``: a JSON-RPC error ``{code, message}`` answered or received;
+        ``error``: any other exception."""
         span = op.span
         try:
-            if error is not None:
+            if error_object is not None:
+                self._error_response(op, error_object)
+            elif error is not None:
                 self._fail(op, error)
             elif result is not None and op.method == "tools/call":
                 if result.get("isError") is True:
@@ -180,43 +181,37 @@ class Recorder:
                 otel_context.detach(op.token)  # type: ignore[arg-type]
                 op.token = None
             span.end()
-            keys = S.OPERATION_METRIC_KEYS
             self.durations.operation.record(
                 time.perf_counter() - op.start,
-                S.metric_attributes(op.attributes, keys, resource_uri=self.metric_resource_uri),
+                S.metric_attributes(
+                    op.attributes, S.OPERATION_METRIC_KEYS, resource_uri=self.metric_resource_uri
+                ),
             )
 
+    def _error_response(self, op: Operation, error: Mapping[str, Any]) -> None:
+        code = error.get("code")
+        message = error.get("message")
+        extra = (
+            S.error_code_attributes(code)
+            if isinstance(code, int)
+            else {S.ERROR_TYPE: S.OTHER_ERROR}
+        )
+        op.attributes.update(extra)
+        op.span.set_attributes(extra)
+        op.span.set_status(Status(StatusCode.ERROR, message if isinstance(message, str) else None))
+
     def _fail(self, op: Operation, error: BaseException) -> None:
-        span = op.span
         code = getattr(error, "code", None)
-        message = getattr(error, "message", None)
-        if isinstance(code, int) and not isinstance(code, bool) and _is_jsonrpc_error(error):
-            extra = S.error_code_attributes(code)
-            op.attributes.update(extra)
-            span.set_attributes(extra)
-            span.set_status(Status(StatusCode.ERROR, message if isinstance(message, str) else None))
+        if _is_jsonrpc_error(error) and isinstance(code, int):
+            self._error_response(op, {"code": code, "message": getattr(error, "message", None)})
             return
-        kind = type(error).__qualname__
-        op.attributes[S.ERROR_TYPE] = kind or S.OTHER_ERROR
-        span.set_attribute(S.ERROR_TYPE, kind or S.OTHER_ERROR)
+        kind = type(error).__qualname__ or S.OTHER_ERROR
+        op.attributes[S.ERROR_TYPE] = kind
+        op.span.set_attribute(S.ERROR_TYPE, kind)
         if isinstance(error, Exception):
-            span.record_exception(error)
-        span.set_status(Status(StatusCode.ERROR, str(error) or kind))
+            op.span.record_exception(error)
+        op.span.set_status(Status(StatusCode.ERROR, str(error) or kind))
 
 
 def _is_jsonrpc_error(error: BaseException) -> bool:
-    from mcpkit.core.jsonrpc import JSONRPCError
-
     return isinstance(error, JSONRPCError)
-
-
-def _global_extract(carrier: dict[str, str]) -> otel_context.Context:
-    from opentelemetry import propagate
-
-    return propagate.extract(carrier)
-
-
-def _global_inject(carrier: dict[str, str], ctx: otel_context.Context | None) -> None:
-    from opentelemetry import propagate
-
-    propagate.inject(carrier, context=ctx)

@@ -191,7 +191,12 @@ def span_name(
 ) -> str:
     """Rule 1: ``"tools/call get-weather"``, ``"prompts/get review"``, ``"ping"``."""
     target = _target(method, params)
-    if target is None and uri_in_span_name and params is not None and method in RESOURCE_URI_METHODS:
+    if (
+        target is None
+        and uri_in_span_name
+        and params is not None
+        and method in RESOURCE_URI_METHODS
+    ):
         uri = params.get("uri")
         target = uri if isinstance(uri, str) else None
     return method if target is None else f"{method} {target}"

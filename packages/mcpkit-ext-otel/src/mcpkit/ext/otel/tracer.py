@@ -1,0 +1,189 @@
+"""The OpenTelemetry :class:`~mcpkit.core.tracing.Tracer`: the core's tracing hook turned
+into spans and duration metrics.
+
+Rules:
+1. Every message handled (``Tracer.handle``: inbound requests and notifications) is a
+   SERVER span recorded in ``mcp.server.operation.duration``; every message sent
+   (``Tracer.send``: outbound requests and notifications, on either side) is a CLIENT
+   span recorded in ``mcp.client.operation.duration`` (the conventions: the sender
+   reports the client span, the receiver the server span, whichever end initiated).
+2. Inbound: the remote parent is the context the core extracted from ``_meta``
+   (``message.trace_context``: already validated, malformed values dropped), read back
+   through the propagator with the normalised ``_meta`` keys as the carrier; the
+   ambient OpenTelemetry context is linked (:mod:`.recorder` rule 1).
+3. The span is reported back to the core as ``message.span_context`` so that what the
+   handler sends, and records an extension makes (a task), carry it.
+4. Outbound: the CLIENT span's context is injected into ``message.meta`` with the
+   propagator (``_meta`` as the carrier), replacing the core's own context.
+5. ``message.link`` (the first MRTR round, or the ``tools/call`` that created a task)
+   becomes a span link; a task's work (``kind == "work"``) is an INTERNAL span whose
+   parent is that stored context, so it continues the creating trace.
+6. Transport attributes come from ``message.transport``: ``stdio`` → ``network.transport
+   = pipe``; ``streamable-http`` → ``tcp``, ``http`` and the ASGI scope's HTTP version and
+   peer address (server) or the URL's host and port (client); ``memory`` → none.
+7. Hooks never raise into mcpkit: the OpenTelemetry API does not raise, and what this
+   module computes is guarded by the types it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.propagators.textmap import TextMapPropagator
+from opentelemetry.trace import Link, SpanKind
+
+from mcpkit.core.tracing import TraceContext, TracedMessage
+from mcpkit.ext.otel import semconv as S
+from mcpkit.ext.otel.metrics import Durations
+from mcpkit.ext.otel.recorder import Operation, Recorder
+
+__all__ = ["OtelTracer", "transport_attributes"]
+
+
+def transport_attributes(transport: Mapping[str, Any]) -> S.Attributes:
+    """Rule 6."""
+    name = transport.get("name")
+    if name == "stdio":
+        return {S.NETWORK_TRANSPORT: "pipe"}
+    if name != "streamable-http":
+        return {}
+    attrs: S.Attributes = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
+    scope = transport.get("scope")
+    if isinstance(scope, Mapping):
+        version = scope.get("http_version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(version, str):
+            attrs[S.NETWORK_PROTOCOL_VERSION] = version
+        client = scope.get("client")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(client, (tuple, list)) and len(client) == 2:  # pyright: ignore[reportUnknownArgumentType]
+            host, port = client  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(host, str) and isinstance(port, int):
+                attrs[S.CLIENT_ADDRESS], attrs[S.CLIENT_PORT] = host, port
+    url = transport.get("url")
+    if isinstance(url, str):
+        parts = urlsplit(url)
+        if parts.hostname:
+            attrs[S.SERVER_ADDRESS] = parts.hostname
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            attrs[S.SERVER_PORT] = port
+    return attrs
+
+
+def _facts(message: TracedMessage) -> S.Attributes:
+    attrs = transport_attributes(message.transport) if message.transport else {}
+    if message.protocol_version is not None:
+        attrs[S.MCP_PROTOCOL_VERSION] = message.protocol_version
+    if message.session_id is not None:
+        attrs[S.MCP_SESSION_ID] = message.session_id
+    return attrs
+
+
+def _as_trace_context(span: trace.Span, baggage: str | None) -> TraceContext | None:
+    """Rule 3: the span as the core's context (W3C ``traceparent`` version 00)."""
+    sc = span.get_span_context()
+    if not sc.is_valid:
+        return None
+    state = sc.trace_state.to_header() if sc.trace_state else None
+    return TraceContext.parse(
+        f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags) & 0x03:02x}",
+        state or None,
+        baggage,
+    )
+
+
+class OtelTracer:
+    """A :class:`~mcpkit.core.tracing.Tracer` over one tracer and meter (rules 1-7)."""
+
+    def __init__(
+        self,
+        tracer: trace.Tracer,
+        durations_in: Durations,
+        durations_out: Durations,
+        propagator: TextMapPropagator | None,
+        *,
+        record_arguments: bool = False,
+        uri_in_span_name: bool = False,
+        metric_resource_uri: bool = False,
+    ) -> None:
+        options = {
+            "record_arguments": record_arguments,
+            "uri_in_span_name": uri_in_span_name,
+            "metric_resource_uri": metric_resource_uri,
+        }
+        self.inbound = Recorder("server", tracer, durations_in, propagator, **options)
+        self.outbound = Recorder("client", tracer, durations_out, propagator, **options)
+        self.tracer = tracer
+
+    def _remote(self, ctx: TraceContext | None) -> otel_context.Context | None:
+        """Rule 2: the core's validated context as an OpenTelemetry parent."""
+        if ctx is None:
+            return None
+        return self.inbound.extract(ctx.to_meta())
+
+    def _link(self, ctx: TraceContext | None) -> list[Link] | None:
+        parent = self._remote(ctx)
+        if parent is None:
+            return None
+        return [Link(trace.get_current_span(parent).get_span_context())]
+
+    @contextmanager
+    def handle(self, message: TracedMessage) -> Generator[None]:
+        """Rules 1-3, 5."""
+        if message.kind == "work":
+            op = self._work(message)
+        else:
+            op = self.inbound.start(
+                message.method,
+                message.params,
+                message.request_id,
+                extra=_facts(message),
+                links=self._link(message.link),
+                remote=self._remote(message.trace_context),
+            )
+        carried = message.trace_context
+        message.span_context = _as_trace_context(op.span, carried.baggage if carried else None)
+        try:
+            yield
+        finally:
+            self.inbound.end(op, **_outcome(message))
+
+    def _work(self, message: TracedMessage) -> Operation:
+        """Rule 5: a task's work, continuing the creating request's trace."""
+        parent = self._remote(message.link or message.trace_context)
+        attrs = S.request_attributes(message.method, message.params, None)
+        attrs.update(_facts(message))
+        name = S.span_name(message.method, message.params)
+        span = self.tracer.start_span(
+            name, context=parent, kind=SpanKind.INTERNAL, attributes=attrs
+        )
+        op = Operation(span, attrs, message.method)
+        op.token = otel_context.attach(trace.set_span_in_context(span))
+        return op
+
+    @contextmanager
+    def send(self, message: TracedMessage) -> Generator[None]:
+        """Rules 1, 4."""
+        op = self.outbound.start(
+            message.method,
+            message.params,
+            message.request_id,
+            extra=_facts(message),
+            links=self._link(message.link),
+        )
+        self.outbound.inject(message.meta, trace.set_span_in_context(op.span))
+        try:
+            yield
+        finally:
+            self.outbound.end(op, **_outcome(message))
+
+
+def _outcome(message: TracedMessage) -> dict[str, Any]:
+    if message.error is not None:
+        return {"error_object": message.error}
+    if message.exception is not None:
+        return {"error": message.exception}
+    return {"result": message.result}
