@@ -91,6 +91,7 @@ from mcpkit.core.jsonrpc import HEADER_MISMATCH, JSONRPCError, RequestId
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, Era
 
 if TYPE_CHECKING:
+    from mcpkit.core.tracing import Tracer
     from mcpkit.core.types import (
         CallToolResult,
         CompleteResult,
@@ -135,6 +136,7 @@ class Client:
     ``probe_timeout_s`` bounds the adaptive ``server/discover`` probe; ``send_timeout_s``
     bounds sending what expects no answer (rule 8). ``auth`` is an
     :class:`~mcpkit.client.http.HttpPlugin` or an ``httpx2.Auth`` (HTTP only; rule 9).
+    ``tracer`` is a tracing adapter (:class:`~mcpkit.core.tracing.Tracer`, SEP-414).
     """
 
     def __init__(
@@ -161,6 +163,7 @@ class Client:
         cache_partition: str | None = None,
         log_level: str | None = None,
         auth: Any = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self.transport = transport_for(target, auth=auth)
         self.mode: Mode = mode
@@ -204,6 +207,8 @@ class Client:
         self._rejected: dict[str, str] = {}
         self._reinit_lock = anyio.Lock()
         self._session_generation = 0
+        self.tracer: Tracer | None = tracer
+        """The tracing adapter (:meth:`set_tracer`)."""
 
     # -- lifecycle -----------------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -229,6 +234,7 @@ class Client:
             session.receive_middleware = self._recv_mw
             session.notification_handlers = self._notification_handlers
             session.request_handlers = self._request_handlers
+            session.tracer = self.tracer
             self._session = session
             await self._tg.start(session.serve)
             bound = self._entry_bound_s()
@@ -332,6 +338,15 @@ class Client:
     def add_send_middleware(self, middleware: SendMiddleware) -> None:
         """Wrap every outgoing request: ``async def mw(request, call_next) -> result``."""
         self._send_mw.append(middleware)
+
+    def set_tracer(self, tracer: Tracer | None) -> None:
+        """Install a tracing adapter (:class:`~mcpkit.core.tracing.Tracer`; None removes
+        it), also on a live connection: it sees every message sent and every server
+        request and notification handled. Without one, the current W3C trace context
+        still travels in ``_meta`` (SEP-414; :mod:`mcpkit.client.tracing`)."""
+        self.tracer = tracer
+        if self._session is not None:
+            self._session.tracer = tracer
 
     def add_receive_middleware(self, middleware: ReceiveMiddleware) -> None:
         """Wrap every server request and notification: ``async def mw(message, call_next)``."""

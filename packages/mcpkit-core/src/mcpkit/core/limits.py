@@ -45,6 +45,9 @@ Rules:
      until the client catches up; nothing is dropped, a response never. A single
      message larger than the byte bound is still admitted into an empty queue (its own
      size is bounded by ``max_message_bytes``).
+   - ``max_tracestate_bytes`` / ``max_baggage_bytes``: a ``_meta.tracestate`` or
+     ``_meta.baggage`` value (SEP-414) longer than this is ignored (the
+     ``traceparent`` is still used): never an error (:mod:`mcpkit.core.tracing`).
 
 2. Depth is checked without a full walk when it cannot be exceeded (fewer opening
    brackets than the limit), so the common message pays only a bracket count (a
@@ -142,6 +145,12 @@ class Limits:
     """Client: messages read from an HTTP server, not yet processed (256)."""
     max_client_queue_bytes: int = 8 * 1024 * 1024
     """Client: bytes of those messages (8 MiB)."""
+    max_tracestate_bytes: int = 8192
+    """Length of a ``_meta.tracestate`` value kept (W3C Trace Context; SEP-414); a
+    longer one is dropped, the ``traceparent`` kept (:mod:`mcpkit.core.tracing`)."""
+    max_baggage_bytes: int = 8192
+    """Length of a ``_meta.baggage`` value kept (UTF-8 bytes; the W3C Baggage limit);
+    a longer one is dropped, the ``traceparent`` kept."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -159,6 +168,8 @@ class Limits:
             "max_uri_bytes",
             "max_client_queue_messages",
             "max_client_queue_bytes",
+            "max_tracestate_bytes",
+            "max_baggage_bytes",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
