@@ -62,12 +62,18 @@ def check_one_trace(spans: list[ReadableSpan], *, era: str) -> tuple[ReadableSpa
     client = by_name(spans, "tools/call get_weather", SpanKind.CLIENT)
     server = by_name(spans, "tools/call get_weather", SpanKind.SERVER)
     lookup = next(s for s in spans if s.name == "lookup")
-    assert agent.context and client.context and server.context and lookup.context
+    assert agent.context
+    assert client.context
+    assert server.context
+    assert lookup.context
     trace_id = agent.context.trace_id
     assert {s.context.trace_id for s in (client, server, lookup) if s.context} == {trace_id}
-    assert client.parent is not None and client.parent.span_id == agent.context.span_id
-    assert server.parent is not None and server.parent.span_id == client.context.span_id
-    assert lookup.parent is not None and lookup.parent.span_id == server.context.span_id
+    assert client.parent is not None
+    assert client.parent.span_id == agent.context.span_id
+    assert server.parent is not None
+    assert server.parent.span_id == client.context.span_id
+    assert lookup.parent is not None
+    assert lookup.parent.span_id == server.context.span_id
     for span in (client, server):
         attrs = dict(span.attributes or {})
         assert attrs["mcp.method.name"] == "tools/call"
@@ -86,7 +92,8 @@ def check_one_trace(spans: list[ReadableSpan], *, era: str) -> tuple[ReadableSpa
     # the log notification sent inside the tool's span is a CLIENT span under it, and the
     # client's handling of it a SERVER span under that
     log = by_name(spans, "notifications/message", SpanKind.CLIENT)
-    assert log.parent is not None and log.parent.span_id == lookup.context.span_id
+    assert log.parent is not None
+    assert log.parent.span_id == lookup.context.span_id
     return client, server
 
 
@@ -105,7 +112,7 @@ async def test_in_memory_one_trace(telemetry: Telemetry, era: str) -> None:
         with agent_tracer.start_as_current_span("agent"):
             result = await client.call_tool("get_weather", {"city": "Oslo"})
     assert result.content[0].text == "sunny in Oslo"  # type: ignore[union-attr]
-    client_span, server_span = check_one_trace(telemetry.spans(), era=era)
+    _client_span, server_span = check_one_trace(telemetry.spans(), era=era)
     assert "network.transport" not in dict(server_span.attributes or {})  # memory
     # both histograms got the call, with metric attributes only
     (point,) = [
@@ -140,9 +147,11 @@ async def test_streamable_http_one_trace(telemetry: Telemetry, era: str) -> None
     s = dict(server_span.attributes or {})
     assert (s["network.transport"], s["network.protocol.name"]) == ("tcp", "http")
     assert s["network.protocol.version"] == "1.1"
-    assert s["client.address"] == "127.0.0.1" and isinstance(s["client.port"], int)
+    assert s["client.address"] == "127.0.0.1"
+    assert isinstance(s["client.port"], int)
     if era == "legacy":  # a stateful endpoint issues Mcp-Session-Id on the handshake era
-        assert isinstance(s["mcp.session.id"], str) and s["mcp.session.id"]
+        assert isinstance(s["mcp.session.id"], str)
+        assert s["mcp.session.id"]
         assert c["mcp.session.id"] == s["mcp.session.id"]
     else:
         assert "mcp.session.id" not in s
@@ -203,7 +212,8 @@ async def test_unknown_tool_is_an_error_code(telemetry: Telemetry) -> None:
         attrs = dict(span.attributes or {})
         assert attrs["error.type"] == attrs["rpc.response.status_code"] == "-32602"
         assert span.status.status_code is StatusCode.ERROR
-        assert span.status.description and "nope" in span.status.description
+        assert span.status.description
+        assert "nope" in span.status.description
 
 
 async def test_handshake_and_notifications_are_spans(telemetry: Telemetry) -> None:
