@@ -174,7 +174,8 @@ async def test_stdio_one_trace(telemetry: Telemetry, era: str, tmp_path: Path) -
     remote = [json.loads(line) for line in out.read_text().splitlines()]
     server = [s for s in remote if s["name"] == "tools/call get_weather"]
     lookup = [s for s in remote if s["name"] == "lookup"]
-    assert len(server) == 1 and len(lookup) == 1, (remote, transport.stderr_text)
+    assert len(server) == 1, (remote, transport.stderr_text)
+    assert len(lookup) == 1
     client_span = by_name(telemetry.spans(), "tools/call get_weather", SpanKind.CLIENT)
     assert client_span.context is not None
     trace_id = f"{agent.get_span_context().trace_id:032x}"
