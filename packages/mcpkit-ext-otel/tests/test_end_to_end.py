@@ -3,10 +3,12 @@ tool, on every transport and both eras, attributes checked against the conventio
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from harness import Telemetry, serve_http
 from opentelemetry.sdk.trace import ReadableSpan
@@ -230,3 +232,44 @@ async def test_handshake_and_notifications_are_spans(telemetry: Telemetry) -> No
     init = by_name(spans, "notifications/initialized", SpanKind.SERVER)
     assert "jsonrpc.request.id" not in dict(init.attributes or {})
     by_name(spans, "ping", SpanKind.SERVER)
+
+
+@pytest.mark.parametrize("transport", ["memory", "http"])
+async def test_session_durations_are_recorded_when_sessions_end(
+    telemetry: Telemetry, transport: str
+) -> None:
+    server = build_server(telemetry)
+    async with contextlib.AsyncExitStack() as stack:
+        target: Any = server
+        if transport == "http":
+            base = await stack.enter_async_context(serve_http(server.http_app()))
+            target = f"{base}/mcp"
+        client = Client(target, mode="legacy")
+        instrument(client, meter_provider=telemetry.meter_provider)
+        async with client:
+            await client.ping()
+        (point,) = telemetry.points("mcp.client.session.duration")
+        attrs = dict(point.attributes)
+        assert attrs["mcp.protocol.version"] == "2025-11-25"
+        assert "error.type" not in attrs
+        if transport == "http":
+            assert attrs["network.transport"] == "tcp"
+            assert "server.address" in attrs
+        with anyio.fail_after(10):  # the HTTP session closes after the client's DELETE
+            while not telemetry.points("mcp.server.session.duration"):
+                await anyio.sleep(0.01)
+    (point,) = telemetry.points("mcp.server.session.duration")
+    assert dict(point.attributes)["mcp.protocol.version"] == "2025-11-25"
+    assert tuple(point.explicit_bounds)[-1] == 300
+    assert 0 < point.sum < 60
+
+
+async def test_client_session_ending_by_an_error_has_error_type(telemetry: Telemetry) -> None:
+    server = build_server(telemetry)
+    client = Client(server, mode="legacy")
+    instrument(client, meter_provider=telemetry.meter_provider)
+    with pytest.raises(LookupError):
+        async with client:
+            raise LookupError("the agent gave up")
+    (point,) = telemetry.points("mcp.client.session.duration")
+    assert dict(point.attributes)["error.type"] == "LookupError"

@@ -38,11 +38,16 @@ Rules:
    the client extensions it names are declared in ``capabilities.extensions``) or an
    ``httpx2.Auth``. A 401/403 nothing resolves fails the operation at once with
    :class:`~mcpkit.client.errors.HTTPAuthError`.
+10. When the client leaves ``async with`` and its tracer has a ``session_ended``
+    method, it is called once: ``session_ended("client", duration_s, protocol_version=,
+    transport=, error=)`` (``mcp.client.session.duration``, OpenTelemetry MCP
+    conventions; ``error`` is the qualified name of the exception leaving the block).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
@@ -79,6 +84,7 @@ from mcpkit.client.session import (
     ResourceUpdatedCallback,
 )
 from mcpkit.client.targets import is_plugin, transport_for
+from mcpkit.client.tracing import transport_facts
 from mcpkit.core.engine import ProgressCallback
 from mcpkit.core.extensions import (
     Extension,
@@ -207,6 +213,7 @@ class Client:
         self._rejected: dict[str, str] = {}
         self._reinit_lock = anyio.Lock()
         self._session_generation = 0
+        self._started_s = 0.0
         self.tracer: Tracer | None = tracer
         """The tracing adapter (:meth:`set_tracer`)."""
 
@@ -262,6 +269,7 @@ class Client:
             self._session = None
             raise
         self._stack = stack
+        self._started_s = time.monotonic()
         return self
 
     def _entry_bound_s(self) -> float | None:
@@ -279,6 +287,15 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         stack, self._stack = self._stack, None
+        ended = getattr(self.tracer, "session_ended", None)
+        if ended is not None and stack is not None:  # mcp.client.session.duration
+            ended(
+                "client",
+                time.monotonic() - self._started_s,
+                protocol_version=self.protocol_version,
+                transport=transport_facts(self._session.stream) if self._session else None,
+                error=exc_type.__qualname__ if exc_type is not None else None,
+            )
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
         if stack is not None:

@@ -21,7 +21,11 @@ Rules:
 6. Transport attributes come from ``message.transport``: ``stdio`` → ``network.transport
    = pipe``; ``streamable-http`` → ``tcp``, ``http`` and the ASGI scope's HTTP version and
    peer address (server) or the URL's host and port (client); ``memory`` → none.
-7. Hooks never raise into mcpkit: the OpenTelemetry API does not raise, and what this
+7. ``session_ended`` (called by the core when a handshake-era session closes on the
+   server, and when a client leaves ``async with``) records one point of
+   ``mcp.server.session.duration`` or ``mcp.client.session.duration`` with the
+   protocol version, transport attributes and ``error.type`` when it ended by an error.
+8. Hooks never raise into mcpkit: the OpenTelemetry API does not raise, and what this
    module computes is guarded by the types it reads.
 """
 
@@ -117,6 +121,27 @@ class OtelTracer:
         self.inbound = Recorder("server", tracer, durations_in, propagator, **options)
         self.outbound = Recorder("client", tracer, durations_out, propagator, **options)
         self.tracer = tracer
+        self.sessions = {"server": durations_in.session, "client": durations_out.session}
+
+    def session_ended(
+        self,
+        side: str,
+        duration_s: float,
+        *,
+        protocol_version: str | None = None,
+        transport: Mapping[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Rule 7."""
+        attrs = transport_attributes(transport) if transport else {}
+        attrs = S.metric_attributes(attrs, S.SESSION_METRIC_KEYS)
+        if protocol_version is not None:
+            attrs[S.MCP_PROTOCOL_VERSION] = protocol_version
+        if error is not None:
+            attrs[S.ERROR_TYPE] = error
+        histogram = self.sessions.get(side)
+        if histogram is not None:
+            histogram.record(duration_s, attrs)
 
     def _remote(self, ctx: TraceContext | None) -> otel_context.Context | None:
         """Rule 2: the core's validated context as an OpenTelemetry parent."""
