@@ -37,8 +37,11 @@ Rules:
    ``_meta``?); an outbound message gets :func:`current` injected unless its ``_meta``
    already has a ``traceparent`` (an explicit value wins).
 7. Links: a 2026-07-28 MRTR retry is a new request; the sealed ``requestState`` carries
-   the first round's context and later rounds see it as ``link``. A task's work and
-   its ``tasks/*`` polls see the creating request's context as ``link`` too.
+   the first round's context and later rounds see it as ``link`` (set before the
+   tracer is entered). A task's work sees the creating request's context as ``link``
+   (and as its parent); a handler serving a request about an earlier record sets
+   ``link`` with :func:`set_link` (``tasks/*`` polls), so a tracer reads ``link``
+   again on exit.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ __all__ = [
     "run_handled",
     "run_sent",
     "run_work",
+    "set_link",
     "to_meta",
     "use",
 ]
@@ -267,9 +271,23 @@ def inject(params: JSON | None, ctx: TraceContext | None) -> JSON | None:
 _CURRENT: ContextVar[TraceContext | None] = ContextVar("mcpkit_trace_context", default=None)
 
 
+_MESSAGE: ContextVar[TracedMessage | None] = ContextVar("mcpkit_traced_message", default=None)
+
+
 def current() -> TraceContext | None:
     """The trace context the running code belongs to (rule 4), or None."""
     return _CURRENT.get()
+
+
+def set_link(ctx: TraceContext | None) -> None:
+    """Record that the inbound message being handled continues ``ctx`` (rule 7): an
+    extension that serves a request about a record made earlier (a ``tasks/get`` poll)
+    passes the context stored on the record. It becomes ``message.link`` for the
+    tracer, which reads it when its context manager exits. No-op when no tracer
+    is installed, when ``ctx`` is None, or outside a handled message."""
+    message = _MESSAGE.get()
+    if message is not None and ctx is not None:
+        message.link = ctx
 
 
 @contextmanager
@@ -426,6 +444,7 @@ async def run_handled(
     """Handle an inbound message: ``await run()`` with the message's context current,
     inside ``tracer.handle`` when a tracer is installed (rules 4, 5)."""
     token = _CURRENT.set(message.trace_context)
+    handled = _MESSAGE.set(message if tracer is not None else None)
     try:
         if tracer is None:
             return await run()
@@ -444,6 +463,7 @@ async def run_handled(
                 _CURRENT.reset(inner)
             cm.__exit__(None, None, None)
     finally:
+        _MESSAGE.reset(handled)
         _CURRENT.reset(token)
 
 
