@@ -15,8 +15,8 @@ Rules:
    handler sends, and records an extension makes (a task), carry it.
 4. Outbound: the CLIENT span's context is injected into ``message.meta`` with the
    propagator (``_meta`` as the carrier), replacing the core's own context.
-5. ``message.link`` (the first MRTR round, or the ``tools/call`` that created a task)
-   becomes a span link; a task's work (``kind == "work"``) is an INTERNAL span whose
+5. ``message.link`` (the first MRTR round, or the ``tools/call`` that created a task,
+   also when a ``tasks/*`` handler sets it while running) becomes a span link; a task's work (``kind == "work"``) is an INTERNAL span whose
    parent is that stored context, so it continues the creating trace.
 6. Transport attributes come from ``message.transport``: ``stdio`` → ``network.transport
    = pipe``; ``streamable-http`` → ``tcp``, ``http`` and the ASGI scope's HTTP version and
@@ -171,9 +171,14 @@ class OtelTracer:
             )
         carried = message.trace_context
         message.span_context = _as_trace_context(op.span, carried.baggage if carried else None)
+        linked = message.link
         try:
             yield
         finally:
+            if message.link is not None and message.link is not linked:
+                # set while handling (a tasks/* poll names its task's creating request)
+                for link in self._link(message.link) or ():
+                    op.span.add_link(link.context)
             self.inbound.end(op, **_outcome(message))
 
     def _work(self, message: TracedMessage) -> Operation:
