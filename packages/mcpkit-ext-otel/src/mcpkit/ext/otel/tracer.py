@@ -16,8 +16,9 @@ Rules:
 4. Outbound: the CLIENT span's context is injected into ``message.meta`` with the
    propagator (``_meta`` as the carrier), replacing the core's own context.
 5. ``message.link`` (the first MRTR round, or the ``tools/call`` that created a task,
-   also when a ``tasks/*`` handler sets it while running) becomes a span link; a task's work (``kind == "work"``) is an INTERNAL span whose
-   parent is that stored context, so it continues the creating trace.
+   also when a ``tasks/*`` handler sets it while running) becomes a span link; a task's
+   work (``kind == "work"``) is an INTERNAL span whose parent is that stored context,
+   so it continues the creating trace.
 6. Transport attributes come from ``message.transport``: ``stdio`` → ``network.transport
    = pipe``; ``streamable-http`` → ``tcp``, ``http`` and the ASGI scope's HTTP version and
    peer address (server) or the URL's host and port (client); ``memory`` → none.
