@@ -87,8 +87,8 @@ def instrument(
     - ``tracer_provider`` / ``meter_provider``: where spans and metrics go (default:
       the global providers).
     - ``propagator``: how trace context is written to and read from ``params._meta``
-      (default: the global text-map propagator, W3C trace context and baggage unless
-      the application changed it).
+      (default: W3C Trace Context and W3C Baggage, as SEP-414 specifies; pass
+      ``opentelemetry.propagate.get_global_textmap()`` to use the application's).
     - ``record_arguments``: record ``gen_ai.tool.call.arguments`` and
       ``gen_ai.tool.call.result`` on ``tools/call`` spans (off: they may be sensitive).
     - ``uri_in_span_name``: name resource spans ``resources/read {uri}`` (off: high

@@ -4,14 +4,12 @@ This module knows the OpenTelemetry API and the conventions (:mod:`.semconv`); i
 not know how mcpkit delivers messages (that is :mod:`.hooks`).
 
 Rules:
-1. A received message's span (kind SERVER) has the context extracted from its
-   ``params._meta`` (``traceparent``/``tracestate``/``baggage``, SEP-414) as parent; the
-   ambient context, when it holds a valid span of another trace or span (an HTTP server
-   span from ASGI instrumentation), is added as a link. Without a usable ``_meta``
-   context the ambient context is the parent. A malformed ``traceparent`` is ignored.
-2. A sent message's span (kind CLIENT) is a child of the ambient context; its context
-   is injected into the outgoing ``params._meta`` (keys of the configured propagator,
-   the global one by default: W3C trace context and baggage).
+1. A received message's span (kind SERVER) has the context carried in its
+   ``params._meta`` (SEP-414; :mod:`.propagation`) as parent; the ambient context, when
+   it holds a valid span (an HTTP server span from ASGI instrumentation), is added as a
+   link. Without a usable ``_meta`` context the ambient context is the parent.
+2. A sent message's span (kind CLIENT) is a child of the ambient context (its context is
+   injected into the outgoing ``_meta`` by :mod:`.tracer`).
 3. The operation's span is current while its handler runs (server) so spans the handler
    opens nest under it.
 4. Outcome: a JSON-RPC error sets ``error.type`` and ``rpc.response.status_code`` to the
@@ -32,8 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import propagate, trace
-from opentelemetry.propagators.textmap import TextMapPropagator
+from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from mcpkit.core.jsonrpc import JSONRPCError
@@ -43,7 +40,6 @@ from mcpkit.ext.otel.metrics import Durations
 __all__ = ["Operation", "Recorder"]
 
 JSON = dict[str, Any]
-TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 
 
 class Operation:
@@ -71,7 +67,6 @@ class Recorder:
         side: str,
         tracer: trace.Tracer,
         durations: Durations,
-        propagator: TextMapPropagator | None,
         *,
         record_arguments: bool,
         uri_in_span_name: bool,
@@ -80,39 +75,9 @@ class Recorder:
         self.side = side
         self.tracer = tracer
         self.durations = durations
-        self.propagator = propagator
         self.record_arguments = record_arguments
         self.uri_in_span_name = uri_in_span_name
         self.metric_resource_uri = metric_resource_uri
-
-    # -- context ------------------------------------------------------------------------
-    def extract(self, meta: Mapping[str, Any]) -> otel_context.Context | None:
-        """Rule 1: the context carried by a ``_meta`` object, or None when it carries no
-        valid one."""
-        if "traceparent" not in meta:
-            return None
-        carrier = {k: v for k, v in meta.items() if isinstance(v, str)}
-        try:
-            extracted = (
-                self.propagator.extract(carrier)
-                if self.propagator is not None
-                else propagate.extract(carrier)
-            )
-        except (ValueError, TypeError):
-            return None
-        if not trace.get_current_span(extracted).get_span_context().is_valid:
-            return None
-        return extracted
-
-    def inject(self, meta: JSON, ctx: otel_context.Context) -> None:
-        """Rule 2: replace the trace keys of the ``_meta`` object being sent with
-        ``ctx``'s (in place)."""
-        for key in TRACE_KEYS:
-            meta.pop(key, None)
-        if self.propagator is not None:
-            self.propagator.inject(meta, context=ctx)
-        else:
-            propagate.inject(meta, context=ctx)
 
     # -- operations ---------------------------------------------------------------------
     def start(

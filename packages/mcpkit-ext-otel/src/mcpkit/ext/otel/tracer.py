@@ -8,13 +8,13 @@ Rules:
    span recorded in ``mcp.client.operation.duration`` (the conventions: the sender
    reports the client span, the receiver the server span, whichever end initiated).
 2. Inbound: the remote parent is the context the core extracted from ``_meta``
-   (``message.trace_context``: already validated, malformed values dropped), read back
-   through the propagator with the normalised ``_meta`` keys as the carrier; the
-   ambient OpenTelemetry context is linked (:mod:`.recorder` rule 1).
+   (``message.trace_context``: already validated, malformed values dropped), turned into
+   an OpenTelemetry context by :mod:`.propagation`; the ambient OpenTelemetry context is
+   linked (:mod:`.recorder` rule 1).
 3. The span is reported back to the core as ``message.span_context`` so that what the
    handler sends, and records an extension makes (a task), carry it.
-4. Outbound: the CLIENT span's context is injected into ``message.meta`` with the
-   propagator (``_meta`` as the carrier), replacing the core's own context.
+4. Outbound: the CLIENT span's context is injected into ``message.meta``
+   (:mod:`.propagation`, ``_meta`` as the carrier), replacing the core's own context.
 5. ``message.link`` (the first MRTR round, or the ``tools/call`` that created a task,
    also when a ``tasks/*`` handler sets it while running) becomes a span link; a task's
    work (``kind == "work"``) is an INTERNAL span whose parent is that stored context,
@@ -45,6 +45,7 @@ from opentelemetry.trace import Link, SpanKind
 from mcpkit.core.tracing import TraceContext, TracedMessage
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
+from mcpkit.ext.otel.propagation import as_trace_context, inject, remote_context
 from mcpkit.ext.otel.recorder import Operation, Recorder
 
 __all__ = ["OtelTracer", "transport_attributes"]
@@ -87,19 +88,6 @@ def _facts(message: TracedMessage) -> S.Attributes:
     return attrs
 
 
-def _as_trace_context(span: trace.Span, baggage: str | None) -> TraceContext | None:
-    """Rule 3: the span as the core's context (W3C ``traceparent`` version 00)."""
-    sc = span.get_span_context()
-    if not sc.is_valid:
-        return None
-    state = sc.trace_state.to_header() if sc.trace_state else None
-    return TraceContext.parse(
-        f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags) & 0x03:02x}",
-        state or None,
-        baggage,
-    )
-
-
 class OtelTracer:
     """A :class:`~mcpkit.core.tracing.Tracer` over one tracer and meter (rules 1-7)."""
 
@@ -119,9 +107,10 @@ class OtelTracer:
             "uri_in_span_name": uri_in_span_name,
             "metric_resource_uri": metric_resource_uri,
         }
-        self.inbound = Recorder("server", tracer, durations_in, propagator, **options)
-        self.outbound = Recorder("client", tracer, durations_out, propagator, **options)
+        self.inbound = Recorder("server", tracer, durations_in, **options)
+        self.outbound = Recorder("client", tracer, durations_out, **options)
         self.tracer = tracer
+        self.propagator = propagator
         self.sessions = {"server": durations_in.session, "client": durations_out.session}
 
     def session_ended(
@@ -148,7 +137,7 @@ class OtelTracer:
         """Rule 2: the core's validated context as an OpenTelemetry parent."""
         if ctx is None:
             return None
-        return self.inbound.extract(ctx.to_meta())
+        return remote_context(ctx, self.propagator)
 
     def _link(self, ctx: TraceContext | None) -> list[Link] | None:
         parent = self._remote(ctx)
@@ -171,7 +160,7 @@ class OtelTracer:
                 remote=self._remote(message.trace_context),
             )
         carried = message.trace_context
-        message.span_context = _as_trace_context(op.span, carried.baggage if carried else None)
+        message.span_context = as_trace_context(op.span, carried.baggage if carried else None)
         linked = message.link
         try:
             yield
@@ -205,7 +194,7 @@ class OtelTracer:
             extra=_facts(message),
             links=self._link(message.link),
         )
-        self.outbound.inject(message.meta, trace.set_span_in_context(op.span))
+        inject(message.meta, op.span, trace.set_span_in_context(op.span), self.propagator)
         try:
             yield
         finally:
