@@ -32,8 +32,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -145,31 +144,9 @@ class OtelTracer:
             return None
         return [Link(trace.get_current_span(parent).get_span_context())]
 
-    @contextmanager
-    def handle(self, message: TracedMessage) -> Generator[None]:
-        """Rules 1-3, 5."""
-        if message.kind == "work":
-            op = self._work(message)
-        else:
-            op = self.inbound.start(
-                message.method,
-                message.params,
-                message.request_id,
-                extra=_facts(message),
-                links=self._link(message.link),
-                remote=self._remote(message.trace_context),
-            )
-        carried = message.trace_context
-        message.span_context = as_trace_context(op.span, carried.baggage if carried else None)
-        linked = message.link
-        try:
-            yield
-        finally:
-            if message.link is not None and message.link is not linked:
-                # set while handling (a tasks/* poll names its task's creating request)
-                for link in self._link(message.link) or ():
-                    op.span.add_link(link.context)
-            self.inbound.end(op, **_outcome(message))
+    def handle(self, message: TracedMessage) -> _Handled:
+        """Rules 1-3, 5: the context manager around a message handled."""
+        return _Handled(self, message)
 
     def _work(self, message: TracedMessage) -> Operation:
         """Rule 5: a task's work, continuing the creating request's trace."""
@@ -184,21 +161,70 @@ class OtelTracer:
         op.token = otel_context.attach(trace.set_span_in_context(span))
         return op
 
-    @contextmanager
-    def send(self, message: TracedMessage) -> Generator[None]:
-        """Rules 1, 4."""
-        op = self.outbound.start(
+    def send(self, message: TracedMessage) -> _Sent:
+        """Rules 1, 4: the context manager around a message sent."""
+        return _Sent(self, message)
+
+
+class _Handled:
+    """``OtelTracer.handle``'s context manager (a class: no generator per message)."""
+
+    __slots__ = ("linked", "message", "op", "owner")
+
+    def __init__(self, owner: OtelTracer, message: TracedMessage) -> None:
+        self.owner = owner
+        self.message = message
+
+    def __enter__(self) -> None:
+        owner, message = self.owner, self.message
+        if message.kind == "work":
+            op = owner._work(message)  # pyright: ignore[reportPrivateUsage]
+        else:
+            op = owner.inbound.start(
+                message.method,
+                message.params,
+                message.request_id,
+                extra=_facts(message),
+                links=owner._link(message.link),  # pyright: ignore[reportPrivateUsage]
+                remote=owner._remote(message.trace_context),  # pyright: ignore[reportPrivateUsage]
+            )
+        self.op = op
+        carried = message.trace_context
+        message.span_context = as_trace_context(op.span, carried.baggage if carried else None)
+        self.linked = message.link
+
+    def __exit__(self, *exc_info: object) -> None:
+        message, op = self.message, self.op
+        if message.link is not None and message.link is not self.linked:
+            # set while handling (a tasks/* poll names its task's creating request)
+            for link in self.owner._link(message.link) or ():  # pyright: ignore[reportPrivateUsage]
+                op.span.add_link(link.context)
+        self.owner.inbound.end(op, **_outcome(message))
+
+
+class _Sent:
+    """``OtelTracer.send``'s context manager."""
+
+    __slots__ = ("message", "op", "owner")
+
+    def __init__(self, owner: OtelTracer, message: TracedMessage) -> None:
+        self.owner = owner
+        self.message = message
+
+    def __enter__(self) -> None:
+        owner, message = self.owner, self.message
+        op = owner.outbound.start(
             message.method,
             message.params,
             message.request_id,
             extra=_facts(message),
-            links=self._link(message.link),
+            links=owner._link(message.link),  # pyright: ignore[reportPrivateUsage]
         )
-        inject(message.meta, op.span, trace.set_span_in_context(op.span), self.propagator)
-        try:
-            yield
-        finally:
-            self.outbound.end(op, **_outcome(message))
+        self.op = op
+        inject(message.meta, op.span, trace.set_span_in_context(op.span), owner.propagator)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.owner.outbound.end(self.op, **_outcome(self.message))
 
 
 def _outcome(message: TracedMessage) -> dict[str, Any]:
