@@ -51,9 +51,12 @@ async def test_a_tool_call_is_one_send_and_one_handle_with_the_same_facts(mode: 
         assert message.era == mode
         assert message.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
         assert message.transport["name"] == "memory"
-        assert message.params is not None and message.params["name"] == "whoami"
-        assert message.result is not None and message.result["content"]
-        assert message.error is None and message.exception is None
+        assert message.params is not None
+        assert message.params["name"] == "whoami"
+        assert message.result is not None
+        assert message.result["content"]
+        assert message.error is None
+        assert message.exception is None
         assert not message.tool_error
     assert handled.meta["traceparent"] == sent.span_context.traceparent
     assert on_server.entered[id(handled)] == (None, sent.span_context)
@@ -72,9 +75,11 @@ async def test_outcomes_error_code_tool_error_and_unknown_method(mode: str) -> N
             await client.session.request("no/such", {})
     refused, broken = on_server.find("server", "request", "tools/call")
     assert refused.error_code == -32602
-    assert refused.error is not None and refused.error["message"] == "refused on purpose"
+    assert refused.error is not None
+    assert refused.error["message"] == "refused on purpose"
     assert refused.result is None
-    assert broken.tool_error and broken.error is None
+    assert broken.tool_error
+    assert broken.error is None
     assert on_server.one("server", "request", "no/such").error_code == -32601
     sent_refused, sent_broken = on_client.find("client", "request", "tools/call")
     assert sent_refused.error_code == -32602
@@ -95,7 +100,8 @@ async def test_notifications_both_ways_and_the_handshake() -> None:
     # the handshake: initialize and notifications/initialized, on both sides
     init = on_server.one("server", "request", "initialize")
     assert init.protocol_version == "2025-11-25"
-    assert init.result is not None and init.result["protocolVersion"] == "2025-11-25"
+    assert init.result is not None
+    assert init.result["protocolVersion"] == "2025-11-25"
     on_client.one("client", "request", "initialize")
     on_client.one("client", "notification", "notifications/initialized")
     initialized = on_server.one("server", "notification", "notifications/initialized")
@@ -111,7 +117,8 @@ async def test_notifications_both_ways_and_the_handshake() -> None:
         assert sent.trace_context == call.span_context
         assert received.trace_context == sent.span_context
         assert received.era == "legacy"
-        assert sent.session_id is None and sent.transport["name"] == "memory"
+        assert sent.session_id is None
+        assert sent.transport["name"] == "memory"
 
 
 async def test_elicitation_is_a_server_send_and_a_client_handle() -> None:
@@ -157,12 +164,14 @@ async def test_mrtr_rounds_link_to_the_first_round() -> None:
     assert len({r.request_id for r in rounds}) == 3
     first = rounds[0]
     assert first.link is None
-    assert first.result is not None and first.result["resultType"] == "input_required"
+    assert first.result is not None
+    assert first.result["resultType"] == "input_required"
     for later in rounds[1:]:
         # known before the tracer's span starts, so it can be a link at creation
         assert recorder.entered[id(later)][0] == first.span_context
         assert later.trace_context == CALLER
-    assert rounds[2].result is not None and rounds[2].result["resultType"] == "complete"
+    assert rounds[2].result is not None
+    assert rounds[2].result["resultType"] == "complete"
 
 
 async def test_mrtr_without_a_tracer_seals_the_callers_context() -> None:
