@@ -5,8 +5,10 @@ cost ``mcpkit.ext.otel`` adds, measured where the machine's noise cannot hide it
     uv run --group bench python bench/otel_cpu.py [--calls 400] [--reps 7]
 
 Rules:
-1. Three instances of the echo server (``servers/mcpkit_otel_echo.py``): no adapter
-   (``none``), the adapter with the SDK and a no-op span exporter (``noop``), the adapter
+1. Five instances of the echo server (``servers/mcpkit_otel_echo.py``): no adapter
+   (``none``), a tracer whose hooks do nothing (``seam``: the core's cost of calling
+   one), the adapter on opentelemetry-api's no-op providers (``api``: the adapter's own
+   cost), the adapter with the SDK and a no-op span exporter (``noop``), the adapter
    with the SDK's in-memory span exporter and metric reader (``memory``).
 2. HTTP: every call is a complete 2026-07-28 ``tools/call`` POST handed to the server's
    ASGI app (``auth_cpu.call``); stdio: every call is one ``tools/call`` line handed to
@@ -33,7 +35,7 @@ sys.path.insert(0, str(HERE / "servers"))
 from auth_cpu import HEADERS, call  # noqa: E402
 from mcpkit_otel_echo import instrumented  # noqa: E402
 
-MODES = ("none", "noop", "memory")
+MODES = ("none", "seam", "api", "noop", "memory")
 
 
 async def measure_http(calls: int, reps: int) -> dict[str, list[float]]:

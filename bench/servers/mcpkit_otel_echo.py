@@ -1,6 +1,8 @@
 """mcpkit's ``echo`` server (``mcpkit_echo.py``) with OpenTelemetry, for the ``otel`` suite.
 
-``--otel none``: no adapter (the core seam with no tracer installed); ``--otel noop``:
+``--otel none``: no adapter (the core seam with no tracer installed); ``--otel seam``: a
+tracer whose hooks do nothing (the core's cost of calling a tracer); ``--otel api``: the
+adapter on opentelemetry-api's no-op providers (the adapter's own cost); ``--otel noop``:
 ``mcpkit.ext.otel.instrument`` with the SDK's tracer and meter providers whose span
 exporter drops everything (a ``SimpleSpanProcessor`` over a no-op exporter; no metric
 reader), so spans and histogram points are made but go nowhere; ``--otel memory``: the
@@ -21,6 +23,28 @@ def instrumented(mode: str) -> Any:
     """The echo server with the adapter in ``mode`` (see the module docstring)."""
     server = build()
     if mode == "none":
+        return server
+    if mode == "seam":
+        import contextlib
+
+        class Null:
+            def handle(self, message: Any) -> Any:
+                return contextlib.nullcontext()
+
+            def send(self, message: Any) -> Any:
+                return contextlib.nullcontext()
+
+        server.set_tracer(Null())
+        return server
+    if mode == "api":
+        from opentelemetry.metrics import NoOpMeterProvider
+        from opentelemetry.trace import NoOpTracerProvider
+
+        from mcpkit.ext.otel import instrument as api_instrument
+
+        api_instrument(
+            server, tracer_provider=NoOpTracerProvider(), meter_provider=NoOpMeterProvider()
+        )
         return server
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -57,7 +81,7 @@ def instrumented(mode: str) -> Any:
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--otel", choices=["none", "noop", "memory"], default="none")
+    p.add_argument("--otel", choices=["none", "seam", "api", "noop", "memory"], default="none")
     args = p.parse_args()
     check_args(args)
     server = instrumented(args.otel)
