@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "servers"))
 
-from auth_cpu import HEADERS, call  # noqa: E402
+from auth_cpu import HEADERS, call, print_table  # noqa: E402
 from mcpkit_otel_echo import instrumented  # noqa: E402
 
 MODES = ("none", "seam", "api", "noop", "memory")
@@ -81,15 +80,8 @@ async def measure_connection(calls: int, reps: int) -> dict[str, list[float]]:
 
 
 def table(title: str, results: dict[str, list[float]]) -> None:
-    base = results["none"]
     print(f"\n{title}\n")
-    print("| server | µs/call (median) | × none | µs added |")
-    print("|---|---|---|---|")
-    for mode in MODES:
-        mine = results[mode]
-        ratio = statistics.median(a / b for a, b in zip(mine, base, strict=True))
-        added = statistics.median(a - b for a, b in zip(mine, base, strict=True))
-        print(f"| {mode} | {statistics.median(mine):.0f} | {ratio:.2f} | {added:.0f} |")
+    print_table(results, list(MODES), "server")
 
 
 def main(argv: list[str] | None = None) -> int:
