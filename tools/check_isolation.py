@@ -26,14 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-FORBIDDEN_DISTS = (
-    "authlib",
-    "joserfc",
-    "pyjwt",
-    "cryptography",
-    "opentelemetry-api",
-    "opentelemetry-sdk",
-)
+from check_wheels import CORE_FORBIDDEN as FORBIDDEN_DISTS  # one list for both checks
+
 FORBIDDEN_MODULES = ("authlib", "joserfc", "jwt", "cryptography", "opentelemetry")
 CORE_PACKAGES = ("mcpkit.core", "mcpkit.server", "mcpkit.client", "mcpkit.cli")
 
