@@ -306,3 +306,60 @@ async def test_work_continues_the_creating_trace(telemetry: Telemetry) -> None:
 
 async def _ok() -> dict[str, Any]:
     return {}
+
+
+async def test_baggage_travels_both_ways(telemetry: Telemetry) -> None:
+    from opentelemetry import baggage
+    from opentelemetry import context as otel_context
+
+    t = tracer_for(telemetry)
+    params = {"_meta": {"traceparent": PARENT, "baggage": "userId=alice"}}
+    seen: list[object] = []
+
+    async def run() -> dict[str, Any]:
+        seen.append(baggage.get_baggage("userId"))
+        return {}
+
+    await run_handled(t, inbound("tools/list", params, request_id=1), run)
+    assert seen == ["alice"]
+    token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
+    try:
+        meta: dict[str, Any] = {}
+        msg = TracedMessage("client", "notification", "notifications/progress", {}, meta=meta)
+        await run_sent(t, msg, _ok_meta)
+    finally:
+        otel_context.detach(token)
+    assert meta["baggage"] == "tenant=acme"
+    assert meta["traceparent"].startswith("00-")
+
+
+async def test_a_given_propagator_is_used_with_meta_as_carrier(telemetry: Telemetry) -> None:
+    from opentelemetry.propagators.textmap import DefaultGetter, DefaultSetter
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    getter, setter = DefaultGetter(), DefaultSetter()
+
+    class Recording(TraceContextTextMapPropagator):
+        def __init__(self) -> None:
+            self.carriers: list[dict[str, Any]] = []
+
+        def extract(self, carrier: Any, context: Any = None, getter: Any = getter) -> Any:
+            self.carriers.append(dict(carrier))
+            return super().extract(carrier, context, getter)
+
+        def inject(self, carrier: Any, context: Any = None, setter: Any = setter) -> None:
+            super().inject(carrier, context, setter)
+            carrier["x-injected"] = "yes"
+
+    prop = Recording()
+    t = tracer_for(telemetry, propagator=prop)
+    await run_handled(t, inbound("ping", {"_meta": {"traceparent": PARENT}}, request_id=1), _ok)
+    assert prop.carriers == [{"traceparent": PARENT}]
+    assert telemetry.span("ping").parent is not None
+    meta: dict[str, Any] = {}
+    await run_sent(t, TracedMessage("client", "request", "ping", {}, meta=meta), _ok_meta)
+    assert meta["x-injected"] == "yes"
+
+
+async def _ok_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    return {}

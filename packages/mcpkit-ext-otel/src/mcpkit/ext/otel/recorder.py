@@ -111,7 +111,8 @@ class Recorder:
                 name, context=remote, kind=SpanKind.SERVER, attributes=attrs, links=links
             )
             op = Operation(span, attrs, method)
-            op.token = otel_context.attach(trace.set_span_in_context(span))
+            # the remote context also carries the request's baggage: keep it current
+            op.token = otel_context.attach(trace.set_span_in_context(span, remote))
             return op
         span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs, links=links)
         return Operation(span, attrs, method)

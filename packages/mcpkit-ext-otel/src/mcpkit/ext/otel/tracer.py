@@ -158,7 +158,7 @@ class OtelTracer:
             name, context=parent, kind=SpanKind.INTERNAL, attributes=attrs
         )
         op = Operation(span, attrs, message.method)
-        op.token = otel_context.attach(trace.set_span_in_context(span))
+        op.token = otel_context.attach(trace.set_span_in_context(span, parent))
         return op
 
     def send(self, message: TracedMessage) -> _Sent:
