@@ -222,8 +222,10 @@ def _valid_baggage(value: Any, limit: int) -> bool:
 def carries_trace(params: Any) -> bool:
     """Whether ``params._meta`` has a ``traceparent`` key (the per-message check of
     rule 6; the value is validated later)."""
-    meta: Any = cast(JSON, params).get("_meta") if type(params) is dict else None
-    return type(meta) is dict and TRACEPARENT in meta
+    if type(params) is not dict:
+        return False
+    meta: Any = params.get("_meta")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return type(meta) is dict and TRACEPARENT in meta  # pyright: ignore[reportUnknownArgumentType]
 
 
 def from_meta(
