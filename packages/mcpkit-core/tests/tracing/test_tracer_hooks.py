@@ -4,8 +4,10 @@ handled and sent, with the facts an adapter needs (:mod:`mcpkit.core.tracing` ru
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +268,36 @@ async def test_set_tracer_on_a_live_client_and_removing_it() -> None:
         client.set_tracer(None)
         await client.call_tool("whoami", {})
     assert len(recorder.find("client", "request", "tools/call")) == 1
+
+
+class Faulty:
+    """A tracer whose every hook fails in a different place."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def handle(self, message: Any) -> Any:
+        self.calls += 1
+        raise RuntimeError("handle is broken")
+
+    @contextlib.contextmanager
+    def send(self, message: Any) -> Generator[None]:
+        self.calls += 1
+        yield
+        raise RuntimeError("send is broken after the work")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+async def test_a_failing_tracer_never_fails_a_message(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rule 8: logged, and the message is handled or sent untraced."""
+    server = build_server()
+    faulty = Faulty()
+    server.set_tracer(faulty)
+    async with connect("memory", mode, server, tracer=faulty) as client:
+        with tracing.use(CALLER):
+            seen = json.loads(text(await client.call_tool("whoami", {})))
+    assert seen == {"inbound": TP, "current": TP}
+    assert faulty.calls >= 4
+    assert "the tracer failed" in caplog.text

@@ -42,10 +42,13 @@ Rules:
    (and as its parent); a handler serving a request about an earlier record sets
    ``link`` with :func:`set_link` (``tasks/*`` polls), so a tracer reads ``link``
    again on exit.
+8. A tracer never breaks the protocol: an exception from its hooks or their context
+   managers is logged and the message is handled (or sent) untraced.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -76,6 +79,7 @@ __all__ = [
 
 JSON = dict[str, Any]
 T = TypeVar("T")
+logger = logging.getLogger("mcpkit.tracing")
 
 TRACEPARENT: Final = "traceparent"
 TRACESTATE: Final = "tracestate"
@@ -218,8 +222,10 @@ def _valid_baggage(value: Any, limit: int) -> bool:
 def carries_trace(params: Any) -> bool:
     """Whether ``params._meta`` has a ``traceparent`` key (the per-message check of
     rule 6; the value is validated later)."""
-    meta: Any = cast(JSON, params).get("_meta") if type(params) is dict else None
-    return type(meta) is dict and TRACEPARENT in meta
+    if type(params) is not dict:
+        return False
+    meta: Any = params.get("_meta")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return type(meta) is dict and TRACEPARENT in meta  # pyright: ignore[reportUnknownArgumentType]
 
 
 def from_meta(
@@ -412,7 +418,8 @@ class TracedMessage:
 class Tracer(Protocol):
     """What an adapter implements (rule 5). Both methods return a context manager
     (``contextlib.contextmanager`` generators fit); it is entered before the work and
-    exited, always normally, once the outcome is on the message. They must not raise.
+    exited, always normally, once the outcome is on the message. What they raise is
+    logged and ignored (rule 8).
     """
 
     def handle(self, message: TracedMessage) -> AbstractContextManager[Any]:
@@ -424,6 +431,28 @@ class Tracer(Protocol):
         """Around an outbound request (until its response) or notification (until
         written). May write its context into ``message.meta`` on entry."""
         ...
+
+
+def _enter(
+    hook: Callable[[TracedMessage], AbstractContextManager[Any]], message: TracedMessage
+) -> AbstractContextManager[Any] | None:
+    """Rule 8: the tracer's context manager, entered; None (logged) when it failed."""
+    try:
+        cm = hook(message)
+        cm.__enter__()
+    except Exception:
+        logger.exception("the tracer failed on %r; the message goes on untraced", message)
+        return None
+    return cm
+
+
+def _exit(cm: AbstractContextManager[Any] | None, message: TracedMessage) -> None:
+    if cm is None:
+        return
+    try:
+        cm.__exit__(None, None, None)
+    except Exception:
+        logger.exception("the tracer failed after %r", message)
 
 
 def _outcome(message: TracedMessage, result: Any) -> None:
@@ -448,8 +477,7 @@ async def run_handled(
     try:
         if tracer is None:
             return await run()
-        cm = tracer.handle(message)
-        cm.__enter__()
+        cm = _enter(tracer.handle, message)
         inner = _CURRENT.set(message.span_context) if message.span_context is not None else None
         try:
             result = await run()
@@ -461,7 +489,7 @@ async def run_handled(
         finally:
             if inner is not None:
                 _CURRENT.reset(inner)
-            cm.__exit__(None, None, None)
+            _exit(cm, message)
     finally:
         _MESSAGE.reset(handled)
         _CURRENT.reset(token)
@@ -472,8 +500,7 @@ async def run_sent(
 ) -> T:
     """Send an outbound message inside ``tracer.send``: ``await send(meta)`` with the
     ``_meta`` object the tracer may have written into (rule 5)."""
-    cm = tracer.send(message)
-    cm.__enter__()
+    cm = _enter(tracer.send, message)
     try:
         result = await send(message.meta)
         _outcome(message, result)
@@ -482,7 +509,7 @@ async def run_sent(
         _record(message, exc)
         raise
     finally:
-        cm.__exit__(None, None, None)
+        _exit(cm, message)
 
 
 async def run_work(
