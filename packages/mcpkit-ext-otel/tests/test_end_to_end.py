@@ -273,3 +273,42 @@ async def test_client_session_ending_by_an_error_has_error_type(telemetry: Telem
             raise LookupError("the agent gave up")
     (point,) = telemetry.points("mcp.client.session.duration")
     assert dict(point.attributes)["error.type"] == "LookupError"
+
+
+async def test_http_server_span_of_an_asgi_instrumentation_is_a_link(
+    telemetry: Telemetry,
+) -> None:
+    """An ASGI layer that opens an HTTP server span around each request (as ASGI
+    instrumentations do) leaves the MCP server span's parent the client span from
+    ``_meta`` and becomes its link (the conventions' Streamable HTTP example)."""
+    server = build_server(telemetry)
+    http_tracer = telemetry.tracer_provider.get_tracer("asgi")
+
+    def wrap(app: Any) -> Any:
+        async def traced(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            name = f"{scope['method']} {scope['path']}"
+            with http_tracer.start_as_current_span(name, kind=SpanKind.SERVER):
+                await app(scope, receive, send)
+
+        return traced
+
+    server.add_http_middleware(wrap)
+    agent = telemetry.tracer_provider.get_tracer("agent")
+    async with serve_http(server.http_app()) as base:
+        client = Client(f"{base}/mcp", mode="legacy")
+        instrument(client, tracer_provider=telemetry.tracer_provider)
+        async with client:
+            with agent.start_as_current_span("agent"):
+                await client.call_tool("get_weather", {"city": "Oslo"})
+    spans = telemetry.spans()
+    client_span = by_name(spans, "tools/call get_weather", SpanKind.CLIENT)
+    mcp_span = by_name(spans, "tools/call get_weather", SpanKind.SERVER)
+    posts = [s for s in spans if s.name == "POST /mcp" and s.context is not None]
+    assert client_span.context is not None
+    assert mcp_span.parent is not None
+    assert mcp_span.parent.span_id == client_span.context.span_id
+    (link,) = mcp_span.links
+    assert link.context.span_id in {s.context.span_id for s in posts if s.context}
