@@ -13,8 +13,9 @@ Rules:
 2. Spans: one per request and notification handled (SERVER) or sent (CLIENT), named
    and attributed per the conventions (:mod:`.semconv`, :mod:`.recorder`,
    :mod:`.tracer`); a task's work continues the creating ``tools/call`` trace.
-3. Metrics: ``mcp.server.operation.duration`` and ``mcp.client.operation.duration``
-   (:mod:`.metrics`), in seconds with the conventions' buckets.
+3. Metrics: ``mcp.server.operation.duration``, ``mcp.client.operation.duration``,
+   ``mcp.server.session.duration`` and ``mcp.client.session.duration`` (:mod:`.metrics`),
+   in seconds with the conventions' buckets.
 4. Tool arguments and results are recorded only with ``record_arguments=True``.
 5. Without a tracer or meter provider argument the global ones are used (no-ops until
    the application installs an SDK).

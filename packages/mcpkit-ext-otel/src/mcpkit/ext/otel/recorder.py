@@ -1,7 +1,7 @@
 """One side's spans and duration metrics: start an operation, end it with its outcome.
 
 This module knows the OpenTelemetry API and the conventions (:mod:`.semconv`); it does
-not know how mcpkit delivers messages (that is :mod:`.hooks`).
+not know how mcpkit delivers messages (that is :mod:`.tracer`, on the core hook).
 
 Rules:
 1. A received message's span (kind SERVER) has the context carried in its
@@ -11,7 +11,7 @@ Rules:
 2. A sent message's span (kind CLIENT) is a child of the ambient context (its context is
    injected into the outgoing ``_meta`` by :mod:`.tracer`).
 3. The operation's span is current while its handler runs (server) so spans the handler
-   opens nest under it.
+   opens nest under it; the request's baggage stays current with it.
 4. Outcome: a JSON-RPC error sets ``error.type`` and ``rpc.response.status_code`` to the
    code and the status to ERROR with the error's message; ``isError: true`` on a
    ``tools/call`` result sets ``error.type=tool_error`` and ERROR; any other exception
