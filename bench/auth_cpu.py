@@ -148,6 +148,18 @@ async def measure(calls: int, reps: int) -> dict[str, list[float]]:
     return results
 
 
+def print_table(results: dict[str, list[float]], labels: list[str], what: str) -> None:
+    """Rule 3's figures as a Markdown table, ratios against ``results["none"]``."""
+    base = results["none"]
+    print(f"| {what} | µs/call (median) | × none | µs added |")
+    print("|---|---|---|---|")
+    for label in labels:
+        mine = results[label]
+        ratio = statistics.median(a / b for a, b in zip(mine, base, strict=True))
+        added = statistics.median(a - b for a, b in zip(mine, base, strict=True))
+        print(f"| {label} | {statistics.median(mine):.0f} | {ratio:.2f} | {added:.0f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -156,14 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=7)
     args = ap.parse_args(argv)
     results = asyncio.run(measure(args.calls, args.reps))
-    base = results["none"]
-    print("| app | µs/call (median) | × none | µs added |")
-    print("|---|---|---|---|")
-    for label, _ in VARIANTS:
-        mine = results[label]
-        ratio = statistics.median(a / b for a, b in zip(mine, base, strict=True))
-        added = statistics.median(a - b for a, b in zip(mine, base, strict=True))
-        print(f"| {label} | {statistics.median(mine):.0f} | {ratio:.2f} | {added:.0f} |")
+    print_table(results, [label for label, _ in VARIANTS], "app")
     return 0
 
 

@@ -31,7 +31,7 @@ import json
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ class Runs:
         self.order: dict[str, list[str]] = defaultdict(list)
         self.info: dict[str, JSON] = {}
         for r in rows:
-            if r.get("suite") not in ("http", "stdio", "auth") or "concurrency" not in r:
+            if r.get("suite") not in ("http", "stdio", "auth", "otel") or "concurrency" not in r:
                 continue
             if "fatal" in r or not r.get("requests_ok"):
                 continue
@@ -515,32 +515,49 @@ def auth_table(runs: Runs) -> tuple[list[JSON], list[str]]:
     """The ``auth`` suite: server CPU per call and req/s, each as the median of
     per-repetition ratios against ``auth_none`` (the same server unprotected). Target
     (issue 12): ``cpu ×none`` at most 1.15 with the validated-token cache."""
+    return versus_table(runs, "auth", lambda _label: "auth_none")
+
+
+def otel_table(runs: Runs) -> tuple[list[JSON], list[str]]:
+    """The ``otel`` suite: the echo server with no adapter, the adapter with a no-op
+    exporter and with the in-memory SDK exporter, per transport; ratios against the same
+    transport's ``otel_none_*``. Targets (issue 15), HTTP c=1: the adapter with a no-op
+    exporter at most 1.15× (and the bare seam ≤ 1.03× the issue-8 median)."""
+    return versus_table(runs, "otel", lambda label: "otel_none_" + label.rsplit("_", 1)[-1])
+
+
+def versus_table(
+    runs: Runs, suite: str, reference: Callable[[str], str]
+) -> tuple[list[JSON], list[str]]:
+    """Server CPU per call and req/s of ``suite``'s servers, each as the median of
+    per-repetition ratios against ``reference(label)``."""
     rows: list[JSON] = []
     md: list[str] = []
-    for c, size in runs.conditions("auth"):
+    for c, size in runs.conditions(suite):
         md += [
-            f"\n#### auth: concurrency {c}, payload {size} B\n",
+            f"\n#### {suite}: concurrency {c}, payload {size} B\n",
             "| server | req/s | p50 ms | srv µs/req | ×none cpu | ×none req/s | spread % "
             "| errors | foreign CPU % |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        for label in runs.order["auth"]:
-            reps = runs.by.get(("auth", label, c, size))
+        for label in runs.order[suite]:
+            reps = runs.by.get((suite, label, c, size))
             if not reps:
                 continue
+            ref = reference(label)
             row: JSON = {
                 "label": label,
                 "concurrency": c,
                 "payload": size,
                 "reps": len(reps),
-                "rps": runs.value("auth", label, c, size, "rps"),
-                "p50_ms": runs.value("auth", label, c, size, "p50"),
-                "server_cpu_us_per_req": runs.value("auth", label, c, size, "cpu"),
-                "cpu_x_none": runs.ratio("auth", label, "auth_none", c, size, "cpu"),
-                "rps_x_none": runs.ratio("auth", label, "auth_none", c, size, "rps"),
-                "spread_pct": runs.spread("auth", label, c, size),
+                "rps": runs.value(suite, label, c, size, "rps"),
+                "p50_ms": runs.value(suite, label, c, size, "p50"),
+                "server_cpu_us_per_req": runs.value(suite, label, c, size, "cpu"),
+                "cpu_x_none": runs.ratio(suite, label, ref, c, size, "cpu"),
+                "rps_x_none": runs.ratio(suite, label, ref, c, size, "rps"),
+                "spread_pct": runs.spread(suite, label, c, size),
                 "errors": sum(r.get("errors") or 0 for r in reps.values()),
-                "foreign_cpu_pct": runs.value("auth", label, c, size, "foreign_cpu_pct"),
+                "foreign_cpu_pct": runs.value(suite, label, c, size, "foreign_cpu_pct"),
             }
             rows.append(row)
             md.append(
@@ -563,6 +580,7 @@ def write(out_dir: Path) -> str:
     start, start_md = startup(rows)
     task_figures, tasks_md = tasks_memory(rows)
     auth_rows, auth_md = auth_table(runs)
+    otel_rows, otel_md = otel_table(runs)
     goal_rows, goal_md = targets(runs, mem_rows, start, task_figures)
     fatal = [
         f"{r.get('suite')} {r.get('label')} r{r.get('rep')}: {r['fatal']}"
@@ -578,6 +596,7 @@ def write(out_dir: Path) -> str:
         "startup": start,
         "tasks": task_figures,
         "auth": auth_rows,
+        "otel": otel_rows,
         "fatal": fatal,
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -590,6 +609,7 @@ def write(out_dir: Path) -> str:
         ("Cold start and imports", start_md),
         ("Tasks extension memory", tasks_md),
         ("Auth extension: tools/call with a validated JWT (issue 12)", auth_md),
+        ("OpenTelemetry: tools/call traced (issue 15)", otel_md),
     ]
     if fatal:
         sections.append(("Runs that failed", [f"- {f}" for f in fatal]))

@@ -25,7 +25,10 @@ the tasks extension: ``tasks_memory.py`` for N tasks, heap and RSS, fresh interp
 ``auth`` (server CPU per ``tools/call`` with a validated JWT, RS256 and ES256, with and
 without the resource server's validated-token cache, against the same server
 unprotected: ``servers/mcpkit_auth_echo.py``; keys and tokens from the development
-authorization server, ``auth_tokens.py``).
+authorization server, ``auth_tokens.py``), ``otel`` (issue 15: server CPU per ``tools/call``
+of the echo server with no OpenTelemetry adapter, with ``mcpkit.ext.otel`` and a no-op
+exporter, and with the SDK's in-memory exporter, over HTTP at c=1 and over stdio at c=1 and
+32: ``servers/mcpkit_otel_echo.py``; ratios against the same transport without the adapter).
 """
 
 from __future__ import annotations
@@ -144,6 +147,10 @@ AUTH_TABLE: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("auth_es256_nocache", ("--auth", "jwt", "--no-token-cache"), "ES256"),
 )
 AUTH_CONDITIONS = ((1, 100), (32, 100))
+
+# The otel suite: adapter modes of servers/mcpkit_otel_echo.py, and conditions per transport.
+OTEL_MODES = ("none", "noop", "memory")
+OTEL_CONDITIONS = {"http": ((1, 100),), "stdio": ((1, 100), (32, 100))}
 
 
 # The stdio cold-start, session-memory and import sets: (label, command or code).
@@ -492,6 +499,38 @@ def suite_auth(bench: Bench, rep: int, signers: JSON, jwks_base: str) -> None:
             log(f"auth {label}: {e}")
 
 
+def suite_otel(bench: Bench, rep: int) -> None:
+    """The otel suite: each OTEL_MODES server, fresh per (repetition, mode), over HTTP
+    and over stdio (handshake era, 100-byte payloads); labels ``otel_<mode>_<transport>``,
+    ratios against ``otel_none_<transport>``."""
+    for mode in rotated(list(OTEL_MODES), rep):
+        if bench.expired():
+            continue
+        server = ("mcpkit_otel_echo.py", "--otel", mode)
+        label = f"otel_{mode}_http"
+        command = (*server, "--transport", "http")
+        ref = None if mode == "none" else "otel_none_http"
+        sc = Scenario(label, "mcpkit", command, H, raw=ref)
+        try:
+            with http_server(bench, f"r{rep}-{label}", command) as (pid, port):
+                for c, size in OTEL_CONDITIONS["http"]:
+                    target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
+                    throughput(bench, "otel", sc, rep, c, size, *target)
+        except RuntimeError as e:
+            bench.record({"fatal": str(e)}, suite="otel", rep=rep, **scenario_fields(sc))
+            log(f"otel {label}: {e}")
+        label = f"otel_{mode}_stdio"
+        ref = None if mode == "none" else "otel_none_stdio"
+        sc = Scenario(label, "mcpkit", server, H, raw=ref)
+        argv = " ".join(bench.server_argv(server))
+        for c, size in OTEL_CONDITIONS["stdio"]:
+            if bench.expired():
+                continue
+            log_file = str(bench.logs / f"r{rep}-{label}.log")
+            stdio = ("--stdio", argv, "--stdio-stderr", log_file)
+            throughput(bench, "otel", sc, rep, c, size, *stdio)
+
+
 def scenario_fields(sc: Scenario) -> JSON:
     return {
         "label": sc.label,
@@ -552,6 +591,9 @@ def machine() -> JSON:
         "mcpkit-core",
         "mcpkit-ext-tasks",
         "mcpkit-ext-auth",
+        "mcpkit-ext-otel",
+        "opentelemetry-api",
+        "opentelemetry-sdk",
         "pyjwt",
         "cryptography",
         "uvloop",
@@ -582,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     which = ap.add_mutually_exclusive_group()
     for name in PRESETS:
         which.add_argument(f"--{name}", dest="preset", action="store_const", const=name)
-    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth")
+    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth,otel")
     ap.add_argument("--only", default="", help="comma-separated scenario labels to keep")
     ap.add_argument("--reps", type=int, help="override the preset's repetitions")
     ap.add_argument("--tasks", type=int, help="override the tasks suite's tasks per phase")
@@ -644,6 +686,8 @@ def main(argv: list[str] | None = None) -> int:
             suite_tasks(bench, rep)
         if "auth" in suites:
             suite_auth(bench, rep, signers, jwks_base)
+        if "otel" in suites:
+            suite_otel(bench, rep)
     stack.close()
     bench.runs.close()
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -1,4 +1,5 @@
-"""Check that ``mcpkit-core`` installed alone carries no auth stack and no extension.
+"""Check that ``mcpkit-core`` installed alone carries no auth stack, no OpenTelemetry and no
+extension.
 
 Usage: ``<python of an environment with mcpkit-core alone> tools/check_isolation.py``.
 The nox ``build`` session syncs ``mcpkit-core`` without any dependency group into a fresh
@@ -6,8 +7,9 @@ environment (exactly what ``pip install mcpkit-core`` resolves from the lock) an
 there. Exits non-zero, listing every problem.
 
 Rules:
-1. None of the auth extension's crypto and OAuth distributions (``FORBIDDEN_DISTS``) is
-   installed: neither core nor anything core depends on pulls them.
+1. None of the auth extension's crypto and OAuth distributions and none of OpenTelemetry's
+   (``FORBIDDEN_DISTS``) is installed: neither core nor anything core depends on pulls
+   them (core's tracing seam, ``mcpkit.core.tracing``, is dependency-free).
 2. Importing every module of core's packages (``mcpkit.core``, ``mcpkit.server``,
    ``mcpkit.client``, ``mcpkit.cli``) imports none of ``FORBIDDEN_MODULES`` and nothing
    under ``mcpkit.ext``: core never imports an extension.
@@ -24,8 +26,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-FORBIDDEN_DISTS = ("authlib", "joserfc", "pyjwt", "cryptography")
-FORBIDDEN_MODULES = ("authlib", "joserfc", "jwt", "cryptography")
+from check_wheels import CORE_FORBIDDEN as FORBIDDEN_DISTS  # one list for both checks
+
+FORBIDDEN_MODULES = ("authlib", "joserfc", "jwt", "cryptography", "opentelemetry")
 CORE_PACKAGES = ("mcpkit.core", "mcpkit.server", "mcpkit.client", "mcpkit.cli")
 
 

@@ -21,9 +21,10 @@ Rules:
 5. Each distribution directory holds exactly one wheel and one sdist, whose names match
    the distribution in the wheel's metadata; the sdist contains ``pyproject.toml`` and a
    README.
-6. The ``mcpkit-core`` wheel requires none of the auth stack (``CORE_FORBIDDEN``:
-   authlib, joserfc, pyjwt, cryptography), extras included; what it pulls transitively is
-   checked by ``tools/check_isolation.py`` in an environment with core alone.
+6. The ``mcpkit-core`` wheel requires none of the auth stack and none of OpenTelemetry
+   (``CORE_FORBIDDEN``: authlib, joserfc, pyjwt, cryptography, opentelemetry-api,
+   opentelemetry-sdk), extras included; what it pulls transitively is checked by
+   ``tools/check_isolation.py`` in an environment with core alone.
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ NAMESPACE_INITS = (
 CORE_SUBTREES = ("mcpkit/core", "mcpkit/server", "mcpkit/client", "mcpkit/cli")
 CORE_TYPED = ("mcpkit/core", "mcpkit/server", "mcpkit/client")
 CORE_TYPED_REQUIRED = ("mcpkit/core", "mcpkit/server")
-CORE_FORBIDDEN = ("authlib", "joserfc", "pyjwt", "cryptography")
+CORE_FORBIDDEN = (
+    "authlib",
+    "joserfc",
+    "pyjwt",
+    "cryptography",
+    "opentelemetry-api",
+    "opentelemetry-sdk",
+)
 
 
 def owned_subtrees(dist: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -79,7 +87,10 @@ def check_wheel(wheel: Path, dist_dir_name: str) -> tuple[list[str], set[str]]:
             m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(requirement))
             name = re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
             if name in CORE_FORBIDDEN:
-                problems.append(f"{wheel.name}: requires {requirement!r} (core has no auth stack)")
+                problems.append(
+                    f"{wheel.name}: requires {requirement!r} (core has no auth stack and no "
+                    "OpenTelemetry)"
+                )
     if not metadata["Version"]:
         problems.append(f"{wheel.name}: no Version in metadata")
     owned = owned_subtrees(dist)

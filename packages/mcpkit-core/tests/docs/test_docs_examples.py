@@ -335,7 +335,19 @@ async def check_server_errors(ns: dict[str, Any]) -> None:
     assert re.search(r"error id [0-9a-f]{8}", text)
 
 
+async def check_trace_context(ns: dict[str, Any]) -> None:
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert await ns["main"]() == f"Oslo: trace {trace_id}"
+    lines = ns["log"].lines
+    assert f"server handled tools/call trace={trace_id}" in lines
+    assert "server handled server/discover trace=-" in lines  # the handshake: no context
+    ns["server"].set_tracer(None)  # passthrough alone: the handler still sees the caller
+    assert await ns["main"]() == f"Oslo: trace {trace_id}"
+    assert len(ns["log"].lines) == len(lines)
+
+
 CHECKS: dict[str, Check] = {
+    "trace-context": check_trace_context,
     "cli-plugin": check_cli_plugin,
     "eras-book-table": check_eras_book_table,
     "readme-notes": check_readme_notes,

@@ -47,11 +47,16 @@ Rules:
     declared the ``logging`` capability (2025-11-25 ``server/utilities/logging``:
     servers that send logs declare it). Logs a server sends anyway still reach
     ``on_log``; an explicit :meth:`Client.set_log_level` always sends.
+12. When the client leaves ``async with`` and its tracer has a ``session_ended``
+    method, it is called once: ``session_ended("client", duration_s, protocol_version=,
+    transport=, error=)`` (``mcp.client.session.duration``, OpenTelemetry MCP
+    conventions; ``error`` is the qualified name of the exception leaving the block).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
@@ -88,6 +93,7 @@ from mcpkit.client.session import (
     ResourceUpdatedCallback,
 )
 from mcpkit.client.targets import is_plugin, transport_for
+from mcpkit.client.tracing import transport_facts
 from mcpkit.core.extensions import (
     Extension,
     ExtensionProvider,
@@ -99,6 +105,7 @@ from mcpkit.core.jsonrpc import HEADER_MISMATCH, JSONRPCError, RequestId
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, Era
 
 if TYPE_CHECKING:
+    from mcpkit.core.tracing import Tracer
     from mcpkit.core.types import (
         CallToolResult,
         CompleteResult,
@@ -140,6 +147,7 @@ class Client(ListMethods):
     :class:`~mcpkit.client.http.HttpPlugin` or an ``httpx2.Auth`` (HTTP only; rule 9).
     ``error_details``: a handler that raises tells the server the exception's text too
     (default: only an error id; :mod:`mcpkit.client.handlers` rule 6), for development.
+    ``tracer`` is a tracing adapter (:class:`~mcpkit.core.tracing.Tracer`, SEP-414).
     """
 
     def __init__(
@@ -167,6 +175,7 @@ class Client(ListMethods):
         log_level: str | None = None,
         auth: Any = None,
         error_details: bool = False,
+        tracer: Tracer | None = None,
     ) -> None:
         self.transport = transport_for(target, auth=auth)
         self.mode: Mode = mode
@@ -214,6 +223,9 @@ class Client(ListMethods):
         self._rejected: dict[str, str] = {}
         self._reinit_lock = anyio.Lock()
         self._session_generation = 0
+        self._started_s = 0.0
+        self.tracer: Tracer | None = tracer
+        """The tracing adapter (:meth:`set_tracer`)."""
 
     # -- lifecycle -----------------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -239,6 +251,7 @@ class Client(ListMethods):
             session.receive_middleware = self._recv_mw
             session.notification_handlers = self._notification_handlers
             session.request_handlers = self._request_handlers
+            session.tracer = self.tracer
             self._session = session
             await self._tg.start(session.serve)
             bound = self._entry_bound_s()
@@ -269,6 +282,7 @@ class Client(ListMethods):
             self._session = None
             raise
         self._stack = stack
+        self._started_s = time.monotonic()
         return self
 
     def _entry_bound_s(self) -> float | None:
@@ -286,6 +300,15 @@ class Client(ListMethods):
         tb: TracebackType | None,
     ) -> None:
         stack, self._stack = self._stack, None
+        ended = getattr(self.tracer, "session_ended", None)
+        if ended is not None and stack is not None:  # mcp.client.session.duration
+            ended(
+                "client",
+                time.monotonic() - self._started_s,
+                protocol_version=self.protocol_version,
+                transport=transport_facts(self._session.stream) if self._session else None,
+                error=exc_type.__qualname__ if exc_type is not None else None,
+            )
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
         if stack is not None:
@@ -345,6 +368,15 @@ class Client(ListMethods):
     def add_send_middleware(self, middleware: SendMiddleware) -> None:
         """Wrap every outgoing request: ``async def mw(request, call_next) -> result``."""
         self._send_mw.append(middleware)
+
+    def set_tracer(self, tracer: Tracer | None) -> None:
+        """Install a tracing adapter (:class:`~mcpkit.core.tracing.Tracer`; None removes
+        it), also on a live connection: it sees every message sent and every server
+        request and notification handled. Without one, the current W3C trace context
+        still travels in ``_meta`` (SEP-414; :mod:`mcpkit.client.tracing`)."""
+        self.tracer = tracer
+        if self._session is not None:
+            self._session.tracer = tracer
 
     def add_receive_middleware(self, middleware: ReceiveMiddleware) -> None:
         """Wrap every server request and notification: ``async def mw(message, call_next)``."""

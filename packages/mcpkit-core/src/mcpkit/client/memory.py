@@ -52,7 +52,9 @@ class MemoryTransport:
         from mcpkit.server.connection import ServerConnection
 
         client_end, server_end = memory_pair(serialize=self.serialize)
-        connection = ServerConnection(self.server, server_end, principal=self.principal)
+        connection = ServerConnection(
+            self.server, server_end, principal=self.principal, transport_name="memory"
+        )
 
         async def serve() -> None:  # rule 3
             try:

@@ -33,6 +33,9 @@ Rules:
 7. When the connection ends (:meth:`ClientSession.serve` returns: the process exited,
    the stream closed), every listener and subscription stream is closed, so iterating
    one ends instead of waiting for notifications that cannot come.
+8. Tracing (SEP-414, :mod:`mcpkit.client.tracing`): what the client sends carries the
+   current trace context; with a tracer installed (``Client(..., tracer=)``) every
+   message sent and every server-initiated message handled is reported to it.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from mcpkit.client.middleware import (
     SendMiddleware,
     chain,
 )
+from mcpkit.client.tracing import client_message
 from mcpkit.client.transport import ClientStream
 from mcpkit.core import meta as M
 from mcpkit.core.engine import (
@@ -74,6 +78,7 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
     RequestId,
 )
+from mcpkit.core.tracing import Tracer, carries_trace, current, inject, run_handled, run_sent
 from mcpkit.core.versions import MODERN_VERSIONS, Era
 
 __all__ = [
@@ -152,6 +157,8 @@ class ClientSession:
         self.listeners: set[ChangeBuffer] = set()
         """Handshake-era listeners: every change notification is copied to each."""
         self._progress_seq = 0
+        self.tracer: Tracer | None = None
+        """The installed tracing adapter (rule 8; :mod:`mcpkit.client.tracing`)."""
 
     async def serve(
         self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -222,6 +229,12 @@ class ClientSession:
         modern = envelope if envelope is not None else self.era == "modern"
         if modern:
             out = self.envelope(out, version)
+        trace = current()
+        if trace is not None:  # rule 8: the current trace context goes along
+            out = inject(out, trace) or out
+        tracer = self.tracer
+        if tracer is not None and request_id is None:
+            request_id = self.connection.pending.next_id()
 
         async def send(req: OutgoingRequest) -> JSON:
             try:
@@ -243,7 +256,12 @@ class ClientSession:
 
         call = chain(self.send_middleware, send) if self.send_middleware else send
         try:
-            return await call(OutgoingRequest(method, out))
+            if tracer is None:
+                return await call(OutgoingRequest(method, out))
+            message = client_message(self, "out", "request", method, out, request_id)
+            return await run_sent(
+                tracer, message, lambda meta: call(OutgoingRequest(method, _with(out, meta)))
+            )
         except JSONRPCError as exc:
             retry_version = self._retry_version(exc) if modern and version is None else None
             if retry_version is None:
@@ -278,13 +296,31 @@ class ClientSession:
             await self.stream.abandon(request_id, reason)
 
     async def notify(self, method: str, params: JSON | None = None) -> None:
-        await self.connection.notify(method, params)
+        trace = current()
+        if trace is not None:  # rule 8
+            params = inject(params, trace)
+        tracer = self.tracer
+        if tracer is None:
+            await self.connection.notify(method, params)
+            return
+        message = client_message(self, "out", "notification", method, params)
+        await run_sent(
+            tracer,
+            message,
+            lambda meta: self.connection.notify(method, _with(params, meta) or None),
+        )
 
     # -- MessageHandler ------------------------------------------------------------------
     def batches_allowed(self) -> bool:
         return False
 
     async def handle_request(self, request: InboundRequest) -> JSON:
+        if self.tracer is None and not carries_trace(request.params):
+            return await self._handle_request(request)
+        message = client_message(self, "in", "request", request.method, request.params, request.id)
+        return await run_handled(self.tracer, message, lambda: self._handle_request(request))
+
+    async def _handle_request(self, request: InboundRequest) -> JSON:
         message = IncomingMessage(request.method, request.params, request.id)
         if self.receive_middleware:
             result = await chain(self.receive_middleware, self._serve_request)(message)
@@ -310,6 +346,13 @@ class ClientSession:
         raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     async def handle_notification(self, method: str, params: JSON | None) -> None:
+        if self.tracer is None and not carries_trace(params):
+            await self._handle_notification(method, params)
+            return
+        traced = client_message(self, "in", "notification", method, params)
+        await run_handled(self.tracer, traced, lambda: self._handle_notification(method, params))
+
+    async def _handle_notification(self, method: str, params: JSON | None) -> None:
         message = IncomingMessage(method, params)
         if self.receive_middleware:
             await chain(self.receive_middleware, self._serve_notification)(message)
@@ -352,3 +395,13 @@ class ClientSession:
             await self.on_log(p)
         for handler in self.notification_handlers.get(method, ()):
             await handler(params)
+
+
+def _with(params: JSON | None, meta: JSON) -> JSON:
+    """``params`` with ``meta`` (a tracer's final ``_meta``) as its ``_meta``."""
+    out: JSON = dict(params) if params else {}
+    if meta:
+        out["_meta"] = meta
+    else:
+        out.pop("_meta", None)
+    return out

@@ -480,6 +480,8 @@ class Connection:
         self.inflight = Inflight(max_inflight)
         self.pending = Pending()
         self.on_abandon = on_abandon
+        self.facts: JSON | None = None
+        """Transport facts given to every :class:`InboundRequest` (e.g. its name)."""
         self.drain_timeout_s = 2.0
         """Seconds in-flight requests may still finish after the stream ends."""
         self._tg: anyio.abc.TaskGroup | None = None
@@ -557,7 +559,7 @@ class Connection:
         admitted = admit(self.inflight, c.id, c.method)  # type: ignore[arg-type]
         if not isinstance(admitted, _Slot):
             return admitted
-        request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
+        request = InboundRequest(c.id, c.method, c.params, self, self.facts)  # type: ignore[arg-type]
         args = (self.inflight, request, self.handler.handle_request, self.stream.send, admitted)
         loop = self._loop
         if loop is None:  # rule 8: another backend, the group's task
@@ -666,7 +668,7 @@ class Connection:
             if c.kind == "request":
                 slot = admit(inflight, c.id)  # type: ignore[arg-type]
                 if isinstance(slot, _Slot):
-                    request = InboundRequest(c.id, c.method, c.params, self)  # type: ignore[arg-type]
+                    request = InboundRequest(c.id, c.method, c.params, self, self.facts)  # type: ignore[arg-type]
                     admitted.append((request, slot))
                 else:
                     replies.append(slot)

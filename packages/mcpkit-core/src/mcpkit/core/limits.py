@@ -48,6 +48,9 @@ Rules:
    - ``max_client_redirects`` (client side): same-origin 307/308 redirects the HTTP
      transport follows for one exchange; one more fails it with
      :class:`~mcpkit.client.errors.RedirectError`.
+   - ``max_tracestate_bytes`` / ``max_baggage_bytes``: a ``_meta.tracestate`` or
+     ``_meta.baggage`` value (SEP-414) longer than this is ignored (the
+     ``traceparent`` is still used): never an error (:mod:`mcpkit.core.tracing`).
 
 2. Depth is checked without a full walk when it cannot be exceeded (fewer opening
    brackets than the limit), so the common message pays only a bracket count (a
@@ -150,6 +153,12 @@ class Limits:
     max_mount_list_pages: int = 1000
     """Pages of one mounted server's list read to answer one list request of the
     parent (:mod:`mcpkit.server.mount`); more is -32603 naming the limit."""
+    max_tracestate_bytes: int = 8192
+    """Length of a ``_meta.tracestate`` value kept (W3C Trace Context; SEP-414); a
+    longer one is dropped, the ``traceparent`` kept (:mod:`mcpkit.core.tracing`)."""
+    max_baggage_bytes: int = 8192
+    """Length of a ``_meta.baggage`` value kept (UTF-8 bytes; the W3C Baggage limit);
+    a longer one is dropped, the ``traceparent`` kept."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -169,6 +178,8 @@ class Limits:
             "max_client_queue_bytes",
             "max_client_redirects",
             "max_mount_list_pages",
+            "max_tracestate_bytes",
+            "max_baggage_bytes",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:

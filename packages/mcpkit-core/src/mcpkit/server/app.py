@@ -75,6 +75,7 @@ logger = logging.getLogger("mcpkit.server")
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from mcpkit.core.tracing import Tracer
     from mcpkit.server.context import Context
     from mcpkit.server.guards import HTTPMiddleware, RequestGuard, RouteBuilder
     from mcpkit.server.lifecycle import LegacySession
@@ -225,6 +226,8 @@ class Server:
         """The list filters (:meth:`add_list_filter`) and the lookups that honour them."""
         self._method_fallback: Callable[[Era, str], MethodSpec | None] | None = None
         self._notification_fallback: Callable[[str, JSON | None], Awaitable[None]] | None = None
+        self.tracer: Tracer | None = None
+        """The installed :class:`~mcpkit.core.tracing.Tracer` (:meth:`set_tracer`)."""
         for method, (handler, eras, input_capable, name_param) in BUILTIN_METHODS.items():
             self.add_method(
                 method, handler, eras=eras, input_capable=input_capable, name_param=name_param
@@ -534,6 +537,12 @@ class Server:
     def add_send_middleware(self, middleware: SendMiddleware) -> None:
         """Send side: sees every message the server sends; first added is outermost."""
         self._send_middleware.append(middleware)
+
+    def set_tracer(self, tracer: Tracer | None) -> None:
+        """Install a tracing adapter (:class:`~mcpkit.core.tracing.Tracer`; None removes
+        it): it sees every request and notification handled and sent. Without one the
+        W3C trace context of each message is passed through (SEP-414)."""
+        self.tracer = tracer
 
     def add_notification_handler(
         self, method: str, handler: Callable[..., Awaitable[None]]

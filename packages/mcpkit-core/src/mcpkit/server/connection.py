@@ -15,6 +15,9 @@ Rules:
 6. At most ``server.limits.max_inflight`` requests are unanswered at once (running, or
    their reply not yet handed to the transport; ``max_inflight`` overrides it); one more
    is answered -32603 "Server busy" (:mod:`mcpkit.core.limits`).
+7. Tracing: every notification goes through
+   :func:`~mcpkit.server.tracing.handle_notification_traced`; a tracer sees the
+   connection's ``transport_name`` (``"stdio"``, ``"memory"``) as ``transport["name"]``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.versions import BATCH_VERSIONS
 from mcpkit.server.frontend import handle_legacy, handle_modern, looks_modern
 from mcpkit.server.lifecycle import LegacySession
+from mcpkit.server.tracing import handle_notification_traced
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -63,6 +67,7 @@ class ServerConnection:
         *,
         principal: Any = None,
         max_inflight: int | None = None,
+        transport_name: str | None = None,
     ) -> None:
         self.server = server
         self.principal = principal
@@ -74,6 +79,8 @@ class ServerConnection:
             max_inflight=server.limits.max_inflight if max_inflight is None else max_inflight,  # type: ignore[arg-type]
             on_abandon=self._abandon,
         )
+        if transport_name is not None:  # what a tracer sees as the transport (rule 7)
+            self.connection.facts = {"name": transport_name}
         self._tg: anyio.abc.TaskGroup | None = None
         self._pumping = False
 
@@ -95,6 +102,16 @@ class ServerConnection:
         return result
 
     async def handle_notification(self, method: str, params: JSON | None) -> None:
+        await handle_notification_traced(
+            self.server,
+            method,
+            params,
+            lambda: self._notification(method, params),
+            legacy_version=self.session.protocol_version,
+            transport=self.connection.facts,
+        )
+
+    async def _notification(self, method: str, params: JSON | None) -> None:
         p = params or {}
         if method == "notifications/cancelled":
             self.connection.inflight.cancel(p.get("requestId"))

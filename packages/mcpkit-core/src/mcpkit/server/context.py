@@ -70,6 +70,7 @@ from mcpkit.core.jsonrpc import (
     RequestId,
 )
 from mcpkit.core.shapes import as_object
+from mcpkit.core.tracing import TRACEPARENT, TraceContext, from_meta
 from mcpkit.core.versions import Era
 from mcpkit.server.answers import InputResponseError, check_answer
 from mcpkit.server.mrtr import InputRequired
@@ -236,6 +237,21 @@ class Context(Generic[LifespanT]):
         """The request's ``_meta`` object (empty dict when absent)."""
         m = self.params.get("_meta")
         return m if isinstance(m, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+    @property
+    def trace_context(self) -> TraceContext | None:
+        """The W3C trace context this request carried in ``_meta`` (SEP-414; None when
+        absent or malformed). The context the handler runs in, which is the tracer's
+        span when one is installed, is :func:`mcpkit.core.tracing.current`."""
+        meta = self.meta
+        if TRACEPARENT not in meta:
+            return None
+        limits = self.server.limits
+        return from_meta(
+            meta,
+            max_tracestate_bytes=limits.max_tracestate_bytes,
+            max_baggage_bytes=limits.max_baggage_bytes,
+        )
 
     @property
     def progress_token(self) -> str | int | None:

@@ -28,6 +28,11 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
    other request before the session is initialized is -32600.
 8. Both eras: a request whose principal has no stable identity is -32603 before anything
    runs (:mod:`mcpkit.server.identity`); state is keyed by :func:`principal_key` only.
+9. Tracing (SEP-414, :mod:`mcpkit.server.tracing`): a request whose ``_meta`` carries a
+   ``traceparent``, or any request when the server has a tracer, is handled with its
+   trace context current and reported to the tracer; otherwise it costs one lookup.
+   The ``requestState`` of an ``input_required`` answer carries the first round's
+   context, which later rounds report as their ``link``.
 """
 
 from __future__ import annotations
@@ -46,11 +51,13 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
 )
 from mcpkit.core.shapes import as_object, as_str
+from mcpkit.core.tracing import TraceContext, TracedMessage, carries_trace, from_meta
 from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from mcpkit.server.context import LOG_LEVELS, Context
 from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import InputRequired, request_digest
 from mcpkit.server.resources import ResourceNotFoundError
+from mcpkit.server.tracing import ROUND_TRACE_KEY, handle_traced, round_trace
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -91,7 +98,29 @@ async def handle_legacy(
     principal: Any = None,
     transport: JSON | None = None,
 ) -> JSON:
-    """Serve a handshake-era request within ``session`` (rule 7)."""
+    """Serve a handshake-era request within ``session`` (rule 7), traced (rule 9)."""
+    if server.tracer is None and not carries_trace(request.params):
+        return await _serve_legacy(server, request, session, principal, transport)
+
+    async def serve(req: InboundRequest, message: TracedMessage) -> JSON:
+        try:
+            return await _serve_legacy(server, req, session, principal, transport)
+        finally:
+            message.protocol_version = session.protocol_version
+
+    version = session.protocol_version
+    if request.method == "initialize":  # the version asked for, until it is negotiated
+        version = as_str((request.params or {}).get("protocolVersion")) or version
+    return await handle_traced(server, request, "legacy", version, transport, serve)
+
+
+async def _serve_legacy(
+    server: Server,
+    request: InboundRequest,
+    session: LegacySession,
+    principal: Any,
+    transport: JSON | None,
+) -> JSON:
     method = request.method
     caller = principal if principal is not None else session.principal
     if caller is not None:
@@ -194,8 +223,30 @@ async def handle_modern(
     transport: JSON | None = None,
     envelope: Envelope | None = None,
 ) -> JSON:
-    """Serve a 2026-07-28 request statelessly (rules 2-6). ``envelope`` is the result of
-    :func:`read_envelope` when the transport already read it."""
+    """Serve a 2026-07-28 request statelessly (rules 2-6), traced (rule 9). ``envelope``
+    is the result of :func:`read_envelope` when the transport already read it."""
+    if server.tracer is None and not carries_trace(request.params):
+        return await _serve_modern(server, request, principal, transport, envelope)
+
+    async def serve(req: InboundRequest, message: TracedMessage) -> JSON:
+        return await _serve_modern(server, req, principal, transport, envelope)
+
+    params = request.params or {}
+    meta = as_object(params.get("_meta")) or {}
+    link = None
+    if server.tracer is not None and "requestState" in params:
+        link = _first_round(server, request.method, params, principal)
+    version = as_str(meta.get(M.PROTOCOL_VERSION))
+    return await handle_traced(server, request, "modern", version, transport, serve, link=link)
+
+
+async def _serve_modern(
+    server: Server,
+    request: InboundRequest,
+    principal: Any,
+    transport: JSON | None,
+    envelope: Envelope | None,
+) -> JSON:
     method = request.method
     params = request.params
     pkey = principal_key(principal) if principal is not None else None  # rule 8
@@ -204,8 +255,9 @@ async def handle_modern(
     if spec is None:
         raise _method_not_found(method)
     answers: JSON | None = None
+    first: Any = None
     if spec.input_capable and params and ("requestState" in params or "inputResponses" in params):
-        answers = _collect_answers(server, method, params, pkey)
+        answers, first = _collect_answers(server, method, params, pkey)
     ctx = Context(
         server,
         request_id=request.id,
@@ -234,6 +286,7 @@ async def handle_modern(
             digest=request_digest(method, params),
             principal=pkey,
             answers=used,
+            extra=round_trace(first),
         )
     except ResourceNotFoundError as exc:
         raise JSONRPCError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
@@ -249,16 +302,21 @@ async def handle_modern(
     return result
 
 
-def _collect_answers(server: Server, method: str, params: JSON, pkey: str | None) -> JSON:
+def _collect_answers(
+    server: Server, method: str, params: JSON, pkey: str | None
+) -> tuple[JSON, Any]:
     """Answers carried by a retry: earlier rounds' (from the verified ``requestState``)
-    overlaid with this round's ``inputResponses`` (rule 6). Only retries pay for this."""
+    overlaid with this round's ``inputResponses`` (rule 6), and the first round's trace
+    context the state carries (rule 9). Only retries pay for this."""
     answers: JSON = {}
+    first: Any = None
     if "requestState" in params:  # present, even as null: a string this server sealed
         digest = request_digest(method, params)
         body = server.sealer.open(
             params["requestState"], method=method, digest=digest, principal=pkey
         )
         answers.update(as_object(body.get("a")) or {})
+        first = (as_object(body.get("x")) or {}).get(ROUND_TRACE_KEY)
     if "inputResponses" in params:  # present, even as null: an InputResponses object
         obj = as_object(params["inputResponses"])
         if obj is None or not all(isinstance(v, dict) for v in obj.values()):
@@ -266,4 +324,20 @@ def _collect_answers(server: Server, method: str, params: JSON, pkey: str | None
                 INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects"
             )
         answers.update(obj)
-    return answers
+    return answers, first
+
+
+def _first_round(server: Server, method: str, params: JSON, principal: Any) -> TraceContext | None:
+    """Rule 9: the first round's trace context in a retry's ``requestState``, for the
+    tracer (None when the state does not verify: the request then fails as usual)."""
+    try:
+        pkey = principal_key(principal) if principal is not None else None
+        body = server.sealer.open(
+            params["requestState"],
+            method=method,
+            digest=request_digest(method, params),
+            principal=pkey,
+        )
+    except JSONRPCError:
+        return None
+    return from_meta((as_object(body.get("x")) or {}).get(ROUND_TRACE_KEY))

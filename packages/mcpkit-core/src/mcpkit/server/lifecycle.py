@@ -14,10 +14,14 @@ Rules:
    resource updates (for subscribed URIs only); :meth:`LegacySession.pump` sends them.
 6. A closed session holds no reference cycle of its own, so its memory goes back as
    soon as the transport drops it (issue 8: memory given back after DELETE).
+7. When an initialized session closes and the server's tracer has a ``session_ended``
+   method, it is called once: ``session_ended("server", duration_s, protocol_version=)``
+   (``mcp.server.session.duration``, OpenTelemetry MCP conventions).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +50,7 @@ class LegacySession:
 
     __slots__ = (
         "_detach",
+        "_started_s",
         "client_capabilities",
         "client_info",
         "client_initialized",
@@ -78,6 +83,7 @@ class LegacySession:
         self.state: JSON = {}
         self.listener: Listener | None = None
         self._detach: Callable[[], None] | None = None
+        self._started_s: float | None = None
 
     @classmethod
     def assumed(
@@ -108,6 +114,7 @@ class LegacySession:
         self.client_capabilities = caps  # pyright: ignore[reportUnknownMemberType]
         self.client_info = info if isinstance(info, dict) else None  # pyright: ignore
         self.initialized = True
+        self._started_s = time.monotonic()
         self.listener = Listener(self._accepts)
         self._detach = self.server.hub.subscribe(self.listener)
         return self.server.initialize_result(version)
@@ -136,6 +143,15 @@ class LegacySession:
         subscriptions, and let go of the listener, whose filter is this session's bound
         method: without that reference cycle a closed session is freed at once by
         reference counting, not at the next full garbage collection (rule 6)."""
+        if self._started_s is not None:  # rule 7
+            ended = getattr(self.server.tracer, "session_ended", None)
+            if ended is not None:
+                ended(
+                    "server",
+                    time.monotonic() - self._started_s,
+                    protocol_version=self.protocol_version,
+                )
+            self._started_s = None
         if self._detach is not None:
             self._detach()
             self._detach = None

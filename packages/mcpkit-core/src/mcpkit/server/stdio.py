@@ -62,7 +62,7 @@ async def serve_stdio(
             max_depth=limits.max_depth,
             read_backpressure=True,
         )
-        conn = ServerConnection(server, stream, max_inflight=max_inflight)
+        conn = ServerConnection(server, stream, max_inflight=max_inflight, transport_name="stdio")
         engine = conn.connection
         engine.drain_timeout_s = drain_timeout_s
         loop = asyncio.get_running_loop()

@@ -77,6 +77,7 @@ from mcpkit.server.http.sessions import HTTPSession, new_session_id
 from mcpkit.server.http.sse import Sink
 from mcpkit.server.http.streams import DisconnectWatch, Exchange, LiveStream
 from mcpkit.server.lifecycle import LegacySession
+from mcpkit.server.tracing import handle_notification_traced
 
 if TYPE_CHECKING:
     from mcpkit.server.http.endpoint import Receive, Scope, Send, StreamableHTTP
@@ -204,7 +205,9 @@ async def _accept(
             logger.debug("dropped a response to unknown id %r", c.id)
         return
     p = c.params or {}
-    try:
+
+    async def handle() -> None:
+        nonlocal inflight
         if c.method == "notifications/cancelled":
             if inflight is None and session is not None:
                 inflight = session.inflight
@@ -218,6 +221,19 @@ async def _accept(
                 session.legacy.client_initialized = True
         elif not await ep.server.handle_notification(c.method, c.params):
             logger.debug("ignored notification %s", c.method)
+
+    try:
+        await handle_notification_traced(
+            ep.server,
+            c.method,
+            c.params,
+            handle,
+            legacy_version=session.legacy.protocol_version if session is not None else None,
+            transport={
+                "name": "streamable-http",
+                "session_id": session.id if session is not None else None,
+            },
+        )
     except Exception:
         logger.exception("notification handler for %s failed", c.method)
 

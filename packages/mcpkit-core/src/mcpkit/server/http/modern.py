@@ -52,6 +52,7 @@ from mcpkit.server.frontend import handle_modern, read_envelope
 from mcpkit.server.http.headers import check_param_headers, check_routing_headers
 from mcpkit.server.http.responses import send_empty, send_error
 from mcpkit.server.http.streams import DisconnectWatch, Exchange
+from mcpkit.server.tracing import handle_notification_traced
 from mcpkit.server.visibility import TOOL_PARAM_CHECK
 
 if TYPE_CHECKING:
@@ -152,7 +153,13 @@ async def serve_post(
     c = classify(message)
     if c.kind == "notification":
         try:
-            await ep.server.handle_notification(c.method, c.params)
+            await handle_notification_traced(
+                ep.server,
+                c.method,
+                c.params,
+                lambda: ep.server.handle_notification(c.method, c.params),
+                transport={"name": "streamable-http"},
+            )
         except Exception:
             logger.exception("notification handler for %s failed", c.method)
         await send_empty(send, 202)

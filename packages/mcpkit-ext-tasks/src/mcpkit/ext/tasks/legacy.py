@@ -38,6 +38,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.model import RELATED_TASK, TaskRecord, legacy_task
 from mcpkit.ext.tasks.runtime import OWNER_KEY, guarded, parse_change_key, principal_owner
 from mcpkit.server.hub import Change
@@ -128,6 +129,7 @@ async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
         raise JSONRPCError(
             INVALID_PARAMS, f"{ctx.method}: Failed to retrieve task {task_id!r}: Task not found"
         )
+    set_link(record.trace_context)  # runtime rule 9
     return record
 
 

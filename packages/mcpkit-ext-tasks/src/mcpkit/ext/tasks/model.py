@@ -21,6 +21,9 @@ Rules:
    (no ``task`` wrapper) and carries none of them, nor ``requestState``.
 5. The inlined result never carries ``_meta["io.modelcontextprotocol/related-task"]``
    (the task id is already in the envelope; SEP-2663).
+6. The record keeps the creating request's trace context (``trace_context``), stored as
+   its ``_meta`` keys (``traceparent``, ``tracestate``, ``baggage``) and validated
+   again when read; it is never rendered on the wire.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
+
+from mcpkit.core.tracing import TraceContext, from_meta
 
 __all__ = [
     "ACTIVE",
@@ -83,6 +88,9 @@ class TaskRecord:
     - ``seq``: creation order within the store (for listing).
     - ``runner``: the id of the replica running the task (shared stores; None in
       memory), whose lease another replica checks (see :mod:`.redis_store`).
+    - ``trace_context``: the W3C trace context of the creating request (SEP-414;
+      :func:`mcpkit.core.tracing.current` when the task was created: the tracer's span
+      of that ``tools/call``, or the context it carried), None when untraced (rule 6).
     """
 
     task_id: str
@@ -101,6 +109,7 @@ class TaskRecord:
     cancel_requested: bool = False
     seq: int = 0
     runner: str | None = None
+    trace_context: TraceContext | None = None
 
     def __post_init__(self) -> None:
         if not self.updated_at:
@@ -134,6 +143,7 @@ class TaskRecord:
             "cancelRequested": self.cancel_requested,
             "seq": self.seq,
             "runner": self.runner,
+            "traceContext": self.trace_context.to_meta() if self.trace_context else None,
         }
 
     @classmethod
@@ -155,6 +165,7 @@ class TaskRecord:
             cancel_requested=bool(data.get("cancelRequested")),
             seq=int(data.get("seq") or 0),
             runner=data.get("runner"),
+            trace_context=from_meta(data.get("traceContext")),
         )
 
 

@@ -46,6 +46,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
+from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
 from mcpkit.ext.tasks.runtime import guarded, parse_change_key, principal_owner
@@ -123,6 +124,7 @@ async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
             f"{ctx.method}: task {task_id!r} not found (unknown, expired, or created by "
             "another principal)",
         )
+    set_link(record.trace_context)  # runtime rule 9
     return record
 
 

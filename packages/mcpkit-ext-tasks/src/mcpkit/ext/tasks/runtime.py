@@ -42,6 +42,11 @@ Rules:
 8. A task's payload (its ``result``, or ``error``) is at most ``max_result_bytes`` bytes
    of JSON: a larger one is not stored and the task ends ``failed`` with -32603 saying
    the result is too large (SEP-2663: a JSON-RPC error during execution is ``failed``).
+9. Tracing (SEP-414): a task's record keeps the creating request's trace context
+   (:func:`mcpkit.core.tracing.current` at creation, ``TaskRecord.trace_context``); its
+   work runs with that context current and is reported to the server's tracer as
+   ``kind="work"`` linked to it (:func:`mcpkit.core.tracing.run_work`); a ``tasks/*``
+   request about it links to it (:func:`mcpkit.core.tracing.set_link`).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ import anyio.lowlevel
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
+from mcpkit.core.tracing import TraceContext, TracedMessage, current, run_work
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
 from mcpkit.ext.tasks.model import EXTENSION_ID, RELATED_TASK, TaskRecord, obj
@@ -149,6 +155,8 @@ class Job:
     handle: TaskHandle | None = None
     scope: anyio.CancelScope | None = None
     relaying: set[str] = field(default_factory=set[str])
+    trace_context: TraceContext | None = None
+    transport: JSON = field(default_factory=dict[str, Any])
 
 
 class _TaskChannel:
@@ -187,6 +195,11 @@ class _TaskChannel:
         raise JSONRPCError(
             INTERNAL_ERROR, f"{method}: inside a task, ask for client input with ctx.request_input"
         )
+
+
+def _session_id(transport: Mapping[str, Any]) -> str | None:
+    sid = transport.get("session_id")
+    return sid if isinstance(sid, str) else None
 
 
 OWNER_KEY = "mcpkit.ext.tasks/owner"
@@ -362,6 +375,7 @@ class Tasks:
             era=ctx.era,
             ttl_ms=ttl,
             poll_interval_ms=poll,
+            trace_context=current(),  # rule 9
         )
         try:
             await self.store.create(record)
@@ -386,6 +400,8 @@ class Tasks:
             answers=dict(ctx.answers),
             session=ctx.session,
             log_level=ctx.log_level,
+            trace_context=record.trace_context,
+            transport={k: ctx.transport[k] for k in ("name", "session_id") if k in ctx.transport},
         )
         job.handle = TaskHandle(self.store, record.task_id, ctx.era)
         self.running[record.task_id] = job
@@ -499,10 +515,35 @@ class Tasks:
             if job.handle.cancel_requested:  # cancelled before it started
                 scope.cancel()
             try:
-                outcome = await self._call(spec.handler if spec else None, ctx)
+                outcome = await self._traced_call(job, spec.handler if spec else None, ctx)
             finally:
                 ctx.close()
         return outcome if outcome is not None else ("cancelled", None, None)
+
+    async def _traced_call(
+        self, job: Job, handler: MethodHandler | None, ctx: Context
+    ) -> tuple[str, JSON | None, JSON | None]:
+        """Rule 9: the tool runs with the creating request's trace context current,
+        reported to the server's tracer as work linked to it."""
+        assert self.server is not None
+        message = TracedMessage(
+            "server",
+            "work",
+            "tools/call",
+            job.params,
+            era=job.era,  # type: ignore[arg-type]
+            protocol_version=job.protocol_version,
+            session_id=_session_id(job.transport),
+            transport={**job.transport, "task_id": job.task_id},
+            link=job.trace_context,
+        )
+
+        async def call() -> tuple[str, JSON | None, JSON | None]:
+            outcome = await self._call(handler, ctx)
+            message.result, message.error = outcome[1], outcome[2]
+            return outcome
+
+        return await run_work(self.server.tracer, message, call)
 
     async def _call(
         self, handler: MethodHandler | None, ctx: Context

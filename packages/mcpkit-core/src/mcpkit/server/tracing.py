@@ -1,0 +1,259 @@
+"""The server side of the tracing seam (:mod:`mcpkit.core.tracing`, SEP-414).
+
+The era front-end (:mod:`mcpkit.server.frontend`) calls :func:`handle_traced` for a
+request that carries a trace context or when the server has a tracer; transports call
+:func:`handle_notification_traced` for every notification.
+
+Rules:
+1. A traced request is handled with its context current, inside ``Tracer.handle``; its
+   :class:`~mcpkit.server.context.Context` gets a channel (:class:`TracedChannel`) that
+   injects the current context into every notification and server-to-client request
+   sent while handling it (progress, logs, elicitation...) and reports each to
+   ``Tracer.send``.
+2. An untraced request keeps the transport's channel: no per-message cost.
+3. The ``requestState`` sealed for an ``input_required`` answer carries, under
+   ``x.trace``, the first round's context: the one a retry's state already carried,
+   else the current one (the tracer's span, or the context the request carried).
+4. Notifications: with a tracer, every inbound notification is reported (the built-in
+   ones too: cancelled, progress, initialized); without one, a notification that
+   carries a context is handled with it current.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcpkit.core import meta as M
+from mcpkit.core.engine import Channel, InboundRequest, ProgressCallback
+from mcpkit.core.jsonrpc import RequestId
+from mcpkit.core.tracing import (
+    TRACEPARENT,
+    TraceContext,
+    TracedMessage,
+    Tracer,
+    carries_trace,
+    current,
+    from_meta,
+    run_handled,
+    run_sent,
+)
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+
+__all__ = [
+    "ROUND_TRACE_KEY",
+    "TracedChannel",
+    "handle_notification_traced",
+    "handle_traced",
+    "inbound_message",
+    "round_trace",
+]
+
+JSON = dict[str, Any]
+Era = Literal["legacy", "modern"]
+ROUND_TRACE_KEY = "trace"
+"""Key under the sealed ``requestState``'s extra data holding the first round's context."""
+
+
+def inbound_message(
+    server: Server,
+    kind: Literal["request", "notification"],
+    method: str,
+    params: JSON | None,
+    *,
+    request_id: RequestId | None,
+    era: Era,
+    protocol_version: str | None,
+    transport: Mapping[str, Any] | None,
+    link: TraceContext | None = None,
+) -> TracedMessage:
+    """The :class:`TracedMessage` for an inbound message (its ``_meta`` context parsed
+    under ``server.limits``)."""
+    raw: Any = params.get("_meta") if params else None
+    meta: JSON = raw if type(raw) is dict else {}  # pyright: ignore[reportUnknownVariableType]
+    limits = server.limits
+    ctx = (
+        from_meta(
+            meta,
+            max_tracestate_bytes=limits.max_tracestate_bytes,
+            max_baggage_bytes=limits.max_baggage_bytes,
+        )
+        if TRACEPARENT in meta
+        else None
+    )
+    facts: Mapping[str, Any] = transport if transport is not None else {}
+    sid: Any = facts.get("session_id")
+    return TracedMessage(
+        "server",
+        kind,
+        method,
+        params,
+        request_id=request_id,
+        era=era,
+        protocol_version=protocol_version,
+        session_id=sid if isinstance(sid, str) else None,
+        transport=facts,
+        trace_context=ctx,
+        link=link,
+        meta=meta,
+    )
+
+
+async def handle_traced(
+    server: Server,
+    request: InboundRequest,
+    era: Era,
+    protocol_version: str | None,
+    transport: JSON | None,
+    serve: Callable[[InboundRequest, TracedMessage], Awaitable[JSON]],
+    *,
+    link: TraceContext | None = None,
+) -> JSON:
+    """Rule 1: ``serve`` a request with its trace context current and the tracer told."""
+    message = inbound_message(
+        server,
+        "request",
+        request.method,
+        request.params,
+        request_id=request.id,
+        era=era,
+        protocol_version=protocol_version,
+        transport=transport if transport is not None else request.transport,
+        link=link,
+    )
+    channel = TracedChannel(request.channel, server.tracer, message)
+    traced = InboundRequest(request.id, request.method, request.params, channel, request.transport)
+    return await run_handled(server.tracer, message, lambda: serve(traced, message))
+
+
+async def handle_notification_traced(
+    server: Server,
+    method: str,
+    params: JSON | None,
+    run: Callable[[], Awaitable[Any]],
+    *,
+    legacy_version: str | None = None,
+    transport: Mapping[str, Any] | None = None,
+) -> None:
+    """Rule 4: ``await run()`` (the notification's handling) traced when it applies.
+    The era is 2026-07-28 when ``_meta`` declares a protocol version (that version is
+    reported), else the handshake era at ``legacy_version``."""
+    if server.tracer is None and not carries_trace(params):
+        await run()
+        return
+    raw: Any = params.get("_meta") if params else None
+    meta: JSON = raw if type(raw) is dict else {}  # pyright: ignore[reportUnknownVariableType]
+    declared: Any = meta.get(M.PROTOCOL_VERSION)
+    modern = type(declared) is str
+    message = inbound_message(
+        server,
+        "notification",
+        method,
+        params,
+        request_id=None,
+        era="modern" if modern else "legacy",
+        protocol_version=declared if modern else legacy_version,
+        transport=transport,
+    )
+    await run_handled(server.tracer, message, run)
+
+
+def round_trace(first: Any) -> JSON | None:
+    """Rule 3: the ``extra`` data to seal into an ``input_required`` answer's state."""
+    ctx = from_meta(first) if first is not None else None
+    if ctx is None:
+        ctx = current()
+    return {ROUND_TRACE_KEY: ctx.to_meta()} if ctx is not None else None
+
+
+def _outbound(params: JSON | None) -> tuple[JSON, JSON]:
+    """A copy of ``params`` and of its ``_meta``, with the current context injected
+    unless ``_meta`` already has a ``traceparent``."""
+    out: JSON = dict(params) if params else {}
+    raw: Any = out.get("_meta")
+    meta: JSON = dict(raw) if type(raw) is dict else {}  # pyright: ignore[reportUnknownArgumentType]
+    ctx = current()
+    if ctx is not None and TRACEPARENT not in meta:
+        meta.update(ctx.to_meta())
+    return out, meta
+
+
+def _with_meta(out: JSON, meta: JSON, absent: bool) -> JSON | None:
+    """``out`` with ``meta`` as its ``_meta``; None again when the params were absent
+    and nothing was added."""
+    if meta:
+        out["_meta"] = meta
+    else:
+        out.pop("_meta", None)
+    return None if absent and not out else out
+
+
+class TracedChannel:
+    """A request's channel that injects the current context and tells the tracer
+    (rule 1). Everything else is the wrapped channel's."""
+
+    __slots__ = ("_channel", "_origin", "_tracer")
+
+    def __init__(self, channel: Channel, tracer: Tracer | None, origin: TracedMessage) -> None:
+        self._channel = channel
+        self._tracer = tracer
+        self._origin = origin
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._channel, name)
+
+    def _message(
+        self, kind: Literal["request", "notification"], method: str, params: JSON, meta: JSON
+    ) -> TracedMessage:
+        origin = self._origin
+        return TracedMessage(
+            "server",
+            kind,
+            method,
+            params,
+            era=origin.era,
+            protocol_version=origin.protocol_version,
+            session_id=origin.session_id,
+            transport=origin.transport,
+            trace_context=current(),
+            meta=meta,
+        )
+
+    async def notify(self, method: str, params: JSON | None) -> None:
+        out, meta = _outbound(params)
+        tracer = self._tracer
+        if tracer is None:
+            await self._channel.notify(method, _with_meta(out, meta, params is None))
+            return
+
+        async def send(final: JSON) -> None:
+            await self._channel.notify(method, _with_meta(out, final, params is None))
+
+        await run_sent(tracer, self._message("notification", method, out, meta), send)
+
+    async def request(
+        self,
+        method: str,
+        params: JSON | None,
+        *,
+        timeout_s: float | None = None,
+        progress_token: RequestId | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JSON:
+        out, meta = _outbound(params)
+
+        async def send(final: JSON) -> JSON:
+            return await self._channel.request(
+                method,
+                _with_meta(out, final, params is None),
+                timeout_s=timeout_s,
+                progress_token=progress_token,
+                on_progress=on_progress,
+            )
+
+        tracer = self._tracer
+        if tracer is None:
+            return await send(meta)
+        return await run_sent(tracer, self._message("request", method, out, meta), send)

@@ -1,0 +1,183 @@
+"""One side's spans and duration metrics: start an operation, end it with its outcome.
+
+This module knows the OpenTelemetry API and the conventions (:mod:`.semconv`); it does
+not know how mcpkit delivers messages (that is :mod:`.tracer`, on the core hook).
+
+Rules:
+1. A received message's span (kind SERVER) has the context carried in its
+   ``params._meta`` (SEP-414; :mod:`.propagation`) as parent; the ambient context, when
+   it holds a valid span (an HTTP server span from ASGI instrumentation), is added as a
+   link. Without a usable ``_meta`` context the ambient context is the parent.
+2. A sent message's span (kind CLIENT) is a child of the ambient context (its context is
+   injected into the outgoing ``_meta`` by :mod:`.tracer`).
+3. The operation's span is current while its handler runs (server) so spans the handler
+   opens nest under it; the request's baggage stays current with it.
+4. Outcome: a JSON-RPC error sets ``error.type`` and ``rpc.response.status_code`` to the
+   code and the status to ERROR with the error's message; ``isError: true`` on a
+   ``tools/call`` result sets ``error.type=tool_error`` and ERROR; any other exception
+   sets ``error.type`` to its class's qualified name, records it, and ERROR.
+5. ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result`` (JSON strings) are
+   recorded only when ``record_arguments`` is on (they may be sensitive).
+6. Each operation records one ``mcp.{side}.operation.duration`` point (seconds) with the
+   metric's attribute subset when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.ext.otel import semconv as S
+from mcpkit.ext.otel.metrics import Durations
+
+__all__ = ["Operation", "Recorder"]
+
+JSON = dict[str, Any]
+
+
+class Operation:
+    """One request or notification in flight: its span, attributes and start time."""
+
+    __slots__ = ("attributes", "method", "span", "start", "token")
+
+    def __init__(self, span: trace.Span, attributes: S.Attributes, method: str) -> None:
+        self.span = span
+        self.attributes = attributes
+        self.method = method
+        self.start = time.perf_counter()
+        self.token: object | None = None
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+class Recorder:
+    """Spans and operation metrics of one side (``"server"`` or ``"client"``)."""
+
+    def __init__(
+        self,
+        side: str,
+        tracer: trace.Tracer,
+        durations: Durations,
+        *,
+        record_arguments: bool,
+        uri_in_span_name: bool,
+        metric_resource_uri: bool,
+    ) -> None:
+        self.side = side
+        self.tracer = tracer
+        self.durations = durations
+        self.record_arguments = record_arguments
+        self.uri_in_span_name = uri_in_span_name
+        self.metric_resource_uri = metric_resource_uri
+
+    # -- operations ---------------------------------------------------------------------
+    def start(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        request_id: str | int | None,
+        *,
+        extra: Mapping[str, Any] | None = None,
+        links: list[Link] | None = None,
+        remote: otel_context.Context | None = None,
+    ) -> Operation:
+        """Open the span of one operation. Server side (rules 1, 3): ``remote`` (the
+        context from ``_meta``) is the parent and the ambient span a link; without it
+        the ambient context is the parent; the span is current until :meth:`end`.
+        Client side (rule 2): a child of the ambient context."""
+        attrs = S.request_attributes(method, params, request_id)
+        if extra:
+            attrs.update(extra)
+        if self.record_arguments and method == "tools/call" and params is not None:
+            args = params.get("arguments")
+            if args is not None:
+                attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(args)
+        name = S.span_name(method, params, uri_in_span_name=self.uri_in_span_name)
+        if self.side == "server":
+            if remote is not None:
+                ambient = trace.get_current_span().get_span_context()
+                if ambient.is_valid:
+                    links = [*(links or ()), Link(ambient)]
+            span = self.tracer.start_span(
+                name, context=remote, kind=SpanKind.SERVER, attributes=attrs, links=links
+            )
+            op = Operation(span, attrs, method)
+            # the remote context also carries the request's baggage: keep it current
+            op.token = otel_context.attach(trace.set_span_in_context(span, remote))
+            return op
+        span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs, links=links)
+        return Operation(span, attrs, method)
+
+    def end(
+        self,
+        op: Operation,
+        *,
+        result: Mapping[str, Any] | None = None,
+        error: BaseException | None = None,
+        error_object: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Close the span with the outcome (rules 4-5) and record the duration (rule 6).
+        ``error_object``: a JSON-RPC error ``{code, message}`` answered or received;
+        ``error``: any other exception."""
+        span = op.span
+        try:
+            if error_object is not None:
+                self._error_response(op, error_object)
+            elif error is not None:
+                self._fail(op, error)
+            elif result is not None and op.method == "tools/call":
+                if result.get("isError") is True:
+                    op.attributes[S.ERROR_TYPE] = S.TOOL_ERROR
+                    span.set_attribute(S.ERROR_TYPE, S.TOOL_ERROR)
+                    span.set_status(Status(StatusCode.ERROR))
+                if self.record_arguments:
+                    shown = {k: v for k, v in result.items() if k != "_meta"}
+                    span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, _json(shown))
+        finally:
+            if op.token is not None:
+                otel_context.detach(op.token)  # type: ignore[arg-type]
+                op.token = None
+            span.end()
+            self.durations.operation.record(
+                time.perf_counter() - op.start,
+                S.metric_attributes(
+                    op.attributes, S.OPERATION_METRIC_KEYS, resource_uri=self.metric_resource_uri
+                ),
+            )
+
+    def _error_response(self, op: Operation, error: Mapping[str, Any]) -> None:
+        code = error.get("code")
+        message = error.get("message")
+        extra = (
+            S.error_code_attributes(code)
+            if isinstance(code, int)
+            else {S.ERROR_TYPE: S.OTHER_ERROR}
+        )
+        op.attributes.update(extra)
+        op.span.set_attributes(extra)
+        op.span.set_status(Status(StatusCode.ERROR, message if isinstance(message, str) else None))
+
+    def _fail(self, op: Operation, error: BaseException) -> None:
+        code = getattr(error, "code", None)
+        if _is_jsonrpc_error(error) and isinstance(code, int):
+            self._error_response(op, {"code": code, "message": getattr(error, "message", None)})
+            return
+        kind = type(error).__qualname__ or S.OTHER_ERROR
+        op.attributes[S.ERROR_TYPE] = kind
+        op.span.set_attribute(S.ERROR_TYPE, kind)
+        if isinstance(error, Exception):
+            op.span.record_exception(error)
+        op.span.set_status(Status(StatusCode.ERROR, str(error) or kind))
+
+
+def _is_jsonrpc_error(error: BaseException) -> bool:
+    return isinstance(error, JSONRPCError)

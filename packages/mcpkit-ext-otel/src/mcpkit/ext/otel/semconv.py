@@ -1,0 +1,242 @@
+"""The OpenTelemetry semantic conventions for MCP, as data: attribute names, span names,
+the attributes a message's method and params give, error classification, and the
+histograms' bucket boundaries.
+
+Source: OpenTelemetry semantic conventions, ``docs/gen-ai/mcp.md`` and
+``docs/registry/attributes/mcp.md`` (status: development); ``spec/otel/`` in this repository.
+
+Rules:
+1. The span name is ``{mcp.method.name} {target}`` where the target is the tool name
+   (``tools/call``) or the prompt name (``prompts/get``), else ``{mcp.method.name}``
+   alone. The resource URI is a target only when the user opts in
+   (``uri_in_span_name``): it is high-cardinality.
+2. ``gen_ai.operation.name`` is ``execute_tool`` for ``tools/call`` and never set
+   otherwise.
+3. ``jsonrpc.request.id`` is the id's string form; never set for a notification or a
+   ``null`` id.
+4. ``mcp.resource.uri`` is set for ``resources/read``, ``resources/subscribe``,
+   ``resources/unsubscribe`` and ``notifications/resources/updated``. On spans always;
+   on the operation-duration histograms only when opted in (it is Opt-In there).
+5. ``error.type``: the JSON-RPC error code's string form for an error response (also
+   ``rpc.response.status_code``); ``tool_error`` for a ``CallToolResult`` with
+   ``isError: true``; the exception's qualified class name for a local failure
+   (``_OTHER`` when there is none). The span status is ERROR with the error message.
+6. ``network.transport`` is ``pipe`` for stdio and ``tcp`` for HTTP;
+   ``network.protocol.name`` is ``http`` (lowercase) with ``network.protocol.version``
+   when the transport is HTTP; nothing of them for the in-memory pairing.
+7. The four duration histograms are in seconds with the explicit bucket boundaries
+   ``[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]``.
+8. Metric attributes are the low-cardinality subset the conventions list per metric:
+   never ``jsonrpc.request.id`` or ``mcp.session.id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = [
+    "CLIENT_OPERATION_DURATION",
+    "CLIENT_SESSION_DURATION",
+    "DURATION_BUCKETS_S",
+    "EXECUTE_TOOL",
+    "OPERATION_METRIC_KEYS",
+    "RESOURCE_URI_METHODS",
+    "SERVER_OPERATION_DURATION",
+    "SERVER_SESSION_DURATION",
+    "SESSION_METRIC_KEYS",
+    "TOOL_ERROR",
+    "TransportInfo",
+    "error_code_attributes",
+    "metric_attributes",
+    "request_attributes",
+    "span_name",
+]
+
+# -- attribute keys (registry: mcp, gen_ai, jsonrpc, rpc, error, network, server, client)
+MCP_METHOD_NAME: Final = "mcp.method.name"
+MCP_SESSION_ID: Final = "mcp.session.id"
+MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
+MCP_RESOURCE_URI: Final = "mcp.resource.uri"
+JSONRPC_REQUEST_ID: Final = "jsonrpc.request.id"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_PROMPT_NAME: Final = "gen_ai.prompt.name"
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+ERROR_TYPE: Final = "error.type"
+RPC_RESPONSE_STATUS_CODE: Final = "rpc.response.status_code"
+NETWORK_TRANSPORT: Final = "network.transport"
+NETWORK_PROTOCOL_NAME: Final = "network.protocol.name"
+NETWORK_PROTOCOL_VERSION: Final = "network.protocol.version"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+CLIENT_ADDRESS: Final = "client.address"
+CLIENT_PORT: Final = "client.port"
+
+EXECUTE_TOOL: Final = "execute_tool"
+TOOL_ERROR: Final = "tool_error"
+OTHER_ERROR: Final = "_OTHER"
+
+RESOURCE_URI_METHODS: Final = frozenset(
+    {
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "notifications/resources/updated",
+    }
+)
+
+# -- metrics (rule 7)
+CLIENT_OPERATION_DURATION: Final = "mcp.client.operation.duration"
+SERVER_OPERATION_DURATION: Final = "mcp.server.operation.duration"
+CLIENT_SESSION_DURATION: Final = "mcp.client.session.duration"
+SERVER_SESSION_DURATION: Final = "mcp.server.session.duration"
+DURATION_BUCKETS_S: Final[tuple[float, ...]] = (
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    1,
+    2,
+    5,
+    10,
+    30,
+    60,
+    120,
+    300,
+)
+DESCRIPTIONS: Final = {
+    CLIENT_OPERATION_DURATION: "The duration of the MCP request or notification as observed "
+    "on the sender from the time it was sent until the response or ack is received.",
+    SERVER_OPERATION_DURATION: "MCP request or notification duration as observed on the "
+    "receiver from the time it was received until the result or ack is sent.",
+    CLIENT_SESSION_DURATION: "The duration of the MCP session as observed on the MCP client.",
+    SERVER_SESSION_DURATION: "The duration of the MCP session as observed on the MCP server.",
+}
+
+# Rule 8: the attributes each metric carries (the conventions' tables per metric);
+# ``server.address``/``server.port`` only on the client's operation metric.
+OPERATION_METRIC_KEYS: Final = frozenset(
+    {
+        MCP_METHOD_NAME,
+        ERROR_TYPE,
+        GEN_AI_PROMPT_NAME,
+        GEN_AI_TOOL_NAME,
+        RPC_RESPONSE_STATUS_CODE,
+        GEN_AI_OPERATION_NAME,
+        MCP_PROTOCOL_VERSION,
+        NETWORK_PROTOCOL_NAME,
+        NETWORK_PROTOCOL_VERSION,
+        NETWORK_TRANSPORT,
+        SERVER_ADDRESS,
+        SERVER_PORT,
+    }
+)
+SESSION_METRIC_KEYS: Final = frozenset(
+    {
+        ERROR_TYPE,
+        MCP_PROTOCOL_VERSION,
+        NETWORK_PROTOCOL_NAME,
+        NETWORK_PROTOCOL_VERSION,
+        NETWORK_TRANSPORT,
+        SERVER_ADDRESS,
+        SERVER_PORT,
+    }
+)
+
+Attributes = dict[str, str | int | bool | float]
+
+
+class TransportInfo:
+    """What the conventions record of a transport (rule 6): ``kind`` is ``"stdio"``,
+    ``"http"`` or ``"memory"``; addresses are set where the transport knows them."""
+
+    __slots__ = ("attributes",)
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        http_version: str | None = None,
+        server: tuple[str, int] | None = None,
+        client: tuple[str, int] | None = None,
+    ) -> None:
+        attrs: Attributes = {}
+        if kind == "stdio":
+            attrs[NETWORK_TRANSPORT] = "pipe"
+        elif kind == "http":
+            attrs[NETWORK_TRANSPORT] = "tcp"
+            attrs[NETWORK_PROTOCOL_NAME] = "http"
+            if http_version:
+                attrs[NETWORK_PROTOCOL_VERSION] = http_version
+        if server is not None:
+            attrs[SERVER_ADDRESS], attrs[SERVER_PORT] = server[0], int(server[1])
+        if client is not None:
+            attrs[CLIENT_ADDRESS], attrs[CLIENT_PORT] = client[0], int(client[1])
+        self.attributes: Attributes = attrs
+
+
+def _target(method: str, params: Mapping[str, Any] | None) -> str | None:
+    if params is None or method not in ("tools/call", "prompts/get"):
+        return None
+    name = params.get("name")
+    return name if isinstance(name, str) else None
+
+
+def span_name(
+    method: str, params: Mapping[str, Any] | None, *, uri_in_span_name: bool = False
+) -> str:
+    """Rule 1: ``"tools/call get-weather"``, ``"prompts/get review"``, ``"ping"``."""
+    target = _target(method, params)
+    if (
+        target is None
+        and uri_in_span_name
+        and params is not None
+        and method in RESOURCE_URI_METHODS
+    ):
+        uri = params.get("uri")
+        target = uri if isinstance(uri, str) else None
+    return method if target is None else f"{method} {target}"
+
+
+def request_attributes(
+    method: str, params: Mapping[str, Any] | None, request_id: str | int | None
+) -> Attributes:
+    """Rules 2-4: the attributes a message gives by itself (method, id, tool, prompt,
+    resource URI)."""
+    attrs: Attributes = {MCP_METHOD_NAME: method}
+    if request_id is not None:
+        attrs[JSONRPC_REQUEST_ID] = str(request_id)
+    if method == "tools/call":
+        attrs[GEN_AI_OPERATION_NAME] = EXECUTE_TOOL
+        name = _target(method, params)
+        if name is not None:
+            attrs[GEN_AI_TOOL_NAME] = name
+    elif method == "prompts/get":
+        name = _target(method, params)
+        if name is not None:
+            attrs[GEN_AI_PROMPT_NAME] = name
+    elif method in RESOURCE_URI_METHODS and params is not None:
+        uri = params.get("uri")
+        if isinstance(uri, str):
+            attrs[MCP_RESOURCE_URI] = uri
+    return attrs
+
+
+def error_code_attributes(code: int) -> Attributes:
+    """Rule 5, for a JSON-RPC error response."""
+    return {ERROR_TYPE: str(code), RPC_RESPONSE_STATUS_CODE: str(code)}
+
+
+def metric_attributes(
+    span_attributes: Mapping[str, Any], keys: frozenset[str], *, resource_uri: bool = False
+) -> Attributes:
+    """Rule 8: the subset of a span's attributes that a metric carries (plus
+    ``mcp.resource.uri`` when opted in, rule 4)."""
+    out: Attributes = {k: v for k, v in span_attributes.items() if k in keys}
+    if resource_uri and MCP_RESOURCE_URI in span_attributes:
+        out[MCP_RESOURCE_URI] = span_attributes[MCP_RESOURCE_URI]
+    return out

@@ -1,0 +1,235 @@
+"""The OpenTelemetry :class:`~mcpkit.core.tracing.Tracer`: the core's tracing hook turned
+into spans and duration metrics.
+
+Rules:
+1. Every message handled (``Tracer.handle``: inbound requests and notifications) is a
+   SERVER span recorded in ``mcp.server.operation.duration``; every message sent
+   (``Tracer.send``: outbound requests and notifications, on either side) is a CLIENT
+   span recorded in ``mcp.client.operation.duration`` (the conventions: the sender
+   reports the client span, the receiver the server span, whichever end initiated).
+2. Inbound: the remote parent is the context the core extracted from ``_meta``
+   (``message.trace_context``: already validated, malformed values dropped), turned into
+   an OpenTelemetry context by :mod:`.propagation`; the ambient OpenTelemetry context is
+   linked (:mod:`.recorder` rule 1).
+3. The span is reported back to the core as ``message.span_context`` so that what the
+   handler sends, and records an extension makes (a task), carry it.
+4. Outbound: the CLIENT span's context is injected into ``message.meta``
+   (:mod:`.propagation`, ``_meta`` as the carrier), replacing the core's own context.
+5. ``message.link`` (the first MRTR round, or the ``tools/call`` that created a task,
+   also when a ``tasks/*`` handler sets it while running) becomes a span link; a task's
+   work (``kind == "work"``) is an INTERNAL span whose parent is that stored context,
+   so it continues the creating trace.
+6. Transport attributes come from ``message.transport``: ``stdio`` → ``network.transport
+   = pipe``; ``streamable-http`` → ``tcp``, ``http`` and the ASGI scope's HTTP version and
+   peer address (server) or the URL's host and port (client); ``memory`` → none.
+7. ``session_ended`` (called by the core when a handshake-era session closes on the
+   server, and when a client leaves ``async with``) records one point of
+   ``mcp.server.session.duration`` or ``mcp.client.session.duration`` with the
+   protocol version, transport attributes and ``error.type`` when it ended by an error.
+8. Hooks never raise into mcpkit: the OpenTelemetry API does not raise, and what this
+   module computes is guarded by the types it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.propagators.textmap import TextMapPropagator
+from opentelemetry.trace import Link, SpanKind
+
+from mcpkit.core.tracing import TraceContext, TracedMessage
+from mcpkit.ext.otel import semconv as S
+from mcpkit.ext.otel.metrics import Durations
+from mcpkit.ext.otel.propagation import as_trace_context, inject, remote_context
+from mcpkit.ext.otel.recorder import Operation, Recorder
+
+__all__ = ["OtelTracer", "transport_attributes"]
+
+
+def transport_attributes(transport: Mapping[str, Any]) -> S.Attributes:
+    """Rule 6."""
+    name = transport.get("name")
+    if name == "stdio":
+        return {S.NETWORK_TRANSPORT: "pipe"}
+    if name != "streamable-http":
+        return {}
+    attrs: S.Attributes = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
+    scope = transport.get("scope")
+    if isinstance(scope, Mapping):
+        version = scope.get("http_version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(version, str):
+            attrs[S.NETWORK_PROTOCOL_VERSION] = version
+        client = scope.get("client")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(client, (tuple, list)) and len(client) == 2:  # pyright: ignore[reportUnknownArgumentType]
+            host, port = client  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(host, str) and isinstance(port, int):
+                attrs[S.CLIENT_ADDRESS], attrs[S.CLIENT_PORT] = host, port
+    url = transport.get("url")
+    if isinstance(url, str):
+        parts = urlsplit(url)
+        if parts.hostname:
+            attrs[S.SERVER_ADDRESS] = parts.hostname
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            attrs[S.SERVER_PORT] = port
+    return attrs
+
+
+def _facts(message: TracedMessage) -> S.Attributes:
+    attrs = transport_attributes(message.transport) if message.transport else {}
+    if message.protocol_version is not None:
+        attrs[S.MCP_PROTOCOL_VERSION] = message.protocol_version
+    if message.session_id is not None:
+        attrs[S.MCP_SESSION_ID] = message.session_id
+    return attrs
+
+
+class OtelTracer:
+    """A :class:`~mcpkit.core.tracing.Tracer` over one tracer and meter (rules 1-7)."""
+
+    def __init__(
+        self,
+        tracer: trace.Tracer,
+        durations_in: Durations,
+        durations_out: Durations,
+        propagator: TextMapPropagator | None,
+        *,
+        record_arguments: bool = False,
+        uri_in_span_name: bool = False,
+        metric_resource_uri: bool = False,
+    ) -> None:
+        options = {
+            "record_arguments": record_arguments,
+            "uri_in_span_name": uri_in_span_name,
+            "metric_resource_uri": metric_resource_uri,
+        }
+        self.inbound = Recorder("server", tracer, durations_in, **options)
+        self.outbound = Recorder("client", tracer, durations_out, **options)
+        self.tracer = tracer
+        self.propagator = propagator
+        self.sessions = {"server": durations_in.session, "client": durations_out.session}
+
+    def session_ended(
+        self,
+        side: str,
+        duration_s: float,
+        *,
+        protocol_version: str | None = None,
+        transport: Mapping[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Rule 7."""
+        attrs = transport_attributes(transport) if transport else {}
+        attrs = S.metric_attributes(attrs, S.SESSION_METRIC_KEYS)
+        if protocol_version is not None:
+            attrs[S.MCP_PROTOCOL_VERSION] = protocol_version
+        if error is not None:
+            attrs[S.ERROR_TYPE] = error
+        histogram = self.sessions.get(side)
+        if histogram is not None:
+            histogram.record(duration_s, attrs)
+
+    def _remote(self, ctx: TraceContext | None) -> otel_context.Context | None:
+        """Rule 2: the core's validated context as an OpenTelemetry parent."""
+        if ctx is None:
+            return None
+        return remote_context(ctx, self.propagator)
+
+    def _link(self, ctx: TraceContext | None) -> list[Link] | None:
+        parent = self._remote(ctx)
+        if parent is None:
+            return None
+        return [Link(trace.get_current_span(parent).get_span_context())]
+
+    def handle(self, message: TracedMessage) -> _Handled:
+        """Rules 1-3, 5: the context manager around a message handled."""
+        return _Handled(self, message)
+
+    def _work(self, message: TracedMessage) -> Operation:
+        """Rule 5: a task's work, continuing the creating request's trace."""
+        parent = self._remote(message.link or message.trace_context)
+        attrs = S.request_attributes(message.method, message.params, None)
+        attrs.update(_facts(message))
+        name = S.span_name(message.method, message.params)
+        span = self.tracer.start_span(
+            name, context=parent, kind=SpanKind.INTERNAL, attributes=attrs
+        )
+        op = Operation(span, attrs, message.method)
+        op.token = otel_context.attach(trace.set_span_in_context(span, parent))
+        return op
+
+    def send(self, message: TracedMessage) -> _Sent:
+        """Rules 1, 4: the context manager around a message sent."""
+        return _Sent(self, message)
+
+
+class _Handled:
+    """``OtelTracer.handle``'s context manager (a class: no generator per message)."""
+
+    __slots__ = ("linked", "message", "op", "owner")
+
+    def __init__(self, owner: OtelTracer, message: TracedMessage) -> None:
+        self.owner = owner
+        self.message = message
+
+    def __enter__(self) -> None:
+        owner, message = self.owner, self.message
+        if message.kind == "work":
+            op = owner._work(message)  # pyright: ignore[reportPrivateUsage]
+        else:
+            op = owner.inbound.start(
+                message.method,
+                message.params,
+                message.request_id,
+                extra=_facts(message),
+                links=owner._link(message.link),  # pyright: ignore[reportPrivateUsage]
+                remote=owner._remote(message.trace_context),  # pyright: ignore[reportPrivateUsage]
+            )
+        self.op = op
+        carried = message.trace_context
+        message.span_context = as_trace_context(op.span, carried.baggage if carried else None)
+        self.linked = message.link
+
+    def __exit__(self, *exc_info: object) -> None:
+        message, op = self.message, self.op
+        if message.link is not None and message.link is not self.linked:
+            # set while handling (a tasks/* poll names its task's creating request)
+            for link in self.owner._link(message.link) or ():  # pyright: ignore[reportPrivateUsage]
+                op.span.add_link(link.context)
+        self.owner.inbound.end(op, **_outcome(message))
+
+
+class _Sent:
+    """``OtelTracer.send``'s context manager."""
+
+    __slots__ = ("message", "op", "owner")
+
+    def __init__(self, owner: OtelTracer, message: TracedMessage) -> None:
+        self.owner = owner
+        self.message = message
+
+    def __enter__(self) -> None:
+        owner, message = self.owner, self.message
+        op = owner.outbound.start(
+            message.method,
+            message.params,
+            message.request_id,
+            extra=_facts(message),
+            links=owner._link(message.link),  # pyright: ignore[reportPrivateUsage]
+        )
+        self.op = op
+        inject(message.meta, op.span, trace.set_span_in_context(op.span), owner.propagator)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.owner.outbound.end(self.op, **_outcome(self.message))
+
+
+def _outcome(message: TracedMessage) -> dict[str, Any]:
+    if message.error is not None:
+        return {"error_object": message.error}
+    if message.exception is not None:
+        return {"error": message.exception}
+    return {"result": message.result}
