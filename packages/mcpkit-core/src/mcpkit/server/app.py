@@ -22,7 +22,12 @@ Rules:
    while entering them fails startup, but a failure of their background work while
    serving is logged (CRITICAL, with the traceback) and contained. It ends those
    lifespans only; it never cancels the transport hosting them, so requests keep being
-   served (before, it half-shut the HTTP endpoint: 503 for every request, for good).
+   served (before, it half-shut the HTTP endpoint: 503 for every request, for good;
+   :mod:`mcpkit.server.lifespans`).
+8. HTTP-level extensions register through :meth:`Server.add_request_guard` (refuse a
+   parsed POST with a status and headers before dispatch), :meth:`Server.add_http_middleware`
+   (wrap the endpoint) and :meth:`Server.add_http_routes` (routes beside it); see
+   :mod:`mcpkit.server.guards`. None of them runs over stdio.
 9. ``Server(lifespan=...)`` is the first lifespan; each lifespan's yielded value is
    kept while serving. :attr:`Server.lifespan_state` (and ``ctx.lifespan``) is the
    first value other than None in registration order (so the ``lifespan=`` one when it
@@ -37,10 +42,6 @@ Rules:
    with a generic message carrying the id (``expose_errors=True``: with the exception's
    type and text); :class:`~mcpkit.server.tools.ToolError` is answered -32603 with its
    own message, and ``JSONRPCError`` is answered as raised.
-8. HTTP-level extensions register through :meth:`Server.add_request_guard` (refuse a
-   parsed POST with a status and headers before dispatch), :meth:`Server.add_http_middleware`
-   (wrap the endpoint) and :meth:`Server.add_http_routes` (routes beside it); see
-   :mod:`mcpkit.server.guards`. None of them runs over stdio.
 """
 
 from __future__ import annotations
