@@ -135,3 +135,18 @@ async def test_helpers_are_resource_returns() -> None:
         {"uri": "mem://logo", "mimeType": "image/png", "blob": b64(PNG)}
     ]
     assert read_table["contents"] == [{"uri": "mem://table", "mimeType": "text/csv", "text": "a,b"}]
+
+
+async def test_helpers_are_prompt_message_content() -> None:
+    server = Server("s")
+
+    @server.prompt
+    def describe() -> list[Any]:
+        return ["Describe this picture:", Image(PNG)]
+
+    async with connect(server) as peer:
+        got = await peer.request("prompts/get", {"name": "describe"})
+    assert got["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "Describe this picture:"}},
+        {"role": "user", "content": {"type": "image", "data": b64(PNG), "mimeType": "image/png"}},
+    ]

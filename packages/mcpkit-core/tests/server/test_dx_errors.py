@@ -10,9 +10,10 @@ import logging
 import re
 import sys
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Any
 
 import pytest
+from dx_helpers import ERAS, Era, ask
 from http_helpers import body_of, headers, initialize, mcp_http, modern_headers, modern_meta
 from peer import Peer, connect
 
@@ -23,25 +24,8 @@ from mcpkit.server.logs import LOG_FORMAT
 pytestmark = pytest.mark.anyio
 
 JSON = dict[str, Any]
-Era = Literal["legacy", "modern"]
-ERAS: list[Era] = ["legacy", "modern"]
 SECRET = "db password is hunter2"
 ERROR_ID = re.compile(r"error id ([0-9a-f]{8})")
-
-
-def envelope(**params: Any) -> JSON:
-    return {
-        **params,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    }
-
-
-async def ask(peer: Peer, era: Era, method: str, **params: Any) -> JSON:
-    """``method`` on the handshake-era session, or as a 2026-07-28 request."""
-    return await peer.request(method, envelope(**params) if era == "modern" else params)
 
 
 def failing_server(*, expose_errors: bool = False) -> Server:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Literal
+from typing import Any
 
 import pytest
-from peer import Peer, connect
+from dx_helpers import ERAS, Era, ask
+from peer import connect
 from pydantic import BaseModel
 
 from mcpkit.core.types import ImageContent, TextContent, TextResourceContents
@@ -18,8 +19,6 @@ from mcpkit.server import Server
 pytestmark = pytest.mark.anyio
 
 JSON = dict[str, Any]
-Era = Literal["legacy", "modern"]
-ERAS: list[Era] = ["legacy", "modern"]
 IMAGE = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
 EMBEDDED = {"type": "resource", "resource": {"uri": "mem://a", "text": "hi"}}
 LINK = {"type": "resource_link", "uri": "mem://a", "name": "a"}
@@ -34,23 +33,6 @@ class Fruit(BaseModel):
 class Crate:
     count: int
     label: str
-
-
-def envelope(**params: Any) -> JSON:
-    return {
-        **params,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    }
-
-
-async def ask(peer: Peer, era: Era, method: str, **params: Any) -> JSON:
-    result = await peer.request(method, envelope(**params) if era == "modern" else params)
-    for key in ("resultType", "_meta", "ttlMs", "cacheScope"):
-        result.pop(key, None)
-    return result
 
 
 def const(value: Any) -> Any:

@@ -22,7 +22,12 @@ Rules:
    while entering them fails startup, but a failure of their background work while
    serving is logged (CRITICAL, with the traceback) and contained. It ends those
    lifespans only; it never cancels the transport hosting them, so requests keep being
-   served (before, it half-shut the HTTP endpoint: 503 for every request, for good).
+   served (before, it half-shut the HTTP endpoint: 503 for every request, for good;
+   :mod:`mcpkit.server.lifespans`).
+8. HTTP-level extensions register through :meth:`Server.add_request_guard` (refuse a
+   parsed POST with a status and headers before dispatch), :meth:`Server.add_http_middleware`
+   (wrap the endpoint) and :meth:`Server.add_http_routes` (routes beside it); see
+   :mod:`mcpkit.server.guards`. None of them runs over stdio.
 9. ``Server(lifespan=...)`` is the first lifespan; each lifespan's yielded value is
    kept while serving. :attr:`Server.lifespan_state` (and ``ctx.lifespan``) is the
    first value other than None in registration order (so the ``lifespan=`` one when it
@@ -37,23 +42,18 @@ Rules:
    with a generic message carrying the id (``expose_errors=True``: with the exception's
    type and text); :class:`~mcpkit.server.tools.ToolError` is answered -32603 with its
    own message, and ``JSONRPCError`` is answered as raised.
-8. HTTP-level extensions register through :meth:`Server.add_request_guard` (refuse a
-   parsed POST with a status and headers before dispatch), :meth:`Server.add_http_middleware`
-   (wrap the endpoint) and :meth:`Server.add_http_routes` (routes beside it); see
-   :mod:`mcpkit.server.guards`. None of them runs over stdio.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import anyio
-import anyio.abc
 
 from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
@@ -62,6 +62,7 @@ from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTE
 from mcpkit.server.completions import Completer
 from mcpkit.server.forms import RESOURCE_FORM, check_callable, decorate, resource_uri
 from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
+from mcpkit.server.lifespans import Lifespan, serve_lifespans
 from mcpkit.server.logs import configure_logging, logging_configured, report_failure
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import InputRequired, RequestStateSealer
@@ -100,9 +101,6 @@ Middleware = Callable[["Context", MethodHandler], Awaitable[JSON]]
 """Receive side: ``async def mw(ctx, call_next) -> result``."""
 SendMiddleware = Callable[[JSON, Callable[[JSON], Awaitable[None]]], Awaitable[None]]
 """Send side: ``async def mw(message, send_next) -> None``; sees every outgoing message."""
-Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
-"""``factory(server)`` returning an async context manager (e.g. an
-``@asynccontextmanager`` function); what it yields is kept (rule 9)."""
 ListenFilter = Callable[["Context", Any], "tuple[Any, Callable[[Change], bool]] | None"]
 
 
@@ -469,57 +467,11 @@ class Server:
         states = self._lifespan_states
         return states[-1] if states else None
 
-    @asynccontextmanager
-    async def lifespan(self) -> AsyncGenerator[None]:
+    def lifespan(self) -> AbstractAsyncContextManager[None]:
         """Enter every registered lifespan; transports wrap serving in this (rule 7).
-        An error entering or exiting one is raised here, as is."""
-        if not self._lifespans:
-            yield
-            return
-        stop = anyio.Event()
-        errors: list[Exception] = []
-        async with anyio.create_task_group() as tg:
-            if await tg.start(self._hold_lifespans, stop, errors):
-                try:
-                    yield
-                finally:
-                    stop.set()
-        if errors:
-            raise errors[0]
-
-    async def _hold_lifespans(
-        self,
-        stop: anyio.Event,
-        errors: list[Exception],
-        *,
-        task_status: anyio.abc.TaskStatus[bool],
-    ) -> None:
-        """Rule 7: hold the lifespans open until ``stop``; contain what kills them while
-        serving; hand entry and exit errors to :meth:`lifespan` (``errors``)."""
-        started = False
-        try:
-            async with AsyncExitStack() as stack:
-                state: Any = None
-                for factory in self._lifespans:
-                    value = await stack.enter_async_context(factory(self))
-                    if state is None:
-                        state = value
-                self._lifespan_states.append(state)
-                stack.callback(self._lifespan_states.remove, state)
-                task_status.started(True)
-                started = True
-                await stop.wait()
-        except Exception as exc:
-            if not started or stop.is_set():
-                errors.append(exc)
-            else:
-                logger.critical(
-                    "a server lifespan (extension background work) failed while serving; "
-                    "it has stopped, the server goes on serving without it",
-                    exc_info=True,
-                )
-        if not started:
-            task_status.started(False)
+        An error entering or exiting one is raised here, as is
+        (:func:`mcpkit.server.lifespans.serve_lifespans`)."""
+        return serve_lifespans(self, self._lifespans, self._lifespan_states)
 
     def add_extension(self, extension: Extension | ExtensionProvider) -> Extension:
         """Advertise an extension in ``capabilities.extensions`` (SEP-2133)."""
@@ -768,7 +720,6 @@ class Server:
         (:mod:`mcpkit.server.signals`). Logs go to stderr at INFO
         (:func:`~mcpkit.server.logs.configure_logging`) unless the application
         configured logging itself."""
-        import anyio
 
         if not logging_configured():
             configure_logging()

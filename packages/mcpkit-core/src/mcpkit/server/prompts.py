@@ -6,7 +6,8 @@ Rules:
 2. ``prompts/get`` for an unknown name, or without a required argument, is -32602.
 3. A ``str`` return is one user message with text content; a dict with ``messages`` is
    taken as the whole result; a list may hold message dicts, pydantic models, or plain
-   strings/content blocks (each becomes a user message).
+   strings/content blocks (each becomes a user message). ``Image``, ``Audio`` and
+   ``File`` (:mod:`mcpkit.server.content`) are content blocks too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import as_list
+from mcpkit.server.tools import content_block
 from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
 
 if TYPE_CHECKING:
@@ -114,6 +116,9 @@ class Prompt:
 def _content(value: Any) -> JSON:
     if isinstance(value, str):
         return {"type": "text", "text": value}
+    block = content_block(value)  # Image/Audio/File and content models
+    if block is not None:
+        return block
     if is_pydantic_model(value):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     return dict(value)

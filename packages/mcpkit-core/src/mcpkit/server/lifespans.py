@@ -1,0 +1,91 @@
+"""Running a server's lifespans around serving (:mod:`mcpkit.server.app` rules 7, 9).
+
+Rules:
+1. The lifespans are entered in a task of their own, in registration order (the
+   ``Server(lifespan=...)`` one first): a failure while entering them fails startup, but
+   a failure of their background work while serving is logged (CRITICAL, with the
+   traceback) and contained. It ends those lifespans only; it never cancels the
+   transport hosting them, so requests keep being served.
+2. The first value other than None that they yield is the server's lifespan state
+   (``Server.lifespan_state``, ``ctx.lifespan``) from the moment they are all entered
+   until they start exiting.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+
+__all__ = ["Lifespan", "serve_lifespans"]
+
+logger = logging.getLogger("mcpkit.server")
+
+Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
+"""``factory(server)`` returning an async context manager (e.g. an
+``@asynccontextmanager`` function); what it yields is kept (rule 2)."""
+
+
+@asynccontextmanager
+async def serve_lifespans(
+    server: Server, factories: Sequence[Lifespan], states: list[Any]
+) -> AsyncGenerator[None]:
+    """Hold ``factories`` open around the body (rule 1); ``states`` receives the lifespan
+    state while they are (rule 2). Entry and exit errors are raised here, as they are."""
+    if not factories:
+        yield
+        return
+    stop = anyio.Event()
+    errors: list[Exception] = []
+    async with anyio.create_task_group() as tg:
+        if await tg.start(_hold, server, factories, states, stop, errors):
+            try:
+                yield
+            finally:
+                stop.set()
+    if errors:
+        raise errors[0]
+
+
+async def _hold(
+    server: Server,
+    factories: Sequence[Lifespan],
+    states: list[Any],
+    stop: anyio.Event,
+    errors: list[Exception],
+    *,
+    task_status: anyio.abc.TaskStatus[bool],
+) -> None:
+    """Rule 1: hold the lifespans open until ``stop``; contain what kills them while
+    serving; hand entry and exit errors to :func:`serve_lifespans` (``errors``)."""
+    started = False
+    try:
+        async with AsyncExitStack() as stack:
+            state: Any = None
+            for factory in factories:
+                value = await stack.enter_async_context(factory(server))
+                if state is None:
+                    state = value
+            states.append(state)
+            stack.callback(states.remove, state)
+            task_status.started(True)
+            started = True
+            await stop.wait()
+    except Exception as exc:
+        if not started or stop.is_set():
+            errors.append(exc)
+        else:
+            logger.critical(
+                "a server lifespan (extension background work) failed while serving; "
+                "it has stopped, the server goes on serving without it",
+                exc_info=True,
+            )
+    if not started:
+        task_status.started(False)
