@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from mcpkit.client import Client, HandlerFailedError, ToolCallError, ToolOutputError
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.types import CreateMessageRequestParams, ElicitRequestFormParams, TextContent
-from mcpkit.server import Server
+from mcpkit.server import Server, ToolError
 from mcpkit.server.context import Context
 
 pytestmark = pytest.mark.anyio
@@ -64,7 +64,7 @@ def build() -> Server:
 
     @server.tool()
     def broken() -> str:
-        raise ValueError("bad input")
+        raise ToolError("bad input")
 
     @server.tool()
     async def slow(ctx: Context) -> str:
