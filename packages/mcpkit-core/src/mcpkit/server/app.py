@@ -56,18 +56,18 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 import anyio
 
 from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
-from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.limits import Limits
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
 from mcpkit.server.forms import RESOURCE_FORM, check_callable, decorate, resource_uri
-from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
+from mcpkit.server.hub import LIST_CHANGED, Change, InMemoryHub, NotificationHub
 from mcpkit.server.lifespans import Lifespan, serve_lifespans
 from mcpkit.server.logs import configure_logging, logging_configured, report_failure
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import InputRequired, RequestStateSealer
 from mcpkit.server.prompts import Prompt
-from mcpkit.server.resources import Resource, ResourceTemplate, check_uri_length
+from mcpkit.server.resources import Resource, ResourceTemplate
 from mcpkit.server.tools import Tool, ToolError
 from mcpkit.server.visibility import ListFilter, Visibility
 
@@ -134,13 +134,6 @@ class MethodSpec:
     eras: frozenset[Era]
     input_capable: bool = False
     name_param: str | None = None
-
-
-_LIST_KINDS = {
-    "tools": "notifications/tools/list_changed",
-    "prompts": "notifications/prompts/list_changed",
-    "resources": "notifications/resources/list_changed",
-}
 
 
 class Server:
@@ -407,7 +400,7 @@ class Server:
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
         """Publish ``notifications/<kind>/list_changed`` to every listener."""
         if self.hub is not None:  # pyright: ignore[reportUnnecessaryComparison] - during __init__
-            self.hub.publish(Change(_LIST_KINDS[kind]))
+            self.hub.publish(Change(LIST_CHANGED[kind]))
 
     def notify_resource_updated(self, uri: str) -> None:
         """Publish ``notifications/resources/updated`` for ``uri`` to its subscribers."""
@@ -586,59 +579,11 @@ class Server:
     def listen_filter(
         self, ctx: Context, requested: Mapping[str, Any]
     ) -> tuple[JSON, Callable[[Change], bool]]:
-        """The honoured subset of a listen filter and the predicate it implies."""
-        caps = self.capabilities("modern")
-        honoured: JSON = {}
-        methods: set[str] = set()
-        for field, kind in (
-            ("toolsListChanged", "tools"),
-            ("promptsListChanged", "prompts"),
-            ("resourcesListChanged", "resources"),
-        ):
-            if requested.get(field) is True and kind in caps:
-                honoured[field] = True
-                methods.add(_LIST_KINDS[kind])
-        uris: set[str] = set()
-        subs = requested.get("resourceSubscriptions")
-        if isinstance(subs, list) and "resources" in caps:
-            uris = self._listen_uris(ctx, subs)  # pyright: ignore[reportUnknownArgumentType]
-            honoured["resourceSubscriptions"] = sorted(uris)
-        extra: list[Callable[[Change], bool]] = []
-        for field, build in self._listen_filters.items():
-            if field in requested:
-                built = build(ctx, requested[field])
-                if built is not None:
-                    honoured[field], pred = built
-                    extra.append(pred)
+        """The honoured subset of a listen filter and the predicate it implies
+        (:func:`mcpkit.server.listening.listen_filter`)."""
+        from mcpkit.server.listening import listen_filter
 
-        def accepts(change: Change) -> bool:
-            if change.method in methods:
-                return True
-            if change.method == "notifications/resources/updated":
-                return change.key in uris
-            return any(p(change) for p in extra)
-
-        return honoured, accepts
-
-    def _listen_uris(self, ctx: Context, requested: list[Any]) -> set[str]:
-        """``resourceSubscriptions`` of a listen request, bounded like
-        ``resources/subscribe`` (methods rule 5): -32602 beyond ``max_subscriptions``
-        URIs or ``max_uri_bytes`` per URI; only URIs naming a resource are honoured."""
-        limits = self.limits
-        if len(requested) > limits.max_subscriptions:
-            raise JSONRPCError(
-                INVALID_PARAMS,
-                f"subscriptions/listen: {len(requested)} resourceSubscriptions (limit "
-                f"{limits.max_subscriptions}, Limits.max_subscriptions)",
-                {"limit": limits.max_subscriptions},
-            )
-        uris: set[str] = set()
-        for uri in requested:
-            if isinstance(uri, str):
-                check_uri_length(uri, limits.max_uri_bytes, "subscriptions/listen")
-                if uri not in uris and self.visibility.names_resource(ctx, uri):
-                    uris.add(uri)
-        return uris
+        return listen_filter(self, ctx, requested, self._listen_filters)
 
     def session_accepts(self, session: LegacySession, change: Change) -> bool:
         return any(f(session, change) for f in self._session_filters)

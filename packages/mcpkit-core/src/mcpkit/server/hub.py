@@ -27,7 +27,14 @@ from typing import Any, Protocol
 
 import anyio
 
-__all__ = ["Change", "InMemoryHub", "Listener", "NotificationHub"]
+__all__ = ["LIST_CHANGED", "Change", "InMemoryHub", "Listener", "NotificationHub"]
+
+LIST_CHANGED: dict[str, str] = {
+    "tools": "notifications/tools/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+    "resources": "notifications/resources/list_changed",
+}
+"""The ``list_changed`` notification of each list kind."""
 
 logger = logging.getLogger("mcpkit.server")
 
