@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mcpkit.server.hub import Change, InMemoryHub, NotificationHub
     from mcpkit.server.lifecycle import LegacySession
     from mcpkit.server.mrtr import InputRequired
+    from mcpkit.server.proxy import ProxyLimits, proxy
     from mcpkit.server.resources import ResourceNotFoundError
     from mcpkit.server.tools import ToolError
 
@@ -44,9 +45,11 @@ __all__ = [
     "JSONRPCError",
     "LegacySession",
     "NotificationHub",
+    "ProxyLimits",
     "ResourceNotFoundError",
     "Server",
     "ToolError",
+    "proxy",
 ]
 
 _WHERE = {
@@ -62,6 +65,8 @@ _WHERE = {
     "ResourceNotFoundError": "mcpkit.server.resources",
     "ToolError": "mcpkit.server.tools",
     "JSONRPCError": "mcpkit.core.jsonrpc",
+    "ProxyLimits": "mcpkit.server.proxy",
+    "proxy": "mcpkit.server.proxy",
 }
 
 

@@ -184,6 +184,8 @@ class Server:
         """Builders of routes served beside the HTTP endpoint (:meth:`add_http_routes`)."""
         self.visibility = Visibility()
         """The list filters (:meth:`add_list_filter`) and the lookups that honour them."""
+        self._method_fallback: Callable[[Era, str], MethodSpec | None] | None = None
+        self._notification_fallback: Callable[[str, JSON | None], Awaitable[None]] | None = None
         for method, (handler, eras, input_capable, name_param) in BUILTIN_METHODS.items():
             self.add_method(
                 method, handler, eras=eras, input_capable=input_capable, name_param=name_param
@@ -306,8 +308,24 @@ class Server:
 
     def method(self, era: Era, method: str) -> MethodSpec | None:
         """The handler serving ``method`` on ``era``, if any. A method may have
-        different handlers per era (e.g. the tasks extension's v1 and v2 ``tasks/get``)."""
-        return self.methods[era].get(method)
+        different handlers per era (e.g. the tasks extension's v1 and v2 ``tasks/get``).
+        A method nothing registered is asked of the fallback (rule 9)."""
+        spec = self.methods[era].get(method)
+        if spec is None and self._method_fallback is not None:
+            return self._method_fallback(era, method)
+        return spec
+
+    def set_method_fallback(self, provide: Callable[[Era, str], MethodSpec | None]) -> None:
+        """Rule 9: ``provide(era, method)`` serves methods no handler is registered for
+        (a proxy forwarding what it does not know); returning None leaves them -32601."""
+        self._method_fallback = provide
+
+    def set_notification_fallback(
+        self, handler: Callable[[str, JSON | None], Awaitable[None]]
+    ) -> None:
+        """Rule 9: ``async def handler(method, params)`` receives client notifications
+        no :meth:`add_notification_handler` handler is registered for."""
+        self._notification_fallback = handler
 
     def add_lifespan(self, factory: Callable[[Server], AbstractAsyncContextManager[Any]]) -> None:
         """Run ``factory(server)`` as an async context manager around serving: entered
@@ -539,7 +557,10 @@ class Server:
         """Run a registered notification handler; False when there is none."""
         handler = self._notification_handlers.get(method)
         if handler is None:
-            return False
+            if self._notification_fallback is None:
+                return False
+            await self._notification_fallback(method, params)
+            return True
         await handler(params)
         return True
 

@@ -200,7 +200,7 @@ async def handle_modern(
     params = request.params
     pkey = principal_key(principal) if principal is not None else None  # rule 8
     version, caps, info, level = envelope if envelope is not None else read_envelope(params)
-    spec = server.methods["modern"].get(method)
+    spec = server.method("modern", method)
     if spec is None:
         raise _method_not_found(method)
     answers: JSON | None = None

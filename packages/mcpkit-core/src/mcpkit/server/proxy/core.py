@@ -1,0 +1,181 @@
+"""The proxy server: a normal :class:`~mcpkit.server.Server` whose methods forward.
+
+Rules:
+1. The result is a plain ``Server`` (any transport serves it, ``mount`` can mount it):
+   the core methods are registered as forwarding handlers, everything else reaches
+   the upstream through the server's method and notification fallbacks (app rule 9),
+   so extension methods (``tasks/get`` ...) and notifications the proxy does not know
+   are forwarded verbatim, in both eras. Methods the 2026-07-28 revision removed stay
+   -32601 on a 2026-07-28 request.
+2. Capabilities mirror the upstream's (``tools``, ``prompts``, ``resources``,
+   ``completions``, ``extensions``, ``experimental``; wire case I2); ``logging`` is the
+   proxy's own (it filters by the downstream client's level); ``resources.subscribe`` is
+   offered to handshake-era clients when the upstream can deliver updates. Unless the
+   caller names the proxy (``name=``), ``serverInfo`` and ``instructions`` are the
+   upstream's once it has been reached.
+3. ``ping``, ``logging/setLevel`` and ``resources/unsubscribe`` are answered by the proxy
+   (they concern the downstream session); ``server/discover`` describes the proxy with
+   the mirrored capabilities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.core.versions import Era
+from mcpkit.server.app import MethodSpec, Server
+from mcpkit.server.proxy.calls import Admission, forward_call
+from mcpkit.server.proxy.lists import LIST_METHODS, ProxyLists
+from mcpkit.server.proxy.options import ProxyLimits, client_factory
+from mcpkit.server.proxy.parked import Parked
+from mcpkit.server.proxy.upstream import Upstream
+
+if TYPE_CHECKING:
+    from mcpkit.client.negotiate import Mode
+    from mcpkit.server.context import Context
+
+__all__ = ["Proxy", "proxy"]
+
+JSON = dict[str, Any]
+_REMOVED_ON_MODERN = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
+_MIRRORED = ("tools", "prompts", "completions", "extensions", "experimental")
+_CALLS = {
+    "tools/call": ("name", True),
+    "prompts/get": ("name", True),
+    "resources/read": ("uri", True),
+    "completion/complete": (None, False),
+}
+
+
+class Proxy:
+    """The state behind a proxy server; reachable as ``server.proxy`` (rule 1)."""
+
+    def __init__(
+        self, server: Server, upstream_args: JSON, limits: ProxyLimits, *, named: bool
+    ) -> None:
+        self.server = server
+        self.limits = limits
+        self.named = named
+        self.lists = ProxyLists(self)
+        self.admission = Admission(limits.max_inflight_per_client)
+        self.parked = Parked(self)
+        factory, shared_only = client_factory(limits=limits, **upstream_args)
+        self.upstream = Upstream(
+            factory,
+            shared_only=shared_only,
+            limits=limits,
+            on_list_changed=self.lists.on_list_changed,
+            on_resource_updated=self.lists.on_resource_updated,
+        )
+
+    @asynccontextmanager
+    async def lifespan(self, _server: Server) -> AsyncGenerator[None]:
+        async with self.upstream.running():
+            self.adopt_upstream_info()
+            yield
+
+    def adopt_upstream_info(self) -> None:
+        """Rule 2: take the upstream's ``serverInfo``/``instructions`` when unnamed."""
+        up = self.upstream
+        if not self.named and up.server_info:
+            self.server.info = dict(up.server_info)
+            self.server.instructions = up.instructions
+
+    def capability(self, name: str, era: Era) -> Any:
+        """Rule 2."""
+        caps = self.upstream.capabilities
+        if name == "resources":
+            found: Any = caps.get("resources")
+            if not isinstance(found, dict):
+                return None
+            value: JSON = {k: v for k, v in found.items() if k != "subscribe"}  # pyright: ignore[reportUnknownVariableType]
+            can_update = self.upstream.era == "modern" or found.get("subscribe") is True  # pyright: ignore[reportUnknownMemberType]
+            if era == "legacy" and can_update:
+                value["subscribe"] = True
+            return value
+        return caps.get(name)
+
+    def fallback(self, era: Era, method: str) -> MethodSpec | None:
+        """Rule 1: forward any method nothing else serves."""
+        if era == "modern" and method in _REMOVED_ON_MODERN:
+            return None
+        return MethodSpec(self.call, frozenset((era,)), input_capable=True)
+
+    async def call(self, ctx: Context) -> JSON:
+        return await forward_call(self, ctx)
+
+    async def notification(self, method: str, params: JSON | None) -> None:
+        """Forward a client notification nobody handles (rule 1) on the shared connection."""
+        try:
+            conn = await self.upstream.main()
+            await conn.client.notify(method, params)
+        except Exception as exc:  # a notification has no one to report to
+            import logging
+
+            logging.getLogger("mcpkit.server.proxy").info(
+                "proxy: could not forward %s upstream: %s", method, exc
+            )
+
+
+def proxy(
+    target: Any,
+    *,
+    mode: Mode = "adaptive",
+    protocol_version: str | None = None,
+    auth: Any = None,
+    proxy_limits: ProxyLimits | None = None,
+    client_info: JSON | None = None,
+    name: str | None = None,
+    version: str = "0.1.0",
+    **server_options: Any,
+) -> Server:
+    """A :class:`~mcpkit.server.Server` forwarding everything to the MCP server ``target``.
+
+    ``target``: an ``http(s)://`` URL, a command (argv list or string), a ``Server`` (in
+    memory), a :class:`~mcpkit.client.Client` (the only upstream connection) or a
+    factory ``() -> Client`` (called per upstream connection). ``mode`` pins the
+    upstream era like ``Client(mode=...)``: ``"adaptive"`` (default), ``"legacy"``
+    (handshake era; ``protocol_version`` picks the version) or ``"modern"``
+    (2026-07-28). ``auth`` is the proxy's own upstream credential (an ``HttpPlugin`` or
+    ``httpx2.Auth``), never the downstream client's (token passthrough is forbidden,
+    2025-11-25 ``basic/security_best_practices``). ``proxy_limits`` bounds the proxy
+    (:class:`ProxyLimits`: upstream timeout 30 s, 8 calls in flight per client ...).
+    ``name``/``version`` name the proxy (default: the upstream's ``serverInfo``);
+    ``server_options`` go to ``Server`` (``state_secret``, ``limits``, ``hub`` ...).
+
+    Forwarding failures reach the client as JSON-RPC errors: -32603 for an upstream
+    that is unavailable, too slow (``ProxyLimits.timeout_s``) or a proxy bound reached;
+    the upstream's own errors as they are. See ``docs/proxy.md``.
+    """
+    limits = proxy_limits if proxy_limits is not None else ProxyLimits()
+    server = Server(name or "mcpkit-proxy", version, **server_options)
+    state = Proxy(
+        server,
+        {
+            "target": target,
+            "mode": mode,
+            "auth": auth,
+            "protocol_version": protocol_version,
+            "client_info": client_info,
+        },
+        limits,
+        named=name is not None,
+    )
+    server.proxy = state  # type: ignore[attr-defined]
+    server.add_lifespan(state.lifespan)
+    for kind in (*_MIRRORED, "resources"):
+        server.add_capability(kind, partial(state.capability, kind))
+    for method, (name_param, input_capable) in _CALLS.items():
+        server.add_method(method, state.call, input_capable=input_capable, name_param=name_param)
+    for method in LIST_METHODS:
+        server.add_method(method, state.lists.page)
+    server.add_method("resources/subscribe", state.lists.resources_subscribe, eras=("legacy",))
+    server.add_method("subscriptions/listen", state.lists.listen, eras=("modern",))
+    server.set_method_fallback(state.fallback)
+    server.set_notification_fallback(state.notification)
+    return server

@@ -1,0 +1,246 @@
+"""Lists, change notifications and resource subscriptions through a proxy.
+
+Rules:
+1. ``tools/list``, ``prompts/list``, ``resources/list`` and ``resources/templates/list``
+   are forwarded page by page on the shared connection; cursors pass through unchanged
+   both ways (wire case I2). Pages are cached (at most ``ProxyLimits.max_cached_pages``)
+   until the upstream says the kind's list changed; a request carrying ``_meta`` keys of
+   its own (trace context) bypasses the cache.
+2. Upstream ``notifications/*/list_changed`` drop the cached pages of that kind and are
+   published to every downstream listener (handshake-era sessions and
+   ``subscriptions/listen`` streams alike); ``notifications/resources/updated`` reaches
+   the downstream clients subscribed to that URI.
+3. Resource subscriptions are shared upstream: the first downstream subscriber of a URI
+   subscribes upstream (``resources/subscribe`` on a handshake-era upstream, the
+   shared ``subscriptions/listen`` stream's ``resourceSubscriptions`` on 2026-07-28);
+   bounded like the server's own (``Limits.max_subscriptions``, ``max_uri_bytes``).
+   The upstream subscription stays while the proxy runs.
+4. ``subscriptions/listen`` from a 2026-07-28 client acknowledges the list kinds the
+   upstream advertises and every requested URI (the upstream decides what exists),
+   then forwards the admitted changes tagged with the listen request's id.
+5. :meth:`ProxyLists.all_items` follows ``nextCursor`` through every page (at most
+   1000 pages, a repeated cursor stops) for code that needs a whole list (mount).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcpkit.core import meta as M
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.server.hub import Change, Listener
+from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.server.resources import check_uri_length
+
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+    from mcpkit.server.proxy.core import Proxy
+
+__all__ = ["LIST_METHODS", "ProxyLists"]
+
+JSON = dict[str, Any]
+LIST_METHODS = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+_KIND_OF = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+}
+_LIST_CHANGED = {
+    "tools": "notifications/tools/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+    "resources": "notifications/resources/list_changed",
+}
+_LISTEN_FIELDS = {
+    "toolsListChanged": "tools",
+    "promptsListChanged": "prompts",
+    "resourcesListChanged": "resources",
+}
+_ENVELOPE = frozenset({M.PROTOCOL_VERSION, M.CLIENT_CAPABILITIES, M.CLIENT_INFO, M.LOG_LEVEL})
+
+
+class ProxyLists:
+    """List cache, change fan-out and shared subscriptions (see the module rules)."""
+
+    def __init__(self, proxy: Proxy) -> None:
+        self.proxy = proxy
+        self.pages: OrderedDict[tuple[str, Any], JSON] = OrderedDict()
+        self.subscribed: set[str] = set()
+        self._sub_lock = anyio.Lock()
+
+    # -- rule 1 ------------------------------------------------------------------------
+    async def page(self, ctx: Context) -> JSON:
+        method = ctx.method
+        cursor = ctx.params.get("cursor")
+        cacheable = not any(k not in _ENVELOPE for k in ctx.meta) and (
+            cursor is None or isinstance(cursor, str)
+        )
+        key = (method, cursor)
+        hit = self.pages.get(key) if cacheable else None
+        if hit is None:
+            hit = await self.fetch(ctx, method)
+            if cacheable:
+                self.pages[key] = hit
+                while len(self.pages) > self.proxy.limits.max_cached_pages:
+                    self.pages.popitem(last=False)
+        return downstream_result(ctx, method, hit)
+
+    async def fetch(self, ctx: Context | None, method: str, params: JSON | None = None) -> JSON:
+        """One request on the shared connection, retried once on a fresh one."""
+        proxy = self.proxy
+        for attempt in (1, 2):
+            conn = await proxy.upstream.main()
+            try:
+                if ctx is not None:
+                    out = upstream_params(ctx, conn)
+                else:
+                    out = dict(params or {})
+                    if conn.client.era == "modern":
+                        out = conn.client.session.envelope(out)
+                return await send(ctx, conn, method, out, proxy.limits)
+            except Retry as exc:
+                if attempt == 2:
+                    raise unavailable(method, str(exc)) from None
+        raise AssertionError("unreachable")
+
+    async def all_items(self, method: str) -> list[JSON]:
+        """Rule 5: every item of a list, across pages."""
+        field = LIST_METHODS[method]
+        items: list[JSON] = []
+        cursor: Any = None
+        seen: set[str] = set()
+        for _ in range(1000):
+            page = await self.fetch(None, method, {"cursor": cursor} if cursor else None)
+            found: Any = page.get(field)
+            if isinstance(found, list):
+                items.extend(x for x in found if isinstance(x, dict))  # pyright: ignore
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or cursor in seen:
+                break
+            seen.add(cursor)
+        return items
+
+    # -- rule 2 ------------------------------------------------------------------------
+    async def on_list_changed(self, kind: str) -> None:
+        for key in [k for k in self.pages if _KIND_OF.get(k[0]) == kind]:
+            self.pages.pop(key, None)
+        method = _LIST_CHANGED.get(kind)
+        if method is not None:
+            self.proxy.server.hub.publish(Change(method))
+
+    async def on_resource_updated(self, uri: str) -> None:
+        self.proxy.server.notify_resource_updated(uri)
+
+    # -- rule 3 ------------------------------------------------------------------------
+    async def subscribe_upstream(self, uris: list[str]) -> None:
+        async with self._sub_lock:
+            new = [u for u in uris if u not in self.subscribed]
+            if not new:
+                return
+            upstream = self.proxy.upstream
+            await upstream.main()
+            if upstream.era == "modern":
+                self.subscribed.update(new)
+                upstream.listen_uris.update(new)
+                upstream.relisten()
+                return
+            for uri in new:
+                await self.fetch(None, "resources/subscribe", {"uri": uri})
+                self.subscribed.add(uri)
+
+    def check_uris(self, method: str, uris: list[Any]) -> list[str]:
+        limits = self.proxy.server.limits
+        if len(uris) > limits.max_subscriptions:
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                f"{method}: {len(uris)} URIs (limit {limits.max_subscriptions}, "
+                "Limits.max_subscriptions)",
+                {"limit": limits.max_subscriptions},
+            )
+        out: list[str] = []
+        for uri in uris:
+            if not isinstance(uri, str):
+                raise JSONRPCError(INVALID_PARAMS, f"{method}: URIs must be strings")
+            check_uri_length(uri, limits.max_uri_bytes, method)
+            out.append(uri)
+        return out
+
+    async def resources_subscribe(self, ctx: Context) -> JSON:
+        uri: Any = ctx.params.get("uri")
+        session = ctx.session
+        if session is None or not isinstance(uri, str):
+            raise JSONRPCError(INVALID_PARAMS, "resources/subscribe: params.uri must be a string")
+        self.check_uris(ctx.method, [uri])
+        if uri in session.subscriptions:
+            return {}
+        limit = ctx.server.limits.max_subscriptions
+        if len(session.subscriptions) >= limit:
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                f"resources/subscribe: this session already has {limit} subscriptions "
+                "(Limits.max_subscriptions); unsubscribe first",
+                {"limit": limit},
+            )
+        await self.subscribe_upstream([uri])
+        session.subscriptions.add(uri)
+        return {}
+
+    # -- rule 4 ------------------------------------------------------------------------
+    async def listen(self, ctx: Context) -> JSON:
+        channel = ctx.channel
+        if channel is None:
+            raise JSONRPCError(INVALID_PARAMS, "subscriptions/listen needs a streaming transport")
+        found: Any = ctx.params.get("notifications") or {}
+        if not isinstance(found, dict):
+            raise JSONRPCError(
+                INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object"
+            )
+        requested: JSON = found  # pyright: ignore[reportUnknownVariableType]
+        caps = self.proxy.upstream.capabilities
+        honoured: JSON = {}
+        methods: set[str] = set()
+        for field, kind in _LISTEN_FIELDS.items():
+            if requested.get(field) is True and kind in caps:
+                honoured[field] = True
+                methods.add(_LIST_CHANGED[kind])
+        uris: set[str] = set()
+        subs: Any = requested.get("resourceSubscriptions")
+        if isinstance(subs, list) and "resources" in caps:
+            uris = set(self.check_uris(ctx.method, subs))  # pyright: ignore
+            await self.subscribe_upstream(sorted(uris))
+            honoured["resourceSubscriptions"] = sorted(uris)
+
+        def accepts(change: Change) -> bool:
+            if change.method == "notifications/resources/updated":
+                return change.key in uris
+            return change.method in methods
+
+        tag = {M.SUBSCRIPTION_ID: ctx.request_id}
+        listener = Listener(accepts)
+        detach = ctx.server.hub.subscribe(listener)
+        on_close = ctx.transport.get("on_close")
+        unregister = on_close(listener.close) if callable(on_close) else None
+        try:
+            await channel.notify(
+                "notifications/subscriptions/acknowledged",
+                {"_meta": dict(tag), "notifications": honoured},
+            )
+            while True:
+                batch = await listener.next_batch()
+                if not batch:
+                    break
+                for change in batch:
+                    await channel.notify(change.method, {**change.params, "_meta": dict(tag)})
+        finally:
+            detach()
+            if callable(unregister):
+                unregister()
+        return {"_meta": dict(tag)}

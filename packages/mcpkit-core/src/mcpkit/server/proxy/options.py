@@ -1,0 +1,103 @@
+"""Proxy options: the bounds a proxy keeps and how its upstream clients are made.
+
+Rules:
+1. Every bound of the proxy is a :class:`ProxyLimits` field with a documented default
+   (``docs/reliability.md``, "Issue 14: proxy").
+2. The target is a URL (``http(s)://``), a command (argv list or string), a
+   :class:`~mcpkit.server.Server` (in memory), a :class:`~mcpkit.client.Client`, or a
+   factory ``() -> Client``. A URL, command or server yields a fresh upstream client per
+   upstream connection; a factory is called once per connection; a ``Client`` instance
+   is the only connection there is (see :mod:`mcpkit.server.proxy.upstream` rule 4).
+3. Upstream credentials are the proxy's own (``auth=``, passed to every upstream
+   ``Client``); nothing the downstream client sent (``Authorization``, cookies, tokens)
+   is ever forwarded: the spec forbids token passthrough (2025-11-25
+   ``basic/security_best_practices`` §Token Passthrough).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from mcpkit.client.client import Client
+from mcpkit.client.negotiate import Mode
+
+__all__ = ["ClientFactory", "ProxyLimits", "client_factory"]
+
+ClientFactory = Callable[[], Client]
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyLimits:
+    """Bounds of one proxy (rule 1). Times in seconds.
+
+    - ``timeout_s`` (30): one forwarded request waits at most this for the upstream's
+      answer (sending included); past it the downstream client gets -32603 naming the
+      upstream timeout, and the upstream is sent ``notifications/cancelled``.
+    - ``connect_timeout_s`` (10): connecting (and negotiating with) the upstream; past it,
+      or when the upstream refuses the connection, -32603 "upstream unavailable".
+    - ``max_inflight_per_client`` (8): forwarded requests one downstream client may have
+      in flight; one more is answered -32603 naming this limit at once, so one client
+      cannot take every upstream connection from the others.
+    - ``max_connections`` (32): upstream connections leased to calls at once (tools,
+      prompts, reads, completions, extension methods each lease one for their duration;
+      lists share one connection); a call that finds none free waits up to
+      ``timeout_s``, then -32603.
+    - ``max_idle_connections`` (4): idle leased connections kept for reuse.
+    - ``max_parked_calls`` (256): 2026-07-28 calls waiting for the downstream client's
+      ``inputResponses`` while a handshake-era upstream holds the call open; one more
+      input request is answered with -32603. A parked call not resumed within the
+      server's ``state_ttl_s`` is cancelled upstream.
+    - ``max_input_rounds`` (10): MRTR rounds the proxy drives itself (a handshake-era
+      downstream client behind a 2026-07-28 upstream).
+    - ``max_cached_pages`` (256): list pages kept (until the upstream says list_changed).
+    """
+
+    timeout_s: float = 30.0
+    connect_timeout_s: float = 10.0
+    max_inflight_per_client: int = 8
+    max_connections: int = 32
+    max_idle_connections: int = 4
+    max_parked_calls: int = 256
+    max_input_rounds: int = 10
+    max_cached_pages: int = 256
+
+
+def client_factory(
+    target: Any,
+    *,
+    mode: Mode,
+    auth: Any,
+    limits: ProxyLimits,
+    protocol_version: str | None,
+    client_info: dict[str, Any] | None,
+) -> tuple[ClientFactory, bool]:
+    """Rule 2: ``(factory, shared_only)``; ``shared_only`` is True for a ``Client``
+    instance (one connection, never more)."""
+    if isinstance(target, Client):
+        return (lambda: target), True
+    if callable(target) and not _is_server(target):
+        return cast(ClientFactory, target), False
+    options: dict[str, Any] = {
+        "mode": mode,
+        "auth": auth,
+        "timeout_s": limits.timeout_s,
+        "probe_timeout_s": limits.connect_timeout_s,
+        "cache": False,
+    }
+    if protocol_version is not None:
+        options["protocol_version"] = protocol_version
+    if client_info is not None:
+        options["client_info"] = client_info
+
+    def make() -> Client:
+        return Client(target, **options)
+
+    return make, False
+
+
+def _is_server(target: Any) -> bool:
+    from mcpkit.server.app import Server
+
+    return isinstance(target, Server)

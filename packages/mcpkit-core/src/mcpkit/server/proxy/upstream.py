@@ -1,0 +1,336 @@
+"""Upstream connections of a proxy: one shared connection, a pool of leased ones.
+
+Decision (issue 14): downstream clients do NOT share one upstream session for calls.
+A handshake-era upstream session fixes the client's capabilities at ``initialize``,
+and its server-to-client requests (elicitation, sampling, roots) and log messages
+carry no link to the request they belong to (over stdio not even a stream). So every
+call that can cause them (``tools/call``, ``prompts/get``, ``resources/read``,
+``completion/complete``, extension methods) *leases* a connection of its own for its
+duration: whatever the upstream sends on it belongs to that call and reaches that
+downstream client, never another. Connections are pooled by the downstream client's
+capabilities (the upstream sees exactly what the downstream client declared) and
+reused. Lists, ``server/discover``, change notifications and resource subscriptions,
+which belong to no caller, use one shared connection.
+
+Rules:
+1. The shared connection is opened when serving starts (best effort) and again after it
+   died; its capabilities, ``serverInfo`` and era are what the proxy mirrors.
+2. A leased connection serves one downstream call at a time; reverse requests and log
+   messages arriving on it go to that call (:class:`Caller`); with no caller they are
+   refused (-32603), never sent to a stranger.
+3. At most ``ProxyLimits.max_connections`` leases at once (waiting at most
+   ``timeout_s`` for one, then -32603); ``max_idle_connections`` idle ones are kept per
+   capability set. A connection that failed (closed transport, expired session) is
+   discarded, so a restarted upstream is reconnected by the next call.
+4. A ``Client`` instance as target is the only connection: calls share it, and its
+   reverse requests reach the caller only while exactly one call is in flight (else
+   -32603); documented in ``docs/proxy.md``.
+5. Every connection lives in a task of the proxy's own task group; one that fails after
+   connecting is logged and discarded, never taking the proxy down.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from mcpkit.client.handlers import InputHandlers
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
+
+if TYPE_CHECKING:
+    from mcpkit.client.client import Client
+    from mcpkit.server.context import Context
+
+__all__ = ["Caller", "Conn", "Upstream", "caps_key"]
+
+JSON = dict[str, Any]
+logger = logging.getLogger("mcpkit.server.proxy")
+
+FORWARDED_CAPABILITIES = ("sampling", "elicitation", "roots", "extensions", "experimental")
+"""Client capabilities a proxy declares upstream on behalf of the downstream client."""
+ALL_INPUT_CAPABILITIES: JSON = {
+    "sampling": {"tools": {}},
+    "elicitation": {"form": {}, "url": {}},
+    "roots": {"listChanged": True},
+}
+
+
+def forwarded_caps(caps: JSON) -> JSON:
+    return {k: caps[k] for k in FORWARDED_CAPABILITIES if k in caps}
+
+
+def caps_key(caps: JSON) -> str:
+    return json.dumps(forwarded_caps(caps), sort_keys=True, separators=(",", ":"))
+
+
+class Caller:
+    """The downstream request a connection currently serves (rule 2): ``ctx`` receives
+    logs and progress; ``ask(method, params)`` answers the upstream's input requests."""
+
+    __slots__ = ("ask", "ctx")
+
+    def __init__(self, ctx: Context, ask: Callable[[str, JSON], Awaitable[JSON]]) -> None:
+        self.ctx = ctx
+        self.ask = ask
+
+
+class _Routing(InputHandlers):
+    """Input handlers of an upstream client: declare the downstream's capabilities,
+    hand every input request to the connection's caller (rule 2)."""
+
+    def __init__(self, conn: Conn, caps: JSON) -> None:
+        super().__init__()
+        self._conn = conn
+        self._caps = caps
+
+    def capabilities(self) -> JSON:
+        return {k: v for k, v in self._caps.items() if k != "extensions"}
+
+    async def answer(self, method: str, params: JSON | None) -> JSON:
+        caller = self._conn.caller()
+        if caller is None:
+            raise JSONRPCError(
+                INTERNAL_ERROR,
+                f"{method}: the proxy has no downstream request to route this to",
+            )
+        return await caller.ask(method, params or {})
+
+
+class Conn:
+    """One upstream client and the callers using it."""
+
+    def __init__(self, client: Client, key: str) -> None:
+        self.client = client
+        self.key = key
+        self.callers: list[Caller] = []
+        self.stop = anyio.Event()
+        self.dead = False
+
+    def caller(self) -> Caller | None:
+        return self.callers[0] if len(self.callers) == 1 else None
+
+    def close(self) -> None:
+        self.dead = True
+        self.stop.set()
+
+    async def route_log(self, params: JSON) -> None:
+        caller = self.caller()
+        if caller is None:
+            return
+        level: Any = params.get("level", "info")
+        logger_name = params.get("logger")
+        await caller.ctx.log(
+            level, params.get("data"), logger_name if isinstance(logger_name, str) else None
+        )
+
+    @asynccontextmanager
+    async def serving(self, caller: Caller) -> AsyncGenerator[None]:
+        self.callers.append(caller)
+        try:
+            yield
+        finally:
+            self.callers.remove(caller)
+
+
+class Upstream:
+    """The proxy's upstream side (see the module rules)."""
+
+    def __init__(
+        self,
+        factory: ClientFactory,
+        *,
+        shared_only: bool,
+        limits: ProxyLimits,
+        on_list_changed: Callable[[str], Awaitable[None]],
+        on_resource_updated: Callable[[str], Awaitable[None]],
+    ) -> None:
+        self._factory = factory
+        self.shared_only = shared_only
+        self.limits = limits
+        self._on_list_changed = on_list_changed
+        self._on_resource_updated = on_resource_updated
+        self._tgs: list[anyio.abc.TaskGroup] = []
+        self._main: Conn | None = None
+        self._main_lock = anyio.Lock()
+        self._idle: dict[str, list[Conn]] = {}
+        self._slots = anyio.Semaphore(limits.max_connections)
+        self.capabilities: JSON = {}
+        self.server_info: JSON = {}
+        self.instructions: str | None = None
+        self.era: str | None = None
+        self.listen_uris: set[str] = set()
+        self._listen_scope: anyio.CancelScope | None = None
+
+    # -- lifetime ----------------------------------------------------------------------
+    @asynccontextmanager
+    async def running(self) -> AsyncGenerator[None]:
+        """Hold the connections while the proxy serves (rule 1). Transports enter it per
+        serving (stdio: the process; HTTP: the app; in memory: each connection); the
+        newest entry's task group holds new connections, and connections of an entry
+        that ends die with it (they are reopened on demand)."""
+        async with anyio.create_task_group() as tg:
+            self._tgs.append(tg)
+            try:
+                if len(self._tgs) == 1:
+                    try:
+                        await self.main()
+                    except JSONRPCError as exc:
+                        logger.warning("proxy: upstream not reachable at start: %s", exc.message)
+                yield
+            finally:
+                self._tgs.remove(tg)
+                if not self._tgs:
+                    self._main = None
+                    self._idle.clear()
+                tg.cancel_scope.cancel()
+
+    @property
+    def task_group(self) -> anyio.abc.TaskGroup:
+        if not self._tgs:
+            raise JSONRPCError(INTERNAL_ERROR, "the proxy is not serving (no lifespan entered)")
+        return self._tgs[-1]
+
+    async def _open(self, key: str, caps: JSON, *, main: bool) -> Conn:
+        client = self._factory()
+        conn = Conn(client, key)
+        client.handlers = _Routing(conn, caps)
+        client.on_log = conn.route_log
+        if main:
+            client.on_list_changed = self._on_list_changed
+            client.on_resource_updated = self._on_resource_updated
+        bound = self.limits.connect_timeout_s
+        try:
+            with anyio.fail_after(bound):
+                await self.task_group.start(self._hold, conn)
+        except TimeoutError:
+            raise JSONRPCError(
+                INTERNAL_ERROR,
+                f"upstream unavailable: no connection within {bound} s "
+                "(ProxyLimits.connect_timeout_s)",
+            ) from None
+        except JSONRPCError:
+            raise
+        except Exception as exc:
+            raise JSONRPCError(
+                INTERNAL_ERROR, f"upstream unavailable: {type(exc).__name__}: {exc}"
+            ) from None
+        return conn
+
+    async def _hold(self, conn: Conn, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Rule 5: one connection's task."""
+        started = False
+        try:
+            async with conn.client:
+                task_status.started()
+                started = True
+                await conn.stop.wait()
+        except Exception as exc:
+            if not started:
+                raise
+            logger.info("proxy: an upstream connection ended: %s: %s", type(exc).__name__, exc)
+        finally:
+            conn.dead = True
+
+    # -- the shared connection -----------------------------------------------------------
+    async def main(self) -> Conn:
+        """The shared connection, (re)opened when needed (rule 1)."""
+        conn = self._main
+        if conn is not None and not conn.dead:
+            return conn
+        async with self._main_lock:
+            conn = self._main
+            if conn is not None and not conn.dead:
+                return conn
+            caps = ALL_INPUT_CAPABILITIES if self.shared_only else {}
+            conn = await self._open("", caps, main=True)
+            client = conn.client
+            self.capabilities = dict(client.server_capabilities)
+            self.server_info = dict(client.server_info)
+            self.instructions = client.instructions
+            self.era = client.era
+            self._main = conn
+            if self.era == "modern":
+                self.relisten()
+            return conn
+
+    def relisten(self) -> None:
+        """(Re)open the shared connection's ``subscriptions/listen`` (2026-07-28): list
+        changes and the subscribed resource URIs."""
+        conn = self._main
+        if conn is None or conn.dead or self.era != "modern" or not self._tgs:
+            return
+        if self._listen_scope is not None:
+            self._listen_scope.cancel()
+        scope = anyio.CancelScope()
+        self._listen_scope = scope
+        self.task_group.start_soon(self._listen, conn, scope, sorted(self.listen_uris))
+
+    async def _listen(self, conn: Conn, scope: anyio.CancelScope, uris: list[str]) -> None:
+        with scope:
+            try:
+                caps = self.capabilities
+                async with conn.client.listen(
+                    tools="tools" in caps,
+                    prompts="prompts" in caps,
+                    resources="resources" in caps,
+                    resource_uris=uris if "resources" in caps else (),
+                ) as sub:
+                    async for _ in sub:  # the client's callbacks do the work
+                        pass
+            except Exception as exc:
+                logger.info("proxy: upstream listen stream ended: %s", exc)
+
+    # -- leases ----------------------------------------------------------------------------
+    @asynccontextmanager
+    async def lease(self, caller: Caller) -> AsyncGenerator[Conn]:
+        """A connection for one call (rules 2-4), serving ``caller``."""
+        if self.shared_only:
+            conn = await self.main()
+            async with conn.serving(caller):
+                yield conn
+            return
+        bound = self.limits.timeout_s
+        with anyio.move_on_after(bound) as waited:
+            await self._slots.acquire()
+        if waited.cancelled_caught:
+            raise JSONRPCError(
+                INTERNAL_ERROR,
+                f"proxy busy: no upstream connection free within {bound} s "
+                f"(ProxyLimits.max_connections={self.limits.max_connections})",
+            )
+        conn: Conn | None = None
+        try:
+            key = caps_key(caller.ctx.client_capabilities)
+            conn = self._take_idle(key)
+            if conn is None:
+                await self.main()  # learn the upstream first; fails fast when it is down
+                caps = forwarded_caps(caller.ctx.client_capabilities)
+                conn = await self._open(key, caps, main=False)
+            async with conn.serving(caller):
+                yield conn
+        finally:
+            if conn is not None:
+                self._give_back(conn)
+            self._slots.release()
+
+    def _take_idle(self, key: str) -> Conn | None:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if not conn.dead:
+                return conn
+        return None
+
+    def _give_back(self, conn: Conn) -> None:
+        idle = self._idle.setdefault(conn.key, [])
+        if conn.dead or not self._tgs or len(idle) >= self.limits.max_idle_connections:
+            conn.close()
+        else:
+            idle.append(conn)

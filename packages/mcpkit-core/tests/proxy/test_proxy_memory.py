@@ -1,0 +1,241 @@
+"""The proxy in memory, every era pair: forwarding, input requests, progress, logs,
+cancellation, extension traffic, ``_meta``, lists and subscriptions (issue 14, I2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from proxy_helpers import (
+    EXTENSION_ID,
+    PAIRS,
+    Probe,
+    answer_elicitation,
+    answer_sampling,
+    upstream_server,
+)
+
+from mcpkit.client import Client
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.server import Server, proxy
+
+pytestmark = pytest.mark.anyio
+JSON = dict[str, Any]
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_tools_prompts_resources_are_forwarded_in_every_era_pair(up: str, down: str) -> None:
+    upstream = upstream_server()
+    async with Client(upstream, mode=up) as direct:  # type: ignore[arg-type]
+        want_tools = sorted(t.name for t in await direct.list_tools())
+        want_caps = direct.server_capabilities
+    front = proxy(upstream, mode=up)  # type: ignore[arg-type]
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        assert client.protocol_version == ("2026-07-28" if down == "modern" else "2025-11-25")
+        assert sorted(t.name for t in await client.list_tools()) == want_tools
+        result = await client.call_tool("test_simple_text")
+        assert result.content[0].text == "This is a simple text response for testing."  # type: ignore[union-attr]
+        prompt = await client.get_prompt("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
+        assert "a" in prompt.messages[0].content.text  # type: ignore[union-attr]
+        read = await client.read_resource("test://static-text")
+        assert read.contents[0].text  # type: ignore[union-attr]
+        done = await client.complete(
+            {"type": "ref/prompt", "name": "test_prompt_with_arguments"}, "arg1", "p"
+        )
+        assert done.completion.values
+        # capabilities mirror the upstream's (I2) and serverInfo is the upstream's
+        caps = client.server_capabilities
+        for kind in ("tools", "prompts", "completions", "extensions"):
+            assert caps.get(kind) == want_caps.get(kind), kind
+        assert client.server_info["name"] == "mcpkit-demo"
+        assert client.server_supports_extension(EXTENSION_ID)
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_elicitation_sampling_and_roots_reach_the_downstream_client(
+    up: str, down: str
+) -> None:
+    front = proxy(upstream_server(), mode=up)  # type: ignore[arg-type]
+    async with Client(
+        front,
+        mode=down,  # type: ignore[arg-type]
+        elicitation=answer_elicitation,
+        sampling=answer_sampling,
+        roots=["file:///work/a", "file:///work/b"],
+    ) as client:
+        r = await client.call_tool("test_elicitation", {"message": "who?"})
+        assert r.content[0].text == (  # type: ignore[union-attr]
+            'User response: action=accept, content={"username":"ada","email":"ada@example.org"}'
+        )
+        r = await client.call_tool("test_sampling", {"prompt": "capital?"})
+        assert r.content[0].text == "LLM response: Paris"  # type: ignore[union-attr]
+        r = await client.call_tool("ask_roots")
+        assert r.content[0].text == "file:///work/a,file:///work/b"  # type: ignore[union-attr]
+        # two input requests in one call, answered in two rounds / two live requests
+        r = await client.call_tool("test_elicitation_sep1034_defaults")
+        assert not r.is_error
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_a_client_without_the_capability_is_not_asked(up: str, down: str) -> None:
+    front = proxy(upstream_server(), mode=up)  # type: ignore[arg-type]
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        with pytest.raises(JSONRPCError) as info:
+            await client.call_tool("test_sampling", {"prompt": "x"})
+    # the upstream saw the downstream client's capabilities (none), or the proxy refused
+    assert info.value.code == -32021
+    assert info.value.data == {"requiredCapabilities": {"sampling": {}}}
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_progress_keeps_the_downstream_token_and_order(up: str, down: str) -> None:
+    front = proxy(upstream_server(), mode=up)  # type: ignore[arg-type]
+    seen: list[JSON] = []
+
+    async def on_progress(params: JSON) -> None:
+        seen.append(params)
+
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        await client.call_tool("test_tool_with_progress", on_progress=on_progress, progress_token=7)
+    assert [p["progress"] for p in seen] == [0, 50, 100]
+    assert all(p["progressToken"] == 7 and type(p["progressToken"]) is int for p in seen)
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_log_messages_of_a_call_reach_its_client(up: str, down: str) -> None:
+    front = proxy(upstream_server(), mode=up)  # type: ignore[arg-type]
+    logs: list[JSON] = []
+
+    async def on_log(params: JSON) -> None:
+        logs.append(params)
+
+    async with Client(front, mode=down, on_log=on_log, log_level="debug") as client:  # type: ignore[arg-type]
+        await client.call_tool("test_tool_with_logging")
+    assert len(logs) >= 3, logs
+    assert all(isinstance(entry.get("data"), str) for entry in logs)
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_downstream_cancellation_cancels_the_upstream_request(up: str, down: str) -> None:
+    probe = Probe()
+    front = proxy(upstream_server(probe), mode=up)  # type: ignore[arg-type]
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "wait_forever")
+            with anyio.fail_after(10):
+                await probe.started.wait()
+            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+        with anyio.fail_after(10):
+            await probe.cancelled.wait()  # ... and the upstream handler was stopped
+        r = await client.call_tool("test_simple_text")  # the proxy goes on serving
+        assert not r.is_error
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_unknown_extension_methods_and_notifications_are_forwarded(
+    up: str, down: str
+) -> None:
+    probe = Probe()
+    front = proxy(upstream_server(probe), mode=up)  # type: ignore[arg-type]
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        result = await client.request("probe/echo", {"value": [1, "two"]})
+        assert result["echo"] == [1, "two"]
+        assert result["era"] == up  # the upstream served it in its own era
+        await client.notify("notifications/probe/note", {"n": 1})
+        with anyio.fail_after(10):
+            while not probe.notifications:
+                await anyio.sleep(0.01)
+        assert probe.notifications == [("notifications/probe/note", {"n": 1})]
+        with pytest.raises(JSONRPCError) as info:
+            await client.request("probe/missing", {})
+        assert info.value.code == -32601  # the upstream's own answer
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_meta_keys_are_forwarded_and_era_keys_rewritten(up: str, down: str) -> None:
+    probe = Probe()
+    front = proxy(upstream_server(probe), mode=up)  # type: ignore[arg-type]
+    sent = {
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "tracestate": "vendor=opaque",
+        "baggage": "user=ada",
+        "com.example/custom": {"k": [1, 2]},
+    }
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        await client.request("tools/call", {"name": "show_meta", "arguments": {}, "_meta": sent})
+    meta = probe.metas[-1]
+    for key, value in sent.items():
+        assert meta[key] == value
+    version = meta.get("io.modelcontextprotocol/protocolVersion")
+    assert version == ("2026-07-28" if up == "modern" else None)
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_list_changed_is_forwarded_and_the_cache_refreshed(up: str, down: str) -> None:
+    upstream = upstream_server()
+    front = proxy(upstream, mode=up)  # type: ignore[arg-type]
+    kinds: list[str] = []
+
+    async def on_list_changed(kind: str) -> None:
+        kinds.append(kind)
+
+    async with Client(front, mode=down, on_list_changed=on_list_changed) as client:  # type: ignore[arg-type]
+        before = {t.name for t in await client.list_tools(use_cache=False)}
+        async with client.listen(tools=True) as changes:
+            upstream.add_tool(lambda: "new", name="added_later")
+            with anyio.fail_after(10):
+                async for note in changes:
+                    if note.method == "notifications/tools/list_changed":
+                        break
+        after = {t.name for t in await client.list_tools(use_cache=False)}
+    assert after - before == {"added_later"}
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_resource_updates_reach_subscribers(up: str, down: str) -> None:
+    upstream = upstream_server()
+    front = proxy(upstream, mode=up)  # type: ignore[arg-type]
+    uri = "test://watched-resource"
+    async with (
+        Client(front, mode=down) as client,  # type: ignore[arg-type]
+        client.listen(resource_uris=[uri]) as changes,
+    ):
+        await anyio.sleep(0.2)  # the upstream subscription is in place
+        upstream.notify_resource_updated(uri)
+        with anyio.fail_after(10):
+            async for note in changes:
+                assert note.uri == uri
+                break
+
+
+async def test_cursors_pass_through_unchanged() -> None:
+    upstream = Server("paged", page_size=2)
+    for i in range(5):
+        upstream.add_tool(lambda: "x", name=f"t{i}")
+    async with Client(upstream) as direct:
+        want = await direct.list_tools_page()
+    async with Client(proxy(upstream)) as client:
+        page = await client.list_tools_page()
+        assert page.next_cursor == want.next_cursor
+        assert [t.name for t in page.tools] == ["t0", "t1"]
+        rest = await client.list_tools_page(page.next_cursor)
+        assert [t.name for t in rest.tools] == ["t2", "t3"]
+        assert len(await client.list_tools()) == 5
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_upstream_errors_keep_their_meaning_per_era(up: str, down: str) -> None:
+    front = proxy(upstream_server(), mode=up)  # type: ignore[arg-type]
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        with pytest.raises(JSONRPCError) as info:
+            await client.call_tool("nope")
+        assert info.value.code == -32602
+        assert "nope" in info.value.message
+        with pytest.raises(JSONRPCError) as info:
+            await client.read_resource("test://missing")
+        if down == "legacy":
+            assert info.value.code == -32002
+        else:
+            assert info.value.code == -32602
+            assert info.value.data == {"uri": "test://missing"}
