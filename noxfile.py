@@ -165,13 +165,13 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float =
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"mcpkit demo exited early with status {proc.returncode}")
+            raise RuntimeError(f"server {proc.args[3:5]} exited early with status {proc.returncode}")
         with socket.socket() as sock:
             sock.settimeout(0.5)
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.1)
-    raise RuntimeError(f"mcpkit demo did not listen on port {port} within {timeout_s} s")
+    raise RuntimeError(f"server {proc.args[3:5]} did not listen on port {port} within {timeout_s} s")
 
 
 def _logs_dir(session: nox.Session) -> Path:
@@ -184,11 +184,15 @@ def _logs_dir(session: nox.Session) -> Path:
 
 @contextlib.contextmanager
 def _served(
-    argv: list[str], port: int, log_path: Path, env: dict[str, str] | None = None
+    argv: list[str],
+    port: int,
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    start_timeout_s: float = 30.0,
 ) -> Iterator[str]:
-    """Run a server process (``argv``, listening on 127.0.0.1:``port``, with ``env`` added
-    to this process's environment) for the duration; yields its MCP URL and always stops
-    it (SIGTERM, then SIGKILL after 15 s)."""
+    """Run a server process (``argv``, listening on 127.0.0.1:``port`` within
+    ``start_timeout_s``, with ``env`` added to this process's environment) for the
+    duration; yields its MCP URL and always stops it (SIGTERM, then SIGKILL after 15 s)."""
     import os
 
     with log_path.open("wb") as server_log:
@@ -200,7 +204,7 @@ def _served(
             env={**os.environ, **(env or {})},
         )
         try:
-            _wait_listening(port, proc)
+            _wait_listening(port, proc, start_timeout_s)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
             proc.terminate()
@@ -364,7 +368,9 @@ def _proxy_cell(python: str, toolchain: str, logs: Path, cell: ProxyCell) -> tup
     out = logs / cell.name
     started = time.monotonic()
     with (
-        _served(upstream, upstream_port, logs / f"{cell.name}.upstream.log") as upstream_url,
+        _served(
+            upstream, upstream_port, logs / f"{cell.name}.upstream.log", start_timeout_s=120
+        ) as upstream_url,
         _served(
             serve,
             proxy_port,
@@ -373,6 +379,9 @@ def _proxy_cell(python: str, toolchain: str, logs: Path, cell: ProxyCell) -> tup
                 "MCPKIT_PROXY_UPSTREAM": upstream_url,
                 "MCPKIT_PROXY_UPSTREAM_MODE": cell.upstream_mode,
             },
+            # Three cells start six processes at once; the proxy connects upstream
+            # before it listens. A loaded two-core machine has taken 20 s.
+            start_timeout_s=120,
         ) as url,
     ):
         argv = [python, toolchain, "run", cell.tool, "--", "server", "--url", url, *cell.extra]
