@@ -17,8 +17,9 @@ from proxy_helpers import (
 )
 
 from mcpkit.client import Client
+from mcpkit.core.extensions import Extension
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import Server, proxy
+from mcpkit.server import Context, Server, proxy
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -239,3 +240,45 @@ async def test_upstream_errors_keep_their_meaning_per_era(up: str, down: str) ->
         else:
             assert info.value.code == -32602
             assert info.value.data == {"uri": "test://missing"}
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_the_downstream_clients_extensions_are_declared_upstream(up: str, down: str) -> None:
+    upstream = upstream_server()
+
+    @upstream.tool()
+    async def sees_extension(ctx: Context) -> str:
+        return str(ctx.client_supports_extension("io.example/client-side"))
+
+    front = proxy(upstream, mode=up)  # type: ignore[arg-type]
+    ext = Extension("io.example/client-side")
+    async with Client(front, mode=down, extensions=[ext]) as client:  # type: ignore[arg-type]
+        r = await client.call_tool("sees_extension")
+    assert r.content[0].text == "True"  # type: ignore[union-attr]
+
+
+async def test_a_client_instance_or_a_factory_is_a_target() -> None:
+    upstream = upstream_server()
+    made: list[Client] = []
+
+    def factory() -> Client:
+        made.append(Client(upstream, mode="legacy"))
+        return made[-1]
+
+    for target in (Client(upstream, mode="modern"), factory):
+        async with Client(proxy(target), elicitation=answer_elicitation) as client:
+            r = await client.call_tool("test_elicitation", {"message": "who?"})
+            assert "ada@example.org" in r.content[0].text  # type: ignore[union-attr]
+    assert made  # the factory made the upstream connections
+
+
+def test_mcpkit_server_proxy_is_callable_however_it_was_imported() -> None:
+    import mcpkit.server
+    import mcpkit.server.proxy.lists  # a submodule import binds the package
+
+    assert callable(mcpkit.server.proxy)
+    server = mcpkit.server.proxy(Server("x"))
+    assert isinstance(server, Server)
+    from mcpkit.server import ProxyLimits
+
+    assert ProxyLimits().max_inflight_per_client == 8

@@ -8,8 +8,8 @@ case keeps a test:
 - I1 on a stateless endpoint: three or more notifications before the result complete,
   in JSON-response mode and in SSE mode.
 
-A1 and A2 belong to the auth extension, which does not exist yet; I2 applies only to a
-proxy or gateway, and none is built. They are listed as pending, not faked.
+A1 and A2 belong to the auth extension, which does not exist yet. They are listed as
+pending, not faked. I2 (proxy fidelity) lives with the proxy (``tests/proxy``).
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ pytestmark = pytest.mark.anyio
 
 TESTS = Path(__file__).parent.parent
 CASES = ("H1", "H2", "H3", "H4", "H5", "H6", "H7", "J1", "J2", "J3", "J4")
-CASES += ("T1", "T2", "T3", "T4", "P1", "P2", "I1")
+CASES += ("T1", "T2", "T3", "T4", "P1", "P2", "I1", "I2")
 PENDING = {
     "A1": "auth extension (protected-resource discovery) not built yet",
     "A2": "auth extension (audience check) not built yet",
-    "I2": "no proxy or gateway is built",
 }
 
 

@@ -178,6 +178,7 @@ class Parked:
                         call.outcome = (result, None)
                         break
                     except Retry as exc:
+                        proxy.upstream.drop_idle()
                         if attempt == 2:
                             call.outcome = (None, unavailable(ctx.method, str(exc)))
             except JSONRPCError as exc:

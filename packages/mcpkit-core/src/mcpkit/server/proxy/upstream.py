@@ -27,6 +27,11 @@ Rules:
    -32603); documented in ``docs/proxy.md``.
 5. Every connection lives in a task of the proxy's own task group; one that fails after
    connecting is logged and discarded, never taking the proxy down.
+6. A 2026-07-28 upstream reached over stdio is not leased per call: it sends no live
+   requests (its input requests come back in results), and each connection would be a
+   process. Calls share its one connection; a log message reaches the caller when it
+   is the only call in flight (the protocol gives log messages no link to their
+   request), and is dropped otherwise.
 """
 
 from __future__ import annotations
@@ -91,7 +96,7 @@ class _Routing(InputHandlers):
         self._caps = caps
 
     def capabilities(self) -> JSON:
-        return {k: v for k, v in self._caps.items() if k != "extensions"}
+        return dict(self._caps)
 
     async def answer(self, method: str, params: JSON | None) -> JSON:
         caller = self._conn.caller()
@@ -273,6 +278,8 @@ class Upstream:
         self.task_group.start_soon(self._listen, conn, scope, sorted(self.listen_uris))
 
     async def _listen(self, conn: Conn, scope: anyio.CancelScope, uris: list[str]) -> None:
+        """The shared listen stream; when the connection under it fails, the shared
+        connection is discarded, so the next use reconnects and listens again."""
         with scope:
             try:
                 caps = self.capabilities
@@ -284,14 +291,17 @@ class Upstream:
                 ) as sub:
                     async for _ in sub:  # the client's callbacks do the work
                         pass
+            except JSONRPCError as exc:
+                logger.info("proxy: the upstream refused subscriptions/listen: %s", exc.message)
             except Exception as exc:
                 logger.info("proxy: upstream listen stream ended: %s", exc)
+                conn.close()
 
     # -- leases ----------------------------------------------------------------------------
     @asynccontextmanager
     async def lease(self, caller: Caller) -> AsyncGenerator[Conn]:
         """A connection for one call (rules 2-4), serving ``caller``."""
-        if self.shared_only:
+        if self.shared_only or await self._share_main():
             conn = await self.main()
             async with conn.serving(caller):
                 yield conn
@@ -319,6 +329,20 @@ class Upstream:
             if conn is not None:
                 self._give_back(conn)
             self._slots.release()
+
+    async def _share_main(self) -> bool:
+        """Rule 6: a 2026-07-28 upstream over stdio serves calls on the shared
+        connection (it sends no live requests, and a connection is a process)."""
+        conn = await self.main()
+        return conn.client.era == "modern" and conn.client.session.stream.kind == "stdio"
+
+    def drop_idle(self) -> None:
+        """Close every idle connection (rule 3): one of them failed as if the upstream
+        restarted, so the others are likely stale too."""
+        for idle in self._idle.values():
+            for conn in idle:
+                conn.close()
+        self._idle.clear()
 
     def _take_idle(self, key: str) -> Conn | None:
         idle = self._idle.get(key)

@@ -1,0 +1,162 @@
+"""The proxy over real HTTP (uvicorn on 127.0.0.1): both eras on both sides, credentials,
+and the bounds: slow and dead upstreams, one client starving another, a restarted
+upstream (issue 14)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from proxy_helpers import (
+    PAIRS,
+    Probe,
+    answer_elicitation,
+    free_port,
+    serve_http,
+    upstream_server,
+)
+
+from mcpkit.client import Client
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.server import ProxyLimits, proxy
+from mcpkit.server.http import http_app
+
+pytestmark = pytest.mark.anyio
+JSON = dict[str, Any]
+
+
+class Bearer(httpx2.Auth):
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, Any, None]:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        yield request
+
+
+class RecordHeaders:
+    """ASGI middleware keeping every request's headers (the upstream's view)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: list[dict[str, str]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            self.seen.append({k.decode(): v.decode() for k, v in scope["headers"]})
+        await self.app(scope, receive, send)
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_http_client_through_http_proxy_to_http_upstream(up: str, down: str) -> None:
+    async with (
+        serve_http(http_app(upstream_server())) as upstream_url,
+        serve_http(http_app(proxy(upstream_url, mode=up))) as proxy_url,  # type: ignore[arg-type]
+        Client(proxy_url, mode=down, elicitation=answer_elicitation) as client,  # type: ignore[arg-type]
+    ):
+        assert client.era == down
+        assert "test_simple_text" in {t.name for t in await client.list_tools()}
+        r = await client.call_tool("test_elicitation", {"message": "who?"})
+        assert "ada@example.org" in r.content[0].text  # type: ignore[union-attr]
+        seen: list[JSON] = []
+
+        async def on_progress(params: JSON) -> None:
+            seen.append(params)
+
+        await client.call_tool(
+            "test_tool_with_progress", on_progress=on_progress, progress_token="p-1"
+        )
+        assert [p["progressToken"] for p in seen] == ["p-1"] * 3
+
+
+@pytest.mark.parametrize("down", ["legacy", "modern"])
+async def test_the_downstream_credentials_never_reach_the_upstream(down: str) -> None:
+    recorder = RecordHeaders(http_app(upstream_server()))
+    async with serve_http(recorder) as upstream_url:
+        front = proxy(upstream_url, auth=Bearer("proxy-own-token"))
+        async with (
+            serve_http(http_app(front)) as proxy_url,
+            Client(proxy_url, mode=down, auth=Bearer("downstream-secret")) as client,  # type: ignore[arg-type]
+        ):
+            await client.call_tool("test_simple_text")
+            await client.list_tools(use_cache=False)
+            await client.request("probe/echo", {"value": 1})
+    assert recorder.seen
+    auths = {h.get("authorization") for h in recorder.seen}
+    assert auths == {"Bearer proxy-own-token"}
+    assert not any("downstream-secret" in v for h in recorder.seen for v in h.values())
+
+
+@pytest.mark.parametrize("up", ["legacy", "modern"])
+async def test_a_slow_upstream_gives_a_clear_error_within_the_bound(up: str) -> None:
+    probe = Probe()
+    async with serve_http(http_app(upstream_server(probe))) as upstream_url:
+        front = proxy(upstream_url, mode=up, proxy_limits=ProxyLimits(timeout_s=1.0))  # type: ignore[arg-type]
+        async with Client(front) as client:
+            start = time.monotonic()
+            with pytest.raises(JSONRPCError) as info:
+                await client.call_tool("wait_forever")
+            assert time.monotonic() - start < 10  # bound 1 s; generous deadline
+            assert info.value.code == -32603
+            assert "did not answer tools/call within 1.0 s" in info.value.message
+            with anyio.fail_after(10):
+                await probe.cancelled.wait()  # the upstream was told
+
+
+async def test_a_dead_upstream_gives_a_clear_error_not_a_hang() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    front = proxy(url, proxy_limits=ProxyLimits(connect_timeout_s=2.0))
+    async with Client(front) as client:
+        with anyio.fail_after(20), pytest.raises(JSONRPCError) as info:
+            await client.call_tool("anything")
+    assert info.value.code == -32603
+    assert "upstream unavailable" in info.value.message
+
+
+@pytest.mark.parametrize("down", ["legacy", "modern"])
+async def test_one_client_at_its_cap_does_not_starve_another(down: str) -> None:
+    limits = ProxyLimits(max_inflight_per_client=2, timeout_s=60)
+    async with (
+        serve_http(http_app(upstream_server())) as upstream_url,
+        serve_http(http_app(proxy(upstream_url, proxy_limits=limits))) as proxy_url,
+        Client(proxy_url, mode=down, client_info={"name": "hog", "version": "1"}) as hog,  # type: ignore[arg-type]
+        Client(proxy_url, mode=down, client_info={"name": "other", "version": "1"}) as other,  # type: ignore[arg-type]
+        anyio.create_task_group() as tg,
+    ):
+        for _ in range(2):
+            tg.start_soon(hog.call_tool, "sleep_s", {"seconds": 30})
+        await anyio.sleep(0.5)
+        with pytest.raises(JSONRPCError) as info:  # the hog's third call: refused at once
+            await hog.call_tool("test_simple_text")
+        assert info.value.code == -32603
+        assert "max_inflight_per_client" in info.value.message
+        with anyio.fail_after(10):  # issue bound: 2 s; deadline 5x
+            tools = await other.list_tools(use_cache=False)
+            r = await other.call_tool("test_simple_text")
+        assert tools
+        assert not r.is_error
+        tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("up", ["legacy", "modern"])
+async def test_a_restarted_upstream_is_reconnected(up: str) -> None:
+    port = free_port()
+    front = proxy(f"http://127.0.0.1:{port}/mcp", mode=up)  # type: ignore[arg-type]
+    async with Client(front) as client:  # the proxy starts before its upstream
+        async with serve_http(http_app(upstream_server()), port=port):
+            with anyio.fail_after(20):
+                assert not (await client.call_tool("test_simple_text")).is_error
+        with anyio.fail_after(20), pytest.raises(JSONRPCError) as info:
+            await client.call_tool("test_simple_text")  # upstream down: an error, no hang
+        assert info.value.code == -32603
+        assert "upstream unavailable" in info.value.message
+        async with serve_http(http_app(upstream_server()), port=port):  # a new process
+            with anyio.fail_after(20):
+                r = await client.call_tool("test_simple_text")
+                tools = await client.list_tools(use_cache=False)
+            assert not r.is_error
+            assert "test_simple_text" in {t.name for t in tools}
