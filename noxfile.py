@@ -165,13 +165,13 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float =
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"server {proc.args[3:5]} exited early with status {proc.returncode}")
+            raise RuntimeError(f"{proc.args[3:5]} exited early with status {proc.returncode}")
         with socket.socket() as sock:
             sock.settimeout(0.5)
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.1)
-    raise RuntimeError(f"server {proc.args[3:5]} did not listen on port {port} within {timeout_s} s")
+    raise RuntimeError(f"{proc.args[3:5]} did not listen on port {port} within {timeout_s} s")
 
 
 def _logs_dir(session: nox.Session) -> Path:
