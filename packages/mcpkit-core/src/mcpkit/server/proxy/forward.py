@@ -26,6 +26,12 @@ Rules:
    the downstream client talks to); to a handshake-era client the 2026-07-28 result
    fields ``resultType``/``ttlMs``/``cacheScope`` are dropped; to a 2026-07-28 client a
    cacheable result without ``ttlMs`` gets the proxy's cache hint.
+6. A method whose ``Mcp-Name`` field the upstream client does not know (an extension
+   method: ``tasks/get`` -> ``taskId``) learns it from the downstream request: when that
+   request came over HTTP with an ``Mcp-Name`` header equal to one top-level string
+   param, the upstream client mirrors that param in its own ``Mcp-Name`` (SEP-2243),
+   from then on (a downstream request without the header teaches nothing); once
+   known, a downstream ``Mcp-Name`` naming another value is -32020 (HeaderMismatch).
 """
 
 from __future__ import annotations
@@ -34,9 +40,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.client.errors import ClientError, RequestTimeoutError, SessionExpiredError
+from mcpkit.client.headers import NAME_PARAMS
 from mcpkit.core import meta as M
 from mcpkit.core.engine import PeerClosedError
 from mcpkit.core.jsonrpc import (
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND_LEGACY,
@@ -88,8 +96,10 @@ async def send(
     *,
     progress_ctx: Callable[[], Context | None] | None = None,
 ) -> JSON:
-    """Send one request on ``conn`` (rules 3, 4); raises :class:`JSONRPCError` or
+    """Send one request on ``conn`` (rules 3, 4, 6); raises :class:`JSONRPCError` or
     :class:`Retry`."""
+    if ctx is not None:
+        _learn_name_param(ctx, conn, method, params)
     on_progress: Callable[[JSON], Awaitable[None]] | None = None
     if ctx is not None and ctx.progress_token is not None:
         current = progress_ctx or (lambda: ctx)
@@ -128,6 +138,30 @@ async def send(
         raise JSONRPCError(
             INTERNAL_ERROR, f"upstream failed on {method}: {type(exc).__name__}: {exc}"
         ) from None
+
+
+def _learn_name_param(ctx: Context, conn: Conn, method: str, params: JSON) -> None:
+    """Rule 6; raises -32020 when the header names another value than the known field."""
+    headers: Any = ctx.transport.get("headers")
+    value = headers.get("mcp-name") if headers is not None else None
+    if not isinstance(value, str):
+        return
+    known = conn.client.session.stream.config.name_params.get(method)
+    if known is not None:
+        # The standard methods' headers are checked by the proxy's own HTTP layer; an
+        # encoded value (``=?base64?...?=``) is left to the upstream.
+        checked_here = method in NAME_PARAMS or value.startswith("=?")
+        mismatch = isinstance(params.get(known), str) and params[known] != value
+        if mismatch and not checked_here:
+            raise JSONRPCError(
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Name {value!r} is not params.{known} of {method}",
+            )
+        return
+    for key, param in params.items():
+        if param == value and not key.startswith("_"):
+            conn.client.add_name_param(method, key)
+            return
 
 
 def _mapped(method: str, params: JSON, exc: JSONRPCError) -> JSONRPCError:
