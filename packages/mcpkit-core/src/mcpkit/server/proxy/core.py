@@ -7,12 +7,13 @@ Rules:
    so extension methods (``tasks/get`` ...) and notifications the proxy does not know
    are forwarded verbatim, in both eras. Methods the 2026-07-28 revision removed stay
    -32601 on a 2026-07-28 request.
-2. Capabilities mirror the upstream's (``tools``, ``prompts``, ``resources``,
-   ``completions``, ``extensions``, ``experimental``; wire case I2); ``logging`` is the
-   proxy's own (it filters by the downstream client's level); ``resources.subscribe`` is
-   offered to handshake-era clients when the upstream can deliver updates. Unless the
-   caller names the proxy (``name=``), ``serverInfo`` and ``instructions`` are the
-   upstream's once it has been reached.
+2. Capabilities mirror the upstream's (wire case I2): in the same era every entry; across
+   eras only ``tools``, ``prompts``, ``resources``, ``completions``, ``extensions`` and
+   ``experimental`` (an era's own entries, such as 2025-11-25 ``tasks``, mean nothing in
+   the other). ``logging`` is the proxy's own (it filters by the downstream client's
+   level); ``resources.subscribe`` is offered to handshake-era clients when the upstream
+   can deliver updates. Unless the caller names the proxy (``name=``), ``serverInfo``
+   and ``instructions`` are the upstream's once it has been reached.
 3. ``ping``, ``logging/setLevel`` and ``resources/unsubscribe`` are answered by the proxy
    (they concern the downstream session); ``server/discover`` describes the proxy with
    the mirrored capabilities.
@@ -44,6 +45,7 @@ _REMOVED_ON_MODERN = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )
 _MIRRORED = ("tools", "prompts", "completions", "extensions", "experimental")
+_CROSS_ERA = frozenset({*_MIRRORED, "resources"})
 _CALLS = {
     "tools/call": ("name", True),
     "prompts/get": ("name", True),
@@ -64,6 +66,7 @@ class Proxy:
         self.lists = ProxyLists(self)
         self.admission = Admission(limits.max_inflight_per_client)
         self.parked = Parked(self)
+        self.mirrored: set[str] = {*_MIRRORED, "resources"}
         factory, shared_only = client_factory(limits=limits, **upstream_args)
         self.upstream = Upstream(
             factory,
@@ -71,24 +74,33 @@ class Proxy:
             limits=limits,
             on_list_changed=self.lists.on_list_changed,
             on_resource_updated=self.lists.on_resource_updated,
+            on_connected=self.adopt_upstream_info,
         )
 
     @asynccontextmanager
     async def lifespan(self, _server: Server) -> AsyncGenerator[None]:
         async with self.upstream.running():
-            self.adopt_upstream_info()
             yield
 
     def adopt_upstream_info(self) -> None:
-        """Rule 2: take the upstream's ``serverInfo``/``instructions`` when unnamed."""
+        """Rule 2: take the upstream's ``serverInfo``/``instructions`` when unnamed, and
+        mirror top-level capabilities the proxy has no entry for yet (an era's own, such
+        as 2025-11-25 ``tasks``)."""
         up = self.upstream
         if not self.named and up.server_info:
             self.server.info = dict(up.server_info)
             self.server.instructions = up.instructions
+        for name in up.capabilities:
+            if name not in self.mirrored and name != "logging":
+                self.mirrored.add(name)
+                self.server.add_capability(name, partial(self.capability, name))
 
     def capability(self, name: str, era: Era) -> Any:
-        """Rule 2."""
+        """Rule 2: same era, every upstream capability; across eras only the core
+        kinds, ``extensions`` and ``experimental``."""
         caps = self.upstream.capabilities
+        if era != self.upstream.era and name not in _CROSS_ERA:
+            return None
         if name == "resources":
             found: Any = caps.get("resources")
             if not isinstance(found, dict):

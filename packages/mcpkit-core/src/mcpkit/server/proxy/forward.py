@@ -25,7 +25,9 @@ Rules:
    ``_meta["io.modelcontextprotocol/serverInfo"]`` is dropped (the proxy is the server
    the downstream client talks to); to a handshake-era client the 2026-07-28 result
    fields ``resultType``/``ttlMs``/``cacheScope`` are dropped; to a 2026-07-28 client a
-   cacheable result without ``ttlMs`` gets the proxy's cache hint.
+   cacheable result without ``ttlMs`` gets the proxy's cache hint. A 2026-07-28 result
+   of another ``resultType`` than ``complete`` (an extension's, e.g. ``"task"``) cannot
+   reach a handshake-era client: -32603 naming it, never a result that drops it.
 6. A method whose ``Mcp-Name`` field the upstream client does not know (an extension
    method: ``tasks/get`` -> ``taskId``) learns it from the downstream request: when that
    request came over HTTP with an ``Mcp-Name`` header equal to one top-level string
@@ -196,6 +198,13 @@ def downstream_result(ctx: Context, method: str, result: JSON) -> JSON:
         else:
             del out["_meta"]
     if ctx.era == "legacy":
+        kind = out.get("resultType", "complete")
+        if kind != "complete":
+            raise JSONRPCError(
+                INTERNAL_ERROR,
+                f"{method}: the upstream answered resultType {kind!r}, which a "
+                "handshake-era client cannot receive through the proxy",
+            )
         for field in _MODERN_FIELDS:
             out.pop(field, None)
         return out

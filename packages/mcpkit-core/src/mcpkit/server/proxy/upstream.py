@@ -155,12 +155,14 @@ class Upstream:
         limits: ProxyLimits,
         on_list_changed: Callable[[str], Awaitable[None]],
         on_resource_updated: Callable[[str], Awaitable[None]],
+        on_connected: Callable[[], None] = lambda: None,
     ) -> None:
         self._factory = factory
         self.shared_only = shared_only
         self.limits = limits
         self._on_list_changed = on_list_changed
         self._on_resource_updated = on_resource_updated
+        self._on_connected = on_connected
         self._tgs: list[anyio.abc.TaskGroup] = []
         self._main: Conn | None = None
         self._main_lock = anyio.Lock()
@@ -261,6 +263,7 @@ class Upstream:
             self.instructions = client.instructions
             self.era = client.era
             self._main = conn
+            self._on_connected()
             if self.era == "modern":
                 self.relisten()
             return conn
