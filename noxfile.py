@@ -21,6 +21,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import nox
 
@@ -164,13 +165,13 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float =
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"mcpkit demo exited early with status {proc.returncode}")
+            raise RuntimeError(f"{proc.args[3:5]} exited early with status {proc.returncode}")
         with socket.socket() as sock:
             sock.settimeout(0.5)
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.1)
-    raise RuntimeError(f"mcpkit demo did not listen on port {port} within {timeout_s} s")
+    raise RuntimeError(f"{proc.args[3:5]} did not listen on port {port} within {timeout_s} s")
 
 
 def _logs_dir(session: nox.Session) -> Path:
@@ -182,13 +183,28 @@ def _logs_dir(session: nox.Session) -> Path:
 
 
 @contextlib.contextmanager
-def _served(argv: list[str], port: int, log_path: Path) -> Iterator[str]:
-    """Run a server process (``argv``, listening on 127.0.0.1:``port``) for the duration;
-    yields its MCP URL and always stops it (SIGTERM, then SIGKILL after 15 s)."""
+def _served(
+    argv: list[str],
+    port: int,
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    start_timeout_s: float = 30.0,
+) -> Iterator[str]:
+    """Run a server process (``argv``, listening on 127.0.0.1:``port`` within
+    ``start_timeout_s``, with ``env`` added to this process's environment) for the
+    duration; yields its MCP URL and always stops it (SIGTERM, then SIGKILL after 15 s)."""
+    import os
+
     with log_path.open("wb") as server_log:
-        proc = subprocess.Popen(argv, stdout=server_log, stderr=subprocess.STDOUT, cwd=str(ROOT))
+        proc = subprocess.Popen(
+            argv,
+            stdout=server_log,
+            stderr=subprocess.STDOUT,
+            cwd=str(ROOT),
+            env={**os.environ, **(env or {})},
+        )
         try:
-            _wait_listening(port, proc)
+            _wait_listening(port, proc, start_timeout_s)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
             proc.terminate()
@@ -270,6 +286,198 @@ def conformance_server(session: nox.Session) -> None:
                 failures.append(f"{label} (see {logs / (label + '.txt')})")
     if failures:
         session.error("conformance failures: " + "; ".join(failures))
+
+
+# -- conformance-proxy: the same suite against the proxy fronting the demo, as a matrix ------
+
+PROXY_FACTORY = "conformance/proxied.py:build_server"
+RUN_ERA = {"0.1.16-all": "legacy", "alpha12-2025-11-25": "legacy", "alpha12-2026-07-28": "modern"}
+"""The era each run of CONFORMANCE_SERVER_RUNS speaks to the server it tests."""
+BRIDGE_BY_DESIGN = ROOT / "conformance" / "proxy-bridge-by-design.json"
+"""Per run label, the scenarios that cannot pass through the era bridge, with why (the
+same list is the table in docs/proxy.md, checked by tests/docs/test_docs_proxy.py)."""
+PROXY_CELLS_AT_ONCE = 3
+TASKS_DEMO = "mcpkit.ext.tasks.demo:build_server"
+
+
+class ProxyCell(NamedTuple):
+    """One conformance run against the proxy fronting a fresh upstream."""
+
+    label: str  # the CONFORMANCE_SERVER_RUNS label, or "tasks"
+    tool: str
+    extra: tuple[str, ...]
+    strict: bool  # zero warnings too
+    upstream_mode: str  # the era the proxy speaks upstream: legacy or modern
+    by_design: dict[str, str]  # scenario -> why it cannot pass (bridged cells only)
+    upstream: str = "demo"  # "demo" (mcpkit demo) or "tasks" (the tasks demo)
+
+    @property
+    def name(self) -> str:
+        return f"{self.label}.upstream-{self.upstream_mode}"
+
+    def judges(self, scenario: str) -> bool:
+        """The tasks scenarios are judged only in the tasks cell (UNSCORED_ELSEWHERE)."""
+        is_tasks = f"server-{scenario}".startswith(UNSCORED_ELSEWHERE)
+        return is_tasks if self.upstream == "tasks" else not is_tasks
+
+
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports (all held open until all are chosen)."""
+    import socket
+
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def _scenario_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:
+    """Check statuses per scenario name (the output dir's ``server-<scenario>-<time>``)."""
+    import json
+    import re
+    from collections import Counter
+
+    verdicts: dict[str, dict[str, int]] = {}
+    for path in sorted(out_dir.glob("*/checks.json")):
+        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", path.parent.name).removeprefix("server-")
+        counts = Counter(c.get("status", "?") for c in json.loads(path.read_text()))
+        verdicts[name] = dict(counts)
+    return verdicts
+
+
+def _proxy_cell(python: str, toolchain: str, logs: Path, cell: ProxyCell) -> tuple[str, list[str]]:
+    """Run one cell: a fresh upstream, the proxy fronting it (speaking
+    ``cell.upstream_mode`` upstream, served over streamable HTTP), one conformance run
+    against the proxy. Returns its log lines and its problems: a failing scenario not in
+    ``cell.by_design``, a listed one that passes (stale), a warning on a strict cell, or
+    a non-zero exit not explained by them."""
+    import time
+
+    upstream_port, proxy_port = _free_ports(2)
+    if cell.upstream == "tasks":
+        upstream = [python, "-m", "mcpkit.cli.main", "run", TASKS_DEMO, "--transport", "http"]
+    else:
+        upstream = [python, "-m", "mcpkit.cli.main", "demo"]
+    upstream += ["--host", "127.0.0.1", "--port", str(upstream_port)]
+    serve = [python, "-m", "mcpkit.cli.main", "run", PROXY_FACTORY, "--transport", "http"]
+    serve += ["--host", "127.0.0.1", "--port", str(proxy_port)]
+    out = logs / cell.name
+    started = time.monotonic()
+    with (
+        _served(
+            upstream, upstream_port, logs / f"{cell.name}.upstream.log", start_timeout_s=120
+        ) as upstream_url,
+        _served(
+            serve,
+            proxy_port,
+            logs / f"{cell.name}.proxy.log",
+            env={
+                "MCPKIT_PROXY_UPSTREAM": upstream_url,
+                "MCPKIT_PROXY_UPSTREAM_MODE": cell.upstream_mode,
+            },
+            # Three cells start six processes at once; the proxy connects upstream
+            # before it listens. A loaded two-core machine has taken 20 s.
+            start_timeout_s=120,
+        ) as url,
+    ):
+        argv = [python, toolchain, "run", cell.tool, "--", "server", "--url", url, *cell.extra]
+        argv += ["-o", str(out)]
+        if cell.strict:
+            baseline = logs / f"{cell.name}.expected-failures.yml"
+            listed = "".join(f"\n  - {name}" for name in sorted(cell.by_design))
+            baseline.write_text(f"server:{listed or ' []'}\n")
+            argv += ["--expected-failures", str(baseline)]
+        with (logs / f"{cell.name}.txt").open("wb") as log:
+            status = subprocess.run(
+                argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
+            ).returncode
+    judged = {n: c for n, c in _scenario_verdicts(out).items() if cell.judges(n)}
+    failing = sorted(n for n, c in judged.items() if c.get("FAILURE", 0))
+    warned = sorted(n for n, c in judged.items() if c.get("WARNING", 0) and n not in cell.by_design)
+    totals: dict[str, int] = {}
+    for counts in judged.values():
+        for key, value in counts.items():
+            totals[key] = totals.get(key, 0) + value
+    lines = [
+        f"{cell.name}: exit {status} in {time.monotonic() - started:.0f} s; "
+        + f"{len(judged)} scenarios judged, checks "
+        + (", ".join(f"{k} {v}" for k, v in sorted(totals.items())) or "none")
+    ]
+    unexpected = [n for n in failing if n not in cell.by_design]
+    stale = sorted(n for n in cell.by_design if n not in failing)
+    problems: list[str] = []
+    if not judged:
+        problems.append("no scenario ran")
+    if unexpected:
+        problems.append(f"failing: {', '.join(unexpected)}")
+    if stale:
+        problems.append(f"listed as failing by design but passing: {', '.join(stale)}")
+    if cell.strict and warned:
+        problems.append(f"warnings in {', '.join(warned)}")
+    # The harness's exit status counts scored scenarios: the tasks ones are not scored,
+    # and a bridged cell's by-design failures make it non-zero.
+    if status != 0 and cell.upstream == "demo" and not (failing and not unexpected):
+        problems.append(f"exit status {status}")
+    if cell.by_design:
+        lines.append(f"  failing by design (docs/proxy.md): {', '.join(sorted(cell.by_design))}")
+    problems = [f"{cell.name}: {p} (see {logs / (cell.name + '.txt')})" for p in problems]
+    return lines, problems
+
+
+def _proxy_cells(listed: dict[str, dict[str, str]]) -> list[ProxyCell]:
+    """Each run of CONFORMANCE_SERVER_RUNS twice (the upstream in the client's era, then
+    in the other: the bridge), plus the tasks scenarios through the proxy to the tasks
+    demo (extension methods the proxy does not know, forwarded verbatim)."""
+    cells: list[ProxyCell] = []
+    for label, tool, extra, strict in CONFORMANCE_SERVER_RUNS:
+        same = RUN_ERA[label]
+        other = "modern" if same == "legacy" else "legacy"
+        cells.append(ProxyCell(label, tool, extra, strict, same, {}))
+        cells.append(ProxyCell(label, tool, extra, strict, other, listed.get(label, {})))
+    tasks_run = ("--requirements", "2026-07-28")
+    cells.append(ProxyCell("tasks", ALPHA12, tasks_run, True, "modern", {}, upstream="tasks"))
+    return cells
+
+
+@nox.session(name="conformance-proxy")
+def conformance_proxy(session: nox.Session) -> None:
+    """The runs of `conformance-server` (0.1.16 all; alpha.12 at 2025-11-25 and at
+    2026-07-28) against `mcpkit.server.proxy(...)` fronting `mcpkit demo`, served over
+    streamable HTTP on loopback (`conformance/proxied.py`), as a matrix: the proxy
+    speaking to the demo in the client's era, and in the other era (the era bridge).
+    Same era: zero failures, as against the demo. Bridged: exactly the scenarios listed
+    in `conformance/proxy-bridge-by-design.json` (and in docs/proxy.md) fail; every other
+    one passes. The tasks scenarios are judged in one more cell, through the proxy to
+    the tasks demo: zero failures and zero warnings, as in `conformance-tasks`. Cells run
+    three at a time, each with its own upstream and proxy.
+    Logs: `.nox/conformance-proxy/tmp/logs/`."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    sync(session, "mcpkit-ext-tasks")  # core, plus the tasks demo as an upstream
+    logs = _logs_dir(session)
+    toolchain = str(ROOT / "conformance" / "toolchain.py")
+    session.run("python", toolchain, "ensure", silent=True)
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    listed: dict[str, dict[str, str]] = json.loads(BRIDGE_BY_DESIGN.read_text())["bridged"]
+    unknown = sorted(set(listed) - set(RUN_ERA))
+    if unknown:
+        session.error(f"{BRIDGE_BY_DESIGN.name} names unknown runs: {', '.join(unknown)}")
+    with ThreadPoolExecutor(max_workers=PROXY_CELLS_AT_ONCE) as pool:
+        results = list(
+            pool.map(lambda cell: _proxy_cell(python, toolchain, logs, cell), _proxy_cells(listed))
+        )
+    problems: list[str] = []
+    for lines, cell_problems in results:
+        for line in lines:
+            session.log(line)
+        problems += cell_problems
+    if problems:
+        session.error("conformance through the proxy: " + "; ".join(problems))
 
 
 # -- conformance-client and interop: the mcpkit client against peers nobody here wrote ----

@@ -4,7 +4,8 @@ Rules:
 1. ``mcpkit run module:attr`` (or ``path/to/file.py:attr``) serves any user's server; the
    attribute is a :class:`~mcpkit.server.Server` or a zero-argument factory of one.
 2. ``mcpkit demo`` serves the bundled demo server; ``mcpkit ls`` and ``mcpkit call`` are
-   the client commands (:mod:`mcpkit.cli.inspect`).
+   the client commands (:mod:`mcpkit.cli.inspect`); ``mcpkit proxy`` serves another
+   server through a proxy (:mod:`mcpkit.cli.proxy`).
 3. Diagnostics go to stderr; on stdio, stdout belongs to the protocol, from the moment
    the user's module is imported.
 4. Serving stops on SIGINT/SIGTERM without a traceback: one line saying what is still in
@@ -139,6 +140,9 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
     from mcpkit.cli.inspect import add_client_commands
 
     add_client_commands(sub, plugins)
+    from mcpkit.cli.proxy import add_proxy_command
+
+    add_proxy_command(sub, _add_serve_options, _serve, plugins)
     for plugin in plugins:
         plugin.add_lazy_commands(sub)
         plugin.call("add_commands", sub)

@@ -142,6 +142,9 @@ class Limits:
     """Client: messages read from an HTTP server, not yet processed (256)."""
     max_client_queue_bytes: int = 8 * 1024 * 1024
     """Client: bytes of those messages (8 MiB)."""
+    max_mount_list_pages: int = 1000
+    """Pages of one mounted server's list read to answer one list request of the
+    parent (:mod:`mcpkit.server.mount`); more is -32603 naming the limit."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -159,6 +162,7 @@ class Limits:
             "max_uri_bytes",
             "max_client_queue_messages",
             "max_client_queue_bytes",
+            "max_mount_list_pages",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:

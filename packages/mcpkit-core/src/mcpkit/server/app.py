@@ -279,6 +279,15 @@ class Server:
 
         return register
 
+    def mount(self, other: Server, namespace: str | None = None) -> None:
+        """Serve ``other``'s tools and prompts as ``{namespace}_{name}`` and its
+        resources, templates and completions as they are, live, on both eras
+        (:mod:`mcpkit.server.mount`; ``docs/proxy.md``). Raises ``ValueError`` for a
+        namespace mounted already, a cycle or a known name collision."""
+        from mcpkit.server.mount import mount
+
+        mount(self, other, namespace)
+
     # -- notifications ---------------------------------------------------------------
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
         """Publish ``notifications/<kind>/list_changed`` to every listener."""

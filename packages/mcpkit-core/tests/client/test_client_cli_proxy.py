@@ -1,0 +1,89 @@
+"""``mcpkit proxy TARGET`` as real processes (issue 14): over stdio fronting an HTTP
+``mcpkit demo``, over HTTP fronting a stdio demo, both eras downstream and the upstream
+era pinned either way; the proxy's own upstream headers; usage errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "http"))
+
+from demo_process import demo_process  # noqa: E402
+from http_helpers import serve  # noqa: E402
+from stdio_process import mcpkit_argv  # noqa: E402
+
+from mcpkit.client import Client  # noqa: E402
+from mcpkit.server import Context, Server  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+ERAS = ["legacy", "modern"]
+
+
+@pytest.fixture(scope="module")
+def demo_url() -> Any:
+    with demo_process() as demo:
+        yield demo.url
+
+
+@pytest.mark.parametrize("upstream", ["adaptive", "legacy", "modern"])
+@pytest.mark.parametrize("era", ERAS)
+async def test_stdio_proxy_fronts_an_http_demo(demo_url: str, era: str, upstream: str) -> None:
+    argv = mcpkit_argv("proxy", demo_url, "--upstream-era", upstream)
+    async with Client(argv, mode=era, timeout_s=30) as client:
+        names = {tool.name for tool in await client.list_tools()}
+        echoed = await client.call_tool("echo", {"text": f"{era} via {upstream}"})
+        era_seen = client.era
+    assert "echo" in names
+    assert echoed.content[0].text == f"{era} via {upstream}"  # type: ignore[union-attr]
+    assert era_seen == era
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_http_proxy_fronts_a_stdio_server(era: str) -> None:
+    upstream = ["--", *mcpkit_argv("demo", "--transport", "stdio")]
+    with demo_process(*upstream, command=("proxy", "--transport", "http")) as front:
+        async with Client(front.url, mode=era, timeout_s=30) as client:
+            names = {tool.name for tool in await client.list_tools()}
+            echoed = await client.call_tool("echo", {"text": "over http"})
+    assert "echo" in names
+    assert echoed.content[0].text == "over http"  # type: ignore[union-attr]
+
+
+async def test_upstream_headers_are_the_proxys_own() -> None:
+    """``--header`` reaches the HTTP upstream on every request (the proxy's own
+    credential); a quoted command line target is split like ``mcpkit ls`` does."""
+    upstream = Server("keyed")
+
+    @upstream.tool()
+    def key(ctx: Context) -> str:
+        headers = ctx.transport.get("headers") or {}
+        return str(headers.get("x-api-key"))
+
+    async with serve(upstream.http_app()) as base:
+        argv = mcpkit_argv("proxy", f"{base}/mcp", "--header", "X-Api-Key: s3cret")
+        async with Client(argv, timeout_s=30) as client:
+            got = await client.call_tool("key")
+    assert got.content[0].text == "s3cret"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["http://127.0.0.1:9/mcp", "--header", "no-colon"], "must look like"),
+        (["--header", "A: b", "--", "python", "server.py"], "need an http(s):// target"),
+        ([""], "empty command"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    done = subprocess.run(
+        mcpkit_argv("proxy", *args), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert done.stdout == ""
