@@ -109,6 +109,7 @@ class ProxyLists:
                         out = conn.client.session.envelope(out)
                 return await send(ctx, conn, method, out, proxy.limits)
             except Retry as exc:
+                proxy.upstream.lost()
                 if attempt == 2:
                     raise unavailable(method, str(exc)) from None
         raise AssertionError("unreachable")
