@@ -21,6 +21,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import nox
 
@@ -164,13 +165,13 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float =
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"mcpkit demo exited early with status {proc.returncode}")
+            raise RuntimeError(f"{proc.args[3:5]} exited early with status {proc.returncode}")
         with socket.socket() as sock:
             sock.settimeout(0.5)
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.1)
-    raise RuntimeError(f"mcpkit demo did not listen on port {port} within {timeout_s} s")
+    raise RuntimeError(f"{proc.args[3:5]} did not listen on port {port} within {timeout_s} s")
 
 
 def _logs_dir(session: nox.Session) -> Path:
@@ -183,11 +184,15 @@ def _logs_dir(session: nox.Session) -> Path:
 
 @contextlib.contextmanager
 def _served(
-    argv: list[str], port: int, log_path: Path, env: dict[str, str] | None = None
+    argv: list[str],
+    port: int,
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    start_timeout_s: float = 30.0,
 ) -> Iterator[str]:
-    """Run a server process (``argv``, listening on 127.0.0.1:``port``, with ``env`` added
-    to this process's environment) for the duration; yields its MCP URL and always stops
-    it (SIGTERM, then SIGKILL after 15 s)."""
+    """Run a server process (``argv``, listening on 127.0.0.1:``port`` within
+    ``start_timeout_s``, with ``env`` added to this process's environment) for the
+    duration; yields its MCP URL and always stops it (SIGTERM, then SIGKILL after 15 s)."""
     import os
 
     with log_path.open("wb") as server_log:
@@ -199,7 +204,7 @@ def _served(
             env={**os.environ, **(env or {})},
         )
         try:
-            _wait_listening(port, proc)
+            _wait_listening(port, proc, start_timeout_s)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
             proc.terminate()
@@ -292,6 +297,28 @@ BRIDGE_BY_DESIGN = ROOT / "conformance" / "proxy-bridge-by-design.json"
 """Per run label, the scenarios that cannot pass through the era bridge, with why (the
 same list is the table in docs/proxy.md, checked by tests/docs/test_docs_proxy.py)."""
 PROXY_CELLS_AT_ONCE = 3
+TASKS_DEMO = "mcpkit.ext.tasks.demo:build_server"
+
+
+class ProxyCell(NamedTuple):
+    """One conformance run against the proxy fronting a fresh upstream."""
+
+    label: str  # the CONFORMANCE_SERVER_RUNS label, or "tasks"
+    tool: str
+    extra: tuple[str, ...]
+    strict: bool  # zero warnings too
+    upstream_mode: str  # the era the proxy speaks upstream: legacy or modern
+    by_design: dict[str, str]  # scenario -> why it cannot pass (bridged cells only)
+    upstream: str = "demo"  # "demo" (mcpkit demo) or "tasks" (the tasks demo)
+
+    @property
+    def name(self) -> str:
+        return f"{self.label}.upstream-{self.upstream_mode}"
+
+    def judges(self, scenario: str) -> bool:
+        """The tasks scenarios are judged only in the tasks cell (UNSCORED_ELSEWHERE)."""
+        is_tasks = f"server-{scenario}".startswith(UNSCORED_ELSEWHERE)
+        return is_tasks if self.upstream == "tasks" else not is_tasks
 
 
 def _free_ports(count: int) -> list[int]:
@@ -322,79 +349,98 @@ def _scenario_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:
     return verdicts
 
 
-def _proxy_cell(
-    python: str,
-    toolchain: str,
-    logs: Path,
-    run: tuple[str, str, tuple[str, ...], bool],
-    upstream_mode: str,
-    by_design: dict[str, str],
-) -> tuple[str, list[str], list[str]]:
-    """One cell: a fresh `mcpkit demo`, the proxy fronting it (speaking ``upstream_mode``
-    upstream), one conformance run against the proxy. Returns the cell's name, its log
-    lines and its problems: a failing scenario not in ``by_design``, a listed one that
-    passes (stale), a warning on a strict run, or a non-zero exit not explained by them."""
+def _proxy_cell(python: str, toolchain: str, logs: Path, cell: ProxyCell) -> tuple[str, list[str]]:
+    """Run one cell: a fresh upstream, the proxy fronting it (speaking
+    ``cell.upstream_mode`` upstream, served over streamable HTTP), one conformance run
+    against the proxy. Returns its log lines and its problems: a failing scenario not in
+    ``cell.by_design``, a listed one that passes (stale), a warning on a strict cell, or
+    a non-zero exit not explained by them."""
     import time
 
-    label, tool, extra, strict = run
-    cell = f"{label}.upstream-{upstream_mode}"
-    demo_port, proxy_port = _free_ports(2)
-    demo = [python, "-m", "mcpkit.cli.main", "demo", "--host", "127.0.0.1"]
-    demo += ["--port", str(demo_port)]
+    upstream_port, proxy_port = _free_ports(2)
+    if cell.upstream == "tasks":
+        upstream = [python, "-m", "mcpkit.cli.main", "run", TASKS_DEMO, "--transport", "http"]
+    else:
+        upstream = [python, "-m", "mcpkit.cli.main", "demo"]
+    upstream += ["--host", "127.0.0.1", "--port", str(upstream_port)]
     serve = [python, "-m", "mcpkit.cli.main", "run", PROXY_FACTORY, "--transport", "http"]
     serve += ["--host", "127.0.0.1", "--port", str(proxy_port)]
-    out = logs / cell
+    out = logs / cell.name
     started = time.monotonic()
     with (
-        _served(demo, demo_port, logs / f"{cell}.demo.log") as upstream,
+        _served(
+            upstream, upstream_port, logs / f"{cell.name}.upstream.log", start_timeout_s=120
+        ) as upstream_url,
         _served(
             serve,
             proxy_port,
-            logs / f"{cell}.proxy.log",
-            env={"MCPKIT_PROXY_UPSTREAM": upstream, "MCPKIT_PROXY_UPSTREAM_MODE": upstream_mode},
+            logs / f"{cell.name}.proxy.log",
+            env={
+                "MCPKIT_PROXY_UPSTREAM": upstream_url,
+                "MCPKIT_PROXY_UPSTREAM_MODE": cell.upstream_mode,
+            },
+            # Three cells start six processes at once; the proxy connects upstream
+            # before it listens. A loaded two-core machine has taken 20 s.
+            start_timeout_s=120,
         ) as url,
     ):
-        argv = [python, toolchain, "run", tool, "--", "server", "--url", url, *extra]
+        argv = [python, toolchain, "run", cell.tool, "--", "server", "--url", url, *cell.extra]
         argv += ["-o", str(out)]
-        if strict:
-            baseline = logs / f"{cell}.expected-failures.yml"
-            listed = "".join(f"\n  - {name}" for name in sorted(by_design))
+        if cell.strict:
+            baseline = logs / f"{cell.name}.expected-failures.yml"
+            listed = "".join(f"\n  - {name}" for name in sorted(cell.by_design))
             baseline.write_text(f"server:{listed or ' []'}\n")
             argv += ["--expected-failures", str(baseline)]
-        with (logs / f"{cell}.txt").open("wb") as log:
+        with (logs / f"{cell.name}.txt").open("wb") as log:
             status = subprocess.run(
                 argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
             ).returncode
-    verdicts = _scenario_verdicts(out)
-    judged = {n: c for n, c in verdicts.items() if not f"server-{n}".startswith(UNSCORED_ELSEWHERE)}
+    judged = {n: c for n, c in _scenario_verdicts(out).items() if cell.judges(n)}
     failing = sorted(n for n, c in judged.items() if c.get("FAILURE", 0))
-    warned = sorted(n for n, c in judged.items() if c.get("WARNING", 0) and n not in by_design)
+    warned = sorted(n for n, c in judged.items() if c.get("WARNING", 0) and n not in cell.by_design)
     totals: dict[str, int] = {}
     for counts in judged.values():
         for key, value in counts.items():
             totals[key] = totals.get(key, 0) + value
     lines = [
-        f"{cell}: exit {status} in {time.monotonic() - started:.0f} s; {len(judged)} scenarios, "
-        + "checks "
+        f"{cell.name}: exit {status} in {time.monotonic() - started:.0f} s; "
+        + f"{len(judged)} scenarios judged, checks "
         + (", ".join(f"{k} {v}" for k, v in sorted(totals.items())) or "none")
     ]
-    unexpected = [n for n in failing if n not in by_design]
-    stale = sorted(n for n in by_design if n not in failing)
+    unexpected = [n for n in failing if n not in cell.by_design]
+    stale = sorted(n for n in cell.by_design if n not in failing)
     problems: list[str] = []
     if not judged:
-        problems.append(f"{cell}: no scenario ran")
+        problems.append("no scenario ran")
     if unexpected:
-        problems.append(f"{cell}: failing {', '.join(unexpected)}")
+        problems.append(f"failing: {', '.join(unexpected)}")
     if stale:
-        problems.append(f"{cell}: listed as failing by design but passing: {', '.join(stale)}")
-    if strict and warned:
-        problems.append(f"{cell}: warnings in {', '.join(warned)}")
-    if status != 0 and not (failing and not unexpected):
-        problems.append(f"{cell}: exit status {status}")
-    if by_design:
-        lines.append(f"  failing by design (docs/proxy.md): {', '.join(sorted(by_design))}")
-    lines += [f"  {p} (see {logs / (cell + '.txt')})" for p in problems]
-    return cell, lines, problems
+        problems.append(f"listed as failing by design but passing: {', '.join(stale)}")
+    if cell.strict and warned:
+        problems.append(f"warnings in {', '.join(warned)}")
+    # The harness's exit status counts scored scenarios: the tasks ones are not scored,
+    # and a bridged cell's by-design failures make it non-zero.
+    if status != 0 and cell.upstream == "demo" and not (failing and not unexpected):
+        problems.append(f"exit status {status}")
+    if cell.by_design:
+        lines.append(f"  failing by design (docs/proxy.md): {', '.join(sorted(cell.by_design))}")
+    problems = [f"{cell.name}: {p} (see {logs / (cell.name + '.txt')})" for p in problems]
+    return lines, problems
+
+
+def _proxy_cells(listed: dict[str, dict[str, str]]) -> list[ProxyCell]:
+    """Each run of CONFORMANCE_SERVER_RUNS twice (the upstream in the client's era, then
+    in the other: the bridge), plus the tasks scenarios through the proxy to the tasks
+    demo (extension methods the proxy does not know, forwarded verbatim)."""
+    cells: list[ProxyCell] = []
+    for label, tool, extra, strict in CONFORMANCE_SERVER_RUNS:
+        same = RUN_ERA[label]
+        other = "modern" if same == "legacy" else "legacy"
+        cells.append(ProxyCell(label, tool, extra, strict, same, {}))
+        cells.append(ProxyCell(label, tool, extra, strict, other, listed.get(label, {})))
+    tasks_run = ("--requirements", "2026-07-28")
+    cells.append(ProxyCell("tasks", ALPHA12, tasks_run, True, "modern", {}, upstream="tasks"))
+    return cells
 
 
 @nox.session(name="conformance-proxy")
@@ -405,13 +451,14 @@ def conformance_proxy(session: nox.Session) -> None:
     speaking to the demo in the client's era, and in the other era (the era bridge).
     Same era: zero failures, as against the demo. Bridged: exactly the scenarios listed
     in `conformance/proxy-bridge-by-design.json` (and in docs/proxy.md) fail; every other
-    one passes. Tasks scenarios are judged in `conformance-tasks`, as in
-    `conformance-server`. Cells run three at a time, each with its own demo and proxy.
+    one passes. The tasks scenarios are judged in one more cell, through the proxy to
+    the tasks demo: zero failures and zero warnings, as in `conformance-tasks`. Cells run
+    three at a time, each with its own upstream and proxy.
     Logs: `.nox/conformance-proxy/tmp/logs/`."""
     import json
     from concurrent.futures import ThreadPoolExecutor
 
-    sync(session, "mcpkit-core")
+    sync(session, "mcpkit-ext-tasks")  # core, plus the tasks demo as an upstream
     logs = _logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
@@ -420,18 +467,12 @@ def conformance_proxy(session: nox.Session) -> None:
     unknown = sorted(set(listed) - set(RUN_ERA))
     if unknown:
         session.error(f"{BRIDGE_BY_DESIGN.name} names unknown runs: {', '.join(unknown)}")
-    cells = []
-    for run in CONFORMANCE_SERVER_RUNS:
-        same = RUN_ERA[run[0]]
-        other = "modern" if same == "legacy" else "legacy"
-        cells.append((run, same, {}))
-        cells.append((run, other, listed.get(run[0], {})))
     with ThreadPoolExecutor(max_workers=PROXY_CELLS_AT_ONCE) as pool:
         results = list(
-            pool.map(lambda c: _proxy_cell(python, toolchain, logs, c[0], c[1], c[2]), cells)
+            pool.map(lambda cell: _proxy_cell(python, toolchain, logs, cell), _proxy_cells(listed))
         )
     problems: list[str] = []
-    for _, lines, cell_problems in results:
+    for lines, cell_problems in results:
         for line in lines:
             session.log(line)
         problems += cell_problems

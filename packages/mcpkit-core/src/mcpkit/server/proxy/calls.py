@@ -131,7 +131,7 @@ async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
             try:
                 return await _once(proxy, ctx)
             except Retry as exc:
-                upstream.drop_idle()
+                upstream.lost()
                 if attempt == 2:
                     raise unavailable(ctx.method, str(exc)) from None
         raise AssertionError("unreachable")

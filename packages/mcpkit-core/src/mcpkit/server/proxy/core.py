@@ -14,6 +14,10 @@ Rules:
    level); ``resources.subscribe`` is offered to handshake-era clients when the upstream
    can deliver updates. Unless the caller names the proxy (``name=``), ``serverInfo``
    and ``instructions`` are the upstream's once it has been reached.
+4. When an upstream connection fails as if the upstream restarted, cached list pages
+   are dropped; when the shared connection is opened again, every downstream listener
+   is told ``list_changed`` for each kind the upstream serves: what it lists may have
+   changed while nobody listened.
 3. ``ping``, ``logging/setLevel`` and ``resources/unsubscribe`` are answered by the proxy
    (they concern the downstream session); ``server/discover`` describes the proxy with
    the mirrored capabilities.
@@ -67,6 +71,7 @@ class Proxy:
         self.admission = Admission(limits.max_inflight_per_client)
         self.parked = Parked(self)
         self.mirrored: set[str] = {*_MIRRORED, "resources"}
+        self.connected_before = False
         factory, shared_only = client_factory(limits=limits, **upstream_args)
         self.upstream = Upstream(
             factory,
@@ -75,6 +80,7 @@ class Proxy:
             on_list_changed=self.lists.on_list_changed,
             on_resource_updated=self.lists.on_resource_updated,
             on_connected=self.adopt_upstream_info,
+            on_lost=self.lists.pages.clear,
         )
 
     @asynccontextmanager
@@ -87,6 +93,12 @@ class Proxy:
         mirror top-level capabilities the proxy has no entry for yet (an era's own, such
         as 2025-11-25 ``tasks``)."""
         up = self.upstream
+        self.lists.pages.clear()  # a reconnected upstream may list other things
+        if self.connected_before:
+            for kind in ("tools", "prompts", "resources"):
+                if kind in up.capabilities:
+                    self.server.notify_list_changed(kind)
+        self.connected_before = True
         if not self.named and up.server_info:
             self.server.info = dict(up.server_info)
             self.server.instructions = up.instructions

@@ -28,7 +28,13 @@ Rules:
    cacheable result without ``ttlMs`` gets the proxy's cache hint. A 2026-07-28 result
    of another ``resultType`` than ``complete`` (an extension's, e.g. ``"task"``) cannot
    reach a handshake-era client: -32603 naming it, never a result that drops it.
-6. A 2026-07-28 HTTP upstream answering ``tools/call`` with -32020 (its tools declare
+6. A method whose ``Mcp-Name`` field the upstream client does not know (an extension
+   method: ``tasks/get`` -> ``taskId``) learns it from the downstream request: when that
+   request came over HTTP with an ``Mcp-Name`` header equal to one top-level string
+   param, the upstream client mirrors that param in its own ``Mcp-Name`` (SEP-2243),
+   from then on (a downstream request without the header teaches nothing); once
+   known, a downstream ``Mcp-Name`` naming another value is -32020 (HeaderMismatch).
+7. A 2026-07-28 HTTP upstream answering ``tools/call`` with -32020 (its tools declare
    ``x-mcp-header`` parameters the proxy did not mirror yet) is listed once, which
    teaches the upstream client those headers, and the call is sent again (client rule 6).
 """
@@ -39,6 +45,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.client.errors import ClientError, RequestTimeoutError, SessionExpiredError
+from mcpkit.client.headers import NAME_PARAMS
 from mcpkit.core import meta as M
 from mcpkit.core.engine import PeerClosedError
 from mcpkit.core.jsonrpc import (
@@ -94,8 +101,10 @@ async def send(
     *,
     progress_ctx: Callable[[], Context | None] | None = None,
 ) -> JSON:
-    """Send one request on ``conn`` (rules 3, 4); raises :class:`JSONRPCError` or
+    """Send one request on ``conn`` (rules 3, 4, 6, 7); raises :class:`JSONRPCError` or
     :class:`Retry`."""
+    if ctx is not None:
+        _learn_name_param(ctx, conn, method, params)
     on_progress: Callable[[JSON], Awaitable[None]] | None = None
     if ctx is not None and ctx.progress_token is not None:
         current = progress_ctx or (lambda: ctx)
@@ -122,7 +131,7 @@ async def send(
         except JSONRPCError as exc:
             if exc.code != HEADER_MISMATCH or method != "tools/call":
                 raise
-            await conn.client.list_tools(use_cache=False)  # rule 6: learn the headers
+            await conn.client.list_tools(use_cache=False)  # rule 7: learn the headers
             return await conn.client.session.request(
                 method, params, timeout_s=limits.timeout_s, on_progress=on_progress, envelope=False
             )
@@ -142,6 +151,30 @@ async def send(
         raise JSONRPCError(
             INTERNAL_ERROR, f"upstream failed on {method}: {type(exc).__name__}: {exc}"
         ) from None
+
+
+def _learn_name_param(ctx: Context, conn: Conn, method: str, params: JSON) -> None:
+    """Rule 6; raises -32020 when the header names another value than the known field."""
+    headers: Any = ctx.transport.get("headers")
+    value = headers.get("mcp-name") if headers is not None else None
+    if not isinstance(value, str):
+        return
+    known = conn.client.session.stream.config.name_params.get(method)
+    if known is not None:
+        # The standard methods' headers are checked by the proxy's own HTTP layer; an
+        # encoded value (``=?base64?...?=``) is left to the upstream.
+        checked_here = method in NAME_PARAMS or value.startswith("=?")
+        mismatch = isinstance(params.get(known), str) and params[known] != value
+        if mismatch and not checked_here:
+            raise JSONRPCError(
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Name {value!r} is not params.{known} of {method}",
+            )
+        return
+    for key, param in params.items():
+        if param == value and not key.startswith("_"):
+            conn.client.add_name_param(method, key)
+            return
 
 
 def _mapped(method: str, params: JSON, exc: JSONRPCError) -> JSONRPCError:

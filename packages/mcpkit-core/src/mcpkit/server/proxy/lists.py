@@ -32,7 +32,8 @@ import anyio
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.server.hub import Change, Listener
+from mcpkit.server.hub import Change
+from mcpkit.server.methods import serve_listen
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
 from mcpkit.server.resources import check_uri_length
 
@@ -108,6 +109,7 @@ class ProxyLists:
                         out = conn.client.session.envelope(out)
                 return await send(ctx, conn, method, out, proxy.limits)
             except Retry as exc:
+                proxy.upstream.lost()
                 if attempt == 2:
                     raise unavailable(method, str(exc)) from None
         raise AssertionError("unreachable")
@@ -232,24 +234,4 @@ class ProxyLists:
                 return change.key in uris
             return change.method in methods
 
-        tag = {M.SUBSCRIPTION_ID: ctx.request_id}
-        listener = Listener(accepts)
-        detach = ctx.server.hub.subscribe(listener)
-        on_close = ctx.transport.get("on_close")
-        unregister = on_close(listener.close) if callable(on_close) else None
-        try:
-            await channel.notify(
-                "notifications/subscriptions/acknowledged",
-                {"_meta": dict(tag), "notifications": honoured},
-            )
-            while True:
-                batch = await listener.next_batch()
-                if not batch:
-                    break
-                for change in batch:
-                    await channel.notify(change.method, {**change.params, "_meta": dict(tag)})
-        finally:
-            detach()
-            if callable(unregister):
-                unregister()
-        return {"_meta": dict(tag)}
+        return await serve_listen(ctx, honoured, accepts)

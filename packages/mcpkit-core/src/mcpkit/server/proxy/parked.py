@@ -178,7 +178,7 @@ class Parked:
                         call.outcome = (result, None)
                         break
                     except Retry as exc:
-                        proxy.upstream.drop_idle()
+                        proxy.upstream.lost()
                         if attempt == 2:
                             call.outcome = (None, unavailable(ctx.method, str(exc)))
             except JSONRPCError as exc:

@@ -157,6 +157,7 @@ class Upstream:
         on_list_changed: Callable[[str], Awaitable[None]],
         on_resource_updated: Callable[[str], Awaitable[None]],
         on_connected: Callable[[], None] = lambda: None,
+        on_lost: Callable[[], None] = lambda: None,
     ) -> None:
         self._factory = factory
         self.shared_only = shared_only
@@ -164,6 +165,7 @@ class Upstream:
         self._on_list_changed = on_list_changed
         self._on_resource_updated = on_resource_updated
         self._on_connected = on_connected
+        self._on_lost = on_lost
         self._tgs: list[anyio.abc.TaskGroup] = []
         self._main: Conn | None = None
         self._main_lock = anyio.Lock()
@@ -344,13 +346,16 @@ class Upstream:
         """Idle leased connections held (rule 3)."""
         return sum(len(idle) for idle in self._idle.values())
 
-    def drop_idle(self) -> None:
-        """Close every idle connection (rule 3): one of them failed as if the upstream
-        restarted, so the others are likely stale too."""
+    def lost(self) -> None:
+        """A connection failed as if the upstream restarted (rule 3): close the idle ones
+        and the shared one too (they are likely stale), so the next use reconnects."""
         for idle in self._idle.values():
             for conn in idle:
                 conn.close()
         self._idle.clear()
+        if self._main is not None:
+            self._main.close()
+        self._on_lost()
 
     def _take_idle(self, key: str) -> Conn | None:
         idle = self._idle.get(key)
