@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import httpx2
@@ -19,6 +19,7 @@ from proxy_helpers import (
     serve_http,
     upstream_server,
 )
+from pydantic import Field
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
@@ -160,3 +161,20 @@ async def test_a_restarted_upstream_is_reconnected(up: str) -> None:
                 tools = await client.list_tools(use_cache=False)
             assert not r.is_error
             assert "test_simple_text" in {t.name for t in tools}
+
+
+async def test_a_modern_upstream_tool_with_header_parameters_is_called() -> None:
+    upstream = upstream_server()
+
+    @upstream.tool()
+    def regional(
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+    ) -> str:
+        return f"served in {region}"
+
+    async with (
+        serve_http(http_app(upstream)) as upstream_url,
+        Client(proxy(upstream_url, mode="modern"), mode="modern") as client,
+    ):
+        r = await client.call_tool("regional", {"region": "eu-west"})
+    assert r.content[0].text == "served in eu-west"  # type: ignore[union-attr]

@@ -19,7 +19,7 @@ from proxy_helpers import (
 from mcpkit.client import Client
 from mcpkit.core.extensions import Extension
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import Context, Server, proxy
+from mcpkit.server import Context, ProxyLimits, Server, proxy
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -282,3 +282,36 @@ def test_mcpkit_server_proxy_is_callable_however_it_was_imported() -> None:
     from mcpkit.server import ProxyLimits
 
     assert ProxyLimits().max_inflight_per_client == 8
+
+
+async def test_idle_upstream_connections_are_bounded_in_all() -> None:
+    front = proxy(
+        upstream_server(), mode="legacy", proxy_limits=ProxyLimits(max_idle_connections=2)
+    )
+    state: Any = front.proxy  # type: ignore[attr-defined]
+    variants: list[JSON] = [
+        {"roots": ["file:///a"]},
+        {"sampling": answer_sampling},
+        {"elicitation": answer_elicitation},
+        {"roots": ["file:///a"], "sampling": answer_sampling},
+        {},
+    ]
+    async with Client(front, mode="legacy") as keep_alive:  # holds the proxy's lifespan
+        for options in variants:  # a different capability set each: its own connection
+            async with Client(front, mode="legacy", **options) as client:
+                assert not (await client.call_tool("test_simple_text")).is_error
+        assert state.upstream.idle_count() == 2
+        assert not (await keep_alive.call_tool("test_simple_text")).is_error
+
+
+async def test_upstream_subscriptions_are_bounded_in_all() -> None:
+    limits = ProxyLimits(max_upstream_subscriptions=2)
+    front = proxy(upstream_server(), mode="legacy", proxy_limits=limits)
+    async with Client(front, mode="legacy") as client:
+        await client.subscribe("test://watched-resource")
+        await client.subscribe("test://static-text")
+        await client.subscribe("test://static-text")  # already held: no new one
+        with pytest.raises(JSONRPCError) as info:
+            await client.subscribe("test://template/1/data")
+    assert info.value.code == -32602
+    assert "max_upstream_subscriptions" in info.value.message

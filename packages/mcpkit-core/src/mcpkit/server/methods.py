@@ -30,6 +30,7 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core import meta as M
@@ -37,7 +38,7 @@ from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.versions import Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
-from mcpkit.server.hub import Listener
+from mcpkit.server.hub import Change, Listener
 from mcpkit.server.pagination import page
 from mcpkit.server.resources import ResourceNotFoundError, check_uri_length
 from mcpkit.server.tools import unknown_tool
@@ -247,9 +248,18 @@ async def subscriptions_listen(ctx: Context) -> JSON:
             INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object"
         )
     honoured, accepts = server.listen_filter(ctx, requested)  # pyright: ignore[reportUnknownArgumentType]
+    return await serve_listen(ctx, honoured, accepts)
+
+
+async def serve_listen(ctx: Context, honoured: JSON, accepts: Callable[[Change], bool]) -> JSON:
+    """Rule 3 once the filter is decided: acknowledge ``honoured``, then forward the hub's
+    changes that ``accepts`` admits until the listener closes (also used by the proxy,
+    whose filter the upstream decides)."""
+    channel = ctx.channel
+    assert channel is not None
     tag = {M.SUBSCRIPTION_ID: ctx.request_id}
     listener = Listener(accepts)
-    detach = server.hub.subscribe(listener)
+    detach = ctx.server.hub.subscribe(listener)
     # A transport ending the stream gracefully (shutdown) closes the listener: the
     # request then completes with its result instead of being cancelled.
     on_close = ctx.transport.get("on_close")

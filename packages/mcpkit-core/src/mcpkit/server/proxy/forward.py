@@ -34,6 +34,9 @@ Rules:
    param, the upstream client mirrors that param in its own ``Mcp-Name`` (SEP-2243),
    from then on (a downstream request without the header teaches nothing); once
    known, a downstream ``Mcp-Name`` naming another value is -32020 (HeaderMismatch).
+7. A 2026-07-28 HTTP upstream answering ``tools/call`` with -32020 (its tools declare
+   ``x-mcp-header`` parameters the proxy did not mirror yet) is listed once, which
+   teaches the upstream client those headers, and the call is sent again (client rule 6).
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ async def send(
     *,
     progress_ctx: Callable[[], Context | None] | None = None,
 ) -> JSON:
-    """Send one request on ``conn`` (rules 3, 4, 6); raises :class:`JSONRPCError` or
+    """Send one request on ``conn`` (rules 3, 4, 6, 7); raises :class:`JSONRPCError` or
     :class:`Retry`."""
     if ctx is not None:
         _learn_name_param(ctx, conn, method, params)
@@ -121,9 +124,17 @@ async def send(
 
         on_progress = forward_progress
     try:
-        return await conn.client.session.request(
-            method, params, timeout_s=limits.timeout_s, on_progress=on_progress, envelope=False
-        )
+        try:
+            return await conn.client.session.request(
+                method, params, timeout_s=limits.timeout_s, on_progress=on_progress, envelope=False
+            )
+        except JSONRPCError as exc:
+            if exc.code != HEADER_MISMATCH or method != "tools/call":
+                raise
+            await conn.client.list_tools(use_cache=False)  # rule 7: learn the headers
+            return await conn.client.session.request(
+                method, params, timeout_s=limits.timeout_s, on_progress=on_progress, envelope=False
+            )
     except JSONRPCError as exc:
         raise _mapped(method, params, exc) from None
     except RequestTimeoutError:

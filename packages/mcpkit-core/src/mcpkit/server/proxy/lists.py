@@ -13,8 +13,9 @@ Rules:
 3. Resource subscriptions are shared upstream: the first downstream subscriber of a URI
    subscribes upstream (``resources/subscribe`` on a handshake-era upstream, the
    shared ``subscriptions/listen`` stream's ``resourceSubscriptions`` on 2026-07-28);
-   bounded like the server's own (``Limits.max_subscriptions``, ``max_uri_bytes``).
-   The upstream subscription stays while the proxy runs.
+   bounded like the server's own (``Limits.max_subscriptions``, ``max_uri_bytes``) and
+   in all by ``ProxyLimits.max_upstream_subscriptions`` (-32602 naming it). The upstream
+   subscription stays while the proxy runs.
 4. ``subscriptions/listen`` from a 2026-07-28 client acknowledges the list kinds the
    upstream advertises and every requested URI (the upstream decides what exists),
    then forwards the admitted changes tagged with the listen request's id.
@@ -31,7 +32,8 @@ import anyio
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.server.hub import Change, Listener
+from mcpkit.server.hub import Change
+from mcpkit.server.methods import serve_listen
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
 from mcpkit.server.resources import check_uri_length
 
@@ -145,6 +147,14 @@ class ProxyLists:
             new = [u for u in uris if u not in self.subscribed]
             if not new:
                 return
+            limit = self.proxy.limits.max_upstream_subscriptions
+            if len(self.subscribed) + len(new) > limit:
+                raise JSONRPCError(
+                    INVALID_PARAMS,
+                    f"the proxy already holds {len(self.subscribed)} upstream subscriptions "
+                    f"(limit {limit}, ProxyLimits.max_upstream_subscriptions)",
+                    {"limit": limit},
+                )
             upstream = self.proxy.upstream
             await upstream.main()
             if upstream.era == "modern":
@@ -223,24 +233,4 @@ class ProxyLists:
                 return change.key in uris
             return change.method in methods
 
-        tag = {M.SUBSCRIPTION_ID: ctx.request_id}
-        listener = Listener(accepts)
-        detach = ctx.server.hub.subscribe(listener)
-        on_close = ctx.transport.get("on_close")
-        unregister = on_close(listener.close) if callable(on_close) else None
-        try:
-            await channel.notify(
-                "notifications/subscriptions/acknowledged",
-                {"_meta": dict(tag), "notifications": honoured},
-            )
-            while True:
-                batch = await listener.next_batch()
-                if not batch:
-                    break
-                for change in batch:
-                    await channel.notify(change.method, {**change.params, "_meta": dict(tag)})
-        finally:
-            detach()
-            if callable(unregister):
-                unregister()
-        return {"_meta": dict(tag)}
+        return await serve_listen(ctx, honoured, accepts)

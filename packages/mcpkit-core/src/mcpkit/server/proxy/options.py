@@ -44,7 +44,10 @@ class ProxyLimits:
       prompts, reads, completions, extension methods each lease one for their duration;
       lists share one connection); a call that finds none free waits up to
       ``timeout_s``, then -32603.
-    - ``max_idle_connections`` (4): idle leased connections kept for reuse.
+    - ``max_idle_connections`` (4): idle leased connections kept for reuse, in all.
+    - ``max_upstream_subscriptions`` (1000): resource URIs the proxy subscribes to
+      upstream for its clients (each client is also bounded by ``Limits``); one more is
+      -32602 naming this limit.
     - ``max_parked_calls`` (256): 2026-07-28 calls waiting for the downstream client's
       ``inputResponses`` while a handshake-era upstream holds the call open; one more
       input request is answered with -32603. A parked call not resumed within the
@@ -59,6 +62,7 @@ class ProxyLimits:
     max_inflight_per_client: int = 8
     max_connections: int = 32
     max_idle_connections: int = 4
+    max_upstream_subscriptions: int = 1000
     max_parked_calls: int = 256
     max_input_rounds: int = 10
     max_cached_pages: int = 256

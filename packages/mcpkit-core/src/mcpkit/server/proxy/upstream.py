@@ -19,9 +19,10 @@ Rules:
    messages arriving on it go to that call (:class:`Caller`); with no caller they are
    refused (-32603), never sent to a stranger.
 3. At most ``ProxyLimits.max_connections`` leases at once (waiting at most
-   ``timeout_s`` for one, then -32603); ``max_idle_connections`` idle ones are kept per
-   capability set. A connection that failed (closed transport, expired session) is
-   discarded, so a restarted upstream is reconnected by the next call.
+   ``timeout_s`` for one, then -32603); at most ``max_idle_connections`` idle ones are
+   kept (in all, over every capability set). A connection that failed (closed
+   transport, expired session) is discarded, so a restarted upstream is reconnected by
+   the next call.
 4. A ``Client`` instance as target is the only connection: calls share it, and its
    reverse requests reach the caller only while exactly one call is in flight (else
    -32603); documented in ``docs/proxy.md``.
@@ -339,6 +340,10 @@ class Upstream:
         conn = await self.main()
         return conn.client.era == "modern" and conn.client.session.stream.kind == "stdio"
 
+    def idle_count(self) -> int:
+        """Idle leased connections held (rule 3)."""
+        return sum(len(idle) for idle in self._idle.values())
+
     def drop_idle(self) -> None:
         """Close every idle connection (rule 3): one of them failed as if the upstream
         restarted, so the others are likely stale too."""
@@ -349,15 +354,18 @@ class Upstream:
 
     def _take_idle(self, key: str) -> Conn | None:
         idle = self._idle.get(key)
-        while idle:
+        found: Conn | None = None
+        while idle and found is None:
             conn = idle.pop()
             if not conn.dead:
-                return conn
-        return None
+                found = conn
+        if not idle:
+            self._idle.pop(key, None)
+        return found
 
     def _give_back(self, conn: Conn) -> None:
-        idle = self._idle.setdefault(conn.key, [])
-        if conn.dead or not self._tgs or len(idle) >= self.limits.max_idle_connections:
+        full = self.idle_count() >= self.limits.max_idle_connections
+        if conn.dead or not self._tgs or full:
             conn.close()
         else:
-            idle.append(conn)
+            self._idle.setdefault(conn.key, []).append(conn)
