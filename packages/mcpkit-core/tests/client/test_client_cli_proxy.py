@@ -13,12 +13,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "http"))
 
-from demo_process import demo_process  # noqa: E402
-from http_helpers import serve  # noqa: E402
-from stdio_process import mcpkit_argv  # noqa: E402
+from demo_process import demo_process
+from http_helpers import serve
+from stdio_process import mcpkit_argv
 
-from mcpkit.client import Client  # noqa: E402
-from mcpkit.server import Context, Server  # noqa: E402
+from mcpkit.client import Client
+from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
 
@@ -31,11 +31,16 @@ def demo_url() -> Any:
         yield demo.url
 
 
-@pytest.mark.parametrize("upstream", ["adaptive", "legacy", "modern"])
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(
+    ("era", "upstream"),
+    [("legacy", "adaptive"), ("modern", "legacy"), ("legacy", "modern")],
+    ids=["same-era", "bridge-modern-to-legacy", "bridge-legacy-to-modern"],
+)
 async def test_stdio_proxy_fronts_an_http_demo(demo_url: str, era: str, upstream: str) -> None:
+    """A stdio-only host reaches a remote HTTP server; pinning the upstream to the other
+    era than the host speaks is the era bridge."""
     argv = mcpkit_argv("proxy", demo_url, "--upstream-era", upstream)
-    async with Client(argv, mode=era, timeout_s=30) as client:
+    async with Client(argv, mode=era, timeout_s=60) as client:
         names = {tool.name for tool in await client.list_tools()}
         echoed = await client.call_tool("echo", {"text": f"{era} via {upstream}"})
         era_seen = client.era
@@ -44,15 +49,18 @@ async def test_stdio_proxy_fronts_an_http_demo(demo_url: str, era: str, upstream
     assert era_seen == era
 
 
-@pytest.mark.parametrize("era", ERAS)
-async def test_http_proxy_fronts_a_stdio_server(era: str) -> None:
+async def test_http_proxy_fronts_a_stdio_server() -> None:
+    """``--transport http`` (``mcpkit run``'s options) in front of a command given after
+    ``--``; clients of both eras use the same proxy process."""
     upstream = ["--", *mcpkit_argv("demo", "--transport", "stdio")]
     with demo_process(*upstream, command=("proxy", "--transport", "http")) as front:
-        async with Client(front.url, mode=era, timeout_s=30) as client:
-            names = {tool.name for tool in await client.list_tools()}
-            echoed = await client.call_tool("echo", {"text": "over http"})
-    assert "echo" in names
-    assert echoed.content[0].text == "over http"  # type: ignore[union-attr]
+        for era in ERAS:
+            async with Client(front.url, mode=era, timeout_s=60) as client:
+                names = {tool.name for tool in await client.list_tools()}
+                echoed = await client.call_tool("echo", {"text": f"{era} over http"})
+                assert client.era == era
+            assert "echo" in names
+            assert echoed.content[0].text == f"{era} over http"  # type: ignore[union-attr]
 
 
 async def test_upstream_headers_are_the_proxys_own() -> None:
@@ -87,3 +95,24 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
     assert done.stdout == ""
+
+
+def test_proxy_takes_mcpkit_runs_serve_options_and_a_command_after_dashes() -> None:
+    from mcpkit.cli.main import build_parser
+    from mcpkit.cli.proxy import build_proxy
+
+    parser = build_parser()
+    serve_options = ["--transport", "http", "--port", "0", "--stateless"]
+    upstream_options = ["--response-mode", "json", "--upstream-era", "modern"]
+    served = parser.parse_args(
+        ["proxy", "http://127.0.0.1:9/mcp", *serve_options, *upstream_options]
+    )
+    assert (served.transport, served.port, served.stateless) == ("http", 0, True)
+    assert (served.response_mode, served.upstream_era) == ("json", "modern")
+    assert served.target == ["http://127.0.0.1:9/mcp"]
+    command = parser.parse_args(["proxy", "--timeout", "5", "--", "python", "-m", "x", "--flag"])
+    assert command.target == ["python", "-m", "x", "--flag"]
+    assert command.transport == "stdio"  # stdio by default
+    assert command.upstream_timeout_s == 5.0
+    front = build_proxy(parser.parse_args(["proxy", "python -m mcpkit.cli.main demo"]))
+    assert front.info["name"]  # a Server, not yet connected (the upstream starts lazily)

@@ -443,11 +443,38 @@ async def test_an_endless_mounted_list_is_bounded() -> None:
     endless.add_method("tools/list", tools_list)
     parent = Server("parent", limits=Limits(max_mount_list_pages=5))
     parent.mount(endless, namespace="e")
+    stuck = Server("stuck")
+
+    async def same_cursor(ctx: Context) -> JSON:
+        return {"tools": [], "nextCursor": "again"}
+
+    stuck.add_method("tools/list", same_cursor)
+    other = Server("other")
+    other.mount(stuck, namespace="s")
     async with Client(parent, mode="legacy") as client:
         with pytest.raises(JSONRPCError) as bounded:
             await client.list_tools()
+    async with Client(other, mode="modern") as client:
+        with pytest.raises(JSONRPCError) as repeated:
+            await client.list_tools()
     assert bounded.value.code == INTERNAL_ERROR
     assert "Limits.max_mount_list_pages" in bounded.value.message
+    assert repeated.value.code == INTERNAL_ERROR
+    assert "repeated a cursor" in repeated.value.message
+
+
+def test_a_mounting_server_can_be_garbage_collected() -> None:
+    """The registry of mounts does not keep a parent alive (mounting many short-lived
+    servers does not leak them)."""
+    import gc
+    import weakref
+
+    child = weather()
+    parent = parent_with(child)
+    gone = weakref.ref(parent)
+    del parent, child
+    gc.collect()
+    assert gone() is None
 
 
 async def test_the_childs_lifespan_runs_with_the_parents() -> None:
@@ -470,3 +497,59 @@ async def test_the_childs_lifespan_runs_with_the_parents() -> None:
         await client.call_tool("hello")
         assert events == ["enter"]
     assert events == ["enter", "exit"]
+
+
+def sealing_child() -> Server:
+    """A child that answers ``input_required`` with a ``requestState`` it seals itself
+    and reads back from ``ctx.answers`` (the shape of a proxy), 2026-07-28 only."""
+    from mcpkit.server.mrtr import request_digest
+
+    server = Server("sealing")
+
+    async def tools_list(ctx: Context) -> JSON:
+        return {"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}
+
+    async def tools_call(ctx: Context) -> JSON:
+        carried = ctx.answers.get("round")
+        answer = ctx.answers.get("units")
+        if carried is None or answer is None:
+            state = ctx.server.sealer.seal(
+                method=ctx.method,
+                digest=request_digest(ctx.method, ctx.params),
+                principal=None,
+                answers={"round": {"n": 1}},
+            )
+            schema = {"type": "object", "properties": {"u": {"type": "string"}}}
+            ask = {
+                "method": "elicitation/create",
+                "params": {"mode": "form", "message": "Units?", "requestedSchema": schema},
+            }
+            return {
+                "resultType": "input_required",
+                "inputRequests": {"units": ask},
+                "requestState": state,
+            }
+        text = f"round {carried['n']}: {answer['content']['u']}"
+        return {"content": [{"type": "text", "text": text}], "isError": False}
+
+    server.add_method("tools/list", tools_list)
+    server.add_method("tools/call", tools_call, input_capable=True, name_param="name")
+    return server
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+async def test_a_childs_own_request_state_is_carried_by_the_parent(depth: int) -> None:
+    """Rule 12: the child's sealed requestState travels inside the parent's and comes
+    back to the child as ``ctx.answers`` on the retry, through nested mounts too."""
+    top = Server("top")
+    if depth == 1:
+        top.mount(sealing_child(), namespace="s")
+        name = "s_ask"
+    else:
+        middle = Server("middle")
+        middle.mount(sealing_child(), namespace="s")
+        top.mount(middle, namespace="m")
+        name = "m_s_ask"
+    async with Client(top, mode="modern", elicitation=units) as client:
+        result = await client.call_tool(name)
+    assert result.content[0].text == "round 1: metric"  # type: ignore[union-attr]

@@ -135,13 +135,12 @@ def build_proxy(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) 
         from mcpkit.client import HttpTransport
         from mcpkit.client.targets import is_plugin
 
-        auth = config.auth
-        plugin = auth is not None and is_plugin(auth)
-        upstream = HttpTransport(
-            target,
-            headers=config.headers,
-            auth=None if plugin else auth,
-            plugins=[auth] if plugin else (),
+        auth: Any = config.auth
+        http_plugins: list[Any] = []
+        if auth is not None and is_plugin(auth):
+            http_plugins, auth = [auth], None
+        upstream = HttpTransport(  # one transport, every upstream connection (rule 4)
+            target, headers=config.headers, auth=auth, plugins=http_plugins
         )
     connect_s = args.upstream_connect_timeout_s
     if config.connect_timeout_s is not None:  # a plugin waits for a person (plugins rule 4)

@@ -52,6 +52,12 @@ Rules:
     routed by its prefix without listing anything unless names are ambiguous (a
     ``None`` namespace, nested prefixes, dynamic children in between) or the parent
     has list filters.
+12. 2026-07-28 input rounds: a mounted server that raises ``InputRequired`` is sealed
+    by the parent's front-end as usual. One that answers ``input_required`` with a
+    ``requestState`` of its own (a proxy) has that state opened with its sealer and
+    its answers carried inside a ``requestState`` the parent seals for the parent's
+    request; on the retry they are handed back to it as ``ctx.answers``. The parent's
+    ``requestState`` is never passed to a mounted server.
 """
 
 from __future__ import annotations
@@ -74,8 +80,10 @@ from mcpkit.core.shapes import as_list, as_object
 from mcpkit.core.versions import Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import Context
-from mcpkit.server.hub import Change, Listener
+from mcpkit.server.hub import Change, Listener, NotificationHub
+from mcpkit.server.identity import principal_key
 from mcpkit.server.methods import BUILTIN_METHODS
+from mcpkit.server.mrtr import request_digest
 from mcpkit.server.pagination import page
 from mcpkit.server.resources import ResourceNotFoundError
 from mcpkit.server.tools import unknown_tool
@@ -120,6 +128,9 @@ _RELAYED = frozenset(
         "notifications/resources/updated",
     }
 )
+CARRIED = "io.mcpkit/mount-state"
+"""Key, in the parent's sealed ``requestState``, of the answers a mounted server sealed
+into its own (rule 12)."""
 _MOUNTS: weakref.WeakKeyDictionary[Server, _Mounts] = weakref.WeakKeyDictionary()
 
 
@@ -148,7 +159,7 @@ def mount(parent: Server, child: Server, namespace: str | None = None) -> None:
             )
     if mounts is None:
         mounts = _MOUNTS[parent] = _Mounts(parent)
-    relay = _Relay(parent)
+    relay = _Relay(parent.hub)
     entry = _Mounted(child, namespace, prefix, child.hub.subscribe(relay))
     mounts.entries.append(entry)
     parent.add_lifespan(lambda _parent: child.lifespan())
@@ -175,19 +186,20 @@ class _Source:
 
 class _Relay(Listener):
     """Rule 6: republishes a child's change notifications on the parent's hub. It never
-    queues (``offer`` forwards at once), so it needs no task and no event loop."""
+    queues (``offer`` forwards at once), so it needs no task and no event loop; it holds
+    the hub, not the parent (the registry of mounts must not keep a parent alive)."""
 
-    __slots__ = ("parent",)
+    __slots__ = ("target",)
 
-    def __init__(self, parent: Server) -> None:  # pyright: ignore[reportMissingSuperCall]
-        self.parent = parent
+    def __init__(self, target: NotificationHub) -> None:  # pyright: ignore[reportMissingSuperCall]
+        self.target = target
         self.accepts = _RELAYED.__contains__
         self._pending = {}
         self.closed = False
 
     def offer(self, change: Change) -> None:
         if not self.closed and change.method in _RELAYED:
-            self.parent.hub.publish(change)
+            self.target.publish(change)
 
     def close(self) -> None:
         self.closed = True
@@ -219,7 +231,12 @@ def _not_found(exc: JSONRPCError, uri: str) -> bool:
 
 
 def _derive(ctx: Context, server: Server, method: str, params: JSON) -> Context:
-    """Rule 4: the context a mounted server's handler runs with."""
+    """Rule 4: the context a mounted server's handler runs with (its answers: those the
+    parent's ``requestState`` carried for it, overlaid with this round's, rule 12)."""
+    answers = dict(ctx.answers)
+    carried = as_object(answers.pop(CARRIED, None))
+    if carried is not None:
+        answers = {**carried, **answers}
     derived = Context(
         server,
         request_id=ctx.request_id,
@@ -234,7 +251,7 @@ def _derive(ctx: Context, server: Server, method: str, params: JSON) -> Context:
         log_level=ctx.log_level,
         principal=ctx.principal,
         transport=ctx.transport,
-        answers=dict(ctx.answers),
+        answers=answers,
     )
     derived.state = ctx.state
     derived.input_provider = ctx.input_provider
@@ -245,7 +262,7 @@ class _Mounts:
     """The mounts of one parent and the method handlers that serve them."""
 
     def __init__(self, parent: Server) -> None:
-        self.parent = parent
+        self._parent = weakref.ref(parent)  # _MOUNTS must not keep its key alive
         self.entries: list[_Mounted] = []
         self.originals: dict[tuple[Era, str], MethodSpec] = {}
         self.installed: dict[tuple[Era, str], MethodSpec] = {}
@@ -275,6 +292,12 @@ class _Mounts:
         for kind in ("tools", "prompts", "resources", "completions"):
             parent.add_capability(kind, partial(self.capability, kind))
 
+    @property
+    def parent(self) -> Server:
+        parent = self._parent()
+        assert parent is not None, "a mounting server is in use, so it is alive"
+        return parent
+
     # -- sources -----------------------------------------------------------------------
     def sources(self) -> list[_Source]:
         """The parent, then the mounts in mount order (rule 3's precedence)."""
@@ -293,14 +316,33 @@ class _Mounts:
         spec = self.spec(ctx.era, src, method)
         if spec is None:
             raise JSONRPCError(INVALID_PARAMS, f"{method} is not served on this era")
+        params = {k: v for k, v in params.items() if k != "requestState"}
         derived = _derive(ctx, src.server, method, params)
         try:
             if src.own:  # the parent's middleware already wraps this request
                 return await spec.handler(derived)
-            return await src.server.invoke(spec, derived)
+            result = await src.server.invoke(spec, derived)
         finally:
             ctx.asked.update(derived.asked)
             derived.close()
+        state = result.get("requestState")
+        if result.get("resultType") == "input_required" and state is not None:
+            result = {**result, "requestState": self.carry(ctx, src, method, params, state)}
+        return result
+
+    def carry(self, ctx: Context, src: _Source, method: str, params: JSON, state: Any) -> str:
+        """Rule 12: the child's sealed ``requestState`` becomes one of the parent's, its
+        answers kept under :data:`CARRIED`."""
+        principal = principal_key(ctx.principal) if ctx.principal is not None else None
+        body = src.server.sealer.open(
+            state, method=method, digest=request_digest(method, params), principal=principal
+        )
+        return self.parent.sealer.seal(
+            method=ctx.method,
+            digest=request_digest(ctx.method, ctx.params),
+            principal=principal,
+            answers={CARRIED: as_object(body.get("a")) or {}},
+        )
 
     # -- lists -------------------------------------------------------------------------
     async def gather(self, src: _Source, ctx: Context, method: str) -> list[JSON]:
