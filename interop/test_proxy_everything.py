@@ -115,7 +115,6 @@ async def test_mcpkit_client_drives_server_everything_through_the_proxy(
             assert client.era == mode
             names = {t.name for t in await client.list_tools()}
             assert {"echo", "get-sum", "trigger-long-running-operation"} <= names
-            assert {"trigger-sampling-request", "trigger-elicitation-request"} <= names
 
             echo = await client.call_tool("echo", {"message": f"hello via {route.kind}"})
             assert f"hello via {route.kind}" in echo.content[0].text  # type: ignore[union-attr]
@@ -156,6 +155,12 @@ async def test_mcpkit_client_drives_server_everything_through_the_proxy(
                 {"type": "ref/prompt", "name": "completable-prompt"}, "department", "Eng"
             )
             assert completed.completion.values == ["Engineering"]
+
+            # server-everything lists its sampling and elicitation tools only to a session
+            # whose client declared those capabilities; this client declared both, so the
+            # list it sees through the proxy must have them, as it has on a direct
+            # connection (test_client_everything.py).
+            assert {"trigger-sampling-request", "trigger-elicitation-request"} <= names
 
 
 # -- the official Python SDK client (mcp 2.3.0) -------------------------------------------
