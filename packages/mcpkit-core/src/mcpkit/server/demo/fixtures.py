@@ -11,6 +11,7 @@ Rules:
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import anyio
@@ -297,8 +298,8 @@ def register(server: Server) -> None:
     @server.resource(
         "test://static-binary", mime_type="image/png", description="A static binary resource"
     )
-    def static_binary() -> JSON:
-        return {"blob": PNG_1PX}
+    def static_binary() -> bytes:
+        return base64.b64decode(PNG_1PX)  # bytes: one base64 blob
 
     @server.resource(
         "test://watched-resource",

@@ -124,6 +124,8 @@ def seal_state(ctx: Context, answers: JSON) -> str:
 async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
     """Forward ``ctx``'s request as a call (see the module table)."""
     async with proxy.admission.admit(ctx):
+        if ctx.method == "tools/call":
+            await proxy.lists.check_param_headers(ctx)  # lists rule 6
         upstream = proxy.upstream
         if ctx.era == "modern" and upstream.era == "legacy" and not upstream.shared_only:
             return await proxy.parked.run(ctx)

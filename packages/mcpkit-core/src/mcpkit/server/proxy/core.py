@@ -80,7 +80,7 @@ class Proxy:
             on_list_changed=self.lists.on_list_changed,
             on_resource_updated=self.lists.on_resource_updated,
             on_connected=self.adopt_upstream_info,
-            on_lost=self.lists.pages.clear,
+            on_lost=self.lists.clear,
         )
 
     @asynccontextmanager
@@ -93,7 +93,7 @@ class Proxy:
         mirror top-level capabilities the proxy has no entry for yet (an era's own, such
         as 2025-11-25 ``tasks``)."""
         up = self.upstream
-        self.lists.pages.clear()  # a reconnected upstream may list other things
+        self.lists.clear()  # a reconnected upstream may list other things
         if self.connected_before:
             for kind in ("tools", "prompts", "resources"):
                 if kind in up.capabilities:

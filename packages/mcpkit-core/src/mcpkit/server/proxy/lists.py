@@ -21,6 +21,11 @@ Rules:
    then forwards the admitted changes tagged with the listen request's id.
 5. :meth:`ProxyLists.all_items` follows ``nextCursor`` through every page (at most
    1000 pages, a repeated cursor stops) for code that needs a whole list (mount).
+6. A 2026-07-28 ``tools/call`` that came over HTTP has its ``Mcp-Param-*`` headers
+   checked against the upstream tool's ``x-mcp-header`` parameters, as the endpoint
+   checks its own tools' (SEP-2243; -32020 on a mismatch), before anything is forwarded.
+   The parameters come from one whole upstream listing, kept until the upstream's tools
+   change or its connection is lost; a name it does not list has none.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import anyio
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.server.http.headers import check_param_headers, param_annotations, read_headers
 from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
@@ -75,8 +81,14 @@ class ProxyLists:
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
         self.pages: OrderedDict[tuple[str, Any], JSON] = OrderedDict()
+        self.param_headers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
         self.subscribed: set[str] = set()
         self._sub_lock = anyio.Lock()
+
+    def clear(self) -> None:
+        """Forget every cached list (a reconnected upstream may list other things)."""
+        self.pages.clear()
+        self.param_headers = None
 
     # -- rule 1 ------------------------------------------------------------------------
     async def page(self, ctx: Context) -> JSON:
@@ -135,6 +147,8 @@ class ProxyLists:
     async def on_list_changed(self, kind: str) -> None:
         for key in [k for k in self.pages if _KIND_OF.get(k[0]) == kind]:
             self.pages.pop(key, None)
+        if kind == "tools":
+            self.param_headers = None
         method = _LIST_CHANGED.get(kind)
         if method is not None:
             self.proxy.server.hub.publish(Change(method))
@@ -235,3 +249,23 @@ class ProxyLists:
             return change.method in methods
 
         return await serve_listen(ctx, honoured, accepts)
+
+    # -- rule 6 ------------------------------------------------------------------------
+    async def check_param_headers(self, ctx: Context) -> None:
+        """Rule 6: raise -32020 when the request's ``Mcp-Param-*`` headers do not match
+        its arguments for the upstream tool's ``x-mcp-header`` parameters."""
+        headers: Any = ctx.transport.get("headers")
+        name = ctx.params.get("name")
+        raw: Any = getattr(headers, "raw", None)
+        if ctx.era != "modern" or not isinstance(name, str) or raw is None:
+            return
+        if self.param_headers is None:
+            found: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+            for tool in await self.all_items("tools/list"):
+                named: Any = tool.get("name")
+                if isinstance(named, str):
+                    found[named] = param_annotations(tool.get("inputSchema"))
+            self.param_headers = found
+        annotations = self.param_headers.get(name)
+        if annotations:
+            check_param_headers(read_headers(raw), annotations, ctx.params.get("arguments"))
