@@ -5,7 +5,11 @@ Rules:
    are forwarded page by page on the shared connection; cursors pass through unchanged
    both ways (wire case I2). Pages are cached (at most ``ProxyLimits.max_cached_pages``)
    until the upstream says the kind's list changed; a request carrying ``_meta`` keys of
-   its own (trace context) bypasses the cache.
+   its own (trace context) bypasses the cache. A handshake-era upstream fixed the
+   capabilities it lists for at ``initialize`` and may list per capability (a tool that
+   samples only for clients that can sample): its lists are fetched on a connection
+   leased with the downstream client's capabilities (:mod:`.upstream` rule 2) and cached
+   per capability set, so each client sees what the upstream would show it.
 2. Upstream ``notifications/*/list_changed`` drop the cached pages of that kind and are
    published to every downstream listener (handshake-era sessions and
    ``subscriptions/listen`` streams alike); ``notifications/resources/updated`` reaches
@@ -36,11 +40,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpkit.core import meta as M
-from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
 from mcpkit.server.http.headers import check_param_headers, param_annotations, read_headers
 from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.server.proxy.upstream import Caller, caps_key
 from mcpkit.server.resources import check_uri_length
 
 if TYPE_CHECKING:
@@ -80,7 +85,7 @@ class ProxyLists:
 
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
-        self.pages: OrderedDict[tuple[str, Any], JSON] = OrderedDict()
+        self.pages: OrderedDict[tuple[str, Any, str], JSON] = OrderedDict()
         self.param_headers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
         self.subscribed: set[str] = set()
         self._sub_lock = anyio.Lock()
@@ -97,10 +102,13 @@ class ProxyLists:
         cacheable = not any(k not in _ENVELOPE for k in ctx.meta) and (
             cursor is None or isinstance(cursor, str)
         )
-        key = (method, cursor)
+        upstream = self.proxy.upstream
+        await upstream.main()  # its era decides where lists come from (rule 1)
+        leased = upstream.era == "legacy" and not upstream.shared_only
+        key = (method, cursor, caps_key(ctx.client_capabilities) if leased else "")
         hit = self.pages.get(key) if cacheable else None
         if hit is None:
-            hit = await self.fetch(ctx, method)
+            hit = await (self._fetch_leased(ctx) if leased else self.fetch(ctx, method))
             if cacheable:
                 self.pages[key] = hit
                 while len(self.pages) > self.proxy.limits.max_cached_pages:
@@ -124,6 +132,25 @@ class ProxyLists:
                 proxy.upstream.lost()
                 if attempt == 2:
                     raise unavailable(method, str(exc)) from None
+        raise AssertionError("unreachable")
+
+    async def _fetch_leased(self, ctx: Context) -> JSON:
+        """Rule 1: ``ctx``'s list request on a connection with its client's capabilities,
+        retried once on a fresh one."""
+        proxy = self.proxy
+
+        async def ask(method: str, params: JSON) -> JSON:
+            raise JSONRPCError(INTERNAL_ERROR, f"proxy: the upstream sent {method} for a list")
+
+        for attempt in (1, 2):
+            try:
+                async with proxy.upstream.lease(Caller(ctx, ask)) as conn:
+                    params = upstream_params(ctx, conn)
+                    return await send(ctx, conn, ctx.method, params, proxy.limits)
+            except Retry as exc:
+                proxy.upstream.lost()
+                if attempt == 2:
+                    raise unavailable(ctx.method, str(exc)) from None
         raise AssertionError("unreachable")
 
     async def all_items(self, method: str) -> list[JSON]:

@@ -1,0 +1,55 @@
+"""A handshake-era upstream may list per client capability (server-everything lists
+``trigger-sampling-request`` only to clients that can sample; found by the interop
+suite through the proxy). Its lists reach each downstream client as the upstream would
+show that client: fetched with the client's own capabilities and cached per capability
+set (proxy lists rule 1), in both downstream eras."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from proxy_helpers import answer_sampling
+
+from mcpkit.client import Client
+from mcpkit.server import Context, Server, proxy
+
+pytestmark = pytest.mark.anyio
+
+
+def sampling_aware_server() -> Server:
+    server = Server("aware")
+
+    @server.tool
+    def plain() -> str:
+        return "plain"
+
+    @server.tool
+    async def summarize(ctx: Context) -> str:
+        answer = await ctx.sample("Summarize", max_tokens=10)
+        return answer.text or ""
+
+    def visible(ctx: Any, kind: str, definition: Mapping[str, Any]) -> bool:
+        if kind == "tools" and definition.get("name") == "summarize":
+            return "sampling" in ctx.client_capabilities
+        return True
+
+    server.add_list_filter(visible)
+    return server
+
+
+@pytest.mark.parametrize("down", ["legacy", "modern"])
+async def test_each_client_sees_the_list_its_capabilities_get(down: str) -> None:
+    front = proxy(sampling_aware_server(), mode="legacy")
+    async with Client(front, mode=down) as plain_client:  # type: ignore[arg-type]
+        plain = sorted(t.name for t in await plain_client.list_tools())
+    async with Client(front, mode=down, sampling=answer_sampling) as sampler:  # type: ignore[arg-type]
+        sampled = sorted(t.name for t in await sampler.list_tools())
+        result = await sampler.call_tool("summarize")
+    async with Client(front, mode=down) as plain_again:  # type: ignore[arg-type]
+        plain_later = sorted(t.name for t in await plain_again.list_tools())
+    assert plain == ["plain"]
+    assert sampled == ["plain", "summarize"]
+    assert plain_later == ["plain"]  # the sampler's cached page is not served to others
+    assert result.is_error is False
