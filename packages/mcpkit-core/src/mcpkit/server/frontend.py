@@ -23,7 +23,8 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
    ``inputRequests`` and a freshly sealed ``requestState`` holding every answer used
    so far. Anywhere else ``InputRequired`` is an internal error. Each answer a handler
    asks for is checked against its request (:mod:`mcpkit.server.answers`): a bad one
-   is -32602.
+   is -32602. ``inputResponses`` keys in mcpkit's sealed namespace (``io.mcpkit/``) are
+   -32602: only the verified ``requestState`` carries them (mrtr rule 6).
 7. Handshake era: ``ping`` is always answered; ``initialize`` goes to the session; any
    other request before the session is initialized is -32600.
 8. Both eras: a request whose principal has no stable identity is -32603 before anything
@@ -55,7 +56,7 @@ from mcpkit.core.tracing import TraceContext, TracedMessage, carries_trace, from
 from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from mcpkit.server.context import LOG_LEVELS, Context
 from mcpkit.server.identity import principal_key
-from mcpkit.server.mrtr import InputRequired, request_digest
+from mcpkit.server.mrtr import SEALED_KEY_PREFIX, InputRequired, request_digest
 from mcpkit.server.resources import ResourceNotFoundError
 from mcpkit.server.tracing import ROUND_TRACE_KEY, handle_traced, round_trace
 
@@ -322,6 +323,13 @@ def _collect_answers(
         if obj is None or not all(isinstance(v, dict) for v in obj.values()):
             raise JSONRPCError(
                 INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects"
+            )
+        forged = [k for k in obj if k.startswith(SEALED_KEY_PREFIX)]
+        if forged:  # mrtr rule 6: only the sealed requestState carries these
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                f"Invalid params: inputResponses key {forged[0]!r} is reserved for "
+                "the server's requestState",
             )
         answers.update(obj)
     return answers, first

@@ -25,6 +25,11 @@ Rules:
    (:mod:`mcpkit.server.answers`).
 5. An input request for a capability the client did not declare is never sent; the
    request fails with -32021 and ``data.requiredCapabilities`` instead.
+6. Answer keys starting with :data:`SEALED_KEY_PREFIX` (``io.mcpkit/``) are mcpkit's
+   own records inside a sealed ``requestState`` (a mount's carried state, a proxy's
+   parked call or upstream state); ``inputResponses`` naming one is -32602, so a client
+   cannot forge them (they would otherwise overlay the sealed ones, bypassing rule 2's
+   binding to the request and principal).
 """
 
 from __future__ import annotations
@@ -38,11 +43,13 @@ from typing import Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps, loads
 
-__all__ = ["InputRequired", "RequestStateSealer", "request_digest"]
+__all__ = ["SEALED_KEY_PREFIX", "InputRequired", "RequestStateSealer", "request_digest"]
 
 JSON = dict[str, Any]
 
 _EXCLUDED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
+SEALED_KEY_PREFIX = "io.mcpkit/"
+"""Rule 6: answer keys only a sealed ``requestState`` may carry."""
 
 
 class InputRequired(Exception):

@@ -1,0 +1,113 @@
+"""Review: a client cannot forge the proxy's (or a mount's) sealed MRTR records by naming
+their keys in ``inputResponses`` (mrtr rule 6). Each key family would otherwise let one
+client resume another's parked call or replay another's upstream ``requestState``
+without the principal-bound seal."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from mcpkit.client import Client
+from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.server import Server, proxy
+from mcpkit.server.demo import build_demo_server
+from mcpkit.server.mount import CARRIED
+from mcpkit.server.proxy.calls import UPSTREAM_STATE
+from mcpkit.server.proxy.parked import PARKED
+
+pytestmark = pytest.mark.anyio
+JSON = dict[str, Any]
+ELICIT = "test_input_required_result_elicitation"
+STATEFUL = "test_input_required_result_request_state"
+
+
+def readable(state: str) -> JSON:
+    """The body of a sealed state: signed, not encrypted, so its holder can read it."""
+    raw = state.split(".")[0]
+    return json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+
+
+async def nobody(_params: Any) -> JSON:
+    """Declares elicitation; the tests answer by hand."""
+    raise AssertionError("not asked live")
+
+
+async def first_round(client: Client, tool: str) -> JSON:
+    return await client.request(
+        "tools/call", {"name": tool, "arguments": {}}, accept_result_types=("input_required",)
+    )
+
+
+async def test_another_client_cannot_resume_a_parked_call_by_naming_it() -> None:
+    front = proxy(build_demo_server(), mode="legacy")
+    async with (
+        Client(front, mode="modern", elicitation=nobody) as victim,
+        Client(front, mode="modern", elicitation=nobody) as thief,
+    ):
+        first = await first_round(victim, ELICIT)
+        (key,) = first["inputRequests"]
+        parked = readable(first["requestState"])["a"][PARKED]
+        forged = {
+            "name": ELICIT,
+            "arguments": {},
+            "inputResponses": {
+                PARKED: parked,
+                key: {"action": "accept", "content": {"name": "Mallory"}},
+            },
+        }
+        with pytest.raises(JSONRPCError) as info:
+            await thief.request("tools/call", forged)
+        assert info.value.code == INVALID_PARAMS
+        assert "reserved" in info.value.message
+        assert len(front.proxy.parked.calls) == 1  # type: ignore[attr-defined]  # untouched
+
+
+async def test_an_upstream_request_state_cannot_be_replayed_outside_the_proxys_seal() -> None:
+    front = proxy(build_demo_server(), mode="modern")
+    async with (
+        Client(front, mode="modern", elicitation=nobody) as victim,
+        Client(front, mode="modern", elicitation=nobody) as thief,
+    ):
+        first = await first_round(victim, STATEFUL)
+        upstream_state = readable(first["requestState"])["a"][UPSTREAM_STATE]
+        forged = {
+            "name": STATEFUL,
+            "arguments": {},
+            "inputResponses": {
+                UPSTREAM_STATE: upstream_state,
+                "confirm": {"action": "accept", "content": {"ok": True}},
+            },
+        }
+        with pytest.raises(JSONRPCError) as info:
+            await thief.request("tools/call", forged)
+        assert info.value.code == INVALID_PARAMS
+        assert "reserved" in info.value.message
+
+
+async def test_a_mounts_carried_state_cannot_be_forged() -> None:
+    parent = Server("host")
+    parent.mount(proxy(build_demo_server(), mode="legacy"), namespace="d")
+    tool = f"d_{ELICIT}"
+    async with (
+        Client(parent, mode="modern", elicitation=nobody) as victim,
+        Client(parent, mode="modern", elicitation=nobody) as thief,
+    ):
+        first = await first_round(victim, tool)
+        (key,) = first["inputRequests"]
+        carried = readable(first["requestState"])["a"][CARRIED]
+        forged = {
+            "name": tool,
+            "arguments": {},
+            "inputResponses": {
+                CARRIED: carried,
+                key: {"action": "accept", "content": {"name": "Mallory"}},
+            },
+        }
+        with pytest.raises(JSONRPCError) as info:
+            await thief.request("tools/call", forged)
+        assert info.value.code == INVALID_PARAMS
+        assert "reserved" in info.value.message
