@@ -1,4 +1,6 @@
-"""Review: a client cannot forge the proxy's (or a mount's) sealed MRTR records by naming
+"""Review: parked calls and sealed MRTR records through a proxy.
+
+A client cannot forge the proxy's (or a mount's) sealed MRTR records by naming
 their keys in ``inputResponses`` (mrtr rule 6). Each key family would otherwise let one
 client resume another's parked call or replay another's upstream ``requestState``
 without the principal-bound seal."""
@@ -9,13 +11,16 @@ import base64
 import json
 from typing import Any
 
+import anyio
 import pytest
+from proxy_helpers import Probe, upstream_server
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.server import Server, proxy
 from mcpkit.server.demo import build_demo_server
 from mcpkit.server.mount import CARRIED
+from mcpkit.server.proxy import ProxyLimits
 from mcpkit.server.proxy.calls import UPSTREAM_STATE
 from mcpkit.server.proxy.parked import PARKED
 
@@ -111,3 +116,26 @@ async def test_a_mounts_carried_state_cannot_be_forged() -> None:
             await thief.request("tools/call", forged)
         assert info.value.code == INVALID_PARAMS
         assert "reserved" in info.value.message
+
+
+async def test_a_cancelled_parked_call_frees_its_slot_at_once() -> None:
+    """A 2026-07-28 client behind a handshake-era upstream that cancels its calls must not
+    hold ``max_parked_calls`` slots for ``state_ttl_s`` (600 s): one client could lock
+    every other 2026-07-28 client out by starting and cancelling calls."""
+    probe = Probe()
+    limits = ProxyLimits(max_parked_calls=1)
+    front = proxy(upstream_server(probe), mode="legacy", proxy_limits=limits)
+    state: Any = front.proxy  # type: ignore[attr-defined]
+    async with Client(front, mode="modern") as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "wait_forever")
+            with anyio.fail_after(10):
+                await probe.started.wait()
+            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+        with anyio.fail_after(10):  # the upstream handler is stopped ...
+            await probe.cancelled.wait()
+        with anyio.fail_after(10):  # ... and the slot is free, long before state_ttl_s
+            while state.parked.calls:
+                await anyio.sleep(0.02)
+        r = await client.call_tool("sleep_s", {"seconds": 0})
+        assert r.content[0].text == "slept 0.0"  # type: ignore[union-attr]

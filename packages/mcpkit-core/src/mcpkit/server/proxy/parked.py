@@ -20,7 +20,8 @@ Rules:
    forgotten.
 4. Each round waits at most ``ProxyLimits.timeout_s`` for the upstream's next step;
    past it, or when the downstream request is cancelled, the parked call is cancelled
-   (the upstream is sent ``notifications/cancelled``) and the client gets -32603.
+   (the upstream is sent ``notifications/cancelled``), its slot freed at once, and the
+   client gets -32603.
 5. Logs and progress of the parked call go to the downstream request of the current
    round (none between rounds).
 """
@@ -136,6 +137,7 @@ class Parked:
                     await call.changed.wait()
         except BaseException:
             call.scope.cancel()  # rule 4: the downstream gave up
+            self.calls.pop(call.id, None)  # its slot is free at once (rule 3)
             raise
         if waited.cancelled_caught:
             call.scope.cancel()
@@ -187,8 +189,9 @@ class Parked:
                 call.outcome = (None, JSONRPCError(INTERNAL_ERROR, f"proxy: {type(exc).__name__}"))
             finally:
                 call.poke()
-        with anyio.move_on_after(call.ttl_s):  # rule 3: wait for collection
-            await call.collected.wait()
+        if not call.scope.cancel_called:  # a cancelled call has no one to collect it
+            with anyio.move_on_after(call.ttl_s):  # rule 3: wait for collection
+                await call.collected.wait()
         self.calls.pop(call.id, None)
 
 
