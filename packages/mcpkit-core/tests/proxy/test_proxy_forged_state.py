@@ -17,7 +17,7 @@ from proxy_helpers import Probe, upstream_server
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.server import Server, proxy
+from mcpkit.server import Context, Server, proxy
 from mcpkit.server.demo import build_demo_server
 from mcpkit.server.mount import CARRIED
 from mcpkit.server.proxy import ProxyLimits
@@ -139,3 +139,38 @@ async def test_a_cancelled_parked_call_frees_its_slot_at_once() -> None:
                 await anyio.sleep(0.02)
         r = await client.call_tool("sleep_s", {"seconds": 0})
         assert r.content[0].text == "slept 0.0"  # type: ignore[union-attr]
+
+
+def notebook() -> Server:
+    """An upstream that keeps a note per session, as handshake-era servers may."""
+    server = Server("notebook")
+    notes: dict[int, str] = {}
+
+    @server.tool()
+    def remember(note: str, ctx: Context) -> str:
+        notes[id(ctx.session)] = note
+        return "ok"
+
+    @server.tool()
+    def recall(ctx: Context) -> str:
+        return notes.get(id(ctx.session), "nothing")
+
+    return server
+
+
+@pytest.mark.parametrize("down", ["legacy", "modern"])
+async def test_an_upstream_session_is_never_reused_for_another_client(down: str) -> None:
+    """Leased connections are reused only by the client they served: another client
+    must not be handed the upstream session holding the first one's state."""
+    front = proxy(notebook(), mode="legacy")
+    state: Any = front.proxy  # type: ignore[attr-defined]
+    async with (
+        Client(front, mode=down, client_info={"name": "alice", "version": "1"}) as alice,  # type: ignore[arg-type]
+        Client(front, mode=down, client_info={"name": "bob", "version": "1"}) as bob,  # type: ignore[arg-type]
+    ):
+        await alice.call_tool("remember", {"note": "alice's secret"})
+        assert state.upstream.idle_count() == 1  # kept for reuse ...
+        r = await bob.call_tool("recall")
+        assert r.content[0].text == "nothing"  # type: ignore[union-attr]  # ... not by bob
+        r = await alice.call_tool("recall")
+        assert r.content[0].text == "alice's secret"  # type: ignore[union-attr]  # by alice

@@ -45,7 +45,7 @@ from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import request_digest
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.upstream import Caller, Conn
+from mcpkit.server.proxy.upstream import Caller, Conn, client_key
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -57,28 +57,6 @@ JSON = dict[str, Any]
 UPSTREAM_STATE = "io.mcpkit/proxy-upstream-state"
 """Key of the upstream's ``requestState`` inside the proxy's sealed one (rule 2)."""
 _keys = count(1)
-
-
-def client_key(ctx: Context) -> str:
-    """Rule 1: who a request comes from."""
-    pkey = principal_key(ctx.principal) if ctx.principal is not None else None
-    if pkey is not None:
-        return "p:" + pkey
-    if ctx.session is not None:
-        return f"s:{id(ctx.session)}"
-    info = ctx.client_info or {}
-    return f"i:{info.get('name')}/{info.get('version')}@{_peer_host(ctx.transport)}"
-
-
-def _peer_host(transport: JSON) -> str:
-    """The HTTP peer's host (ASGI ``scope["client"]``), ``""`` elsewhere."""
-    scope: Any = transport.get("scope")
-    if not isinstance(scope, dict):
-        return ""
-    peer: Any = scope.get("client")  # pyright: ignore
-    if isinstance(peer, (list, tuple)) and peer:
-        return str(peer[0])  # pyright: ignore[reportUnknownArgumentType]
-    return ""
 
 
 class Admission:

@@ -7,9 +7,11 @@ carry no link to the request they belong to (over stdio not even a stream). So e
 call that can cause them (``tools/call``, ``prompts/get``, ``resources/read``,
 ``completion/complete``, extension methods) *leases* a connection of its own for its
 duration: whatever the upstream sends on it belongs to that call and reaches that
-downstream client, never another. Connections are pooled by the downstream client's
+downstream client, never another. Connections are pooled per downstream client and its
 capabilities (the upstream sees exactly what the downstream client declared) and
-reused. Lists, ``server/discover``, change notifications and resource subscriptions,
+reused only for that client: an upstream session holds state (what a tool kept for
+the session, its log level, late messages of an earlier call) that must not reach
+another client. Lists, ``server/discover``, change notifications and resource subscriptions,
 which belong to no caller, use one shared connection.
 
 Rules:
@@ -20,9 +22,10 @@ Rules:
    refused (-32603), never sent to a stranger.
 3. At most ``ProxyLimits.max_connections`` leases at once (waiting at most
    ``timeout_s`` for one, then -32603); at most ``max_idle_connections`` idle ones are
-   kept (in all, over every capability set). A connection that failed (closed
-   transport, expired session) is discarded, so a restarted upstream is reconnected by
-   the next call.
+   kept (in all, over every client and capability set); an idle connection is leased
+   again only by the downstream client it served (:func:`client_key`). A connection
+   that failed (closed transport, expired session) is discarded, so a restarted
+   upstream is reconnected by the next call.
 4. A ``Client`` instance as target is the only connection: calls share it, and its
    reverse requests reach the caller only while exactly one call is in flight (else
    -32603); documented in ``docs/proxy.md``.
@@ -48,13 +51,14 @@ import anyio.abc
 
 from mcpkit.client.handlers import InputHandlers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.server.identity import principal_key
 from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
     from mcpkit.server.context import Context
 
-__all__ = ["Caller", "Conn", "Upstream", "caps_key"]
+__all__ = ["Caller", "Conn", "Upstream", "caps_key", "client_key"]
 
 JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server.proxy")
@@ -74,6 +78,29 @@ def forwarded_caps(caps: JSON) -> JSON:
 
 def caps_key(caps: JSON) -> str:
     return json.dumps(forwarded_caps(caps), sort_keys=True, separators=(",", ":"))
+
+
+def client_key(ctx: Context) -> str:
+    """Who a request comes from (calls rule 1, rule 3): its principal when
+    authenticated, else its handshake-era session, else its ``clientInfo`` and address."""
+    pkey = principal_key(ctx.principal) if ctx.principal is not None else None
+    if pkey is not None:
+        return "p:" + pkey
+    if ctx.session is not None:
+        return f"s:{id(ctx.session)}"
+    info = ctx.client_info or {}
+    return f"i:{info.get('name')}/{info.get('version')}@{_peer_host(ctx.transport)}"
+
+
+def _peer_host(transport: JSON) -> str:
+    """The HTTP peer's host (ASGI ``scope["client"]``), ``""`` elsewhere."""
+    scope: Any = transport.get("scope")
+    if not isinstance(scope, dict):
+        return ""
+    peer: Any = scope.get("client")  # pyright: ignore
+    if isinstance(peer, (list, tuple)) and peer:
+        return str(peer[0])  # pyright: ignore[reportUnknownArgumentType]
+    return ""
 
 
 class Caller:
@@ -323,7 +350,7 @@ class Upstream:
             )
         conn: Conn | None = None
         try:
-            key = caps_key(caller.ctx.client_capabilities)
+            key = client_key(caller.ctx) + " " + caps_key(caller.ctx.client_capabilities)
             conn = self._take_idle(key)
             if conn is None:
                 await self.main()  # learn the upstream first; fails fast when it is down
