@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import base64
 import json
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import anyio
 import pytest
-from proxy_helpers import Probe, upstream_server
+from proxy_helpers import PAIRS, Probe, upstream_server
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.tracing import TraceContext, TracedMessage
 from mcpkit.server import Context, Server, proxy
 from mcpkit.server.demo import build_demo_server
 from mcpkit.server.mount import CARRIED
@@ -174,3 +176,58 @@ async def test_an_upstream_session_is_never_reused_for_another_client(down: str)
         assert r.content[0].text == "nothing"  # type: ignore[union-attr]  # ... not by bob
         r = await alice.call_tool("recall")
         assert r.content[0].text == "alice's secret"  # type: ignore[union-attr]  # by alice
+
+
+PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_malformed_or_oversized_trace_context_stops_at_the_proxy(up: str, down: str) -> None:
+    probe = Probe()
+    front = proxy(upstream_server(probe), mode=up)  # type: ignore[arg-type]
+    cases: list[tuple[JSON, JSON]] = [
+        (  # valid traceparent: kept; a malformed tracestate and a huge baggage: dropped
+            {"traceparent": PARENT, "tracestate": "Bad Key=x", "baggage": "k=" + "v" * 9000},
+            {"traceparent": PARENT},
+        ),
+        (  # a malformed traceparent takes its companions with it
+            {"traceparent": "00-" + "z" * 52, "tracestate": "a=b", "baggage": "k=v"},
+            {},
+        ),
+        (  # valid ones go through unchanged
+            {"traceparent": PARENT, "tracestate": "a=b", "baggage": "k=v"},
+            {"traceparent": PARENT, "tracestate": "a=b", "baggage": "k=v"},
+        ),
+    ]
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        for sent, expected in cases:
+            params = {"name": "show_meta", "arguments": {}, "_meta": sent}
+            await client.request("tools/call", params)
+            seen = {k: v for k, v in probe.metas[-1].items() if k in sent}
+            assert seen == expected
+
+
+class SpanTracer:
+    """A tracer whose every handled message opens a span with a fixed id."""
+
+    SPAN_ID = "1111111111111111"
+
+    def handle(self, message: TracedMessage) -> AbstractContextManager[Any]:
+        if message.trace_context is not None:
+            trace_id = message.trace_context.trace_id
+            message.span_context = TraceContext(f"00-{trace_id}-{self.SPAN_ID}-01")
+        return nullcontext()
+
+    def send(self, message: TracedMessage) -> AbstractContextManager[Any]:
+        return nullcontext()
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_the_upstreams_parent_is_the_proxys_span(up: str, down: str) -> None:
+    probe = Probe()
+    front = proxy(upstream_server(probe), mode=up)  # type: ignore[arg-type]
+    front.set_tracer(SpanTracer())
+    async with Client(front, mode=down) as client:  # type: ignore[arg-type]
+        params = {"name": "show_meta", "arguments": {}, "_meta": {"traceparent": PARENT}}
+        await client.request("tools/call", params)
+    assert probe.metas[-1]["traceparent"] == f"00-{PARENT[3:35]}-{SpanTracer.SPAN_ID}-01"

@@ -5,8 +5,12 @@ Rules:
    state is the proxy's business, :mod:`.calls`) and the era-specific reserved ``_meta``
    keys: the 2026-07-28 envelope (``protocolVersion``, ``clientCapabilities``,
    ``clientInfo``, ``logLevel``) is rewritten for the upstream's era and
-   ``progressToken`` is replaced by the proxy's own token. Every other ``_meta`` key
-   (``traceparent``, ``tracestate``, ``baggage``, extension keys) is forwarded verbatim.
+   ``progressToken`` is replaced by the proxy's own token. The trace context
+   (``traceparent``, ``tracestate``, ``baggage``) goes upstream as the proxy's current
+   one (:mod:`mcpkit.core.tracing` rules 2-4: the downstream request's, validated and
+   bounded, or the proxy tracer's span), never as the raw downstream text: malformed or
+   oversized values stop at the proxy. Every other ``_meta`` key (extension keys) is
+   forwarded verbatim.
 2. Towards a 2026-07-28 upstream the envelope names the upstream's protocol version,
    the downstream client's capabilities (sampling, elicitation, roots, extensions,
    experimental: the upstream asks for what the downstream client can answer) and the
@@ -66,6 +70,7 @@ __all__ = ["Retry", "downstream_result", "send", "upstream_params"]
 
 JSON = dict[str, Any]
 _ENVELOPE = frozenset({M.PROTOCOL_VERSION, M.CLIENT_CAPABILITIES, M.CLIENT_INFO, M.LOG_LEVEL})
+_DROPPED = _ENVELOPE | {M.PROGRESS_TOKEN, *M.TRACE_KEYS}  # rule 1: the session re-adds
 _MRTR = ("inputResponses", "requestState")
 _MODERN_FIELDS = ("resultType", "ttlMs", "cacheScope")
 
@@ -78,7 +83,7 @@ def upstream_params(ctx: Context, conn: Conn, params: JSON | None = None) -> JSO
     """Rules 1-2: the params to send upstream for ``ctx``'s request."""
     source = ctx.params if params is None else params
     out: JSON = {k: v for k, v in source.items() if k != "_meta" and k not in _MRTR}
-    meta: JSON = {k: v for k, v in ctx.meta.items() if k not in _ENVELOPE and k != M.PROGRESS_TOKEN}
+    meta: JSON = {k: v for k, v in ctx.meta.items() if k not in _DROPPED}
     client = conn.client
     if client.era == "modern":
         meta[M.PROTOCOL_VERSION] = client.protocol_version
