@@ -14,6 +14,7 @@ Modules, one job each:
 - :mod:`.calls`: calls, per-client admission and the input mapping per era pair;
 - :mod:`.parked`: 2026-07-28 clients behind a handshake-era upstream (parked calls);
 - :mod:`.lists`: lists, change notifications, subscriptions;
+- :mod:`.visible`: the proxy's own list filters over forwarded lists and calls;
 - :mod:`.options`: :class:`ProxyLimits` and the upstream client factory.
 
 What crosses which era pair (upstream -> downstream):

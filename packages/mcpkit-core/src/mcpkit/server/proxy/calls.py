@@ -32,6 +32,8 @@ Rules:
    client on the forwarded call's channel and its answer (or error) returned upstream.
 5. An upstream ``notifications/cancelled`` for its input request cancels the request
    sent downstream (the downstream client is told).
+6. The proxy's own list filters are checked before anything is forwarded
+   (:mod:`.visible`): a hidden item is unknown.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import request_digest
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
 from mcpkit.server.proxy.upstream import Caller, Conn, client_key
+from mcpkit.server.proxy.visible import check_visible
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -102,6 +105,7 @@ def seal_state(ctx: Context, answers: JSON) -> str:
 async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
     """Forward ``ctx``'s request as a call (see the module table)."""
     async with proxy.admission.admit(ctx):
+        await check_visible(proxy.lists, ctx)  # rule 6
         if ctx.method == "tools/call":
             await proxy.lists.check_param_headers(ctx)  # lists rule 6
         upstream = proxy.upstream

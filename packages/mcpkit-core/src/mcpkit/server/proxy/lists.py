@@ -30,6 +30,8 @@ Rules:
    checks its own tools' (SEP-2243; -32020 on a mismatch), before anything is forwarded.
    The parameters come from one whole upstream listing, kept until the upstream's tools
    change or its connection is lost; a name it does not list has none.
+7. The proxy's own list filters (``Server.add_list_filter``) hold for forwarded lists
+   and calls (:mod:`.visible`); whole listings they need are kept like rule 6's.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
 from mcpkit.server.proxy.upstream import Caller, caps_key
+from mcpkit.server.proxy.visible import filter_page
 from mcpkit.server.resources import check_uri_length
+from mcpkit.server.uritemplates import TemplateMatcher
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -87,6 +91,9 @@ class ProxyLists:
         self.proxy = proxy
         self.pages: OrderedDict[tuple[str, Any, str], JSON] = OrderedDict()
         self.param_headers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
+        self.listings: dict[str, list[JSON]] = {}
+        """Whole upstream listings by list method (rule 7), until that kind changes."""
+        self.matchers: dict[str, TemplateMatcher | None] = {}
         self.subscribed: set[str] = set()
         self._sub_lock = anyio.Lock()
 
@@ -94,6 +101,8 @@ class ProxyLists:
         """Forget every cached list (a reconnected upstream may list other things)."""
         self.pages.clear()
         self.param_headers = None
+        self.listings.clear()
+        self.matchers.clear()
 
     # -- rule 1 ------------------------------------------------------------------------
     async def page(self, ctx: Context) -> JSON:
@@ -113,7 +122,7 @@ class ProxyLists:
                 self.pages[key] = hit
                 while len(self.pages) > self.proxy.limits.max_cached_pages:
                     self.pages.popitem(last=False)
-        return downstream_result(ctx, method, hit)
+        return filter_page(ctx, LIST_METHODS[method], downstream_result(ctx, method, hit))
 
     async def fetch(self, ctx: Context | None, method: str, params: JSON | None = None) -> JSON:
         """One request on the shared connection, retried once on a fresh one."""
@@ -170,12 +179,23 @@ class ProxyLists:
             seen.add(cursor)
         return items
 
+    async def items(self, method: str) -> list[JSON]:
+        """Rule 7: the whole upstream listing of ``method``, kept until it changes."""
+        found = self.listings.get(method)
+        if found is None:
+            found = self.listings[method] = await self.all_items(method)
+        return found
+
     # -- rule 2 ------------------------------------------------------------------------
     async def on_list_changed(self, kind: str) -> None:
         for key in [k for k in self.pages if _KIND_OF.get(k[0]) == kind]:
             self.pages.pop(key, None)
         if kind == "tools":
             self.param_headers = None
+        for listed in [m for m in self.listings if _KIND_OF.get(m) == kind]:
+            del self.listings[listed]
+        if kind == "resources":
+            self.matchers.clear()
         method = _LIST_CHANGED.get(kind)
         if method is not None:
             self.proxy.server.hub.publish(Change(method))

@@ -1,9 +1,7 @@
-"""Review: parked calls and sealed MRTR records through a proxy.
+"""Review (issue 14): what one client sends or holds through a proxy stays its own.
 
-A client cannot forge the proxy's (or a mount's) sealed MRTR records by naming
-their keys in ``inputResponses`` (mrtr rule 6). Each key family would otherwise let one
-client resume another's parked call or replay another's upstream ``requestState``
-without the principal-bound seal."""
+Forged sealed MRTR records (mrtr rule 6), parked-call slots, pooled upstream sessions,
+the trace context going upstream and the proxy's own list filters."""
 
 from __future__ import annotations
 
@@ -231,3 +229,64 @@ async def test_the_upstreams_parent_is_the_proxys_span(up: str, down: str) -> No
         params = {"name": "show_meta", "arguments": {}, "_meta": {"traceparent": PARENT}}
         await client.request("tools/call", params)
     assert probe.metas[-1]["traceparent"] == f"00-{PARENT[3:35]}-{SpanTracer.SPAN_ID}-01"
+
+
+def guarded() -> Server:
+    server = Server("guarded")
+    server.add_tool(lambda: "public", name="open_tool")
+    server.add_tool(lambda: "leaked", name="admin_tool")
+
+    @server.prompt()
+    def admin_prompt(topic: str) -> str:
+        return f"admin {topic}"
+
+    @server.completion(prompt="admin_prompt")
+    def topics(argument: str, value: str, context: Any) -> list[str]:
+        return ["payroll"]
+
+    @server.resource("r://admin")
+    def admin_resource() -> str:
+        return "leaked"
+
+    @server.resource("r://admin/{id}")
+    def admin_record(id: str) -> str:
+        return f"leaked {id}"
+
+    return server
+
+
+def hide_admin(ctx: Context, kind: str, definition: Any) -> bool:
+    found = definition.get("name") or definition.get("uri") or definition.get("uriTemplate")
+    return "admin" not in str(found)
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS)
+async def test_the_proxys_own_list_filters_hold_for_forwarded_items(up: str, down: str) -> None:
+    """A filter on the proxy (``add_list_filter``) hides upstream items from lists and
+    makes them unknown to calls, as it does for a server's own items."""
+    front = proxy(guarded(), mode=up)  # type: ignore[arg-type]
+    front.add_list_filter(hide_admin)
+    async with Client(front, mode=down, cache=False) as client:  # type: ignore[arg-type]
+        assert [t.name for t in await client.list_tools()] == ["open_tool"]
+        assert await client.list_prompts() == []
+        assert await client.list_resources() == []
+        assert await client.list_resource_templates() == []
+        assert (await client.call_tool("open_tool")).content[0].text == "public"  # type: ignore[union-attr]
+        refused = [
+            ("tools/call", {"name": "admin_tool", "arguments": {}}),
+            ("prompts/get", {"name": "admin_prompt", "arguments": {"topic": "x"}}),
+            ("resources/read", {"uri": "r://admin"}),
+            ("resources/read", {"uri": "r://admin/7"}),
+            (
+                "completion/complete",
+                {
+                    "ref": {"type": "ref/prompt", "name": "admin_prompt"},
+                    "argument": {"name": "topic", "value": "p"},
+                },
+            ),
+        ]
+        for method, params in refused:
+            with pytest.raises(JSONRPCError) as info:
+                await client.request(method, params)
+            assert info.value.code in (-32602, -32002), (method, params)
+            assert "leaked" not in str(info.value.message)
