@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.shapes import as_object
 from mcpkit.server.resources import ResourceNotFoundError
 from mcpkit.server.uritemplates import TemplateMatcher
 
@@ -49,8 +50,9 @@ def filter_page(ctx: Context, field: str, result: JSON) -> JSON:
     if not visibility.filters or not isinstance(items, list):
         return result
     kind = cast("ListKind", field)
-    shown = [i for i in items if isinstance(i, dict) and visibility.shows(ctx, kind, i)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    out = {**result, field: shown}
+    found = [as_object(i) for i in cast("list[Any]", items)]
+    shown = [i for i in found if i is not None and visibility.shows(ctx, kind, i)]
+    out: JSON = {**result, field: shown}
     if ctx.era == "modern":
         out["cacheScope"] = "private"
     return out
@@ -66,9 +68,9 @@ async def check_visible(lists: ProxyLists, ctx: Context) -> None:
     elif ctx.method == "prompts/get":
         await _named(lists, ctx, "prompts", params.get("name"), "prompts/get: unknown prompt")
     elif ctx.method == "completion/complete":
-        ref: Any = params.get("ref")
-        if isinstance(ref, dict) and ref.get("type") == "ref/prompt":  # pyright: ignore[reportUnknownMemberType]
-            name: Any = ref.get("name")  # pyright: ignore[reportUnknownMemberType]
+        ref = as_object(params.get("ref"))
+        if ref is not None and ref.get("type") == "ref/prompt":
+            name = ref.get("name")
             await _named(lists, ctx, "prompts", name, "completion/complete: unknown prompt")
     elif ctx.method == "resources/read":
         uri = params.get("uri")
