@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from proxy_helpers import PAIRS, Probe, upstream_server
+from proxy_helpers import PAIRS, Probe, answer_sampling, upstream_server
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
@@ -290,3 +290,28 @@ async def test_the_proxys_own_list_filters_hold_for_forwarded_items(up: str, dow
                 await client.request(method, params)
             assert info.value.code in (-32602, -32002), (method, params)
             assert "leaked" not in str(info.value.message)
+
+
+@pytest.mark.parametrize("down", ["legacy", "modern"])
+async def test_a_modern_upstreams_per_capability_lists_are_cached_per_capability_set(
+    down: str,
+) -> None:
+    """A 2026-07-28 upstream gets each list request's client capabilities and may list
+    per capability set: a page cached for a client that can sample must not be served
+    to one that cannot."""
+    upstream = Server("per-caps")
+    upstream.add_tool(lambda: "ok", name="plain")
+    upstream.add_tool(lambda: "ok", name="needs_sampling")
+
+    def sampling_only(ctx: Context, kind: str, definition: Any) -> bool:
+        return definition.get("name") != "needs_sampling" or "sampling" in ctx.client_capabilities
+
+    upstream.add_list_filter(sampling_only)
+    front = proxy(upstream, mode="modern")
+
+    async with (
+        Client(front, mode=down, sampling=answer_sampling, cache=False) as sampler,  # type: ignore[arg-type]
+        Client(front, mode=down, cache=False) as plain,  # type: ignore[arg-type]
+    ):
+        assert {t.name for t in await sampler.list_tools()} == {"plain", "needs_sampling"}
+        assert {t.name for t in await plain.list_tools()} == {"plain"}

@@ -8,8 +8,10 @@ Rules:
    its own (trace context) bypasses the cache. A handshake-era upstream fixed the
    capabilities it lists for at ``initialize`` and may list per capability (a tool that
    samples only for clients that can sample): its lists are fetched on a connection
-   leased with the downstream client's capabilities (:mod:`.upstream` rule 2) and cached
-   per capability set, so each client sees what the upstream would show it.
+   leased with the downstream client's capabilities (:mod:`.upstream` rule 2). A
+   2026-07-28 upstream is sent them with every list request (``clientCapabilities``)
+   and may list per capability too. Pages are cached per capability set, so each
+   client sees what the upstream would show it.
 2. Upstream ``notifications/*/list_changed`` drop the cached pages of that kind and are
    published to every downstream listener (handshake-era sessions and
    ``subscriptions/listen`` streams alike); ``notifications/resources/updated`` reaches
@@ -114,7 +116,7 @@ class ProxyLists:
         upstream = self.proxy.upstream
         await upstream.main()  # its era decides where lists come from (rule 1)
         leased = upstream.era == "legacy" and not upstream.shared_only
-        key = (method, cursor, caps_key(ctx.client_capabilities) if leased else "")
+        key = (method, cursor, caps_key(ctx.client_capabilities))  # both eras list per caps
         hit = self.pages.get(key) if cacheable else None
         if hit is None:
             hit = await (self._fetch_leased(ctx) if leased else self.fetch(ctx, method))
