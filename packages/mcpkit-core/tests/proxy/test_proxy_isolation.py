@@ -315,3 +315,21 @@ async def test_a_modern_upstreams_per_capability_lists_are_cached_per_capability
     ):
         assert {t.name for t in await sampler.list_tools()} == {"plain", "needs_sampling"}
         assert {t.name for t in await plain.list_tools()} == {"plain"}
+
+
+async def test_one_client_cannot_take_every_parked_slot() -> None:
+    """Parked calls no longer count as requests in flight once their first round is
+    answered; one client parking calls in a loop must not take every slot."""
+    limits = ProxyLimits(max_inflight_per_client=2, max_parked_calls=10)
+    front = proxy(build_demo_server(), mode="legacy", proxy_limits=limits)
+    async with (
+        Client(front, mode="modern", elicitation=nobody, client_info={"name": "hog"}) as hog,
+        Client(front, mode="modern", elicitation=nobody, client_info={"name": "ok"}) as other,
+    ):
+        for _ in range(2):
+            assert (await first_round(hog, ELICIT))["resultType"] == "input_required"
+        with pytest.raises(JSONRPCError) as info:
+            await first_round(hog, ELICIT)
+        assert info.value.code == -32603
+        assert "max_inflight_per_client" in info.value.message
+        assert (await first_round(other, ELICIT))["resultType"] == "input_required"

@@ -49,8 +49,9 @@ class ProxyLimits:
       upstream for its clients (each client is also bounded by ``Limits``); one more is
       -32602 naming this limit.
     - ``max_parked_calls`` (256): 2026-07-28 calls waiting for the downstream client's
-      ``inputResponses`` while a handshake-era upstream holds the call open; one more
-      input request is answered with -32603. A parked call not resumed within the
+      ``inputResponses`` while a handshake-era upstream holds the call open, in all
+      (each client's own are also bounded by ``max_inflight_per_client``); one more
+      call is answered with -32603. A parked call not resumed within the
       server's ``state_ttl_s`` is cancelled upstream.
     - ``max_input_rounds`` (10): MRTR rounds the proxy drives itself (a handshake-era
       downstream client behind a 2026-07-28 upstream).

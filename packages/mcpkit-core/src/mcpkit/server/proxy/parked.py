@@ -14,10 +14,11 @@ Rules:
 2. Input keys are the proxy's (``elicit-1``, ``sample-2``, ``roots-3`` ...); every
    answer is checked against its request (-32602 when it does not match) before it goes
    upstream; a key not answered is asked for again.
-3. At most ``ProxyLimits.max_parked_calls`` parked calls; an input request beyond it is
-   answered -32603 upstream. An input request not answered within the server's
-   ``state_ttl_s`` fails upstream (-32603); a finished call not collected within it is
-   forgotten.
+3. At most ``ProxyLimits.max_parked_calls`` parked calls, and at most
+   ``ProxyLimits.max_inflight_per_client`` of one downstream client (so one client
+   cannot take every slot); a call beyond either is answered -32603 naming the limit.
+   An input request not answered within the server's ``state_ttl_s`` fails upstream
+   (-32603); a finished call not collected within it is forgotten.
 4. Each round waits at most ``ProxyLimits.timeout_s`` for the upstream's next step;
    past it, or when the downstream request is cancelled, the parked call is cancelled
    (the upstream is sent ``notifications/cancelled``), its slot freed at once, and the
@@ -38,7 +39,7 @@ from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
 from mcpkit.server.answers import check_answer
 from mcpkit.server.proxy.calls import seal_state
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.upstream import Caller
+from mcpkit.server.proxy.upstream import Caller, client_key
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -55,6 +56,7 @@ class _Call:
     def __init__(self, ctx: Context) -> None:
         self.id = secrets.token_urlsafe(16)
         self.first = ctx
+        self.owner = client_key(ctx)
         self.caller = Caller(ctx, self.ask)
         self.pending: dict[str, JSON] = {}
         self.answers: dict[str, JSON] = {}
@@ -117,6 +119,17 @@ class Parked:
             call.caller.ctx = ctx
             call.deliver(ctx.params.get("inputResponses"))  # rule 2
         else:
+            owner = client_key(ctx)
+            mine = sum(1 for c in self.calls.values() if c.owner == owner)
+            per_client = self.proxy.limits.max_inflight_per_client
+            if mine >= per_client:
+                raise JSONRPCError(
+                    INTERNAL_ERROR,
+                    f"proxy busy: this client already has {mine} calls through the proxy "
+                    f"waiting for its input (limit {per_client}, "
+                    "ProxyLimits.max_inflight_per_client)",
+                    {"limit": per_client},
+                )
             limit = self.proxy.limits.max_parked_calls
             if len(self.calls) >= limit:
                 raise JSONRPCError(
