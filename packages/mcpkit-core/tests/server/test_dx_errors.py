@@ -325,3 +325,17 @@ async def test_a_return_value_that_cannot_be_sent_is_a_tool_error_with_an_id(
     assert len(records) == 1
     assert records[0].levelno == logging.ERROR
     assert records[0].exc_info is not None
+
+
+@pytest.mark.parametrize("transport", ["sse", "stdi", "websocket"])
+def test_run_refuses_an_unknown_transport_before_serving(transport: str) -> None:
+    # It used to serve Streamable HTTP for any transport but "stdio" (a typo'd "stdi"
+    # started an HTTP server). The port is held so that serving could not succeed.
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(ValueError, match=rf"unknown transport '{transport}'; use 'stdio'"):
+            Server("s").run(transport, host="127.0.0.1", port=port)  # type: ignore[arg-type]

@@ -666,14 +666,23 @@ class Server:
 
         return http_app(self, path=path, **options)
 
-    def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
-        """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (``host``, ``port``,
-        and the HTTP app's options). SIGINT/SIGTERM shut down gracefully: running requests
-        get ``shutdown_grace_s`` seconds (default 5), a second signal exits at once
-        (:mod:`mcpkit.server.signals`). Logs go to stderr at INFO
-        (:func:`~mcpkit.server.logs.configure_logging`) unless the application
-        configured logging itself."""
-
+    def run(
+        self,
+        transport: Literal["stdio", "http", "streamable-http"] = "stdio",
+        **options: Any,
+    ) -> None:
+        """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (also spelt
+        ``"streamable-http"``; ``host``, ``port``, and the HTTP app's options). Any other
+        transport raises ``ValueError`` before anything is served (it used to serve HTTP).
+        SIGINT/SIGTERM shut down gracefully: running requests get ``shutdown_grace_s``
+        seconds (default 5), a second signal exits at once (:mod:`mcpkit.server.signals`).
+        Logs go to stderr at INFO (:func:`~mcpkit.server.logs.configure_logging`) unless
+        the application configured logging itself."""
+        if transport not in ("stdio", "http", "streamable-http"):
+            raise ValueError(
+                f"server.run(): unknown transport {transport!r}; use 'stdio' (the default) "
+                "or 'http' (Streamable HTTP; the deprecated HTTP+SSE transport is not served)"
+            )
         if not logging_configured():
             configure_logging()
         if transport == "stdio":
