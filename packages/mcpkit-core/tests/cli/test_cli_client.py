@@ -140,4 +140,5 @@ def test_ls_lists_a_server_with_a_resource_template_and_no_static_resource(
     lines = out.stdout.splitlines()
     assert lines[0].startswith("notes 1.0.0")
     assert "Resources (0)" in lines
+    assert "URI  NAME  MIME TYPE" not in out.stdout  # no headers over no rows
     assert any(line.startswith("notes://{title}") for line in lines)
