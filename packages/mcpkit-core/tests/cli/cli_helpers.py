@@ -24,7 +24,7 @@ DEMO = f"{sys.executable} -m mcpkit.cli.main demo --transport stdio"
 PROCESS_TIMEOUT_S = 120.0
 """Liveness bound of one command (a hang fails the test instead of hanging it)."""
 CONNECT = ("--connect-timeout", "60")
-"""Client commands under test load: the default 5 s bound is for people, not CI."""
+"""Client commands under test load: the default 10 s bound is for people, not CI."""
 
 
 def mcpkit(

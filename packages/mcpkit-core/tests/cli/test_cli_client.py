@@ -7,7 +7,9 @@ spawn the demo over stdio, as a user pointing ``ls`` at a command line would.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from cli_helpers import CONNECT, DEMO, DemoProcess, demo_process, mcpkit
@@ -118,3 +120,25 @@ def test_read_and_prompt(demo: DemoProcess) -> None:
     missing = mcpkit("read", demo.url, "demo://nothing-here", *CONNECT)
     assert missing.returncode == 2
     assert "server error" in missing.stderr
+
+
+def test_ls_lists_a_server_with_a_resource_template_and_no_static_resource(
+    tmp_path: Path,
+) -> None:
+    # The README's notes server: resources capability, one template, no static resource.
+    # `ls` used to die on the empty Resources table (max() of one int: TypeError).
+    (tmp_path / "notes.py").write_text(
+        "from mcpkit.server import Server\n"
+        "server = Server('notes', '1.0.0')\n"
+        "@server.resource('notes://{title}', mime_type='text/plain')\n"
+        "def read_note(title: str) -> str:\n"
+        "    return title\n"
+    )
+    target = f"{sys.executable} -m mcpkit.cli.main run {tmp_path / 'notes.py'}"
+    out = mcpkit("ls", target, *CONNECT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("notes 1.0.0")
+    assert "Resources (0)" in lines
+    assert "URI  NAME  MIME TYPE" not in out.stdout  # no headers over no rows
+    assert any(line.startswith("notes://{title}") for line in lines)

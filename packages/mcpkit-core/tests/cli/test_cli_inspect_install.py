@@ -192,3 +192,43 @@ def test_install_mcp_json_prints_a_module_target_with_pythonpath(
     entry = json.loads(out)["mcpServers"]["notes"]
     assert entry["args"] == ["-m", "mcpkit.cli.main", "run", notes.stem]
     assert entry["env"] == {"PYTHONPATH": str(notes.parent)}
+
+
+def test_inspect_shows_annotated_parameters_as_their_type_and_field_defaults_as_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The README's style (`Annotated[str, Field(description=...)]`) used to print the
+    # FieldInfo repr inside the signature.
+    path = tmp_path / "annotated_server.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            from typing import Annotated, Literal
+
+            from pydantic import Field
+
+            from mcpkit.server import Server
+
+            server = Server("typed", "1.0.0")
+
+
+            @server.tool
+            def save(
+                title: Annotated[str, Field(description="Short title")],
+                tags: list[Annotated[str, Field(min_length=1)]],
+                mode: Literal["a", "b"] = "a",
+                limit: Annotated[int | None, Field(ge=1)] = None,
+                size: int = Field(3, ge=1),
+                ids: list[int] = Field(default_factory=list),
+            ) -> dict[str, int]:
+                return {}
+            """
+        )
+    )
+    code, out, err = in_process(capsys, "inspect", str(path))
+    assert code == 0, err
+    assert (
+        "save(title: str, tags: list[str], mode: Literal['a', 'b'] = 'a', "
+        "limit: int | None = None, size: int = 3, ids: list[int] = ...) -> dict[str, int]"
+    ) in out
+    assert "FieldInfo" not in out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import textwrap
 import time
+import tomllib
 from pathlib import Path
 
 import anyio
@@ -194,3 +195,15 @@ def test_log_level_sets_the_mcpkit_stderr_log_before_the_module_is_imported(
     hidden = mcpkit("run", str(path), "--log-level", "ERROR")
     assert hidden.returncode == 0, hidden.stderr
     assert "warned at import" not in hidden.stderr
+
+
+def test_a_checkout_installs_the_reload_extra_so_uv_run_reload_works() -> None:
+    # README: `uv sync` in a checkout installs everything, and docs/cli.md says
+    # `--reload` works there; the workspace root used to depend on plain `mcpkit-core`,
+    # so `uv run mcpkit run --reload` in a fresh checkout stopped at "needs watchfiles".
+    root = Path(__file__).resolve().parents[4]
+    workspace = tomllib.loads((root / "pyproject.toml").read_text())
+    core = [d for d in workspace["project"]["dependencies"] if d.startswith("mcpkit-core")]
+    assert core == ["mcpkit-core[reload]"]
+    core_project = tomllib.loads((root / "packages/mcpkit-core/pyproject.toml").read_text())
+    assert core_project["project"]["optional-dependencies"]["reload"] == ["watchfiles>=1.0"]

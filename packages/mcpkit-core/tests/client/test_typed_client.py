@@ -245,3 +245,26 @@ async def test_a_deliberate_jsonrpc_error_passes_unchanged(mode: str) -> None:
             await client.call_tool("ask")
     assert err.value.code == -1
     assert err.value.message == "User rejected the form"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_two_argument_and_plain_def_progress_callbacks_are_called(mode: str) -> None:
+    # Both used to fail at every notification (a TypeError in the client log, nothing
+    # delivered): a (progress, total) callback got the params dict alone, and a plain
+    # def's None was awaited.
+    two: list[tuple[float, float | None]] = []
+    plain: list[tuple[float, float | None, str | None]] = []
+
+    async def on_two(progress: float, total: float | None) -> None:
+        two.append((progress, total))
+
+    def on_plain(progress: float, total: float | None, message: str | None) -> None:
+        plain.append((progress, total, message))
+
+    async with Client(build(), mode=mode) as client:
+        await client.call_tool("slow", on_progress=on_two)
+        await client.call_tool("slow", on_progress=on_plain)
+        with pytest.raises(TypeError, match="takes no positional argument"):
+            await client.call_tool("slow", on_progress=lambda: None)  # type: ignore[arg-type]
+    assert two == [(1, 3), (2, None), (3, 3)]
+    assert plain == [(1, 3, "one"), (2, None, None), (3, 3, "done")]

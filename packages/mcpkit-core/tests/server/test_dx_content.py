@@ -47,6 +47,19 @@ def test_mime_types_come_from_the_suffix_the_bytes_or_the_caller(tmp_path: Path)
         Image(tmp_path / "missing.png")
 
 
+def test_fastmcp_format_option_names_the_mime_type() -> None:
+    # FastMCP's spelling: Image(data=raw, format="png"); it used to be a TypeError
+    # (unexpected keyword argument 'format') for a FastMCP user's first image tool.
+    raw = b"bytes of no known format"
+    assert Image(data=raw, format="png").mime_type == "image/png"
+    assert Image(raw, format="JPG").mime_type == "image/jpeg"
+    assert Audio(data=raw, format="mp3").mime_type == "audio/mp3"
+    assert File(data=raw, format="csv").mime_type == "text/csv"
+    assert File(data=raw, format="pdf").to_block()["resource"]["mimeType"] == "application/pdf"
+    assert Image(PNG, format="image/webp").mime_type == "image/webp"
+    assert Image(PNG, format="gif", mime_type="image/avif").mime_type == "image/avif"
+
+
 def test_blocks_have_the_spec_shapes(tmp_path: Path) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("# hi\n", encoding="utf-8")

@@ -4,6 +4,7 @@ shows the right one; options are typed keywords that reach the definitions."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -179,3 +180,44 @@ async def test_a_callable_instance_is_accepted() -> None:
     async with connect(server) as peer:
         result = await peer.call_tool("count", {"step": 4})
     assert result["structuredContent"] == {"result": 4}
+
+
+def test_a_misspelt_option_raises_type_error_naming_the_closest_option() -> None:
+    server = Server("s")
+    options: dict[str, Any] = {"titel": "Add"}
+
+    def add(a: int) -> int:
+        return a
+
+    with pytest.raises(
+        TypeError, match=r"server\.tool\(\): unknown option 'titel' \(did you mean 'title'\?\)"
+    ):
+        server.tool(**options)(add)
+    with pytest.raises(TypeError, match=r"server\.prompt\(\): unknown option 'desc'.*description"):
+        server.add_prompt(add, **{"desc": "x", **options})
+    with pytest.raises(
+        TypeError,
+        match=r"server\.resource\(\): unknown option 'mimetype' \(did you mean 'mime_type'\?\)",
+    ):
+        server.resource("r://x", **{"mimetype": "text/plain", **options})(add)
+    assert not server.tools
+    assert not server.prompts
+    assert not server.resources
+
+
+def test_a_callable_without_a_name_needs_one_and_says_so() -> None:
+    class Counter:
+        def __call__(self, step: int) -> int:
+            return step
+
+    server = Server("s")
+    with pytest.raises(
+        TypeError, match=r"has no __name__; give the name: server\.add_tool\(fn, name="
+    ):
+        server.tool(Counter())
+    with pytest.raises(TypeError, match=r"@server\.prompt\(name=\.\.\.\)"):
+        server.add_prompt(functools.partial(Counter(), 1))
+    with pytest.raises(TypeError, match=r"@server\.resource\(uri, name=\.\.\.\)"):
+        server.resource("r://x")(functools.partial(Counter(), 1))
+    server.resource("r://x", name="one")(functools.partial(Counter(), 1))
+    assert server.resources["r://x"].definition["name"] == "one"

@@ -296,3 +296,46 @@ def test_run_configures_logging_only_when_nobody_did(mode: str, expected: str) -
         check=True,
     )
     assert done.stdout.split(" ", 1)[0] == expected, (done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("annotated", [True, False])
+async def test_a_return_value_that_cannot_be_sent_is_a_tool_error_with_an_id(
+    era: Era, annotated: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Bytes that are not UTF-8 fail while the result is built, after the tool returned:
+    # that used to escape as a -32603 protocol error instead of the tool's own error.
+    caplog.set_level(logging.ERROR, "mcpkit")
+    server = Server("binary")
+
+    def picture() -> dict[str, bytes]:
+        return {"png": b"\x89PNG\xff"}
+
+    if not annotated:
+        del picture.__annotations__["return"]
+    server.add_tool(picture)
+    async with connect(server) as p:
+        result = await ask(p, era, "tools/call", name="picture", arguments={})
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "Tool 'picture' result failed with an internal error" in text
+    found = ERROR_ID.search(text)
+    assert found is not None, text
+    records = [r for r in caplog.records if found.group(1) in r.getMessage()]
+    assert len(records) == 1
+    assert records[0].levelno == logging.ERROR
+    assert records[0].exc_info is not None
+
+
+@pytest.mark.parametrize("transport", ["sse", "stdi", "websocket"])
+def test_run_refuses_an_unknown_transport_before_serving(transport: str) -> None:
+    # It used to serve Streamable HTTP for any transport but "stdio" (a typo'd "stdi"
+    # started an HTTP server). The port is held so that serving could not succeed.
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(ValueError, match=rf"unknown transport '{transport}'; use 'stdio'"):
+            Server("s").run(transport, host="127.0.0.1", port=port)  # type: ignore[arg-type]

@@ -6,8 +6,10 @@ Rules:
    while it is imported goes to stderr.
 2. The text output names the server, then its tools as Python signatures with their
    types (``save_note(title: str, body: str) -> Saved``; the ``Context`` parameter left
-   out), prompts likewise, static resources with URI and MIME type, resource templates,
-   and extensions with their spec version; each with the first line of its description.
+   out, ``Annotated`` metadata and ``Field(...)`` defaults shown as the type and the
+   default they stand for), prompts likewise, static resources with URI and MIME type,
+   resource templates, and extensions with their spec version; each with the first line
+   of its description.
 3. ``--json`` prints one object: ``server`` (the ``serverInfo``), ``instructions``,
    ``tools``/``prompts``/``resources``/``resourceTemplates`` (the wire definitions as a
    client would list them, each tool and prompt with a ``signature`` added) and
@@ -21,7 +23,12 @@ import contextlib
 import inspect
 import json
 import sys
+import types
+import typing
 from typing import Any
+
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 __all__ = ["add_arguments", "describe", "run", "signature_of"]
 
@@ -40,13 +47,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _type_name(annotation: Any) -> str:
+    """Rule 2: a type as written in Python, ``Annotated`` metadata (``Field(...)``) left
+    out: ``Annotated[str, Field(description=...)]`` is ``str``."""
     if annotation is inspect.Parameter.empty:
         return ""
     if isinstance(annotation, str):
         return annotation
-    if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
+    if annotation is None or annotation is type(None):
+        return "None"
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin is typing.Literal:
+        return f"Literal[{', '.join(repr(a) for a in args)}]"
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in args)
+    if origin is not None and args and not any(isinstance(a, list) for a in args):
+        base = getattr(origin, "__qualname__", None) or _plain(origin)
+        return f"{base}[{', '.join('...' if a is Ellipsis else _type_name(a) for a in args)}]"
+    if isinstance(annotation, type) and not args:
         return annotation.__qualname__
+    return _plain(annotation)
+
+
+def _plain(annotation: Any) -> str:
     return str(annotation).replace("typing.", "").replace("typing_extensions.", "")
+
+
+def _default(value: Any) -> str | None:
+    """A parameter's default as shown; a pydantic ``Field(...)`` default shows its own
+    default, or nothing when it has none (the parameter is required)."""
+    if isinstance(value, FieldInfo):
+        if value.default is not PydanticUndefined:
+            return repr(value.default)
+        if value.default_factory is not None:
+            return "..."
+        return None
+    return repr(value)
 
 
 def signature_of(binding: Any) -> str:
@@ -65,8 +102,9 @@ def signature_of(binding: Any) -> str:
         kind = _type_name(param.annotation)
         if kind:
             text += f": {kind}"
-        if param.default is not inspect.Parameter.empty:
-            text += f" = {param.default!r}" if kind else f"={param.default!r}"
+        default = None if param.default is inspect.Parameter.empty else _default(param.default)
+        if default is not None:
+            text += f" = {default}" if kind else f"={default}"
         params.append(text)
     out = f"{binding.name}({', '.join(params)})"
     returns = _type_name(sig.return_annotation)

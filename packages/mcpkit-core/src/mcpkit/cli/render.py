@@ -2,6 +2,8 @@
 
 Rules:
 1. Tables are aligned columns; the last column is cut to the terminal width with ``…``.
+   A table without rows is its title alone (a server with resource templates and no
+   static resource lists ``Resources (0)``; it used to fail ``ls`` with a TypeError).
 2. A content block prints as itself when it is text, else as a one-line summary
    (``[image image/png, 1234 bytes]``); an embedded text resource prints its text.
 3. A tool result prints once: ``structuredContent`` as indented JSON, and the content
@@ -29,8 +31,10 @@ def first_line(text: str | None) -> str:
 
 def table(title: str, headers: Sequence[str], rows: list[list[str]]) -> str:
     """Rule 1."""
+    if not rows:
+        return f"{title} (0)"
     width = shutil.get_terminal_size((120, 20)).columns
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     last = max(10, width - sum(widths[:-1]) - 2 * (len(widths) - 1))
     widths[-1] = min(widths[-1], last)
 

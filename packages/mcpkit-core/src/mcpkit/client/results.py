@@ -5,10 +5,14 @@ Spec: 2025-11-25 / 2026-07-28 ``basic/utilities/progress`` (``progress``, ``tota
 
 Rules:
 1. A progress callback is ``async def on_progress(progress, total, message)``
-   (``total`` and ``message`` None when the server left them out). A callback that
-   cannot take three positional arguments is called the earlier way, with the
-   notification's ``params`` dict (``{"progressToken", "progress", "total"?,
-   "message"?}``), so one-argument callbacks keep working.
+   (``total`` and ``message`` None when the server left them out); one that takes two
+   positional arguments gets ``(progress, total)``. A callback of one positional
+   argument is called the earlier way, with the notification's ``params`` dict
+   (``{"progressToken", "progress", "total"?, "message"?}``), so one-argument callbacks
+   keep working. A plain ``def`` callback works too (its result is awaited only when it
+   is awaitable). A callback that takes no positional argument raises ``TypeError``
+   when the call starts. (Before, a two-argument or ``def`` callback failed at every
+   notification, logged and never seen.)
 2. ``call_tool(..., result_type=T)`` returns the result's ``structuredContent``
    validated into ``T`` with pydantic (a model, dataclass, TypedDict or any type
    pydantic validates). When ``T`` is not an object type (``int``, ``list[str]``...)
@@ -47,10 +51,12 @@ __all__ = ["ProgressHandler", "ToolCallError", "progress_callback", "typed_resul
 JSON = dict[str, Any]
 T = TypeVar("T")
 ProgressHandler: TypeAlias = (
-    Callable[[float, float | None, str | None], Awaitable[None]] | Callable[[JSON], Awaitable[None]]
+    Callable[[float, float | None, str | None], Awaitable[None] | None]
+    | Callable[[float, float | None], Awaitable[None] | None]
+    | Callable[[JSON], Awaitable[None] | None]
 )
-"""``async def on_progress(progress, total, message)``, or the earlier
-``async def on_progress(params)`` (rule 1)."""
+"""``async def on_progress(progress, total, message)``, ``(progress, total)``, or the
+earlier ``async def on_progress(params)``; a plain ``def`` too (rule 1)."""
 
 
 class ToolCallError(ClientError):
@@ -67,34 +73,49 @@ class ToolCallError(ClientError):
         self.result = result
 
 
-def _takes_three(callback: Callable[..., Any]) -> bool:
+def _positional(callback: Callable[..., Any]) -> int:
+    """How many positional arguments ``callback`` takes (3 for ``*args``; 1 when its
+    signature cannot be read, the earlier ``params`` form)."""
     try:
         params = inspect.signature(callback).parameters.values()
     except (TypeError, ValueError):
-        return False
+        return 1
     positional = 0
     for p in params:
         if p.kind is p.VAR_POSITIONAL:
-            return True
+            return 3
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             positional += 1
-    return positional >= 3
+    return min(positional, 3)
 
 
 def progress_callback(handler: ProgressHandler | None) -> ProgressCallback | None:
-    """The engine's params callback for ``handler`` (rule 1); None stays None."""
-    if handler is None or not _takes_three(handler):
-        return cast("ProgressCallback | None", handler)
-    three = cast(Callable[[float, "float | None", "str | None"], Awaitable[None]], handler)
+    """The engine's params callback for ``handler`` (rule 1); None stays None. Raises
+    ``TypeError`` for a callback that takes no positional argument."""
+    if handler is None:
+        return None
+    count = _positional(handler)
+    if count == 0:
+        raise TypeError(
+            f"on_progress={handler!r} takes no positional argument; use "
+            "async def on_progress(progress, total, message)"
+        )
+    call = cast(Callable[..., Any], handler)
 
     async def deliver(params: JSON) -> None:
-        total = params.get("total")
-        message = params.get("message")
-        await three(
-            params.get("progress", 0),
-            total if isinstance(total, (int, float)) else None,
-            message if isinstance(message, str) else None,
-        )
+        if count == 1:
+            result = call(params)
+        else:
+            total = params.get("total")
+            message = params.get("message")
+            typed = (
+                params.get("progress", 0),
+                total if isinstance(total, (int, float)) else None,
+                message if isinstance(message, str) else None,
+            )
+            result = call(*typed[:count])
+        if inspect.isawaitable(result):
+            await result
 
     return deliver
 

@@ -34,8 +34,9 @@ Rules:
    yields something; extensions' background lifespans yield None), None before serving
    and after it.
 10. Registration forms are checked when the decorator runs; ``@server.tool`` and
-   ``@server.prompt`` also work bare; a wrong form is a ``TypeError`` showing the right
-   one (:mod:`mcpkit.server.forms`).
+   ``@server.prompt`` also work bare; a wrong form, a misspelt option or a nameless
+   callable without ``name=`` is a ``TypeError`` showing the right one
+   (:mod:`mcpkit.server.forms`).
 11. A handler of any request method (tools' own failures are answered by
    :mod:`mcpkit.server.tools` rule 8) that raises an unexpected exception is logged at
    ERROR on ``mcpkit.server`` with its traceback and an error id, and answered -32603
@@ -60,15 +61,22 @@ from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.limits import Limits
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
-from mcpkit.server.forms import RESOURCE_FORM, check_callable, decorate, resource_uri
+from mcpkit.server.forms import (
+    RESOURCE_FORM,
+    check_callable,
+    check_options,
+    decorate,
+    name_of,
+    resource_uri,
+)
 from mcpkit.server.hub import LIST_CHANGED, Change, InMemoryHub, NotificationHub
 from mcpkit.server.lifespans import Lifespan, serve_lifespans
 from mcpkit.server.logs import configure_logging, logging_configured, report_failure
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import InputRequired, RequestStateSealer
-from mcpkit.server.prompts import Prompt
-from mcpkit.server.resources import Resource, ResourceTemplate
-from mcpkit.server.tools import Tool, ToolError
+from mcpkit.server.prompts import Prompt, PromptOptions
+from mcpkit.server.resources import Resource, ResourceOptions, ResourceTemplate
+from mcpkit.server.tools import Tool, ToolError, ToolOptions
 from mcpkit.server.visibility import ListFilter, Visibility
 
 logger = logging.getLogger("mcpkit.server")
@@ -80,9 +88,6 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
     from mcpkit.server.guards import HTTPMiddleware, RequestGuard, RouteBuilder
     from mcpkit.server.lifecycle import LegacySession
-    from mcpkit.server.prompts import PromptOptions
-    from mcpkit.server.resources import ResourceOptions
-    from mcpkit.server.tools import ToolOptions
 
 __all__ = [
     "CacheHint",
@@ -255,7 +260,8 @@ class Server:
     ) -> Tool:
         """Register ``fn`` as a tool (the options of :meth:`tool`); returns the ``Tool``."""
         check_callable("tool", fn)
-        tool = Tool(fn, name=name or fn.__name__, **options)
+        check_options("tool", options, ToolOptions.__annotations__)
+        tool = Tool(fn, name=name_of("tool", fn, name), **options)
         self.tools[tool.name] = tool
         self._tool_defs = None
         self.notify_list_changed("tools")
@@ -298,7 +304,8 @@ class Server:
     ) -> Prompt:
         """Register ``fn`` as a prompt (the options of :meth:`prompt`)."""
         check_callable("prompt", fn)
-        p = Prompt(fn, name=name or fn.__name__, **options)
+        check_options("prompt", options, PromptOptions.__annotations__)
+        p = Prompt(fn, name=name_of("prompt", fn, name), **options)
         self.prompts[p.name] = p
         self.notify_list_changed("prompts")
         return p
@@ -344,7 +351,8 @@ class Server:
         """Register ``fn`` as the reader of ``uri`` (a template when ``uri`` holds an
         RFC 6570 expression); the options of :meth:`resource`."""
         check_callable("resource", fn)
-        rname = name or fn.__name__
+        check_options("resource", options, ResourceOptions.__annotations__)
+        rname = name_of("resource", fn, name)
         if "{" in uri:
             options.pop("size", None)
             self.templates = [t for t in self.templates if t.matcher.template != uri]
@@ -658,14 +666,23 @@ class Server:
 
         return http_app(self, path=path, **options)
 
-    def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
-        """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (``host``, ``port``,
-        and the HTTP app's options). SIGINT/SIGTERM shut down gracefully: running requests
-        get ``shutdown_grace_s`` seconds (default 5), a second signal exits at once
-        (:mod:`mcpkit.server.signals`). Logs go to stderr at INFO
-        (:func:`~mcpkit.server.logs.configure_logging`) unless the application
-        configured logging itself."""
-
+    def run(
+        self,
+        transport: Literal["stdio", "http", "streamable-http"] = "stdio",
+        **options: Any,
+    ) -> None:
+        """Serve until stopped: ``"stdio"`` (default) or ``"http"`` (also spelt
+        ``"streamable-http"``; ``host``, ``port``, and the HTTP app's options). Any other
+        transport raises ``ValueError`` before anything is served (it used to serve HTTP).
+        SIGINT/SIGTERM shut down gracefully: running requests get ``shutdown_grace_s``
+        seconds (default 5), a second signal exits at once (:mod:`mcpkit.server.signals`).
+        Logs go to stderr at INFO (:func:`~mcpkit.server.logs.configure_logging`) unless
+        the application configured logging itself."""
+        if transport not in ("stdio", "http", "streamable-http"):
+            raise ValueError(
+                f"server.run(): unknown transport {transport!r}; use 'stdio' (the default) "
+                "or 'http' (Streamable HTTP; the deprecated HTTP+SSE transport is not served)"
+            )
         if not logging_configured():
             configure_logging()
         if transport == "stdio":

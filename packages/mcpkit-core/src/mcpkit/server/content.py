@@ -8,7 +8,9 @@ Rules:
    (positionally, or as ``path=`` / ``data=``); exactly one of them. A path is read
    when the helper is built, so a missing file raises ``OSError`` inside the tool,
    which is then an ordinary tool failure.
-2. The MIME type is ``mime_type=`` when given, else guessed from the path's suffix
+2. The MIME type is ``mime_type=`` when given, else the one ``format=`` (FastMCP's
+   option: ``Image(data=raw, format="png")`` is ``image/png``) names, else guessed from
+   the path's suffix
    (:mod:`mimetypes`), else, for ``bytes``, from the leading magic bytes of the common
    image and audio formats. When none of these finds one, ``Image``/``Audio`` raise
    ``ValueError`` asking for ``mime_type=``; ``File`` uses
@@ -67,6 +69,20 @@ def _is_textual(mime: str) -> bool:
     return mime.startswith("text/") or mime in _TEXTUAL or mime.endswith(("+json", "+xml"))
 
 
+def _from_format(kind: str, format: str | None) -> str | None:
+    """Rule 2: the MIME type ``format=`` names (``"png"``: ``image/png`` for an image,
+    ``"jpg"``: ``image/jpeg``, ``"wav"``: ``audio/wav`` for audio; for a file, the type of
+    that suffix; a full MIME type as is)."""
+    if not format:
+        return None
+    if "/" in format:
+        return format
+    if kind in ("image", "audio"):
+        sub = format.lower()
+        return f"{kind}/{'jpeg' if sub == 'jpg' else sub}"
+    return mimetypes.guess_type(f"file.{format}")[0]
+
+
 class ContentHelper:
     """Base of :class:`Image`, :class:`Audio` and :class:`File` (rules 1, 2).
 
@@ -87,9 +103,11 @@ class ContentHelper:
         path: str | os.PathLike[str] | None = None,
         data: bytes | None = None,
         mime_type: str | None = None,
+        format: str | None = None,  # FastMCP's name for it
         annotations: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
+        mime_type = mime_type or _from_format(self.kind, format)
         given = [x for x in (source, path, data) if x is not None]
         name = type(self).__name__
         if len(given) != 1:
@@ -178,11 +196,13 @@ class File(ContentHelper):
         path: str | os.PathLike[str] | None = None,
         data: bytes | None = None,
         mime_type: str | None = None,
+        format: str | None = None,  # FastMCP's name for it
         name: str | None = None,
         uri: str | None = None,
         annotations: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
+        mime_type = mime_type or _from_format(self.kind, format)
         if mime_type is None and name is not None:
             mime_type = mimetypes.guess_type(name)[0]
         super().__init__(

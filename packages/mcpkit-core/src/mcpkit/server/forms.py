@@ -10,14 +10,28 @@ Rules:
    ``@server.completion`` without exactly one of ``prompt=``/``resource=``. Before, a
    bare ``@server.tool`` returned the inner decorator in place of the function and
    registered nothing.
+3. A misspelt option (``@server.tool(titel=...)``) raises ``TypeError`` naming it, the
+   closest known option and every option, when the function is registered (it used to
+   surface as ``Tool.__init__() got an unexpected keyword argument``).
+4. A callable without a ``__name__`` (an instance with ``__call__``, a
+   ``functools.partial``) needs its name given; without one it raises ``TypeError``
+   saying so (it used to be an ``AttributeError``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["RESOURCE_FORM", "check_callable", "decorate", "resource_uri"]
+__all__ = [
+    "RESOURCE_FORM",
+    "check_callable",
+    "check_options",
+    "decorate",
+    "name_of",
+    "resource_uri",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 RESOURCE_FORM = '@server.resource("scheme://path", name=..., mime_type=...)'
@@ -35,6 +49,33 @@ def check_callable(kind: str, fn: Any, form: str | None = None) -> None:
         raise TypeError(
             f"server.{kind}: expected a function, got {type(fn).__name__} {fn!r}; {form}"
         )
+
+
+def check_options(kind: str, options: Mapping[str, Any], known: Iterable[str]) -> None:
+    """Rule 3: every key of ``options`` is one of ``known``, else ``TypeError``."""
+    allowed = sorted(known)
+    for key in options:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(
+                f"server.{kind}(): unknown option {key!r}{hint}; the options are "
+                f"name, {', '.join(allowed)}"
+            )
+
+
+def name_of(kind: str, fn: Callable[..., Any], name: str | None) -> str:
+    """Rule 4: ``name``, else the function's ``__name__``, else ``TypeError``."""
+    if name:
+        return name
+    found = getattr(fn, "__name__", None)
+    if not isinstance(found, str):
+        uri, sep = (", uri", ", ") if kind == "resource" else ("", "")
+        raise TypeError(
+            f"server.{kind}: {type(fn).__name__} {fn!r} has no __name__; give the name: "
+            f"server.add_{kind}(fn{uri}, name=...) or @server.{kind}({uri[2:]}{sep}name=...)"
+        )
+    return found
 
 
 def decorate(

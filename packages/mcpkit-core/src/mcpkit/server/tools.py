@@ -41,7 +41,9 @@ Rules:
    and the client-side ``RequestTimeoutError``/``PeerClosedError`` of a reverse call)
    is logged at ERROR with its traceback and an error id, and answered with a generic
    ``isError`` message carrying that id; ``Server(expose_errors=True)`` adds the
-   exception's type and text (:func:`mcpkit.server.logs.report_failure`).
+   exception's type and text (:func:`mcpkit.server.logs.report_failure`). The same
+   holds for a return value that fails while it is turned into the result (bytes that
+   are not UTF-8 under JSON, say): it used to escape as a -32603 protocol error.
 """
 
 from __future__ import annotations
@@ -193,7 +195,11 @@ class Tool:
         except Exception as exc:
             what = f"Tool {self.name!r}"
             return error_result(report_failure(what, exc, ctx.server.expose_errors))
-        return self.result(value)
+        try:
+            return self.result(value)
+        except Exception as exc:  # rule 8: a value that cannot be sent (bytes that are not UTF-8)
+            what = f"Tool {self.name!r} result"
+            return error_result(report_failure(what, exc, ctx.server.expose_errors))
 
     def result(self, value: Any) -> JSON:
         """The ``CallToolResult`` for a return value, checked against the tool's
