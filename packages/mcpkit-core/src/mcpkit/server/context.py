@@ -61,7 +61,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 from mcpkit.core import meta as M
 from mcpkit.core.extensions import peer_supports_extension
-from mcpkit.core.forms import Elicited, FormDataError, form_data, form_schema
 from mcpkit.core.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -77,6 +76,7 @@ from mcpkit.server.mrtr import InputRequired
 
 if TYPE_CHECKING:
     from mcpkit.core.engine import Channel
+    from mcpkit.core.forms import Elicited
     from mcpkit.core.types import CreateMessageResult, ModelPreferences, Root, SamplingMessage
     from mcpkit.server.app import Server
     from mcpkit.server.lifecycle import LegacySession
@@ -491,6 +491,8 @@ class Context(Generic[LifespanT]):
             schema: Mapping[str, Any] = requested_schema
         else:
             form_type = requested_schema
+            from mcpkit.core.forms import form_schema  # typed forms only
+
             schema = form_schema(form_type)
         check_flat_schema(schema)
         from mcpkit.core.jsonschema import compile_schema
@@ -579,6 +581,8 @@ class Context(Generic[LifespanT]):
 
 def _typed_answer(form_type: type[Any], key: str, answer: JSON) -> Elicited[Any]:
     """Rule 10: the answer as an :class:`Elicited` of ``form_type``."""
+    from mcpkit.core.forms import Elicited, FormDataError, form_data
+
     action = answer.get("action", "cancel")
     content = answer.get("content")
     content = content if isinstance(content, dict) else None  # pyright: ignore[reportUnknownVariableType]
@@ -610,3 +614,13 @@ def _wire_messages(messages: str | Sequence[SamplingMessage | JSON | str]) -> li
         else:
             out.append(_wire_value(item))
     return out
+
+
+def __getattr__(name: str) -> Any:
+    """``Elicited`` is re-exported lazily: importing it costs a server that never uses
+    typed forms its start time."""
+    if name == "Elicited":
+        from mcpkit.core.forms import Elicited
+
+        return Elicited
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

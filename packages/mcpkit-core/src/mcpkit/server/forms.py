@@ -20,7 +20,6 @@ Rules:
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -56,6 +55,8 @@ def check_options(kind: str, options: Mapping[str, Any], known: Iterable[str]) -
     allowed = sorted(known)
     for key in options:
         if key not in allowed:
+            import difflib  # a misspelt option only
+
             close = difflib.get_close_matches(key, allowed, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise TypeError(

@@ -18,7 +18,6 @@ Rules:
 from __future__ import annotations
 
 import logging
-import secrets
 import sys
 
 __all__ = [
@@ -78,6 +77,8 @@ def logging_configured() -> bool:
 
 def new_error_id() -> str:
     """A short random id (8 hex digits) naming one handler failure (rule 3)."""
+    import secrets  # on the first failure only: importing it costs a stdio server's start
+
     return secrets.token_hex(4)
 
 

@@ -49,12 +49,12 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from mcpkit.core.engine import PeerClosedError, RequestTimeoutError
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps
 from mcpkit.server.answers import InputResponseError
 from mcpkit.server.logs import report_failure
@@ -190,7 +190,7 @@ class Tool:
             return error_result(f"Tool {self.name!r} failed: {exc.message}")
         except (JSONRPCError, InputRequired):
             raise
-        except (ToolError, RequestTimeoutError, PeerClosedError) as exc:
+        except _passed_through() as exc:
             return error_result(str(exc))
         except Exception as exc:
             what = f"Tool {self.name!r}"
@@ -422,3 +422,12 @@ def tool_result(value: Any) -> JSON:
 def unknown_tool(name: Any, known: Sequence[str]) -> JSONRPCError:
     shown = ", ".join(sorted(known)[:20]) or "(none)"
     return JSONRPCError(INVALID_PARAMS, f"tools/call: unknown tool {name!r}; known tools: {shown}")
+
+
+@functools.cache
+def _passed_through() -> tuple[type[Exception], ...]:
+    """The failures whose message a tool result passes on (rule 8): evaluated only when a
+    tool raises, so importing this module does not import the engine (and asyncio)."""
+    from mcpkit.core.engine import PeerClosedError, RequestTimeoutError
+
+    return (ToolError, RequestTimeoutError, PeerClosedError)
