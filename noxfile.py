@@ -16,10 +16,9 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import subprocess
-from collections.abc import Iterator
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,6 +29,10 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT / "conformance"))
+
+import harness  # noqa: E402  (conformance/harness.py: ports, served processes, verdicts)
+
 DISTRIBUTIONS = {
     "mcpkit-core": ROOT / "packages" / "mcpkit-core",
     "mcpkit-ext-tasks": ROOT / "packages" / "mcpkit-ext-tasks",
@@ -150,95 +153,12 @@ run against the tasks demo in `conformance-tasks`. Every other scenario, scored 
 (e.g. http-header-validation), must have no FAILURE."""
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 30.0) -> None:
-    import socket
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[3:5]} exited early with status {proc.returncode}")
-        with socket.socket() as sock:
-            sock.settimeout(0.5)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"{proc.args[3:5]} did not listen on port {port} within {timeout_s} s")
-
-
 def _logs_dir(session: nox.Session) -> Path:
     """A fresh ``logs`` directory under the session's tmp dir."""
     logs = Path(session.create_tmp()) / "logs"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
     return logs
-
-
-@contextlib.contextmanager
-def _served(
-    argv: list[str],
-    port: int,
-    log_path: Path,
-    env: dict[str, str] | None = None,
-    start_timeout_s: float = 30.0,
-) -> Iterator[str]:
-    """Run a server process (``argv``, listening on 127.0.0.1:``port`` within
-    ``start_timeout_s``, with ``env`` added to this process's environment) for the
-    duration; yields its MCP URL and always stops it (SIGTERM, then SIGKILL after 15 s)."""
-    import os
-
-    with log_path.open("wb") as server_log:
-        proc = subprocess.Popen(
-            argv,
-            stdout=server_log,
-            stderr=subprocess.STDOUT,
-            cwd=str(ROOT),
-            env={**os.environ, **(env or {})},
-        )
-        try:
-            _wait_listening(port, proc, start_timeout_s)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def _failing_scenarios(out_dir: Path) -> list[str]:
-    """Scenarios (outside UNSCORED_ELSEWHERE) with a FAILURE check, scored or not."""
-    import json
-
-    failing: list[str] = []
-    for path in sorted(out_dir.glob("*/checks.json")):
-        name = path.parent.name
-        if name.startswith(UNSCORED_ELSEWHERE):
-            continue
-        if any(c.get("status") == "FAILURE" for c in json.loads(path.read_text())):
-            failing.append(name)
-    return failing
-
-
-def _check_counts(out_dir: Path) -> dict[str, int]:
-    """Check statuses over every scenario's checks.json in a conformance output dir."""
-    import json
-    from collections import Counter
-
-    counts: Counter[str] = Counter()
-    for path in sorted(out_dir.rglob("checks.json")):  # auth/<name>-<time>/ nests one deeper
-        for check in json.loads(path.read_text()):
-            counts[check.get("status", "?")] += 1
-    return dict(counts)
 
 
 @nox.session(name="conformance-server")
@@ -255,10 +175,10 @@ def conformance_server(session: nox.Session) -> None:
     baseline = logs / "expected-failures.yml"
     baseline.write_text("# Mechanics only: the server list stays empty.\nserver: []\n")
     python = str(Path(session.virtualenv.location) / "bin" / "python")
-    port = _free_port()
+    port = harness.free_port()
     demo = [python, "-m", "mcpkit.cli.main", "demo", "--host", "127.0.0.1", "--port", str(port)]
     failures: list[str] = []
-    with _served(demo, port, logs / "demo-server.log") as url:
+    with harness.served(demo, port, logs / "demo-server.log") as url:
         for label, tool, extra, strict in CONFORMANCE_SERVER_RUNS:
             out = logs / label
             argv = [python, toolchain, "run", tool, "--", "server", "--url", url, *extra]
@@ -271,7 +191,7 @@ def conformance_server(session: nox.Session) -> None:
                 ).returncode
             text = (logs / f"{label}.txt").read_text(errors="replace")
             summary = text[text.find("=== SUMMARY ===") :] if "SUMMARY" in text else text
-            counts = _check_counts(out)
+            counts = harness.check_counts(out)
             session.log(
                 f"{label}: exit {status}; checks "
                 + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
@@ -279,7 +199,7 @@ def conformance_server(session: nox.Session) -> None:
             for line in summary.splitlines():
                 if line.startswith(("Total", "Not scored", "  ✗", "✗")):
                     session.log(f"  {line}")
-            failing = _failing_scenarios(out)
+            failing = harness.failing_scenarios(out, UNSCORED_ELSEWHERE)
             if failing:
                 session.log(f"  failing scenarios: {', '.join(failing)}")
             if status != 0 or failing or (strict and counts.get("WARNING", 0) > 0):
@@ -321,34 +241,6 @@ class ProxyCell(NamedTuple):
         return is_tasks if self.upstream == "tasks" else not is_tasks
 
 
-def _free_ports(count: int) -> list[int]:
-    """``count`` distinct free loopback ports (all held open until all are chosen)."""
-    import socket
-
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in socks]
-    finally:
-        for sock in socks:
-            sock.close()
-
-
-def _scenario_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:
-    """Check statuses per scenario name (the output dir's ``server-<scenario>-<time>``)."""
-    import json
-    import re
-    from collections import Counter
-
-    verdicts: dict[str, dict[str, int]] = {}
-    for path in sorted(out_dir.glob("*/checks.json")):
-        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", path.parent.name).removeprefix("server-")
-        counts = Counter(c.get("status", "?") for c in json.loads(path.read_text()))
-        verdicts[name] = dict(counts)
-    return verdicts
-
-
 def _proxy_cell(python: str, toolchain: str, logs: Path, cell: ProxyCell) -> tuple[str, list[str]]:
     """Run one cell: a fresh upstream, the proxy fronting it (speaking
     ``cell.upstream_mode`` upstream, served over streamable HTTP), one conformance run
@@ -357,7 +249,7 @@ def _proxy_cell(python: str, toolchain: str, logs: Path, cell: ProxyCell) -> tup
     a non-zero exit not explained by them."""
     import time
 
-    upstream_port, proxy_port = _free_ports(2)
+    upstream_port, proxy_port = harness.free_ports(2)
     if cell.upstream == "tasks":
         upstream = [python, "-m", "mcpkit.cli.main", "run", TASKS_DEMO, "--transport", "http"]
     else:
@@ -368,10 +260,10 @@ def _proxy_cell(python: str, toolchain: str, logs: Path, cell: ProxyCell) -> tup
     out = logs / cell.name
     started = time.monotonic()
     with (
-        _served(
+        harness.served(
             upstream, upstream_port, logs / f"{cell.name}.upstream.log", start_timeout_s=120
         ) as upstream_url,
-        _served(
+        harness.served(
             serve,
             proxy_port,
             logs / f"{cell.name}.proxy.log",
@@ -395,7 +287,7 @@ def _proxy_cell(python: str, toolchain: str, logs: Path, cell: ProxyCell) -> tup
             status = subprocess.run(
                 argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
             ).returncode
-    judged = {n: c for n, c in _scenario_verdicts(out).items() if cell.judges(n)}
+    judged = {n: c for n, c in harness.scenario_verdicts(out).items() if cell.judges(n)}
     failing = sorted(n for n, c in judged.items() if c.get("FAILURE", 0))
     warned = sorted(n for n, c in judged.items() if c.get("WARNING", 0) and n not in cell.by_design)
     totals: dict[str, int] = {}
@@ -538,22 +430,6 @@ def _auth_scenarios(python: str, toolchain: str) -> list[str]:
     return sorted(set(re.findall(r"^\s*-\s+(auth/[\w.-]+)", listing, re.MULTILINE)))
 
 
-def _auth_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:
-    """Check statuses per ``auth/*`` scenario found under a conformance output dir (the
-    harness nests them: ``auth/<name>-<timestamp>/checks.json``), scored or not."""
-    import json
-    from collections import Counter
-
-    verdicts: dict[str, dict[str, int]] = {}
-    for path in sorted(out_dir.rglob("checks.json")):
-        rel = path.parent.relative_to(out_dir).as_posix()
-        if not rel.startswith("auth/"):
-            continue
-        counts = Counter(c.get("status", "?") for c in json.loads(path.read_text()))
-        verdicts[rel] = dict(counts)
-    return verdicts
-
-
 def _run_auth_scenarios(
     session: nox.Session, prefix: list[str], python: str, toolchain: str, logs: Path
 ) -> list[str]:
@@ -575,7 +451,7 @@ def _run_auth_scenarios(
             status = subprocess.run(
                 argv, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False
             ).returncode
-        return name, status, _auth_verdicts(out)
+        return name, status, harness.auth_verdicts(out)
 
     base.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -622,7 +498,7 @@ def conformance_client(session: nox.Session) -> None:
                 argv, stdout=log, stderr=subprocess.STDOUT, timeout=1800, check=False
             ).returncode
         text = (logs / f"{label}.txt").read_text(errors="replace")
-        counts = _check_counts(out)
+        counts = harness.check_counts(out)
         session.log(
             f"{label}: exit {status}; checks "
             + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
@@ -630,7 +506,7 @@ def conformance_client(session: nox.Session) -> None:
         for line in text.splitlines():
             if line.startswith(("Total", "Not scored", "✓", "✗")) and "auth/" not in line:
                 session.log(f"  {line}")
-        bad_auth = [n for n, c in _auth_verdicts(out).items() if c.get("FAILURE", 0)]
+        bad_auth = [n for n, c in harness.auth_verdicts(out).items() if c.get("FAILURE", 0)]
         if bad_auth:
             session.log(f"  auth/* with FAILURE checks: {', '.join(bad_auth)}")
         if status != 0 or bad_auth:
@@ -769,13 +645,13 @@ def conformance_tasks(session: nox.Session) -> None:
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     python = str(Path(session.virtualenv.location) / "bin" / "python")
-    port = _free_port()
+    port = harness.free_port()
     target = "mcpkit.ext.tasks.demo:build_server"
     serve = [python, "-m", "mcpkit.cli.main", "run", target, "--transport", "http"]
     serve += ["--host", "127.0.0.1", "--port", str(port)]
     failures: list[str] = []
     totals: dict[str, int] = {}
-    with _served(serve, port, logs / "tasks-demo-server.log") as url:
+    with harness.served(serve, port, logs / "tasks-demo-server.log") as url:
         for scenario in TASKS_SCENARIOS:
             out = logs / scenario
             argv = [python, toolchain, "run", ALPHA12, "--", "server", "--url", url]
@@ -784,7 +660,7 @@ def conformance_tasks(session: nox.Session) -> None:
                 status = subprocess.run(
                     argv, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False
                 ).returncode
-            counts = _check_counts(out)
+            counts = harness.check_counts(out)
             for key, value in counts.items():
                 totals[key] = totals.get(key, 0) + value
             session.log(
@@ -842,8 +718,8 @@ def conformance_auth_server(session: nox.Session) -> None:
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     python = str(Path(session.virtualenv.location) / "bin" / "python")
-    port = _free_port()
-    callback_port = _free_port()
+    port = harness.free_port()
+    callback_port = harness.free_port()
     issuer = f"http://127.0.0.1:{port}"
     serve = [python, "-m", "mcpkit.ext.auth.devserver", "--host", "127.0.0.1"]
     serve += ["--port", str(port), "--client-id", AUTH_SERVER_CLIENT_ID]
@@ -852,9 +728,9 @@ def conformance_auth_server(session: nox.Session) -> None:
     argv = [python, toolchain, "run", ALPHA12, "--", "authorization", "--url", issuer]
     argv += ["--client-id", AUTH_SERVER_CLIENT_ID, "--port", str(callback_port)]
     argv += ["--resource", "http://127.0.0.1:8000/mcp", "-o", str(out)]
-    with _served(serve, port, logs / "auth-server.log"):
+    with harness.served(serve, port, logs / "auth-server.log"):
         status = _run_authorization_suite(argv, issuer, logs / "authorization.txt")
-    counts = _check_counts(out)
+    counts = harness.check_counts(out)
     ran = sorted(p.parent.name for p in out.glob("*/checks.json"))
     session.log(
         f"authorization: exit {status}; checks "
