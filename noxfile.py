@@ -31,52 +31,26 @@ nox.options.error_on_missing_interpreters = True
 ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT / "conformance"))
 
+sys.path.insert(0, str(ROOT))
+
 import harness  # noqa: E402  (conformance/harness.py: ports, served processes, verdicts)
+
+from noxsessions.common import (  # noqa: E402  (sync, pytest, apt: shared by every session)
+    ensure_apt,
+    logs_dir,
+    pytest,
+    sync,
+    xdist_workers,
+)
 
 DISTRIBUTIONS = {
     "mcpkit-core": ROOT / "packages" / "mcpkit-core",
     "mcpkit-ext-tasks": ROOT / "packages" / "mcpkit-ext-tasks",
     "mcpkit-ext-auth": ROOT / "packages" / "mcpkit-ext-auth",
     "mcpkit-ext-otel": ROOT / "packages" / "mcpkit-ext-otel",
+    "mcpkit-ext-ui": ROOT / "packages" / "mcpkit-ext-ui",
+    "mcpkit-exp-events": ROOT / "experimental" / "mcpkit-exp-events",
 }
-
-
-def sync(session: nox.Session, package: str, *groups: str) -> None:
-    """Install ``package`` (a workspace member) alone, plus its dependency ``groups``."""
-    args = ["uv", "sync", "--locked", "--package", package, "--no-default-groups"]
-    for group in groups:
-        args += ["--group", group]
-    session.run_install(*args, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location})
-
-
-def pytest(session: nox.Session, *paths: str, workers: int = 0) -> None:
-    """Run pytest over ``paths``; positional arguments after ``--`` that name files or
-    directories replace them (``uv run nox -s core -- packages/mcpkit-core/tests/http -x``),
-    options are passed through.
-
-    ``workers``: with no paths named, the tests run in that many pytest-xdist worker
-    processes (the distribution's ``test`` group has ``pytest-xdist``); 0 = in this
-    process. ``-n N`` among the options overrides it (``-- -n 0``: one process, in order).
-    Every test is written to run beside others: free ports, its own temporary files and
-    processes, bounds at least 5x what it measures."""
-    args = list(session.posargs)
-    if any(Path(a.split("::")[0]).exists() for a in args if not a.startswith("-")):
-        paths, workers = (), 0
-    if any(a.startswith(("-n", "--numprocesses")) for a in args):
-        workers = 0  # the caller chose
-    parallel = ["-n", str(workers)] if workers > 0 else []
-    session.run(
-        "python", "-m", "pytest", *parallel, *paths, *args, env={"PYTHONDONTWRITEBYTECODE": "1"}
-    )
-
-
-def xdist_workers() -> int:
-    """Worker processes for a whole distribution's tests: two per CPU (most tests wait on
-    sockets, processes and timers rather than compute: core's 2253 tests take 292 s with
-    2 workers and 179 s with 4 on 2 CPUs), at least 2, at most 8."""
-    import os
-
-    return min(8, max(2, 2 * (os.cpu_count() or 1)))
 
 
 @nox.session(name="core")
@@ -153,14 +127,6 @@ run against the tasks demo in `conformance-tasks`. Every other scenario, scored 
 (e.g. http-header-validation), must have no FAILURE."""
 
 
-def _logs_dir(session: nox.Session) -> Path:
-    """A fresh ``logs`` directory under the session's tmp dir."""
-    logs = Path(session.create_tmp()) / "logs"
-    shutil.rmtree(logs, ignore_errors=True)
-    logs.mkdir(parents=True)
-    return logs
-
-
 @nox.session(name="conformance-server")
 def conformance_server(session: nox.Session) -> None:
     """The official conformance suite (0.1.16 all; 0.2.0-alpha.12 at 2025-11-25 and at
@@ -169,7 +135,7 @@ def conformance_server(session: nox.Session) -> None:
     alpha.12 zero failures in every scenario, scored or not, except the tasks extension's
     (judged in `conformance-tasks`). Logs: `.nox/conformance-server/tmp/logs/`."""
     sync(session, "mcpkit-core")
-    logs = _logs_dir(session)
+    logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     baseline = logs / "expected-failures.yml"
@@ -351,7 +317,7 @@ def conformance_proxy(session: nox.Session) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     sync(session, "mcpkit-ext-tasks")  # core, plus the tasks demo as an upstream
-    logs = _logs_dir(session)
+    logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     python = str(Path(session.virtualenv.location) / "bin" / "python")
@@ -481,7 +447,7 @@ def conformance_client(session: nox.Session) -> None:
     ones); the expected-failures files are empty; a warning fails 0.1.16.
     Logs: `.nox/conformance-client/tmp/logs/`."""
     sync(session, "mcpkit-ext-auth")
-    logs = _logs_dir(session)
+    logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     prefix = _loopback_prefix(session)
@@ -566,42 +532,13 @@ def bench(session: nox.Session) -> None:
 # -- mcpkit-ext-tasks: its tests alone (with a real redis-server) and its conformance run --
 
 
-def _ensure_redis_server(session: nox.Session) -> None:
-    """Make sure the Debian ``redis-server`` package is installed, or fail the session
-    (rule 4): install it with ``apt-get`` (as root, or with password-less sudo), running
-    ``apt-get update`` first when the package lists do not know it. Never a warning: a
-    skipped Redis test would pass for the wrong reason."""
-    import os
-
-    if shutil.which("redis-server") or Path("/usr/bin/redis-server").exists():
-        return
-    if shutil.which("apt-get") is None:
-        session.error("redis-server is not installed and there is no apt-get to install it")
-    sudo: list[str] = []
-    if os.geteuid() != 0:
-        if shutil.which("sudo") is None:
-            session.error("redis-server is not installed; installing it needs root or sudo")
-        sudo = ["sudo", "-n"]
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = [*sudo, "apt-get", "install", "-y", "--no-install-recommends", "redis-server"]
-    outputs: list[str] = []
-    for argv in (install, [*sudo, "apt-get", "update"], install):
-        done = subprocess.run(argv, env=env, capture_output=True, timeout=600, check=False)
-        outputs.append(f"$ {' '.join(argv)} -> {done.returncode}\n{done.stderr.decode()[-2000:]}")
-        if argv is install and done.returncode == 0:
-            break
-    if not (shutil.which("redis-server") or Path("/usr/bin/redis-server").exists()):
-        session.error("apt-get could not install redis-server:\n" + "\n".join(outputs))
-    session.log("installed redis-server with apt-get")
-
-
 @nox.session(name="ext-tasks")
 def ext_tasks(session: nox.Session) -> None:
     """mcpkit-ext-tasks alone: its tests with only mcpkit-core, its declared dependencies
     and its `test` group; the Redis store tests run against a real `redis-server` (the
     Debian package, installed here when missing) started by the tests on loopback."""
     sync(session, "mcpkit-ext-tasks", "test")
-    _ensure_redis_server(session)
+    ensure_apt(session, {"redis-server": "redis-server"})
     pytest(session, "packages/mcpkit-ext-tasks/tests", workers=xdist_workers())
 
 
@@ -641,7 +578,7 @@ def conformance_tasks(session: nox.Session) -> None:
     tasks demo (`mcpkit run mcpkit.ext.tasks.demo:build_server`) over streamable HTTP on
     loopback: zero failures and zero warnings. Logs: `.nox/conformance-tasks/tmp/logs/`."""
     sync(session, "mcpkit-ext-tasks")
-    logs = _logs_dir(session)
+    logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     python = str(Path(session.virtualenv.location) / "bin" / "python")
@@ -714,7 +651,7 @@ def conformance_auth_server(session: nox.Session) -> None:
     client: zero failures and zero warnings. 0.1.16 has no authorization-server
     scenarios. Logs: `.nox/conformance-auth-server/tmp/logs/`."""
     sync(session, "mcpkit-ext-auth")
-    logs = _logs_dir(session)
+    logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     python = str(Path(session.virtualenv.location) / "bin" / "python")
@@ -743,3 +680,8 @@ def conformance_auth_server(session: nox.Session) -> None:
             f"conformance-auth-server failed (missing scenarios: {missing or 'none'}); "
             f"see {logs / 'authorization.txt'}"
         )
+
+
+# -- the sessions of later distributions and features, one module each (noxsessions/) ------
+
+from noxsessions import events, scale, ui  # noqa: E402, F401  (they register their sessions)

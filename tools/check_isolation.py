@@ -12,7 +12,7 @@ Rules:
    them (core's tracing seam, ``mcpkit.core.tracing``, is dependency-free).
 2. Importing every module of core's packages (``mcpkit.core``, ``mcpkit.server``,
    ``mcpkit.client``, ``mcpkit.cli``) imports none of ``FORBIDDEN_MODULES`` and nothing
-   under ``mcpkit.ext``: core never imports an extension.
+   under ``mcpkit.ext`` or ``mcpkit.experimental``: core never imports an extension.
 3. The ``mcpkit`` command starts (``--help``) and ``mcpkit ls`` works against the stdio demo
    in that environment, with no warning on stderr (no plugin is installed there).
 """
@@ -29,6 +29,7 @@ from pathlib import Path
 from check_wheels import CORE_FORBIDDEN as FORBIDDEN_DISTS  # one list for both checks
 
 FORBIDDEN_MODULES = ("authlib", "joserfc", "jwt", "cryptography", "opentelemetry")
+EXTENSION_NAMESPACES = ("mcpkit.ext", "mcpkit.experimental")
 CORE_PACKAGES = ("mcpkit.core", "mcpkit.server", "mcpkit.client", "mcpkit.cli")
 
 
@@ -55,7 +56,7 @@ def imported_forbidden() -> list[str]:
     return sorted(
         m
         for m in sys.modules
-        if m.split(".")[0] in FORBIDDEN_MODULES or m == "mcpkit.ext" or m.startswith("mcpkit.ext.")
+        if m.split(".")[0] in FORBIDDEN_MODULES or m.startswith(EXTENSION_NAMESPACES)
     )
 
 
