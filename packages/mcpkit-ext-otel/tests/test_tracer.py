@@ -363,3 +363,54 @@ async def test_a_given_propagator_is_used_with_meta_as_carrier(telemetry: Teleme
 
 async def _ok_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return {}
+
+
+async def test_kept_shapes_never_mix_messages_and_stay_bounded(
+    telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorder rule 7, tracer rule 8: what is kept per shape (tool, transport facts,
+    session) gives each message its own attributes, an error outcome never changes the
+    kept metric attributes of the next success, and the tables stay bounded."""
+    from mcpkit.ext.otel import recorder
+
+    monkeypatch.setattr(recorder, "MAX_SHAPES", 4)
+    t = tracer_for(telemetry)
+
+    async def ok() -> dict[str, Any]:
+        return {"content": []}
+
+    async def failed() -> dict[str, Any]:
+        return {"content": [], "isError": True}
+
+    def http(port: int) -> dict[str, Any]:
+        scope = {"http_version": "1.1", "client": ("127.0.0.1", port)}
+        return {"name": "streamable-http", "scope": scope}
+
+    for i in range(10):
+        await run_handled(
+            t,
+            inbound(
+                "tools/call",
+                {"name": f"tool-{i % 3}"},
+                request_id=i,
+                transport=http(5000 + i % 2),
+                session_id=f"s{i % 2}",
+            ),
+            failed if i == 4 else ok,
+        )
+    spans = telemetry.spans()
+    assert len(spans) == 10
+    for i, span in enumerate(spans):
+        attrs = dict(span.attributes or {})
+        assert span.name == f"tools/call tool-{i % 3}"
+        assert attrs["gen_ai.tool.name"] == f"tool-{i % 3}"
+        assert attrs["jsonrpc.request.id"] == str(i)
+        assert attrs["client.port"] == 5000 + i % 2
+        assert attrs["mcp.session.id"] == f"s{i % 2}"
+        assert ("error.type" in attrs) is (i == 4)
+    errors = [
+        p for p in telemetry.points("mcp.server.operation.duration") if "error.type" in p.attributes
+    ]
+    assert [(dict(p.attributes)["gen_ai.tool.name"], p.count) for p in errors] == [("tool-1", 1)]
+    assert len(t.inbound._shapes) <= 4  # pyright: ignore[reportPrivateUsage]
+    assert len(t.facts.table) <= 4

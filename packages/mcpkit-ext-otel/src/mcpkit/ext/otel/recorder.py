@@ -20,13 +20,18 @@ Rules:
    recorded only when ``record_arguments`` is on (they may be sensitive).
 6. Each operation records one ``mcp.{side}.operation.duration`` point (seconds) with the
    metric's attribute subset when it ends.
+7. What a message's shape gives (span name, the attributes of its method, target and
+   transport facts, their metric subset) is computed once per shape and kept in a
+   bounded table (``MAX_SHAPES`` entries, emptied when full: a peer choosing names
+   costs recomputation, never memory); each operation copies the span attributes, and
+   a successful one records the shared metric attributes as they are.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -37,20 +42,29 @@ from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
 
-__all__ = ["Operation", "Recorder"]
+__all__ = ["MAX_SHAPES", "Operation", "Recorder"]
 
 JSON = dict[str, Any]
+MAX_SHAPES = 1024
+"""Rule 7: the shapes one recorder keeps (method, target, transport facts)."""
 
 
 class Operation:
     """One request or notification in flight: its span, attributes and start time."""
 
-    __slots__ = ("attributes", "method", "span", "start", "token")
+    __slots__ = ("attributes", "method", "metric", "span", "start", "token")
 
-    def __init__(self, span: trace.Span, attributes: S.Attributes, method: str) -> None:
+    def __init__(
+        self,
+        span: trace.Span,
+        attributes: S.Attributes,
+        method: str,
+        metric: S.Attributes | None = None,
+    ) -> None:
         self.span = span
         self.attributes = attributes
         self.method = method
+        self.metric = metric  # the shared metric attributes while the outcome adds none
         self.start = time.perf_counter()
         self.token: object | None = None
 
@@ -78,6 +92,40 @@ class Recorder:
         self.record_arguments = record_arguments
         self.uri_in_span_name = uri_in_span_name
         self.metric_resource_uri = metric_resource_uri
+        self._shapes: dict[Hashable, tuple[str, S.Attributes, S.Attributes]] = {}
+
+    def _shape(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        extra: Mapping[str, Any] | None,
+        extra_key: Hashable | None,
+    ) -> tuple[str, S.Attributes, S.Attributes]:
+        """Rule 7: ``(span name, span attributes without the request id, metric
+        attributes)`` of a message of this method, target and transport facts."""
+        target: Any = None
+        if params is not None:
+            target = params.get("name") if method in _NAMED else params.get("uri")
+            if not isinstance(target, str):
+                target = None
+        key = (method, target, extra_key) if extra_key is not None else None
+        if key is not None:
+            shape = self._shapes.get(key)
+            if shape is not None:
+                return shape
+        attrs = S.request_attributes(method, params, None)
+        if extra:
+            attrs.update(extra)
+        name = S.span_name(method, params, uri_in_span_name=self.uri_in_span_name)
+        metric = S.metric_attributes(
+            attrs, S.OPERATION_METRIC_KEYS, resource_uri=self.metric_resource_uri
+        )
+        shape = (name, attrs, metric)
+        if key is not None:
+            if len(self._shapes) >= MAX_SHAPES:
+                self._shapes.clear()
+            self._shapes[key] = shape
+        return shape
 
     # -- operations ---------------------------------------------------------------------
     def start(
@@ -87,21 +135,24 @@ class Recorder:
         request_id: str | int | None,
         *,
         extra: Mapping[str, Any] | None = None,
+        extra_key: Hashable | None = None,
         links: list[Link] | None = None,
         remote: otel_context.Context | None = None,
     ) -> Operation:
         """Open the span of one operation. Server side (rules 1, 3): ``remote`` (the
         context from ``_meta``) is the parent and the ambient span a link; without it
         the ambient context is the parent; the span is current until :meth:`end`.
-        Client side (rule 2): a child of the ambient context."""
-        attrs = S.request_attributes(method, params, request_id)
-        if extra:
-            attrs.update(extra)
+        Client side (rule 2): a child of the ambient context. ``extra``: transport
+        facts; ``extra_key``: a hashable key equal for equal ``extra`` (rule 7; None:
+        nothing is kept)."""
+        name, base, metric = self._shape(method, params, extra, extra_key)
+        attrs = base.copy()
+        if request_id is not None:
+            attrs[S.JSONRPC_REQUEST_ID] = str(request_id)
         if self.record_arguments and method == "tools/call" and params is not None:
             args = params.get("arguments")
             if args is not None:
                 attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(args)
-        name = S.span_name(method, params, uri_in_span_name=self.uri_in_span_name)
         if self.side == "server":
             if remote is not None:
                 ambient = trace.get_current_span().get_span_context()
@@ -110,12 +161,12 @@ class Recorder:
             span = self.tracer.start_span(
                 name, context=remote, kind=SpanKind.SERVER, attributes=attrs, links=links
             )
-            op = Operation(span, attrs, method)
+            op = Operation(span, attrs, method, metric)
             # the remote context also carries the request's baggage: keep it current
             op.token = otel_context.attach(trace.set_span_in_context(span, remote))
             return op
         span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs, links=links)
-        return Operation(span, attrs, method)
+        return Operation(span, attrs, method, metric)
 
     def end(
         self,
@@ -137,6 +188,7 @@ class Recorder:
             elif result is not None and op.method == "tools/call":
                 if result.get("isError") is True:
                     op.attributes[S.ERROR_TYPE] = S.TOOL_ERROR
+                    op.metric = None
                     span.set_attribute(S.ERROR_TYPE, S.TOOL_ERROR)
                     span.set_status(Status(StatusCode.ERROR))
                 if self.record_arguments:
@@ -147,12 +199,12 @@ class Recorder:
                 otel_context.detach(op.token)  # type: ignore[arg-type]
                 op.token = None
             span.end()
-            self.durations.operation.record(
-                time.perf_counter() - op.start,
-                S.metric_attributes(
+            metric = op.metric
+            if metric is None:
+                metric = S.metric_attributes(
                     op.attributes, S.OPERATION_METRIC_KEYS, resource_uri=self.metric_resource_uri
-                ),
-            )
+                )
+            self.durations.operation.record(time.perf_counter() - op.start, metric)
 
     def _error_response(self, op: Operation, error: Mapping[str, Any]) -> None:
         code = error.get("code")
@@ -163,6 +215,7 @@ class Recorder:
             else {S.ERROR_TYPE: S.OTHER_ERROR}
         )
         op.attributes.update(extra)
+        op.metric = None
         op.span.set_attributes(extra)
         op.span.set_status(Status(StatusCode.ERROR, message if isinstance(message, str) else None))
 
@@ -173,10 +226,15 @@ class Recorder:
             return
         kind = type(error).__qualname__ or S.OTHER_ERROR
         op.attributes[S.ERROR_TYPE] = kind
+        op.metric = None
         op.span.set_attribute(S.ERROR_TYPE, kind)
         if isinstance(error, Exception):
             op.span.record_exception(error)
         op.span.set_status(Status(StatusCode.ERROR, str(error) or kind))
+
+
+_NAMED = frozenset({"tools/call", "prompts/get"})
+"""Methods whose target is ``params.name`` (the others': ``params.uri``, rule 7)."""
 
 
 def _is_jsonrpc_error(error: BaseException) -> bool:

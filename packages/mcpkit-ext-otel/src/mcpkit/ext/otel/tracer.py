@@ -26,13 +26,16 @@ Rules:
    server, and when a client leaves ``async with``) records one point of
    ``mcp.server.session.duration`` or ``mcp.client.session.duration`` with the
    protocol version, transport attributes and ``error.type`` when it ended by an error.
-8. Hooks never raise into mcpkit: the OpenTelemetry API does not raise, and what this
+8. A message's facts (transport attributes, protocol version, session id) are computed
+   once per distinct value and kept in a bounded table (``recorder.MAX_SHAPES``
+   entries, emptied when full), keyed by exactly the values they are computed from.
+9. Hooks never raise into mcpkit: the OpenTelemetry API does not raise, and what this
    module computes is guarded by the types it reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,31 +48,50 @@ from mcpkit.core.tracing import TraceContext, TracedMessage
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
 from mcpkit.ext.otel.propagation import as_trace_context, inject, remote_context
-from mcpkit.ext.otel.recorder import Operation, Recorder
+from mcpkit.ext.otel.recorder import MAX_SHAPES, Operation, Recorder
 
 __all__ = ["OtelTracer", "transport_attributes"]
 
 
+def _transport_facts(
+    transport: Mapping[str, Any],
+) -> tuple[str | None, str | None, tuple[str, int] | None, str | None]:
+    """``(name, HTTP version, client address, URL)``: everything rule 6 reads."""
+    name = transport.get("name")
+    if name != "streamable-http":
+        return (name if isinstance(name, str) else None, None, None, None)
+    version: Any = None
+    client: tuple[str, int] | None = None
+    scope = transport.get("scope")
+    if isinstance(scope, Mapping):
+        version = scope.get("http_version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        peer = scope.get("client")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(peer, (tuple, list)) and len(peer) == 2:  # pyright: ignore[reportUnknownArgumentType]
+            host, port = peer  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(host, str) and isinstance(port, int):
+                client = (host, port)
+    url = transport.get("url")
+    return (
+        name,
+        version if isinstance(version, str) else None,
+        client,
+        url if isinstance(url, str) else None,
+    )
+
+
 def transport_attributes(transport: Mapping[str, Any]) -> S.Attributes:
     """Rule 6."""
-    name = transport.get("name")
+    name, version, client, url = _transport_facts(transport)
     if name == "stdio":
         return {S.NETWORK_TRANSPORT: "pipe"}
     if name != "streamable-http":
         return {}
     attrs: S.Attributes = {S.NETWORK_TRANSPORT: "tcp", S.NETWORK_PROTOCOL_NAME: "http"}
-    scope = transport.get("scope")
-    if isinstance(scope, Mapping):
-        version = scope.get("http_version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if isinstance(version, str):
-            attrs[S.NETWORK_PROTOCOL_VERSION] = version
-        client = scope.get("client")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if isinstance(client, (tuple, list)) and len(client) == 2:  # pyright: ignore[reportUnknownArgumentType]
-            host, port = client  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(host, str) and isinstance(port, int):
-                attrs[S.CLIENT_ADDRESS], attrs[S.CLIENT_PORT] = host, port
-    url = transport.get("url")
-    if isinstance(url, str):
+    if version is not None:
+        attrs[S.NETWORK_PROTOCOL_VERSION] = version
+    if client is not None:
+        attrs[S.CLIENT_ADDRESS], attrs[S.CLIENT_PORT] = client
+    if url is not None:
         parts = urlsplit(url)
         if parts.hostname:
             attrs[S.SERVER_ADDRESS] = parts.hostname
@@ -78,13 +100,33 @@ def transport_attributes(transport: Mapping[str, Any]) -> S.Attributes:
     return attrs
 
 
-def _facts(message: TracedMessage) -> S.Attributes:
-    attrs = transport_attributes(message.transport) if message.transport else {}
-    if message.protocol_version is not None:
-        attrs[S.MCP_PROTOCOL_VERSION] = message.protocol_version
-    if message.session_id is not None:
-        attrs[S.MCP_SESSION_ID] = message.session_id
-    return attrs
+class _Facts:
+    """Rule 8: a message's facts by the values they come from."""
+
+    __slots__ = ("table",)
+
+    def __init__(self) -> None:
+        self.table: dict[Hashable, S.Attributes] = {}
+
+    def of(self, message: TracedMessage) -> tuple[Hashable, S.Attributes]:
+        """``(key, attributes)``; the attributes are shared: never mutate them."""
+        transport = message.transport
+        key = (
+            _transport_facts(transport) if transport else None,
+            message.protocol_version,
+            message.session_id,
+        )
+        attrs = self.table.get(key)
+        if attrs is None:
+            attrs = transport_attributes(transport) if transport else {}
+            if message.protocol_version is not None:
+                attrs[S.MCP_PROTOCOL_VERSION] = message.protocol_version
+            if message.session_id is not None:
+                attrs[S.MCP_SESSION_ID] = message.session_id
+            if len(self.table) >= MAX_SHAPES:
+                self.table.clear()
+            self.table[key] = attrs
+        return key, attrs
 
 
 class OtelTracer:
@@ -111,6 +153,7 @@ class OtelTracer:
         self.tracer = tracer
         self.propagator = propagator
         self.sessions = {"server": durations_in.session, "client": durations_out.session}
+        self.facts = _Facts()
 
     def session_ended(
         self,
@@ -152,7 +195,7 @@ class OtelTracer:
         """Rule 5: a task's work, continuing the creating request's trace."""
         parent = self._remote(message.link or message.trace_context)
         attrs = S.request_attributes(message.method, message.params, None)
-        attrs.update(_facts(message))
+        attrs.update(self.facts.of(message)[1])
         name = S.span_name(message.method, message.params)
         span = self.tracer.start_span(
             name, context=parent, kind=SpanKind.INTERNAL, attributes=attrs
@@ -177,19 +220,22 @@ class _Handled:
 
     def __enter__(self) -> None:
         owner, message = self.owner, self.message
+        carried = message.trace_context
         if message.kind == "work":
             op = owner._work(message)  # pyright: ignore[reportPrivateUsage]
         else:
+            key, facts = owner.facts.of(message)
+            link = message.link
             op = owner.inbound.start(
                 message.method,
                 message.params,
                 message.request_id,
-                extra=_facts(message),
-                links=owner._link(message.link),  # pyright: ignore[reportPrivateUsage]
-                remote=owner._remote(message.trace_context),  # pyright: ignore[reportPrivateUsage]
+                extra=facts,
+                extra_key=key,
+                links=None if link is None else owner._link(link),  # pyright: ignore[reportPrivateUsage]
+                remote=None if carried is None else owner._remote(carried),  # pyright: ignore[reportPrivateUsage]
             )
         self.op = op
-        carried = message.trace_context
         message.span_context = as_trace_context(op.span, carried.baggage if carried else None)
         self.linked = message.link
 
@@ -213,12 +259,15 @@ class _Sent:
 
     def __enter__(self) -> None:
         owner, message = self.owner, self.message
+        key, facts = owner.facts.of(message)
+        link = message.link
         op = owner.outbound.start(
             message.method,
             message.params,
             message.request_id,
-            extra=_facts(message),
-            links=owner._link(message.link),  # pyright: ignore[reportPrivateUsage]
+            extra=facts,
+            extra_key=key,
+            links=None if link is None else owner._link(link),  # pyright: ignore[reportPrivateUsage]
         )
         self.op = op
         inject(message.meta, op.span, trace.set_span_in_context(op.span), owner.propagator)
