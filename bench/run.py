@@ -153,6 +153,11 @@ OTEL_MODES = ("none", "noop", "memory")
 OTEL_CONDITIONS = {"http": ((1, 100),), "stdio": ((1, 100), (32, 100))}
 
 
+# The handlers suite: the echo tool as ``async def``, as ``def`` (a worker thread) and as
+# ``def`` with ``inline=True``, over stdio (handshake era); conditions.
+HANDLER_FORMS = ("async", "sync", "inline")
+HANDLER_CONDITIONS = ((1, 100), (32, 100))
+
 # The stdio cold-start, session-memory and import sets: (label, command or code).
 COLD_STDIO = ("raw_stdio", "mcp", "fastmcp", "mcpkit")
 SESSION_SERVERS = ("raw_http", "mcp_sse", "fastmcp_sse", "mcpkit_default")
@@ -531,6 +536,26 @@ def suite_otel(bench: Bench, rep: int) -> None:
             throughput(bench, "otel", sc, rep, c, size, *stdio)
 
 
+def suite_handlers(bench: Bench, rep: int) -> None:
+    """The handlers suite (issue 17, "Sync handlers"): the raw floor and the echo tool in
+    each HANDLER_FORMS over stdio, fresh per (repetition, form); labels
+    ``handler_<form>``, the async form's ratio against ``raw_stdio`` and the others'
+    against ``handler_async`` (in the floor column)."""
+    rows = [Scenario("raw_stdio", "raw", ("raw_stdio.py",), H)]
+    for form in HANDLER_FORMS:
+        ref = "raw_stdio" if form == "async" else "handler_async"
+        command = ("mcpkit_echo.py", "--handler", form)
+        rows.append(Scenario(f"handler_{form}", "mcpkit", command, H, raw=ref))
+    for sc in rotated(rows, rep):
+        argv = " ".join(bench.server_argv(sc.command))
+        for c, size in HANDLER_CONDITIONS:
+            if bench.expired():
+                continue
+            log_file = str(bench.logs / f"r{rep}-{sc.label}.log")
+            stdio = ("--stdio", argv, "--stdio-stderr", log_file)
+            throughput(bench, "handlers", sc, rep, c, size, *stdio)
+
+
 def scenario_fields(sc: Scenario) -> JSON:
     return {
         "label": sc.label,
@@ -624,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     which = ap.add_mutually_exclusive_group()
     for name in PRESETS:
         which.add_argument(f"--{name}", dest="preset", action="store_const", const=name)
-    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth,otel")
+    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth,otel,handlers")
     ap.add_argument("--only", default="", help="comma-separated scenario labels to keep")
     ap.add_argument("--reps", type=int, help="override the preset's repetitions")
     ap.add_argument("--tasks", type=int, help="override the tasks suite's tasks per phase")
@@ -688,6 +713,8 @@ def main(argv: list[str] | None = None) -> int:
             suite_auth(bench, rep, signers, jwks_base)
         if "otel" in suites:
             suite_otel(bench, rep)
+        if "handlers" in suites:
+            suite_handlers(bench, rep)
     stack.close()
     bench.runs.close()
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -9,6 +9,10 @@ Over HTTP (``--transport http``) it serves mcpkit's streamable HTTP endpoint on 
 uvicorn configuration when the package offers a ready ASGI app (``http_app``), else through
 ``Server.run("http", host=, port=)``. Modes: default (stateful, ``response_mode="auto"``:
 JSON unless the handler streams), ``--response-mode sse|json``, ``--stateless``.
+
+``--handler sync`` serves the same tool written ``def`` (run in a worker thread) and
+``--handler inline`` the ``def`` tool registered with ``inline=True`` (run on the event
+loop); the ``handlers`` suite compares the three forms.
 """
 
 from __future__ import annotations
@@ -19,16 +23,26 @@ from typing import Any
 from _serve import check_args, parser, serve_asgi
 
 
-def build() -> Any:
+def build(handler: str = "async") -> Any:
     from mcpkit.server import Server
 
     server = Server("bench-echo")
+    if handler == "async":
 
-    @server.tool()
-    async def echo(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        @server.tool()
+        async def echo(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
+            """Return the text unchanged."""
+            return text
+
+        return server
+
+    def echo_sync(text: str) -> str:
         """Return the text unchanged."""
         return text
 
+    # ``inline`` only when asked: the script also measures checkouts that predate it
+    options: dict[str, Any] = {"inline": True} if handler == "inline" else {}
+    server.add_tool(echo_sync, name="echo", **options)
     return server
 
 
@@ -36,9 +50,10 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--response-mode", choices=["auto", "json", "sse"], default="auto")
     p.add_argument("--stateless", action="store_true")
+    p.add_argument("--handler", choices=["async", "sync", "inline"], default="async")
     args = p.parse_args()
     check_args(args)
-    server = build()
+    server = build(args.handler)
     if args.transport == "stdio":
         server.run("stdio")
         return

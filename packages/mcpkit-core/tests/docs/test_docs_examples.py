@@ -273,6 +273,29 @@ async def check_server_decorators(ns: dict[str, Any]) -> None:
         server.resource(ns["book"])  # type: ignore[call-overload]  # the table's wrong form
 
 
+async def check_server_sync(ns: dict[str, Any]) -> None:
+    import threading
+
+    seen: dict[str, str] = {}
+    server: Server = ns["server"]
+    for name in ("slow_lookup", "add"):
+        binding = server.tools[name].binding
+        original = binding.fn
+
+        def spy(*args: Any, __fn: Any = original, __name: str = name, **kwargs: Any) -> Any:
+            seen[__name] = threading.current_thread().name
+            return __fn(*args, **kwargs)
+
+        binding.fn = spy
+    async with connect(server) as peer:
+        looked_up = await peer.call_tool("slow_lookup", {"key": "ab"})
+        added = await peer.call_tool("add", {"a": 2, "b": 3})
+    assert looked_up["content"][0]["text"] == "AB"
+    assert added["structuredContent"] == {"result": 5}
+    assert seen["slow_lookup"].startswith("mcpkit-sync")  # a worker thread
+    assert seen["add"] == threading.current_thread().name  # the event loop's thread
+
+
 async def check_server_returns(ns: dict[str, Any]) -> None:
     async with connect(ns["server"]) as peer:
         stock = await peer.call_tool("stock")
@@ -364,6 +387,7 @@ CHECKS: dict[str, Check] = {
     "server-returns": check_server_returns,
     "server-content": check_server_content,
     "server-lifespan": check_server_lifespan,
+    "server-sync": check_server_sync,
     "server-errors": check_server_errors,
 }
 

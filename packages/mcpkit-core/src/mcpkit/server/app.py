@@ -471,8 +471,19 @@ class Server:
     def lifespan(self) -> AbstractAsyncContextManager[None]:
         """Enter every registered lifespan; transports wrap serving in this (rule 7).
         An error entering or exiting one is raised here, as is
-        (:func:`mcpkit.server.lifespans.serve_lifespans`)."""
+        (:func:`mcpkit.server.lifespans.serve_lifespans`). The worker threads of sync
+        handlers are started first when there are any (:mod:`mcpkit.server.threads`)."""
+        if self._threaded_handlers():
+            from mcpkit.server.threads import prestart
+
+            prestart()
         return serve_lifespans(self, self._lifespans, self._lifespan_states)
+
+    def _threaded_handlers(self) -> bool:
+        """Whether a registered tool, resource or prompt runs in a worker thread."""
+        items: list[Any] = [*self.tools.values(), *self.resources.values(), *self.templates]
+        items += self.prompts.values()
+        return any(not (i.binding.is_async or i.binding.inline) for i in items)
 
     def add_extension(self, extension: Extension | ExtensionProvider) -> Extension:
         """Advertise an extension in ``capabilities.extensions`` (SEP-2133)."""

@@ -44,6 +44,11 @@ class PromptOptions(TypedDict, total=False):
     """``icons``: ``{"src", "mimeType"?, "sizes"?, "theme"?}`` objects."""
     meta: Mapping[str, Any] | None
     """``_meta``."""
+    inline: bool
+    """Run a sync (``def``) function on the event loop instead of a worker thread:
+    only for functions that return at once and never block (no I/O, no sleeping, no
+    long computation); it saves the thread hop (:mod:`mcpkit.server.typed` rule 4).
+    Ignored for ``async def``."""
 
 
 class Prompt:
@@ -61,9 +66,10 @@ class Prompt:
         arguments: Sequence[Mapping[str, Any]] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.name = name
-        self.binding: Binding = bind(fn, name=name, structured_output=False)
+        self.binding: Binding = bind(fn, name=name, structured_output=False, inline=inline)
         d: JSON = {"name": name}
         if title is not None:
             d["title"] = title

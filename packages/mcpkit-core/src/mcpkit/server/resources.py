@@ -66,6 +66,11 @@ class ResourceOptions(TypedDict, total=False):
     """``icons``: ``{"src", "mimeType"?, "sizes"?, "theme"?}`` objects."""
     meta: Mapping[str, Any] | None
     """``_meta``."""
+    inline: bool
+    """Run a sync (``def``) function on the event loop instead of a worker thread:
+    only for functions that return at once and never block (no I/O, no sleeping, no
+    long computation); it saves the thread hop (:mod:`mcpkit.server.typed` rule 4).
+    Ignored for ``async def``."""
 
 
 class ResourceNotFoundError(JSONRPCError):
@@ -134,10 +139,11 @@ class Resource:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.uri = uri
         self.mime_type = mime_type
-        self.binding: Binding = bind(fn, name=name, structured_output=False)
+        self.binding: Binding = bind(fn, name=name, structured_output=False, inline=inline)
         desc = description if description is not None else inspect.getdoc(fn)
         self.definition = _definition(
             "uri", uri, name, title, desc, mime_type, size, annotations, icons, meta
@@ -165,10 +171,11 @@ class ResourceTemplate:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.matcher = TemplateMatcher(uri_template)
         self.mime_type = mime_type
-        self.binding: Binding = bind(fn, name=name, structured_output=False)
+        self.binding: Binding = bind(fn, name=name, structured_output=False, inline=inline)
         desc = description if description is not None else inspect.getdoc(fn)
         self.definition = _definition(
             "uriTemplate",

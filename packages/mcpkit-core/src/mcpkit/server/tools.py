@@ -111,6 +111,11 @@ class ToolOptions(TypedDict, total=False):
     """``execution`` (e.g. ``{"taskSupport": "optional"}``, tasks extension)."""
     extra: Mapping[str, Any] | None
     """Further definition fields, merged last."""
+    inline: bool
+    """Run a sync (``def``) function on the event loop instead of a worker thread:
+    only for functions that return at once and never block (no I/O, no sleeping, no
+    long computation); it saves the thread hop (:mod:`mcpkit.server.typed` rule 4).
+    Ignored for ``async def``."""
 
 
 class Tool:
@@ -133,10 +138,15 @@ class Tool:
         structured_output: bool | None = None,
         execution: Mapping[str, Any] | None = None,
         extra: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.name = name
         self.binding: Binding = bind(
-            fn, name=name, structured_output=structured_output, input_schema=input_schema
+            fn,
+            name=name,
+            structured_output=structured_output,
+            input_schema=input_schema,
+            inline=inline,
         )
         self.input_validator: jsonschema.protocols.Validator | None = None
         if input_schema is not None:

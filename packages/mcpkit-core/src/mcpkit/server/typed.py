@@ -20,7 +20,10 @@ Rules:
    one text block with the same JSON, for clients that predate structured content. A
    value that is not of the declared type is reported (``exact`` False) so the caller
    can check it against the schema.
-4. Sync functions run in a worker thread so they never block the event loop.
+4. Sync functions run in a worker thread so they never block the event loop
+   (:mod:`mcpkit.server.threads`), unless registered with ``inline=True``: then they
+   run on the event loop itself, for functions that return at once and never block
+   (no I/O, no sleeping, no long computation), which saves the thread hop.
 5. Plain signatures (:mod:`mcpkit.server.plainargs`: ``str``/``int``/``float``/``bool``,
    lists and optionals of those, plain defaults) are bound without pydantic: the same
    schema, and arguments that already have their exact types are accepted directly.
@@ -38,8 +41,6 @@ import typing
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast, get_args, get_origin
-
-import anyio.to_thread
 
 from mcpkit.core.jsonrpc import dumps
 from mcpkit.server.plainargs import PlainArgs, plain_args
@@ -193,6 +194,7 @@ class Binding:
         "field_names",
         "fields",
         "fn",
+        "inline",
         "input_schema",
         "is_async",
         "name",
@@ -211,8 +213,10 @@ class Binding:
         context_param: str | None,
         is_async: bool,
         output: OutputSpec,
+        inline: bool = False,
     ) -> None:
         self.fn = fn
+        self.inline = inline
         self.name = name
         self.fields = fields
         self.field_names = tuple(fields)
@@ -310,9 +314,11 @@ def bind(
     name: str,
     structured_output: bool | None = None,
     input_schema: JSON | None = None,
+    inline: bool = False,
 ) -> Binding:
-    """Bind ``fn`` (rules 1-3). ``input_schema`` overrides the derived schema; then
-    arguments are passed through unvalidated by pydantic (the caller validates)."""
+    """Bind ``fn`` (rules 1-4). ``input_schema`` overrides the derived schema; then
+    arguments are passed through unvalidated by pydantic (the caller validates).
+    ``inline``: a sync ``fn`` runs on the event loop (rule 4)."""
     sig = inspect.signature(fn)
     # a callable instance's annotations live on its class's __call__
     annotated: Any = fn if inspect.isroutine(fn) else type(fn).__call__
@@ -341,6 +347,7 @@ def bind(
         context_param=context_param,
         is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__),
         output=output_spec(ret, structured_output),
+        inline=inline,
     )
 
 
@@ -351,4 +358,8 @@ async def call_bound(binding: Binding, kwargs: JSON, ctx: Any) -> Any:
     if binding.is_async:
         result = binding.fn(**kwargs)
         return await typing.cast(Awaitable[Any], result)
-    return await anyio.to_thread.run_sync(partial(binding.fn, **kwargs))
+    if binding.inline:
+        return binding.fn(**kwargs)
+    from mcpkit.server.threads import run_sync  # asyncio: not at import (start-up time)
+
+    return await run_sync(partial(binding.fn, **kwargs))

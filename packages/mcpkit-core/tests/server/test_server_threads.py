@@ -1,0 +1,152 @@
+"""Sync handlers: the dedicated worker pool (``server/threads.py``) and ``inline=True``
+(``server/typed.py`` rule 4)."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from typing import Any
+
+import anyio
+import pytest
+from peer import connect
+
+from mcpkit.server import Server
+from mcpkit.server import threads as T
+
+pytestmark = pytest.mark.anyio
+
+REQUEST_TAG: contextvars.ContextVar[str] = contextvars.ContextVar("request_tag", default="-")
+
+
+async def test_every_handler_kind_runs_in_the_pool_or_inline_on_the_loop() -> None:
+    """Rule 1 and typed rule 4: ``def`` handlers of every kind run in a ``mcpkit-sync``
+    thread; with ``inline=True`` on the event loop's own thread."""
+    server = Server("s")
+    seen: dict[str, str] = {}
+
+    def record(key: str) -> str:
+        seen[key] = threading.current_thread().name
+        return key
+
+    server.add_tool(lambda: record("tool"), name="threaded")
+    server.add_tool(lambda: record("tool-inline"), name="inline", inline=True)
+    server.add_resource(lambda: record("resource"), "res://a")
+    server.add_resource(lambda: record("resource-inline"), "res://b", inline=True)
+    server.add_resource(lambda n: record(f"template-{n}"), "res://t/{n}", inline=True)
+    server.add_prompt(lambda: record("prompt"), name="p")
+    server.add_prompt(lambda: record("prompt-inline"), name="q", inline=True)
+    loop_thread = threading.current_thread().name
+    async with connect(server) as peer:
+        await peer.call_tool("threaded")
+        await peer.call_tool("inline")
+        await peer.request("resources/read", {"uri": "res://a"})
+        await peer.request("resources/read", {"uri": "res://b"})
+        await peer.request("resources/read", {"uri": "res://t/x"})
+        await peer.request("prompts/get", {"name": "p"})
+        await peer.request("prompts/get", {"name": "q"})
+    threaded = {k: v for k, v in seen.items() if "inline" not in k and "template" not in k}
+    assert set(threaded) == {"tool", "resource", "prompt"}
+    assert all(name.startswith("mcpkit-sync") for name in threaded.values())
+    inline = {k: v for k, v in seen.items() if k not in threaded}
+    assert set(inline) == {"tool-inline", "resource-inline", "template-x", "prompt-inline"}
+    assert set(inline.values()) == {loop_thread}
+
+
+async def test_the_handler_sees_the_callers_context_variables() -> None:
+    """Rule 3."""
+    token = REQUEST_TAG.set("call-7")
+    try:
+        assert await T.run_sync(REQUEST_TAG.get) == "call-7"
+    finally:
+        REQUEST_TAG.reset(token)
+
+
+async def test_what_the_handler_raises_is_raised_to_the_caller() -> None:
+    def fail() -> None:
+        raise LookupError("nope")
+
+    with pytest.raises(LookupError, match="nope"):
+        await T.run_sync(fail)
+
+
+async def test_cancelling_waits_for_the_thread_then_takes_effect() -> None:
+    """Rule 4: the cancellation lands only once the handler returned."""
+    finished = threading.Event()
+
+    def slow() -> str:
+        time.sleep(0.3)
+        finished.set()
+        return "done"
+
+    landed_after_finish: list[bool] = []
+    with anyio.move_on_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                try:
+                    await T.run_sync(slow)
+                except BaseException:
+                    landed_after_finish.append(finished.is_set())
+                    raise
+
+            tg.start_soon(call)
+            await anyio.sleep(0.05)
+            tg.cancel_scope.cancel()
+    assert landed_after_finish == [True]
+
+
+async def test_serving_a_server_with_threaded_handlers_prestarts_the_pool() -> None:
+    """Rule 2: the threads exist before the first request."""
+    server = Server("s")
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    async with server.lifespan():
+        names = [t.name for t in threading.enumerate() if t.name.startswith("mcpkit-sync")]
+    assert len(names) >= T.PRESTART_WORKERS
+
+
+async def test_calls_beyond_the_pool_wait_for_a_free_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 1: the pool is bounded; calls queue, none is lost."""
+    monkeypatch.setattr(T, "_pool", None)
+    monkeypatch.setattr(T, "MAX_WORKERS", 2)
+    running = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def work(i: int) -> int:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.02)
+        with lock:
+            running -= 1
+        return i
+
+    results: list[Any] = []
+    async with anyio.create_task_group() as tg:
+        for i in range(8):
+
+            async def one(i: int = i) -> None:
+                results.append(await T.run_sync(lambda: work(i)))
+
+            tg.start_soon(one)
+    pool = T._pool  # pyright: ignore[reportPrivateUsage]
+    assert pool is not None
+    pool.shutdown(wait=True)
+    assert sorted(results) == list(range(8))
+    assert peak <= 2
+
+
+def test_inline_is_a_checked_option() -> None:
+    """The option is typed (ToolOptions etc.); a misspelling names it."""
+    server = Server("s")
+    with pytest.raises(TypeError, match="inline"):
+        server.add_tool(lambda: 1, name="t", inlne=True)  # type: ignore[call-arg]
