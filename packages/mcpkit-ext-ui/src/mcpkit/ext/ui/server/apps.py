@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast, overload
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.ext.ui.server.capability import RESOURCE_MIME_TYPE, apps_extension
@@ -155,10 +155,11 @@ class AppsExtension:
 
         ui_meta = ui_meta if ui_meta is not None else UiToolMeta()
         tool_name = name_of("tool", fn, name)
-        meta: JSON = dict(options.pop("meta", None) or {})
+        meta: JSON = dict(options.get("meta") or {})
         meta.update(ui_meta.to_meta())
+        options["meta"] = meta
         wrapper, attach = with_text_fallback(fn, tool_name, text)
-        tool = self.server.add_tool(wrapper, name=tool_name, meta=meta, **options)
+        tool = self.server.add_tool(wrapper, name=tool_name, **options)
         attach(tool)
         return tool
 
@@ -216,4 +217,4 @@ class AppsExtension:
             mime_type=RESOURCE_MIME_TYPE,
             meta=meta,
         )
-        return added  # pyright: ignore[reportReturnType] - a static URI is a Resource
+        return cast("Resource", added)  # a static URI (checked above) is a Resource

@@ -72,7 +72,7 @@ def app_html(
     """A complete single-file view (rule 3): ``body`` is the ``<body>`` markup,
     ``script`` the app's JavaScript (inlined after the bridge), ``title`` plain text,
     ``head`` extra markup for ``<head>`` (e.g. a ``<style>``)."""
-    scripts = []
+    scripts: list[str] = []
     if inline_bridge:
         scripts.append(inline_script(bridge_script()))
     if script:

@@ -31,7 +31,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.ext.ui.server.capability import client_supports_apps
 
@@ -47,7 +47,7 @@ def tool_ui_meta(definition: Mapping[str, Any]) -> Mapping[str, Any] | None:
     meta: Any = definition.get("_meta")
     if not isinstance(meta, Mapping):
         return None
-    ui: Any = meta.get("ui")  # pyright: ignore[reportUnknownMemberType]
+    ui: Any = cast("Mapping[str, Any]", meta).get("ui")
     return ui if isinstance(ui, Mapping) else None  # pyright: ignore[reportUnknownVariableType]
 
 
@@ -66,9 +66,7 @@ def app_list_filter(*, strict: bool = False) -> ListFilter:
             ui = tool_ui_meta(definition)
             if ui is None:
                 return True
-            if (not strict and _model_visible(ui)) or client_supports_apps(ctx):
-                return True
-            return False
+            return (not strict and _model_visible(ui)) or client_supports_apps(ctx)
         if kind == "resources":
             uri: Any = definition.get("uri")
             if isinstance(uri, str) and uri.startswith("ui://"):

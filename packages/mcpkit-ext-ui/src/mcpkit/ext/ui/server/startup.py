@@ -17,9 +17,9 @@ Rules:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.ext.ui.server.listing import tool_ui_meta
 from mcpkit.ext.ui.server.meta import DEPRECATED_RESOURCE_URI_KEY
@@ -39,7 +39,7 @@ def _views(definition: dict[str, Any]) -> set[str]:
         uris.add(ui["resourceUri"])
     meta: Any = definition.get("_meta")
     if isinstance(meta, dict):
-        flat: Any = meta.get(DEPRECATED_RESOURCE_URI_KEY)  # pyright: ignore[reportUnknownMemberType]
+        flat: Any = cast("dict[str, Any]", meta).get(DEPRECATED_RESOURCE_URI_KEY)
         if isinstance(flat, str):
             uris.add(flat)
     return uris
@@ -59,7 +59,7 @@ def dangling_views(server: Server) -> list[tuple[str, str]]:
 
 
 @asynccontextmanager
-async def check_views_lifespan(server: Server) -> AsyncIterator[None]:
+async def check_views_lifespan(server: Server) -> AsyncGenerator[None]:
     """Rule 2: warn about each dangling view when serving starts."""
     for name, uri in dangling_views(server):
         logger.warning(
