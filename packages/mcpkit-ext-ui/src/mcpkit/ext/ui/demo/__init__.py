@@ -83,7 +83,8 @@ def build_server() -> Server:
         """Count, min, max and mean of `values` (called by the chart view)."""
         if not values:
             return Stats(count=0, min=0.0, max=0.0, mean=0.0)
-        return Stats(count=len(values), min=min(values), max=max(values), mean=sum(values) / len(values))
+        mean = sum(values) / len(values)
+        return Stats(count=len(values), min=min(values), max=max(values), mean=mean)
 
     ui.resource(CHART_URI, html=chart_view, title="Bar chart", prefers_border=True)
     return server
