@@ -1,0 +1,65 @@
+"""The host side of MCP Apps: :class:`AppHost`, the bridge endpoint, :class:`ServerRegistry`.
+
+Rules:
+1. Everything here enforces the spec's host rules (visibility, CSP, bounds); see each
+   module's rules.
+2. :func:`client_extension` is what a host's :class:`mcpkit.client.Client` declares so
+   that servers list their app tools to it (``capabilities.extensions``,
+   ``mimeTypes``; apps-2026-01-26 §Client<>Server Capability Negotiation).
+"""
+
+from __future__ import annotations
+
+from mcpkit.core.extensions import Extension
+from mcpkit.ext.ui import EXTENSION_ID
+from mcpkit.ext.ui.host import wire
+from mcpkit.ext.ui.host.apphost import AppHost, HostStateError
+from mcpkit.ext.ui.host.bridge import bridge_app
+from mcpkit.ext.ui.host.channel import ViewClosedError, ViewStalledError
+from mcpkit.ext.ui.host.csp import (
+    DEFAULT_CSP,
+    CspDomains,
+    build_allow,
+    build_csp,
+    check_origin,
+    sanitize_csp,
+)
+from mcpkit.ext.ui.host.limits import HostLimits
+from mcpkit.ext.ui.host.resource import AppResource, AppResourceError
+from mcpkit.ext.ui.host.visibility import (
+    agent_tools,
+    app_may_call,
+    model_may_call,
+    tool_resource_uri,
+    tool_visibility,
+)
+
+__all__ = [
+    "DEFAULT_CSP",
+    "AppHost",
+    "AppResource",
+    "AppResourceError",
+    "CspDomains",
+    "HostLimits",
+    "HostStateError",
+    "ViewClosedError",
+    "ViewStalledError",
+    "agent_tools",
+    "app_may_call",
+    "bridge_app",
+    "build_allow",
+    "build_csp",
+    "check_origin",
+    "client_extension",
+    "model_may_call",
+    "sanitize_csp",
+    "tool_resource_uri",
+    "tool_visibility",
+    "wire",
+]
+
+
+def client_extension() -> Extension:
+    """The ``io.modelcontextprotocol/ui`` entry a host's client declares:
+    ``{"mimeTypes": ["text/html;profile=mcp-app"]}`` (rule 2)."""
+    return Extension(EXTENSION_ID, config={"mimeTypes": [wire.MIME_TYPE]})
