@@ -39,18 +39,21 @@ async def started(client: Client, tool_name: str = "show_weather", **options: An
     host = AppHost(client, tool_name=tool_name, **options)
     await host.load()
     response = await host.handle(request(1, wire.INITIALIZE, INIT_PARAMS))
-    assert response is not None and "result" in response
+    assert response is not None
+    assert "result" in response
     assert await host.handle(notification(wire.INITIALIZED)) is None
     return host
 
 
 def error_of(response: JSON | None) -> JSON:
-    assert response is not None and "error" in response, response
+    assert response is not None
+    assert "error" in response, response
     return response["error"]
 
 
 def result_of(response: JSON | None) -> JSON:
-    assert response is not None and "result" in response, response
+    assert response is not None
+    assert "result" in response, response
     return response["result"]
 
 
@@ -65,17 +68,20 @@ async def test_initialize_answers_version_host_info_capabilities_and_context(
         host_context={"theme": "dark"},
     )
     resource = await host.load()
-    assert resource.uri == APP_URI and resource.html == HTML
+    assert resource.uri == APP_URI
+    assert resource.html == HTML
     result = result_of(await host.handle(request(1, wire.INITIALIZE, INIT_PARAMS)))
     assert result["protocolVersion"] == "2026-01-26"
     assert result["hostInfo"] == {"name": "test-host", "version": "9"}
     caps = result["hostCapabilities"]
     assert {"serverTools", "serverResources", "logging"} <= caps.keys()
-    assert "openLinks" not in caps and "message" not in caps  # no callbacks given
+    assert "openLinks" not in caps
+    assert "message" not in caps
     assert caps["sandbox"]["csp"]["connectDomains"] == ["https://api.weather.example"]
     assert caps["sandbox"]["permissions"] == {"camera": {}, "clipboardWrite": {}}
     context = result["hostContext"]
-    assert context["theme"] == "dark" and context["displayMode"] == "inline"
+    assert context["theme"] == "dark"
+    assert context["displayMode"] == "inline"
     assert context["toolInfo"]["tool"]["name"] == "show_weather"
     assert host.app_info == {"name": "test-app", "version": "1.0.0"}
 
@@ -127,7 +133,8 @@ async def test_every_request_name_the_sdk_sends_is_served(client: Client, method
         wire.INITIALIZE: INIT_PARAMS,
     }
     response = await host.handle(request(7, method, params.get(method, {})))
-    assert response is not None and response["id"] == 7
+    assert response is not None
+    assert response["id"] == 7
     if "error" in response:  # denied by default, never "method not found"
         assert response["error"]["code"] == wire.DENIED, response
 
@@ -164,7 +171,8 @@ def test_every_alias_maps_to_a_canonical_name_with_a_source() -> None:
     canonical = wire.APP_REQUESTS | wire.APP_NOTIFICATIONS | {wire.SANDBOX_PROXY_READY}
     for alias in wire.ALIASES:
         assert wire.canonical(alias.name) == alias.canonical
-        assert alias.canonical in canonical and alias.source
+        assert alias.canonical in canonical
+        assert alias.source
         assert alias.name not in canonical
     assert wire.canonical(wire.TOOLS_CALL) == wire.TOOLS_CALL
 
@@ -187,19 +195,22 @@ async def test_app_calls_a_tool_with_app_visibility(client: Client) -> None:
 async def test_app_call_to_a_model_only_tool_is_rejected(client: Client) -> None:
     host = await started(client)
     error = error_of(await host.handle(request(5, wire.TOOLS_CALL, {"name": "secret_model_tool"})))
-    assert error["code"] == wire.DENIED and "not callable by apps" in error["message"]
+    assert error["code"] == wire.DENIED
+    assert "not callable by apps" in error["message"]
 
 
 async def test_app_call_to_an_unknown_tool_is_invalid_params(client: Client) -> None:
     host = await started(client)
     error = error_of(await host.handle(request(5, wire.TOOLS_CALL, {"name": "nope"})))
-    assert error["code"] == -32602 and "unknown tool" in error["message"]
+    assert error["code"] == -32602
+    assert "unknown tool" in error["message"]
 
 
 async def test_server_errors_pass_through_unchanged(client: Client) -> None:
     host = await started(client)
     error = error_of(await host.handle(request(5, wire.TOOLS_CALL, {"name": "fail"})))
-    assert error["code"] == -32041 and error["message"] == "boom from the server"
+    assert error["code"] == -32041
+    assert error["message"] == "boom from the server"
 
 
 async def test_resources_read_and_list_are_proxied(client: Client) -> None:
@@ -251,7 +262,8 @@ async def test_open_link_refuses_what_is_not_an_http_url(client: Client, url: An
 
     host = await started(client, on_open_link=on_open_link)
     error = error_of(await host.handle(request(5, wire.OPEN_LINK, {"url": url})))
-    assert error["code"] == -32602 and opened == []
+    assert error["code"] == -32602
+    assert opened == []
 
 
 async def test_open_link_is_denied_by_default_and_opened_by_the_callback(client: Client) -> None:
@@ -312,7 +324,8 @@ async def test_update_model_context_replaces_the_last_one(client: Client) -> Non
     for n in (1, 2):
         params = {"structuredContent": {"n": n}}
         assert result_of(await host.handle(request(n, wire.UPDATE_MODEL_CONTEXT, params))) == {}
-    assert host.model_context == {"structuredContent": {"n": 2}} and len(seen) == 2
+    assert host.model_context == {"structuredContent": {"n": 2}}
+    assert len(seen) == 2
 
 
 async def test_download_and_sampling_are_denied_by_default_and_served_by_callbacks(
@@ -337,7 +350,8 @@ async def test_download_and_sampling_are_denied_by_default_and_served_by_callbac
     caps = result_of(await host.handle(request(9, wire.INITIALIZE, INIT_PARAMS)))[
         "hostCapabilities"
     ]
-    assert "downloadFile" in caps and "sampling" in caps
+    assert "downloadFile" in caps
+    assert "sampling" in caps
     assert result_of(await host.handle(request(1, wire.DOWNLOAD_FILE, download))) == {"saved": 1}
     assert (
         result_of(await host.handle(request(2, wire.SAMPLING_CREATE_MESSAGE, sampling)))["model"]
@@ -353,7 +367,8 @@ async def test_a_failing_callback_is_an_internal_error_without_detail(client: Cl
     host = await started(client, on_message=on_message)
     params = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
     error = error_of(await host.handle(request(5, wire.MESSAGE, params)))
-    assert error["code"] == -32603 and "secret" not in error["message"]
+    assert error["code"] == -32603
+    assert "secret" not in error["message"]
 
 
 async def test_teardown_request_and_log_notifications(
@@ -366,7 +381,8 @@ async def test_teardown_request_and_log_notifications(
 
     host = await started(client, on_teardown_requested=on_teardown_requested)
     assert await host.handle(notification(wire.REQUEST_TEARDOWN, {})) is None
-    assert host.teardown_requested and asked == [True]
+    assert host.teardown_requested
+    assert asked == [True]
     with caplog.at_level(logging.WARNING, logger="mcpkit.ext.ui.view"):
         await host.handle(notification(wire.LOG_MESSAGE, {"level": "warning", "data": "disk low"}))
     assert any("disk low" in r.getMessage() for r in caplog.records)
@@ -379,7 +395,8 @@ async def test_call_tool_sends_input_then_result_and_runs_once(client: Client) -
     assert result["content"][0]["text"] == "Sunny in Lyon"
     assert (await next_message(host))["method"] == wire.TOOL_INPUT
     sent = await next_message(host)
-    assert sent["method"] == wire.TOOL_RESULT and sent["params"] == result
+    assert sent["method"] == wire.TOOL_RESULT
+    assert sent["params"] == result
     with pytest.raises(HostStateError):
         await host.call_tool({})
 
@@ -427,12 +444,13 @@ async def test_host_requests_are_answered_through_handle(client: Client) -> None
     async with anyio.create_task_group() as tg:
         tg.start_soon(ask)
         sent = await next_message(host)
-        assert sent["method"] == wire.TOOLS_LIST and sent["id"].startswith("mcpkit-host-")
+        assert sent["method"] == wire.TOOLS_LIST
+        assert sent["id"].startswith("mcpkit-host-")
         # A response to an id that is not pending is dropped.
         assert await host.handle({"jsonrpc": "2.0", "id": "mcpkit-host-999", "result": {}}) is None
         await host.handle({"jsonrpc": "2.0", "id": sent["id"], "result": {"tools": []}})
     assert answers == [{"tools": []}]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a host"):
         await host.request_view("ui/initialize")
 
 
@@ -448,7 +466,8 @@ async def test_teardown_waits_for_the_view_then_closes(client: Client) -> None:
         sent = await next_message(host)
         assert sent["method"] == wire.RESOURCE_TEARDOWN
         await host.handle({"jsonrpc": "2.0", "id": sent["id"], "result": {}})
-    assert outcome == [True] and host.closed
+    assert outcome == [True]
+    assert host.closed
     with anyio.fail_after(5):
         assert [m async for m in host.outgoing] == []
     with pytest.raises(ViewClosedError):

@@ -34,7 +34,8 @@ from __future__ import annotations
 import inspect
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -47,6 +48,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from mcpkit.core.jsonrpc import PARSE_ERROR, JSONRPCError, dumps, error_message, loads
+from mcpkit.core.shapes import as_object
 from mcpkit.ext.ui.host.apphost import AppHost, HostStateError
 from mcpkit.ext.ui.host.channel import ViewClosedError, ViewStalledError
 from mcpkit.ext.ui.host.limits import HostLimits
@@ -172,7 +174,8 @@ def bridge_app(
             "prefersBorder": resource.prefers_border,
             "domain": resource.domain,
         }
-        task = BackgroundTask(run_call, host, arguments) if arguments is not None else None
+        args = as_object(arguments)
+        task = BackgroundTask(run_call, host, args) if args is not None else None
         return JSONResponse(payload, status_code=201, background=task)
 
     async def events(request: Request) -> Response:
@@ -189,6 +192,7 @@ def bridge_app(
             try:
                 yield KEEPALIVE
                 while True:
+                    message: JSON | None = None
                     with anyio.move_on_after(keepalive_s) as waited:
                         message = await anext(source, None)
                     if waited.cancelled_caught:
@@ -246,10 +250,8 @@ def bridge_app(
         answered = await host.teardown()
         return JSONResponse({"answered": answered})
 
-    from contextlib import asynccontextmanager
-
     @asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
         try:
             yield
         finally:

@@ -39,7 +39,7 @@ import anyio
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.ui.host.apphost import AppHost
 from mcpkit.ext.ui.host.limits import HostLimits
-from mcpkit.ext.ui.host.visibility import model_may_call
+from mcpkit.ext.ui.host.visibility import list_server_tools, model_may_call
 from mcpkit.ext.ui.host.wire import DENIED
 
 if TYPE_CHECKING:
@@ -116,26 +116,12 @@ class ServerRegistry:
             if client is None:
                 raise LookupError(f"unknown server {server!r}")
             try:
-                self._by_server[server] = await self._list(client)
+                self._by_server[server] = await list_server_tools(
+                    client, self.limits.max_tool_pages
+                )
             except Exception as exc:
                 logger.warning("tools/list of server %r failed: %s", server, exc)
         self._reindex()
-
-    async def _list(self, client: Client) -> dict[str, JSON]:
-        tools: dict[str, JSON] = {}
-        cursor: str | None = None
-        for _ in range(self.limits.max_tool_pages):
-            page = await client.request(
-                "tools/list", {"cursor": cursor} if cursor else None, use_cache=False
-            )
-            for tool in page.get("tools") or []:
-                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                    tools[tool["name"]] = tool
-            nxt = page.get("nextCursor")
-            cursor = nxt if isinstance(nxt, str) and nxt else None
-            if cursor is None:
-                break
-        return tools
 
     def _reindex(self) -> None:
         servers_of: dict[str, list[str]] = {}
