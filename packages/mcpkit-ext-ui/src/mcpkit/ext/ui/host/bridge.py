@@ -14,7 +14,9 @@ Routes (fixed; the browser bridge in ``mcpkit/ext/ui/static/`` is written agains
 - ``POST /views/{viewId}/call`` body ``{"arguments"?: object}`` → 200 ``{"result":
   CallToolResult}``; 422 ``{"error": {"code", "message"}}`` for a JSON-RPC error; 409 when
   the tool already ran in this view.
-- ``DELETE /views/{viewId}`` → 200 ``{"answered": bool}`` after ``ui/resource-teardown``.
+- ``DELETE /views/{viewId}`` → 200 ``{"answered": bool}``: sends ``ui/resource-teardown``,
+  waits at most ``teardown_timeout_s`` for the view's answer (which it POSTs to
+  ``/messages`` as usual), then forgets the view.
 
 Rules:
 1. View ids are 256-bit random (``secrets.token_urlsafe(32)``); an unknown id is 404
@@ -246,8 +248,10 @@ def bridge_app(
             view_id, host = table.get(request)
         except _BodyError as exc:
             return _fail(exc.status, str(exc))
-        table.views.pop(view_id, None)
-        answered = await host.teardown()
+        try:
+            answered = await host.teardown(timeout_s=limits.teardown_timeout_s)
+        finally:
+            table.views.pop(view_id, None)
         return JSONResponse({"answered": answered})
 
     @asynccontextmanager
