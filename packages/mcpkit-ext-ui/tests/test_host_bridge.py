@@ -31,15 +31,18 @@ PAGE_ORIGIN = "http://127.0.0.1:5999"
 
 @contextlib.asynccontextmanager
 async def running_bridge(limits: HostLimits = HostLimits()) -> AsyncIterator[httpx2.AsyncClient]:  # noqa: B008
-    async with serve(build_app_server().http_app()) as mcp_url:
-        async with Client(f"{mcp_url}/mcp", extensions=[client_extension()]) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        mcp_url = await stack.enter_async_context(serve(build_app_server().http_app()))
+        client = await stack.enter_async_context(
+            Client(f"{mcp_url}/mcp", extensions=[client_extension()])
+        )
 
-            def open_view(body: JSON) -> AppHost:
-                return AppHost(client, tool_name=body["toolName"], limits=limits)
+        def open_view(body: JSON) -> AppHost:
+            return AppHost(client, tool_name=body["toolName"], limits=limits)
 
-            app = bridge_app(open_view, allow_origin=PAGE_ORIGIN, limits=limits, keepalive_s=1)
-            async with serve(app) as url, httpx2.AsyncClient(base_url=url, timeout=20) as http:
-                yield http
+        app = bridge_app(open_view, allow_origin=PAGE_ORIGIN, limits=limits, keepalive_s=1)
+        url = await stack.enter_async_context(serve(app))
+        yield await stack.enter_async_context(httpx2.AsyncClient(base_url=url, timeout=20))
 
 
 @pytest.fixture
@@ -89,7 +92,8 @@ async def handshake(http: httpx2.AsyncClient, view_id: str) -> None:
     assert response.status_code == 200
     assert response.json()["result"]["protocolVersion"] == wire.PROTOCOL_VERSION
     response = await post_message(http, view_id, notification(wire.INITIALIZED))
-    assert response.status_code == 202 and response.content == b""
+    assert response.status_code == 202
+    assert response.content == b""
 
 
 async def test_a_view_runs_end_to_end_over_the_bridge(http: httpx2.AsyncClient) -> None:
@@ -100,7 +104,8 @@ async def test_a_view_runs_end_to_end_over_the_bridge(http: httpx2.AsyncClient) 
     assert "connect-src https://api.weather.example" in view["csp"]
     assert view["allow"] == "camera; clipboard-write"
     assert view["sandboxParams"]["html"] == view["html"]
-    assert view["prefersBorder"] is True and view["domain"] == "weather.apps.example.com"
+    assert view["prefersBorder"] is True
+    assert view["domain"] == "weather.apps.example.com"
     async with events(http, view_id) as stream:
         await handshake(http, view_id)
         called = await http.post(f"/views/{view_id}/call", json={"arguments": {"city": "Oslo"}})
@@ -118,7 +123,8 @@ async def test_a_view_runs_end_to_end_over_the_bridge(http: httpx2.AsyncClient) 
         denied = await post_message(
             http, view_id, request(3, wire.TOOLS_CALL, {"name": "secret_model_tool"})
         )
-        assert denied.status_code == 200 and denied.json()["error"]["code"] == wire.DENIED
+        assert denied.status_code == 200
+        assert denied.json()["error"]["code"] == wire.DENIED
         # Teardown: the view answers ui/resource-teardown, then the stream ends.
         async with anyio.create_task_group() as tg:
             outcome: list[httpx2.Response] = []
@@ -177,7 +183,8 @@ async def test_open_errors_map_to_statuses(http: httpx2.AsyncClient) -> None:
 async def test_messages_that_are_not_json_get_a_parse_error(http: httpx2.AsyncClient) -> None:
     view = await open_view(http)
     response = await http.post(f"/views/{view['viewId']}/messages", content=b"not json")
-    assert response.status_code == 400 and response.json()["error"]["code"] == -32700
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
 
 
 async def test_bodies_and_views_are_bounded() -> None:
@@ -222,14 +229,19 @@ async def test_cors_allows_only_the_host_page_origin(http: httpx2.AsyncClient) -
 
 
 async def test_apphost_over_streamable_http_handshakes_and_enforces_visibility() -> None:
-    async with serve(build_app_server().http_app()) as url:
-        async with Client(f"{url}/mcp", extensions=[client_extension()]) as client:
-            host = AppHost(client, tool_name="show_weather")
-            await host.load()
-            init = await host.handle(request(1, wire.INITIALIZE, INIT_PARAMS))
-            assert init is not None and init["result"]["protocolVersion"] == "2026-01-26"
-            await host.handle(notification(wire.INITIALIZED))
-            ok = await host.handle(request(2, wire.TOOLS_CALL, {"name": "refresh"}))
-            assert ok is not None and ok["result"]["content"][0]["text"] == "refreshed"
-            no = await host.handle(request(3, wire.TOOLS_CALL, {"name": "secret_model_tool"}))
-            assert no is not None and no["error"]["code"] == wire.DENIED
+    async with (
+        serve(build_app_server().http_app()) as url,
+        Client(f"{url}/mcp", extensions=[client_extension()]) as client,
+    ):
+        host = AppHost(client, tool_name="show_weather")
+        await host.load()
+        init = await host.handle(request(1, wire.INITIALIZE, INIT_PARAMS))
+        assert init is not None
+        assert init["result"]["protocolVersion"] == "2026-01-26"
+        await host.handle(notification(wire.INITIALIZED))
+        ok = await host.handle(request(2, wire.TOOLS_CALL, {"name": "refresh"}))
+        assert ok is not None
+        assert ok["result"]["content"][0]["text"] == "refreshed"
+        no = await host.handle(request(3, wire.TOOLS_CALL, {"name": "secret_model_tool"}))
+        assert no is not None
+        assert no["error"]["code"] == wire.DENIED

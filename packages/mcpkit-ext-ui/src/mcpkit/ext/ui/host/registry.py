@@ -92,6 +92,8 @@ class ServerRegistry:
         self.generation = 0
         self._changed = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
+        self.watching: set[str] = set()
+        """Servers whose list changes are being tracked now (rule 4)."""
 
     # -- servers ------------------------------------------------------------------------
     async def add(self, name: str, client: Client) -> None:
@@ -210,12 +212,15 @@ class ServerRegistry:
             return
         try:
             async with client.listen(tools=True) as subscription:
+                self.watching.add(name)
                 async for _ in subscription:
                     if name not in self.clients:
                         return
                     await self.refresh(name)
         except Exception as exc:
             logger.warning("tool list changes of server %r not tracked: %s", name, exc)
+        finally:
+            self.watching.discard(name)
 
     async def __aenter__(self) -> ServerRegistry:
         self._tg = anyio.create_task_group()
