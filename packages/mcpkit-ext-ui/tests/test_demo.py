@@ -76,8 +76,13 @@ def _free_port() -> int:
 @pytest.mark.parametrize(
     "argv",
     [
-        pytest.param(lambda port: [mcpkit_command(), "ui-demo", "--transport", "http", "--port", str(port)], id="cli"),
-        pytest.param(lambda port: [sys.executable, str(EXAMPLE), "--http", str(port)], id="example"),
+        pytest.param(
+            lambda port: [mcpkit_command(), "ui-demo", "--transport", "http", "--port", str(port)],
+            id="cli",
+        ),
+        pytest.param(
+            lambda port: [sys.executable, str(EXAMPLE), "--http", str(port)], id="example"
+        ),
     ],
 )
 async def test_demo_serves_over_http(argv) -> None:  # noqa: ANN001

@@ -66,7 +66,10 @@ async def test_server_examples_serve_what_the_page_says() -> None:
         assert bridge_script() in view.text and "app.ontoolresult" in view.text  # type: ignore[union-attr,operator]
         live = (await host.read_resource("ui://weather/live")).contents[0]
         assert live.meta == {
-            "ui": {"csp": {"connectDomains": ["https://api.weather.example"]}, "prefersBorder": True}
+            "ui": {
+                "csp": {"connectDomains": ["https://api.weather.example"]},
+                "prefersBorder": True,
+            }
         }
     async with Client(server) as plain:
         assert [t.name for t in await plain.list_tools()] == ["forecast"]
@@ -88,4 +91,6 @@ def test_check_client_prints_what_its_comments_say() -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(code, "<check-client>", "exec"), {"__name__": "docs_check"})
     expected = re.findall(r"# (\[.*\])$", code, flags=re.MULTILINE)
-    assert out.getvalue().splitlines() == expected == ["['show_chart', 'summarize']", "['show_chart']"]
+    assert (
+        out.getvalue().splitlines() == expected == ["['show_chart', 'summarize']", "['show_chart']"]
+    )

@@ -47,7 +47,7 @@ def test_app_html_is_one_document_with_the_bridge_before_the_app_script() -> Non
         title="Sales <Q3> & more",
         head="<style>p{}</style>\n",
     )
-    assert doc.startswith("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">")
+    assert doc.startswith('<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">')
     assert "<title>Sales &lt;Q3&gt; &amp; more</title>" in doc
     assert "<style>p{}</style>" in doc.split("</head>")[0]
     body = doc.split("<body>")[1]

@@ -16,9 +16,7 @@ from mcpkit.ext.ui import EXTENSION_ID, RESOURCE_MIME_TYPE, SPEC_VERSION, client
 from ui_helpers import CHART_UI_META, MODES, TRANSPORTS, UI, Mode, Transport, charts_server, connect
 
 pytestmark = pytest.mark.anyio
-BOTH = pytest.mark.parametrize(
-    ("transport", "mode"), [(t, m) for t in TRANSPORTS for m in MODES]
-)
+BOTH = pytest.mark.parametrize(("transport", "mode"), [(t, m) for t in TRANSPORTS for m in MODES])
 
 
 @BOTH
