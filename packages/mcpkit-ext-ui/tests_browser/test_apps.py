@@ -151,7 +151,9 @@ def test_npm_app_sdk_handshakes_and_calls_a_server_tool(
     inbound = methods(page, "in")
     assert inbound[:2] == ["ui/initialize", "ui/notifications/initialized"]
     initialize = next(
-        e["message"] for e in host_state(page)["events"] if e["message"].get("method") == "ui/initialize"
+        e["message"]
+        for e in host_state(page)["events"]
+        if e["message"].get("method") == "ui/initialize"
     )
     assert initialize["params"]["protocolVersion"] == "2026-01-26"
     assert initialize["params"]["appInfo"]["name"] == "sdk-interop"
