@@ -8,7 +8,8 @@ Rules:
    the loopback servers the test started. ``--no-sandbox`` only when running as root
    (chromium's sandbox refuses root).
 3. The host page and the bridge endpoint share one origin; the sandbox proxy has another;
-   the asset servers and the MCP server have their own.
+   the asset servers and the MCP server have their own. The bridge's AppHosts reach the MCP
+   server over Streamable HTTP with a real client.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from harness import AssetServer, sdk_dir, serve
 from playwright.sync_api import Browser, FrameLocator, Page, sync_playwright
 
 from apps import TestServer, dumps
+from mcpkit.client import Client
+from mcpkit.ext.ui.host import AppHost, bridge_app, client_extension
 from mcpkit.ext.ui.static import assets_app
 
 OFFLINE_ARGS = [
@@ -54,13 +57,27 @@ def browser() -> Iterator[Browser]:
             launched.close()
 
 
-def host_site(bridge: ASGI) -> ASGI:
+HOST_INFO = {"name": "mcpkit-test-host", "version": "1.0.0"}
+
+
+def host_site(mcp_url: str) -> ASGI:
     """The host page's origin: ``/host.html`` and ``/host.js`` from the wheel's assets,
-    everything else (and the lifespan) to the bridge endpoint."""
+    everything else to the bridge endpoint, whose AppHosts share one client of the MCP
+    server at ``mcp_url`` (declaring the UI extension), connected for the app's lifespan."""
     pages = assets_app(["host.html", "host.js"])
+    clients: list[Client] = []
+
+    def open_view(body: dict[str, Any]) -> AppHost:
+        return AppHost(clients[0], tool_name=str(body["toolName"]), host_info=HOST_INFO)
+
+    bridge = bridge_app(open_view)
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"] in ("/host.html", "/host.js"):
+        if scope["type"] == "lifespan":
+            async with Client(mcp_url, extensions=[client_extension()]) as client:
+                clients.append(client)
+                await bridge(scope, receive, send)
+        elif scope["type"] == "http" and scope["path"] in ("/host.html", "/host.js"):
             await pages(scope, receive, send)
         else:
             await bridge(scope, receive, send)
@@ -89,15 +106,13 @@ class Site:
 
 @pytest.fixture(scope="session")
 def site() -> Iterator[Site]:
-    from bridge_impl import make_bridge
-
     declared, undeclared = AssetServer(sdk_dir()), AssetServer(None)
     with serve(declared.app) as declared_url, serve(undeclared.app) as undeclared_url:
         test_server = TestServer(declared_url, undeclared_url)
         with (
             serve(assets_app(["sandbox.html"])) as sandbox_base,
-            make_bridge(test_server.server) as bridge,
-            serve(host_site(bridge)) as host,
+            serve(test_server.server.http_app()) as mcp_base,
+            serve(host_site(f"{mcp_base}/mcp")) as host,
         ):
             yield Site(
                 host=host,
@@ -118,6 +133,9 @@ def page(browser: Browser) -> Iterator[Page]:
     try:
         yield opened
     finally:
+        # Tear the test's view down (it answers at once) rather than leave it to the
+        # bridge's shutdown, which waits for views whose page is gone.
+        opened.evaluate("() => window.mcpkitHost ? mcpkitHost.teardown() : null")
         context.close()
 
 

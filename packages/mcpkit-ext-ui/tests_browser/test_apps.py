@@ -68,6 +68,18 @@ def test_handshake_goes_through_the_sandbox_proxy(site: Site, page: Page) -> Non
     proxy_origin = frames[1].evaluate("() => location.origin")
     assert proxy_origin == site.sandbox.rsplit("/", 1)[0] != site.host
     assert frames[2].evaluate("() => self.origin") == "null"
+    # The proxy never grants the View allow-same-origin (it would share the proxy's origin
+    # and could run code in the proxy's window, outside its own CSP), whatever was asked.
+    asked = next(
+        e["message"]["params"].get("sandbox", "")
+        for e in host_state(page)["events"]
+        if e["message"].get("method") == "ui/notifications/sandbox-resource-ready"
+    )
+    granted = frames[1].evaluate("() => document.querySelector('iframe').getAttribute('sandbox')")
+    assert "allow-scripts" in granted.split()
+    assert "allow-same-origin" not in granted.split(), (asked, granted)
+    reach = "() => { try { return parent.document.title; } catch (e) { return e.name; } }"
+    assert frames[2].evaluate(reach) == "SecurityError"
     # The View's CSP came from the host: the restrictive default, as meta in its document.
     policy = frames[2].evaluate(
         "() => document.querySelector('meta[http-equiv=Content-Security-Policy]').content"
@@ -126,8 +138,9 @@ def test_teardown_asks_the_view_then_removes_it(site: Site, page: Page) -> None:
     view = site.open(page, "greet", {"name": "Barbara"})
     expect(view.locator("#greeting")).to_have_text("Hello, Barbara!")
     inner = page.frames[2]
-    page.locator("#teardown").click()
-    wait_for(lambda: host_state(page)["status"] == "torn down", "teardown")
+    answer = page.evaluate("() => mcpkitHost.teardown()")
+    assert answer == {"answered": True}
+    assert host_state(page)["status"] == "torn down"
     outbound = methods(page, "out")
     assert "ui/resource-teardown" in outbound
     answered = [

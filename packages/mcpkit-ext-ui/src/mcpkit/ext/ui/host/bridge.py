@@ -242,8 +242,10 @@ def bridge_app(
             view_id, host = table.get(request)
         except _BodyError as exc:
             return _fail(exc.status, str(exc))
-        table.views.pop(view_id, None)
+        # The view's answer to ui/resource-teardown comes in through /messages: the view
+        # stays in the table until teardown returns.
         answered = await host.teardown()
+        table.views.pop(view_id, None)
         return JSONResponse({"answered": answered})
 
     from contextlib import asynccontextmanager
