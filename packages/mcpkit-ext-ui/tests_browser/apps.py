@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpkit.ext.ui.static import bridge_script
+from mcpkit.ext.ui import bridge_script
 from mcpkit.server import Server
 
 MIME = "text/html;profile=mcp-app"

@@ -14,6 +14,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from apps import TestServer, dumps
 from mcpkit.client import Client
 from mcpkit.ext.ui.host import AppHost, bridge_app, client_extension
 from mcpkit.ext.ui.static import assets_app
+from mcpkit.server import Server
 
 OFFLINE_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
@@ -85,9 +87,34 @@ def host_site(mcp_url: str) -> ASGI:
     return app
 
 
+def open_view(
+    page: Page, host: str, sandbox: str, tool: str, arguments: dict[str, Any] | None = None
+) -> FrameLocator:
+    """Open the host page at ``host`` on ``tool``; returns the View's frame (inside the
+    sandbox proxy's frame)."""
+    query = {"tool": tool, "args": dumps(arguments or {}), "sandbox": sandbox}
+    page.goto(f"{host}/host.html?{urlencode(query)}")
+    return page.frame_locator("#app > iframe").frame_locator("iframe")
+
+
+@contextlib.contextmanager
+def hosting(server: Server) -> Iterator[str]:
+    """Serve ``server`` over Streamable HTTP and a host page + bridge for it; yields the
+    host page's base URL."""
+    with serve(server.http_app()) as mcp_base, serve(host_site(f"{mcp_base}/mcp")) as host:
+        yield host
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[str]:
+    """The sandbox proxy's URL, on its own origin."""
+    with serve(assets_app(["sandbox.html"])) as base:
+        yield f"{base}/sandbox.html"
+
+
 @dataclass
 class Site:
-    """The running servers of one test session."""
+    """The running servers of the test server's apps."""
 
     host: str
     sandbox: str
@@ -98,25 +125,18 @@ class Site:
     server: TestServer
 
     def open(self, page: Page, tool: str, arguments: dict[str, Any] | None = None) -> FrameLocator:
-        """Open the host page on ``tool``; returns the View's frame (inside the proxy's)."""
-        query = {"tool": tool, "args": dumps(arguments or {}), "sandbox": self.sandbox}
-        page.goto(f"{self.host}/host.html?{urlencode(query)}")
-        return page.frame_locator("#app > iframe").frame_locator("iframe")
+        return open_view(page, self.host, self.sandbox, tool, arguments)
 
 
 @pytest.fixture(scope="session")
-def site() -> Iterator[Site]:
+def site(sandbox: str) -> Iterator[Site]:
     declared, undeclared = AssetServer(sdk_dir()), AssetServer(None)
     with serve(declared.app) as declared_url, serve(undeclared.app) as undeclared_url:
         test_server = TestServer(declared_url, undeclared_url)
-        with (
-            serve(assets_app(["sandbox.html"])) as sandbox_base,
-            serve(test_server.server.http_app()) as mcp_base,
-            serve(host_site(f"{mcp_base}/mcp")) as host,
-        ):
+        with hosting(test_server.server) as host:
             yield Site(
                 host=host,
-                sandbox=f"{sandbox_base}/sandbox.html",
+                sandbox=sandbox,
                 declared=declared,
                 declared_url=declared_url,
                 undeclared=undeclared,

@@ -9,9 +9,7 @@ checks both sides: what the View shows, and what the MCP server was asked.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -99,9 +97,6 @@ def test_tool_result_renders_in_the_view(site: Site, page: Page, screenshots: Pa
     # Auto-resize: bridge.js reported the content's size and the host sized the iframe.
     wait_for(lambda: bool(host_state(page)["sizes"]), "ui/notifications/size-changed")
     page.screenshot(path=str(screenshots / "greeting.png"), full_page=True)
-    target = os.environ.get("MCPKIT_DOCS_SCREENSHOT")
-    if target:
-        shutil.copyfile(screenshots / "greeting.png", target)
 
 
 def test_app_calls_an_app_tool_and_is_refused_a_model_only_one(site: Site, page: Page) -> None:
