@@ -23,10 +23,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from apps import TestServer, dumps
 from harness import AssetServer, sdk_dir, serve
 from playwright.sync_api import Browser, FrameLocator, Page, sync_playwright
 
-from apps import TestServer, dumps
 from mcpkit.client import Client
 from mcpkit.ext.ui.host import AppHost, bridge_app, client_extension
 from mcpkit.ext.ui.static import assets_app

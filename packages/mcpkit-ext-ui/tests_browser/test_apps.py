@@ -82,7 +82,8 @@ def test_handshake_goes_through_the_sandbox_proxy(site: Site, page: Page) -> Non
     policy = frames[2].evaluate(
         "() => document.querySelector('meta[http-equiv=Content-Security-Policy]').content"
     )
-    assert "default-src 'none'" in policy and "connect-src 'none'" in policy
+    assert "default-src 'none'" in policy
+    assert "connect-src 'none'" in policy
 
 
 def test_tool_result_renders_in_the_view(site: Site, page: Page, screenshots: Path) -> None:
@@ -159,7 +160,9 @@ def test_npm_app_sdk_handshakes_and_calls_a_server_tool(
     inbound = methods(page, "in")
     assert inbound[:2] == ["ui/initialize", "ui/notifications/initialized"]
     initialize = next(
-        e["message"] for e in host_state(page)["events"] if e["message"].get("method") == "ui/initialize"
+        e["message"]
+        for e in host_state(page)["events"]
+        if e["message"].get("method") == "ui/initialize"
     )
     assert initialize["params"]["protocolVersion"] == "2026-01-26"
     assert initialize["params"]["appInfo"]["name"] == "sdk-interop"

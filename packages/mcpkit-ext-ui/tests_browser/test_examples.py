@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import hosting, open_view
 from playwright.sync_api import Page, expect
 
-from conftest import hosting, open_view
 from mcpkit.ext.ui.demo import build_server
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "ui.md"
@@ -28,7 +28,8 @@ def docs_example() -> str:
     text = DOC.read_text("utf-8")
     section = text.split("\n## Browser bridge\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"^```python\n(.*?)^```", section, re.DOTALL | re.MULTILINE)
-    assert len(blocks) == 1 and blocks[0].startswith(MARKER), "one marked python block"
+    assert len(blocks) == 1, "one python block"
+    assert blocks[0].startswith(MARKER), "marked as the browser-bridge example"
     return blocks[0]
 
 
@@ -42,7 +43,9 @@ def test_example_app_renders_its_chart_and_stats(
     demo_host: str, sandbox: str, page: Page, screenshots: Path
 ) -> None:
     values = [3, 7, 4, 9, 6, 11, 8]
-    view = open_view(page, demo_host, sandbox, "show_chart", {"title": "Requests per day", "values": values})
+    view = open_view(
+        page, demo_host, sandbox, "show_chart", {"title": "Requests per day", "values": values}
+    )
     expect(view.locator("#title")).to_have_text("Requests per day")
     assert view.locator("#chart rect").count() == len(values)
     button = view.locator("#stats-button")
@@ -56,7 +59,9 @@ def test_example_app_renders_its_chart_and_stats(
         shutil.copyfile(screenshots / "example-app.png", target)
 
 
-def test_docs_bridge_example_runs_in_the_browser(sandbox: str, page: Page, screenshots: Path) -> None:
+def test_docs_bridge_example_runs_in_the_browser(
+    sandbox: str, page: Page, screenshots: Path
+) -> None:
     namespace: dict[str, Any] = {"__name__": "docs_notes"}
     exec(compile(docs_example(), "<browser-bridge>", "exec"), namespace)
     with hosting(namespace["server"]) as host:

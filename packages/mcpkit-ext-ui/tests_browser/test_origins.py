@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from playwright.sync_api import Page, expect
-
 from conftest import Site
+from playwright.sync_api import Page, expect
 
 FORGED_CALL = (
     "() => window.top.postMessage({jsonrpc: '2.0', id: 'forged', method: 'tools/call',"
@@ -55,7 +54,9 @@ def test_proxy_forwards_no_sandbox_messages_from_the_view(site: Site, page: Page
     expect(view.locator("#greeting")).to_have_text("Hello, Tony!")
     arrived: list[dict[str, Any]] = page.evaluate("() => raw")
     assert "tools/call" in [m.get("method") for m in arrived]
-    assert not [m for m in arrived if str(m.get("method", "")).startswith("ui/notifications/sandbox-")]
+    assert not [
+        m for m in arrived if str(m.get("method", "")).startswith("ui/notifications/sandbox-")
+    ]
     sent = page.evaluate(
         "() => mcpkitHost.state.events.filter(e => e.message.method"
         " === 'ui/notifications/sandbox-resource-ready').length"
