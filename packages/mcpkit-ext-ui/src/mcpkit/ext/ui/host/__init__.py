@@ -25,6 +25,7 @@ from mcpkit.ext.ui.host.csp import (
     sanitize_csp,
 )
 from mcpkit.ext.ui.host.limits import HostLimits
+from mcpkit.ext.ui.host.registry import Resolver, RoutedTool, ServerRegistry, prefix_resolver
 from mcpkit.ext.ui.host.resource import AppResource, AppResourceError
 from mcpkit.ext.ui.host.visibility import (
     agent_tools,
@@ -42,6 +43,9 @@ __all__ = [
     "CspDomains",
     "HostLimits",
     "HostStateError",
+    "Resolver",
+    "RoutedTool",
+    "ServerRegistry",
     "ViewClosedError",
     "ViewStalledError",
     "agent_tools",
@@ -52,6 +56,7 @@ __all__ = [
     "check_origin",
     "client_extension",
     "model_may_call",
+    "prefix_resolver",
     "sanitize_csp",
     "tool_resource_uri",
     "tool_visibility",

@@ -56,6 +56,7 @@ from mcpkit.core.jsonrpc import (
     notification_message,
     result_message,
 )
+from mcpkit.core.shapes import as_object
 from mcpkit.ext.ui.host import wire
 from mcpkit.ext.ui.host.callbacks import (
     Callbacks,
@@ -70,7 +71,12 @@ from mcpkit.ext.ui.host.channel import ViewChannel
 from mcpkit.ext.ui.host.csp import DEFAULT_CSP, SANDBOX_ATTRIBUTE
 from mcpkit.ext.ui.host.limits import HostLimits
 from mcpkit.ext.ui.host.resource import AppResource, AppResourceError, parse_app_resource
-from mcpkit.ext.ui.host.visibility import app_may_call, model_may_call, tool_resource_uri
+from mcpkit.ext.ui.host.visibility import (
+    app_may_call,
+    list_server_tools,
+    model_may_call,
+    tool_resource_uri,
+)
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -183,19 +189,7 @@ class AppHost:
     # -- loading ------------------------------------------------------------------------
     async def refresh_tools(self) -> None:
         """Re-read the server's tool list (all pages, at most ``max_tool_pages``)."""
-        tools: dict[str, JSON] = {}
-        cursor: str | None = None
-        for _ in range(self.limits.max_tool_pages):
-            page = await self.client.request(
-                "tools/list", {"cursor": cursor} if cursor else None, use_cache=False
-            )
-            for tool in page.get("tools") or []:
-                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                    tools[tool["name"]] = tool
-            nxt = page.get("nextCursor")
-            cursor = nxt if isinstance(nxt, str) and nxt else None
-            if cursor is None:
-                break
+        tools = await list_server_tools(self.client, self.limits.max_tool_pages)
         self._tools = tools
         self.tool = tools.get(self.tool_name)
 
@@ -277,13 +271,14 @@ class AppHost:
     # -- view → host ---------------------------------------------------------------------
     async def handle(self, message: Any) -> JSON | None:
         """One view→host message in; the response for a request, else None (rule 1)."""
-        rid: Any = message.get("id") if isinstance(message, dict) else None  # pyright: ignore[reportUnknownMemberType]
+        obj = as_object(message)
+        rid = obj.get("id") if obj is not None else None
         try:
             size = len(dumps(message))
         except Exception:
             size = self.limits.max_message_bytes + 1
         if size > self.limits.max_message_bytes:
-            if isinstance(message, dict) and "method" in message and isinstance(rid, (int, str)):
+            if obj is not None and "method" in obj and isinstance(rid, (int, str)):
                 return error_message(
                     rid,
                     INVALID_REQUEST,
@@ -294,7 +289,7 @@ class AppHost:
         if c.kind == "invalid":
             return c.error
         if c.kind == "response":
-            self._channel.resolve(message)
+            self._channel.resolve(c.message or {})
             return None
         method = wire.canonical(c.method)
         params = _params(c.params)

@@ -14,7 +14,9 @@ Routes (fixed; the browser bridge in ``mcpkit/ext/ui/static/`` is written agains
 - ``POST /views/{viewId}/call`` body ``{"arguments"?: object}`` → 200 ``{"result":
   CallToolResult}``; 422 ``{"error": {"code", "message"}}`` for a JSON-RPC error; 409 when
   the tool already ran in this view.
-- ``DELETE /views/{viewId}`` → 200 ``{"answered": bool}`` after ``ui/resource-teardown``.
+- ``DELETE /views/{viewId}`` → 200 ``{"answered": bool}``: sends ``ui/resource-teardown``,
+  waits at most ``teardown_timeout_s`` for the view's answer (which it POSTs to
+  ``/messages`` as usual), then forgets the view.
 
 Rules:
 1. View ids are 256-bit random (``secrets.token_urlsafe(32)``); an unknown id is 404
@@ -34,7 +36,8 @@ from __future__ import annotations
 import inspect
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -47,6 +50,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from mcpkit.core.jsonrpc import PARSE_ERROR, JSONRPCError, dumps, error_message, loads
+from mcpkit.core.shapes import as_object
 from mcpkit.ext.ui.host.apphost import AppHost, HostStateError
 from mcpkit.ext.ui.host.channel import ViewClosedError, ViewStalledError
 from mcpkit.ext.ui.host.limits import HostLimits
@@ -172,7 +176,8 @@ def bridge_app(
             "prefersBorder": resource.prefers_border,
             "domain": resource.domain,
         }
-        task = BackgroundTask(run_call, host, arguments) if arguments is not None else None
+        args = as_object(arguments)
+        task = BackgroundTask(run_call, host, args) if args is not None else None
         return JSONResponse(payload, status_code=201, background=task)
 
     async def events(request: Request) -> Response:
@@ -189,6 +194,7 @@ def bridge_app(
             try:
                 yield KEEPALIVE
                 while True:
+                    message: JSON | None = None
                     with anyio.move_on_after(keepalive_s) as waited:
                         message = await anext(source, None)
                     if waited.cancelled_caught:
@@ -242,16 +248,14 @@ def bridge_app(
             view_id, host = table.get(request)
         except _BodyError as exc:
             return _fail(exc.status, str(exc))
-        # The view's answer to ui/resource-teardown comes in through /messages: the view
-        # stays in the table until teardown returns.
-        answered = await host.teardown()
-        table.views.pop(view_id, None)
+        try:
+            answered = await host.teardown(timeout_s=limits.teardown_timeout_s)
+        finally:
+            table.views.pop(view_id, None)
         return JSONResponse({"answered": answered})
 
-    from contextlib import asynccontextmanager
-
     @asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
         try:
             yield
         finally:

@@ -28,6 +28,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpkit.core.jsonrpc import JSONRPCError, request_message
+from mcpkit.core.shapes import as_object
 from mcpkit.ext.ui.host.limits import HostLimits
 
 __all__ = ["ViewChannel", "ViewClosedError", "ViewStalledError"]
@@ -120,15 +121,15 @@ class ViewChannel:
         response = slot.response
         if response is None:
             raise ViewClosedError(f"{method}: the view was torn down before it answered")
-        error: Any = response.get("error")
-        if isinstance(error, dict):
+        error = as_object(response.get("error"))
+        if error is not None:
+            code = error.get("code")
             raise JSONRPCError(
-                int(error.get("code", -32603)),  # pyright: ignore[reportUnknownArgumentType]
-                str(error.get("message", "")),  # pyright: ignore[reportUnknownArgumentType]
-                error.get("data"),  # pyright: ignore[reportUnknownMemberType]
+                code if isinstance(code, int) else -32603,
+                str(error.get("message", "")),
+                error.get("data"),
             )
-        result: Any = response.get("result")
-        return result if isinstance(result, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        return as_object(response.get("result")) or {}
 
     def resolve(self, response: JSON) -> bool:
         """Hand a view's response to the request waiting for it (rule 3); False when no

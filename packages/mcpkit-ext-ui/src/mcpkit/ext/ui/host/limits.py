@@ -45,6 +45,8 @@ class HostLimits:
     """Origins kept per CSP field (``connectDomains`` ...)."""
     max_domain_chars: int = 255
     """Characters of one declared origin."""
+    teardown_timeout_s: float = 5.0
+    """How long the bridge's ``DELETE`` waits for the view to answer ``ui/resource-teardown``."""
     max_tool_pages: int = 100
     """``tools/list`` pages read when the host indexes the server's tools."""
     max_views: int = 64

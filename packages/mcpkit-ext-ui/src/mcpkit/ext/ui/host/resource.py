@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcpkit.core.shapes import as_list, as_object, as_str
 from mcpkit.ext.ui.host.csp import (
     SANDBOX_ATTRIBUTE,
     CspDomains,
@@ -98,36 +99,32 @@ def parse_app_resource(uri: str, result: Mapping[str, Any], limits: HostLimits) 
     """An :class:`AppResource` from a ``resources/read`` result (rules 1-3)."""
     if not uri.startswith("ui://"):
         raise AppResourceError(f"{uri!r}: an app resource URI must start with ui://")
-    contents: Any = result.get("contents")
-    if not isinstance(contents, list) or not contents:
+    contents = as_list(result.get("contents"))
+    if not contents:
         raise AppResourceError(f"{uri}: resources/read returned no contents")
-    entries = [c for c in contents if isinstance(c, Mapping)]  # pyright: ignore[reportUnknownVariableType]
-    entry: Mapping[str, Any] | None = next((c for c in entries if c.get("uri") == uri), None)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    entries = [e for e in (as_object(c) for c in contents) if e is not None]
+    entry = next((e for e in entries if e.get("uri") == uri), None)
     if entry is None:
         if not entries:
             raise AppResourceError(f"{uri}: resources/read returned no content object")
-        entry = entries[0]  # pyright: ignore[reportUnknownVariableType]
-    mime: Any = entry.get("mimeType")  # pyright: ignore[reportUnknownMemberType]
+        entry = entries[0]
+    mime = entry.get("mimeType")
     if mime != MIME_TYPE:
         raise AppResourceError(f"{uri}: mimeType {mime!r} is not {MIME_TYPE!r}")
-    html = _html_of(entry, uri, limits.max_html_bytes)  # pyright: ignore[reportUnknownArgumentType]
-    meta: Any = entry.get("_meta")  # pyright: ignore[reportUnknownMemberType]
-    ui: Any = meta.get("ui") if isinstance(meta, Mapping) else None  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(ui, Mapping):
-        ui = {}
+    html = _html_of(entry, uri, limits.max_html_bytes)
+    ui = as_object((as_object(entry.get("_meta")) or {}).get("ui")) or {}
     csp = sanitize_csp(
-        ui.get("csp"),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-        max_domains=limits.max_domains,
-        max_domain_chars=limits.max_domain_chars,
+        ui.get("csp"), max_domains=limits.max_domains, max_domain_chars=limits.max_domain_chars
     )
     rejected = list(csp.rejected)
-    domain: Any = ui.get("domain")  # pyright: ignore[reportUnknownMemberType]
-    if domain is not None and not (
-        isinstance(domain, str) and len(domain) <= 253 and _DOMAIN.fullmatch(domain)
+    raw_domain = ui.get("domain")
+    domain = as_str(raw_domain)
+    if raw_domain is not None and not (
+        domain is not None and len(domain) <= 253 and _DOMAIN.fullmatch(domain)
     ):
-        rejected.append(f"domain: {domain!r:.80} (not a DNS name)")
+        rejected.append(f"domain: {raw_domain!r:.80} (not a DNS name)")
         domain = None
-    border: Any = ui.get("prefersBorder")  # pyright: ignore[reportUnknownMemberType]
+    border = ui.get("prefersBorder")
     return AppResource(
         uri=uri,
         html=html,

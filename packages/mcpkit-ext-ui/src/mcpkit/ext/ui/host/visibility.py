@@ -20,15 +20,20 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from mcpkit.core.shapes import as_list, as_object, as_str
 from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY
+
+if TYPE_CHECKING:
+    from mcpkit.client import Client
 
 __all__ = [
     "AGENT",
     "APP",
     "agent_tools",
     "app_may_call",
+    "list_server_tools",
     "model_may_call",
     "tool_meta",
     "tool_name",
@@ -40,26 +45,44 @@ AGENT = "model"
 APP = "app"
 _DEFAULT = frozenset({AGENT, APP})
 T = TypeVar("T")
+JSON = dict[str, Any]
 
 
 def tool_meta(tool: Any) -> Mapping[str, Any]:
     """The tool's ``_meta`` object (empty when missing or malformed; rule 4)."""
-    if isinstance(tool, Mapping):
-        meta: Any = tool.get("_meta")  # pyright: ignore[reportUnknownMemberType]
-    else:
-        meta = getattr(tool, "meta", None)
-    return meta if isinstance(meta, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
+    wire_tool = as_object(tool)
+    meta = wire_tool.get("_meta") if wire_tool is not None else getattr(tool, "meta", None)
+    return as_object(meta) or {}
 
 
 def tool_name(tool: Any) -> str | None:
     """The tool's ``name`` (None when missing or not a string)."""
-    name: Any = tool.get("name") if isinstance(tool, Mapping) else getattr(tool, "name", None)  # pyright: ignore[reportUnknownMemberType]
-    return name if isinstance(name, str) else None
+    wire_tool = as_object(tool)
+    return as_str(wire_tool.get("name") if wire_tool is not None else getattr(tool, "name", None))
 
 
 def _ui(tool: Any) -> Mapping[str, Any]:
-    ui: Any = tool_meta(tool).get("ui")
-    return ui if isinstance(ui, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
+    return as_object(tool_meta(tool).get("ui")) or {}
+
+
+async def list_server_tools(client: Client, max_pages: int) -> dict[str, JSON]:
+    """The server's tools by name, reading at most ``max_pages`` pages of ``tools/list``
+    (uncached); entries without a string name are skipped."""
+    tools: dict[str, JSON] = {}
+    cursor: str | None = None
+    for _ in range(max_pages):
+        page = await client.request(
+            "tools/list", {"cursor": cursor} if cursor else None, use_cache=False
+        )
+        for item in as_list(page.get("tools")) or []:
+            tool = as_object(item)
+            name = as_str(tool.get("name")) if tool is not None else None
+            if tool is not None and name is not None:
+                tools[name] = tool
+        cursor = as_str(page.get("nextCursor")) or None
+        if cursor is None:
+            break
+    return tools
 
 
 def tool_visibility(tool: Any) -> frozenset[str]:
@@ -67,10 +90,10 @@ def tool_visibility(tool: Any) -> frozenset[str]:
     ui = _ui(tool)
     if "visibility" not in ui:
         return _DEFAULT
-    value: Any = ui["visibility"]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
+    value = as_list(ui["visibility"])
+    if value is None or not all(isinstance(v, str) for v in value):
         return frozenset()
-    return frozenset(value) & _DEFAULT  # pyright: ignore[reportUnknownArgumentType]
+    return frozenset(str(v) for v in value) & _DEFAULT
 
 
 def app_may_call(tool: Any) -> bool:
