@@ -7,15 +7,16 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
+from ui_helpers import UI
 
 from mcpkit.client import Client
 from mcpkit.ext.ui import RESOURCE_MIME_TYPE
 from mcpkit.ext.ui.demo import CHART_URI, build_server, chart_view
-from ui_helpers import UI
 
 pytestmark = pytest.mark.anyio
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "ui_app" / "server.py"
@@ -54,8 +55,10 @@ def test_demo_view_is_one_self_contained_document() -> None:
     assert html.startswith("<!DOCTYPE html>")
     for element in ('id="title"', 'id="chart"', 'id="stats-button"', 'id="stats"', 'id="status"'):
         assert element in html
-    assert '"ui/initialize"' in html and '"ui/notifications/initialized"' in html
-    assert "src=" not in html and "href=" not in html  # nothing outside the document
+    assert '"ui/initialize"' in html
+    assert '"ui/notifications/initialized"' in html
+    assert "src=" not in html
+    assert "href=" not in html
 
 
 async def test_mcpkit_ui_demo_serves_over_stdio() -> None:
@@ -73,28 +76,33 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        pytest.param(lambda port: [mcpkit_command(), "ui-demo", "--transport", "http", "--port", str(port)], id="cli"),
-        pytest.param(lambda port: [sys.executable, str(EXAMPLE), "--http", str(port)], id="example"),
-    ],
-)
-async def test_demo_serves_over_http(argv) -> None:  # noqa: ANN001
+def _cli_argv(port: int) -> list[str]:
+    return [mcpkit_command(), "ui-demo", "--transport", "http", "--port", str(port)]
+
+
+def _example_argv(port: int) -> list[str]:
+    return [sys.executable, str(EXAMPLE), "--http", str(port)]
+
+
+@pytest.mark.parametrize("argv", [_cli_argv, _example_argv], ids=["cli", "example"])
+async def test_demo_serves_over_http(argv: Callable[[int], list[str]]) -> None:
     port = _free_port()
-    proc = subprocess.Popen(argv(port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        with anyio.fail_after(60):
-            while True:
-                assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+    async with await anyio.open_process(argv(port), stdout=subprocess.DEVNULL) as proc:
+        try:
+            with anyio.fail_after(60):
+                while True:
+                    assert proc.returncode is None, "the demo server exited"
+                    try:
+                        stream = await anyio.connect_tcp("127.0.0.1", port)
+                    except OSError:  # not listening yet
+                        await anyio.sleep(0.1)
+                    else:
+                        await stream.aclose()
                         break
-                except OSError:  # not listening yet
-                    await anyio.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp", extensions=UI) as client:
-            names = {t.name for t in await client.list_tools()}
-        assert names == {"show_chart", "summarize"}
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+            async with Client(f"http://127.0.0.1:{port}/mcp", extensions=UI) as client:
+                names = {t.name for t in await client.list_tools()}
+            assert names == {"show_chart", "summarize"}
+        finally:
+            proc.terminate()
+            with anyio.fail_after(30):
+                await proc.wait()

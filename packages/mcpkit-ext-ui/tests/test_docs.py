@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ui_helpers import UI
 
 from mcpkit.client import Client
 from mcpkit.ext.ui import bridge_script
-from ui_helpers import UI
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "ui.md"
 SECTIONS = ("Server", "Example app")
@@ -63,11 +63,11 @@ async def test_server_examples_serve_what_the_page_says() -> None:
         assert result.content[0].text == "Oslo: [18.0, 21.0, 19.0, 23.0, 22.0] °C"  # type: ignore[union-attr]
         view = (await host.read_resource("ui://weather/forecast")).contents[0]
         assert view.mime_type == "text/html;profile=mcp-app"
-        assert bridge_script() in view.text and "app.ontoolresult" in view.text  # type: ignore[union-attr,operator]
+        assert bridge_script() in view.text
+        assert "app.ontoolresult" in view.text
         live = (await host.read_resource("ui://weather/live")).contents[0]
-        assert live.meta == {
-            "ui": {"csp": {"connectDomains": ["https://api.weather.example"]}, "prefersBorder": True}
-        }
+        csp = {"connectDomains": ["https://api.weather.example"]}
+        assert live.meta == {"ui": {"csp": csp, "prefersBorder": True}}
     async with Client(server) as plain:
         assert [t.name for t in await plain.list_tools()] == ["forecast"]
 
@@ -88,4 +88,5 @@ def test_check_client_prints_what_its_comments_say() -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(code, "<check-client>", "exec"), {"__name__": "docs_check"})
     expected = re.findall(r"# (\[.*\])$", code, flags=re.MULTILINE)
-    assert out.getvalue().splitlines() == expected == ["['show_chart', 'summarize']", "['show_chart']"]
+    assert expected == ["['show_chart', 'summarize']", "['show_chart']"]
+    assert out.getvalue().splitlines() == expected

@@ -40,7 +40,7 @@ def build() -> Server:
         return None
 
     @ui.tool(resource_uri="ui://v")
-    def picture():  # pyright: ignore[reportUnusedFunction]  # noqa: ANN202
+    def picture():  # pyright: ignore[reportUnusedFunction]
         return Image(data=PNG, format="png")
 
     @ui.tool(resource_uri="ui://v", text=lambda _: "never")
@@ -80,7 +80,8 @@ async def test_text_fallbacks(mode: str) -> None:
         assert [c.type for c in r.content] == ["text", "image"]
 
         r = await client.call_tool("failing", {})
-        assert r.is_error and r.content[0].text == "no data for that range"  # type: ignore[union-attr]
+        assert r.is_error
+        assert r.content[0].text == "no data for that range"
 
         r = await client.call_tool("bad_renderer", {})
         assert r.is_error  # a renderer returning a non-str fails the call, never sends junk

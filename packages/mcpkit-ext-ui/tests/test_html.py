@@ -9,13 +9,19 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
+from ui_helpers import UI
 
 from mcpkit.client import Client
-from mcpkit.ext.ui import AppsExtension, app_html, bridge_script, inject_bridge, inline_script
-from mcpkit.ext.ui import read_app
+from mcpkit.ext.ui import (
+    AppsExtension,
+    app_html,
+    bridge_script,
+    inject_bridge,
+    inline_script,
+    read_app,
+)
 from mcpkit.ext.ui.server import html as html_module
 from mcpkit.server.app import Server
-from ui_helpers import UI
 
 MARKER = "/* bridge */ window.__bridge = 1;"
 
@@ -47,14 +53,15 @@ def test_app_html_is_one_document_with_the_bridge_before_the_app_script() -> Non
         title="Sales <Q3> & more",
         head="<style>p{}</style>\n",
     )
-    assert doc.startswith("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">")
+    assert doc.startswith('<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">')
     assert "<title>Sales &lt;Q3&gt; &amp; more</title>" in doc
     assert "<style>p{}</style>" in doc.split("</head>")[0]
     body = doc.split("<body>")[1]
     assert body.index('<div id="root"></div>') < body.index(MARKER) < body.index("start();")
     assert doc.rstrip().endswith("</body>\n</html>")
     without = app_html("<p>x</p>", script="go();", inline_bridge=False)
-    assert MARKER not in without and "<script>go();</script>" in without
+    assert MARKER not in without
+    assert "<script>go();</script>" in without
 
 
 @pytest.mark.usefixtures("marker_bridge")

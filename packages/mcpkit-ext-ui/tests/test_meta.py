@@ -159,10 +159,12 @@ def test_ui_capability_reads_mime_types_leniently(
     if mime_types is None:
         assert cap is None
     else:
-        assert cap is not None and cap.mime_types == mime_types
+        assert cap is not None
+        assert cap.mime_types == mime_types
         assert cap.renders() == ("text/html;profile=mcp-app" in mime_types)
 
 
 def test_ui_capability_keeps_unknown_settings() -> None:
     cap = ui_capability({"extensions": {EXTENSION_ID: {"mimeTypes": [], "features": ["x"]}}})
-    assert cap is not None and dict(cap.extra) == {"features": ["x"]}
+    assert cap is not None
+    assert dict(cap.extra) == {"features": ["x"]}

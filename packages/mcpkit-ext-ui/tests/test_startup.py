@@ -7,11 +7,11 @@ from __future__ import annotations
 import logging
 
 import pytest
+from ui_helpers import served
 
 from mcpkit.client import Client
 from mcpkit.ext.ui import AppsExtension, dangling_views
 from mcpkit.server.app import Server
-from ui_helpers import served
 
 pytestmark = pytest.mark.anyio
 
@@ -68,8 +68,10 @@ async def test_startup_warns_once_per_dangling_view_in_memory(
         assert len(await client.list_tools()) == 4  # serving goes on
     messages = _warnings(caplog)
     assert len(messages) == 2
-    assert "'missing_view'" in messages[1] and "'ui://views/missing'" in messages[1]
-    assert "'flat'" in messages[0] and "'ui://views/flat-missing'" in messages[0]
+    assert "'missing_view'" in messages[1]
+    assert "'ui://views/missing'" in messages[1]
+    assert "'flat'" in messages[0]
+    assert "'ui://views/flat-missing'" in messages[0]
 
 
 async def test_startup_warns_over_http(caplog: pytest.LogCaptureFixture) -> None:

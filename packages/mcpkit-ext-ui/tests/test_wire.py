@@ -9,16 +9,14 @@ on resources/list and resources/read; the text fallback on tools/call.
 from __future__ import annotations
 
 import pytest
+from ui_helpers import CHART_UI_META, MODES, TRANSPORTS, UI, Mode, Transport, charts_server, connect
 
 from mcpkit.core.extensions import Stability
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.ui import EXTENSION_ID, RESOURCE_MIME_TYPE, SPEC_VERSION, client_extension
-from ui_helpers import CHART_UI_META, MODES, TRANSPORTS, UI, Mode, Transport, charts_server, connect
 
 pytestmark = pytest.mark.anyio
-BOTH = pytest.mark.parametrize(
-    ("transport", "mode"), [(t, m) for t in TRANSPORTS for m in MODES]
-)
+BOTH = pytest.mark.parametrize(("transport", "mode"), [(t, m) for t in TRANSPORTS for m in MODES])
 
 
 @BOTH
@@ -63,7 +61,8 @@ async def test_client_without_apps_keeps_model_tools_and_loses_app_only_ones(
         # hidden items are unknown to this client, not just unlisted
         with pytest.raises(JSONRPCError) as called:
             await client.call_tool("refresh", {})
-        assert called.value.code == -32602 and "refresh" not in called.value.message.split(";")[1]
+        assert called.value.code == -32602
+        assert "refresh" not in called.value.message.split(";")[1]
         with pytest.raises(JSONRPCError) as read:
             await client.read_resource("ui://charts/view")
         assert read.value.code in (-32002, -32602)
@@ -112,7 +111,8 @@ async def test_view_has_the_app_mime_type_and_ui_meta_when_listed_and_read(
         listed = {str(r.uri): r for r in await client.list_resources()}["ui://charts/view"]
         assert listed.mime_type == RESOURCE_MIME_TYPE == "text/html;profile=mcp-app"
         assert listed.meta == {"ui": CHART_UI_META}
-        assert listed.name == "charts/view" and listed.title == "Chart view"
+        assert listed.name == "charts/view"
+        assert listed.title == "Chart view"
         read = await client.read_resource("ui://charts/view")
         (entry,) = read.contents
         assert str(entry.uri) == "ui://charts/view"

@@ -21,8 +21,8 @@ from mcpkit.ext.ui import (
     client_extension,
     client_supports_apps,
 )
-from mcpkit.server.context import Context
 from mcpkit.server.app import Server
+from mcpkit.server.context import Context
 
 Transport = Literal["memory", "http"]
 Mode = Literal["legacy", "modern"]
@@ -66,9 +66,11 @@ async def connect(
         async with Client(server, mode=mode, extensions=extensions, **options) as client:
             yield client
     else:
-        async with served(server) as url:
-            async with Client(url, mode=mode, extensions=extensions, **options) as client:
-                yield client
+        async with (
+            served(server) as url,
+            Client(url, mode=mode, extensions=extensions, **options) as client,
+        ):
+            yield client
 
 
 class Chart(BaseModel):

@@ -8,8 +8,9 @@ Served by ``mcpkit ui-demo`` (stdio by default, ``--transport http``) and by
   show). Its view is ``ui://ui-demo/chart``.
 - ``summarize(values)`` (visibility ``app`` only): count/min/max/mean, called by the
   view's "Stats" button through the host; never listed to a client without MCP Apps.
-- ``ui://ui-demo/chart``: a single-file HTML view (``chart.js``, plain JSON-RPC over
-  ``postMessage``, no external origin, so the spec's default CSP suffices).
+- ``ui://ui-demo/chart``: a single-file HTML view: the bundled bridge
+  (``static/bridge.js``, ``McpkitApp``) and ``chart.js`` inlined, no external origin, so
+  the spec's default CSP suffices.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ class Stats(BaseModel):
 
 
 def chart_view() -> str:
-    """The view's HTML document (the script is ``chart.js`` in this package)."""
+    """The view's HTML document: the bridge, then ``chart.js`` (in this package)."""
     script = files(__name__).joinpath("chart.js").read_text("utf-8")
-    return app_html(BODY, script=script, title="Chart", head=STYLE, inline_bridge=False)
+    return app_html(BODY, script=script, title="Chart", head=STYLE)
 
 
 def _summary(chart: Chart) -> str:

@@ -1,20 +1,12 @@
-// The demo chart view: MCP Apps (SEP-1865) over postMessage, no SDK needed.
-// Handshake (ui/initialize, ui/notifications/initialized), tool input/result
-// notifications, one app-originated tools/call (summarize), size-changed, teardown.
+// The demo chart view, on the bundled bridge (McpkitApp, inlined before this script):
+// handshake, tool input/result handlers, one app-originated tools/call (summarize),
+// auto-resize and teardown come from the bridge; this file draws.
 (function () {
   "use strict";
-  var nextId = 1;
-  var pending = {};
-  var values = [];
   var $ = function (id) { return document.getElementById(id); };
-
-  function post(message) { window.parent.postMessage(message, "*"); }
-  function request(method, params) {
-    var id = nextId++;
-    post({ jsonrpc: "2.0", id: id, method: method, params: params });
-    return new Promise(function (resolve, reject) { pending[id] = { resolve: resolve, reject: reject }; });
-  }
-  function notify(method, params) { post({ jsonrpc: "2.0", method: method, params: params }); }
+  var values = [];
+  var app = new McpkitApp({ name: "mcpkit-ui-demo-chart", version: "1.0.0" },
+                          { capabilities: { availableDisplayModes: ["inline"] } });
 
   function draw(chart) {
     values = (chart && chart.values) || [];
@@ -37,38 +29,19 @@
     $("stats-button").disabled = false;
   }
 
-  function answer(message) {
-    if (message.method === "ui/resource-teardown" || message.method === "ping") {
-      $("status").textContent = message.method === "ping" ? $("status").textContent : "torn down";
-      post({ jsonrpc: "2.0", id: message.id, result: {} });
-    } else {
-      post({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found: " + message.method } });
-    }
-  }
-
-  window.addEventListener("message", function (event) {
-    if (event.source !== window.parent) return;
-    var m = event.data;
-    if (!m || m.jsonrpc !== "2.0") return;
-    if (m.method === undefined && m.id in pending) {
-      var waiter = pending[m.id];
-      delete pending[m.id];
-      if (m.error) waiter.reject(m.error); else waiter.resolve(m.result);
-    } else if (m.method !== undefined && m.id !== undefined) {
-      answer(m);
-    } else if (m.method === "ui/notifications/tool-input") {
-      $("status").textContent = "input received";
-      draw(m.params && m.params.arguments);
-    } else if (m.method === "ui/notifications/tool-result") {
-      draw(m.params && m.params.structuredContent);
-      $("status").textContent = "result received";
-    } else if (m.method === "ui/notifications/tool-cancelled") {
-      $("status").textContent = "cancelled";
-    }
-  });
+  app.ontoolinput = function (params) {
+    $("status").textContent = "input received";
+    draw(params.arguments);
+  };
+  app.ontoolresult = function (result) {
+    draw(result.structuredContent);
+    $("status").textContent = "result received";
+  };
+  app.ontoolcancelled = function () { $("status").textContent = "cancelled"; };
+  app.onteardown = function () { $("status").textContent = "torn down"; };
 
   $("stats-button").addEventListener("click", function () {
-    request("tools/call", { name: "summarize", arguments: { values: values } }).then(function (result) {
+    app.callServerTool("summarize", { values: values }).then(function (result) {
       var s = result.structuredContent || {};
       $("stats").textContent = result.isError
         ? "error: " + ((result.content && result.content[0] && result.content[0].text) || "")
@@ -78,22 +51,8 @@
     });
   });
 
-  function reportSize() {
-    notify("ui/notifications/size-changed", {
-      width: document.documentElement.scrollWidth,
-      height: document.documentElement.scrollHeight,
-    });
-  }
-
-  request("ui/initialize", {
-    protocolVersion: "2026-01-26",
-    appInfo: { name: "mcpkit-ui-demo-chart", version: "1.0.0" },
-    appCapabilities: { availableDisplayModes: ["inline"] },
-  }).then(function () {
-    notify("ui/notifications/initialized", {});
+  app.connect().then(function () {
     $("status").textContent = "initialized";
-    reportSize();
-    if (window.ResizeObserver) new ResizeObserver(reportSize).observe(document.body);
   }, function (error) {
     $("status").textContent = "initialize failed: " + (error && error.message);
   });
