@@ -53,7 +53,14 @@ def test_example_app_renders_its_chart_and_stats(
     button.click()  # the view calls summarize, an app-only tool, through the host
     expect(view.locator("#stats")).to_contain_text("count 7")
     expect(view.locator("#stats")).to_contain_text("max 11")
-    page.screenshot(path=str(screenshots / "example-app.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "example-app-page.png"), full_page=True)
+    # For the docs: the host page's header and the app, without the message log.
+    page.add_style_tag(content="#log { display: none; }")
+    box = page.locator("#app").bounding_box()
+    assert box is not None
+    bottom = box["y"] + box["height"] + 16
+    clip = {"x": 0, "y": 0, "width": page.viewport_size["width"], "height": bottom}  # type: ignore[index]
+    page.screenshot(path=str(screenshots / "example-app.png"), clip=clip)  # type: ignore[arg-type]
     target = os.environ.get("MCPKIT_DOCS_SCREENSHOT")
     if target:
         shutil.copyfile(screenshots / "example-app.png", target)
