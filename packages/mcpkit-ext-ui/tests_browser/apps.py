@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpkit.ext.ui.static import bridge_script
+from mcpkit.ext.ui import bridge_script
 from mcpkit.server import Server
 
 MIME = "text/html;profile=mcp-app"
@@ -29,8 +29,10 @@ GREETING = """<!DOCTYPE html>
 <style>
   body { font: 15px/1.5 system-ui, sans-serif; margin: 0; padding: 18px; color: #1f2328; }
   h2 { margin: 0 0 8px; font-size: 20px; }
-  .card { border-radius: 10px; padding: 14px 16px; background: linear-gradient(135deg, #ddf4ff, #fbefff); }
-  button { margin: 10px 8px 0 0; padding: 6px 12px; border-radius: 6px; border: 1px solid #8c959f; background: #fff; }
+  .card { border-radius: 10px; padding: 14px 16px;
+          background: linear-gradient(135deg, #ddf4ff, #fbefff); }
+  button { margin: 10px 8px 0 0; padding: 6px 12px; border-radius: 6px;
+           border: 1px solid #8c959f; background: #fff; }
   output { display: block; margin-top: 8px; font-family: ui-monospace, monospace; }
 </style></head>
 <body>
@@ -124,7 +126,8 @@ SDK_APP = """<!DOCTYPE html>
   try {
     await app.connect();
     const host = app.getHostVersion();
-    const result = await app.callServerTool({ name: "echo", arguments: { text: "from the App SDK" } });
+    const result = await app.callServerTool({
+      name: "echo", arguments: { text: "from the App SDK" } });
     document.getElementById("echo").textContent =
       "echo via " + host.name + ": " + result.structuredContent.echoed;
   } catch (error) {

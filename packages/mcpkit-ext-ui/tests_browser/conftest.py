@@ -8,11 +8,13 @@ Rules:
    the loopback servers the test started. ``--no-sandbox`` only when running as root
    (chromium's sandbox refuses root).
 3. The host page and the bridge endpoint share one origin; the sandbox proxy has another;
-   the asset servers and the MCP server have their own.
+   the asset servers and the MCP server have their own. The bridge's AppHosts reach the MCP
+   server over Streamable HTTP with a real client.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -21,11 +23,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from apps import TestServer, dumps
 from harness import AssetServer, sdk_dir, serve
 from playwright.sync_api import Browser, FrameLocator, Page, sync_playwright
 
-from apps import TestServer, dumps
+from mcpkit.client import Client
+from mcpkit.ext.ui.host import AppHost, bridge_app, client_extension
 from mcpkit.ext.ui.static import assets_app
+from mcpkit.server import Server
 
 OFFLINE_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
@@ -54,13 +59,27 @@ def browser() -> Iterator[Browser]:
             launched.close()
 
 
-def host_site(bridge: ASGI) -> ASGI:
+HOST_INFO = {"name": "mcpkit-test-host", "version": "1.0.0"}
+
+
+def host_site(mcp_url: str) -> ASGI:
     """The host page's origin: ``/host.html`` and ``/host.js`` from the wheel's assets,
-    everything else (and the lifespan) to the bridge endpoint."""
+    everything else to the bridge endpoint, whose AppHosts share one client of the MCP
+    server at ``mcp_url`` (declaring the UI extension), connected for the app's lifespan."""
     pages = assets_app(["host.html", "host.js"])
+    clients: list[Client] = []
+
+    def open_view(body: dict[str, Any]) -> AppHost:
+        return AppHost(clients[0], tool_name=str(body["toolName"]), host_info=HOST_INFO)
+
+    bridge = bridge_app(open_view)
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"] in ("/host.html", "/host.js"):
+        if scope["type"] == "lifespan":
+            async with Client(mcp_url, extensions=[client_extension()]) as client:
+                clients.append(client)
+                await bridge(scope, receive, send)
+        elif scope["type"] == "http" and scope["path"] in ("/host.html", "/host.js"):
             await pages(scope, receive, send)
         else:
             await bridge(scope, receive, send)
@@ -68,9 +87,34 @@ def host_site(bridge: ASGI) -> ASGI:
     return app
 
 
+def open_view(
+    page: Page, host: str, sandbox: str, tool: str, arguments: dict[str, Any] | None = None
+) -> FrameLocator:
+    """Open the host page at ``host`` on ``tool``; returns the View's frame (inside the
+    sandbox proxy's frame)."""
+    query = {"tool": tool, "args": dumps(arguments or {}), "sandbox": sandbox}
+    page.goto(f"{host}/host.html?{urlencode(query)}")
+    return page.frame_locator("#app > iframe").frame_locator("iframe")
+
+
+@contextlib.contextmanager
+def hosting(server: Server) -> Iterator[str]:
+    """Serve ``server`` over Streamable HTTP and a host page + bridge for it; yields the
+    host page's base URL."""
+    with serve(server.http_app()) as mcp_base, serve(host_site(f"{mcp_base}/mcp")) as host:
+        yield host
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[str]:
+    """The sandbox proxy's URL, on its own origin."""
+    with serve(assets_app(["sandbox.html"])) as base:
+        yield f"{base}/sandbox.html"
+
+
 @dataclass
 class Site:
-    """The running servers of one test session."""
+    """The running servers of the test server's apps."""
 
     host: str
     sandbox: str
@@ -81,27 +125,18 @@ class Site:
     server: TestServer
 
     def open(self, page: Page, tool: str, arguments: dict[str, Any] | None = None) -> FrameLocator:
-        """Open the host page on ``tool``; returns the View's frame (inside the proxy's)."""
-        query = {"tool": tool, "args": dumps(arguments or {}), "sandbox": self.sandbox}
-        page.goto(f"{self.host}/host.html?{urlencode(query)}")
-        return page.frame_locator("#app > iframe").frame_locator("iframe")
+        return open_view(page, self.host, self.sandbox, tool, arguments)
 
 
 @pytest.fixture(scope="session")
-def site() -> Iterator[Site]:
-    from bridge_impl import make_bridge
-
+def site(sandbox: str) -> Iterator[Site]:
     declared, undeclared = AssetServer(sdk_dir()), AssetServer(None)
     with serve(declared.app) as declared_url, serve(undeclared.app) as undeclared_url:
         test_server = TestServer(declared_url, undeclared_url)
-        with (
-            serve(assets_app(["sandbox.html"])) as sandbox_base,
-            make_bridge(test_server.server) as bridge,
-            serve(host_site(bridge)) as host,
-        ):
+        with hosting(test_server.server) as host:
             yield Site(
                 host=host,
-                sandbox=f"{sandbox_base}/sandbox.html",
+                sandbox=sandbox,
                 declared=declared,
                 declared_url=declared_url,
                 undeclared=undeclared,
@@ -118,6 +153,9 @@ def page(browser: Browser) -> Iterator[Page]:
     try:
         yield opened
     finally:
+        # Tear the test's view down (it answers at once) rather than leave it to the
+        # bridge's shutdown, which waits for views whose page is gone.
+        opened.evaluate("() => window.mcpkitHost ? mcpkitHost.teardown() : null")
         context.close()
 
 

@@ -9,9 +9,7 @@ checks both sides: what the View shows, and what the MCP server was asked.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -68,11 +66,24 @@ def test_handshake_goes_through_the_sandbox_proxy(site: Site, page: Page) -> Non
     proxy_origin = frames[1].evaluate("() => location.origin")
     assert proxy_origin == site.sandbox.rsplit("/", 1)[0] != site.host
     assert frames[2].evaluate("() => self.origin") == "null"
+    # The proxy never grants the View allow-same-origin (it would share the proxy's origin
+    # and could run code in the proxy's window, outside its own CSP), whatever was asked.
+    asked = next(
+        e["message"]["params"].get("sandbox", "")
+        for e in host_state(page)["events"]
+        if e["message"].get("method") == "ui/notifications/sandbox-resource-ready"
+    )
+    granted = frames[1].evaluate("() => document.querySelector('iframe').getAttribute('sandbox')")
+    assert "allow-scripts" in granted.split()
+    assert "allow-same-origin" not in granted.split(), (asked, granted)
+    reach = "() => { try { return parent.document.title; } catch (e) { return e.name; } }"
+    assert frames[2].evaluate(reach) == "SecurityError"
     # The View's CSP came from the host: the restrictive default, as meta in its document.
     policy = frames[2].evaluate(
         "() => document.querySelector('meta[http-equiv=Content-Security-Policy]').content"
     )
-    assert "default-src 'none'" in policy and "connect-src 'none'" in policy
+    assert "default-src 'none'" in policy
+    assert "connect-src 'none'" in policy
 
 
 def test_tool_result_renders_in_the_view(site: Site, page: Page, screenshots: Path) -> None:
@@ -87,9 +98,6 @@ def test_tool_result_renders_in_the_view(site: Site, page: Page, screenshots: Pa
     # Auto-resize: bridge.js reported the content's size and the host sized the iframe.
     wait_for(lambda: bool(host_state(page)["sizes"]), "ui/notifications/size-changed")
     page.screenshot(path=str(screenshots / "greeting.png"), full_page=True)
-    target = os.environ.get("MCPKIT_DOCS_SCREENSHOT")
-    if target:
-        shutil.copyfile(screenshots / "greeting.png", target)
 
 
 def test_app_calls_an_app_tool_and_is_refused_a_model_only_one(site: Site, page: Page) -> None:
@@ -126,8 +134,9 @@ def test_teardown_asks_the_view_then_removes_it(site: Site, page: Page) -> None:
     view = site.open(page, "greet", {"name": "Barbara"})
     expect(view.locator("#greeting")).to_have_text("Hello, Barbara!")
     inner = page.frames[2]
-    page.locator("#teardown").click()
-    wait_for(lambda: host_state(page)["status"] == "torn down", "teardown")
+    answer = page.evaluate("() => mcpkitHost.teardown()")
+    assert answer == {"answered": True}
+    assert host_state(page)["status"] == "torn down"
     outbound = methods(page, "out")
     assert "ui/resource-teardown" in outbound
     answered = [

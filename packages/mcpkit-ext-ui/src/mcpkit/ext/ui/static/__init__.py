@@ -1,7 +1,7 @@
 """The browser side of mcpkit-ext-ui, shipped in the wheel beside this module.
 
 - ``bridge.js``: the View side of the View↔Host protocol for apps that do not use the npm
-  App SDK (``globalThis.McpkitApp``); inline it with :func:`bridge_script`.
+  App SDK (``globalThis.McpkitApp``); :func:`mcpkit.ext.ui.app_html` inlines it.
 - ``host.html`` + ``host.js``: a host page that renders one view in the double-iframe
   sandbox and relays it to a Python AppHost over the bridge endpoint's routes.
 - ``sandbox.html``: the sandbox proxy (the outer iframe), to be served on an origin other
@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-__all__ = ["ASSETS", "assets_app", "bridge_script", "read_asset"]
+__all__ = ["ASSETS", "assets_app", "read_asset"]
 
 ASSETS: dict[str, str] = {
     "bridge.js": "text/javascript; charset=utf-8",
@@ -45,12 +45,6 @@ def read_asset(name: str) -> str:
     if name not in ASSETS:
         raise KeyError(f"no mcpkit-ext-ui asset named {name!r}; known: {sorted(ASSETS)}")
     return files(__name__).joinpath(name).read_text(encoding="utf-8")
-
-
-def bridge_script() -> str:
-    """The browser bridge (``bridge.js``), to put in an app's HTML inside ``<script>``
-    (it contains no ``</script>``)."""
-    return read_asset("bridge.js")
 
 
 def assets_app(names: Iterable[str] = tuple(ASSETS)) -> Starlette:

@@ -4,6 +4,7 @@
  *
  * Source: MCP Apps 2026-01-26, "Sandbox proxy", "Lifecycle"; the bridge endpoint's routes:
  *   POST   /views                    {toolName, arguments?} -> {viewId, html, csp, allow, sandboxParams, ...}
+ *                                     (with arguments the bridge also runs the tool, as /call does)
  *   GET    /views/{viewId}/events    SSE, one host -> view JSON-RPC message per `data:` line
  *   POST   /views/{viewId}/messages  one view -> host message; 200 + JSON-RPC response, or 202
  *   POST   /views/{viewId}/call      {arguments?}: the agent side runs the tool
@@ -87,6 +88,7 @@
 
   function fromView(message) {
     record("in", message);
+    if (message.method === "ui/notifications/initialized") setStatus("connected");
     if (message.method === "ui/notifications/size-changed" && message.params) {
       var height = Number(message.params.height);
       state.sizes.push(message.params);
@@ -120,7 +122,6 @@
       toView({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: resourceParams() });
       setStatus("rendered");
       held.splice(0).forEach(toView);
-      if (query.get("call") !== "0") callTool(readArguments());
       return;
     }
     if (method.indexOf("ui/notifications/sandbox-") === 0) return;
@@ -164,7 +165,9 @@
   function start(toolName, args) {
     if (!sandboxUrl) return Promise.reject(new Error("no sandbox URL (?sandbox=...)"));
     if (sandboxOrigin === location.origin) return Promise.reject(new Error("the sandbox must be on another origin"));
-    return postJson("/views", { toolName: toolName, arguments: args })
+    var body = { toolName: toolName };
+    if (args) body.arguments = args; // the bridge runs the tool once the View is up
+    return postJson("/views", body)
       .then(function (reply) {
         if (!reply.ok) return reply.text().then(function (text) { throw new Error("POST /views: " + reply.status + " " + text); });
         return reply.json();
@@ -190,7 +193,8 @@
   window.mcpkitHost = { state: state, start: start, callTool: callTool, teardown: teardown };
   var tool = query.get("tool");
   if (tool) {
-    state.ready = start(tool, readArguments()).catch(function (error) {
+    var args = query.get("call") === "0" ? null : readArguments();
+    state.ready = start(tool, args).catch(function (error) {
       state.error = String(error.message || error);
       setStatus("error: " + state.error);
     });
