@@ -1,0 +1,288 @@
+"""The bridge endpoint: browser host pages talk to :class:`AppHost` objects over HTTP
+(Server-Sent Events down, POST up; no WebSockets).
+
+Routes (fixed; the browser bridge in ``mcpkit/ext/ui/static/`` is written against them):
+
+- ``POST /views`` body ``{"toolName": str, "arguments"?: object}`` → 201
+  ``{"viewId", "toolName", "html", "csp", "allow", "sandboxParams", "prefersBorder",
+  "domain"}``: ``open_view(body)`` makes the host, the bridge loads the app resource; with
+  ``arguments`` it also runs the tool (as ``/call`` does) once the response is sent.
+- ``GET /views/{viewId}/events``: SSE, one host→view JSON-RPC message per ``data:`` line;
+  a comment line every ``keepalive_s``; the stream ends when the view is torn down.
+- ``POST /views/{viewId}/messages`` body: one view→host JSON-RPC message → 200 with the
+  JSON-RPC response, or 202 (no body) for notifications and responses.
+- ``POST /views/{viewId}/call`` body ``{"arguments"?: object}`` → 200 ``{"result":
+  CallToolResult}``; 422 ``{"error": {"code", "message"}}`` for a JSON-RPC error; 409 when
+  the tool already ran in this view.
+- ``DELETE /views/{viewId}`` → 200 ``{"answered": bool}``: sends ``ui/resource-teardown``,
+  waits at most ``teardown_timeout_s`` for the view's answer (which it POSTs to
+  ``/messages`` as usual), then forgets the view.
+
+Rules:
+1. View ids are 256-bit random (``secrets.token_urlsafe(32)``); an unknown id is 404
+   before anything else is read. At most ``max_views`` views at once (503 beyond).
+2. Every body is read up to ``max_body_bytes`` (413 beyond, from ``Content-Length`` or
+   while reading); a body that is not a JSON object is 400.
+3. Cross-origin requests are allowed only from ``allow_origin`` (the host page's
+   origin), through Starlette's ``CORSMiddleware``; with None, no CORS headers are sent.
+4. One SSE reader per view at a time (409 for a second); SSE framing is core's
+   (:func:`mcpkit.server.http.sse.event`).
+5. ``open_view`` errors: ``LookupError`` or :class:`HostStateError` → 404, ``ValueError``
+   (including :class:`AppResourceError`) → 422, a server ``JSONRPCError`` → 502.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import secrets
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from mcpkit.core.jsonrpc import PARSE_ERROR, JSONRPCError, dumps, error_message, loads
+from mcpkit.core.shapes import as_object
+from mcpkit.ext.ui.host.apphost import AppHost, HostStateError
+from mcpkit.ext.ui.host.channel import ViewClosedError, ViewStalledError
+from mcpkit.ext.ui.host.limits import HostLimits
+from mcpkit.server.http.sse import KEEPALIVE, SSE_HEADERS, event
+
+__all__ = ["OpenView", "ViewTable", "bridge_app"]
+
+JSON = dict[str, Any]
+OpenView = Callable[[JSON], "AppHost | Awaitable[AppHost]"]
+"""``open_view(body) -> AppHost`` (sync or async): a host for the requested view."""
+logger = logging.getLogger("mcpkit.ext.ui.host")
+
+
+class _BodyError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ViewTable:
+    """The views a bridge holds, by id (rule 1)."""
+
+    def __init__(self, max_views: int) -> None:
+        self.max_views = max_views
+        self.views: dict[str, AppHost] = {}
+        self.reading: set[str] = set()
+
+    def add(self, host: AppHost) -> str:
+        if len(self.views) >= self.max_views:
+            raise _BodyError(503, f"too many open views (at most {self.max_views})")
+        view_id = secrets.token_urlsafe(32)
+        self.views[view_id] = host
+        return view_id
+
+    def get(self, request: Request) -> tuple[str, AppHost]:
+        view_id = str(request.path_params["view_id"])
+        host = self.views.get(view_id)
+        if host is None:
+            raise _BodyError(404, "unknown view")
+        return view_id, host
+
+    async def close_all(self) -> None:
+        views, self.views = list(self.views.values()), {}
+        for host in views:
+            await host.teardown(timeout_s=1.0)
+
+
+async def _body(request: Request, limit: int) -> Any:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _BodyError(413, f"body is larger than {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _BodyError(413, f"body is larger than {limit} bytes")
+        chunks.append(chunk)
+    try:
+        return loads(b"".join(chunks))
+    except Exception:
+        raise _BodyError(400, "body is not JSON") from None
+
+
+async def _object(request: Request, limit: int) -> JSON:
+    body = await _body(request, limit)
+    if not isinstance(body, dict):
+        raise _BodyError(400, "body must be a JSON object")
+    return body  # pyright: ignore[reportUnknownVariableType]
+
+
+def _fail(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message}}, status_code=status)
+
+
+def bridge_app(
+    open_view: OpenView,
+    *,
+    allow_origin: str | None = None,
+    limits: HostLimits = HostLimits(),  # noqa: B008 - frozen dataclass
+    keepalive_s: float = 15.0,
+) -> Starlette:
+    """The bridge endpoint (module docstring for routes and rules). ``allow_origin``: the
+    host page's origin, e.g. ``"http://127.0.0.1:8001"`` (rule 3). The app's ``state.views``
+    is the :class:`ViewTable`; its lifespan tears down the views left at shutdown."""
+    table = ViewTable(limits.max_views)
+
+    async def run_call(host: AppHost, arguments: JSON) -> None:
+        try:
+            await host.call_tool(arguments)
+        except (JSONRPCError, HostStateError, ViewClosedError, ViewStalledError) as exc:
+            logger.info("view tool call ended: %s", exc)
+
+    async def create(request: Request) -> Response:
+        try:
+            body = await _object(request, limits.max_body_bytes)
+            if not isinstance(body.get("toolName"), str):
+                raise _BodyError(400, "toolName must be a string")
+            arguments = body.get("arguments")
+            if arguments is not None and not isinstance(arguments, dict):
+                raise _BodyError(400, "arguments must be an object")
+            if len(table.views) >= table.max_views:
+                raise _BodyError(503, f"too many open views (at most {table.max_views})")
+            made = open_view(body)
+            host = await made if inspect.isawaitable(made) else made
+            resource = await host.load()
+            view_id = table.add(host)
+        except _BodyError as exc:
+            return _fail(exc.status, str(exc))
+        except (LookupError, HostStateError) as exc:
+            return _fail(404, str(exc))
+        except ValueError as exc:
+            return _fail(422, str(exc))
+        except JSONRPCError as exc:
+            return _fail(502, f"the server answered {exc.code}: {exc.message}")
+        payload: JSON = {
+            "viewId": view_id,
+            "toolName": host.tool_name,
+            "html": resource.html,
+            "csp": host.content_security_policy(),
+            "allow": host.allow_attribute(),
+            "sandboxParams": host.sandbox_resource_ready_params(),
+            "prefersBorder": resource.prefers_border,
+            "domain": resource.domain,
+        }
+        args = as_object(arguments)
+        task = BackgroundTask(run_call, host, args) if args is not None else None
+        return JSONResponse(payload, status_code=201, background=task)
+
+    async def events(request: Request) -> Response:
+        try:
+            view_id, host = table.get(request)
+        except _BodyError as exc:
+            return _fail(exc.status, str(exc))
+        if view_id in table.reading:
+            return _fail(409, "this view already has an event stream")
+        table.reading.add(view_id)
+        source = host.outgoing
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                yield KEEPALIVE
+                while True:
+                    message: JSON | None = None
+                    with anyio.move_on_after(keepalive_s) as waited:
+                        message = await anext(source, None)
+                    if waited.cancelled_caught:
+                        yield KEEPALIVE
+                        continue
+                    if message is None:
+                        return
+                    yield event(dumps(message))
+            finally:
+                table.reading.discard(view_id)
+
+        headers = {k.decode(): v.decode() for k, v in SSE_HEADERS if k != b"content-type"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    async def messages(request: Request) -> Response:
+        try:
+            _, host = table.get(request)
+            body = await _body(request, limits.max_body_bytes)
+        except _BodyError as exc:
+            if exc.status == 400:
+                return JSONResponse(
+                    error_message(None, PARSE_ERROR, "Parse error"), status_code=400
+                )
+            return _fail(exc.status, str(exc))
+        response = await host.handle(body)
+        if response is None:
+            return Response(status_code=202)
+        return Response(dumps(response), media_type="application/json")
+
+    async def call(request: Request) -> Response:
+        try:
+            _, host = table.get(request)
+            body = await _object(request, limits.max_body_bytes)
+            arguments = body.get("arguments", {})
+            if not isinstance(arguments, dict):
+                raise _BodyError(400, "arguments must be an object")
+        except _BodyError as exc:
+            return _fail(exc.status, str(exc))
+        try:
+            result = await host.call_tool(arguments)  # pyright: ignore[reportUnknownArgumentType]
+        except HostStateError as exc:
+            return _fail(409, str(exc))
+        except JSONRPCError as exc:
+            return JSONResponse({"error": exc.to_error()}, status_code=422)
+        except (ViewClosedError, ViewStalledError) as exc:
+            return _fail(409, str(exc))
+        return Response(dumps({"result": result}), media_type="application/json")
+
+    async def delete(request: Request) -> Response:
+        try:
+            view_id, host = table.get(request)
+        except _BodyError as exc:
+            return _fail(exc.status, str(exc))
+        try:
+            answered = await host.teardown(timeout_s=limits.teardown_timeout_s)
+        finally:
+            table.views.pop(view_id, None)
+        return JSONResponse({"answered": answered})
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            with anyio.CancelScope(shield=True):
+                await table.close_all()
+
+    middleware: list[Middleware] = []
+    if allow_origin is not None:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=[allow_origin],
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=["content-type"],
+                max_age=600,
+            )
+        )
+    app = Starlette(
+        routes=[
+            Route("/views", create, methods=["POST"]),
+            Route("/views/{view_id}/events", events, methods=["GET"]),
+            Route("/views/{view_id}/messages", messages, methods=["POST"]),
+            Route("/views/{view_id}/call", call, methods=["POST"]),
+            Route("/views/{view_id}", delete, methods=["DELETE"]),
+        ],
+        middleware=middleware,
+        lifespan=lifespan,
+    )
+    app.state.views = table
+    return app

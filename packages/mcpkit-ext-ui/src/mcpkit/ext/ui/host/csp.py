@@ -1,0 +1,198 @@
+"""The iframe Content-Security-Policy and ``allow`` attribute, built from ``_meta.ui``.
+
+Spec: ``apps-2026-01-26.mdx`` §UI Resource Format (``McpUiResourceCsp``, ``permissions``,
+"Restrictive Default", "No Loosening"), §Sandbox proxy rule 5, §Security Implications 4.
+
+Rules:
+1. With no declared domains the policy is the spec's restrictive default plus the
+   sandbox rules' fixed directives: ``default-src 'none'; script-src 'self'
+   'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src
+   'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri
+   'self'`` (:data:`DEFAULT_CSP`).
+2. Declared origins are only ever added to their own directives: ``resourceDomains`` to
+   ``script-src``, ``style-src``, ``img-src``, ``font-src``, ``media-src``;
+   ``connectDomains`` to ``connect-src`` (replacing ``'none'``); ``frameDomains`` to
+   ``frame-src``; ``baseUriDomains`` to ``base-uri``. Nothing else is ever added
+   (no ``'self'`` in ``connect-src``, no ``'unsafe-eval'``), so the result is never looser
+   than what the server declared.
+3. An origin is kept only when it is ``scheme://host[:port]`` (one optional trailing
+   ``/``): scheme ``https`` or ``wss``, or ``http``/``ws`` for a loopback host
+   (``localhost``, ``127.0.0.1``, ``[::1]``); host a DNS name or IPv4 address; port
+   1-65535. A wildcard is allowed only as the whole leftmost label of a
+   ``resourceDomains`` host with at least two labels after it (``https://*.example.com``,
+   the one the spec allows). Anything else (``*``, ``'self'``, keywords, ``data:``,
+   ``blob:``, paths, queries, user info, whitespace, ``;`` or ``,``) is dropped and
+   recorded in :attr:`CspDomains.rejected`, never passed through.
+4. At most ``max_domains`` origins per field are kept, each at most ``max_domain_chars``
+   characters; the rest are dropped and recorded.
+5. ``permissions`` map to the Permission Policy features ``camera``, ``microphone``,
+   ``geolocation`` and ``clipboard-write``, each granted only when its value is an object
+   (``{}``), joined with ``"; "`` (the iframe ``allow`` syntax, as SDK 2.0.4's
+   ``buildAllowAttribute``); unknown keys are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = [
+    "CSP_FIELDS",
+    "DEFAULT_CSP",
+    "PERMISSION_FEATURES",
+    "SANDBOX_ATTRIBUTE",
+    "CspDomains",
+    "build_allow",
+    "build_csp",
+    "check_origin",
+    "sanitize_csp",
+    "sanitize_permissions",
+]
+
+CSP_FIELDS: Final = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+"""The ``McpUiResourceCsp`` fields, in wire spelling."""
+PERMISSION_FEATURES: Final = {
+    "camera": "camera",
+    "microphone": "microphone",
+    "geolocation": "geolocation",
+    "clipboardWrite": "clipboard-write",
+}
+"""``permissions`` keys → Permission Policy feature names (rule 5)."""
+SANDBOX_ATTRIBUTE: Final = "allow-scripts allow-same-origin allow-forms"
+"""The inner iframe's ``sandbox`` attribute the host asks the sandbox proxy to use
+(the reference hosts' value; the outer proxy frame needs ``allow-scripts
+allow-same-origin``, spec §Sandbox proxy rule 2)."""
+
+_LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
+_LABEL: Final = r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)"
+_ORIGIN: Final = re.compile(
+    rf"(?P<scheme>https|wss|http|ws)://"
+    rf"(?P<host>(?P<wild>\*\.)?{_LABEL}(?:\.{_LABEL})*|\[::1\])"
+    r"(?::(?P<port>[0-9]{1,5}))?/?"
+)
+
+
+@dataclass(frozen=True)
+class CspDomains:
+    """The origins kept per ``McpUiResourceCsp`` field, and what was dropped (rules 3-4)."""
+
+    connect: tuple[str, ...] = ()
+    resource: tuple[str, ...] = ()
+    frame: tuple[str, ...] = ()
+    base_uri: tuple[str, ...] = ()
+    rejected: tuple[str, ...] = field(default=(), compare=False)
+    """``"<field>: <value> (<why>)"`` for each dropped entry."""
+
+    def to_wire(self) -> dict[str, list[str]]:
+        """The kept origins as ``McpUiResourceCsp`` (only non-empty fields)."""
+        pairs = zip(
+            CSP_FIELDS, (self.connect, self.resource, self.frame, self.base_uri), strict=True
+        )
+        return {name: list(values) for name, values in pairs if values}
+
+
+def check_origin(value: str, *, wildcard: bool = False) -> str:
+    """``value`` normalized (lower case, no trailing ``/``) when rule 3 accepts it; else
+    ``ValueError`` naming the reason. ``wildcard``: a ``*.`` leftmost label is allowed."""
+    text = value.strip().lower()
+    if text != value.lower() or any(c in text for c in " \t\r\n;,'\""):
+        raise ValueError("contains whitespace, quotes, ';' or ','")
+    m = _ORIGIN.fullmatch(text)
+    if m is None:
+        raise ValueError("not an origin scheme://host[:port] with an allowed scheme")
+    host = m.group("host")
+    if m.group("wild"):
+        if not wildcard:
+            raise ValueError("wildcards are allowed only in resourceDomains")
+        if host.count(".") < 2:
+            raise ValueError("a wildcard needs at least two labels after it")
+    if m.group("scheme") in ("http", "ws") and host not in _LOOPBACK:
+        raise ValueError("http/ws only for loopback hosts; use https/wss")
+    port = m.group("port")
+    if port is not None and not 1 <= int(port) <= 65535:
+        raise ValueError("port out of range")
+    return text.rstrip("/")
+
+
+def _field(
+    raw: Mapping[str, Any], name: str, max_domains: int, max_chars: int, rejected: list[str]
+) -> tuple[str, ...]:
+    values: Any = raw.get(name)
+    if values is None:
+        return ()
+    if not isinstance(values, list):
+        rejected.append(f"{name}: {values!r:.80} (not a list)")
+        return ()
+    kept: list[str] = []
+    for value in values:  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(value, str):
+            rejected.append(f"{name}: {value!r:.80} (not a string)")
+            continue
+        if len(value) > max_chars:
+            rejected.append(f"{name}: {value[:80]!r}... (longer than {max_chars} characters)")
+            continue
+        if len(kept) >= max_domains:
+            rejected.append(f"{name}: {value!r} (more than {max_domains} origins)")
+            continue
+        try:
+            origin = check_origin(value, wildcard=name == "resourceDomains")
+        except ValueError as exc:
+            rejected.append(f"{name}: {value!r} ({exc})")
+            continue
+        if origin not in kept:
+            kept.append(origin)
+    return tuple(kept)
+
+
+def sanitize_csp(raw: Any, *, max_domains: int = 32, max_domain_chars: int = 255) -> CspDomains:
+    """The origins of ``_meta.ui.csp`` that rules 3-4 keep (``raw`` may be anything)."""
+    if raw is None:
+        return CspDomains()
+    if not isinstance(raw, Mapping):
+        return CspDomains(rejected=(f"csp: {raw!r:.80} (not an object)",))
+    rejected: list[str] = []
+    got = [_field(raw, name, max_domains, max_domain_chars, rejected) for name in CSP_FIELDS]  # pyright: ignore[reportUnknownArgumentType]
+    return CspDomains(*got, rejected=tuple(rejected))
+
+
+def build_csp(domains: CspDomains) -> str:
+    """The policy string (rules 1-2), directives joined with ``"; "``."""
+    res = " ".join(domains.resource)
+
+    def with_(base: str, extra: str) -> str:
+        return f"{base} {extra}" if extra else base
+
+    directives = [
+        "default-src 'none'",
+        with_("script-src 'self' 'unsafe-inline'", res),
+        with_("style-src 'self' 'unsafe-inline'", res),
+        with_("img-src 'self' data:", res),
+    ]
+    if res:
+        directives.append(f"font-src {res}")
+    directives += [
+        with_("media-src 'self' data:", res),
+        "connect-src " + (" ".join(domains.connect) or "'none'"),
+        "frame-src " + (" ".join(domains.frame) or "'none'"),
+        "object-src 'none'",
+        "base-uri " + (" ".join(domains.base_uri) or "'self'"),
+    ]
+    return "; ".join(directives)
+
+
+DEFAULT_CSP: Final = build_csp(CspDomains())
+"""The policy for a resource that declares no domains (rule 1)."""
+
+
+def sanitize_permissions(raw: Any) -> tuple[str, ...]:
+    """The granted ``permissions`` keys in :data:`PERMISSION_FEATURES` order (rule 5)."""
+    if not isinstance(raw, Mapping):
+        return ()
+    return tuple(k for k in PERMISSION_FEATURES if isinstance(raw.get(k), Mapping))  # pyright: ignore[reportUnknownMemberType]
+
+
+def build_allow(permissions: tuple[str, ...]) -> str:
+    """The iframe ``allow`` attribute for granted ``permissions`` keys (rule 5)."""
+    return "; ".join(PERMISSION_FEATURES[k] for k in permissions if k in PERMISSION_FEATURES)

@@ -1,0 +1,123 @@
+"""Tool visibility and the tool→resource link of MCP Apps.
+
+Spec: ``apps-2026-01-26.mdx`` §Resource Discovery (``_meta.ui.resourceUri``, the
+deprecated flat ``_meta["ui/resourceUri"]``, ``_meta.ui.visibility``) and §Visibility.
+
+Rules:
+1. ``visibility`` defaults to ``["model", "app"]`` when ``_meta.ui.visibility`` is absent.
+   A value that is present but not a list of strings fails closed: the tool is neither
+   model- nor app-visible. Unknown entries are ignored.
+2. The agent's tool list leaves out every tool whose visibility lacks ``"model"``
+   (:func:`agent_tools`); an app may call only tools whose visibility has ``"app"``
+   (:func:`app_may_call`), on its own server (the caller's concern: an
+   :class:`~mcpkit.ext.ui.host.AppHost` holds exactly one server session).
+3. A tool's resource URI is ``_meta.ui.resourceUri``, else the flat key; a value that
+   is not a string starting with ``ui://`` means no app (fails closed).
+4. Tools may be wire dicts or typed objects with a ``meta`` attribute (mcpkit's
+   :class:`~mcpkit.core.types.Tool`); both are read the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcpkit.core.shapes import as_list, as_object, as_str
+from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY
+
+if TYPE_CHECKING:
+    from mcpkit.client import Client
+
+__all__ = [
+    "AGENT",
+    "APP",
+    "agent_tools",
+    "app_may_call",
+    "list_server_tools",
+    "model_may_call",
+    "tool_meta",
+    "tool_name",
+    "tool_resource_uri",
+    "tool_visibility",
+]
+
+AGENT = "model"
+APP = "app"
+_DEFAULT = frozenset({AGENT, APP})
+T = TypeVar("T")
+JSON = dict[str, Any]
+
+
+def tool_meta(tool: Any) -> Mapping[str, Any]:
+    """The tool's ``_meta`` object (empty when missing or malformed; rule 4)."""
+    wire_tool = as_object(tool)
+    meta = wire_tool.get("_meta") if wire_tool is not None else getattr(tool, "meta", None)
+    return as_object(meta) or {}
+
+
+def tool_name(tool: Any) -> str | None:
+    """The tool's ``name`` (None when missing or not a string)."""
+    wire_tool = as_object(tool)
+    return as_str(wire_tool.get("name") if wire_tool is not None else getattr(tool, "name", None))
+
+
+def _ui(tool: Any) -> Mapping[str, Any]:
+    return as_object(tool_meta(tool).get("ui")) or {}
+
+
+async def list_server_tools(client: Client, max_pages: int) -> dict[str, JSON]:
+    """The server's tools by name, reading at most ``max_pages`` pages of ``tools/list``
+    (uncached); entries without a string name are skipped."""
+    tools: dict[str, JSON] = {}
+    cursor: str | None = None
+    for _ in range(max_pages):
+        page = await client.request(
+            "tools/list", {"cursor": cursor} if cursor else None, use_cache=False
+        )
+        for item in as_list(page.get("tools")) or []:
+            tool = as_object(item)
+            name = as_str(tool.get("name")) if tool is not None else None
+            if tool is not None and name is not None:
+                tools[name] = tool
+        cursor = as_str(page.get("nextCursor")) or None
+        if cursor is None:
+            break
+    return tools
+
+
+def tool_visibility(tool: Any) -> frozenset[str]:
+    """``_meta.ui.visibility`` as a set (rule 1)."""
+    ui = _ui(tool)
+    if "visibility" not in ui:
+        return _DEFAULT
+    value = as_list(ui["visibility"])
+    if value is None or not all(isinstance(v, str) for v in value):
+        return frozenset()
+    return frozenset(str(v) for v in value) & _DEFAULT
+
+
+def app_may_call(tool: Any) -> bool:
+    """True when an app may call ``tool`` (its visibility has ``"app"``; rule 2)."""
+    return APP in tool_visibility(tool)
+
+
+def model_may_call(tool: Any) -> bool:
+    """True when the agent may see and call ``tool`` (visibility has ``"model"``)."""
+    return AGENT in tool_visibility(tool)
+
+
+def agent_tools(tools: Iterable[T]) -> list[T]:
+    """``tools`` without the ones whose visibility lacks ``"model"`` (spec §Visibility:
+    "Host MUST NOT include tools in the agent's tool list when their visibility does not
+    include "model""); order kept, items returned as given."""
+    return [t for t in tools if model_may_call(t)]
+
+
+def tool_resource_uri(tool: Any) -> str | None:
+    """The ``ui://`` URI of the tool's app, or None (rule 3)."""
+    value: Any = _ui(tool).get("resourceUri")
+    if value is None:
+        value = tool_meta(tool).get(RESOURCE_URI_META_KEY)
+    if isinstance(value, str) and value.startswith("ui://"):
+        return value
+    return None

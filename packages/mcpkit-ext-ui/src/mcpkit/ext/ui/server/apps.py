@@ -1,0 +1,231 @@
+"""``AppsExtension``: MCP Apps on an mcpkit server in one object.
+
+Spec: ``apps-2026-01-26.mdx`` (SEP-1865): §Extension Identifier, §UI Resource Format,
+§Resource Discovery, §Graceful Degradation.
+
+Rules:
+1. ``AppsExtension(server)`` installs, once per server: the ``io.modelcontextprotocol/ui``
+   capability entry (spec version and stability; :mod:`.capability` rule 3), the list
+   filter of :mod:`.listing`, and the startup check of :mod:`.startup`.
+2. :meth:`AppsExtension.tool` registers a core tool whose ``_meta`` holds ``ui``
+   (``resourceUri``, ``visibility``) and, with a view, the deprecated flat
+   ``ui/resourceUri`` (:class:`~.meta.UiToolMeta`), merged into any ``meta=`` given
+   (the UI keys win). Its results always carry text (:mod:`.fallback`). Every other
+   option is core's ``@server.tool`` option.
+3. :meth:`AppsExtension.resource` registers a static ``ui://`` resource (URI checked,
+   :mod:`.meta` rule 1) with MIME type ``text/html;profile=mcp-app``; its ``_meta.ui``
+   (:class:`~.meta.UiResourceMeta`) is sent both on ``resources/list`` and on every
+   ``resources/read`` contents entry. Exactly one source: ``html`` (a string, or a
+   zero-argument function returning one, called on each read) or ``path`` (a
+   single-file app, read on each read so edits show without a restart).
+4. Registration mistakes (a bad URI, a bad origin, a bad visibility, no or two
+   sources) raise ``ValueError``/``TypeError`` at registration, never on a request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast, overload
+
+from mcpkit.core.extensions import Extension, Stability
+from mcpkit.ext.ui.server.capability import RESOURCE_MIME_TYPE, apps_extension
+from mcpkit.ext.ui.server.fallback import TextRenderer, with_text_fallback
+from mcpkit.ext.ui.server.html import read_app
+from mcpkit.ext.ui.server.listing import app_list_filter
+from mcpkit.ext.ui.server.meta import (
+    ResourceCsp,
+    ResourcePermissions,
+    ToolVisibility,
+    UiResourceMeta,
+    UiToolMeta,
+    check_ui_uri,
+)
+from mcpkit.ext.ui.server.startup import check_views_lifespan
+from mcpkit.server.forms import decorate
+from mcpkit.server.tools import ToolOptions
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+    from mcpkit.server.resources import Resource
+    from mcpkit.server.tools import Tool
+
+__all__ = ["AppsExtension"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+JSON = dict[str, Any]
+_INSTALLED = "_mcpkit_ext_ui_installed"
+
+
+class AppsExtension:
+    """MCP Apps for ``server`` (rule 1); pass no server to install later with
+    :meth:`install` (or hand it to ``Server(extensions=[...])`` for the capability
+    alone). ``strict``: hide every UI tool from clients without MCP Apps
+    (:mod:`.listing` rule 3; default lenient). ``stability``: advertised stability."""
+
+    def __init__(
+        self,
+        server: Server | None = None,
+        *,
+        strict: bool = False,
+        stability: Stability = Stability.STABLE,
+    ) -> None:
+        self.strict = strict
+        self.stability = stability
+        self._server: Server | None = None
+        if server is not None:
+            self.install(server)
+
+    def extension(self) -> Extension:
+        """The advertised ``capabilities.extensions`` entry (``ExtensionProvider``)."""
+        return apps_extension(self.stability)
+
+    @property
+    def server(self) -> Server:
+        """The server installed on; ``RuntimeError`` before :meth:`install`."""
+        if self._server is None:
+            raise RuntimeError(
+                "AppsExtension is not installed: AppsExtension(server) or .install(server)"
+            )
+        return self._server
+
+    def install(self, server: Server) -> None:
+        """Rule 1: advertise, filter lists, check views at startup (once per server)."""
+        self._server = server
+        server.add_extension(self)
+        if getattr(server, _INSTALLED, False):
+            return
+        setattr(server, _INSTALLED, True)
+        server.add_list_filter(app_list_filter(strict=self.strict))
+        server.add_lifespan(check_views_lifespan)
+
+    # -- app tools -----------------------------------------------------------------
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(
+        self,
+        name: str | None = None,
+        /,
+        *,
+        resource_uri: str | None = None,
+        visibility: Sequence[ToolVisibility] = ("model", "app"),
+        text: TextRenderer | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> Callable[[F], F]: ...
+    @overload
+    def tool(
+        self,
+        /,
+        *,
+        name: str | None = None,
+        resource_uri: str | None = None,
+        visibility: Sequence[ToolVisibility] = ("model", "app"),
+        text: TextRenderer | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> Callable[[F], F]: ...
+    def tool(
+        self,
+        target: Any = None,
+        /,
+        *extra: Any,
+        name: str | None = None,
+        resource_uri: str | None = None,
+        visibility: Sequence[ToolVisibility] = ("model", "app"),
+        text: TextRenderer | None = None,
+        **options: Any,
+    ) -> Any:
+        """Register an app tool (rule 2): ``@ui.tool``, ``@ui.tool()``,
+        ``@ui.tool("name", resource_uri="ui://chart/view", visibility=["model", "app"])``.
+        ``resource_uri``: the ``ui://`` view rendering its results (None: none).
+        ``visibility``: ``"model"`` and/or ``"app"`` (spec default both). ``text``:
+        ``(return value) -> str``, the text hosts without MCP Apps show
+        (:mod:`.fallback`). Other options: core's ``ToolOptions``. Returns the function
+        unchanged; ``ValueError`` for a bad URI or visibility."""
+        ui_meta = UiToolMeta(resource_uri, visibility)
+        return decorate(
+            "tool",
+            target,
+            extra,
+            name,
+            lambda fn, n: self.add_tool(fn, name=n, ui_meta=ui_meta, text=text, **options),
+        )
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        ui_meta: UiToolMeta | None = None,
+        text: TextRenderer | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> Tool:
+        """Register ``fn`` as an app tool described by ``ui_meta`` (default: no view,
+        both visibilities); returns core's ``Tool`` (rule 2)."""
+        from mcpkit.server.forms import name_of
+
+        ui_meta = ui_meta if ui_meta is not None else UiToolMeta()
+        tool_name = name_of("tool", fn, name)
+        meta: JSON = dict(options.get("meta") or {})
+        meta.update(ui_meta.to_meta())
+        options["meta"] = meta
+        wrapper, attach = with_text_fallback(fn, tool_name, text)
+        tool = self.server.add_tool(wrapper, name=tool_name, **options)
+        attach(tool)
+        return tool
+
+    # -- UI resources --------------------------------------------------------------
+    def resource(
+        self,
+        uri: str,
+        *,
+        html: str | Callable[[], str] | None = None,
+        path: str | Path | None = None,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: ResourceCsp | None = None,
+        permissions: ResourcePermissions | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+    ) -> Resource:
+        """Serve a view at ``uri`` (rule 3). ``html`` or ``path`` is the content;
+        ``name`` defaults to the URI without ``ui://``; ``csp``, ``permissions``,
+        ``domain`` and ``prefers_border`` form ``_meta.ui``
+        (:class:`~.meta.UiResourceMeta`). Returns core's ``Resource``."""
+        check_ui_uri(uri)
+        if (html is None) == (path is None):
+            raise TypeError(f"ui.resource({uri!r}) needs exactly one of html= or path=")
+        ui = UiResourceMeta(csp, permissions, domain, prefers_border).to_wire()
+        meta: JSON | None = {"ui": ui} if ui else None
+        if path is not None:
+            source = Path(path)
+            if not source.is_file():
+                raise ValueError(f"ui.resource({uri!r}): {source} is not a file")
+
+            def content() -> str:
+                return read_app(source)
+        elif callable(html):
+            content = html
+        else:
+            fixed: str = html  # pyright: ignore[reportAssignmentType]
+
+            def content() -> str:
+                return fixed
+
+        def read() -> JSON:
+            entry: JSON = {"uri": uri, "mimeType": RESOURCE_MIME_TYPE, "text": content()}
+            if meta is not None:
+                entry["_meta"] = meta
+            return entry
+
+        added = self.server.add_resource(
+            read,
+            uri,
+            name=name if name is not None else uri[len("ui://") :],
+            title=title,
+            description=description,
+            mime_type=RESOURCE_MIME_TYPE,
+            meta=meta,
+        )
+        return cast("Resource", added)  # a static URI (checked above) is a Resource

@@ -1,0 +1,72 @@
+"""At startup, warn about tools that point at a ``ui://`` view no resource serves.
+
+Spec: ``apps-2026-01-26.mdx`` §Resource Discovery, Behavior: "Resource MUST exist on
+the server" (SEP-1865).
+
+Rules:
+1. :func:`dangling_views` lists ``(tool name, uri)`` for every tool of the server
+   (registered through :class:`~.apps.AppsExtension` or not) whose ``_meta.ui.resourceUri``
+   or deprecated flat ``_meta["ui/resourceUri"]`` names a URI that no static resource
+   and no resource template of the server serves.
+2. :func:`check_views_lifespan` is a core lifespan (``Server.add_lifespan``): when the
+   server starts serving, on any transport, it logs one WARNING per dangling view on
+   the ``mcpkit.ext.ui`` logger, then serves on (a warning, not a failure: a resource
+   may legitimately be added later, e.g. by a mounted server's lifespan).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+from mcpkit.ext.ui.server.listing import tool_ui_meta
+from mcpkit.ext.ui.server.meta import DEPRECATED_RESOURCE_URI_KEY
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+
+__all__ = ["check_views_lifespan", "dangling_views", "logger"]
+
+logger = logging.getLogger("mcpkit.ext.ui")
+
+
+def _views(definition: dict[str, Any]) -> set[str]:
+    uris: set[str] = set()
+    ui = tool_ui_meta(definition)
+    if ui is not None and isinstance(ui.get("resourceUri"), str):
+        uris.add(ui["resourceUri"])
+    meta: Any = definition.get("_meta")
+    if isinstance(meta, dict):
+        flat: Any = cast("dict[str, Any]", meta).get(DEPRECATED_RESOURCE_URI_KEY)
+        if isinstance(flat, str):
+            uris.add(flat)
+    return uris
+
+
+def dangling_views(server: Server) -> list[tuple[str, str]]:
+    """``(tool name, uri)`` pairs whose view no resource serves (rule 1), sorted."""
+    found: list[tuple[str, str]] = []
+    for name, tool in server.tools.items():
+        for uri in _views(tool.definition):
+            served = uri in server.resources or any(
+                t.matcher.match(uri) is not None for t in server.templates
+            )
+            if not served:
+                found.append((name, uri))
+    return sorted(found)
+
+
+@asynccontextmanager
+async def check_views_lifespan(server: Server) -> AsyncGenerator[None]:
+    """Rule 2: warn about each dangling view when serving starts."""
+    for name, uri in dangling_views(server):
+        logger.warning(
+            "tool %r points at the view %r, but no resource serves it (register it with "
+            "AppsExtension.resource(%r, html=...); SEP-1865: the resource MUST exist)",
+            name,
+            uri,
+            uri,
+        )
+    yield

@@ -1,0 +1,64 @@
+"""The browser side of mcpkit-ext-ui, shipped in the wheel beside this module.
+
+- ``bridge.js``: the View side of the View↔Host protocol for apps that do not use the npm
+  App SDK (``globalThis.McpkitApp``); :func:`mcpkit.ext.ui.app_html` inlines it.
+- ``host.html`` + ``host.js``: a host page that renders one view in the double-iframe
+  sandbox and relays it to a Python AppHost over the bridge endpoint's routes.
+- ``sandbox.html``: the sandbox proxy (the outer iframe), to be served on an origin other
+  than the host page's.
+
+Source: MCP Apps 2026-01-26 (``../shared/spec/extensions/apps-spec/apps-2026-01-26.mdx``),
+"Sandbox proxy", "Communication Protocol".
+
+Rules:
+1. Only the files named in :data:`ASSETS` are read or served; any other name raises
+   ``KeyError`` (no path from a request reaches the file system).
+2. Files are read with :mod:`importlib.resources`, so an installed wheel works as a tree.
+3. :func:`assets_app` answers ``GET /{name}`` for the names it is given, with the type from
+   :data:`ASSETS`, ``Cache-Control: no-store``, and ``X-Content-Type-Options: nosniff``;
+   any other path is 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib.resources import files
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+__all__ = ["ASSETS", "assets_app", "read_asset"]
+
+ASSETS: dict[str, str] = {
+    "bridge.js": "text/javascript; charset=utf-8",
+    "host.html": "text/html; charset=utf-8",
+    "host.js": "text/javascript; charset=utf-8",
+    "sandbox.html": "text/html; charset=utf-8",
+}
+"""Asset file name -> its ``Content-Type``."""
+
+
+def read_asset(name: str) -> str:
+    """The text of asset ``name`` (a key of :data:`ASSETS`); ``KeyError`` for any other."""
+    if name not in ASSETS:
+        raise KeyError(f"no mcpkit-ext-ui asset named {name!r}; known: {sorted(ASSETS)}")
+    return files(__name__).joinpath(name).read_text(encoding="utf-8")
+
+
+def assets_app(names: Iterable[str] = tuple(ASSETS)) -> Starlette:
+    """An ASGI app serving the assets ``names`` at ``GET /{name}`` (rule 3). Serve
+    ``sandbox.html`` from a second app on another port (or host name) than ``host.html``:
+    the sandbox proxy must have its own origin."""
+    served = {name: (read_asset(name), ASSETS[name]) for name in names}
+
+    async def asset(request: Request) -> Response:
+        found = served.get(request.path_params["name"])
+        if found is None:
+            return PlainTextResponse("not found", status_code=404)
+        text, media_type = found
+        headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+        return Response(text, media_type=media_type, headers=headers)
+
+    return Starlette(routes=[Route("/{name}", asset, methods=["GET"])])

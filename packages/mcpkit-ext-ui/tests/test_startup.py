@@ -1,0 +1,96 @@
+"""The dangling-view warning at startup (startup.py rules 1, 2; spec §Resource
+Discovery: "Resource MUST exist on the server"), through core's lifespan hook, on the
+in-memory transport and under uvicorn."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from ui_helpers import served
+
+from mcpkit.client import Client
+from mcpkit.ext.ui import AppsExtension, dangling_views
+from mcpkit.server.app import Server
+
+pytestmark = pytest.mark.anyio
+
+
+def build() -> Server:
+    server = Server("views")
+    ui = AppsExtension(server)
+
+    @ui.tool(resource_uri="ui://views/served")
+    def served_view() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "ok"
+
+    @ui.tool(resource_uri="ui://views/missing")
+    def missing_view() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "ok"
+
+    # a tool registered with core directly, carrying only the deprecated flat key
+    @server.tool(meta={"ui/resourceUri": "ui://views/flat-missing"})
+    def flat() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "ok"
+
+    @server.resource("ui://views/items/{id}")
+    def item(id: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        return id
+
+    @ui.tool(resource_uri="ui://views/items/7")
+    def templated() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "ok"
+
+    ui.resource("ui://views/served", html="<!DOCTYPE html>")
+    return server
+
+
+def test_dangling_views_names_each_tool_and_uri() -> None:
+    assert dangling_views(build()) == [
+        ("flat", "ui://views/flat-missing"),
+        ("missing_view", "ui://views/missing"),
+    ]
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "mcpkit.ext.ui" and r.levelno == logging.WARNING
+    ]
+
+
+async def test_startup_warns_once_per_dangling_view_in_memory(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    async with Client(build()) as client:
+        assert len(await client.list_tools()) == 4  # serving goes on
+    messages = _warnings(caplog)
+    assert len(messages) == 2
+    assert "'missing_view'" in messages[1]
+    assert "'ui://views/missing'" in messages[1]
+    assert "'flat'" in messages[0]
+    assert "'ui://views/flat-missing'" in messages[0]
+
+
+async def test_startup_warns_over_http(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    async with served(build()):
+        pass
+    assert len(_warnings(caplog)) == 2
+
+
+async def test_no_warning_when_every_view_is_served(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    server = Server("fine")
+    ui = AppsExtension(server)
+
+    @ui.tool(resource_uri="ui://fine/view")
+    def t() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "ok"
+
+    ui.resource("ui://fine/view", html="<!DOCTYPE html>")
+    async with Client(server) as client:
+        await client.ping()
+    assert _warnings(caplog) == []
