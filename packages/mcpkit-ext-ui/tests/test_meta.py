@@ -168,3 +168,26 @@ def test_ui_capability_keeps_unknown_settings() -> None:
     cap = ui_capability({"extensions": {EXTENSION_ID: {"mimeTypes": [], "features": ["x"]}}})
     assert cap is not None
     assert dict(cap.extra) == {"features": ["x"]}
+
+
+def test_tool_decorator_forms_match_server_tool() -> None:
+    server = Server("s")
+    ui = AppsExtension(server)
+
+    @ui.tool
+    def bare() -> str:
+        return "x"
+
+    @ui.tool(name="named", visibility=["app"])
+    def other() -> str:
+        return "x"
+
+    assert bare() == "x"  # the function is returned unchanged
+    assert other() == "x"
+    assert set(server.tools) == {"bare", "named"}
+    assert server.tools["bare"].definition["_meta"] == {"ui": {"visibility": ["model", "app"]}}
+    with pytest.raises(TypeError, match="titel"):
+
+        @ui.tool(titel="misspelt")  # type: ignore[call-overload]
+        def misspelt() -> str:  # pyright: ignore[reportUnusedFunction]
+            return "x"

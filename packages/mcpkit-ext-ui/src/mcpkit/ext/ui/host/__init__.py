@@ -3,15 +3,14 @@
 Rules:
 1. Everything here enforces the spec's host rules (visibility, CSP, bounds); see each
    module's rules.
-2. :func:`client_extension` is what a host's :class:`mcpkit.client.Client` declares so
-   that servers list their app tools to it (``capabilities.extensions``,
-   ``mimeTypes``; apps-2026-01-26 §Client<>Server Capability Negotiation).
+2. :func:`client_extension` (the server side's, re-exported) is what a host's
+   :class:`mcpkit.client.Client` declares so that servers list their app tools to it
+   (``capabilities.extensions``, ``mimeTypes``; apps-2026-01-26 §Client<>Server
+   Capability Negotiation).
 """
 
 from __future__ import annotations
 
-from mcpkit.core.extensions import Extension
-from mcpkit.ext.ui import EXTENSION_ID
 from mcpkit.ext.ui.host import wire
 from mcpkit.ext.ui.host.apphost import AppHost, HostStateError
 from mcpkit.ext.ui.host.bridge import bridge_app
@@ -34,6 +33,7 @@ from mcpkit.ext.ui.host.visibility import (
     tool_resource_uri,
     tool_visibility,
 )
+from mcpkit.ext.ui.server.capability import client_extension
 
 __all__ = [
     "DEFAULT_CSP",
@@ -62,9 +62,3 @@ __all__ = [
     "tool_visibility",
     "wire",
 ]
-
-
-def client_extension() -> Extension:
-    """The ``io.modelcontextprotocol/ui`` entry a host's client declares:
-    ``{"mimeTypes": ["text/html;profile=mcp-app"]}`` (rule 2)."""
-    return Extension(EXTENSION_ID, config={"mimeTypes": [wire.MIME_TYPE]})

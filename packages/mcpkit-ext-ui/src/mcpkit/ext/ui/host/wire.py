@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from mcpkit.ext.ui.server.capability import RESOURCE_MIME_TYPE, SPEC_VERSION
+from mcpkit.ext.ui.server.meta import DEPRECATED_RESOURCE_URI_KEY
+
 __all__ = [
     "ALIASES",
     "APP_NOTIFICATIONS",
@@ -64,13 +67,13 @@ __all__ = [
     "canonical",
 ]
 
-PROTOCOL_VERSION: Final = "2026-01-26"
+PROTOCOL_VERSION: Final = SPEC_VERSION
 """The MCP Apps protocol version (spec file name; SDK 2.0.4 ``LATEST_PROTOCOL_VERSION``)."""
 SUPPORTED_PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION,)
 """Versions echoed back to an app that asks for them (SDK 2.0.4 ``SUPPORTED_PROTOCOL_VERSIONS``)."""
-MIME_TYPE: Final = "text/html;profile=mcp-app"
+MIME_TYPE: Final = RESOURCE_MIME_TYPE
 """The MIME type of an app's ``ui://`` resource (spec §UI Resource Format)."""
-RESOURCE_URI_META_KEY: Final = "ui/resourceUri"
+RESOURCE_URI_META_KEY: Final = DEPRECATED_RESOURCE_URI_KEY
 """The deprecated flat ``_meta`` key of a tool's resource URI (spec §Resource Discovery)."""
 DENIED: Final = -32000
 """The error code the spec's examples give for a denied or failed host request

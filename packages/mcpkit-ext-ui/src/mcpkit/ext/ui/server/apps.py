@@ -113,6 +113,17 @@ class AppsExtension:
         text: TextRenderer | None = None,
         **options: Unpack[ToolOptions],
     ) -> Callable[[F], F]: ...
+    @overload
+    def tool(
+        self,
+        /,
+        *,
+        name: str | None = None,
+        resource_uri: str | None = None,
+        visibility: Sequence[ToolVisibility] = ("model", "app"),
+        text: TextRenderer | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> Callable[[F], F]: ...
     def tool(
         self,
         target: Any = None,
