@@ -411,10 +411,10 @@ class AppHost:
         current: str = self.host_context.get("displayMode") or "inline"
         app_modes = self.app_capabilities.get("availableDisplayModes")
         host_modes = self.host_context.get("availableDisplayModes")
-        allowed = (isinstance(app_modes, list) and mode not in app_modes) or (
+        refused = (isinstance(app_modes, list) and mode not in app_modes) or (
             isinstance(host_modes, list) and mode not in host_modes
         )
-        if allowed or self.callbacks.on_request_display_mode is None:
+        if refused or self.callbacks.on_request_display_mode is None:
             return current
         got = await self.callbacks.on_request_display_mode(mode)
         if got is None or got == current:
