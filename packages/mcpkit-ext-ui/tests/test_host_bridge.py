@@ -199,6 +199,17 @@ async def test_bodies_and_views_are_bounded() -> None:
         assert response.status_code == 503
 
 
+async def test_an_idle_view_makes_room_for_a_new_one() -> None:
+    limits = HostLimits(max_views=1, view_idle_timeout_s=0.2)
+    async with running_bridge(limits) as http:
+        first = await open_view(http)
+        assert (await http.post("/views", json={"toolName": "show_weather"})).status_code == 503
+        await anyio.sleep(0.5)
+        await open_view(http)
+        gone = await post_message(http, first["viewId"], request(1, wire.PING))
+        assert gone.status_code == 404
+
+
 async def test_a_second_event_reader_is_refused(http: httpx2.AsyncClient) -> None:
     view = await open_view(http)
     async with events(http, view["viewId"]):
