@@ -13,6 +13,9 @@ Rules:
 2. With ``text=`` (a function of the return value to ``str``), the result's text blocks
    are replaced by that rendering (one block, first); other blocks and
    ``structuredContent`` stay. Its failure is a tool error, as a failing tool is.
+   A result changed here reaches core as a ``CallToolResult``, so core checks its
+   ``structuredContent`` against the ``outputSchema`` once more (with ``jsonschema``);
+   a result that needs no change is handed back as the original value (rule 3).
 3. Without ``text=``, a successful result that holds no text block gets one: the JSON
    of ``structuredContent`` when there is one, else a sentence naming the tool and
    saying its output is shown in the app view. Core already writes structured results
@@ -39,6 +42,11 @@ TextRenderer = Callable[[Any], str]
 """``(return value) -> text`` shown to hosts without MCP Apps (rule 2)."""
 
 
+def _has_text(result: JSON) -> bool:
+    blocks: list[JSON] = result.get("content") or []
+    return any(b.get("type") == "text" for b in blocks)
+
+
 def ensure_text(result: JSON, name: str, value: Any, text: TextRenderer | None) -> JSON:
     """``result`` (a ``CallToolResult`` dict) with the text of rules 2-4."""
     if result.get("isError"):
@@ -52,7 +60,7 @@ def ensure_text(result: JSON, name: str, value: Any, text: TextRenderer | None) 
             {"type": "text", "text": rendered},
             *(b for b in content if b.get("type") != "text"),
         ]
-    elif not any(b.get("type") == "text" for b in content):
+    elif not _has_text(result):
         structured = result.get("structuredContent")
         if structured is not None:
             fallback = dumps(structured).decode("utf-8")
@@ -70,8 +78,11 @@ def with_text_fallback(
     wrapper can use its conversion (rule 1)."""
     holder: list[Tool] = []
 
-    def finish(value: Any) -> JSON:
-        return ensure_text(holder[0].result(value), name, value, text)
+    def finish(value: Any) -> Any:
+        result = holder[0].result(value)
+        if text is None and (result.get("isError") or _has_text(result)):
+            return value  # core's own conversion already answers text (rule 3): no re-check
+        return ensure_text(result, name, value, text)
 
     if inspect.iscoroutinefunction(fn):
 
