@@ -64,6 +64,7 @@ from mcpkit.ext.ui.host.callbacks import (
     check_display_mode,
     check_download,
     check_message,
+    check_model_context,
     check_size,
     check_url,
     denied,
@@ -348,6 +349,7 @@ class AppHost:
         if method == wire.REQUEST_DISPLAY_MODE:
             return {"mode": await self._display_mode(check_display_mode(method, params))}
         if method == wire.UPDATE_MODEL_CONTEXT:
+            check_model_context(params)
             self.model_context = params
             if cb.on_update_model_context is not None:
                 await cb.on_update_model_context(params)
