@@ -13,7 +13,6 @@ from ui_host_helpers import (
     APP_URI,
     HTML,
     INIT_PARAMS,
-    anyio_backend,  # noqa: F401 - fixture
     build_app_server,
     next_message,
     notification,

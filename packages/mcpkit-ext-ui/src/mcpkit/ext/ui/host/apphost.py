@@ -212,7 +212,7 @@ class AppHost:
             raise HostStateError(f"tool {self.tool_name!r} names no ui:// resource")
         if not uri.startswith("ui://"):
             raise AppResourceError(f"{uri!r}: an app resource URI must start with ui://")
-        result = await self.client.request("resources/read", {"uri": uri}, use_cache=False)
+        result = await self.client.request(wire.RESOURCES_READ, {"uri": uri}, use_cache=False)
         self.resource = parse_app_resource(uri, result, self.limits)
         self.resource_uri = uri
         for entry in self.resource.rejected:
