@@ -14,7 +14,6 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 from ui_host_helpers import (
     INIT_PARAMS,
-    anyio_backend,  # noqa: F401 - fixture
     build_app_server,
     notification,
     request,

@@ -13,7 +13,6 @@ from ui_host_helpers import (
     APP_URI,
     HTML,
     INIT_PARAMS,
-    anyio_backend,  # noqa: F401 - fixture
     build_app_server,
     next_message,
     notification,
@@ -351,6 +350,10 @@ async def test_update_model_context_replaces_the_last_one(client: Client) -> Non
         assert result_of(await host.handle(request(n, wire.UPDATE_MODEL_CONTEXT, params))) == {}
     assert host.model_context == {"structuredContent": {"n": 2}}
     assert len(seen) == 2
+    for bad in ({"content": "text"}, {"content": [1]}, {"structuredContent": [1]}):
+        error = error_of(await host.handle(request(9, wire.UPDATE_MODEL_CONTEXT, bad)))
+        assert error["code"] == -32602
+    assert host.model_context == {"structuredContent": {"n": 2}}
 
 
 async def test_download_and_sampling_are_denied_by_default_and_served_by_callbacks(

@@ -64,6 +64,7 @@ from mcpkit.ext.ui.host.callbacks import (
     check_display_mode,
     check_download,
     check_message,
+    check_model_context,
     check_size,
     check_url,
     denied,
@@ -211,7 +212,7 @@ class AppHost:
             raise HostStateError(f"tool {self.tool_name!r} names no ui:// resource")
         if not uri.startswith("ui://"):
             raise AppResourceError(f"{uri!r}: an app resource URI must start with ui://")
-        result = await self.client.request("resources/read", {"uri": uri}, use_cache=False)
+        result = await self.client.request(wire.RESOURCES_READ, {"uri": uri}, use_cache=False)
         self.resource = parse_app_resource(uri, result, self.limits)
         self.resource_uri = uri
         for entry in self.resource.rejected:
@@ -348,6 +349,7 @@ class AppHost:
         if method == wire.REQUEST_DISPLAY_MODE:
             return {"mode": await self._display_mode(check_display_mode(method, params))}
         if method == wire.UPDATE_MODEL_CONTEXT:
+            check_model_context(params)
             self.model_context = params
             if cb.on_update_model_context is not None:
                 await cb.on_update_model_context(params)

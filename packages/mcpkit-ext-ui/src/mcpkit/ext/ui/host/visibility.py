@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.core.shapes import as_list, as_object, as_str
-from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY
+from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY, TOOLS_LIST
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -75,7 +75,7 @@ async def list_server_tools(
     cursor: str | None = None
     for _ in range(max_pages):
         page = await client.request(
-            "tools/list", {"cursor": cursor} if cursor else None, use_cache=use_cache
+            TOOLS_LIST, {"cursor": cursor} if cursor else None, use_cache=use_cache
         )
         for item in as_list(page.get("tools")) or []:
             tool = as_object(item)
