@@ -77,13 +77,13 @@
   }
 
   function resourceParams() {
-    var params = { html: view.html };
+    var params = {};
     var extra = view.sandboxParams || {};
     for (var key in extra) params[key] = extra[key];
+    params.html = view.html;
     if (typeof view.csp === "string") params.cspPolicy = view.csp;
     else if (view.csp && typeof view.csp === "object") params.csp = view.csp;
     if (typeof view.allow === "string") params.allow = view.allow;
-    params.html = view.html;
     return params;
   }
 
