@@ -9,7 +9,6 @@ import anyio
 import pytest
 from ui_host_helpers import (
     INIT_PARAMS,
-    anyio_backend,  # noqa: F401 - fixture
     build_app_server,
     next_message,
     notification,

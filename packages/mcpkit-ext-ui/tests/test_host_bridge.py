@@ -14,7 +14,6 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 from ui_host_helpers import (
     INIT_PARAMS,
-    anyio_backend,  # noqa: F401 - fixture
     build_app_server,
     notification,
     request,
@@ -197,6 +196,17 @@ async def test_bodies_and_views_are_bounded() -> None:
         assert response.status_code == 413
         response = await http.post("/views", json={"toolName": "show_weather"})
         assert response.status_code == 503
+
+
+async def test_an_idle_view_makes_room_for_a_new_one() -> None:
+    limits = HostLimits(max_views=1, view_idle_timeout_s=0.2)
+    async with running_bridge(limits) as http:
+        first = await open_view(http)
+        assert (await http.post("/views", json={"toolName": "show_weather"})).status_code == 503
+        await anyio.sleep(0.5)
+        await open_view(http)
+        gone = await post_message(http, first["viewId"], request(1, wire.PING))
+        assert gone.status_code == 404
 
 
 async def test_a_second_event_reader_is_refused(http: httpx2.AsyncClient) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from ui_host_helpers import (
-    anyio_backend,  # noqa: F401 - fixture
     build_app_server,
 )
 

@@ -13,7 +13,6 @@ from ui_host_helpers import (
     APP_URI,
     HTML,
     INIT_PARAMS,
-    anyio_backend,  # noqa: F401 - fixture
     build_app_server,
     next_message,
     notification,
@@ -199,6 +198,31 @@ async def test_app_call_to_a_model_only_tool_is_rejected(client: Client) -> None
     assert "not callable by apps" in error["message"]
 
 
+async def test_a_visibility_change_on_the_server_applies_to_the_next_app_call() -> None:
+    server = build_app_server()
+    async with Client(server, extensions=[client_extension()]) as c:
+        host = await started(c)
+        call = {"name": "refresh", "arguments": {}}
+        assert "result" in (await host.handle(request(5, wire.TOOLS_CALL, call)) or {})
+        server.remove_tool("refresh")
+
+        @server.tool(name="refresh", meta={"ui": {"visibility": ["model"]}})
+        def refresh_now_model_only() -> str:  # pyright: ignore[reportUnusedFunction]
+            return "refreshed"
+
+        error = error_of(await host.handle(request(6, wire.TOOLS_CALL, call)))
+        assert error["code"] == wire.DENIED
+
+
+async def test_hostile_sandbox_messages_from_the_view_are_ignored_or_unknown(
+    client: Client,
+) -> None:
+    host = await started(client)
+    for method in (wire.SANDBOX_PROXY_READY, wire.SANDBOX_RESOURCE_READY):
+        assert await host.handle(notification(method, {"html": "<p>x</p>"})) is None
+        assert error_of(await host.handle(request(9, method, {})))["code"] == -32601
+
+
 async def test_app_call_to_an_unknown_tool_is_invalid_params(client: Client) -> None:
     host = await started(client)
     error = error_of(await host.handle(request(5, wire.TOOLS_CALL, {"name": "nope"})))
@@ -326,6 +350,10 @@ async def test_update_model_context_replaces_the_last_one(client: Client) -> Non
         assert result_of(await host.handle(request(n, wire.UPDATE_MODEL_CONTEXT, params))) == {}
     assert host.model_context == {"structuredContent": {"n": 2}}
     assert len(seen) == 2
+    for bad in ({"content": "text"}, {"content": [1]}, {"structuredContent": [1]}):
+        error = error_of(await host.handle(request(9, wire.UPDATE_MODEL_CONTEXT, bad)))
+        assert error["code"] == -32602
+    assert host.model_context == {"structuredContent": {"n": 2}}
 
 
 async def test_download_and_sampling_are_denied_by_default_and_served_by_callbacks(

@@ -11,7 +11,6 @@ import anyio
 import pytest
 from ui_host_helpers import (
     APP_URI,
-    anyio_backend,  # noqa: F401 - fixture
     build_app_server,
 )
 

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-import pytest
 import uvicorn
 
 from mcpkit.core.jsonrpc import JSONRPCError
@@ -36,11 +35,6 @@ APP_META: JSON = {
         "prefersBorder": True,
     }
 }
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def build_app_server(*, app_meta: JSON | None = None, html: str = HTML) -> Server:

@@ -168,3 +168,15 @@ def test_npm_app_sdk_handshakes_and_calls_a_server_tool(
     assert initialize["params"]["appInfo"]["name"] == "sdk-interop"
     assert "/sdk/app-with-deps.js" in site.declared.requested
     page.screenshot(path=str(screenshots / "app-sdk.png"), full_page=True)
+
+
+def test_view_may_ask_to_be_torn_down(site: Site, page: Page) -> None:
+    view = site.open(page, "greet", {"name": "Frances"})
+    expect(view.locator("#greeting")).to_have_text("Hello, Frances!")
+    page.frames[2].evaluate("() => app.requestTeardown()")
+    wait_for(lambda: host_state(page)["status"] == "torn down", "teardown on request")
+    inbound = methods(page, "in")
+    asked = inbound.index("ui/notifications/request-teardown")
+    assert "" in inbound[asked + 1 :]  # then the View answered ui/resource-teardown
+    assert "ui/resource-teardown" in methods(page, "out")
+    assert page.locator("#app iframe").count() == 0

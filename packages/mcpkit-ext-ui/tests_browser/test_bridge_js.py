@@ -153,6 +153,10 @@ def test_requests_resolve_reject_and_time_out(page: Page, view: Frame) -> None:
     assert silent == -32001
     view.evaluate("() => { app.sendMessage('hello').catch(() => {}); }")
     page.wait_for_function("() => received.some(m => m.method === 'ui/message')")
+    view.evaluate("() => app.requestTeardown()")
+    page.wait_for_function(
+        "() => received.some(m => m.method === 'ui/notifications/request-teardown')"
+    )
     message = next(m for m in received(page) if m.get("method") == "ui/message")
     assert message["params"] == {"role": "user", "content": [{"type": "text", "text": "hello"}]}
 

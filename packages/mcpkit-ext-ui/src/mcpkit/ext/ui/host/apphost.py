@@ -17,8 +17,9 @@ Rules:
    ``ui/notifications/initialized`` (:mod:`mcpkit.ext.ui.host.channel`).
 3. ``tools/call`` from the view goes to this host's own server only, and only for a tool
    whose ``_meta.ui.visibility`` has ``"app"``: otherwise -32000 ("not callable by
-   apps"); a tool the server does not list is -32602. The tool index is read at
-   :meth:`AppHost.load` and re-read once when a call names a tool it lacks. Only
+   apps"); a tool the server does not list is -32602. The tool list is re-read, uncached,
+   for every app call (a cached list can be stale on 2026-07-28, where ``list_changed``
+   needs a subscription), so a visibility change applies at once. Only
    ``name`` and ``arguments`` are forwarded. ``resources/read``, ``resources/list`` and
    ``resources/templates/list`` are forwarded as they are. The server's JSON-RPC errors
    are passed back unchanged; a local failure is -32603 with no detail.
@@ -63,6 +64,7 @@ from mcpkit.ext.ui.host.callbacks import (
     check_display_mode,
     check_download,
     check_message,
+    check_model_context,
     check_size,
     check_url,
     denied,
@@ -187,9 +189,12 @@ class AppHost:
         self._called = False
 
     # -- loading ------------------------------------------------------------------------
-    async def refresh_tools(self) -> None:
-        """Re-read the server's tool list (all pages, at most ``max_tool_pages``)."""
-        tools = await list_server_tools(self.client, self.limits.max_tool_pages)
+    async def refresh_tools(self, *, use_cache: bool = False) -> None:
+        """Re-read the server's tool list (all pages, at most ``max_tool_pages``;
+        ``use_cache``: what the client's cache holds as fresh may answer)."""
+        tools = await list_server_tools(
+            self.client, self.limits.max_tool_pages, use_cache=use_cache
+        )
         self._tools = tools
         self.tool = tools.get(self.tool_name)
 
@@ -207,7 +212,7 @@ class AppHost:
             raise HostStateError(f"tool {self.tool_name!r} names no ui:// resource")
         if not uri.startswith("ui://"):
             raise AppResourceError(f"{uri!r}: an app resource URI must start with ui://")
-        result = await self.client.request("resources/read", {"uri": uri}, use_cache=False)
+        result = await self.client.request(wire.RESOURCES_READ, {"uri": uri}, use_cache=False)
         self.resource = parse_app_resource(uri, result, self.limits)
         self.resource_uri = uri
         for entry in self.resource.rejected:
@@ -344,6 +349,7 @@ class AppHost:
         if method == wire.REQUEST_DISPLAY_MODE:
             return {"mode": await self._display_mode(check_display_mode(method, params))}
         if method == wire.UPDATE_MODEL_CONTEXT:
+            check_model_context(params)
             self.model_context = params
             if cb.on_update_model_context is not None:
                 await cb.on_update_model_context(params)
@@ -375,11 +381,6 @@ class AppHost:
             "hostContext": context,
         }
 
-    async def _tool_def(self, name: str) -> JSON | None:
-        if name not in self._tools:
-            await self.refresh_tools()
-        return self._tools.get(name)
-
     async def _app_tool_call(self, params: JSON) -> JSON:
         name = params.get("name")
         if not isinstance(name, str):
@@ -387,7 +388,8 @@ class AppHost:
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
             raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
-        tool = await self._tool_def(name)
+        await self.refresh_tools()
+        tool = self._tools.get(name)
         if tool is None:
             raise JSONRPCError(INVALID_PARAMS, f"tools/call: unknown tool {name!r}")
         if not app_may_call(tool):
@@ -411,10 +413,10 @@ class AppHost:
         current: str = self.host_context.get("displayMode") or "inline"
         app_modes = self.app_capabilities.get("availableDisplayModes")
         host_modes = self.host_context.get("availableDisplayModes")
-        allowed = (isinstance(app_modes, list) and mode not in app_modes) or (
+        refused = (isinstance(app_modes, list) and mode not in app_modes) or (
             isinstance(host_modes, list) and mode not in host_modes
         )
-        if allowed or self.callbacks.on_request_display_mode is None:
+        if refused or self.callbacks.on_request_display_mode is None:
             return current
         got = await self.callbacks.on_request_display_mode(mode)
         if got is None or got == current:
@@ -504,7 +506,8 @@ class AppHost:
         ``tool-cancelled``), :class:`HostStateError` on a second call."""
         if self._called:
             raise HostStateError("call_tool() runs once per view; open another AppHost")
-        tool = await self._tool_def(self.tool_name)
+        await self.refresh_tools()
+        tool = self.tool
         if tool is None:
             raise JSONRPCError(INVALID_PARAMS, f"tools/call: unknown tool {self.tool_name!r}")
         if not model_may_call(tool):

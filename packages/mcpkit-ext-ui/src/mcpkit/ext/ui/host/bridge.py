@@ -29,6 +29,8 @@ Rules:
    (:func:`mcpkit.server.http.sse.event`).
 5. ``open_view`` errors: ``LookupError`` or :class:`HostStateError` → 404, ``ValueError``
    (including :class:`AppResourceError`) → 422, a server ``JSONRPCError`` → 502.
+6. A view with no event stream and no request for ``view_idle_timeout_s`` is torn down
+   when a new view is opened (a page that vanished without ``DELETE`` frees its slot).
 """
 
 from __future__ import annotations
@@ -73,16 +75,19 @@ class _BodyError(Exception):
 class ViewTable:
     """The views a bridge holds, by id (rule 1)."""
 
-    def __init__(self, max_views: int) -> None:
+    def __init__(self, max_views: int, idle_s: float) -> None:
         self.max_views = max_views
+        self.idle_s = idle_s
         self.views: dict[str, AppHost] = {}
         self.reading: set[str] = set()
+        self.seen: dict[str, float] = {}
 
     def add(self, host: AppHost) -> str:
         if len(self.views) >= self.max_views:
             raise _BodyError(503, f"too many open views (at most {self.max_views})")
         view_id = secrets.token_urlsafe(32)
         self.views[view_id] = host
+        self.seen[view_id] = anyio.current_time()
         return view_id
 
     def get(self, request: Request) -> tuple[str, AppHost]:
@@ -90,10 +95,29 @@ class ViewTable:
         host = self.views.get(view_id)
         if host is None:
             raise _BodyError(404, "unknown view")
+        self.seen[view_id] = anyio.current_time()
         return view_id, host
+
+    def forget(self, view_id: str) -> None:
+        self.views.pop(view_id, None)
+        self.seen.pop(view_id, None)
+
+    async def reap(self) -> None:
+        """Tear down views idle for ``idle_s`` with no event stream (rule 6)."""
+        now = anyio.current_time()
+        idle = [
+            v
+            for v, t in self.seen.items()
+            if now - t > self.idle_s and v not in self.reading and v in self.views
+        ]
+        for view_id in idle:
+            host = self.views[view_id]
+            self.forget(view_id)
+            await host.teardown(timeout_s=0)
 
     async def close_all(self) -> None:
         views, self.views = list(self.views.values()), {}
+        self.seen.clear()
         for host in views:
             await host.teardown(timeout_s=1.0)
 
@@ -136,7 +160,7 @@ def bridge_app(
     """The bridge endpoint (module docstring for routes and rules). ``allow_origin``: the
     host page's origin, e.g. ``"http://127.0.0.1:8001"`` (rule 3). The app's ``state.views``
     is the :class:`ViewTable`; its lifespan tears down the views left at shutdown."""
-    table = ViewTable(limits.max_views)
+    table = ViewTable(limits.max_views, limits.view_idle_timeout_s)
 
     async def run_call(host: AppHost, arguments: JSON) -> None:
         try:
@@ -152,6 +176,7 @@ def bridge_app(
             arguments = body.get("arguments")
             if arguments is not None and not isinstance(arguments, dict):
                 raise _BodyError(400, "arguments must be an object")
+            await table.reap()
             if len(table.views) >= table.max_views:
                 raise _BodyError(503, f"too many open views (at most {table.max_views})")
             made = open_view(body)
@@ -251,7 +276,7 @@ def bridge_app(
         try:
             answered = await host.teardown(timeout_s=limits.teardown_timeout_s)
         finally:
-            table.views.pop(view_id, None)
+            table.forget(view_id)
         return JSONResponse({"answered": answered})
 
     @asynccontextmanager

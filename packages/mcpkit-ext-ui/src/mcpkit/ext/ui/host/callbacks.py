@@ -19,7 +19,8 @@ Rules:
    field: ``ui/open-link`` needs an absolute ``http``/``https`` URL ("Invalid URL"),
    ``ui/message`` a ``role`` of ``"user"`` and ``content`` (a list or one block),
    ``ui/download-file`` a ``contents`` list, ``ui/request-display-mode`` a ``mode`` in
-   ``inline``/``fullscreen``/``pip``.
+   ``inline``/``fullscreen``/``pip``, ``ui/update-model-context`` a ``content`` list
+   and a ``structuredContent`` object (each optional; "Invalid content format").
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.shapes import as_list, as_object
 from mcpkit.ext.ui.host.wire import (
     DENIED,
     DOWNLOAD_FILE,
     MESSAGE,
     OPEN_LINK,
     SAMPLING_CREATE_MESSAGE,
+    UPDATE_MODEL_CONTEXT,
 )
 
 __all__ = [
@@ -53,6 +56,7 @@ __all__ = [
     "check_display_mode",
     "check_download",
     "check_message",
+    "check_model_context",
     "check_size",
     "check_url",
     "denied",
@@ -131,6 +135,16 @@ def check_message(params: Mapping[str, Any]) -> None:
     content: Any = params.get("content")
     if not isinstance(content, (list, dict)) or not content:
         raise _bad(MESSAGE, "Invalid message format: params.content must be content blocks")
+
+
+def check_model_context(params: Mapping[str, Any]) -> None:
+    """``ui/update-model-context`` params (rule 3): ``content`` a list of content blocks
+    and ``structuredContent`` an object, each optional."""
+    content = as_list(params.get("content"))
+    if "content" in params and (content is None or not all(as_object(c) for c in content)):
+        raise _bad(UPDATE_MODEL_CONTEXT, "Invalid content format: params.content must be blocks")
+    if "structuredContent" in params and as_object(params["structuredContent"]) is None:
+        raise _bad(UPDATE_MODEL_CONTEXT, "Invalid content format: structuredContent not an object")
 
 
 def check_download(params: Mapping[str, Any]) -> None:

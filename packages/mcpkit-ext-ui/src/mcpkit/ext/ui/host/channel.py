@@ -30,6 +30,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpkit.core.jsonrpc import JSONRPCError, request_message
 from mcpkit.core.shapes import as_object
 from mcpkit.ext.ui.host.limits import HostLimits
+from mcpkit.ext.ui.host.wire import INITIALIZED
 
 __all__ = ["ViewChannel", "ViewClosedError", "ViewStalledError"]
 
@@ -74,8 +75,7 @@ class ViewChannel:
         if not self.open:
             if len(self._held) >= self.limits.max_outgoing_messages:
                 raise ViewStalledError(
-                    f"{len(self._held)} messages held for a view that has not sent "
-                    "ui/notifications/initialized"
+                    f"{len(self._held)} messages held for a view that has not sent {INITIALIZED}"
                 )
             self._held.append(message)
             return

@@ -12,8 +12,8 @@ Rules:
    metadata at most ``max_domains`` origins per directive, each at most
    ``max_domain_chars`` characters; beyond, the extra origins are dropped (never a looser
    policy).
-3. The bridge endpoint holds at most ``max_views`` views and reads at most
-   ``max_body_bytes`` of a request body.
+3. The bridge endpoint holds at most ``max_views`` views (views idle for
+   ``view_idle_timeout_s`` make room) and reads at most ``max_body_bytes`` of a body.
 """
 
 from __future__ import annotations
@@ -53,3 +53,6 @@ class HostLimits:
     """Views one bridge endpoint holds at once."""
     max_body_bytes: int = 4 * 1024 * 1024
     """One bridge request body (4 MiB)."""
+    view_idle_timeout_s: float = 600.0
+    """A bridge view with no event stream and no request for this long is torn down when
+    another view is opened."""

@@ -40,7 +40,7 @@ from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.ui.host.apphost import AppHost
 from mcpkit.ext.ui.host.limits import HostLimits
 from mcpkit.ext.ui.host.visibility import list_server_tools, model_may_call
-from mcpkit.ext.ui.host.wire import DENIED
+from mcpkit.ext.ui.host.wire import DENIED, TOOLS_CALL
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -192,7 +192,7 @@ class ServerRegistry:
             raise JSONRPCError(DENIED, f"tools/call: tool {name!r} is not visible to the model")
         client = self.clients[routed.server]
         params = {"name": routed.original_name, "arguments": dict(arguments or {})}
-        return await client.request("tools/call", params, use_cache=False)
+        return await client.request(TOOLS_CALL, params, use_cache=False)
 
     def open_app(self, name: str, *, server: str | None = None, **options: Any) -> AppHost:
         """An :class:`AppHost` for the routed tool (``options``: AppHost's keywords)."""

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.core.shapes import as_list, as_object, as_str
-from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY
+from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY, TOOLS_LIST
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -65,14 +65,17 @@ def _ui(tool: Any) -> Mapping[str, Any]:
     return as_object(tool_meta(tool).get("ui")) or {}
 
 
-async def list_server_tools(client: Client, max_pages: int) -> dict[str, JSON]:
+async def list_server_tools(
+    client: Client, max_pages: int, *, use_cache: bool = False
+) -> dict[str, JSON]:
     """The server's tools by name, reading at most ``max_pages`` pages of ``tools/list``
-    (uncached); entries without a string name are skipped."""
+    (from the client's cache only with ``use_cache``: an entry the server declared fresh
+    and no ``list_changed`` since); entries without a string name are skipped."""
     tools: dict[str, JSON] = {}
     cursor: str | None = None
     for _ in range(max_pages):
         page = await client.request(
-            "tools/list", {"cursor": cursor} if cursor else None, use_cache=False
+            TOOLS_LIST, {"cursor": cursor} if cursor else None, use_cache=use_cache
         )
         for item in as_list(page.get("tools")) or []:
             tool = as_object(item)

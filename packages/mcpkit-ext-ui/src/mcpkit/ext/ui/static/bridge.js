@@ -142,6 +142,10 @@
     this.notify("notifications/message", { level: level, data: data });
   };
 
+  McpkitApp.prototype.requestTeardown = function () {
+    this.notify("ui/notifications/request-teardown", {});
+  };
+
   McpkitApp.prototype.sendSizeChanged = function (width, height) {
     this.notify("ui/notifications/size-changed", { width: width, height: height });
   };

@@ -23,7 +23,8 @@
  *    response in the reply is posted back to the view. A failed POST of a request answers
  *    the view with -32603.
  * 4. `ui/notifications/size-changed` also sizes the outer iframe (height, CSS pixels).
- * 5. Teardown is DELETE /views/{viewId}; the iframe and the event stream go after it.
+ * 5. Teardown is DELETE /views/{viewId}; the iframe and the event stream go after it. A
+ *    View's `ui/notifications/request-teardown` is relayed, then starts that teardown.
  */
 (function () {
   "use strict";
@@ -76,13 +77,13 @@
   }
 
   function resourceParams() {
-    var params = { html: view.html };
+    var params = {};
     var extra = view.sandboxParams || {};
     for (var key in extra) params[key] = extra[key];
+    params.html = view.html;
     if (typeof view.csp === "string") params.cspPolicy = view.csp;
     else if (view.csp && typeof view.csp === "object") params.csp = view.csp;
     if (typeof view.allow === "string") params.allow = view.allow;
-    params.html = view.html;
     return params;
   }
 
@@ -102,6 +103,7 @@
       })
       .then(function (response) {
         if (response && response.jsonrpc === "2.0") toView(response);
+        if (message.method === "ui/notifications/request-teardown") teardown();
       })
       .catch(function (error) {
         record("info", { method: "relay failed: " + error.message });
