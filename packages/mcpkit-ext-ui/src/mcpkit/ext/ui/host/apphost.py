@@ -483,9 +483,10 @@ class AppHost:
         self._result_sent = True
         await self._notify(wire.TOOL_RESULT, dict(result))
 
-    async def send_tool_cancelled(self, reason: str | None = None) -> None:
-        """``ui/notifications/tool-cancelled`` (``reason`` optional)."""
-        await self._notify(wire.TOOL_CANCELLED, {"reason": reason} if reason else {})
+    async def send_tool_cancelled(self, reason: str = "cancelled") -> None:
+        """``ui/notifications/tool-cancelled`` with ``reason`` (the spec's params have a
+        ``reason`` string; SDK 2.0.4 makes it optional, so it is always sent)."""
+        await self._notify(wire.TOOL_CANCELLED, {"reason": reason})
 
     async def set_host_context(self, **changes: Any) -> None:
         """Change host context fields (wire names, e.g. ``displayMode="fullscreen"``) and
