@@ -97,7 +97,7 @@ class RedisHub:
         """Whether the subscriber is subscribed now (rule 5)."""
         self._local = InMemoryHub()
         self._outbox: deque[bytes] = deque()
-        self._wake = anyio.Event()
+        self._wake: anyio.Event | None = None
         self._running = False
         self._publish_failing = False
 
@@ -118,7 +118,8 @@ class RedisHub:
             return
         body = {"o": self.replica_id, "m": change.method, "k": change.key, "p": change.params}
         self._outbox.append(dumps(body))
-        self._wake.set()
+        if self._wake is not None:
+            self._wake.set()
 
     def _drop(self, n: int, why: str) -> None:
         if self.dropped == 0 or not self._publish_failing:
@@ -147,8 +148,8 @@ class RedisHub:
         backoff = self.reconnect_min_s
         while True:
             while not self._outbox:
-                self._wake = anyio.Event()
-                await self._wake.wait()
+                wake = self._wake = anyio.Event()
+                await wake.wait()
             message = self._outbox[0]
             try:
                 with anyio.fail_after(self.op_timeout_s):
