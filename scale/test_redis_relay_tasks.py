@@ -7,12 +7,13 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 
 import anyio
+from redis_fixtures import drain
 
 from mcpkit.ext.tasks.model import TaskRecord
 from mcpkit.ext.tasks.redis_store import RedisTaskStore
 from mcpkit.ext.tasks.runtime import Tasks
 from mcpkit.server import Server
-from mcpkit.server.hub import Change, Listener
+from mcpkit.server.hub import Listener
 from mcpkit.server.redis import RedisSettings, replicate
 from mcpkit.server.redis.relay import RedisHub
 
@@ -25,15 +26,6 @@ def replica(url: str) -> tuple[Server, Tasks, RedisHub]:
     tasks = Tasks(RedisTaskStore(url, namespace="t:tasks", timeout_s=1.0)).install(server)
     assert isinstance(server.hub, RedisHub)
     return server, tasks, server.hub
-
-
-async def statuses(listener: Listener, quiet_s: float = 1.0) -> list[Change]:
-    got: list[Change] = []
-    while True:
-        with anyio.move_on_after(quiet_s):
-            got += await listener.next_batch()
-            continue
-        return got
 
 
 def test_task_status_reaches_both_replicas_once(redis_url: str) -> None:
@@ -53,11 +45,11 @@ def test_task_status_reaches_both_replicas_once(redis_url: str) -> None:
             await anyio.sleep(0.5)  # both store feeds subscribed
             record = TaskRecord(task_id="t1", owner=None, era="modern", ttl_ms=60_000)
             await tasks_a.store.create(record)
-            got = [await statuses(listener) for listener in listeners]
+            got = [await drain(listener, 1.0) for listener in listeners]
             for changes in got:
                 assert [c.params["taskId"] for c in changes] == ["t1"]
             await tasks_a.store.set_message("t1", "half way")
-            got = [await statuses(listener) for listener in listeners]
+            got = [await drain(listener, 1.0) for listener in listeners]
             for changes in got:
                 assert [c.params.get("statusMessage") for c in changes] == ["half way"]
             # each replica's store feed reported it: the hub relayed nothing (rule 2)
