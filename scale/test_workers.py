@@ -203,3 +203,45 @@ def test_redis_workers_accept_stateful_http(redis_url: str) -> None:
         assert r.status_code == 200, r.text
         assert r.headers.get("mcp-session-id")
         assert r.json()["result"]["protocolVersion"] == "2025-11-25"
+
+
+def test_server_run_with_workers_from_a_program(tmp_path: Path) -> None:
+    """``server.run("http", workers=2, ...)`` in ``python app.py``: each worker imports
+    the program's module-level server (workers rule 1) and serves."""
+    program = tmp_path / "app.py"
+    program.write_text(
+        "import os\n"
+        "from mcpkit.server import Server\n"
+        "server = Server('prog', '1.0.0')\n\n"
+        "@server.tool()\n"
+        "async def pid() -> str:\n"
+        "    return str(os.getpid())\n\n"
+        "if __name__ == '__main__':\n"
+        "    server.run('http', port=0, workers=2, stateless=True)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(program)],
+        env=env(MCPKIT_SECRET=SECRET),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        url = ""
+        for _ in range(20):
+            line = proc.stderr.readline()
+            if line.startswith(URL_PREFIX):
+                url = line[len(URL_PREFIX) :].strip()
+                break
+        assert url, "the program did not start"
+        pids: set[str] = set()
+        for _ in range(400):  # fresh connections until both workers answered
+            pids.add(text(call(url, "pid")))
+            if len(pids) == 2:
+                break
+        assert len(pids) == 2
+        assert str(proc.pid) not in pids  # the parent only supervises
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
