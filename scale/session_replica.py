@@ -4,8 +4,8 @@ process (``python session_replica.py PORT REDIS_URL``) so a test can kill it.
 Tools: ``echo``, ``whoami`` (the session's log level and subscriptions as this replica
 sees them), ``chatty`` (logs at info and warning), ``ask`` (elicits a name),
 ``touch`` (publishes ``resources/updated`` for a URI), ``grow`` (adds a tool:
-``tools/list_changed``). With ``mcpkit.server.redis``'s hub and event store when they
-exist (helper ``scale-store``), else in-memory ones (then only sessions are shared).
+``tools/list_changed``). Wired by ``mcpkit.server.redis.replicate``: the Redis hub,
+event store and session store.
 """
 
 from __future__ import annotations
@@ -14,26 +14,23 @@ import sys
 from typing import Any
 
 import uvicorn
-from redis.asyncio import Redis
-
 from mcpkit.server import Context, Server
 from mcpkit.server.http import http_app
-from mcpkit.server.redis.sessions import RedisSessionStore
+from mcpkit.server.redis import RedisSettings, replicate
+
+
+SECRET = bytes(range(48))
+"""The shared secret of the test deployment (every replica the same)."""
 
 
 def build(redis_url: str) -> Any:
-    options: dict[str, Any] = {}
-    hub: Any = None
-    try:  # the cross-replica hub and event store of helper scale-store, when merged
-        from mcpkit.server.redis import RedisSettings, replicate  # type: ignore[attr-defined]
-    except ImportError:
-        replicate = None
-    server = Server("replica", hub=hub)
-    if replicate is not None:
-        options = replicate(server, RedisSettings(redis_url))  # type: ignore[misc]
-    else:
-        redis = Redis.from_url(redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
-        options["session_store"] = RedisSessionStore(redis, refresh_interval_s=0.2)
+    server = Server("replica")
+    options = replicate(
+        server,
+        RedisSettings(redis_url),
+        secret=SECRET,
+        session_store_options={"refresh_interval_s": 0.2},
+    )
 
     @server.tool()
     def echo(text: str) -> str:

@@ -163,6 +163,10 @@ class RedisSessionStore:
 
         return cls(connect(settings), prefix=settings.prefix, **options)
 
+    async def aclose(self) -> None:
+        """Close the Redis client's connections."""
+        await self.redis.aclose()
+
     def _key(self, session_id: str) -> str:
         return f"{self.prefix}:session:{session_id}"
 
