@@ -14,10 +14,10 @@ import sys
 from typing import Any
 
 import uvicorn
+
 from mcpkit.server import Context, Server
 from mcpkit.server.http import http_app
 from mcpkit.server.redis import RedisSettings, replicate
-
 
 SECRET = bytes(range(48))
 """The shared secret of the test deployment (every replica the same)."""

@@ -73,7 +73,7 @@ def test_a_session_started_on_one_replica_is_served_by_the_others(cluster: Any) 
             assert seen == "level=warning subs=memo://x init=True", (replica.name, seen)
         # The log level set on B filters a tool's log lines on C.
         client.next_id += 1
-        body = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
         body["params"] = {"name": "chatty", "arguments": {}}
         r = await client.post_raw(c, body)
         levels = [line for line in r.text.splitlines() if '"notifications/message"' in line]
@@ -131,7 +131,7 @@ def test_an_elicitation_from_a_tool_on_b_is_answered_through_c(cluster: Any) -> 
         async with http.stream("GET", c.url, headers=client.headers()) as get:
             assert get.status_code == 200
             client.next_id += 1
-            body = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
+            body: dict[str, Any] = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
             body["params"] = {"name": "ask", "arguments": {}}
             async with http.stream("POST", b.url, json=body, headers=client.headers()) as post:
                 result: dict[str, Any] | None = None
