@@ -234,7 +234,7 @@ def test_a_redis_restart_gives_retryable_errors_then_recovers(cluster: Any) -> N
 
         async def serves(replica: Replica) -> bool:
             status, _ = await client.request(replica, "ping")
-            assert status in (200, 503), status  # never 404: the session is not lost
+            assert status in (200, 503), (replica.name, status)  # never 404: not lost
             return status == 200
 
         for replica in (a, b, c):
