@@ -101,3 +101,43 @@ def test_concurrent_changes_on_two_replicas_lose_neither(redis_url: str) -> None
             await store.aclose()
 
     anyio.run(main)
+
+
+def test_redis_commands_per_request_are_as_documented(redis_url: str) -> None:
+    """:mod:`mcpkit.server.redis.sessions`' table, counted by Redis itself: a request
+    on a session held here and checked recently costs no command; the first request on
+    a replica that does not hold the session costs one round trip (HGETALL + PEXPIRE)."""
+
+    async def commands(redis: Redis) -> int:
+        info: dict[str, Any] = await redis.info("stats")
+        return int(info["total_commands_processed"])
+
+    async def main() -> None:
+        server_one, server_two = Server("one"), Server("two")
+        stores = [
+            RedisSessionStore(Redis.from_url(redis_url), refresh_interval_s=600) for _ in range(2)
+        ]
+        ep1 = StreamableHTTP(server_one, session_store=stores[0], event_store=None)
+        ep2 = StreamableHTTP(server_two, session_store=stores[1], event_store=None)
+        probe = Redis.from_url(redis_url)
+        one = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=ep1), base_url="http://t")
+        two = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=ep2), base_url="http://t")
+        async with one, two:
+            init = call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+            r = await one.post("/", json=init, headers=HEADERS)
+            headers = {**HEADERS, "Mcp-Session-Id": r.headers["mcp-session-id"]}
+            before = await commands(probe)
+            for i in range(20):
+                r = await one.post("/", json=call("ping", rid=i), headers=headers)
+                assert r.status_code == 200
+            assert await commands(probe) - before == 1  # the INFO above, nothing else
+            await stores[1].redis.ping()  # connection set-up (CLIENT SETINFO) done before
+            before = await commands(probe)
+            r = await two.post("/", json=call("ping"), headers=headers)
+            assert r.status_code == 200
+            assert await commands(probe) - before == 1 + 2  # INFO, HGETALL, PEXPIRE
+        for store in stores:
+            await store.aclose()
+        await probe.aclose()
+
+    anyio.run(main)
