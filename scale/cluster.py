@@ -219,9 +219,13 @@ def replica_argv(kind: str, port: int, redis_url: str | None) -> list[str]:
 
 
 def replica_env(kind: str, secret_hex: str, redis_url: str | None) -> dict[str, str]:
+    """The environment of one replica: the shared secret and, with Redis, its URL (for
+    the core stores and, for the tasks demo, its task store)."""
     env = {"MCPKIT_STATE_SECRET": secret_hex}
-    if redis_url is not None and kind == TASKS_DEMO:
-        env["MCPKIT_TASKS_REDIS_URL"] = redis_url
+    if redis_url is not None:
+        env["MCPKIT_REDIS_URL"] = redis_url
+        if kind == TASKS_DEMO:
+            env["MCPKIT_TASKS_REDIS_URL"] = redis_url
     return env
 
 
