@@ -110,10 +110,12 @@ class Session:
         assert reply.status_code == 200, reply.read()
         return reply
 
-    def resume(self, last_event_id: str) -> httpx2.Response:
-        """GET with ``Last-Event-ID``: the open SSE response of the resumed stream."""
+    def resume(self, last_event_id: str, read_timeout_s: float | None = None) -> httpx2.Response:
+        """GET with ``Last-Event-ID``: the open SSE response of the resumed stream (each
+        read bounded by ``read_timeout_s``, default the client's)."""
         headers = self.headers(**{"Last-Event-ID": last_event_id, "Accept": "text/event-stream"})
-        request = self.http.build_request("GET", self.url, headers=headers)
+        timeout = self.http.timeout if read_timeout_s is None else httpx2.Timeout(read_timeout_s)
+        request = self.http.build_request("GET", self.url, headers=headers, timeout=timeout)
         reply = self.http.send(request, stream=True)
         self.replicas.append(reply.headers.get("x-mcp-replica", "?"))
         return reply
