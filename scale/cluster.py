@@ -211,7 +211,11 @@ TASKS_DEMO = "mcpkit.ext.tasks.demo:build_server"
 
 def replica_argv(kind: str, port: int, redis_url: str | None) -> list[str]:
     """The command of one replica: ``mcpkit demo`` (``kind="demo"``) or
-    ``mcpkit run <kind> --transport http``."""
+    ``mcpkit run <kind> --transport http``; with Redis, ``scale/replica.py`` (the same
+    server wired with :func:`mcpkit.server.redis.replicate`) until the CLI takes
+    ``--redis``."""
+    if redis_url is not None:
+        return [sys.executable, str(ROOT / "scale" / "replica.py"), kind, "--port", str(port)]
     base = [sys.executable, "-m", "mcpkit.cli.main"]
     argv = [*base, "demo"] if kind == DEMO else [*base, "run", kind, "--transport", "http"]
     argv += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "WARNING"]
