@@ -2,9 +2,9 @@
 
 Rules:
 1. ``scale`` installs mcpkit-core with its ``scale`` group (the ``redis`` and ``fast``
-   extras, the tasks extension) and runs ``scale/``; ``redis-server`` and ``haproxy``
-   are installed with apt when missing, and the session fails, never skips, when it
-   cannot.
+   extras, the tasks extension) and runs ``scale/``; ``redis-server``, ``haproxy`` and
+   ``nginx`` (the documented variant) are installed with apt when missing, and the
+   session fails, never skips, when it cannot.
 2. Without test paths after ``--``, the official conformance suites then run through
    HAProxy in front of three replicas (``scale/conformance_runs.py``: the runs of
    ``conformance-server`` against ``mcpkit demo`` replicas, the scenarios of
@@ -29,10 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def scale(session: nox.Session) -> None:
     """Several replicas on Redis behind a real load balancer (scale/): the tests, then the
     conformance suites through the balancer."""
-    programs = ensure_apt(session, {"redis-server": "redis-server", "haproxy": "haproxy"})
+    programs = ensure_apt(
+        session, {"redis-server": "redis-server", "haproxy": "haproxy", "nginx": "nginx"}
+    )
     sync(session, "mcpkit-core", "scale")
     session.env["MCPKIT_REDIS_SERVER"] = programs["redis-server"]
     session.env["MCPKIT_HAPROXY"] = programs["haproxy"]
+    session.env["MCPKIT_NGINX"] = programs["nginx"]
     named = [a for a in session.posargs if not a.startswith("-")]
     pytest(session, "scale")
     if named and any(Path(a.split("::")[0]).exists() for a in named):

@@ -86,6 +86,48 @@ def haproxy_config(
     return HAPROXY_CONFIG.format(port=port, stats_port=stats_port, path=path, servers=servers)
 
 
+NGINX_CONFIG = """\
+worker_processes 1;
+pid nginx.pid;
+error_log stderr;
+events {{ worker_connections 1024; }}
+
+http {{
+    access_log off;
+    upstream replicas {{
+        # round-robin (the default), no stickiness
+{servers}
+        keepalive 32;
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location {path} {{
+            proxy_pass http://replicas;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_buffering off;
+            proxy_cache off;
+            proxy_read_timeout 5m;
+            proxy_send_timeout 5m;
+            proxy_next_upstream error timeout;
+            add_header X-Mcp-Replica $upstream_addr always;
+        }}
+    }}
+}}
+"""
+"""The nginx variant (docs/deployment.md): ``proxy_buffering off`` so SSE events pass
+at once; ``X-Mcp-Replica`` is the replica's address."""
+
+
+def nginx_config(port: int, backends: Sequence[tuple[str, int]], path: str = "/mcp") -> str:
+    """The nginx config: listen on 127.0.0.1:``port``, round-robin over ``backends``."""
+    servers = "\n".join(
+        f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;" for _, p in backends
+    )
+    return NGINX_CONFIG.format(port=port, path=path, servers=servers)
+
+
 def program(env: str, name: str) -> str:
     """The path of program ``name`` (``env`` overrides); an error when it is absent."""
     import shutil
@@ -301,11 +343,13 @@ def running(
     kind: str = DEMO,
     replicas: int = 3,
     redis: bool = True,
+    balancer: str = "haproxy",
     start_timeout_s: float = 120.0,
 ) -> Iterator[Cluster]:
     """Start Redis (when ``redis``), ``replicas`` replicas of ``kind`` (``DEMO`` or a
-    ``module:factory`` target) sharing one secret, and HAProxy in front; yields the
-    :class:`Cluster` and stops everything afterwards."""
+    ``module:factory`` target) sharing one secret, and ``balancer`` (``"haproxy"``, or
+    ``"nginx"``: the documented variant) in front; yields the :class:`Cluster` and stops
+    everything afterwards."""
     workdir.mkdir(parents=True, exist_ok=True)
     ports = free_ports(replicas + 2)
     redis_proc = redis_process(workdir) if redis else None
@@ -322,21 +366,24 @@ def running(
         )
         for i, port in enumerate(ports[:replicas])
     ]
-    config = workdir / "haproxy.cfg"
-    config.write_text(haproxy_config(ports[-2], ports[-1], [(p.name, p.port) for p in procs]))
-    balancer = Process(
-        "haproxy",
-        [program("MCPKIT_HAPROXY", "haproxy"), "-db", "-f", str(config)],
-        ports[-2],
-        workdir / "haproxy.log",
-    )
-    made = Cluster(workdir, procs, balancer, redis_proc, stats_port=ports[-1])
+    backends = [(p.name, p.port) for p in procs]
+    if balancer == "nginx":
+        config = workdir / "nginx.conf"
+        config.write_text(nginx_config(ports[-2], backends))
+        argv = [program("MCPKIT_NGINX", "nginx"), "-p", str(workdir), "-c", str(config)]
+        front = Process("nginx", [*argv, "-g", "daemon off;"], ports[-2], workdir / "nginx.log")
+    else:
+        config = workdir / "haproxy.cfg"
+        config.write_text(haproxy_config(ports[-2], ports[-1], backends))
+        argv = [program("MCPKIT_HAPROXY", "haproxy"), "-db", "-f", str(config)]
+        front = Process("haproxy", argv, ports[-2], workdir / "haproxy.log")
+    made = Cluster(workdir, procs, front, redis_proc, stats_port=ports[-1])
     try:
         if redis_proc is not None:
             redis_proc.start()
         for proc in procs:
             proc.start()
-        balancer.start()
+        front.start()
         made.wait_healthy()
         yield made
     finally:
