@@ -3,6 +3,7 @@ Python example runs against a real Redis, and its nginx variant streams SSE."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -63,7 +64,7 @@ def test_nginx_variant_streams_sse_through_three_replicas(tmp_path: Path) -> Non
             assert reply["result"]["content"][0]["text"] == f"{i}", reply
         stream = session.call_stream("sleep", {"seconds": 4}, "nginx-1")
         arrived: list[float] = []
-        with stream:
+        with contextlib.closing(stream):
             for event in sse_events(stream):
                 arrived.append(time.monotonic())
                 if "result" in event.message:

@@ -10,6 +10,7 @@ stream continues live."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import httpx2
@@ -48,7 +49,7 @@ def test_resumed_get_on_another_replica_delivers_every_event_once(demo_cluster: 
         deadline = time.monotonic() + RESUME_DEADLINE_S
         while not any(e.message.get("id") == call_id for e in got):
             assert time.monotonic() < deadline, f"no response after resuming: {got}"
-            with session.resume(last_id) as resumed:
+            with contextlib.closing(session.resume(last_id)) as resumed:
                 assert resumed.status_code == 200, resumed.read()
                 for event in sse_events(resumed):
                     got.append(event)
@@ -61,6 +62,6 @@ def test_resumed_get_on_another_replica_delivers_every_event_once(demo_cluster: 
     assert progress_of(got) == list(range(11))  # 0..10, each exactly once, in order
     results = [e.message for e in got if e.message.get("id") == call_id]
     assert len(results) == 1
-    assert results[0]["result"]["content"][0]["text"] == "slept 3 s"
+    assert results[0]["result"]["content"][0]["text"] == "slept 3.0 s"
     ids = [e.id for e in got if e.id]
     assert len(ids) == len(set(ids))
