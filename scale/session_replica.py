@@ -2,10 +2,10 @@
 process (``python session_replica.py PORT REDIS_URL``) so a test can kill it.
 
 Tools: ``echo``, ``whoami`` (the session's log level and subscriptions as this replica
-sees them), ``chatty`` (logs at info and warning), ``ask`` (elicits a name),
-``touch`` (publishes ``resources/updated`` for a URI), ``grow`` (adds a tool:
-``tools/list_changed``). Wired by ``mcpkit.server.redis.replicate``: the Redis hub,
-event store and session store.
+sees them), ``chatty`` (logs at info and warning), ``ask`` (elicits a name), ``slow``
+(reports progress every 0.2 s), ``touch`` (publishes ``resources/updated`` for a
+URI), ``grow`` (adds a tool: ``tools/list_changed``). Wired by
+``mcpkit.server.redis.replicate``: the Redis hub, event store and session store.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import anyio
 import uvicorn
+
 from mcpkit.server import Context, Server
 from mcpkit.server.http import http_app
 from mcpkit.server.redis import RedisSettings, replicate
-
 
 SECRET = bytes(range(48))
 """The shared secret of the test deployment (every replica the same)."""
@@ -56,6 +57,13 @@ def build(redis_url: str) -> Any:
             {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
         )
         return f"hello {result.get('content', {}).get('name')}"
+
+    @server.tool()
+    async def slow(steps: int, ctx: Context) -> str:
+        for step in range(steps):
+            await ctx.report_progress(step, steps)
+            await anyio.sleep(0.2)
+        return f"{steps} steps"
 
     @server.tool()
     def touch(uri: str) -> str:

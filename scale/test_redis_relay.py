@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from redis_fixtures import RedisProcess, running_redis
+from redis_fixtures import RedisProcess, drain, running_redis
 
 from mcpkit.server.hub import LIST_CHANGED, Change, Listener
 from mcpkit.server.redis import RedisSettings
@@ -35,23 +35,22 @@ async def connected(*hubs: RedisHub) -> None:
             await anyio.sleep(0.02)
 
 
-async def drain(listener: Listener, quiet_s: float = 0.5) -> list[Change]:
-    """Everything the listener gets until nothing more comes for ``quiet_s``."""
-    got: list[Change] = []
-    while True:
-        with anyio.move_on_after(quiet_s):
-            got += await listener.next_batch()
-            continue
-        return got
+@asynccontextmanager
+async def two_replicas(url: str) -> AsyncIterator[tuple[RedisHub, RedisHub]]:
+    """Two running hubs on one Redis, both subscribed."""
+    a, b = hub(url), hub(url)
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(a.running())
+        await stack.enter_async_context(b.running())
+        await connected(a, b)
+        yield a, b
+    await a.aclose()
+    await b.aclose()
 
 
 def test_a_change_reaches_both_replicas_exactly_once(redis_url: str) -> None:
     async def main() -> None:
-        a, b = hub(redis_url), hub(redis_url)
-        async with AsyncExitStack() as stack:
-            await stack.enter_async_context(a.running())
-            await stack.enter_async_context(b.running())
-            await connected(a, b)
+        async with two_replicas(redis_url) as (a, b):
             la, lb = Listener(lambda c: True), Listener(lambda c: True)
             a.subscribe(la)
             b.subscribe(lb)
@@ -69,19 +68,13 @@ def test_a_change_reaches_both_replicas_exactly_once(redis_url: str) -> None:
                 a.publish(Change("notifications/tools/list_changed", f"k{i}"))
             assert len(await drain(lb)) == 50
             assert len(await drain(la, 0.2)) == 50
-        await a.aclose()
-        await b.aclose()
 
     anyio.run(main)
 
 
 def test_filters_and_local_changes(redis_url: str) -> None:
     async def main() -> None:
-        a, b = hub(redis_url), hub(redis_url)
-        async with AsyncExitStack() as stack:
-            await stack.enter_async_context(a.running())
-            await stack.enter_async_context(b.running())
-            await connected(a, b)
+        async with two_replicas(redis_url) as (a, b):
             only_r = Listener(lambda c: c.key == "r")
             b.subscribe(only_r)
             a.publish(Change("notifications/resources/updated", "x", {"uri": "x"}))
@@ -91,8 +84,6 @@ def test_filters_and_local_changes(redis_url: str) -> None:
             got = await drain(only_r)
             assert [(c.method, c.key) for c in got] == [("notifications/resources/updated", "r")]
             assert a.published == 2
-        await a.aclose()
-        await b.aclose()
 
     anyio.run(main)
 
@@ -122,11 +113,7 @@ def test_malformed_relay_messages_are_ignored(redis_url: str) -> None:
 
 def test_redis_down_never_blocks_and_recovers(redis_proc: RedisProcess) -> None:
     async def main() -> None:
-        a, b = hub(redis_proc.url), hub(redis_proc.url)
-        async with AsyncExitStack() as stack:
-            await stack.enter_async_context(a.running())
-            await stack.enter_async_context(b.running())
-            await connected(a, b)
+        async with two_replicas(redis_proc.url) as (a, b):
             lb = Listener(lambda c: True)
             la = Listener(lambda c: True)
             a.subscribe(la)
@@ -151,19 +138,13 @@ def test_redis_down_never_blocks_and_recovers(redis_proc: RedisProcess) -> None:
                     got = await drain(lb, 0.3)
                     if any(c.key == "back" for c in got):
                         break
-        await a.aclose()
-        await b.aclose()
 
     anyio.run(main)
 
 
 def test_redis_paused_bounded_then_recovers(redis_proc: RedisProcess) -> None:
     async def main() -> None:
-        a, b = hub(redis_proc.url), hub(redis_proc.url)
-        async with AsyncExitStack() as stack:
-            await stack.enter_async_context(a.running())
-            await stack.enter_async_context(b.running())
-            await connected(a, b)
+        async with two_replicas(redis_proc.url) as (a, b):
             lb = Listener(lambda c: True)
             b.subscribe(lb)
             redis_proc.pause()
@@ -184,7 +165,5 @@ def test_redis_paused_bounded_then_recovers(redis_proc: RedisProcess) -> None:
                     a.publish(Change("notifications/resources/updated", "again", {"uri": "a"}))
                     if any(c.key == "again" for c in await drain(lb, 0.3)):
                         break
-        await a.aclose()
-        await b.aclose()
 
     anyio.run(main)

@@ -73,7 +73,7 @@ def test_a_session_started_on_one_replica_is_served_by_the_others(cluster: Any) 
             assert seen == "level=warning subs=memo://x init=True", (replica.name, seen)
         # The log level set on B filters a tool's log lines on C.
         client.next_id += 1
-        body = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
         body["params"] = {"name": "chatty", "arguments": {}}
         r = await client.post_raw(c, body)
         levels = [line for line in r.text.splitlines() if '"notifications/message"' in line]
@@ -131,7 +131,7 @@ def test_an_elicitation_from_a_tool_on_b_is_answered_through_c(cluster: Any) -> 
         async with http.stream("GET", c.url, headers=client.headers()) as get:
             assert get.status_code == 200
             client.next_id += 1
-            body = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
+            body: dict[str, Any] = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
             body["params"] = {"name": "ask", "arguments": {}}
             async with http.stream("POST", b.url, json=body, headers=client.headers()) as post:
                 result: dict[str, Any] | None = None
@@ -191,6 +191,90 @@ def test_a_change_on_a_reaches_the_get_stream_on_b_exactly_once(cluster: Any) ->
     run(test)
 
 
+def test_elicitations_from_two_replicas_are_answered_through_a_third(cluster: Any) -> None:
+    """Server-to-client request ids are unique per replica: two tools waiting at once on
+    B and C each get their own answer, both POSTed to A."""
+    _, (a, b, c) = cluster
+
+    async def test(http: httpx2.AsyncClient) -> None:
+        client = Client(http)
+        await client.initialize(a)
+        asked: list[tuple[str, Any]] = []
+        results: dict[str, str] = {}
+        both_asked = anyio.Event()
+
+        async def call_on(replica: Replica) -> None:
+            client.next_id += 1
+            call_id = client.next_id
+            body: dict[str, Any] = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call"}
+            body["params"] = {"name": "ask", "arguments": {}}
+            async with http.stream("POST", replica.url, json=body, headers=client.headers()) as r:
+                async for event in sse_events(r):
+                    message = event.message
+                    if message.get("method") == "elicitation/create":
+                        asked.append((replica.name, message["id"]))
+                        if len(asked) == 2:
+                            both_asked.set()
+                        await both_asked.wait()
+                        answer = {
+                            "jsonrpc": "2.0",
+                            "id": message["id"],
+                            "result": {"action": "accept", "content": {"name": replica.name}},
+                        }
+                        assert (await client.post_raw(a, answer)).status_code == 202
+                    elif message.get("id") == call_id:
+                        results[replica.name] = message["result"]["content"][0]["text"]
+                        return
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call_on, b)
+            tg.start_soon(call_on, c)
+        assert results == {"B": "hello B", "C": "hello C"}
+        assert asked[0][1] != asked[1][1]
+
+    run(test)
+
+
+def test_a_response_stream_cut_by_a_dying_replica_is_resumed_on_another(cluster: Any) -> None:
+    """B runs a tool and dies mid-stream: C replays, from the shared event store, the
+    events the client missed, exactly once; the session carries on."""
+    _, (a, b, c) = cluster
+
+    async def test(http: httpx2.AsyncClient) -> None:
+        client = Client(http)
+        await client.initialize(a)
+        client.next_id += 1
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call"}
+        body["params"] = {
+            "name": "slow",
+            "arguments": {"steps": 50},
+            "_meta": {"progressToken": "p"},
+        }
+        got: list[Any] = []
+        last_id = ""
+        async with http.stream("POST", b.url, json=body, headers=client.headers()) as post:
+            async for event in sse_events(post):
+                got.append(event.message["params"]["progress"])
+                last_id = event.id or last_id
+                if len(got) == 2:
+                    break
+        await anyio.sleep(0.7)  # more progress is stored meanwhile, unread
+        b.kill()
+        try:
+            headers = client.headers(**{"Last-Event-ID": last_id})
+            async with http.stream("GET", c.url, headers=headers) as get:
+                assert get.status_code == 200
+                async for event in sse_events(get):
+                    got.append(event.message["params"]["progress"])
+            assert len(got) >= 4, got  # at least two more arrived from the store
+            assert got == list(range(len(got))), got  # in order, none twice, none lost
+            assert await client.call(c, "echo", text="on") == "on"
+        finally:
+            b.start()
+
+    run(test)
+
+
 def test_a_killed_replica_loses_no_session(cluster: Any) -> None:
     _, (a, b, c) = cluster
 
@@ -203,7 +287,10 @@ def test_a_killed_replica_loses_no_session(cluster: Any) -> None:
         assert await client.call(b, "whoami") == "level=None subs=memo://k init=True"
         a.start()
         assert await client.call(a, "whoami") == "level=None subs=memo://k init=True"
-        assert await client.call(c, "echo", text="still here") == "still here"
+        c.stop()  # a graceful stop (a rolling restart) removes nothing from Redis
+        c.start()
+        assert await client.call(c, "whoami") == "level=None subs=memo://k init=True"
+        assert await client.call(b, "echo", text="still here") == "still here"
 
     run(test)
 
@@ -234,7 +321,7 @@ def test_a_redis_restart_gives_retryable_errors_then_recovers(cluster: Any) -> N
 
         async def serves(replica: Replica) -> bool:
             status, _ = await client.request(replica, "ping")
-            assert status in (200, 503), status  # never 404: the session is not lost
+            assert status in (200, 503), (replica.name, status)  # never 404: not lost
             return status == 200
 
         for replica in (a, b, c):

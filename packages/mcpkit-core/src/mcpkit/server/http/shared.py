@@ -21,9 +21,10 @@ Rules:
    ``store.refresh_interval_s`` seconds (its expiry renewed, its version compared); a
    session gone from the store (deleted on another replica, expired) is 404 here too.
 3. The mutable state (``log_level``, ``client_initialized``, ``subscriptions``,
-   ``state``) is written back before a request's response leaves when the request
-   changed it; the other replicas holding the session reload it at once (a signal)
-   or at their next check (rule 2). A write that fails fails the request (-32603,
+   ``state``) is written back, as the fields that changed, before a request's response
+   leaves when the request changed it; the other replicas holding the session reload
+   it at once (a signal) or at their next check (rule 2); a replica whose write was not
+   the next version reloads at once. A write that fails fails the request (-32603,
    retryable).
 4. A client message this replica cannot place (a response to a server-to-client
    request, ``notifications/cancelled`` for a request, ``notifications/progress`` for
@@ -240,12 +241,15 @@ def changes_of(session: HTTPSession) -> JSON:
     if legacy.state or was_state:
         text = _state_text(legacy.state)
         if text != was_state:
-            changes["state"] = legacy.state
+            changes["state"] = dict(legacy.state)
     return changes
 
 
 def apply(session: HTTPSession, record: SessionRecord) -> None:
-    """Take the store's mutable state into a held copy (rules 2, 3)."""
+    """Take the store's mutable state into a held copy (rules 2, 3). Changes a request
+    running here made and has not written yet are kept on top, so its write-back still
+    sends them (two replicas changing one session at once lose neither change)."""
+    unsaved = changes_of(session)
     legacy = session.legacy
     legacy.client_initialized = record.client_initialized
     legacy.log_level = record.log_level
@@ -255,6 +259,16 @@ def apply(session: HTTPSession, record: SessionRecord) -> None:
     legacy.state.update(record.state)
     session.version = record.version
     snapshot(session)
+    if unsaved:
+        if "client_initialized" in unsaved:
+            legacy.client_initialized = unsaved["client_initialized"]
+        if "log_level" in unsaved:
+            legacy.log_level = unsaved["log_level"]
+        legacy.subscriptions.update(unsaved.get("subscribe", ()))
+        legacy.subscriptions.difference_update(unsaved.get("unsubscribe", ()))
+        if "state" in unsaved:
+            legacy.state.clear()
+            legacy.state.update(unsaved["state"])
 
 
 async def write_back(ep: StreamableHTTP, session: HTTPSession) -> None:
@@ -267,12 +281,19 @@ async def write_back(ep: StreamableHTTP, session: HTTPSession) -> None:
         return
     try:
         version = await store.save(record_of(session), changes)
+        snapshot(session)
+        if version is not None and version != session.version + 1:
+            # Another replica wrote in between: take its changes too (1 more round trip).
+            record = await store.load(session.id)
+            if record is not None:
+                apply(session, record)
+        elif version is not None:
+            session.version = version
+    except JSONRPCError:
+        raise
     except Exception as exc:
         logger.warning("session store: saving session state failed (%s)", type(exc).__name__)
         raise SessionStoreUnavailableError(type(exc).__name__) from None
-    if version is not None:
-        session.version = version
-    snapshot(session)
     session.checked_at = time.monotonic()
 
 
@@ -416,6 +437,8 @@ async def create(ep: StreamableHTTP, session: HTTPSession) -> None:
     assert store is not None
     try:
         await store.create(record_of(session))
+    except JSONRPCError:
+        raise
     except Exception as exc:
         logger.warning("session store: creating a session failed (%s)", type(exc).__name__)
         raise SessionStoreUnavailableError(type(exc).__name__) from None

@@ -1,6 +1,7 @@
 """mcpkit on Redis: several replicas (or workers) sharing the event store, the
-notification hub and the handshake-era sessions. Needs ``pip install "mcpkit-core[redis]"``; importing this package does
-not import ``redis`` (everything that talks to Redis loads it on first use).
+notification hub and the handshake-era sessions. Needs ``pip install
+"mcpkit-core[redis]"``; importing this package does not import ``redis`` (everything that
+talks to Redis loads it on first use).
 
 One call wires a server for multi-replica mode::
 

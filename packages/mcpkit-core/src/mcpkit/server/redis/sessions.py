@@ -392,7 +392,7 @@ class RedisSessionStore:
             for record in records:
                 fields = json.dumps(self._fields(record))
                 keys = [self._key(record.session_id), self._gone(record.session_id)]
-                self._restore(keys=keys, args=[self.ttl_ms, fields], client=pipe)
+                await self._restore(keys=keys, args=[self.ttl_ms, fields], client=pipe)
             restored = await pipe.execute()
         n = sum(1 for r in restored if r == 1)
         if n:
