@@ -12,6 +12,8 @@ Rules:
    session. Node comes from ``conformance/toolchain.py``. Logs:
    ``.nox/scale/tmp/logs/``.
 3. ``MCPKIT_SOAK_S`` (seconds) lengthens the soak test (default 60).
+4. Without test paths, ``scale/`` runs in two pytest-xdist workers, a file per worker
+   at a time: the whole session stays within about 6 minutes.
 """
 
 from __future__ import annotations
@@ -37,9 +39,23 @@ def scale(session: nox.Session) -> None:
     session.env["MCPKIT_HAPROXY"] = programs["haproxy"]
     session.env["MCPKIT_NGINX"] = programs["nginx"]
     named = [a for a in session.posargs if not a.startswith("-")]
-    pytest(session, "scale")
     if named and any(Path(a.split("::")[0]).exists() for a in named):
+        pytest(session, "scale")
         return  # rule 2: tests named, the suites are not run
+    # rule 4: two pytest-xdist workers, one test file each at a time (a file's tests share
+    # its cluster); the tests mostly wait on processes starting and on timers
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+        "scale",
+        *session.posargs,
+        env={"PYTHONDONTWRITEBYTECODE": "1"},
+    )
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
     session.run("python", str(ROOT / "scale" / "conformance_runs.py"), str(logs_dir(session)))

@@ -9,8 +9,9 @@ Rules:
    (HAProxy streams bodies as they come), idle timeouts long enough for SSE, health
    checks every 500 ms, and a response header ``X-Mcp-Replica`` naming the replica that
    answered (so a test sees where a request landed).
-3. Replicas of one cluster share one ``MCPKIT_STATE_SECRET`` (the MRTR ``requestState``
-   key); with Redis they are pointed at the same ``redis-server``.
+3. Replicas of one cluster share one secret (``--secret-file``: MRTR ``requestState``
+   and event ids); with Redis they are pointed at the same ``redis-server``
+   (``--redis``).
 4. Waits are bounded: a process that does not listen within ``start_timeout_s`` is an
    error naming its log.
 """
@@ -251,27 +252,25 @@ DEMO = "demo"
 TASKS_DEMO = "mcpkit.ext.tasks.demo:build_server"
 
 
-def replica_argv(kind: str, port: int, redis_url: str | None) -> list[str]:
+def replica_argv(kind: str, port: int, redis_url: str | None, secret_file: Path) -> list[str]:
     """The command of one replica: ``mcpkit demo`` (``kind="demo"``) or
-    ``mcpkit run <kind> --transport http``; with Redis, ``scale/replica.py`` (the same
-    server wired with :func:`mcpkit.server.redis.replicate`) until the CLI takes
-    ``--redis``."""
-    if redis_url is not None:
-        return [sys.executable, str(ROOT / "scale" / "replica.py"), kind, "--port", str(port)]
+    ``mcpkit run <kind> --transport http``, with ``--secret-file`` and, with Redis,
+    ``--redis URL`` (hub, event store and sessions shared through it)."""
     base = [sys.executable, "-m", "mcpkit.cli.main"]
     argv = [*base, "demo"] if kind == DEMO else [*base, "run", kind, "--transport", "http"]
     argv += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "WARNING"]
+    argv += ["--secret-file", str(secret_file)]
+    if redis_url is not None:
+        argv += ["--redis", redis_url]
     return argv
 
 
-def replica_env(kind: str, secret_hex: str, redis_url: str | None) -> dict[str, str]:
-    """The environment of one replica: the shared secret and, with Redis, its URL (for
-    the core stores and, for the tasks demo, its task store)."""
-    env = {"MCPKIT_STATE_SECRET": secret_hex}
-    if redis_url is not None:
-        env["MCPKIT_REDIS_URL"] = redis_url
-        if kind == TASKS_DEMO:
-            env["MCPKIT_TASKS_REDIS_URL"] = redis_url
+def replica_env(kind: str, redis_url: str | None) -> dict[str, str]:
+    """The environment of one replica: for the tasks demo on Redis, its task store's
+    URL. ``MCPKIT_REDIS_URL`` is cleared so that ``--redis`` alone decides."""
+    env = {"MCPKIT_REDIS_URL": ""}
+    if redis_url is not None and kind == TASKS_DEMO:
+        env["MCPKIT_TASKS_REDIS_URL"] = redis_url
     return env
 
 
@@ -354,14 +353,16 @@ def running(
     ports = free_ports(replicas + 2)
     redis_proc = redis_process(workdir) if redis else None
     redis_url = f"redis://127.0.0.1:{redis_proc.port}/0" if redis_proc else None
-    secret_hex = secrets.token_hex(32)
+    secret_file = workdir / "secret"
+    secret_file.write_text(secrets.token_hex(32))
+    secret_file.chmod(0o600)
     procs = [
         Process(
             f"r{i + 1}",
-            replica_argv(kind, port, redis_url),
+            replica_argv(kind, port, redis_url, secret_file),
             port,
             workdir / f"r{i + 1}.log",
-            env=replica_env(kind, secret_hex, redis_url),
+            env=replica_env(kind, redis_url),
             start_timeout_s=start_timeout_s,
         )
         for i, port in enumerate(ports[:replicas])

@@ -60,7 +60,7 @@ def test_round_robin_reaches_every_replica_without_stickiness(demo_cluster: Clus
 def test_mrtr_rounds_on_different_replicas_share_the_secret(demo_cluster: Cluster) -> None:
     """2026-07-28 MRTR: the round that asks and the round that answers land on different
     replicas; the sealed ``requestState`` opens on the second because the replicas share
-    ``MCPKIT_STATE_SECRET``."""
+    one secret (``--secret-file``)."""
     seen, record = _replica_recorder()
 
     async def elicit(params: Any) -> dict[str, Any]:
