@@ -597,6 +597,10 @@ async def _get(
                 again = await ep.store.replay_after(after)
                 if again is not None and again[0] == stream_id:
                     events = again[1]
+                if ep.session_store is not None:  # it may run on another replica
+                    watch = lambda: _watch(ep, receive, sink)  # noqa: E731
+                    await shared.follow(ep, sink, stream_id, events, after, watch)
+                    return
                 await sink.start()
                 for eid, payload in events:
                     await sink.write(sse.event(payload, eid))

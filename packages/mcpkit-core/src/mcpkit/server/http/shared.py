@@ -42,6 +42,12 @@ Rules:
 8. Stream ids are unique across replicas (the session's key plus a per-copy tag), so
    the shared event store never mixes two replicas' streams of one session, and a
    ``Last-Event-ID`` is accepted on any replica holding the session.
+9. A ``Last-Event-ID`` naming a request stream this replica does not run (its request
+   runs on another replica, or ran on one that died) is followed in the shared event
+   store (:func:`follow`): the stored events after it, then new ones as they are
+   stored, until the response has passed, so a client that resumes once gets the
+   response on that GET (the 0.1.16 conformance ``server-sse-polling`` through a
+   round-robin balancer). One store read per ``FOLLOW_POLL_S`` per followed stream.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Coroutine
 
     from mcpkit.server.http.endpoint import StreamableHTTP
     from mcpkit.server.http.sessions import HTTPSession
@@ -450,3 +456,68 @@ async def take_stream(ep: StreamableHTTP, session: HTTPSession) -> None:
     except Exception as exc:
         logger.warning("session store: announcing a GET stream failed (%s)", type(exc).__name__)
         raise SessionStoreUnavailableError(type(exc).__name__) from None
+
+
+FOLLOW_POLL_S = 0.1
+"""Rule 9: how often a followed request stream is read from the shared event store."""
+FOLLOW_IDLE_S = 30.0
+"""Rule 9: a followed stream with nothing new for this long is ended (with a ``retry:``
+hint); the client resumes again from its last event id."""
+
+
+def _is_response(payload: bytes) -> bool:
+    from mcpkit.core.jsonrpc import loads
+
+    try:
+        message = loads(payload)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and "method" not in message and "id" in message
+
+
+async def follow(
+    ep: StreamableHTTP,
+    sink: Any,
+    stream_id: str,
+    events: list[tuple[str, bytes]],
+    after: str,
+    watch: Callable[[], Coroutine[Any, Any, None]],
+) -> None:
+    """Rule 9: send ``events`` (what the store holds after ``after``) on ``sink``, then
+    keep reading the request stream ``stream_id`` from the shared event store every
+    :data:`FOLLOW_POLL_S` until its response has passed, the client leaves (``watch``
+    ends the sink), the stream is gone, or nothing new came for :data:`FOLLOW_IDLE_S`
+    (the response then ends with a ``retry:`` field). A store that fails ends it too."""
+    import anyio
+
+    from mcpkit.server.http import sse
+
+    store = ep.store
+    assert store is not None
+    await sink.start()
+    last, quiet_since = after, time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        while not sink.ended:
+            for event_id, payload in events:
+                await sink.write(sse.event(payload, event_id))
+                last, quiet_since = event_id, time.monotonic()
+                if _is_response(payload):
+                    await sink.end()
+                    break
+            if sink.ended:
+                break
+            if time.monotonic() - quiet_since > FOLLOW_IDLE_S:
+                await sink.end(sse.retry_field(ep.retry_ms))
+                break
+            await anyio.sleep(FOLLOW_POLL_S)
+            try:
+                found = await store.replay_after(last)
+            except Exception as exc:
+                logger.warning("event store: following a stream failed (%s)", type(exc).__name__)
+                found = None
+            if found is None or found[0] != stream_id:
+                await sink.end()
+                break
+            events = found[1]
+        tg.cancel_scope.cancel()
