@@ -28,7 +28,11 @@ unprotected: ``servers/mcpkit_auth_echo.py``; keys and tokens from the developme
 authorization server, ``auth_tokens.py``), ``otel`` (issue 15: server CPU per ``tools/call``
 of the echo server with no OpenTelemetry adapter, with ``mcpkit.ext.otel`` and a no-op
 exporter, and with the SDK's in-memory exporter, over HTTP at c=1 and over stdio at c=1 and
-32: ``servers/mcpkit_otel_echo.py``; ratios against the same transport without the adapter).
+32: ``servers/mcpkit_otel_echo.py``; ratios against the same transport without the adapter),
+``scale`` (issue 17, not in the default list: req/s and CPU per request through HAProxy in
+front of one and three ``mcpkit demo`` replicas, in-memory and Redis stores, and the Redis
+overhead per request and per event: ``scale_lb.py``; needs ``redis-server`` and
+``haproxy``, which ``uv run nox -s scale`` installs; table in ``scale.md``).
 """
 
 from __future__ import annotations
@@ -556,6 +560,20 @@ def suite_handlers(bench: Bench, rep: int) -> None:
             throughput(bench, "handlers", sc, rep, c, size, *stdio)
 
 
+def suite_scale(bench: Bench, rep: int) -> None:
+    """Issue 17: ``scale_lb.py``'s rows (its own clusters, fresh per configuration), with
+    the preset's duration; the table goes to ``scale.md``. No CPU pinning: the replicas,
+    HAProxy and Redis share the machine, as they would on one host."""
+    import scale_lb
+
+    rows = scale_lb.bench(bench.tmp / f"scale-{rep}", bench.preset.duration, 8)
+    for row in rows:
+        bench.record(row, suite="scale", rep=rep, label=f"scale_{row['replicas']}_{row['store']}")
+    with open(bench.out / "scale.md", "a") as out:
+        out.write(f"\n## repetition {rep}\n\n{scale_lb.table(rows)}\n")
+    log(f"scale r{rep}: {len(rows)} rows, table in {bench.out / 'scale.md'}")
+
+
 def scenario_fields(sc: Scenario) -> JSON:
     return {
         "label": sc.label,
@@ -715,6 +733,8 @@ def main(argv: list[str] | None = None) -> int:
             suite_otel(bench, rep)
         if "handlers" in suites:
             suite_handlers(bench, rep)
+        if "scale" in suites:
+            suite_scale(bench, rep)
     stack.close()
     bench.runs.close()
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

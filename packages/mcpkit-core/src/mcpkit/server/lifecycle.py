@@ -12,6 +12,9 @@ Rules:
    ``logging/setLevel`` and ``resources/subscribe`` are the only mutable state.
 5. The session listens on the server's notification hub for list changes (always) and
    resource updates (for subscribed URIs only); :meth:`LegacySession.pump` sends them.
+   A replica's copy of a shared HTTP session listens only while it holds the session's
+   GET stream (:meth:`LegacySession.listen`, :meth:`LegacySession.unlisten`), so a
+   change reaches one stream of the session (:mod:`mcpkit.server.http.shared`).
 6. A closed session holds no reference cycle of its own, so its memory goes back as
    soon as the transport drops it (issue 8: memory given back after DELETE).
 7. When an initialized session closes and the server's tracer has a ``session_ended``
@@ -115,9 +118,24 @@ class LegacySession:
         self.client_info = info if isinstance(info, dict) else None  # pyright: ignore
         self.initialized = True
         self._started_s = time.monotonic()
-        self.listener = Listener(self._accepts)
-        self._detach = self.server.hub.subscribe(self.listener)
+        self.listen()
         return self.server.initialize_result(version)
+
+    def listen(self) -> Listener:
+        """Listen on the server's hub (rule 5), once; returns the listener."""
+        if self.listener is None:
+            self.listener = Listener(self._accepts)
+            self._detach = self.server.hub.subscribe(self.listener)
+        return self.listener
+
+    def unlisten(self) -> None:
+        """Stop listening: changes held back for a GET stream are dropped (rule 5)."""
+        if self._detach is not None:
+            self._detach()
+            self._detach = None
+        listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.close()
 
     def _accepts(self, change: Change) -> bool:
         if change.method in _LIST_CHANGED:
@@ -152,10 +170,5 @@ class LegacySession:
                     protocol_version=self.protocol_version,
                 )
             self._started_s = None
-        if self._detach is not None:
-            self._detach()
-            self._detach = None
-        listener, self.listener = self.listener, None
-        if listener is not None:
-            listener.close()
+        self.unlisten()
         self.subscriptions.clear()

@@ -61,6 +61,7 @@ from mcpkit.server.http.media import Acceptable, is_json_content_type, negotiate
 from mcpkit.server.http.responses import send_error
 from mcpkit.server.http.security import OriginGuard
 from mcpkit.server.http.sessions import HTTPSession, SessionTable
+from mcpkit.server.http.shared import SessionStore
 from mcpkit.server.identity import UnidentifiedPrincipal, principal_key
 
 if TYPE_CHECKING:
@@ -182,6 +183,11 @@ class StreamableHTTP:
     - ``shutdown_grace_s`` (seconds running requests get on shutdown).
     - ``name_fields``: extra ``{method: params key}`` whose value ``Mcp-Name`` mirrors
       on 2026-07-28 (extensions' methods, e.g. ``{"tasks/get": "taskId"}``).
+    - ``session_store``: a :class:`~mcpkit.server.http.shared.SessionStore` shared by
+      several replicas (e.g. :class:`mcpkit.server.redis.RedisSessionStore`), so that
+      any replica serves any handshake-era session (:mod:`.shared`); None (default):
+      sessions live in this process only. Its signals are received while the app's
+      lifespan runs.
     """
 
     def __init__(
@@ -204,6 +210,7 @@ class StreamableHTTP:
         max_inflight: int | None = None,
         shutdown_grace_s: float = 5.0,
         name_fields: Mapping[str, str] | None = None,
+        session_store: SessionStore | None = None,
     ) -> None:
         if response_mode not in ("auto", "json", "sse"):
             raise ValueError(
@@ -220,9 +227,11 @@ class StreamableHTTP:
         )
         self.store: EventStore | None = None if stateless else store
         self.standalone_sse = standalone_sse and not stateless
+        self.session_store: SessionStore | None = None if stateless else session_store
         self.sessions = SessionTable(
             idle_timeout_s=session_idle_timeout_s,
             max_sessions=limits.max_sessions if max_sessions is None else max_sessions,
+            forget_events=self.session_store is None,
         )
         self.principal_from_scope = principal_from_scope or default_principal
         self.guard = OriginGuard(
@@ -484,6 +493,7 @@ class StreamableHTTP:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
                     await stack.enter_async_context(self.server.lifespan())
+                    await stack.enter_async_context(self.replicated())
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     await self.aclose()
@@ -496,11 +506,34 @@ class StreamableHTTP:
         """A Starlette ``lifespan``: runs the server's lifespans (``server.lifespan()``,
         e.g. extensions' background work) and closes the endpoint when the app shuts
         down, before those lifespans end."""
-        async with self.server.lifespan():
+        async with self.server.lifespan(), self.replicated():
             try:
                 yield
             finally:
                 await self.aclose()
+
+    @contextlib.asynccontextmanager
+    async def replicated(self) -> AsyncGenerator[None]:
+        """Receive the other replicas' session signals (:mod:`.shared`) while open; a
+        no-op without a ``session_store``."""
+        store = self.session_store
+        if store is None:
+            yield
+            return
+        from mcpkit.server.http.shared import on_signal, record_of
+
+        async def handle(signal: Any) -> None:
+            await on_signal(self, signal)
+
+        def held(attached_only: bool) -> list[Any]:
+            return [
+                record_of(s)
+                for s in self.sessions
+                if not s.closed and (s.attached > 0 or not attached_only)
+            ]
+
+        async with store.listen(handle, held):
+            yield
 
     def name_field(self, method: str) -> str | None:
         """The params field ``Mcp-Name`` mirrors for ``method`` on 2026-07-28: the

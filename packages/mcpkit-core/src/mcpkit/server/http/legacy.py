@@ -41,10 +41,14 @@ Rules:
    ``standalone_sse=False``), ``initialize`` advertises neither ``listChanged`` nor
    ``resources.subscribe``: the endpoint could not deliver them; ``resources/subscribe``
    is then -32601.
+10. With a shared session store (``session_store``) every step above runs on any
+   replica: :mod:`.shared` rules 1-8 (lookup, write-back, forwarding, GET takeover,
+   DELETE everywhere, 503 when the store is unreachable).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from types import TracebackType
@@ -71,9 +75,10 @@ from mcpkit.core.versions import (
     MODERN_VERSION,
 )
 from mcpkit.server.frontend import handle_legacy
-from mcpkit.server.http import sse
+from mcpkit.server.http import shared, sse
 from mcpkit.server.http.responses import send_empty, send_error
-from mcpkit.server.http.sessions import HTTPSession, new_session_id
+from mcpkit.server.http.sessions import HTTPSession, new_copy_tag, new_session_id
+from mcpkit.server.http.shared import SessionStoreUnavailableError
 from mcpkit.server.http.sse import Sink
 from mcpkit.server.http.streams import DisconnectWatch, Exchange, LiveStream
 from mcpkit.server.lifecycle import LegacySession
@@ -118,7 +123,14 @@ async def _session(
         return True, None
     if ep.sessions.sweep_due():
         await ep.sessions.sweep(ep.store)
-    session = await ep.sessions.lookup(h.session_id, ep.principal_key(principal), ep.store)
+    key = ep.principal_key(principal)
+    session = await ep.sessions.lookup(h.session_id, key, ep.store)
+    if ep.session_store is not None:  # rule 10
+        try:
+            session = await shared.resolve(ep, h.session_id, key, session)
+        except SessionStoreUnavailableError as exc:
+            await send_error(send, 503, INTERNAL_ERROR, exc.message)
+            return False, None
     if session is None:
         await send_error(
             send, 404, INVALID_REQUEST, "Not Found: unknown or expired session; send initialize"
@@ -202,7 +214,10 @@ async def _accept(
     """Rule 4 (``inflight``: where a cancellation looks, default the session's)."""
     if c.kind == "response":
         if session is None or not session.pending.resolve(msg):
-            logger.debug("dropped a response to unknown id %r", c.id)
+            if session is not None and ep.session_store is not None:
+                await shared.forward(ep, session, msg)  # shared rule 4
+            else:
+                logger.debug("dropped a response to unknown id %r", c.id)
         return
     p = c.params or {}
 
@@ -211,14 +226,27 @@ async def _accept(
         if c.method == "notifications/cancelled":
             if inflight is None and session is not None:
                 inflight = session.inflight
-            if inflight is not None:
-                inflight.cancel(p.get("requestId"))
+            if (
+                inflight is not None
+                and not inflight.cancel(p.get("requestId"))
+                and session is not None
+                and ep.session_store is not None
+            ):
+                await shared.forward(ep, session, msg)  # shared rule 4
         elif c.method == "notifications/progress":
-            if session is not None:
-                await session.pending.deliver_progress(p.get("progressToken"), p)
+            if (
+                session is not None
+                and not await session.pending.deliver_progress(p.get("progressToken"), p)
+                and ep.session_store is not None
+            ):
+                await shared.forward(ep, session, msg)  # shared rule 4
         elif c.method == "notifications/initialized":
             if session is not None:
                 session.legacy.client_initialized = True
+                if ep.session_store is not None:
+                    # logged; the next write of this session carries it
+                    with contextlib.suppress(SessionStoreUnavailableError):
+                        await shared.write_back(ep, session)
         elif not await ep.server.handle_notification(c.method, c.params):
             logger.debug("ignored notification %s", c.method)
 
@@ -390,6 +418,7 @@ async def _serve_request(
                 legacy_session,
                 principal_key=ep.principal_key(principal),
                 max_inflight=ep.max_inflight,
+                tag="" if ep.session_store is None else new_copy_tag(),
             )
     elif session is not None:
         legacy_session = session.legacy
@@ -413,6 +442,11 @@ async def _serve_request(
         )
         if req.method == "initialize" and not ep.standalone_sse:
             result = _without_change_notifications(result)
+        if ep.session_store is not None:  # rule 10
+            if creating is not None:
+                await shared.create(ep, creating)
+            elif session is not None:
+                await shared.write_back(ep, session)
         if creating is not None:
             ep.sessions.add(creating)
             exchange.extra_headers.append((SESSION_HEADER, creating.id.encode()))
@@ -485,9 +519,12 @@ async def _serve_batch(
 
     async def handler(req: InboundRequest) -> JSON:
         _check_deliverable(ep, req.method)
-        return await handle_legacy(
+        result = await handle_legacy(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
+        if session is not None and ep.session_store is not None:  # rule 10
+            await shared.write_back(ep, session)
+        return result
 
     async with _Running(ep, exchange, session, receive):
         for err in errors:
@@ -522,6 +559,12 @@ async def serve_get(
     session = await _required_session(ep, scope, send, h)
     if session is None:
         return
+    if ep.session_store is not None:  # rule 10: the newest GET takes over everywhere
+        try:
+            await shared.take_stream(ep, session)
+        except SessionStoreUnavailableError as exc:
+            await send_error(send, 503, INTERNAL_ERROR, exc.message)
+            return
     session.busy += 1
     session.attached += 1
     try:
@@ -548,12 +591,19 @@ async def _get(
                 await live.resume(sink, events, after)
                 await _hold(ep, receive, sink, live)
                 return
-            if session.standalone is None or session.standalone.id != stream_id:
+            standalone = session.standalone
+            if (standalone is None or standalone.id != stream_id) and not (
+                ep.session_store is not None and session.is_standalone_id(stream_id)
+            ):
                 # A finished request stream: replay what is left. It may have finished
                 # while the query above was under way (streams rule 6): ask again.
                 again = await ep.store.replay_after(after)
                 if again is not None and again[0] == stream_id:
                     events = again[1]
+                if ep.session_store is not None:  # it may run on another replica
+                    watch = lambda: _watch(ep, receive, sink)  # noqa: E731
+                    await shared.follow(ep, sink, stream_id, events, after, watch)
+                    return
                 await sink.start()
                 for eid, payload in events:
                     await sink.write(sse.event(payload, eid))
@@ -603,7 +653,8 @@ async def _standalone(
     live: LiveStream | None = None
     if ep.store is not None:
         if session.standalone is None:
-            session.standalone = LiveStream(session.new_stream_id(), ep.store, None)
+            stream_id = session.new_stream_id(standalone=ep.session_store is not None)
+            session.standalone = LiveStream(stream_id, ep.store, None)
         live = session.standalone
         await live.resume(sink, replay or [], after if replay is not None else None)
         if replay is None:
@@ -624,7 +675,9 @@ async def _standalone(
     async def pump() -> None:
         listener = session.legacy.listener
         if listener is None:
-            return
+            if ep.session_store is None:
+                return
+            listener = session.legacy.listen()  # shared rule 5: this copy holds the GET
         with anyio.CancelScope() as scope:
             session.pump_scope = scope
             while not sink.ended:
@@ -666,6 +719,13 @@ async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestH
     session = await _required_session(ep, scope, send, h)
     if session is None:
         return
+    if ep.session_store is not None:  # rule 10: removed everywhere first
+        try:
+            await ep.session_store.delete(session.id)
+        except Exception as exc:
+            logger.warning("session store: deleting a session failed (%s)", type(exc).__name__)
+            await send_error(send, 503, INTERNAL_ERROR, SessionStoreUnavailableError().message)
+            return
     ep.sessions.remove(session.id)
     await session.close(ep.store)
     await send_empty(send, 204)

@@ -22,6 +22,10 @@ Rules:
    requests, ends its streams and frees its events, subscriptions and hub listener. An
    event store that fails to forget the events is logged; the close (and a sweep
    closing many sessions) still completes.
+6. With a shared session store (:mod:`.shared`) the table is a cache of this replica's
+   copies: dropping a copy (idle, shutdown) forgets no event of the shared event store
+   (``forget_events=False``); only DELETE does. Each copy has a random ``tag`` that
+   makes its stream ids and server-to-client request ids unique across replicas.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from mcpkit.core.engine import Inflight, PeerClosedError, Pending
+from mcpkit.core.jsonrpc import RequestId
 from mcpkit.server.lifecycle import LegacySession
 
 logger = logging.getLogger("mcpkit.server.http")
@@ -52,14 +57,38 @@ def new_session_id() -> str:
     return secrets.token_urlsafe(32)
 
 
+def new_copy_tag() -> str:
+    """Rule 6: the tag of one replica's copy of a session (48 random bits)."""
+    return secrets.token_hex(6)
+
+
+class TaggedPending(Pending):
+    """Server-to-client request ids ``"<tag>.<n>"``: unique across the replicas holding
+    one session, so a response forwarded to all of them resolves one (rule 6)."""
+
+    __slots__ = ("_n", "_tag")
+
+    def __init__(self, tag: str) -> None:
+        super().__init__()
+        self._tag = tag
+        self._n = 0
+
+    def next_id(self) -> RequestId:  # type: ignore[override]
+        self._n += 1
+        return f"{self._tag}.{self._n}"
+
+
 class HTTPSession:
     """One handshake-era session on the HTTP endpoint."""
 
     __slots__ = (
+        "_prefix",
         "_seq",
         "attached",
         "busy",
+        "checked_at",
         "closed",
+        "generation",
         "id",
         "inflight",
         "key",
@@ -71,6 +100,8 @@ class HTTPSession:
         "standalone",
         "standalone_sink",
         "streams",
+        "synced",
+        "version",
     )
 
     def __init__(
@@ -80,14 +111,25 @@ class HTTPSession:
         *,
         principal_key: str | None,
         max_inflight: int = 1024,
+        key: str | None = None,
+        tag: str = "",
     ) -> None:
         self.id = session_id
-        self.key = secrets.token_hex(6)
+        self.key = secrets.token_hex(6) if key is None else key
         """Prefix of this session's stream ids (event ids must not reveal the session id)."""
+        self._prefix = f"{self.key}-{tag}"
         self.legacy = legacy
         self.principal_key = principal_key
         self.inflight = Inflight(max_inflight)
-        self.pending = Pending()
+        self.pending = TaggedPending(tag) if tag else Pending()
+        self.version = 0
+        """The shared record's version this copy holds (:mod:`.shared` rule 3)."""
+        self.synced: tuple[bool, str | None, frozenset[str], str] | None = None
+        """The mutable state as last written to or read from the shared store."""
+        self.checked_at = time.monotonic()
+        """When this copy was last checked against the shared store (monotonic s)."""
+        self.generation = 0
+        """The GET-stream generation this copy serves (:mod:`.shared` rule 5)."""
         self.streams: dict[str, LiveStream] = {}
         self.standalone: LiveStream | None = None
         self.standalone_sink: Sink | None = None
@@ -100,9 +142,16 @@ class HTTPSession:
         self.closed = False
         self._seq = 0
 
-    def new_stream_id(self) -> str:
+    def new_stream_id(self, standalone: bool = False) -> str:
+        """``<key>-<tag><n>``, with ``g`` before ``<n>`` for a GET stream (rule 6)."""
         self._seq += 1
-        return f"{self.key}-{self._seq}"
+        return f"{self._prefix}{'g' if standalone else ''}{self._seq}"
+
+    @staticmethod
+    def is_standalone_id(stream_id: str) -> bool:
+        """Whether a stream id names a GET (standalone) stream."""
+        tail = stream_id.rpartition("-")[2].rstrip("0123456789")
+        return tail.endswith("g")
 
     def owns(self, stream_id: str) -> bool:
         return stream_id.startswith(self.key + "-")
@@ -137,9 +186,13 @@ class HTTPSession:
 class SessionTable:
     """Live sessions by id (rules 2-4)."""
 
-    def __init__(self, *, idle_timeout_s: float | None, max_sessions: int) -> None:
+    def __init__(
+        self, *, idle_timeout_s: float | None, max_sessions: int, forget_events: bool = True
+    ) -> None:
         self.idle_timeout_s = idle_timeout_s
         self.max_sessions = max_sessions
+        self.forget_events = forget_events
+        """Whether dropping a session forgets its events (False with a shared store, rule 6)."""
         self._sessions: dict[str, HTTPSession] = {}
         self._last_sweep = time.monotonic()
 
@@ -166,11 +219,15 @@ class SessionTable:
             return None
         if session.closed or self._expired(session, time.monotonic()):
             self._sessions.pop(session_id, None)
-            await session.close(store)
+            await session.close(store if self.forget_events else None)
             return None
         if session.principal_key != principal_key:
             return None
         return session
+
+    def get(self, session_id: str) -> HTTPSession | None:
+        """The copy held here, whoever its principal (for replica signals)."""
+        return self._sessions.get(session_id)
 
     def add(self, session: HTTPSession) -> None:
         self._sessions[session.id] = session
@@ -192,10 +249,10 @@ class SessionTable:
         dead = [s for s in self._sessions.values() if self._expired(s, now) or s.closed]
         for session in dead:
             self._sessions.pop(session.id, None)
-            await session.close(store)
+            await session.close(store if self.forget_events else None)
         return len(dead)
 
     async def close_all(self, store: EventStore | None) -> None:
         sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
-            await session.close(store)
+            await session.close(store if self.forget_events else None)

@@ -1,6 +1,7 @@
-"""mcpkit on Redis: several replicas (or workers) sharing the event store and the
-notification hub. Needs ``pip install "mcpkit-core[redis]"``; importing this package does
-not import ``redis`` (everything that talks to Redis loads it on first use).
+"""mcpkit on Redis: several replicas (or workers) sharing the event store, the
+notification hub and the handshake-era sessions. Needs ``pip install
+"mcpkit-core[redis]"``; importing this package does not import ``redis`` (everything that
+talks to Redis loads it on first use).
 
 One call wires a server for multi-replica mode::
 
@@ -18,7 +19,9 @@ Rules:
 3. It returns the endpoint options to pass to ``http_app`` / ``StreamableHTTP`` /
    ``run_http``: ``event_store`` (a :class:`~mcpkit.server.redis.events.RedisEventStore`
    whose event ids are keyed by ``server.sealer.derive("event-ids")``, the same on every
-   replica).
+   replica) and ``session_store`` (a
+   :class:`~mcpkit.server.redis.sessions.RedisSessionStore`: any replica serves any
+   handshake-era session, :mod:`mcpkit.server.http.shared`).
 4. Nothing connects until serving starts: Redis may be down at startup; the hub
    reconnects on its own and the store answers retryable errors until it is back.
 """
@@ -29,12 +32,20 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.server.redis.sessions import RedisSessionStore
 from mcpkit.server.redis.settings import REDIS_URL_ENV, RedisSettings, RedisUnavailable, connect
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
-__all__ = ["REDIS_URL_ENV", "RedisSettings", "RedisUnavailable", "connect", "replicate"]
+__all__ = [
+    "REDIS_URL_ENV",
+    "RedisSessionStore",
+    "RedisSettings",
+    "RedisUnavailable",
+    "connect",
+    "replicate",
+]
 
 
 def replicate(
@@ -44,14 +55,17 @@ def replicate(
     secret: bytes | None = None,
     replica_id: str | None = None,
     event_store_options: dict[str, Any] | None = None,
+    session_store_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Wire ``server`` to run as one replica of many on ``settings``' Redis (rules 1-4).
 
     ``secret``: the shared secret (else the server's configured ``state_secret`` or
     ``MCPKIT_SECRET``..., :func:`~mcpkit.server.replication.load_secret`);
     ``replica_id``: this process's id on the relay (default random);
-    ``event_store_options``: bounds of the :class:`RedisEventStore` (``max_bytes`` ...).
-    Returns ``{"event_store": store}``. Raises ``SecretError`` (rule 1)."""
+    ``event_store_options``: bounds of the :class:`RedisEventStore` (``max_bytes`` ...);
+    ``session_store_options``: those of the :class:`RedisSessionStore` (``ttl_s`` ...).
+    Returns ``{"event_store": ..., "session_store": ...}``. Raises ``SecretError``
+    (rule 1)."""
     from mcpkit.server.redis.events import RedisEventStore
     from mcpkit.server.redis.relay import RedisHub
     from mcpkit.server.replication import apply_shared_secret, load_secret
@@ -60,6 +74,9 @@ def replicate(
     hub = RedisHub(settings, replica_id=replica_id)
     store = RedisEventStore(
         settings, secret=server.sealer.derive("event-ids"), **(event_store_options or {})
+    )
+    sessions = RedisSessionStore.from_settings(
+        settings, replica_id=replica_id, **(session_store_options or {})
     )
     server.hub = hub
 
@@ -71,6 +88,7 @@ def replicate(
         finally:
             await hub.aclose()
             await store.aclose()
+            await sessions.aclose()
 
     server.add_lifespan(relay)
-    return {"event_store": store}
+    return {"event_store": store, "session_store": sessions}
