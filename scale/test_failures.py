@@ -168,3 +168,26 @@ def test_replica_killed_mid_stream_client_resumes_on_another(fresh_cluster: Clus
         for i in range(3):
             assert answered(echo(session, f"rejoined {i}"), f"rejoined {i}")
         assert owner.name in session.replicas[-3:]  # round-robin over three again
+
+
+def test_rolling_restart_loses_no_session(fresh_cluster: Cluster) -> None:
+    """Each replica in turn is stopped (SIGTERM) and started again while one session
+    keeps calling through the balancer: every call is answered (the balancer sends it
+    to a live replica) and the session is never lost (no 404), before, during and
+    after; the restarted replicas serve it again."""
+    with httpx2.Client(timeout=TIMEOUT) as http:
+        session = Session(http, fresh_cluster.url)
+        session.open()
+        n = 0
+        for replica in fresh_cluster.replicas:
+            replica.stop()
+            for _ in range(3):
+                n += 1
+                reply = echo(session, f"call {n}")
+                assert answered(reply, f"call {n}"), (replica.name, reply)
+            replica.start()
+            fresh_cluster.wait_healthy([replica.name])
+        for _ in range(3):
+            n += 1
+            assert answered(echo(session, f"call {n}"), f"call {n}")
+        assert set(session.replicas[-3:]) == {"r1", "r2", "r3"}
