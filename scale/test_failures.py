@@ -1,6 +1,7 @@
 """Redis failures behind the balancer (issue 17 "Failure behaviour, tested"): a restart,
 a pause (SIGSTOP). Each test has a cluster of its own (Redis, three ``mcpkit demo``
-replicas, HAProxy) and breaks it; replica failures: ``test_failures_replicas.py``. What each case loses is in docs/deployment.md, "What a failure loses".
+replicas, HAProxy) and breaks it; replica failures: ``test_failures_replicas.py``.
+What each case loses is in docs/deployment.md, "What a failure loses".
 
 Every wait is bounded: each HTTP read by ``TIMEOUT`` (a hang fails the test), each
 recovery by ``RECOVERY_S``."""
