@@ -107,6 +107,18 @@ def text(result: Any) -> str:
 SECRET = secrets.token_hex(32)
 
 
+def worker_pids(url: str, workers: int) -> set[str]:
+    """The process ids answering ``pid`` over fresh connections, until ``workers`` of
+    them answered (400 calls at most)."""
+    pids: set[str] = set()
+    for _ in range(400):
+        pids.add(text(call(url, "pid")))
+        if len(pids) == workers:
+            break
+    assert len(pids) == workers
+    return pids
+
+
 def test_refuses_several_workers_or_redis_without_a_shared_secret(tmp_path: Path) -> None:
     for args in (["--workers", "2", "--stateless"], ["--redis", "redis://127.0.0.1:1/0"]):
         done = mcpkit("run", APP, "--transport", "http", "--port", "0", *args)
@@ -149,12 +161,7 @@ def test_stateless_workers_share_the_load_and_the_secret(tmp_path: Path) -> None
         lines,
     ):
         assert any("2 worker processes" in line for line in lines)
-        pids: set[str] = set()
-        for _ in range(400):  # fresh connections until both workers answered
-            pids.add(text(call(url, "pid")))
-            if len(pids) == 2:
-                break
-        assert len(pids) == 2
+        pids = worker_pids(url, 2)
         # MRTR: the requestState one worker sealed opens on every worker
         served: set[str] = set()
         for _ in range(40):
@@ -234,12 +241,7 @@ def test_server_run_with_workers_from_a_program(tmp_path: Path) -> None:
                 url = line[len(URL_PREFIX) :].strip()
                 break
         assert url, "the program did not start"
-        pids: set[str] = set()
-        for _ in range(400):  # fresh connections until both workers answered
-            pids.add(text(call(url, "pid")))
-            if len(pids) == 2:
-                break
-        assert len(pids) == 2
+        pids = worker_pids(url, 2)
         assert str(proc.pid) not in pids  # the parent only supervises
     finally:
         proc.send_signal(signal.SIGTERM)

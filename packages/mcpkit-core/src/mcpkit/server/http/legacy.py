@@ -48,6 +48,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from types import TracebackType
@@ -212,8 +213,8 @@ async def _accept(
 ) -> None:
     """Rule 4 (``inflight``: where a cancellation looks, default the session's)."""
     if c.kind == "response":
-        if session is not None and not session.pending.resolve(msg):
-            if ep.session_store is not None:
+        if session is None or not session.pending.resolve(msg):
+            if session is not None and ep.session_store is not None:
                 await shared.forward(ep, session, msg)  # shared rule 4
             else:
                 logger.debug("dropped a response to unknown id %r", c.id)
@@ -243,7 +244,9 @@ async def _accept(
             if session is not None:
                 session.legacy.client_initialized = True
                 if ep.session_store is not None:
-                    await shared.write_back(ep, session)
+                    # logged; the next write of this session carries it
+                    with contextlib.suppress(SessionStoreUnavailableError):
+                        await shared.write_back(ep, session)
         elif not await ep.server.handle_notification(c.method, c.params):
             logger.debug("ignored notification %s", c.method)
 
