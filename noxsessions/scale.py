@@ -12,7 +12,7 @@ Rules:
    session. Node comes from ``conformance/toolchain.py``. Logs:
    ``.nox/scale/tmp/logs/``.
 3. ``MCPKIT_SOAK_S`` (seconds) lengthens the soak test (default 60).
-4. Without test paths, ``scale/`` runs in two pytest-xdist workers, a file per worker
+4. Without test paths, ``scale/`` runs in three pytest-xdist workers, a file per worker
    at a time: the whole session stays within about 6 minutes.
 """
 
@@ -42,14 +42,14 @@ def scale(session: nox.Session) -> None:
     if named and any(Path(a.split("::")[0]).exists() for a in named):
         pytest(session, "scale")
         return  # rule 2: tests named, the suites are not run
-    # rule 4: two pytest-xdist workers, one test file each at a time (a file's tests share
+    # rule 4: three pytest-xdist workers, one test file each at a time (a file's tests share
     # its cluster); the tests mostly wait on processes starting and on timers
     session.run(
         "python",
         "-m",
         "pytest",
         "-n",
-        "2",
+        "3",
         "--dist",
         "loadfile",
         "scale",

@@ -39,3 +39,11 @@ def demo_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     shared by the tests of a module that leave it as they found it."""
     with running(tmp_path_factory.mktemp("cluster")) as made:
         yield made
+
+
+@pytest.fixture
+def fresh_cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A cluster of its own (Redis, three ``mcpkit demo`` replicas, HAProxy), for a test
+    that breaks it."""
+    with running(tmp_path / "cluster") as made:
+        yield made
