@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -245,6 +245,9 @@ class EventStream:
         self._scope: anyio.CancelScope | None = None
         self._done = anyio.Event()
         self._closed = False
+        self._it: AsyncGenerator[EventOccurrence | None, None] | None = None
+        self.active = False
+        """Whether the server confirmed the subscription (``notifications/events/active``)."""
 
     @property
     def duplicates(self) -> int:
@@ -252,6 +255,13 @@ class EventStream:
         return self._dedup.dropped
 
     async def __aenter__(self) -> EventStream:
+        """Open the stream and wait for its ``notifications/events/active`` (so nothing
+        emitted after entering is missed); raises :class:`JSONRPCError` when the server
+        refuses the subscription."""
+        it = self._items()
+        with anyio.fail_after(self.heartbeat_timeout_s):
+            while not self.active:
+                await it.__anext__()
         return self
 
     async def __aexit__(
@@ -267,22 +277,39 @@ class EventStream:
             self._scope.cancel()
             with anyio.move_on_after(5):
                 await self._done.wait()
+        it = self._it
+        if it is not None and not it.ag_running:  # a reader elsewhere ends by itself
+            await it.aclose()
+
+    def _items(self) -> AsyncGenerator[EventOccurrence | None, None]:
+        if self._it is None:
+            self._it = self._run()
+        return self._it
 
     def __aiter__(self) -> AsyncIterator[EventOccurrence]:
-        return self._run()
+        return self._events()
 
-    async def _run(self) -> AsyncIterator[EventOccurrence]:
+    async def _events(self) -> AsyncIterator[EventOccurrence]:
+        it = self._items()
+        while True:
+            try:
+                item = await it.__anext__()
+            except StopAsyncIteration:
+                return
+            if item is not None:
+                yield item
+
+    async def _run(self) -> AsyncGenerator[EventOccurrence | None, None]:
         failures = 0
         opened_once = False
         while not self._closed:
             delivered = False
             try:
-                async for event in self._attempt(first=not opened_once):
+                async for event in self._attempt():
                     opened_once = True
-                    if event is None:
-                        continue
-                    delivered = True
-                    failures = 0
+                    if event is not None:
+                        delivered = True
+                        failures = 0
                     yield event
             except StreamTerminated:
                 raise
@@ -290,6 +317,8 @@ class EventStream:
                 if not opened_once:
                     raise
             except (ClientError, OSError, anyio.BrokenResourceError) as exc:
+                if not opened_once:
+                    raise
                 logger.info("event stream %s: connection failed (%s); reconnecting", self.name, exc)
             opened_once = True
             if self._closed:
@@ -302,7 +331,7 @@ class EventStream:
             self.reconnects += 1
             await anyio.sleep(min(5.0, 0.1 * (2 ** min(failures, 6))))
 
-    async def _attempt(self, *, first: bool) -> AsyncIterator[EventOccurrence | None]:
+    async def _attempt(self) -> AsyncIterator[EventOccurrence | None]:
         """One ``events/stream`` request: yields events (None for control messages)
         until it ends or stalls."""
         client = self.events.client
@@ -367,6 +396,7 @@ class EventStream:
             return event if self._dedup.fresh(event.event_id) else None
         if method in (W.NOTIFY_ACTIVE, W.NOTIFY_HEARTBEAT):
             self.cursor = params.get(W.F_CURSOR)
+            self.active = True
             if method == W.NOTIFY_ACTIVE and params.get(W.F_TRUNCATED) is True:
                 self.gaps += 1
             if method == W.NOTIFY_HEARTBEAT:

@@ -184,8 +184,17 @@ class StreamRegistry:
                             max_scan=limits.max_scan,
                         )
                     except Exception as exc:  # rule 3
-                        if first:
-                            raise
+                        if first:  # confirm the subscription at its start, then report
+                            await self._send(
+                                ctx,
+                                W.NOTIFY_ACTIVE,
+                                {
+                                    W.F_CURSOR: ext.encode(src, epoch, position),
+                                    W.F_TRUNCATED: truncated,
+                                },
+                                tag,
+                            )
+                            first, truncated = False, False
                         await self._upstream_error(ctx, exc, tag)
                         with anyio.move_on_after(limits.heartbeat_s):
                             await live.wake.wait()
