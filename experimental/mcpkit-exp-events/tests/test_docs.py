@@ -51,7 +51,8 @@ async def test_poll_and_push_examples_over_http() -> None:
     async with serve_http(source["server"]) as url:
         assert await load("poll")["poll_deploys"](url) == [{"service": "api", "version": "1.2"}]
         versions, cursor = await load("push")["stream_deploys"](url, 3)
-        assert versions == ["2.0", "2.1", "2.2"] and cursor is not None
+        assert versions == ["2.0", "2.1", "2.2"]
+        assert cursor is not None
 
 
 async def test_push_example_in_memory_and_the_saved_cursor_resumes() -> None:
@@ -63,9 +64,11 @@ async def test_push_example_in_memory_and_the_saved_cursor_resumes() -> None:
     versions, cursor = await load("push")["stream_deploys"](server, 2)
     assert versions == ["2.0", "2.1"]
     await source["finished"].emit({"service": "api", "version": "3.0"})
-    async with Client(server, mode="modern") as client:
-        async with EventsClient(client).stream("deploy.finished", cursor=cursor) as stream:
-            with anyio.fail_after(10):
-                async for event in stream:
-                    assert event.data["version"] == "3.0"
-                    break
+    async with (
+        Client(server, mode="modern") as client,
+        EventsClient(client).stream("deploy.finished", cursor=cursor) as stream,
+    ):
+        with anyio.fail_after(10):
+            async for event in stream:
+                assert event.data["version"] == "3.0"
+                break

@@ -45,7 +45,8 @@ async def test_poll_and_stream_over_http() -> None:
                     while len(got) < 2 or stream.heartbeats < 2:  # SSE data frames
                         await anyio.sleep(0.02)
                     tg.cancel_scope.cancel()
-            assert got == [1, 2] and stream.reconnects == 0
+            assert got == [1, 2]
+            assert stream.reconnects == 0
         with pytest.raises(JSONRPCError) as err:
             await ev.poll("nope")
         assert err.value.code == W.NOT_FOUND
@@ -73,16 +74,23 @@ async def test_stream_is_always_sse_and_refused_without_it() -> None:
             "Mcp-Name": "tick",
         }
         async with httpx2.AsyncClient(timeout=10) as http:
-            refused = await http.post(url, json=body, headers={**headers, "Accept": "application/json"})
+            refused = await http.post(
+                url, json=body, headers={**headers, "Accept": "application/json"}
+            )
             assert refused.status_code == 406
             async with http.stream(
-                "POST", url, json=body, headers={**headers, "Accept": "application/json, text/event-stream"}
+                "POST",
+                url,
+                json=body,
+                headers={**headers, "Accept": "application/json, text/event-stream"},
             ) as resp:
                 assert resp.status_code == 200
                 assert resp.headers["content-type"].startswith("text/event-stream")
                 async for line in resp.aiter_lines():
                     if line.startswith("data:"):
-                        assert W.NOTIFY_ACTIVE in line and '"io.modelcontextprotocol/subscriptionId":1' in line.replace(" ", "")
+                        assert W.NOTIFY_ACTIVE in line
+                        tag = '"io.modelcontextprotocol/subscriptionId":1'
+                        assert tag in line.replace(" ", "")
                         break
 
 
@@ -153,5 +161,3 @@ async def test_resumption_across_a_server_restart_from_a_saved_cursor(tmp_path: 
         polled = await ev.poll("tick", cursor=saved)
         assert [e.event_id for e in polled.events] == ["e3", "e4", "e5"]
     assert got == [f"e{n}" for n in range(6)]
-
-

@@ -72,7 +72,8 @@ async def test_heartbeats_reach_an_idle_stdio_stream(tmp_path: Path) -> None:
                     while stream.heartbeats < 2:
                         await anyio.sleep(0.02)
                     tg.cancel_scope.cancel()
-            assert stream.cursor == first and stream.reconnects == 0
+            assert stream.cursor == first
+            assert stream.reconnects == 0
 
 
 async def test_resume_from_saved_cursor_after_a_server_restart(tmp_path: Path) -> None:

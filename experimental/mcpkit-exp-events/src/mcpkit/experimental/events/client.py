@@ -122,7 +122,8 @@ class EventsClient:
         for _ in range(self.max_pages):
             params: JSON = {} if cursor is None else {"cursor": cursor}
             result = await self.client.request(W.EVENTS_LIST, params, use_cache=False)
-            out.extend(EventTypeDescriptor.model_validate(e) for e in result.get("events") or [])
+            listed: list[Any] = result.get("events") or []
+            out.extend(EventTypeDescriptor.model_validate(e) for e in listed)
             cursor = result.get("nextCursor")
             if not isinstance(cursor, str):
                 break
@@ -190,7 +191,12 @@ class PollLoop:
     """Poll forever (rule 3); :attr:`cursor` is the latest one to persist."""
 
     def __init__(
-        self, events: EventsClient, name: str, arguments: JSON, cursor: str | None, max_age_ms: int | None
+        self,
+        events: EventsClient,
+        name: str,
+        arguments: JSON,
+        cursor: str | None,
+        max_age_ms: int | None,
     ) -> None:
         self.events = events
         self.name = name
@@ -206,7 +212,9 @@ class PollLoop:
     async def _run(self) -> AsyncIterator[EventOccurrence]:
         max_age = self.max_age_ms
         while True:
-            batch = await self.events.poll(self.name, self.arguments, self.cursor, max_age_ms=max_age)
+            batch = await self.events.poll(
+                self.name, self.arguments, self.cursor, max_age_ms=max_age
+            )
             max_age = None
             self.gaps += batch.truncated
             for event in batch.events:
@@ -246,6 +254,7 @@ class EventStream:
         self._done = anyio.Event()
         self._closed = False
         self._it: AsyncGenerator[EventOccurrence | None, None] | None = None
+        self._reading = 0
         self.active = False
         """Whether the server confirmed the subscription (``notifications/events/active``)."""
 
@@ -258,10 +267,9 @@ class EventStream:
         """Open the stream and wait for its ``notifications/events/active`` (so nothing
         emitted after entering is missed); raises :class:`JSONRPCError` when the server
         refuses the subscription."""
-        it = self._items()
         with anyio.fail_after(self.heartbeat_timeout_s):
             while not self.active:
-                await it.__anext__()
+                await self._next()
         return self
 
     async def __aexit__(
@@ -278,7 +286,7 @@ class EventStream:
             with anyio.move_on_after(5):
                 await self._done.wait()
         it = self._it
-        if it is not None and not it.ag_running:  # a reader elsewhere ends by itself
+        if it is not None and not self._reading:  # a reader elsewhere ends by itself
             await it.aclose()
 
     def _items(self) -> AsyncGenerator[EventOccurrence | None, None]:
@@ -289,11 +297,17 @@ class EventStream:
     def __aiter__(self) -> AsyncIterator[EventOccurrence]:
         return self._events()
 
+    async def _next(self) -> EventOccurrence | None:
+        self._reading += 1
+        try:
+            return await self._items().__anext__()
+        finally:
+            self._reading -= 1
+
     async def _events(self) -> AsyncIterator[EventOccurrence]:
-        it = self._items()
         while True:
             try:
-                item = await it.__anext__()
+                item = await self._next()
             except StopAsyncIteration:
                 return
             if item is not None:
@@ -365,14 +379,21 @@ class EventStream:
         client.task_group.start_soon(run)
         try:
             while True:
+                item: JSON | None = None
                 with anyio.move_on_after(self.heartbeat_timeout_s) as stalled:
                     try:
                         item = await inbox.receive()
                     except anyio.EndOfStream:
                         break
                 if stalled.cancelled_caught:
-                    logger.info("event stream %s: no heartbeat for %s s", self.name, self.heartbeat_timeout_s)
+                    logger.info(
+                        "event stream %s: no heartbeat for %s s",
+                        self.name,
+                        self.heartbeat_timeout_s,
+                    )
                     return
+                if item is None:
+                    break
                 if inbox.dropped:
                     logger.info("event stream %s: reader fell behind; resuming", self.name)
                     return
@@ -392,7 +413,9 @@ class EventStream:
             event = EventOccurrence.model_validate(params)
             if event.cursor is not None or W.F_CURSOR in params:
                 self.cursor = event.cursor
-            event.meta = {k: v for k, v in (event.meta or {}).items() if k != W.SUBSCRIPTION_ID_META} or None
+            event.meta = {
+                k: v for k, v in (event.meta or {}).items() if k != W.SUBSCRIPTION_ID_META
+            } or None
             return event if self._dedup.fresh(event.event_id) else None
         if method in (W.NOTIFY_ACTIVE, W.NOTIFY_HEARTBEAT):
             self.cursor = params.get(W.F_CURSOR)
@@ -405,7 +428,9 @@ class EventStream:
         if method == W.NOTIFY_TERMINATED:
             err: JSON = params.get(W.F_ERROR) or {}
             raise StreamTerminated(
-                JSONRPCError(int(err.get("code", -32603)), str(err.get("message", "")), err.get("data"))
+                JSONRPCError(
+                    int(err.get("code", -32603)), str(err.get("message", "")), err.get("data")
+                )
             )
         if method == W.NOTIFY_ERROR:
             err = params.get(W.F_ERROR) or {}

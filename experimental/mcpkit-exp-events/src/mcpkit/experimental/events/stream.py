@@ -143,7 +143,13 @@ class StreamRegistry:
         await self._send(
             ctx,
             W.NOTIFY_ERROR,
-            {W.F_ERROR: {"code": _INTERNAL, "message": "UpstreamError", "data": {"reason": reason}}},
+            {
+                W.F_ERROR: {
+                    "code": _INTERNAL,
+                    "message": "UpstreamError",
+                    "data": {"reason": reason},
+                }
+            },
             tag,
         )
 
@@ -215,7 +221,9 @@ class StreamRegistry:
                     first, truncated = False, False
                 for occ in got.occurrences:
                     cursor = ext.encode(src, epoch, occ.position)
-                    await self._send(ctx, W.NOTIFY_EVENT, ext.occurrence(src, args, occ, cursor), tag)
+                    await self._send(
+                        ctx, W.NOTIFY_EVENT, ext.occurrence(src, args, occ, cursor), tag
+                    )
                     if live.terminated is not None:
                         break
                 position = got.position
