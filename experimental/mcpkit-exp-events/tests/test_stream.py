@@ -346,3 +346,16 @@ async def test_arguments_not_an_object_and_cursor_type_are_invalid_params() -> N
             with pytest.raises(JSONRPCError) as err:
                 await client.request(W.EVENTS_STREAM, params, use_cache=False)
             assert err.value.code == W.INVALID_PARAMS
+
+
+async def test_revoked_access_terminates_the_stream_with_forbidden() -> None:
+    allowed = {"ok": True}
+    server, _ = demo_server(limits=FAST, authorize=lambda ctx, name, args: allowed["ok"])
+    async with Client(server, mode="modern") as client:
+        ev = EventsClient(client)
+        async with ev.stream("tick") as stream:
+            allowed["ok"] = False
+            with anyio.fail_after(10), pytest.raises(StreamTerminated) as term:
+                async for _ in stream:
+                    pass
+        assert term.value.error.code == W.FORBIDDEN

@@ -34,6 +34,8 @@ Rules:
 7. Removing an event type or changing its schema in place (``breaking=True``)
    terminates its push streams (NotFound / Unsupported, :mod:`.stream`); additive
    updates terminate nothing.
+8. Authorization is asked again at every heartbeat of an open stream (SEP-3415
+   §Authorization "Delivery time"); a refusal terminates it with -32024 Forbidden.
 """
 
 from __future__ import annotations
@@ -371,18 +373,29 @@ class EventsExtension:
                 + "; ".join(problems),
             )
         args: JSON = arguments  # pyright: ignore[reportUnknownVariableType]
+        if not await self.permitted(ctx, src, args):
+            raise self.forbidden(name)
+        return src, args
+
+    async def permitted(self, ctx: Context, src: EventSource, arguments: JSON) -> bool:
+        """Whether the extension's and the type's ``authorize`` admit ``ctx.principal``
+        for ``arguments`` (rule 4); asked again while a stream is open (rule 8)."""
         for check in (self.authorize, src.authorize):
             if check is None:
                 continue
-            allowed = check(ctx, name, args)
+            allowed = check(ctx, src.name, arguments)
             if inspect.isawaitable(allowed):
                 allowed = await allowed
             if not allowed:
-                raise error(
-                    W.FORBIDDEN,
-                    f"Forbidden: not permitted to subscribe to {name!r} with these arguments",
-                )
-        return src, args
+                return False
+        return True
+
+    @staticmethod
+    def forbidden(name: str) -> JSONRPCError:
+        return error(
+            W.FORBIDDEN,
+            f"Forbidden: not permitted to subscribe to {name!r} with these arguments",
+        )
 
     # -- cursors (rule 5) ----------------------------------------------------------------
     def encode(self, src: EventSource, epoch: str, position: int) -> str:

@@ -17,7 +17,8 @@ Rules:
 3. A failing read (the store or a poller's upstream) is reported with
    ``notifications/events/error`` (-32603 ``UpstreamError``, ``data.reason``) and
    retried after ``heartbeat_s``; the stream stays open.
-4. Removing the event type or changing its schema in place sends
+4. Removing the event type or changing its schema in place, or the principal losing
+   access (re-checked at every heartbeat), sends
    ``notifications/events/terminated {error}`` and completes the request with the empty
    result carrying the subscription id.
 5. The stream pulls from the store at most ``max_stream_pending`` occurrences at a time
@@ -232,6 +233,9 @@ class StreamRegistry:
                 with anyio.move_on_after(limits.heartbeat_s) as idle:
                     await live.wake.wait()
                 if idle.cancelled_caught:
+                    if not await ext.permitted(ctx, src, args):  # server rule 8
+                        live.terminated = ext.forbidden(src.name)
+                        continue
                     await self._send(
                         ctx,
                         W.NOTIFY_HEARTBEAT,
@@ -286,5 +290,8 @@ class StreamRegistry:
                 continue
             with anyio.move_on_after(limits.poller_interval_s):
                 await live.wake.wait()
+            if not await ext.permitted(ctx, src, args):  # server rule 8
+                live.terminated = ext.forbidden(src.name)
+                continue
             if not result.events:
                 await self._send(ctx, W.NOTIFY_HEARTBEAT, {W.F_CURSOR: cursor}, tag)
