@@ -161,3 +161,32 @@ async def test_resumption_across_a_server_restart_from_a_saved_cursor(tmp_path: 
         polled = await ev.poll("tick", cursor=saved)
         assert [e.event_id for e in polled.events] == ["e3", "e4", "e5"]
     assert got == [f"e{n}" for n in range(6)]
+
+
+async def test_server_shutdown_ends_streams_gracefully() -> None:
+    """Stream rule 7: a shutting-down HTTP endpoint ends each push stream with its
+    result (the handler returns, the stream is released), and the client, whose
+    request completed without a termination, reconnects."""
+    server, events = demo_server()
+    up, stop = anyio.Event(), anyio.Event()
+
+    async def run() -> None:
+        # A long grace: a stream that only ended when cancelled would hold it all.
+        async with serve_http(server, port, grace_s=60):
+            up.set()
+            await stop.wait()
+
+    port = free_port()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        await up.wait()
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode="modern") as client:
+            stream = EventsClient(client).stream("tick")
+            await stream.__aenter__()
+            assert len(events.streams) == 1
+            stop.set()
+            with anyio.fail_after(20):
+                while len(events.streams):
+                    await anyio.sleep(0.02)
+            await stream.aclose()
+        tg.cancel_scope.cancel()

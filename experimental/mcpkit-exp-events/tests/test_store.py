@@ -118,7 +118,11 @@ async def test_persisted_log_survives_a_restart(tmp_path: Path) -> None:
     got = await again.read("t", 1, limit=10)
     assert [o.event_id for o in got.occurrences] == ["e1", "e2", "e3"]
     await again.drop("t")
-    assert await InMemoryStore(path=path).head("t") == 0
+    reloaded = InMemoryStore(path=path)
+    assert (await reloaded.read("t", 0, limit=10)).occurrences == []
+    # positions are never reused: an old cursor never points into a new log
+    assert await reloaded.head("t") == 4
+    assert (await reloaded.append("t", event_id="n", timestamp_ms=now_ms(), data={})).position == 5
 
 
 async def test_unpersisted_restart_has_a_new_epoch() -> None:

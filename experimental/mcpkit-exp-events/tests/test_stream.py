@@ -359,3 +359,19 @@ async def test_revoked_access_terminates_the_stream_with_forbidden() -> None:
                 async for _ in stream:
                     pass
         assert term.value.error.code == W.FORBIDDEN
+
+
+async def test_not_found_answering_a_reconnect_ends_the_subscription() -> None:
+    """The stream stalls (no heartbeat), and by the time the client reconnects the type
+    is gone (as after a restart without it): the reconnect's NotFound raises
+    StreamTerminated instead of being retried."""
+    server, events = demo_server(limits=EventsLimits(heartbeat_s=3600))
+    async with Client(server, mode="modern") as client:
+        ev = EventsClient(client, heartbeat_timeout_s=0.3)
+        async with ev.stream("tick") as stream:
+            del events.sources["tick"]  # gone without a termination notice
+            with anyio.fail_after(20), pytest.raises(StreamTerminated) as term:
+                async for _ in stream:
+                    pass
+        assert term.value.error.code == W.NOT_FOUND
+        assert stream.reconnects == 1

@@ -21,8 +21,9 @@ Rules:
 5. Duplicates are dropped by ``eventId`` within a window of the last ``dedup_window``
    ids (poll and stream), as at-least-once delivery intends.
 6. ``notifications/events/terminated`` raises :class:`StreamTerminated` carrying the
-   error (NotFound / Unsupported: rediscover and resubscribe; Forbidden: stop); an
-   error answer to the first ``events/stream`` is raised as :class:`JSONRPCError`.
+   error (NotFound / Unsupported: rediscover and resubscribe; Forbidden: stop), and so
+   does such an error (or InvalidParams) answering a reconnect; an error answer to the
+   first ``events/stream`` is raised as :class:`JSONRPCError`.
    ``truncated: true`` increments :attr:`EventStream.gaps`.
 """
 
@@ -48,6 +49,8 @@ __all__ = ["EventStream", "EventsClient", "PollBatch", "PollLoop", "StreamTermin
 
 logger = logging.getLogger("mcpkit.experimental.events")
 JSON = dict[str, Any]
+_DEFINITIVE = frozenset({W.INVALID_PARAMS, W.NOT_FOUND, W.FORBIDDEN, W.UNSUPPORTED})
+"""Error answers to a reconnect that end the subscription instead of being retried."""
 
 
 class StreamTerminated(Exception):
@@ -327,9 +330,11 @@ class EventStream:
                     yield event
             except StreamTerminated:
                 raise
-            except JSONRPCError:
+            except JSONRPCError as exc:
                 if not opened_once:
                     raise
+                if exc.code in _DEFINITIVE:  # the subscription no longer holds (rule 6)
+                    raise StreamTerminated(exc) from None
             except (ClientError, OSError, anyio.BrokenResourceError) as exc:
                 if not opened_once:
                     raise

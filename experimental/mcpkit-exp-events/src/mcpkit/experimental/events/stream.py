@@ -27,6 +27,8 @@ Rules:
 6. Cancellation (``notifications/cancelled`` on stdio, the client closing the response
    on HTTP) ends the handler; its resources are released. The request is exempt from
    the server's in-flight caps (``add_method(..., streaming=True)``).
+7. A transport that ends the stream gracefully (HTTP server shutdown, ``on_close``)
+   completes the request with its empty result; the client reconnects with its cursor.
 """
 
 from __future__ import annotations
@@ -54,12 +56,18 @@ _INTERNAL = -32603
 class _Live:
     """One open stream: what wakes it and why it must end."""
 
-    __slots__ = ("name", "terminated", "wake")
+    __slots__ = ("closing", "name", "terminated", "wake")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.wake = anyio.Event()
         self.terminated: JSONRPCError | None = None
+        self.closing = False
+
+    def close(self) -> None:
+        """The transport ends the stream gracefully (server shutdown): rule 7."""
+        self.closing = True
+        self.wake.set()
 
 
 class StreamRegistry:
@@ -114,12 +122,16 @@ class StreamRegistry:
         live = _Live(src.name)
         self.live.add(live)
         self.per_principal[key] += 1
+        on_close = ctx.transport.get("on_close")
+        unregister = on_close(live.close) if callable(on_close) else None
         try:
             if src.check is not None:
                 await self._run_poller(ctx, src, args, live, tag)
             else:
                 await self._run_store(ctx, src, args, live, tag)
         finally:
+            if callable(unregister):
+                unregister()
             self.live.discard(live)
             self.per_principal[key] -= 1
             if self.per_principal[key] <= 0:
@@ -135,7 +147,7 @@ class StreamRegistry:
     async def _terminate(self, ctx: Context, live: _Live, tag: JSON) -> bool:
         err = live.terminated
         if err is None:
-            return False
+            return live.closing
         await self._send(ctx, W.NOTIFY_TERMINATED, {W.F_ERROR: err.to_error()}, tag)
         return True
 
