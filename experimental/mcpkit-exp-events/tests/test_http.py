@@ -68,11 +68,7 @@ async def test_stream_is_always_sse_and_refused_without_it() -> None:
                 },
             },
         }
-        headers = {
-            "MCP-Protocol-Version": "2026-07-28",
-            "Mcp-Method": W.EVENTS_STREAM,
-            "Mcp-Name": "tick",
-        }
+        headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": W.EVENTS_STREAM}
         async with httpx2.AsyncClient(timeout=10) as http:
             refused = await http.post(
                 url, json=body, headers={**headers, "Accept": "application/json"}

@@ -132,14 +132,10 @@ class EventsExtension:
         self._generators: list[tuple[EventSource, Callable[[], AsyncIterator[Any]]]] = []
         server.add_extension(self)
         server.add_method(W.EVENTS_LIST, self.handle_list, eras=("modern",))
-        server.add_method(W.EVENTS_POLL, self.handle_poll, eras=("modern",), name_param="name")
-        server.add_method(
-            W.EVENTS_STREAM,
-            self.streams.handle,
-            eras=("modern",),
-            name_param="name",
-            streaming=True,
-        )
+        # No ``name_param``: SEP-3415 does not define ``Mcp-Name`` for events/* (its open
+        # question 8), and requiring the header would refuse other SDKs' clients.
+        server.add_method(W.EVENTS_POLL, self.handle_poll, eras=("modern",))
+        server.add_method(W.EVENTS_STREAM, self.streams.handle, eras=("modern",), streaming=True)
         server.add_listen_filter(W.LISTEN_FILTER_FIELD, self._listen_filter)
         server.add_lifespan(self._lifespan)
 
