@@ -1,0 +1,56 @@
+"""Bounds of the events extension: everything a peer can fill has a default here.
+
+Rules:
+1. Each field is a count, a size in bytes (``_bytes``) or a time (``_ms`` milliseconds,
+   ``_s`` seconds); exceeding a request-size bound is -32602 (InvalidParams), exceeding
+   a quota is -32025 (ResourceExhausted) with ``data.limit`` naming the field's wire
+   name and ``data.max`` the bound (SEP-3415 §Error Handling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["EventsLimits"]
+
+
+@dataclass(frozen=True, slots=True)
+class EventsLimits:
+    """The extension's limits object (defaults in parentheses).
+
+    - ``max_arguments_bytes`` (16 KiB): the JSON size of a subscription's ``arguments``.
+    - ``max_cursor_bytes`` (1 KiB): the length of a cursor a client sends.
+    - ``max_name_bytes`` (256): the length of an event name in a request.
+    - ``max_streams`` (1 024): open ``events/stream`` requests on this server.
+    - ``max_streams_per_principal`` (64): open streams of one principal (all anonymous
+      callers share one budget).
+    - ``max_stream_pending`` (256): occurrences read ahead for one stream and not yet
+      written to it (the stream pulls from the store; nothing else is buffered).
+    - ``max_poll_events`` (100): events in one poll result (a larger ``maxEvents`` is
+      clamped), also the default when ``maxEvents`` is absent.
+    - ``max_scan`` (10 000): occurrences examined against a subscription's arguments
+      per poll or stream read.
+    - ``heartbeat_s`` (15): seconds between heartbeats on an idle stream (the SEP asks
+      for at least every 30 s).
+    - ``next_poll_ms`` (5 000): the ``nextPollMs`` a poll result recommends.
+    - ``page_size`` (100): event types per ``events/list`` page.
+    - ``poller_interval_s`` (5): how often a poller-backed push stream checks upstream.
+    - ``poll_lease_s`` (300): a poll subscription with lifecycle hooks ends when not
+      polled for this long (SEP-3415 Appendix A ``poll_subscription_ttl``).
+    - ``max_poll_leases`` (10 000): poll subscriptions tracked for lifecycle hooks.
+    """
+
+    max_arguments_bytes: int = 16 * 1024
+    max_cursor_bytes: int = 1024
+    max_name_bytes: int = 256
+    max_streams: int = 1024
+    max_streams_per_principal: int = 64
+    max_stream_pending: int = 256
+    max_poll_events: int = 100
+    max_scan: int = 10_000
+    heartbeat_s: float = 15.0
+    next_poll_ms: int = 5_000
+    page_size: int = 100
+    poller_interval_s: float = 5.0
+    poll_lease_s: float = 300.0
+    max_poll_leases: int = 10_000
