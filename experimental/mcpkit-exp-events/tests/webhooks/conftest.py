@@ -1,0 +1,15 @@
+"""Fixtures of the webhook tests: asyncio only; ``hookkit`` importable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
