@@ -154,22 +154,43 @@ class Flaky:
         self.failures = failures
         self.status = status
         self.seen: list[dict[str, str]] = []
+        self.bodies: list[bytes] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
         self.seen.append(headers)
+        self.bodies.append(body)
         if self.failures > 0:
             self.failures -= 1
             await Response(status_code=self.status)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
 
 
 async def redirect(request: Request) -> Response:
-    return Response(status_code=307, headers={"Location": f"https://{HOOK_HOST}/hooks"})
+    return Response(status_code=307, headers={"Location": f"https://{HOOK_HOST}/hooks/"})
+
+
+async def wrong_echo(request: Request) -> Response:
+    return Response('{"challenge": "not-the-nonce"}', media_type="application/json")
 
 
 @dataclass
@@ -215,6 +236,7 @@ async def deployment(
     hooks_options: JSON | None = None,
     extra_routes: Sequence[Any] = (),
     on_message: Callable[[WebhookMessage], Awaitable[None]] | None = None,
+    resolver: Callable[[str, int], Awaitable[list[str]]] = loopback_resolver,
 ) -> AsyncIterator[Deployment]:
     """Start the receiver (TLS) and the MCP server, both on loopback."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -228,12 +250,13 @@ async def deployment(
         flaky = Flaky(receiver, failures, fail_status)
         hook_app = Starlette(
             routes=[*extra_routes, Route("/redirect", redirect, methods=["POST"]),
+                    Route("/wrong", wrong_echo, methods=["POST"]),
                     Mount("/hooks", app=flaky)]
         )
         store = store if store is not None else InMemoryStore()
         hooks = Webhooks(
             store,
-            policy=AddressPolicy(allow=allow, resolver=loopback_resolver),
+            policy=AddressPolicy(allow=allow, resolver=resolver),
             verify=tls.client_context(),
             limits=limits or WebhookLimits(backoff_initial_s=0.05, backoff_max_s=0.2),
             rescan_s=0.2,
