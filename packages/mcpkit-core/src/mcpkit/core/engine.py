@@ -43,6 +43,10 @@ Rules:
    would. Cancel scopes are made from the backend's own class, skipping anyio's
    per-call backend lookup. Messages are dispatched without an extra coroutine hop
    for the common case, a single request.
+9. Requests of the methods in ``Inflight.exempt`` (long-lived streaming requests such
+   as SEP-3415 ``events/stream``, which "MUST be exempt from any general cap on
+   concurrent requests") are admitted whatever the in-flight count and do not count
+   against ``limit``; the extension that serves them bounds them itself.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 import anyio
@@ -196,13 +201,17 @@ class _Slot:
 class Inflight:
     """Inbound requests that are running, by id, with their cancel scopes (rules 2, 3)."""
 
-    __slots__ = ("_idle", "_scope_class", "_slots", "limit")
+    __slots__ = ("_exempt_n", "_idle", "_scope_class", "_slots", "exempt", "limit")
 
-    def __init__(self, limit: int = 1024) -> None:
+    def __init__(self, limit: int = 1024, exempt: AbstractSet[str] = frozenset()) -> None:
         self._slots: dict[RequestId, _Slot] = {}
         self._idle: anyio.Event | None = None
         self._scope_class: type[anyio.CancelScope] | None = None
         self.limit = limit
+        self.exempt = exempt
+        """Methods whose requests do not count against ``limit`` (long-lived streaming
+        requests, ``Server.add_method(..., streaming=True)``); read live."""
+        self._exempt_n = 0
 
     def new_scope(self) -> anyio.CancelScope:
         """A fresh cancel scope of the running backend's class (rule 8). ``anyio.CancelScope()``
@@ -217,6 +226,8 @@ class Inflight:
     def _release(self, request_id: RequestId, slot: _Slot) -> None:
         if self._slots.get(request_id) is slot:
             del self._slots[request_id]
+            if slot.method and slot.method in self.exempt:
+                self._exempt_n -= 1
         if not self._slots and self._idle is not None:
             self._idle.set()
             self._idle = None
@@ -267,7 +278,8 @@ def admit(inflight: Inflight, request_id: RequestId, method: str = "") -> _Slot 
         return error_message(
             request_id, INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in flight"
         )
-    if len(inflight) >= inflight.limit:
+    exempt = bool(method) and method in inflight.exempt
+    if not exempt and len(inflight) - inflight._exempt_n >= inflight.limit:  # pyright: ignore[reportPrivateUsage]
         return error_message(
             request_id,
             INTERNAL_ERROR,
@@ -275,6 +287,8 @@ def admit(inflight: Inflight, request_id: RequestId, method: str = "") -> _Slot 
         )
     slot = _Slot(inflight.new_scope(), method)
     inflight._slots[request_id] = slot  # pyright: ignore[reportPrivateUsage]
+    if exempt:
+        inflight._exempt_n += 1  # pyright: ignore[reportPrivateUsage]
     return slot
 
 

@@ -196,6 +196,8 @@ class Server:
         self.completers: dict[tuple[str, str], Completer] = {}
         self.extensions: dict[str, Extension] = {}
         self.methods: dict[Era, dict[str, MethodSpec]] = {"legacy": {}, "modern": {}}
+        self.streaming_methods: set[str] = set()
+        """Long-lived request methods exempt from the in-flight caps (``add_method``)."""
         self._lifespans: list[Lifespan] = [lifespan] if lifespan is not None else []
         self._lifespan_states: list[Any] = []
         self.expose_errors = expose_errors
@@ -423,14 +425,21 @@ class Server:
         eras: Sequence[Era] = ("legacy", "modern"),
         input_capable: bool = False,
         name_param: str | None = None,
+        streaming: bool = False,
     ) -> None:
         """Serve a request method (built-in or an extension's namespace).
         ``input_capable`` lets the handler answer with MRTR ``input_required``;
-        ``name_param`` is the params field carried in the ``Mcp-Name`` HTTP header."""
+        ``name_param`` is the params field carried in the ``Mcp-Name`` HTTP header.
+        ``streaming`` marks a long-lived request whose answer is a stream of
+        notifications (like ``subscriptions/listen``): it is exempt from the in-flight
+        caps (``Limits.max_inflight``, ``Limits.max_http_inflight``; the extension bounds
+        it itself) and on 2026-07-28 HTTP it is always answered with SSE."""
         check_callable("method", handler, "server.add_method(name, async_handler)")
         spec = MethodSpec(handler, frozenset(eras), input_capable, name_param)
         for era in eras:
             self.methods[era][method] = spec
+        if streaming:
+            self.streaming_methods.add(method)
 
     def method(self, era: Era, method: str) -> MethodSpec | None:
         """The handler serving ``method`` on ``era``, if any. A method may have

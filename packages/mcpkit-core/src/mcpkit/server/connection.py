@@ -14,7 +14,8 @@ Rules:
 5. Every outgoing message passes the server's send-side middleware.
 6. At most ``server.limits.max_inflight`` requests are unanswered at once (running, or
    their reply not yet handed to the transport; ``max_inflight`` overrides it); one more
-   is answered -32603 "Server busy" (:mod:`mcpkit.core.limits`).
+   is answered -32603 "Server busy" (:mod:`mcpkit.core.limits`). Requests of the
+   server's ``streaming_methods`` do not count (:mod:`mcpkit.core.engine` rule 9).
 7. Tracing: every notification goes through
    :func:`~mcpkit.server.tracing.handle_notification_traced`; a tracer sees the
    connection's ``transport_name`` (``"stdio"``, ``"memory"``) as ``transport["name"]``.
@@ -79,6 +80,7 @@ class ServerConnection:
             max_inflight=server.limits.max_inflight if max_inflight is None else max_inflight,  # type: ignore[arg-type]
             on_abandon=self._abandon,
         )
+        self.connection.inflight.exempt = server.streaming_methods  # rule 6 (live set)
         if transport_name is not None:  # what a tracer sees as the transport (rule 7)
             self.connection.facts = {"name": transport_name}
         self._tg: anyio.abc.TaskGroup | None = None

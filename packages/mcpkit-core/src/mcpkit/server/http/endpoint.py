@@ -8,7 +8,9 @@ Rules:
    ``Host`` (403/421, :mod:`.security`), shutting down (503), HTTP method (405 with
    ``Allow``), then per method. POST: ``Content-Type`` (415), ``Accept`` (406), body
    size (413), JSON parse and nesting depth (400, -32700, ``id: null``). Before all
-   per-method checks, a POST beyond ``Limits.max_http_inflight`` concurrent ones is 503.
+   per-method checks, a POST beyond ``Limits.max_http_inflight`` concurrent ones is 503;
+   a POST whose ``Mcp-Method`` names one of ``Server.streaming_methods`` (long-lived
+   streams, ``add_method(..., streaming=True)``) is not counted.
 2. The era of a POST is decided by the request alone: an ``Mcp-Session-Id`` header means
    the handshake era (that session); else ``MCP-Protocol-Version: 2026-07-28`` means
    2026-07-28; else ``initialize`` opens a handshake-era session; else a body whose
@@ -282,6 +284,15 @@ class StreamableHTTP:
             return
         method = scope["method"]
         if method == "POST":
+            if (
+                h.mcp_method is not None
+                and h.mcp_method in self.server.streaming_methods
+                and self._is_modern(h, None)
+            ):
+                # Rule 1: a long-lived stream is not counted (on 2026-07-28 the
+                # Mcp-Method header must match the body or the POST is refused).
+                await self._post(scope, receive, send, h)
+                return
             if self.posts >= self.max_http_inflight:
                 await send_error(
                     send,

@@ -21,7 +21,8 @@ Rules:
    cancelled and nothing more is sent; so does a client that stops reading it for
    ``Limits.stream_send_timeout_s`` (:mod:`.streams` rule 7). Idle streams
    (``subscriptions/listen``) get comment keep-alives.
-6. ``subscriptions/listen`` is always answered with an SSE stream, whatever the response
+6. ``subscriptions/listen`` (and every method registered with
+   ``Server.add_method(..., streaming=True)``) is always answered with an SSE stream, whatever the response
    mode (the mode governs ordinary request answers; a listen stream is the only way to
    deliver the ``listChanged`` and resource updates ``server/discover`` advertises).
    Without ``text/event-stream`` in ``Accept`` it is refused with 406.
@@ -186,14 +187,15 @@ async def serve_post(
         await send_error(send, 400, exc.code, exc.message, data=exc.data, request_id=c.id)
         return
     mode, streaming = ep.response_shape(acc)
-    if c.method == "subscriptions/listen" and acc.sse:
+    long_lived = c.method == "subscriptions/listen" or c.method in ep.server.streaming_methods
+    if long_lived and acc.sse:
         mode, streaming = "sse", True  # rule 6: whatever the response mode
-    elif c.method == "subscriptions/listen":
+    elif long_lived:
         await send_error(
             send,
             406,
             INVALID_REQUEST,
-            "Not Acceptable: subscriptions/listen answers with an SSE stream; "
+            f"Not Acceptable: {c.method} answers with an SSE stream; "
             "send Accept: text/event-stream",
             request_id=c.id,
         )

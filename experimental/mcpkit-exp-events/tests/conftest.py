@@ -1,0 +1,89 @@
+"""Shared fixtures and helpers of the mcpkit-exp-events tests.
+
+- ``anyio_backend``: asyncio only.
+- :func:`serve_http`: a real uvicorn on 127.0.0.1 serving a server's ``http_app()``,
+  on a given or free port (a restart reuses the port).
+- :func:`demo_server`: a server with the events extension and a few event types.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+import uvicorn
+
+from mcpkit.experimental.events import EventsExtension, EventsLimits, InMemoryStore
+from mcpkit.server import Server
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def serve_http(server: Server, port: int | None = None) -> AsyncIterator[str]:
+    """Serve ``server`` over real HTTP on 127.0.0.1; yields the endpoint URL."""
+    port = port or free_port()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    web = uvicorn.Server(
+        uvicorn.Config(
+            server.http_app(), log_level="warning", lifespan="on", timeout_graceful_shutdown=1
+        )
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(web.serve, [sock])
+        with anyio.fail_after(10):
+            while not web.started:
+                await anyio.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            web.should_exit = True
+            web.force_exit = True
+    sock.close()
+
+
+def demo_server(
+    *, store: InMemoryStore | None = None, limits: EventsLimits | None = None, **options: Any
+) -> tuple[Server, EventsExtension]:
+    """A server with ``tick`` (poll, push; payload ``{"n": int}``; argument ``parity``
+    filters even/odd) and ``alert`` (poll only; requires ``severity``)."""
+    server = Server("events-test")
+    events = EventsExtension(server, store=store, limits=limits, **options)
+
+    def parity(arguments: dict[str, Any], occ: Any) -> bool:
+        want = arguments.get("parity")
+        return want is None or (occ.data["n"] % 2 == 0) == (want == "even")
+
+    events.source(
+        "tick",
+        description="A counter",
+        arguments={"type": "object", "properties": {"parity": {"enum": ["even", "odd"]}}},
+        payload={"type": "object", "properties": {"n": {"type": "integer"}}},
+        delivery=("poll", "push"),
+        match=parity,
+    )
+    events.source(
+        "alert",
+        arguments={
+            "type": "object",
+            "properties": {"severity": {"type": "string"}},
+            "required": ["severity"],
+        },
+        delivery=("poll",),
+    )
+    return server, events
