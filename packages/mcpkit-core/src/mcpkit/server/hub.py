@@ -16,6 +16,9 @@ Rules:
    "something changed, re-fetch" signal, so coalescing loses nothing.)
 3. A listener sees only what its ``accepts`` predicate admits (the spec's MUST NOT send
    unrequested notification types, 2026-07-28 ``basic/patterns/subscriptions``).
+4. A multi-replica hub (:class:`mcpkit.server.redis.relay.RedisHub`) relays every change
+   to the other replicas except those marked ``Change.local``, which every replica
+   publishes itself.
 """
 
 from __future__ import annotations
@@ -42,11 +45,16 @@ logger = logging.getLogger("mcpkit.server")
 @dataclass(frozen=True, slots=True)
 class Change:
     """One change: the notification ``method`` to send, an optional coalescing ``key``
-    (e.g. the resource URI) and the notification ``params`` (without ``_meta``)."""
+    (e.g. the resource URI) and the notification ``params`` (without ``_meta``).
+
+    ``local``: every replica of a deployment publishes this change itself (it comes from
+    a shared source, e.g. a shared task store's change feed), so a multi-replica hub
+    must not relay it to the others (rule 4)."""
 
     method: str
     key: str | None = None
     params: dict[str, Any] = field(default_factory=dict[str, Any], hash=False, compare=False)
+    local: bool = field(default=False, hash=False, compare=False)
 
 
 class Listener:
