@@ -12,6 +12,7 @@ subscription's loop), :mod:`.handlers` (the two methods), :mod:`.runtime` (the w
 
 from __future__ import annotations
 
+from mcpkit.experimental.events.webhooks.attach import enable_webhooks
 from mcpkit.experimental.events.webhooks.client import WebhookSubscription, subscribe_webhook
 from mcpkit.experimental.events.webhooks.limits import WebhookLimits
 from mcpkit.experimental.events.webhooks.receiver import WebhookMessage, WebhookReceiver
@@ -42,6 +43,7 @@ __all__ = [
     "WebhookSubscription",
     "Webhooks",
     "check_secret",
+    "enable_webhooks",
     "generate_secret",
     "subscribe_webhook",
     "subscription_id",

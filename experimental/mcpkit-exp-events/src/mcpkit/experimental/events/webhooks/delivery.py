@@ -86,8 +86,10 @@ class SubscriptionDelivery:
         epoch: str,
         match: Match | None = None,
         transform: Transform | None = None,
+        generation: int = 0,
     ) -> None:
         self.sub = sub
+        self.generation = generation
         self.store = store
         self.subs = subs
         self.post = post
@@ -111,11 +113,11 @@ class SubscriptionDelivery:
         return min(self.pending) - 1 if self.pending else self.read_pos
 
     def cursor(self) -> str:
-        return encode_cursor(self.epoch, self.watermark())
+        return encode_cursor(self.epoch, self.watermark(), self.generation)
 
     def _cursor_for(self, position: int) -> str:
         if self.pending and min(self.pending) == position:
-            return encode_cursor(self.epoch, position)
+            return encode_cursor(self.epoch, position, self.generation)
         return self.cursor()
 
     # -- suspension (rule 5) ----------------------------------------------------------
@@ -197,7 +199,8 @@ class SubscriptionDelivery:
                     )
                     floor = None
                     if got.truncated and got.position > self.read_pos:
-                        tg.start_soon(self._gap, encode_cursor(self.epoch, got.position))
+                        gap = encode_cursor(self.epoch, got.position, self.generation)
+                        tg.start_soon(self._gap, gap)
                     for occ in got.occurrences:
                         self.pending.add(occ.position)
                         tg.start_soon(self._deliver, occ)

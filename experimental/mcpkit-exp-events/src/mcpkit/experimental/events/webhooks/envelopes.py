@@ -7,8 +7,10 @@ Rules:
    ``eventId``.
 2. A control body has a top-level ``type`` (``gap``, ``terminated``, ``verification``)
    and a ``webhook-id`` of the form ``msg_<type>_<random>``.
-3. A webhook cursor is ``<epoch>.<position>`` of the occurrence store (opaque to clients);
-   one from another epoch, or unreadable, means "start from now" with ``truncated``.
+3. A webhook cursor is ``<epoch>.<generation>.<position>``, the same form as poll and push
+   cursors of store-backed event types (:mod:`..server` rule 5; ``generation`` is the
+   event type's schema generation); one from another epoch or generation, or
+   unreadable, means "start from now" with ``truncated``.
 """
 
 from __future__ import annotations
@@ -40,19 +42,20 @@ def iso_timestamp(ms: int) -> str:
     return text.replace("+00:00", "Z")
 
 
-def encode_cursor(epoch: str, position: int) -> str:
+def encode_cursor(epoch: str, position: int, generation: int = 0) -> str:
     """Rule 3."""
-    return f"{epoch}.{position}"
+    return f"{epoch}.{generation}.{position}"
 
 
-def decode_cursor(cursor: object, epoch: str) -> int | None:
-    """The position of ``cursor`` under ``epoch`` (rule 3); None when it is foreign."""
-    if not isinstance(cursor, str) or "." not in cursor:
+def decode_cursor(cursor: object, epoch: str, generation: int = 0) -> int | None:
+    """The position of ``cursor`` under ``epoch`` and ``generation`` (rule 3); None when
+    it is foreign or malformed."""
+    if not isinstance(cursor, str):
         return None
-    head, _, tail = cursor.rpartition(".")
-    if head != epoch or not tail.isdigit():
+    parts = cursor.split(".")
+    if len(parts) != 3 or parts[0] != epoch or parts[1] != str(generation):
         return None
-    return int(tail)
+    return int(parts[2]) if parts[2].isdigit() else None
 
 
 def event_body(occ: StoredOccurrence, data: JSON, cursor: str | None) -> bytes:

@@ -130,7 +130,7 @@ async def _start(
     head = await store.head(name)
     if cursor is None:
         return head, epoch, None, False
-    position = decode_cursor(cursor, epoch)
+    position = decode_cursor(cursor, epoch, hooks.generation(name))
     if position is None or position > head:
         return head, epoch, None, True
     floor = None
@@ -203,7 +203,8 @@ async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
             F_RESULT_TYPE: RESULT_COMPLETE,
             "id": sub_id,
             "refreshBefore": None if expires is None else iso_timestamp(int(expires * 1000)),
-            "cursor": hooks.live_cursor(sub_id) or encode_cursor(epoch, position),
+            "cursor": hooks.live_cursor(sub_id)
+            or encode_cursor(epoch, position, hooks.generation(name)),
             "truncated": False,
             "deliveryStatus": result_status,
         }
@@ -243,7 +244,7 @@ async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
         F_RESULT_TYPE: RESULT_COMPLETE,
         "id": sub_id,
         "refreshBefore": None if expires is None else iso_timestamp(int(expires * 1000)),
-        "cursor": encode_cursor(epoch, position),
+        "cursor": encode_cursor(epoch, position, hooks.generation(name)),
         "truncated": truncated,
     }
 

@@ -81,7 +81,8 @@ class Webhooks:
     ``ssl.SSLContext`` or True). ``check``/``match``/``transform``: the event types'
     hooks (:data:`Check`, :data:`~.delivery.Match`, :data:`~.delivery.Transform`).
     ``verified_urls``: callback URL prefixes verified without a handshake (allowlist).
-    ``rescan_s``, ``lease_s``: seconds (rule 2).
+    ``rescan_s``, ``lease_s``: seconds (rule 2). ``generation(name)``: the event type's
+    schema generation, part of its cursors (:mod:`.envelopes` rule 3).
     """
 
     def __init__(
@@ -99,6 +100,7 @@ class Webhooks:
         replica_id: str | None = None,
         rescan_s: float = 1.0,
         lease_s: float = 10.0,
+        generation: Callable[[str], int] | None = None,
     ) -> None:
         self.store = store
         self.limits = limits if limits is not None else WebhookLimits()
@@ -126,6 +128,7 @@ class Webhooks:
         self.replica_id = replica_id or uuid.uuid4().hex
         self.rescan_s = rescan_s
         self.lease_s = lease_s
+        self.generation: Callable[[str], int] = generation or (lambda _name: 0)
         self.deliveries: dict[str, SubscriptionDelivery] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._kick = anyio.Event()
@@ -236,6 +239,7 @@ class Webhooks:
             epoch=self._epoch,
             match=self.match,
             transform=self.transform,
+            generation=self.generation(sub.name),
         )
         scope = anyio.CancelScope()
         self.deliveries[sub.id] = delivery
