@@ -29,6 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from mcpkit.client import Client
+from mcpkit.experimental.events import EventsExtension
 from mcpkit.experimental.events.store import InMemoryStore, OccurrenceStore, now_ms
 from mcpkit.experimental.events.webhooks import (
     AddressPolicy,
@@ -36,6 +37,7 @@ from mcpkit.experimental.events.webhooks import (
     WebhookMessage,
     WebhookReceiver,
     Webhooks,
+    enable_webhooks,
 )
 from mcpkit.server import Server
 
@@ -211,8 +213,8 @@ class Deployment:
         auth = BearerAuth(key) if key is not None else None
         return Client(self.mcp_url, mode="modern", auth=auth, timeout_s=30)
 
-    async def emit(self, name: str, n: int, start: int = 0, **data: Any) -> None:
-        for i in range(start, start + n):
+    async def emit(self, name: str, count: int, start: int = 0, **data: Any) -> None:
+        for i in range(start, start + count):
             await self.store.append(
                 name, event_id=f"evt_{name}_{i}", timestamp_ms=now_ms(), data={"i": i, **data}
             )
@@ -237,6 +239,7 @@ async def deployment(
     extra_routes: Sequence[Any] = (),
     on_message: Callable[[WebhookMessage], Awaitable[None]] | None = None,
     resolver: Callable[[str, int], Awaitable[list[str]]] = loopback_resolver,
+    declare: Callable[[EventsExtension], None] | None = None,
 ) -> AsyncIterator[Deployment]:
     """Start the receiver (TLS) and the MCP server, both on loopback."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -254,15 +257,21 @@ async def deployment(
                     Mount("/hooks", app=flaky)]
         )
         store = store if store is not None else InMemoryStore()
-        hooks = Webhooks(
-            store,
-            policy=AddressPolicy(allow=allow, resolver=resolver),
-            verify=tls.client_context(),
-            limits=limits or WebhookLimits(backoff_initial_s=0.05, backoff_max_s=0.2),
-            rescan_s=0.2,
+        options: JSON = {
+            "policy": AddressPolicy(allow=allow, resolver=resolver),
+            "verify": tls.client_context(),
+            "limits": limits or WebhookLimits(backoff_initial_s=0.05, backoff_max_s=0.2),
+            "rescan_s": 0.2,
             **(hooks_options or {}),
-        )
-        server = build_server(hooks)
+        }
+        if declare is not None:
+            server = Server("webhook-test")
+            events = EventsExtension(server, store=store)
+            declare(events)
+            hooks = enable_webhooks(events, **options)
+        else:
+            hooks = Webhooks(store, **options)
+            server = build_server(hooks)
         app = server.http_app(principal_from_scope=api_key_principal)
         async with serve(hook_app, tls=tls) as hook_port, serve(app) as mcp_port:
             yield Deployment(
