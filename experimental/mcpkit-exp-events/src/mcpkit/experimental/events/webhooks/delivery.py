@@ -252,6 +252,10 @@ class SubscriptionDelivery:
                     await self._save_state(force=failing)
                     return
                 self.state.last_error = result.error
+                logger.info(
+                    "webhook %s: event %s attempt %d failed (%s)",
+                    self.sub.id, occ.event_id, attempt + 1, result.error,
+                )
                 if self.state.failed_since_s is None:
                     self.state.failed_since_s = now
                 attempt += 1

@@ -7,7 +7,8 @@ a server lifespan that runs delivery, and the occurrence store's ``watch`` hook.
 Rules:
 1. :meth:`Webhooks.install` registers both methods and the lifespan on a server; nothing
    runs, and nothing is imported on a hot path, when it is not installed.
-2. While the lifespan runs, every ``rescan_s`` (and at once after a subscribe) the
+2. While the lifespan runs, every ``rescan_s`` (at most ``lease_s / 3``; and at once
+   after a subscribe) the
    subscription store is read: each live, verified subscription whose delivery lease this
    replica holds (``claim``, renewed at every rescan, ``lease_s`` long) has one
    :class:`~.delivery.SubscriptionDelivery` task here; a subscription that expired, was
@@ -207,7 +208,7 @@ class Webhooks:
             except Exception:
                 logger.exception("webhook subscription rescan failed; retrying")
             self._kick = anyio.Event()
-            with anyio.move_on_after(self.rescan_s):
+            with anyio.move_on_after(min(self.rescan_s, self.lease_s / 3)):
                 await self._kick.wait()
 
     async def _rescan(self) -> None:
@@ -216,6 +217,8 @@ class Webhooks:
             self.stop(sub_id)
         for sub_id, sub in live.items():
             if not await self.subscriptions.claim(sub_id, self.replica_id, self.lease_s):
+                if sub_id in self._scopes:
+                    logger.info("webhook %s: delivery lease lost to another replica", sub_id)
                 self.stop(sub_id)
                 continue
             delivery = self.deliveries.get(sub_id)
@@ -226,6 +229,7 @@ class Webhooks:
                     delivery.resume()
                 await self._maybe_drop(delivery)
                 continue
+            logger.info("webhook %s: delivering from this replica", sub_id)
             self._start(sub)
 
     def _start(self, sub: WebhookSubscription) -> None:
