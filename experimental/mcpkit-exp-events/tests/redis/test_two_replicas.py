@@ -43,7 +43,7 @@ async def test_two_replicas_deliver_each_occurrence_once_and_fail_over(redis_url
                 await subs.aclose()
                 owner, other, other_client = (a, b, cb) if holder == b"r0" else (b, a, ca)
                 owner.stop(signal.SIGKILL)
-                await other_client.call_tool("emit", {"start": 300, "count": 200})
+                await other_client.call_tool("emit", {"start": 200, "count": 200})
                 await hook.inbox.wait_for(
                     lambda i: len({e["eventId"] for e in i.events()}) >= 400, timeout_s=120
                 )
