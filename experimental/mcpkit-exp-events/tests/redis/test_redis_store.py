@@ -45,9 +45,12 @@ async def test_positions_are_dense_and_ordered_across_processes_sharing_redis(
     assert await one.head("a") == 100
     got = await two.read("a", 0, limit=1000)
     assert [o.position for o in got.occurrences] == list(range(1, 101))
-    assert got.position == 100 and not got.truncated and not got.has_more
+    assert got.position == 100
+    assert not got.truncated
+    assert not got.has_more
     page = await one.read("a", 10, limit=5)
-    assert [o.position for o in page.occurrences] == [11, 12, 13, 14, 15] and page.has_more
+    assert [o.position for o in page.occurrences] == [11, 12, 13, 14, 15]
+    assert page.has_more
     await one.aclose()
     await two.aclose()
 
@@ -58,11 +61,14 @@ async def test_retention_and_floors_report_truncated(redis_url: str) -> None:
     for i in range(10):
         await store.append("a", event_id=f"e{i}", timestamp_ms=old if i < 8 else now_ms(), data={})
     got = await store.read("a", 0, limit=100)
-    assert got.truncated and [o.position for o in got.occurrences] == [6, 7, 8, 9, 10]
+    assert got.truncated
+    assert [o.position for o in got.occurrences] == [6, 7, 8, 9, 10]
     floored = await store.read("a", 5, limit=100, min_timestamp_ms=now_ms() - 10_000)
-    assert floored.truncated and [o.position for o in floored.occurrences] == [9, 10]
+    assert floored.truncated
+    assert [o.position for o in floored.occurrences] == [9, 10]
     beyond = await store.read("a", 500, limit=10)
-    assert beyond.truncated and beyond.position == 10
+    assert beyond.truncated
+    assert beyond.position == 10
     assert (await store.read("nothing", 0, limit=10)).position == 0
     await store.drop("a")
     assert (await store.read("a", 10, limit=10)).occurrences == []
@@ -81,7 +87,9 @@ async def test_watch_sees_appends_of_another_process(redis_url: str) -> None:
             while not seen:
                 await anyio.sleep(0.02)
     unwatch()
-    assert seen[0].event_id == "e1" and seen[0].position == 1 and seen[0].data == {"x": 1}
+    assert seen[0].event_id == "e1"
+    assert seen[0].position == 1
+    assert seen[0].data == {"x": 1}
     await watcher.aclose()
     await writer.aclose()
 
@@ -100,7 +108,9 @@ async def test_subscriptions_expire_with_their_grant_and_no_expiry_ones_persist(
     # a new process (a restart) sees the no-expiry subscription with its verification
     again = RedisSubscriptions(RedisSettings(redis_url))
     forever = await again.get("sub_forever")
-    assert forever is not None and forever.verified and forever.expires_at_s is None
+    assert forever is not None
+    assert forever.verified
+    assert forever.expires_at_s is None
     assert (await again.state("sub_forever")).last_error == "timeout"
     assert await again.position("sub_forever") == ("ep", 42)
     assert [s.id for s in await again.all()] == ["sub_forever"]
@@ -108,9 +118,8 @@ async def test_subscriptions_expire_with_their_grant_and_no_expiry_ones_persist(
     assert await again.delete("sub_forever") is True
     # state written after a delete does not resurrect a config-less record
     await again.set_state("sub_forever", DeliveryState())
-    assert await again.get("sub_forever") is None and not await again.redis.exists(
-        again._k("sub", "sub_forever")
-    )
+    assert await again.get("sub_forever") is None
+    assert not await again.redis.exists(again._k("sub", "sub_forever"))
     await subs.aclose()
     await again.aclose()
 

@@ -36,8 +36,9 @@ async def test_two_replicas_deliver_each_occurrence_once_and_fail_over(redis_url
                 dup = {k: v for k, v in posts.items() if v != 1 and k.startswith("soak")}
                 assert dup == {}
                 # the refresh on the other replica sees the same subscription
-                assert (await subscribe_webhook(cb, hook.receiver, name="soak", url=hook.url)).id \
-                    == sub.id
+                assert (
+                    await subscribe_webhook(cb, hook.receiver, name="soak", url=hook.url)
+                ).id == sub.id
                 subs = RedisSubscriptions(RedisSettings(redis_url))
                 holder = await subs.redis.get(subs._k("lease", sub.id))
                 await subs.aclose()
@@ -49,4 +50,5 @@ async def test_two_replicas_deliver_each_occurrence_once_and_fail_over(redis_url
                 )
                 ids = {e["eventId"] for e in hook.inbox.events()}
                 assert ids == {f"soak-{i}" for i in range(400)}
-                assert other.proc is not None and other.proc.poll() is None
+                assert other.proc is not None
+                assert other.proc.poll() is None

@@ -252,9 +252,12 @@ async def deployment(
         )
         flaky = Flaky(receiver, failures, fail_status)
         hook_app = Starlette(
-            routes=[*extra_routes, Route("/redirect", redirect, methods=["POST"]),
-                    Route("/wrong", wrong_echo, methods=["POST"]),
-                    Mount("/hooks", app=flaky)]
+            routes=[
+                *extra_routes,
+                Route("/redirect", redirect, methods=["POST"]),
+                Route("/wrong", wrong_echo, methods=["POST"]),
+                Mount("/hooks", app=flaky),
+            ]
         )
         store = store if store is not None else InMemoryStore()
         options: JSON = {

@@ -78,9 +78,7 @@ class Replica:
 
 
 @contextlib.contextmanager
-def replicas(
-    n: int, tls_dir: str, tls: TLS, *extra: str
-) -> Iterator[list[Replica]]:
+def replicas(n: int, tls_dir: str, tls: TLS, *extra: str) -> Iterator[list[Replica]]:
     ca_file = str(Path(tls_dir) / "ca.pem")
     tls.ca.cert_pem.write_to_path(ca_file)
     started = [Replica(ca_file, tls_dir, *extra, replica_id=f"r{i}") for i in range(n)]

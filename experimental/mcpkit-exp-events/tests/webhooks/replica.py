@@ -17,16 +17,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hookkit import api_key_principal, loopback_resolver  # noqa: E402
+from hookkit import api_key_principal, loopback_resolver
 
-from mcpkit.experimental.events import EventsExtension, EventsLimits, InMemoryStore  # noqa: E402
-from mcpkit.experimental.events.store import OccurrenceStore, now_ms  # noqa: E402
-from mcpkit.experimental.events.webhooks import (  # noqa: E402
+from mcpkit.experimental.events import EventsExtension, EventsLimits, InMemoryStore
+from mcpkit.experimental.events.store import OccurrenceStore, now_ms
+from mcpkit.experimental.events.webhooks import (
     AddressPolicy,
     WebhookLimits,
     enable_webhooks,
 )
-from mcpkit.server import Server  # noqa: E402
+from mcpkit.server import Server
 
 
 def build(args: argparse.Namespace) -> Server:
@@ -90,8 +90,9 @@ def main() -> None:
     import uvicorn
 
     app = server.http_app(principal_from_scope=api_key_principal)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning",
-                timeout_graceful_shutdown=1)
+    uvicorn.run(
+        app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1
+    )
 
 
 if __name__ == "__main__":

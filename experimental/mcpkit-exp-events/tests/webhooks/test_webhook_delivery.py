@@ -35,7 +35,8 @@ async def test_subscribe_verifies_then_delivers_each_event_once_signed_and_route
         refreshed = await sub.refresh()
         assert refreshed["id"] == sub.id
         status = refreshed["deliveryStatus"]
-        assert status["active"] is True and status["lastError"] is None
+        assert status["active"] is True
+        assert status["lastError"] is None
         assert status["lastDeliveryAt"] is not None
 
 
@@ -59,7 +60,8 @@ async def test_http_callback_urls_and_bad_secrets_are_invalid_params() -> None:
         }
         with pytest.raises(JSONRPCError) as err:
             await client.request("events/subscribe", params, use_cache=False)
-        assert err.value.code == INVALID_PARAMS and "24 to 64" in err.value.message
+        assert err.value.code == INVALID_PARAMS
+        assert "24 to 64" in err.value.message
         assert d.flaky.seen == []
 
 
@@ -74,7 +76,8 @@ async def test_unsubscribe_stops_delivery_and_a_second_one_is_not_found() -> Non
         assert len(d.inbox.events()) == 3
         with pytest.raises(JSONRPCError) as err:
             await sub.unsubscribe()
-        assert err.value.code == NOT_FOUND and err.value.data == {"kind": "subscription"}
+        assert err.value.code == NOT_FOUND
+        assert err.value.data == {"kind": "subscription"}
 
 
 async def test_subscription_key_includes_the_principal() -> None:

@@ -41,14 +41,16 @@ async def test_webhook_subscription_gets_matching_shaped_events_and_extension_cu
         sub = await subscribe_webhook(
             client, d.receiver, name="tick", url=d.hook_url, arguments={"parity": "even"}
         )
-        assert sub.cursor is not None and sub.cursor.count(".") == 2
+        assert sub.cursor is not None
+        assert sub.cursor.count(".") == 2
         await d.emit("tick", 10, n=0)  # data {"i": k, "n": 0} is even for every k
         for k in range(10):
             await d.store.append("tick", event_id=f"odd{k}", timestamp_ms=0, data={"n": 1})
         await d.inbox.wait_for(lambda i: len(i.events()) >= 10)
         await anyio.sleep(0.5)
         events = d.inbox.events()
-        assert len(events) == 10 and all(e["data"]["seenBy"] == "even" for e in events)
+        assert len(events) == 10
+        assert all(e["data"]["seenBy"] == "even" for e in events)
         # the last cursor received resumes a poll of the same event type
         batch = await EventsClient(client).poll("tick", {"parity": "even"}, cursor=sub.cursor)
         assert batch.truncated is False

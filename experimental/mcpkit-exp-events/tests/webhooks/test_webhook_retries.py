@@ -13,7 +13,8 @@ from hookkit import deployment
 from standardwebhooks import Webhook
 
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.experimental.events.webhooks import WebhookLimits, subscribe_webhook
+from mcpkit.experimental.events.store import InMemoryStore
+from mcpkit.experimental.events.webhooks import WebhookLimits, Webhooks, subscribe_webhook
 from mcpkit.experimental.events.wire import NOT_FOUND
 
 pytestmark = pytest.mark.anyio
@@ -62,7 +63,8 @@ async def test_retries_stop_at_max_attempts_and_status_reports_the_category() ->
         await anyio.sleep(1.0)
         assert len(attempts_of(d, "evt_a_0")) == 3
         status = (await sub.refresh())["deliveryStatus"]
-        assert status["lastError"] == "http_5xx" and "failedSince" in status
+        assert status["lastError"] == "http_5xx"
+        assert "failedSince" in status
 
 
 @pytest.mark.parametrize("status", [410, 413])
@@ -102,6 +104,7 @@ async def test_failing_endpoint_is_suspended_and_a_refresh_reactivates_it() -> N
 async def test_ttl_is_clamped_and_no_expiry_needs_a_durable_store() -> None:
     limits = WebhookLimits(min_ttl_ms=60_000, max_ttl_ms=3_600_000, **FAST)
     async with deployment(limits=limits) as d, d.client() as client:
+
         def grant(sub) -> float:  # type: ignore[no-untyped-def]
             return (sub.refresh_before - datetime.now(UTC)).total_seconds()
 
@@ -112,11 +115,7 @@ async def test_ttl_is_clamped_and_no_expiry_needs_a_durable_store() -> None:
         await short.refresh(ttl_ms=None)  # no expiry asked, not offered: a finite grant
         assert short.refresh_before is not None
     with pytest.raises(ValueError, match="durable"):
-        deployment_limits = WebhookLimits(allow_no_expiry=True)
-        from mcpkit.experimental.events.store import InMemoryStore
-        from mcpkit.experimental.events.webhooks import Webhooks
-
-        Webhooks(InMemoryStore(), limits=deployment_limits)
+        Webhooks(InMemoryStore(), limits=WebhookLimits(allow_no_expiry=True))
 
 
 async def test_an_expired_subscription_stops_and_a_refresh_creates_it_again() -> None:
@@ -146,4 +145,5 @@ async def test_removed_event_type_terminates_with_a_signed_envelope() -> None:
         started = time.monotonic()
         with pytest.raises(JSONRPCError) as e:
             await sub.unsubscribe()
-        assert e.value.code == NOT_FOUND and time.monotonic() - started < 30
+        assert e.value.code == NOT_FOUND
+        assert time.monotonic() - started < 30

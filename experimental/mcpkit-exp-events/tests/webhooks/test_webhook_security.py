@@ -26,8 +26,20 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.parametrize(
     "address",
-    ["127.0.0.1", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "::1",
-     "fc00::1", "fe80::1", "224.0.0.1", "100.64.0.1", "0.0.0.0", "::ffff:127.0.0.1"],
+    [
+        "127.0.0.1",
+        "10.0.0.1",
+        "172.16.5.4",
+        "192.168.1.1",
+        "169.254.169.254",
+        "::1",
+        "fc00::1",
+        "fe80::1",
+        "224.0.0.1",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::ffff:127.0.0.1",
+    ],
 )
 async def test_non_global_addresses_are_refused_unless_allowed(address: str) -> None:
     async def resolver(host: str, port: int) -> list[str]:
@@ -106,9 +118,11 @@ async def test_receiver_refuses_forged_tampered_and_stale_deliveries() -> None:
         body = b'{"eventId":"e1","name":"a","timestamp":"2026-01-01T00:00:00Z","data":{}}'
         good = signed_headers("e1", body, [sub.secret], subscription_id=sub.id)
         forged = signed_headers("e1", body, [generate_secret()], subscription_id=sub.id)
-        stale = signed_headers("e1", body, [sub.secret], subscription_id=sub.id,
-                               now_s=time.time() - 600)
+        stale = signed_headers(
+            "e1", body, [sub.secret], subscription_id=sub.id, now_s=time.time() - 600
+        )
         async with httpx2.AsyncClient(verify=d.tls.client_context()) as http:
+
             async def post(headers: dict[str, str], content: bytes = body) -> int:
                 url = f"https://127.0.0.1:{d.hook_port}/hooks/"
                 extensions = {"sni_hostname": HOOK_HOST}

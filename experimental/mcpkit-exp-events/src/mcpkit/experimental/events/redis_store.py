@@ -40,7 +40,7 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -156,8 +156,7 @@ class RedisOccurrenceStore:
         args = [json.dumps(entry), self.max_events or 0, floor]
         with unavailable("appending an occurrence"):
             member = await self._append(keys=keys, args=args)
-        occ = StoredOccurrence.from_json(json.loads(member))
-        return occ
+        return StoredOccurrence.from_json(json.loads(member))
 
     async def head(self, name: str) -> int:
         with unavailable("reading a log head"):
@@ -173,7 +172,10 @@ class RedisOccurrenceStore:
                 pipe.get(self._k("head", name))
                 pipe.zrange(log, 0, 0, withscores=True)
                 pipe.zrangebyscore(log, f"({after}", "+inf", start=0, num=limit + 1)
-                head_raw, first, items = await pipe.execute()
+                replies: list[Any] = await pipe.execute()
+        head_raw: Any = replies[0]
+        first: list[Any] = replies[1]
+        items: list[Any] = replies[2]
         head = int(head_raw) if head_raw is not None else 0
         truncated = after > head
         if truncated:
@@ -226,7 +228,7 @@ class RedisOccurrenceStore:
                 logger.exception("an occurrence-store watch listener failed")
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
+    async def running(self) -> AsyncGenerator[None]:
         """Rule 3: relay appends of every process to ``watch`` listeners while open."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._subscriber)
@@ -243,9 +245,7 @@ class RedisOccurrenceStore:
                 await pubsub.subscribe(self._k("appended"))
                 delay = 0.1
                 while True:
-                    message = await pubsub.get_message(
-                        ignore_subscribe_messages=True, timeout=1.0
-                    )
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     if message is not None and message.get("type") == "message":
                         self._dispatch(message["data"])
             except Exception as exc:  # rule 3: reconnect with backoff
@@ -311,8 +311,10 @@ class RedisSubscriptions:
 
     async def all(self) -> list[WebhookSubscription]:
         with unavailable("listing webhook subscriptions"):
-            ids = [i.decode() if isinstance(i, bytes) else str(i) for i in
-                   await self.redis.smembers(self._k("subs"))]
+            ids = [
+                i.decode() if isinstance(i, bytes) else str(i)
+                for i in await self.redis.smembers(self._k("subs"))
+            ]
             async with self.redis.pipeline(transaction=False) as pipe:
                 for sub_id in ids:
                     pipe.hget(self._k("sub", sub_id), "config")

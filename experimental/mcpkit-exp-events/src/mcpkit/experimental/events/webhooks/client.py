@@ -72,7 +72,8 @@ class WebhookSubscription:
         status = self.result.get("deliveryStatus")
         return dict[str, Any](status) if isinstance(status, dict) else None  # pyright: ignore[reportUnknownArgumentType]
 
-    def _params(self, cursor: str | None, max_age_ms: int | None = None) -> JSON:
+    def params(self, cursor: str | None, max_age_ms: int | None = None) -> JSON:
+        """The ``events/subscribe`` params for this subscription and ``cursor``."""
         params: JSON = {
             "name": self.name,
             "arguments": self.arguments,
@@ -90,7 +91,7 @@ class WebhookSubscription:
         if ttl_ms is not _OMIT:
             self.ttl_ms = ttl_ms
         self.result = await self.client.request(
-            EVENTS_SUBSCRIBE, self._params(self.cursor), use_cache=False
+            EVENTS_SUBSCRIBE, self.params(self.cursor), use_cache=False
         )
         self.receiver.bind(self.id, self.secret)
         return self.result
@@ -145,7 +146,7 @@ async def subscribe_webhook(
     receiver.register(secret)
     sub = WebhookSubscription(client, receiver, name, dict(arguments or {}), url, secret, ttl_ms)
     sub.result = await client.request(
-        EVENTS_SUBSCRIBE, sub._params(cursor, max_age_ms), use_cache=False
+        EVENTS_SUBSCRIBE, sub.params(cursor, max_age_ms), use_cache=False
     )
     receiver.bind(sub.id, secret)
     return sub

@@ -254,7 +254,10 @@ class SubscriptionDelivery:
                 self.state.last_error = result.error
                 logger.info(
                     "webhook %s: event %s attempt %d failed (%s)",
-                    self.sub.id, occ.event_id, attempt + 1, result.error,
+                    self.sub.id,
+                    occ.event_id,
+                    attempt + 1,
+                    result.error,
                 )
                 if self.state.failed_since_s is None:
                     self.state.failed_since_s = now

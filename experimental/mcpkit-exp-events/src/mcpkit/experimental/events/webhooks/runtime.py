@@ -31,7 +31,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -76,8 +76,9 @@ class Webhooks:
     """Webhook delivery for one server (rules 1-5).
 
     ``store``: the occurrence store events are read from. ``subscriptions``: where
-    subscriptions live (default in memory; :class:`~mcpkit.experimental.events.redis_store.RedisSubscriptions`
-    for replicas or no-expiry grants). ``policy``: the SSRF address policy (default:
+    subscriptions live (default in memory;
+    :class:`~mcpkit.experimental.events.redis_store.RedisSubscriptions` for replicas or
+    no-expiry grants). ``policy``: the SSRF address policy (default:
     globally routable addresses only). ``verify``: TLS verification (an
     ``ssl.SSLContext`` or True). ``check``/``match``/``transform``: the event types'
     hooks (:data:`Check`, :data:`~.delivery.Match`, :data:`~.delivery.Transform`).
@@ -154,7 +155,7 @@ class Webhooks:
 
     # -- the delivery runtime (rules 2, 3) ------------------------------------------
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
+    async def running(self) -> AsyncGenerator[None]:
         """Run delivery until the block exits."""
         self._epoch = await self.store.epoch()
         unwatch = self.store.watch(self._on_occurrence)
@@ -268,9 +269,7 @@ class Webhooks:
         if time.time() - state.failed_since_s > self.limits.drop_no_expiry_after_s:
             await self.terminate(
                 sub.id,
-                JSONRPCError(
-                    FORBIDDEN, "Forbidden", {"reason": "sustained delivery failure"}
-                ),
+                JSONRPCError(FORBIDDEN, "Forbidden", {"reason": "sustained delivery failure"}),
             )
 
     # -- POSTs ------------------------------------------------------------------------

@@ -23,17 +23,18 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import anyio
 
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.experimental.events.wire import CALLBACK_ENDPOINT_ERROR
 from mcpkit.experimental.events.webhooks.envelopes import VERIFICATION, control_body, message_id
 from mcpkit.experimental.events.webhooks.limits import WebhookLimits
 from mcpkit.experimental.events.webhooks.records import SubscriptionStore, WebhookSubscription
 from mcpkit.experimental.events.webhooks.sender import AddressRefused, PostResult, Sender
 from mcpkit.experimental.events.webhooks.signing import signed_headers
+from mcpkit.experimental.events.wire import CALLBACK_ENDPOINT_ERROR
 
 __all__ = ["Verifier", "callback_error"]
 
@@ -99,9 +100,10 @@ class Verifier:
         echoed = ""
         if result.ok:
             try:
-                answer = json.loads(result.body)
-                if isinstance(answer, dict) and isinstance(answer.get("challenge"), str):
-                    echoed = str(answer["challenge"])  # pyright: ignore[reportUnknownArgumentType]
+                answer: Any = json.loads(result.body)
+                if isinstance(answer, dict):
+                    value = cast(dict[str, Any], answer).get("challenge")
+                    echoed = value if isinstance(value, str) else ""
             except ValueError:
                 echoed = ""
         fresh = time.monotonic() - issued <= self.limits.challenge_ttl_s
