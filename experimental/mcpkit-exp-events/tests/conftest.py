@@ -2,7 +2,8 @@
 
 - ``anyio_backend``: asyncio only.
 - :func:`serve_http`: a real uvicorn on 127.0.0.1 serving a server's ``http_app()``,
-  on a given or free port (a restart reuses the port).
+  on a given or free port (a restart reuses the port); leaving it shuts the endpoint
+  down gracefully first, as ``server.run("http")`` does.
 - :func:`demo_server`: a server with the events extension and a few event types.
 """
 
@@ -33,16 +34,17 @@ def free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def serve_http(server: Server, port: int | None = None) -> AsyncIterator[str]:
+async def serve_http(
+    server: Server, port: int | None = None, *, grace_s: float = 0.5
+) -> AsyncIterator[str]:
     """Serve ``server`` over real HTTP on 127.0.0.1; yields the endpoint URL."""
     port = port or free_port()
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    app = server.http_app()
     web = uvicorn.Server(
-        uvicorn.Config(
-            server.http_app(), log_level="warning", lifespan="on", timeout_graceful_shutdown=1
-        )
+        uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     )
     async with anyio.create_task_group() as tg:
         tg.start_soon(web.serve, [sock])
@@ -52,6 +54,9 @@ async def serve_http(server: Server, port: int | None = None) -> AsyncIterator[s
         try:
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
+            # As `server.run("http")` does: the endpoint ends its streams gracefully.
+            with anyio.move_on_after(grace_s + 5):
+                await app.state.mcp.aclose(grace_s=grace_s)
             web.should_exit = True
             web.force_exit = True
     sock.close()

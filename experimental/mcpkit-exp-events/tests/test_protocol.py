@@ -4,9 +4,8 @@ list_changed, poll cursors, stream notifications, terminations, errors, eras."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
-
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import anyio
 import pytest
@@ -31,7 +30,8 @@ async def test_advertised_on_discover_as_experimental_with_list_changed() -> Non
     server, _ = demo_server()
     async with Client(server, mode="modern") as client:
         ext = client.server_extension(W.EXTENSION_ID)
-        assert ext is not None and ext.stability.value == "experimental"
+        assert ext is not None
+        assert ext.stability.value == "experimental"
         assert dict(ext.config) == {"listChanged": True}
     async with Client(server, mode="legacy") as client:
         assert client.server_extension(W.EXTENSION_ID) is None
@@ -52,12 +52,14 @@ async def test_list_pages_through_every_event_type() -> None:
         events.source(f"extra.{i}", payload={"type": "object"})
     async with Client(server, mode="modern") as client:
         first = await client.request(W.EVENTS_LIST, {}, use_cache=False)
-        assert len(first["events"]) == 2 and first["resultType"] == "complete"
+        assert len(first["events"]) == 2
+        assert first["resultType"] == "complete"
         assert isinstance(first["nextCursor"], str)
         names = [d.name for d in await EventsClient(client).list()]
         assert names == ["tick", "alert", "extra.0", "extra.1", "extra.2"]
         tick = first["events"][0]
-        assert tick["delivery"] == ["poll", "push"] and "inputSchema" in tick
+        assert tick["delivery"] == ["poll", "push"]
+        assert "inputSchema" in tick
         assert tick["payloadSchema"]["properties"]["n"] == {"type": "integer"}
         with pytest.raises(JSONRPCError) as err:
             await client.request(W.EVENTS_LIST, {"cursor": "nope"}, use_cache=False)
@@ -98,16 +100,21 @@ async def test_poll_null_cursor_starts_from_now_then_returns_new_events() -> Non
     async with Client(server, mode="modern") as client:
         ev = EventsClient(client)
         start = await ev.poll("tick")
-        assert start.events == [] and start.cursor and not start.truncated and not start.has_more
+        assert start.events == []
+        assert start.cursor
+        assert not start.truncated
+        assert not start.has_more
         assert start.next_poll_ms == EventsLimits().next_poll_ms
         for n in (1, 2, 3):
             await tick.emit({"n": n}, event_id=f"up-{n}")
         batch = await ev.poll("tick", cursor=start.cursor)
         assert [e.data["n"] for e in batch.events] == [1, 2, 3]
         assert [e.event_id for e in batch.events] == ["up-1", "up-2", "up-3"]
-        assert batch.events[0].timestamp.endswith("Z") and batch.events[0].cursor is None
+        assert batch.events[0].timestamp.endswith("Z")
+        assert batch.events[0].cursor is None
         again = await ev.poll("tick", cursor=batch.cursor)
-        assert again.events == [] and again.cursor == batch.cursor
+        assert again.events == []
+        assert again.cursor == batch.cursor
         # No protocol state: polling the old cursor again gives the same answer.
         assert [e.event_id for e in (await ev.poll("tick", cursor=start.cursor)).events] == [
             "up-1",
@@ -125,9 +132,11 @@ async def test_poll_max_events_has_more_and_arguments_filter() -> None:
         for n in range(10):
             await tick.emit({"n": n})
         first = await ev.poll("tick", {"parity": "even"}, cursor, max_events=3)
-        assert [e.data["n"] for e in first.events] == [0, 2, 4] and first.has_more
+        assert [e.data["n"] for e in first.events] == [0, 2, 4]
+        assert first.has_more
         rest = await ev.poll("tick", {"parity": "even"}, first.cursor, max_events=3)
-        assert [e.data["n"] for e in rest.events] == [6, 8] and not rest.has_more
+        assert [e.data["n"] for e in rest.events] == [6, 8]
+        assert not rest.has_more
 
 
 async def test_poll_truncated_after_retention_and_max_age() -> None:
@@ -139,19 +148,22 @@ async def test_poll_truncated_after_retention_and_max_age() -> None:
         for n in range(6):
             await tick.emit({"n": n})
         got = await ev.poll("tick", cursor=cursor)
-        assert got.truncated and [e.data["n"] for e in got.events] == [3, 4, 5]
+        assert got.truncated
+        assert [e.data["n"] for e in got.events] == [3, 4, 5]
         # maxAgeMs: replay starts at the later of the cursor and now - maxAgeMs.
         cursor = got.cursor
         await tick.emit({"n": 6}, timestamp=datetime.now(UTC) - timedelta(minutes=3))
         await tick.emit({"n": 7})
         bounded = await ev.poll("tick", cursor=cursor, max_age_ms=60_000)
-        assert bounded.truncated and [e.data["n"] for e in bounded.events] == [7]
+        assert bounded.truncated
+        assert [e.data["n"] for e in bounded.events] == [7]
         unbounded = await ev.poll("tick", cursor=cursor)
-        assert not unbounded.truncated and [e.data["n"] for e in unbounded.events] == [6, 7]
+        assert not unbounded.truncated
+        assert [e.data["n"] for e in unbounded.events] == [6, 7]
 
 
 async def test_cursor_from_a_lost_log_is_truncated_with_a_fresh_cursor() -> None:
-    server, events = demo_server()
+    server, _ = demo_server()
     async with Client(server, mode="modern") as client:
         ev = EventsClient(client)
         cursor = (await ev.poll("tick")).cursor
@@ -159,7 +171,9 @@ async def test_cursor_from_a_lost_log_is_truncated_with_a_fresh_cursor() -> None
         other_server, _ = demo_server()  # another in-memory log: another epoch
         async with Client(other_server, mode="modern") as other:
             got = await EventsClient(other).poll("tick", cursor=cursor)
-            assert got.truncated and got.events == [] and got.cursor != cursor
+            assert got.truncated
+            assert got.events == []
+            assert got.cursor != cursor
 
 
 @pytest.mark.parametrize(
@@ -192,9 +206,7 @@ async def test_delivery_mode_not_offered_is_unsupported() -> None:
     async with Client(server, mode="modern") as client:
         ev = EventsClient(client)
         with pytest.raises(JSONRPCError) as err:
-            async with ev.stream("alert", {"severity": "P1"}) as stream:
-                async for _ in stream:
-                    break
+            await ev.stream("alert", {"severity": "P1"}).__aenter__()
         assert err.value.code == W.UNSUPPORTED
         assert err.value.data == {"feature": "deliveryMode", "value": "push"}
 
@@ -214,9 +226,7 @@ async def test_authorization_uses_the_principal_and_answers_forbidden() -> None:
             await ev.poll("tick", {"parity": "odd"})
         assert err.value.code == W.FORBIDDEN
         with pytest.raises(JSONRPCError) as err:
-            async with ev.stream("tick", {"parity": "odd"}) as stream:
-                async for _ in stream:
-                    break
+            await ev.stream("tick", {"parity": "odd"}).__aenter__()
         assert err.value.code == W.FORBIDDEN
     assert [s[1:] for s in seen][:2] == [("tick", {"parity": "even"}), ("tick", {"parity": "odd"})]
 
@@ -240,7 +250,11 @@ async def test_stale_schema_generation_cursor_is_unsupported() -> None:
     async with Client(server, mode="modern") as client:
         ev = EventsClient(client)
         cursor = (await ev.poll("tick")).cursor
-        events.update("tick", payload={"type": "object", "properties": {"n": {"type": "string"}}}, breaking=True)
+        events.update(
+            "tick",
+            payload={"type": "object", "properties": {"n": {"type": "string"}}},
+            breaking=True,
+        )
         with pytest.raises(JSONRPCError) as err:
             await ev.poll("tick", cursor=cursor)
         assert err.value.code == W.UNSUPPORTED
@@ -274,12 +288,16 @@ async def test_poller_backed_type_passes_upstream_cursor_through() -> None:
     async with Client(server, mode="modern") as client:
         ev = EventsClient(client)
         start = await ev.poll("mail")
-        assert start.events == [] and start.cursor
+        assert start.events == []
+        assert start.cursor
         got = await ev.poll("mail", cursor=start.cursor, max_events=2)
-        assert [e.event_id for e in got.events] == ["m2", "m3"] and got.has_more
+        assert [e.event_id for e in got.events] == ["m2", "m3"]
+        assert got.has_more
         last = await ev.poll("mail", cursor=got.cursor, max_events=2)
-        assert [e.event_id for e in last.events] == ["m4"] and not last.has_more
-    assert asked[1].cursor == "2" and asked[1].max_events == 2
+        assert [e.event_id for e in last.events] == ["m4"]
+        assert not last.has_more
+    assert asked[1].cursor == "2"
+    assert asked[1].max_events == 2
 
 
 async def test_poll_loop_honours_has_more_and_the_floor() -> None:
@@ -333,7 +351,7 @@ async def test_generator_producer_emits_while_serving() -> None:
 
 
 async def test_occurrence_timestamp_is_when_it_occurred() -> None:
-    server, events = demo_server()
+    _, events = demo_server()
     before = now_ms()
     occ = await events.sources["tick"].emit({"n": 1})
     assert before <= occ.timestamp_ms <= now_ms()

@@ -24,11 +24,16 @@ async def test_positions_and_reads_in_order() -> None:
     assert await store.head("t") == 5
     got = await store.read("t", 0, limit=3)
     assert [o.position for o in got.occurrences] == [1, 2, 3]
-    assert got.position == 3 and got.has_more and not got.truncated
+    assert got.position == 3
+    assert got.has_more
+    assert not got.truncated
     rest = await store.read("t", got.position, limit=10)
-    assert [o.data["n"] for o in rest.occurrences] == [3, 4] and not rest.has_more
+    assert [o.data["n"] for o in rest.occurrences] == [3, 4]
+    assert not rest.has_more
     empty = await store.read("t", 5, limit=10)
-    assert empty.occurrences == [] and empty.position == 5 and not empty.truncated
+    assert empty.occurrences == []
+    assert empty.position == 5
+    assert not empty.truncated
 
 
 async def test_eviction_by_count_is_truncation() -> None:
@@ -45,19 +50,22 @@ async def test_eviction_by_age_and_the_max_age_floor() -> None:
     await fill(store, 2, at=now_ms() - 120_000)  # already past retention
     await fill(store, 2)
     got = await store.read("t", 0, limit=10)
-    assert got.truncated and [o.position for o in got.occurrences] == [3, 4]
+    assert got.truncated
+    assert [o.position for o in got.occurrences] == [3, 4]
     store2 = InMemoryStore()
     await fill(store2, 2, at=now_ms() - 50_000)
     await fill(store2, 1)
     floor = await store2.read("t", 0, limit=10, min_timestamp_ms=now_ms() - 10_000)
-    assert floor.truncated and [o.position for o in floor.occurrences] == [3]
+    assert floor.truncated
+    assert [o.position for o in floor.occurrences] == [3]
 
 
 async def test_a_position_beyond_the_head_is_truncated_to_the_head() -> None:
     store = InMemoryStore()
     await fill(store, 2)
     got = await store.read("t", 50, limit=10)
-    assert got.truncated and got.position == 2
+    assert got.truncated
+    assert got.position == 2
 
 
 async def test_watch_sees_every_append_until_unwatched() -> None:
@@ -78,7 +86,8 @@ async def test_a_failing_listener_does_not_break_append() -> None:
 
     store.watch(boom)
     occ = await store.append("t", event_id="x", timestamp_ms=now_ms(), data={})
-    assert occ.position == 1 and await store.head("t") == 1
+    assert occ.position == 1
+    assert await store.head("t") == 1
 
 
 async def test_read_matching_filters_and_bounds_the_scan() -> None:
@@ -87,11 +96,14 @@ async def test_read_matching_filters_and_bounds_the_scan() -> None:
     even = await read_matching(
         store, "t", 0, max_events=5, match=lambda o: o.data["n"] % 2 == 0, batch=4
     )
-    assert [o.data["n"] for o in even.occurrences] == [0, 2, 4, 6, 8] and even.has_more
+    assert [o.data["n"] for o in even.occurrences] == [0, 2, 4, 6, 8]
+    assert even.has_more
     capped = await read_matching(
         store, "t", 0, max_events=5, match=lambda o: o.data["n"] > 100, max_scan=8, batch=4
     )
-    assert capped.occurrences == [] and capped.has_more and capped.position == 8
+    assert capped.occurrences == []
+    assert capped.has_more
+    assert capped.position == 8
 
 
 async def test_persisted_log_survives_a_restart(tmp_path: Path) -> None:
@@ -100,12 +112,17 @@ async def test_persisted_log_survives_a_restart(tmp_path: Path) -> None:
     await fill(first, 3)
     epoch = await first.epoch()
     again = InMemoryStore(path=path)
-    assert await again.epoch() == epoch and await again.head("t") == 3
+    assert await again.epoch() == epoch
+    assert await again.head("t") == 3
     await again.append("t", event_id="e3", timestamp_ms=now_ms(), data={"n": 3})
     got = await again.read("t", 1, limit=10)
     assert [o.event_id for o in got.occurrences] == ["e1", "e2", "e3"]
     await again.drop("t")
-    assert await InMemoryStore(path=path).head("t") == 0
+    reloaded = InMemoryStore(path=path)
+    assert (await reloaded.read("t", 0, limit=10)).occurrences == []
+    # positions are never reused: an old cursor never points into a new log
+    assert await reloaded.head("t") == 4
+    assert (await reloaded.append("t", event_id="n", timestamp_ms=now_ms(), data={})).position == 5
 
 
 async def test_unpersisted_restart_has_a_new_epoch() -> None:

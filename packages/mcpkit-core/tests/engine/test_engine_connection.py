@@ -285,6 +285,21 @@ async def test_requests_beyond_the_in_flight_limit_are_refused_not_queued() -> N
         assert {(await client.recv())["id"], (await client.recv())["id"]} == {1, 2}
 
 
+async def test_exempt_methods_neither_count_nor_are_refused() -> None:
+    """Rule 9: long-lived streaming requests (``Inflight.exempt``) are outside the cap."""
+    async with engine(max_inflight=2) as (client, handler, conn):
+        conn.inflight.exempt = {"block"}
+        for rid in range(1, 6):  # five long-lived requests: none refused
+            await client.request(rid, "block")
+        await client.request(10, "echo")
+        assert (await client.recv())["id"] == 10  # ordinary requests still admitted
+        assert len(conn.inflight) == 5
+        for rid in range(1, 6):
+            handler.gate(rid).set()
+        assert {(await client.recv())["id"] for _ in range(5)} == {1, 2, 3, 4, 5}
+        assert conn.inflight._exempt_n == 0  # pyright: ignore[reportPrivateUsage]
+
+
 # -- cancellation --------------------------------------------------------------------------
 
 

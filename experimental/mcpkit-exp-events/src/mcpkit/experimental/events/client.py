@@ -21,8 +21,9 @@ Rules:
 5. Duplicates are dropped by ``eventId`` within a window of the last ``dedup_window``
    ids (poll and stream), as at-least-once delivery intends.
 6. ``notifications/events/terminated`` raises :class:`StreamTerminated` carrying the
-   error (NotFound / Unsupported: rediscover and resubscribe; Forbidden: stop); an
-   error answer to the first ``events/stream`` is raised as :class:`JSONRPCError`.
+   error (NotFound / Unsupported: rediscover and resubscribe; Forbidden: stop), and so
+   does such an error (or InvalidParams) answering a reconnect; an error answer to the
+   first ``events/stream`` is raised as :class:`JSONRPCError`.
    ``truncated: true`` increments :attr:`EventStream.gaps`.
 """
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -48,6 +49,8 @@ __all__ = ["EventStream", "EventsClient", "PollBatch", "PollLoop", "StreamTermin
 
 logger = logging.getLogger("mcpkit.experimental.events")
 JSON = dict[str, Any]
+_DEFINITIVE = frozenset({W.INVALID_PARAMS, W.NOT_FOUND, W.FORBIDDEN, W.UNSUPPORTED})
+"""Error answers to a reconnect that end the subscription instead of being retried."""
 
 
 class StreamTerminated(Exception):
@@ -122,7 +125,8 @@ class EventsClient:
         for _ in range(self.max_pages):
             params: JSON = {} if cursor is None else {"cursor": cursor}
             result = await self.client.request(W.EVENTS_LIST, params, use_cache=False)
-            out.extend(EventTypeDescriptor.model_validate(e) for e in result.get("events") or [])
+            listed: list[Any] = result.get("events") or []
+            out.extend(EventTypeDescriptor.model_validate(e) for e in listed)
             cursor = result.get("nextCursor")
             if not isinstance(cursor, str):
                 break
@@ -190,7 +194,12 @@ class PollLoop:
     """Poll forever (rule 3); :attr:`cursor` is the latest one to persist."""
 
     def __init__(
-        self, events: EventsClient, name: str, arguments: JSON, cursor: str | None, max_age_ms: int | None
+        self,
+        events: EventsClient,
+        name: str,
+        arguments: JSON,
+        cursor: str | None,
+        max_age_ms: int | None,
     ) -> None:
         self.events = events
         self.name = name
@@ -206,7 +215,9 @@ class PollLoop:
     async def _run(self) -> AsyncIterator[EventOccurrence]:
         max_age = self.max_age_ms
         while True:
-            batch = await self.events.poll(self.name, self.arguments, self.cursor, max_age_ms=max_age)
+            batch = await self.events.poll(
+                self.name, self.arguments, self.cursor, max_age_ms=max_age
+            )
             max_age = None
             self.gaps += batch.truncated
             for event in batch.events:
@@ -245,6 +256,10 @@ class EventStream:
         self._scope: anyio.CancelScope | None = None
         self._done = anyio.Event()
         self._closed = False
+        self._it: AsyncGenerator[EventOccurrence | None, None] | None = None
+        self._reading = 0
+        self.active = False
+        """Whether the server confirmed the subscription (``notifications/events/active``)."""
 
     @property
     def duplicates(self) -> int:
@@ -252,6 +267,12 @@ class EventStream:
         return self._dedup.dropped
 
     async def __aenter__(self) -> EventStream:
+        """Open the stream and wait for its ``notifications/events/active`` (so nothing
+        emitted after entering is missed); raises :class:`JSONRPCError` when the server
+        refuses the subscription."""
+        with anyio.fail_after(self.heartbeat_timeout_s):
+            while not self.active:
+                await self._next()
         return self
 
     async def __aexit__(
@@ -267,29 +288,56 @@ class EventStream:
             self._scope.cancel()
             with anyio.move_on_after(5):
                 await self._done.wait()
+        it = self._it
+        if it is not None and not self._reading:  # a reader elsewhere ends by itself
+            await it.aclose()
+
+    def _items(self) -> AsyncGenerator[EventOccurrence | None, None]:
+        if self._it is None:
+            self._it = self._run()
+        return self._it
 
     def __aiter__(self) -> AsyncIterator[EventOccurrence]:
-        return self._run()
+        return self._events()
 
-    async def _run(self) -> AsyncIterator[EventOccurrence]:
+    async def _next(self) -> EventOccurrence | None:
+        self._reading += 1
+        try:
+            return await self._items().__anext__()
+        finally:
+            self._reading -= 1
+
+    async def _events(self) -> AsyncIterator[EventOccurrence]:
+        while True:
+            try:
+                item = await self._next()
+            except StopAsyncIteration:
+                return
+            if item is not None:
+                yield item
+
+    async def _run(self) -> AsyncGenerator[EventOccurrence | None, None]:
         failures = 0
         opened_once = False
         while not self._closed:
             delivered = False
             try:
-                async for event in self._attempt(first=not opened_once):
+                async for event in self._attempt():
                     opened_once = True
-                    if event is None:
-                        continue
-                    delivered = True
-                    failures = 0
+                    if event is not None:
+                        delivered = True
+                        failures = 0
                     yield event
             except StreamTerminated:
                 raise
-            except JSONRPCError:
+            except JSONRPCError as exc:
                 if not opened_once:
                     raise
+                if exc.code in _DEFINITIVE:  # the subscription no longer holds (rule 6)
+                    raise StreamTerminated(exc) from None
             except (ClientError, OSError, anyio.BrokenResourceError) as exc:
+                if not opened_once:
+                    raise
                 logger.info("event stream %s: connection failed (%s); reconnecting", self.name, exc)
             opened_once = True
             if self._closed:
@@ -302,7 +350,7 @@ class EventStream:
             self.reconnects += 1
             await anyio.sleep(min(5.0, 0.1 * (2 ** min(failures, 6))))
 
-    async def _attempt(self, *, first: bool) -> AsyncIterator[EventOccurrence | None]:
+    async def _attempt(self) -> AsyncIterator[EventOccurrence | None]:
         """One ``events/stream`` request: yields events (None for control messages)
         until it ends or stalls."""
         client = self.events.client
@@ -336,14 +384,21 @@ class EventStream:
         client.task_group.start_soon(run)
         try:
             while True:
+                item: JSON | None = None
                 with anyio.move_on_after(self.heartbeat_timeout_s) as stalled:
                     try:
                         item = await inbox.receive()
                     except anyio.EndOfStream:
                         break
                 if stalled.cancelled_caught:
-                    logger.info("event stream %s: no heartbeat for %s s", self.name, self.heartbeat_timeout_s)
+                    logger.info(
+                        "event stream %s: no heartbeat for %s s",
+                        self.name,
+                        self.heartbeat_timeout_s,
+                    )
                     return
+                if item is None:
+                    break
                 if inbox.dropped:
                     logger.info("event stream %s: reader fell behind; resuming", self.name)
                     return
@@ -363,10 +418,13 @@ class EventStream:
             event = EventOccurrence.model_validate(params)
             if event.cursor is not None or W.F_CURSOR in params:
                 self.cursor = event.cursor
-            event.meta = {k: v for k, v in (event.meta or {}).items() if k != W.SUBSCRIPTION_ID_META} or None
+            event.meta = {
+                k: v for k, v in (event.meta or {}).items() if k != W.SUBSCRIPTION_ID_META
+            } or None
             return event if self._dedup.fresh(event.event_id) else None
         if method in (W.NOTIFY_ACTIVE, W.NOTIFY_HEARTBEAT):
             self.cursor = params.get(W.F_CURSOR)
+            self.active = True
             if method == W.NOTIFY_ACTIVE and params.get(W.F_TRUNCATED) is True:
                 self.gaps += 1
             if method == W.NOTIFY_HEARTBEAT:
@@ -375,7 +433,9 @@ class EventStream:
         if method == W.NOTIFY_TERMINATED:
             err: JSON = params.get(W.F_ERROR) or {}
             raise StreamTerminated(
-                JSONRPCError(int(err.get("code", -32603)), str(err.get("message", "")), err.get("data"))
+                JSONRPCError(
+                    int(err.get("code", -32603)), str(err.get("message", "")), err.get("data")
+                )
             )
         if method == W.NOTIFY_ERROR:
             err = params.get(W.F_ERROR) or {}

@@ -34,17 +34,20 @@ Rules:
 7. Removing an event type or changing its schema in place (``breaking=True``)
    terminates its push streams (NotFound / Unsupported, :mod:`.stream`); additive
    updates terminate nothing.
+8. Authorization is asked again at every heartbeat of an open stream (SEP-3415
+   §Authorization "Delivery time"); a refusal terminates it with -32024 Forbidden.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+
 from mcpkit.core import Extension, JSONRPCError, Stability
 from mcpkit.core.jsonschema import validation_errors
 from mcpkit.core.versions import MODERN_VERSIONS
@@ -70,7 +73,7 @@ from mcpkit.server.pagination import page
 if TYPE_CHECKING:
     from mcpkit.server import Context, Server
 
-__all__ = ["EventsExtension", "Position", "SPEC_VERSION"]
+__all__ = ["SPEC_VERSION", "EventsExtension", "Position"]
 
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -148,7 +151,9 @@ class EventsExtension:
             protocol_versions=MODERN_VERSIONS,
         )
 
-    def _listen_filter(self, ctx: Context, value: Any) -> tuple[Any, Callable[[Change], bool]] | None:
+    def _listen_filter(
+        self, ctx: Context, value: Any
+    ) -> tuple[Any, Callable[[Change], bool]] | None:
         if value is not True or not self.list_changed:
             return None
         return True, lambda change: change.method == W.NOTIFY_LIST_CHANGED
@@ -289,7 +294,9 @@ class EventsExtension:
         )
         self.sources[name] = src
         if breaking:
-            feature = "inputSchema" if arguments is not None and payload is None else "payloadSchema"
+            feature = (
+                "inputSchema" if arguments is not None and payload is None else "payloadSchema"
+            )
             self.streams.terminate(
                 name,
                 error(
@@ -311,7 +318,7 @@ class EventsExtension:
         self._changed()
 
     @asynccontextmanager
-    async def _lifespan(self, server: Server) -> AsyncIterator[None]:
+    async def _lifespan(self, server: Server) -> AsyncGenerator[None]:
         async with anyio.create_task_group() as tg:
             for src, fn in self._generators:
                 tg.start_soon(run_generator, src, fn)
@@ -366,18 +373,29 @@ class EventsExtension:
                 + "; ".join(problems),
             )
         args: JSON = arguments  # pyright: ignore[reportUnknownVariableType]
+        if not await self.permitted(ctx, src, args):
+            raise self.forbidden(name)
+        return src, args
+
+    async def permitted(self, ctx: Context, src: EventSource, arguments: JSON) -> bool:
+        """Whether the extension's and the type's ``authorize`` admit ``ctx.principal``
+        for ``arguments`` (rule 4); asked again while a stream is open (rule 8)."""
         for check in (self.authorize, src.authorize):
             if check is None:
                 continue
-            allowed = check(ctx, name, args)
+            allowed = check(ctx, src.name, arguments)
             if inspect.isawaitable(allowed):
                 allowed = await allowed
             if not allowed:
-                raise error(
-                    W.FORBIDDEN,
-                    f"Forbidden: not permitted to subscribe to {name!r} with these arguments",
-                )
-        return src, args
+                return False
+        return True
+
+    @staticmethod
+    def forbidden(name: str) -> JSONRPCError:
+        return error(
+            W.FORBIDDEN,
+            f"Forbidden: not permitted to subscribe to {name!r} with these arguments",
+        )
 
     # -- cursors (rule 5) ----------------------------------------------------------------
     def encode(self, src: EventSource, epoch: str, position: int) -> str:
@@ -439,9 +457,7 @@ class EventsExtension:
             floor = now_ms() - max_age_ms
         return pos.position, floor, False
 
-    def occurrence(
-        self, src: EventSource, args: JSON, occ: Any, cursor: str | None
-    ) -> JSON:
+    def occurrence(self, src: EventSource, args: JSON, occ: Any, cursor: str | None) -> JSON:
         out: JSON = {
             "eventId": occ.event_id,
             "name": src.name,
@@ -476,7 +492,9 @@ class EventsExtension:
         max_events = min(max_events, self.limits.max_poll_events)
         max_age_ms = params.get(W.F_MAX_AGE_MS)
         if src.check is not None:
-            return await self._poll_upstream(ctx, src, args, params.get(W.F_CURSOR), max_age_ms, max_events)
+            return await self._poll_upstream(
+                ctx, src, args, params.get(W.F_CURSOR), max_age_ms, max_events
+            )
         position, floor, truncated = await self.start(src, params.get(W.F_CURSOR), max_age_ms)
         epoch = await self.store.epoch()
         if params.get(W.F_CURSOR) is None:
@@ -504,7 +522,13 @@ class EventsExtension:
         }
 
     async def _poll_upstream(
-        self, ctx: Context, src: EventSource, args: JSON, cursor: Any, max_age_ms: Any, max_events: int
+        self,
+        ctx: Context,
+        src: EventSource,
+        args: JSON,
+        cursor: Any,
+        max_age_ms: Any,
+        max_events: int,
     ) -> JSON:
         pos = self.decode(src, cursor)
         check = src.check
@@ -526,4 +550,3 @@ class EventsExtension:
             "hasMore": result.has_more or len(result.events) > max_events,
             "nextPollMs": self.limits.next_poll_ms,
         }
-

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, cast, get_args, get_origin, get_type_hints
 
 import jsonschema.protocols
 from pydantic import BaseModel, TypeAdapter
@@ -109,7 +109,8 @@ def schema_of(spec: Any, default: JSON | None = None) -> JSON:
         return dict(spec)  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(spec, type) and issubclass(spec, BaseModel):
         return spec.model_json_schema(by_alias=True)
-    return TypeAdapter(spec).json_schema(by_alias=True)
+    adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, spec))
+    return adapter.json_schema(by_alias=True)
 
 
 def payload_type_of(fn: Callable[..., Any]) -> Any:
@@ -156,13 +157,15 @@ class EventSource:
         compile_schema(self.payload_schema)
 
     def descriptor(self) -> EventTypeDescriptor:
-        return EventTypeDescriptor(
-            name=self.name,
-            description=self.description,
-            delivery=list(self.delivery),
-            input_schema=self.input_schema,
-            payload_schema=self.payload_schema,
-            meta=self.meta,
+        return EventTypeDescriptor.model_validate(
+            {
+                "name": self.name,
+                "description": self.description,
+                "delivery": list(self.delivery),
+                "inputSchema": self.input_schema,
+                "payloadSchema": self.payload_schema,
+                "_meta": self.meta,
+            }
         )
 
     async def emit(

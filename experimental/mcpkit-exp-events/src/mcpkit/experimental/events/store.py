@@ -17,9 +17,9 @@ returns (set an event, put into a bounded queue); an exception it raises is logg
 and ignored.
 
 Rules:
-1. Positions are integers per event type, strictly increasing from 1; position 0 is
-   "before everything". ``read(name, after)`` returns occurrences with
-   ``position > after`` in order, at most ``limit`` of them.
+1. Positions are integers per event type, strictly increasing from 1 and never reused
+   (not even after ``drop``); position 0 is "before everything". ``read(name, after)``
+   returns occurrences with ``position > after`` in order, at most ``limit`` of them.
 2. Retention: a log keeps at most ``max_events`` occurrences per event type and none
    older than ``max_age_ms`` (both ``None``: unbounded); evicted occurrences are gone.
 3. ``truncated`` is true when occurrences after ``after`` were skipped: evicted by
@@ -201,7 +201,9 @@ class InMemoryStore:
                     continue
                 obj = json.loads(line)
                 if obj.get("drop"):
-                    self._logs.pop(str(obj["drop"]), None)
+                    dropped = self._logs.get(str(obj["drop"]))
+                    if dropped is not None:
+                        dropped.items.clear()
                     continue
                 occ = StoredOccurrence.from_json(obj)
                 log = self._logs.setdefault(occ.name, _Log())
@@ -286,7 +288,9 @@ class InMemoryStore:
         return ReadResult(out, position, truncated, has_more)
 
     async def drop(self, name: str) -> None:
-        if self._logs.pop(name, None) is not None:
+        log = self._logs.get(name)
+        if log is not None:  # the head stays: positions are never reused (rule 1)
+            log.items.clear()
             self._persist({"drop": name})
 
     def watch(self, listener: WatchListener) -> Callable[[], None]:

@@ -17,7 +17,8 @@ Rules:
 3. A failing read (the store or a poller's upstream) is reported with
    ``notifications/events/error`` (-32603 ``UpstreamError``, ``data.reason``) and
    retried after ``heartbeat_s``; the stream stays open.
-4. Removing the event type or changing its schema in place sends
+4. Removing the event type or changing its schema in place, or the principal losing
+   access (re-checked at every heartbeat), sends
    ``notifications/events/terminated {error}`` and completes the request with the empty
    result carrying the subscription id.
 5. The stream pulls from the store at most ``max_stream_pending`` occurrences at a time
@@ -26,6 +27,8 @@ Rules:
 6. Cancellation (``notifications/cancelled`` on stdio, the client closing the response
    on HTTP) ends the handler; its resources are released. The request is exempt from
    the server's in-flight caps (``add_method(..., streaming=True)``).
+7. A transport that ends the stream gracefully (HTTP server shutdown, ``on_close``)
+   completes the request with its empty result; the client reconnects with its cursor.
 """
 
 from __future__ import annotations
@@ -53,12 +56,18 @@ _INTERNAL = -32603
 class _Live:
     """One open stream: what wakes it and why it must end."""
 
-    __slots__ = ("name", "terminated", "wake")
+    __slots__ = ("closing", "name", "terminated", "wake")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.wake = anyio.Event()
         self.terminated: JSONRPCError | None = None
+        self.closing = False
+
+    def close(self) -> None:
+        """The transport ends the stream gracefully (server shutdown): rule 7."""
+        self.closing = True
+        self.wake.set()
 
 
 class StreamRegistry:
@@ -113,12 +122,16 @@ class StreamRegistry:
         live = _Live(src.name)
         self.live.add(live)
         self.per_principal[key] += 1
+        on_close = ctx.transport.get("on_close")
+        unregister = on_close(live.close) if callable(on_close) else None
         try:
             if src.check is not None:
                 await self._run_poller(ctx, src, args, live, tag)
             else:
                 await self._run_store(ctx, src, args, live, tag)
         finally:
+            if callable(unregister):
+                unregister()
             self.live.discard(live)
             self.per_principal[key] -= 1
             if self.per_principal[key] <= 0:
@@ -134,7 +147,7 @@ class StreamRegistry:
     async def _terminate(self, ctx: Context, live: _Live, tag: JSON) -> bool:
         err = live.terminated
         if err is None:
-            return False
+            return live.closing
         await self._send(ctx, W.NOTIFY_TERMINATED, {W.F_ERROR: err.to_error()}, tag)
         return True
 
@@ -143,7 +156,13 @@ class StreamRegistry:
         await self._send(
             ctx,
             W.NOTIFY_ERROR,
-            {W.F_ERROR: {"code": _INTERNAL, "message": "UpstreamError", "data": {"reason": reason}}},
+            {
+                W.F_ERROR: {
+                    "code": _INTERNAL,
+                    "message": "UpstreamError",
+                    "data": {"reason": reason},
+                }
+            },
             tag,
         )
 
@@ -184,8 +203,17 @@ class StreamRegistry:
                             max_scan=limits.max_scan,
                         )
                     except Exception as exc:  # rule 3
-                        if first:
-                            raise
+                        if first:  # confirm the subscription at its start, then report
+                            await self._send(
+                                ctx,
+                                W.NOTIFY_ACTIVE,
+                                {
+                                    W.F_CURSOR: ext.encode(src, epoch, position),
+                                    W.F_TRUNCATED: truncated,
+                                },
+                                tag,
+                            )
+                            first, truncated = False, False
                         await self._upstream_error(ctx, exc, tag)
                         with anyio.move_on_after(limits.heartbeat_s):
                             await live.wake.wait()
@@ -206,7 +234,9 @@ class StreamRegistry:
                     first, truncated = False, False
                 for occ in got.occurrences:
                     cursor = ext.encode(src, epoch, occ.position)
-                    await self._send(ctx, W.NOTIFY_EVENT, ext.occurrence(src, args, occ, cursor), tag)
+                    await self._send(
+                        ctx, W.NOTIFY_EVENT, ext.occurrence(src, args, occ, cursor), tag
+                    )
                     if live.terminated is not None:
                         break
                 position = got.position
@@ -215,6 +245,9 @@ class StreamRegistry:
                 with anyio.move_on_after(limits.heartbeat_s) as idle:
                     await live.wake.wait()
                 if idle.cancelled_caught:
+                    if not await ext.permitted(ctx, src, args):  # server rule 8
+                        live.terminated = ext.forbidden(src.name)
+                        continue
                     await self._send(
                         ctx,
                         W.NOTIFY_HEARTBEAT,
@@ -269,5 +302,8 @@ class StreamRegistry:
                 continue
             with anyio.move_on_after(limits.poller_interval_s):
                 await live.wake.wait()
+            if not await ext.permitted(ctx, src, args):  # server rule 8
+                live.terminated = ext.forbidden(src.name)
+                continue
             if not result.events:
                 await self._send(ctx, W.NOTIFY_HEARTBEAT, {W.F_CURSOR: cursor}, tag)

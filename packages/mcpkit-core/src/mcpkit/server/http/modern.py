@@ -21,10 +21,11 @@ Rules:
    cancelled and nothing more is sent; so does a client that stops reading it for
    ``Limits.stream_send_timeout_s`` (:mod:`.streams` rule 7). Idle streams
    (``subscriptions/listen``) get comment keep-alives.
-6. ``subscriptions/listen`` (and every method registered with
-   ``Server.add_method(..., streaming=True)``) is always answered with an SSE stream, whatever the response
-   mode (the mode governs ordinary request answers; a listen stream is the only way to
-   deliver the ``listChanged`` and resource updates ``server/discover`` advertises).
+6. ``subscriptions/listen``, and every method registered with
+   ``Server.add_method(..., streaming=True)``, is always answered with an SSE stream,
+   whatever the response mode (the mode governs ordinary request answers; a listen
+   stream is the only way to deliver the ``listChanged`` and resource updates
+   ``server/discover`` advertises).
    Without ``text/event-stream`` in ``Accept`` it is refused with 406.
 """
 
