@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from hookkit import HOOK_HOST, deployment
 
+from hooks.hookkit import HOOK_HOST, deployment
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.webhooks import subscribe_webhook
 from mcpkit.experimental.events.wire import FORBIDDEN, INVALID_PARAMS, NOT_FOUND

@@ -8,9 +8,9 @@ import time
 import anyio
 import httpx2
 import pytest
-from hookkit import HOOK_HOST, deployment
 from standardwebhooks import Webhook
 
+from hooks.hookkit import HOOK_HOST, deployment
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.webhooks import (
     AddressPolicy,

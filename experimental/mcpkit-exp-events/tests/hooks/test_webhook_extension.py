@@ -7,8 +7,8 @@ from typing import Any
 
 import anyio
 import pytest
-from hookkit import deployment
 
+from hooks.hookkit import deployment
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events import EventsClient, EventsExtension
 from mcpkit.experimental.events.webhooks import subscribe_webhook

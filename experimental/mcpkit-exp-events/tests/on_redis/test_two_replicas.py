@@ -9,8 +9,8 @@ from collections import Counter
 
 import anyio
 import pytest
-from hookkit import BearerAuth
-from procs import hook_endpoint, replicas
+from hooks.hookkit import BearerAuth
+from hooks.procs import hook_endpoint, replicas
 
 from mcpkit.client import Client
 from mcpkit.experimental.events.redis_store import RedisSubscriptions

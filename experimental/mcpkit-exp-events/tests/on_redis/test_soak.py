@@ -15,8 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
-from hookkit import BearerAuth
-from procs import Hook, Replica, hook_endpoint, replicas
+from hooks.hookkit import BearerAuth
+from hooks.procs import Hook, Replica, hook_endpoint, replicas
 
 from mcpkit.client import Client
 from mcpkit.experimental.events import EventsClient

@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hookkit import HOOK_HOST, TLS, Flaky, Inbox, make_tls, serve
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from hooks.hookkit import HOOK_HOST, TLS, Flaky, Inbox, make_tls, serve
 from mcpkit.experimental.events.webhooks import WebhookReceiver
 
 REPLICA = Path(__file__).with_name("replica.py")

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import anyio
 import pytest
-from hookkit import deployment
 from standardwebhooks import Webhook
 
+from hooks.hookkit import deployment
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.store import InMemoryStore
 from mcpkit.experimental.events.webhooks import WebhookLimits, Webhooks, subscribe_webhook
