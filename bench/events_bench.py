@@ -34,7 +34,6 @@ from typing import Any
 
 import anyio
 import httpx2
-
 from procstat import cpu_seconds
 
 HERE = Path(__file__).resolve().parent
@@ -102,7 +101,7 @@ async def receiver(cert: str, key: str, on_message: Any) -> AsyncIterator[int]:
     async with anyio.create_task_group() as tg:
         tg.start_soon(web.serve, [sock])
         with anyio.fail_after(20):
-            while not web.started:
+            while not web.started:  # noqa: ASYNC110 - uvicorn offers no event
                 await anyio.sleep(0.01)
         try:
             yield sock.getsockname()[1], recv  # type: ignore[misc]
@@ -154,7 +153,8 @@ async def measure(mode: str, n: int, pid: int, port: int, tls: JSON, timeout_s: 
                     await done.wait()
             elapsed = time.perf_counter() - t0
             cpu1 = cpu_seconds(pid)
-    assert cpu0 is not None and cpu1 is not None
+    assert cpu0 is not None
+    assert cpu1 is not None
     return {
         "mode": mode,
         "events": n,
