@@ -147,3 +147,23 @@ async def test_removed_event_type_terminates_with_a_signed_envelope() -> None:
             await sub.unsubscribe()
         assert e.value.code == NOT_FOUND
         assert time.monotonic() - started < 30
+
+
+async def test_retention_overtaking_a_subscription_posts_a_gap_envelope() -> None:
+    limits = WebhookLimits(max_attempts=2, max_in_flight=1, **FAST)
+    store = InMemoryStore(max_events=5)
+    async with deployment(limits=limits, store=store) as d, d.client() as client:
+        sub = await subscribe_webhook(client, d.receiver, name="a", url=d.hook_url)
+        d.flaky.failures = 2  # both attempts of the first event fail: it is abandoned
+        await d.emit("a", 1)
+        with anyio.fail_after(30):
+            while not any(h["webhook-id"] == "evt_a_0" for h in d.flaky.seen):
+                await anyio.sleep(0.01)
+        await d.emit("a", 20, start=1)  # meanwhile retention keeps only the last 5
+        await d.inbox.wait_for(lambda i: any(m.kind == "gap" for m in i.messages))
+        gap = next(m for m in d.inbox.messages if m.kind == "gap")
+        assert gap.subscription_id == sub.id
+        # positions 17..21 (evt_a_16..20) are retained: the fresh cursor is just before them
+        assert gap.body["cursor"].endswith(".16")
+        await d.inbox.wait_for(lambda i: len(i.events()) >= 5)
+        assert [e["eventId"] for e in d.inbox.events()] == [f"evt_a_{i}" for i in range(16, 21)]

@@ -199,7 +199,11 @@ class SubscriptionDelivery:
                     )
                     floor = None
                     if got.truncated and got.position > self.read_pos:
-                        gap = encode_cursor(self.epoch, got.position, self.generation)
+                        # the fresh cursor: before the first occurrence still to deliver
+                        resumed = (
+                            got.occurrences[0].position - 1 if got.occurrences else got.position
+                        )
+                        gap = encode_cursor(self.epoch, resumed, self.generation)
                         tg.start_soon(self._gap, gap)
                     for occ in got.occurrences:
                         self.pending.add(occ.position)
