@@ -61,8 +61,14 @@ async def emit(clients: list[Client], start: int, count: int) -> None:
         await clients[k % len(clients)].call_tool("emit", {"start": first, "count": size})
 
 
-async def consume_poll(urls: Callable[[], list[str]], seen: Seen, stop: anyio.Event) -> None:
-    """Poll with the saved cursor, alternating servers; reconnect on failure."""
+async def rotating(
+    urls: Callable[[], list[str]],
+    seen: Seen,
+    stop: anyio.Event,
+    session: Callable[[EventsClient], Awaitable[None]],
+) -> None:
+    """Run ``session`` against each server in turn, from the saved cursor; a failure (a
+    server restarting) is followed by the next session, resuming from the cursor."""
     k = 0
     while not stop.is_set():
         url = urls()[k % len(urls())]
@@ -70,43 +76,46 @@ async def consume_poll(urls: Callable[[], list[str]], seen: Seen, stop: anyio.Ev
         try:
             async with client(url) as c:
                 events = EventsClient(c)
-                if seen.cursor is None:
+                if seen.cursor is None:  # "now", in the form poll and push share
                     seen.cursor = (await events.poll("soak")).cursor
-                for _ in range(20):
-                    batch = await events.poll("soak", cursor=seen.cursor, max_events=100)
-                    for event in batch.events:
-                        seen.add(event.event_id)
-                    seen.cursor = batch.cursor
-                    if stop.is_set():
-                        return
-                    if not batch.has_more:
-                        await anyio.sleep(0.05)
+                await session(events)
         except Exception:
-            await anyio.sleep(0.2)  # the server is restarting: resume from the cursor
+            await anyio.sleep(0.2)
+
+
+async def consume_poll(urls: Callable[[], list[str]], seen: Seen, stop: anyio.Event) -> None:
+    """Up to 20 polls per server, each from the saved cursor."""
+
+    async def polls(events: EventsClient) -> None:
+        for _ in range(20):
+            batch = await events.poll("soak", cursor=seen.cursor, max_events=100)
+            for event in batch.events:
+                seen.add(event.event_id)
+            seen.cursor = batch.cursor
+            if stop.is_set():
+                return
+            if not batch.has_more:
+                await anyio.sleep(0.05)
+
+    await rotating(urls, seen, stop, polls)
 
 
 async def consume_stream(urls: Callable[[], list[str]], seen: Seen, stop: anyio.Event) -> None:
-    """One push stream at a time, resumed from the saved cursor on another server."""
-    k = 0
-    while not stop.is_set():
-        url = urls()[k % len(urls())]
-        k += 1
-        try:
-            async with client(url) as c:
-                if seen.cursor is None:  # "now", in the form poll and push share
-                    seen.cursor = (await EventsClient(c).poll("soak")).cursor
-                stream = EventsClient(c).stream("soak", cursor=seen.cursor, heartbeat_timeout_s=5)
-                async with stream:
-                    count = 0
-                    async for event in stream:
-                        seen.add(event.event_id)
-                        seen.cursor = stream.cursor
-                        count += 1
-                        if stop.is_set() or (len(urls()) > 1 and count >= 1000):
-                            break
-                    seen.cursor = stream.cursor or seen.cursor
-        except Exception:
-            await anyio.sleep(0.2)
+    """One push stream at a time (1 000 events per server when there are several)."""
+
+    async def one_stream(events: EventsClient) -> None:
+        stream = events.stream("soak", cursor=seen.cursor, heartbeat_timeout_s=5)
+        async with stream:
+            count = 0
+            async for event in stream:
+                seen.add(event.event_id)
+                seen.cursor = stream.cursor
+                count += 1
+                if stop.is_set() or (len(urls()) > 1 and count >= 1000):
+                    break
+            seen.cursor = stream.cursor or seen.cursor
+
+    await rotating(urls, seen, stop, one_stream)
 
 
 Restart = Callable[[], Awaitable[None]]
