@@ -68,11 +68,7 @@ async def test_stream_is_always_sse_and_refused_without_it() -> None:
                 },
             },
         }
-        headers = {
-            "MCP-Protocol-Version": "2026-07-28",
-            "Mcp-Method": W.EVENTS_STREAM,
-            "Mcp-Name": "tick",
-        }
+        headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": W.EVENTS_STREAM}
         async with httpx2.AsyncClient(timeout=10) as http:
             refused = await http.post(
                 url, json=body, headers={**headers, "Accept": "application/json"}
@@ -190,3 +186,26 @@ async def test_server_shutdown_ends_streams_gracefully() -> None:
                     await anyio.sleep(0.02)
             await stream.aclose()
         tg.cancel_scope.cancel()
+
+
+async def test_list_changed_and_eras_over_http() -> None:
+    """``notifications/events/list_changed`` on an HTTP ``subscriptions/listen`` stream
+    that asked for ``eventsListChanged``; a handshake-era session gets -32601."""
+    server, events = demo_server()
+    async with serve_http(server) as url:
+        async with Client(url, mode="modern") as client:
+            sub = client.listen()
+            sub.filter[W.LISTEN_FILTER_FIELD] = True
+            async with sub:
+                assert (sub.acknowledged or {}).get(W.LISTEN_FILTER_FIELD) is True
+                events.source("late.arrival")
+                with anyio.fail_after(10):
+                    async for note in sub:
+                        assert note.method == W.NOTIFY_LIST_CHANGED
+                        break
+            assert "late.arrival" in [d.name for d in await EventsClient(client).list()]
+        async with Client(url, mode="legacy") as legacy:
+            assert legacy.server_extension(W.EXTENSION_ID) is None
+            with pytest.raises(JSONRPCError) as err:
+                await legacy.request(W.EVENTS_POLL, {"name": "tick"})
+            assert err.value.code == W.METHOD_NOT_FOUND

@@ -278,7 +278,7 @@ def admit(inflight: Inflight, request_id: RequestId, method: str = "") -> _Slot 
         return error_message(
             request_id, INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in flight"
         )
-    exempt = bool(method) and method in inflight.exempt
+    exempt = bool(inflight.exempt) and method in inflight.exempt  # empty: one check
     if not exempt and len(inflight) - inflight._exempt_n >= inflight.limit:  # pyright: ignore[reportPrivateUsage]
         return error_message(
             request_id,

@@ -6,8 +6,8 @@ Guarantees, Appendix A "Client SDK guidance".
 
 Rules:
 1. ``EventsClient(client)`` declares ``io.modelcontextprotocol/events`` in the client's
-   per-request capabilities and mirrors ``name`` in ``Mcp-Name`` for ``events/poll`` and
-   ``events/stream``; it never changes core behaviour otherwise.
+   per-request capabilities; it never changes core behaviour otherwise (no ``Mcp-Name``:
+   the SEP does not define one for ``events/*``).
 2. ``list()`` follows ``nextCursor`` to the end (at most ``max_pages`` pages).
 3. ``poll()`` is one ``events/poll``; ``poll_loop()`` polls again at once while
    ``hasMore`` and otherwise waits ``nextPollMs``, never less than ``poll_floor_ms``
@@ -111,8 +111,6 @@ class EventsClient:
         self.buffer = buffer
         self.max_pages = max_pages
         client.extensions.setdefault(W.EXTENSION_ID, Extension(W.EXTENSION_ID))
-        client.add_name_param(W.EVENTS_POLL, W.F_NAME)
-        client.add_name_param(W.EVENTS_STREAM, W.F_NAME)
 
     def server_supports(self) -> bool:
         """Whether the connected server advertised the extension."""

@@ -35,6 +35,9 @@ class EventsLimits:
     - ``next_poll_ms`` (5 000): the ``nextPollMs`` a poll result recommends.
     - ``page_size`` (100): event types per ``events/list`` page.
     - ``poller_interval_s`` (5): how often a poller-backed push stream checks upstream.
+    - ``poll_lease_s`` (300): a poll subscription with lifecycle hooks ends when not
+      polled for this long (SEP-3415 Appendix A ``poll_subscription_ttl``).
+    - ``max_poll_leases`` (10 000): poll subscriptions tracked for lifecycle hooks.
     """
 
     max_arguments_bytes: int = 16 * 1024
@@ -49,3 +52,5 @@ class EventsLimits:
     next_poll_ms: int = 5_000
     page_size: int = 100
     poller_interval_s: float = 5.0
+    poll_lease_s: float = 300.0
+    max_poll_leases: int = 10_000

@@ -52,6 +52,7 @@ from mcpkit.core import Extension, JSONRPCError, Stability
 from mcpkit.core.jsonschema import validation_errors
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.experimental.events import wire as W
+from mcpkit.experimental.events.lifecycle import Hook, Lifecycle
 from mcpkit.experimental.events.limits import EventsLimits
 from mcpkit.experimental.events.sources import (
     Authorize,
@@ -127,17 +128,14 @@ class EventsExtension:
         self.list_changed = list_changed
         self.sources: dict[str, EventSource] = {}
         self.streams = StreamRegistry(self)
+        self.lifecycle = Lifecycle(self)
         self._generators: list[tuple[EventSource, Callable[[], AsyncIterator[Any]]]] = []
         server.add_extension(self)
         server.add_method(W.EVENTS_LIST, self.handle_list, eras=("modern",))
-        server.add_method(W.EVENTS_POLL, self.handle_poll, eras=("modern",), name_param="name")
-        server.add_method(
-            W.EVENTS_STREAM,
-            self.streams.handle,
-            eras=("modern",),
-            name_param="name",
-            streaming=True,
-        )
+        # No ``name_param``: SEP-3415 does not define ``Mcp-Name`` for events/* (its open
+        # question 8), and requiring the header would refuse other SDKs' clients.
+        server.add_method(W.EVENTS_POLL, self.handle_poll, eras=("modern",))
+        server.add_method(W.EVENTS_STREAM, self.streams.handle, eras=("modern",), streaming=True)
         server.add_listen_filter(W.LISTEN_FILTER_FIELD, self._listen_filter)
         server.add_lifespan(self._lifespan)
 
@@ -308,6 +306,25 @@ class EventsExtension:
         self._changed()
         return src
 
+    def on_subscribe(self, name: str) -> Callable[[Hook], Hook]:
+        """Decorator: ``async def hook(ctx, arguments, subscription_id)`` run when a
+        subscription to ``name`` starts, in every delivery mode (:mod:`.lifecycle`)."""
+
+        def register(fn: Hook) -> Hook:
+            self.lifecycle.on_subscribe[name] = fn
+            return fn
+
+        return register
+
+    def on_unsubscribe(self, name: str) -> Callable[[Hook], Hook]:
+        """Decorator: the matching teardown hook (:mod:`.lifecycle`)."""
+
+        def register(fn: Hook) -> Hook:
+            self.lifecycle.on_unsubscribe[name] = fn
+            return fn
+
+        return register
+
     async def remove(self, name: str) -> None:
         """Stop offering ``name`` (rule 7): its push streams end with NotFound, its log is
         dropped, list_changed is published. Unknown names are ignored."""
@@ -320,6 +337,7 @@ class EventsExtension:
     @asynccontextmanager
     async def _lifespan(self, server: Server) -> AsyncGenerator[None]:
         async with anyio.create_task_group() as tg:
+            tg.start_soon(self.lifecycle.run_sweeper)
             for src, fn in self._generators:
                 tg.start_soon(run_generator, src, fn)
             try:
@@ -491,6 +509,9 @@ class EventsExtension:
             raise error(W.INVALID_PARAMS, "Invalid params: maxEvents must be an integer >= 1")
         max_events = min(max_events, self.limits.max_poll_events)
         max_age_ms = params.get(W.F_MAX_AGE_MS)
+        if self.lifecycle.hooked(src.name):
+            key = self.streams.principal_key(ctx)
+            await self.lifecycle.polled(ctx, src.name, args, key)
         if src.check is not None:
             return await self._poll_upstream(
                 ctx, src, args, params.get(W.F_CURSOR), max_age_ms, max_events

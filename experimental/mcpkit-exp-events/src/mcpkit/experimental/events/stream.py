@@ -29,6 +29,9 @@ Rules:
    the server's in-flight caps (``add_method(..., streaming=True)``).
 7. A transport that ends the stream gracefully (HTTP server shutdown, ``on_close``)
    completes the request with its empty result; the client reconnects with its cursor.
+8. Lifecycle hooks (:mod:`.lifecycle`): ``on_subscribe`` once the stream passed its
+   checks and bounds, ``on_unsubscribe`` when it ends; the subscription id is the
+   request id.
 """
 
 from __future__ import annotations
@@ -124,12 +127,18 @@ class StreamRegistry:
         self.per_principal[key] += 1
         on_close = ctx.transport.get("on_close")
         unregister = on_close(live.close) if callable(on_close) else None
+        lifecycle = ext.lifecycle
+        hooked = lifecycle.hooked(src.name)
         try:
+            if hooked:  # rule 8, after every check and bound
+                await lifecycle.subscribed(ctx, src.name, args, ctx.request_id)
             if src.check is not None:
                 await self._run_poller(ctx, src, args, live, tag)
             else:
                 await self._run_store(ctx, src, args, live, tag)
         finally:
+            if hooked:
+                await lifecycle.unsubscribed(ctx, src.name, args, ctx.request_id)
             if callable(unregister):
                 unregister()
             self.live.discard(live)

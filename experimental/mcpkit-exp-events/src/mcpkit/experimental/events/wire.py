@@ -27,6 +27,8 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+
 __all__ = [
     "CALLBACK_ENDPOINT_ERROR",
     "DELIVERY_MODES",
@@ -91,8 +93,7 @@ SUBSCRIPTION_ID_HEADER: Final = "X-MCP-Subscription-Id"
 """The webhook delivery header naming the subscription id (§Webhook event delivery)."""
 
 # -- error codes (§Error Handling) --------------------------------------------------------
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
+# METHOD_NOT_FOUND (-32601) and INVALID_PARAMS (-32602) are JSON-RPC's, from core.
 NOT_FOUND: Final = -32023
 FORBIDDEN: Final = -32024
 RESOURCE_EXHAUSTED: Final = -32025

@@ -284,11 +284,8 @@ class StreamableHTTP:
             return
         method = scope["method"]
         if method == "POST":
-            if (
-                h.mcp_method is not None
-                and h.mcp_method in self.server.streaming_methods
-                and self._is_modern(h, None)
-            ):
+            streaming = self.server.streaming_methods  # empty unless an extension adds one
+            if streaming and h.mcp_method in streaming and self._is_modern(h, None):
                 # Rule 1: a long-lived stream is not counted (on 2026-07-28 the
                 # Mcp-Method header must match the body or the POST is refused).
                 await self._post(scope, receive, send, h)
