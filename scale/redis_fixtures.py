@@ -12,7 +12,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 from conftest import free_port, program
+
+from mcpkit.server.hub import Change, Listener
 
 
 class RedisProcess:
@@ -65,3 +68,13 @@ def running_redis(tmp_path: Path) -> Iterator[RedisProcess]:
         yield proc
     finally:
         proc.stop()
+
+
+async def drain(listener: Listener, quiet_s: float = 0.5) -> list[Change]:
+    """Everything ``listener`` gets until nothing more comes for ``quiet_s`` seconds."""
+    got: list[Change] = []
+    while True:
+        with anyio.move_on_after(quiet_s):
+            got += await listener.next_batch()
+            continue
+        return got

@@ -207,6 +207,16 @@ def test_replay_versus_live_race(redis_url: str) -> None:
     run(main)
 
 
+async def append_once_back(s: RedisEventStore, stream_id: str, payload: bytes) -> str:
+    """Append, retrying the retryable error until Redis answers again (10 s at most)."""
+    with anyio.fail_after(10):
+        while True:
+            try:
+                return await s.append(stream_id, payload)
+            except RedisUnavailable:
+                await anyio.sleep(0.1)
+
+
 def test_redis_restart_errors_then_recovery(redis_proc: RedisProcess) -> None:
     async def main() -> None:
         s = store(redis_proc.url)
@@ -218,13 +228,7 @@ def test_redis_restart_errors_then_recovery(redis_proc: RedisProcess) -> None:
             await s.replay_after(eid)
         redis_proc.start()
         # recovers on its own; the restarted Redis (no persistence) lost the events
-        with anyio.fail_after(10):
-            while True:
-                try:
-                    new = await s.append("s", b"after")
-                    break
-                except RedisUnavailable:
-                    await anyio.sleep(0.1)
+        new = await append_once_back(s, "s", b"after")
         assert await s.replay_after(eid) is None
         assert await s.replay_after(new) == ("s", [])
         await s.aclose()
@@ -246,13 +250,7 @@ def test_redis_paused_bounded_waits_then_recovery(redis_proc: RedisProcess) -> N
                 assert time.monotonic() - started < 5
         finally:
             redis_proc.resume()
-        with anyio.fail_after(10):
-            while True:
-                try:
-                    later = await s.append("s", b"after")
-                    break
-                except RedisUnavailable:
-                    await anyio.sleep(0.1)
+        later = await append_once_back(s, "s", b"after")
         found = await s.replay_after(eid)
         assert found is not None
         assert found[1][-1] == (later, b"after")

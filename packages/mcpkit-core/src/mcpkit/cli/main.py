@@ -21,6 +21,10 @@ Rules:
    ``mcpkit.cli`` entry-point group (:mod:`mcpkit.cli.plugins`); a broken plugin is a
    warning naming it, never a broken ``mcpkit``.
 7. A closed stdout (``mcpkit ls ... | head``) ends the command quietly with status 141.
+8. ``--workers N``, ``--redis URL``, ``--secret-file PATH``, ``--http-stack`` go to
+   :func:`~mcpkit.server.http.run.run_http`; a multi-replica setup that cannot work (no
+   shared secret, stateful HTTP on several workers without Redis) or a missing extra is
+   one line on stderr and exit status 2, before anything is bound.
 """
 
 from __future__ import annotations
@@ -124,6 +128,33 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
         metavar="ORIGIN",
         help="accept this Origin (repeatable)",
     )
+    scale = p.add_argument_group("several processes (docs/deployment.md)")
+    scale.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes serving one socket (default 1); N > 1 needs a shared "
+        "secret, and Redis or --stateless for the handshake era",
+    )
+    scale.add_argument(
+        "--redis",
+        metavar="URL",
+        help="share event store and notifications with other replicas through this Redis "
+        "(default: MCPKIT_REDIS_URL; needs mcpkit-core[redis])",
+    )
+    scale.add_argument(
+        "--secret-file",
+        metavar="PATH",
+        help="the secret every replica shares (default: MCPKIT_SECRET, 64 hex digits)",
+    )
+    scale.add_argument(
+        "--http-stack",
+        choices=("auto", "fast", "standard"),
+        default="auto",
+        help="auto: uvloop + httptools when mcpkit-core[fast] is installed (default); "
+        "fast; standard: asyncio + h11",
+    )
     p.add_argument(
         "--log-level",
         type=str.upper,
@@ -150,7 +181,15 @@ def _serve(server: Any, args: argparse.Namespace) -> None:
         response_mode=args.response_mode,
         allowed_hosts=args.allowed_hosts,
         allowed_origins=args.allowed_origins,
+        workers=args.workers,
+        redis=args.redis,
+        secret_file=args.secret_file,
+        stack=args.http_stack,
+        target={"run": getattr(args, "target", None), "demo": _DEMO_TARGET}.get(args.command),
     )
+
+
+_DEMO_TARGET = "mcpkit.server.demo:build_demo_server"
 
 
 def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.ArgumentParser:
@@ -222,6 +261,7 @@ def _main(argv: list[str] | None) -> None:
 def _run_or_demo(args: argparse.Namespace, argv: list[str]) -> int:
     from mcpkit.cli.run import UserCodeError, load_server, reload
     from mcpkit.server.logs import configure_logging
+    from mcpkit.server.replication import ReplicaModeError
 
     try:
         if args.command == "run" and args.reload:
@@ -239,7 +279,7 @@ def _run_or_demo(args: argparse.Namespace, argv: list[str]) -> int:
             _serve(server, args)
         else:
             _serve(load_server(args.target), args)
-    except CliError as exc:
+    except (CliError, ReplicaModeError, ImportError) as exc:
         sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
         return 2
     except UserCodeError as exc:

@@ -686,7 +686,9 @@ class Server:
         SIGINT/SIGTERM shut down gracefully: running requests get ``shutdown_grace_s``
         seconds (default 5), a second signal exits at once (:mod:`mcpkit.server.signals`).
         Logs go to stderr at INFO (:func:`~mcpkit.server.logs.configure_logging`) unless
-        the application configured logging itself."""
+        the application configured logging itself. Several processes: ``redis=URL``,
+        ``workers=N``, ``secret_file=``, ``stack=`` (see
+        :func:`~mcpkit.server.http.run.run_http`)."""
         if transport not in ("stdio", "http", "streamable-http"):
             raise ValueError(
                 f"server.run(): unknown transport {transport!r}; use 'stdio' (the default) "

@@ -96,13 +96,29 @@ class RequestStateSealer:
     """
 
     def __init__(self, secret: bytes | None = None, *, ttl_s: float = 600.0) -> None:
+        self.configured = True
+        """False when the key is random (no ``secret``, no ``MCPKIT_STATE_SECRET``): then
+        no other process can open this one's states, and multi-replica mode refuses to
+        start (:mod:`mcpkit.server.replication`)."""
         if secret is None:
             env = os.environ.get("MCPKIT_STATE_SECRET")
+            self.configured = bool(env)
             secret = bytes.fromhex(env) if env else os.urandom(32)
         if len(secret) < 32:
             raise ValueError("requestState secret must be at least 32 bytes")
         self._key = secret
         self.ttl_s = ttl_s
+
+    @property
+    def weak(self) -> bool:
+        """The key has fewer than 8 distinct byte values (``b"k" * 32``-style: a
+        placeholder, not a secret)."""
+        return len(set(self._key)) < 8
+
+    def derive(self, purpose: str) -> bytes:
+        """A 32-byte key for ``purpose`` (e.g. ``"event-ids"``) derived from this key
+        (HMAC-SHA256), so one configured secret keys every shared MAC."""
+        return hmac.new(self._key, b"mcpkit/" + purpose.encode(), hashlib.sha256).digest()
 
     def seal(
         self,

@@ -12,11 +12,20 @@ Rules:
    (POSTs in progress, sessions open) and starts the shutdown of rule 2; a second one
    exits at once; no ``KeyboardInterrupt`` traceback afterwards (uvicorn would re-raise
    the signal it caught once it has shut down).
+5. Multi-replica mode (Redis configured: ``redis=`` / ``redis_url=`` /
+   ``MCPKIT_REDIS_URL``; or ``workers > 1``) is checked before anything is bound: the
+   shared secret (:mod:`mcpkit.server.replication` rules 1-3), then Redis is wired with
+   :func:`mcpkit.server.redis.replicate` and several workers are started by
+   :mod:`.workers`.
+6. uvicorn's event loop and HTTP parser are always chosen explicitly (``stack``,
+   :func:`.workers.http_stack`: the ``[fast]`` extra's uvloop + httptools when installed)
+   and named on stderr (``mcpkit: HTTP stack ...``) before the serving line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import sys
 from collections.abc import Generator
@@ -31,6 +40,8 @@ from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S, SignalShutdown, desc
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
     from mcpkit.server.http.endpoint import StreamableHTTP
+    from mcpkit.server.http.workers import HttpStack
+    from mcpkit.server.redis.settings import RedisSettings
 
 __all__ = ["UvicornServer", "run_http"]
 
@@ -50,6 +61,8 @@ class UvicornServer(uvicorn.Server):
         self.endpoint = endpoint
         self.path = path
         self.signals = SignalShutdown(self._stop, self._describe, grace_s=shutdown_grace_s)
+        self.announce = True
+        """Print the serving line (a worker process does not: .workers rule 2)."""
 
     def _stop(self) -> None:
         self.should_exit = True  # uvicorn's main loop checks it every 0.1 s
@@ -69,7 +82,7 @@ class UvicornServer(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
-        if self.started:
+        if self.started and self.announce:
             for server in self.servers:
                 for sock in server.sockets:
                     host, port = sock.getsockname()[:2]
@@ -95,12 +108,73 @@ def run_http(
     log_level: str = "warning",
     shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
     uvicorn_options: dict[str, Any] | None = None,
+    redis: RedisSettings | str | None = None,
+    redis_url: str | None = None,
+    workers: int = 1,
+    secret: bytes | str | None = None,
+    secret_file: str | None = None,
+    stack: HttpStack = "auto",
+    target: str | None = None,
+    announce: bool = True,
     **options: Any,
 ) -> None:
     """Serve ``server`` over streamable HTTP until SIGINT/SIGTERM. ``options`` are the
     endpoint's (:class:`~mcpkit.server.http.endpoint.StreamableHTTP`); ``uvicorn_options``
-    go to ``uvicorn.Config``."""
+    go to ``uvicorn.Config`` (``{"fd": n}`` serves an inherited socket).
+
+    Scale (rules 5, 6): ``redis`` (a :class:`~mcpkit.server.redis.RedisSettings` or a
+    URL; ``redis_url`` is the same; default ``MCPKIT_REDIS_URL``) shares the event store
+    and the notification hub with other replicas; ``workers`` (default 1) processes
+    serve one socket (``target``: where each imports the server from, default found in
+    ``__main__``); ``secret`` / ``secret_file``: the shared secret (default
+    ``MCPKIT_SECRET``...); ``stack``: ``"auto"``, ``"fast"`` or ``"standard"``;
+    ``announce``: print the startup lines. Raises
+    :class:`~mcpkit.server.replication.ReplicaModeError` (or its ``SecretError``) for a
+    multi-replica setup that cannot work, before binding anything."""
+    from mcpkit.server.http.workers import http_stack
+
+    loop, http, label = http_stack(stack)
+    settings = _redis_settings(redis if redis is not None else redis_url)
+    if settings is not None or workers != 1:
+        from mcpkit.server.replication import apply_shared_secret, check_workers, load_secret
+
+        why = f"--workers {workers}" if workers != 1 else "Redis configured"
+        shared = load_secret(secret, secret_file=secret_file)
+        check_workers(
+            server, workers, redis=settings is not None, stateless=bool(options.get("stateless"))
+        )
+        apply_shared_secret(server, shared, why=why)
+        if workers > 1:
+            _serve_workers(
+                server,
+                target,
+                workers,
+                host,
+                port,
+                path,
+                shared,
+                label,
+                {
+                    "log_level": log_level,
+                    "server_log_level": logging.getLevelName(
+                        logging.getLogger("mcpkit").getEffectiveLevel()
+                    ),
+                    "shutdown_grace_s": shutdown_grace_s,
+                    "stack": stack
+                    if stack != "auto"
+                    else ("fast" if loop == "uvloop" else "standard"),
+                    "redis": None if settings is None else _settings_json(settings),
+                    "uvicorn_options": uvicorn_options or {},
+                    **options,
+                },
+            )
+            return
+        if settings is not None:
+            from mcpkit.server.redis import replicate
+
+            options = {**replicate(server, settings, secret=shared), **options}
     app = http_app(server, path=path, shutdown_grace_s=shutdown_grace_s, **options)
+    extra: dict[str, Any] = {"loop": loop, "http": http, **(uvicorn_options or {})}
     config = uvicorn.Config(
         app,
         host=host,
@@ -108,6 +182,74 @@ def run_http(
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=int(shutdown_grace_s) + 2,
-        **(uvicorn_options or {}),
+        **extra,
     )
-    UvicornServer(config, app.state.mcp, path, shutdown_grace_s=shutdown_grace_s).run()
+    fd = config.fd
+    sockets = None
+    if fd is not None:  # an inherited listening socket (a worker, .workers rule 1)
+        config.fd = None
+        sockets = [socket.socket(fileno=fd)]
+    if announce:
+        print(f"mcpkit: HTTP stack {label}", file=sys.stderr, flush=True)
+    uvicorn_server = UvicornServer(config, app.state.mcp, path, shutdown_grace_s=shutdown_grace_s)
+    uvicorn_server.announce = announce
+    uvicorn_server.run(sockets=sockets)
+
+
+def _redis_settings(redis: RedisSettings | str | None) -> RedisSettings | None:
+    from mcpkit.server.redis.settings import RedisSettings
+
+    if isinstance(redis, RedisSettings):
+        return redis
+    if redis:
+        return RedisSettings(redis)
+    return RedisSettings.from_env()
+
+
+def _settings_json(settings: RedisSettings) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(settings)
+
+
+def _serve_workers(
+    server: Server,
+    target: str | None,
+    workers: int,
+    host: str,
+    port: int,
+    path: str,
+    secret: bytes | None,
+    label: str,
+    spec: dict[str, Any],
+) -> None:
+    import json
+
+    from mcpkit.server.http.workers import main_target, serve_workers
+    from mcpkit.server.replication import ReplicaModeError
+
+    target = target or main_target(server)
+    if target is None:
+        raise ReplicaModeError(
+            "workers > 1: each worker imports the server; define it at module level of the "
+            "program you run, pass target='module:attr', or use `mcpkit run TARGET --workers N`"
+        )
+    try:
+        json.dumps(spec)
+    except TypeError:
+        raise ReplicaModeError(
+            "workers > 1: only JSON endpoint options reach the worker processes; set the "
+            "others where the server is built"
+        ) from None
+    status = serve_workers(
+        target=target,
+        workers=workers,
+        host=host,
+        port=port,
+        path=path,
+        spec=spec,
+        secret=secret,
+        stack_label=label,
+    )
+    if status:
+        sys.exit(status)

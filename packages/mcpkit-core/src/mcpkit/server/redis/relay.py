@@ -18,8 +18,8 @@ Rules:
 3. The queue to Redis is bounded (``max_pending``, 1000 changes). A change that finds it
    full, or that is published while Redis is unreachable, or whose ``PUBLISH`` fails or
    times out (``op_timeout_s``) is dropped for the other replicas (this replica's
-   listeners already have it), counted in :attr:`RedisHub.dropped` and logged (once
-   per outage, then a summary on recovery).
+   listeners already have it), counted in :attr:`RedisHub.dropped` and logged (once per
+   failed ``PUBLISH``, and for the first and every thousandth change dropped on publish).
 4. A received message larger than ``max_message_bytes`` (1 MiB) or not of the shape
    above is ignored (logged); listeners' own filters (``accepts``) apply as usual.
 5. Reconnection is automatic: the subscriber PINGs every ``ping_interval_s`` (5 s) and
@@ -97,7 +97,7 @@ class RedisHub:
         """Whether the subscriber is subscribed now (rule 5)."""
         self._local = InMemoryHub()
         self._outbox: deque[bytes] = deque()
-        self._wake = anyio.Event()
+        self._wake: anyio.Event | None = None
         self._running = False
         self._publish_failing = False
 
@@ -118,11 +118,14 @@ class RedisHub:
             return
         body = {"o": self.replica_id, "m": change.method, "k": change.key, "p": change.params}
         self._outbox.append(dumps(body))
-        self._wake.set()
+        if self._wake is not None:
+            self._wake.set()
 
     def _drop(self, n: int, why: str) -> None:
-        if self.dropped == 0 or not self._publish_failing:
-            logger.warning("notification relay: %d change(s) not relayed (%s)", n, why)
+        if self.dropped % 1000 == 0:  # the first, then every thousandth: bounded logging
+            logger.warning(
+                "notification relay: change not relayed (%s; %d so far)", why, self.dropped + n
+            )
         self.dropped += n
 
     @asynccontextmanager
@@ -147,8 +150,8 @@ class RedisHub:
         backoff = self.reconnect_min_s
         while True:
             while not self._outbox:
-                self._wake = anyio.Event()
-                await self._wake.wait()
+                wake = self._wake = anyio.Event()
+                await wake.wait()
             message = self._outbox[0]
             try:
                 with anyio.fail_after(self.op_timeout_s):

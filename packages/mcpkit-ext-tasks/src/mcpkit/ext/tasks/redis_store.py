@@ -96,6 +96,8 @@ class RedisTaskStore(ChangeFeed):
     - ``replica_id``: this replica's id (default: a fresh random one per store).
     """
 
+    shared_feed = True  # every replica's feed reports every change (rule 3)
+
     def __init__(
         self,
         url: str | None = None,

@@ -636,14 +636,18 @@ class Tasks:
         if server is None or (isinstance(server.hub, Sized) and not len(server.hub)):
             return  # nobody listens: build nothing
         key = change_key(record.task_id, record.owner)
+        # a shared feed: each replica publishes it itself, a multi-replica hub must not relay it
+        local: bool = getattr(self.store, "shared_feed", False)
         if record.era == "modern" and self.modern:
             from mcpkit.ext.tasks.model import detailed_task
 
-            server.hub.publish(Change("notifications/tasks", key, detailed_task(record)))
+            note = detailed_task(record)
+            server.hub.publish(Change("notifications/tasks", key, note, local=local))
         elif record.era == "legacy" and self.legacy:
             from mcpkit.ext.tasks.model import legacy_task
 
-            server.hub.publish(Change("notifications/tasks/status", key, legacy_task(record)))
+            note = legacy_task(record)
+            server.hub.publish(Change("notifications/tasks/status", key, note, local=local))
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncGenerator[None]:

@@ -174,6 +174,11 @@ class ChangeFeed:
     """The local half of rule 5, shared by the stores: ``subscribe`` callbacks and
     per-task wake-ups for ``wait``."""
 
+    shared_feed = False
+    """True when every replica's feed reports every change (a shared store's feed): the
+    runtime then marks its status notifications ``Change.local`` so a multi-replica hub
+    does not relay what each replica publishes itself."""
+
     def __init__(self) -> None:
         self._events: dict[str, anyio.Event] = {}
         self._callbacks: list[ChangeCallback] = []

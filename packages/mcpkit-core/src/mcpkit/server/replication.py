@@ -1,0 +1,139 @@
+"""Multi-replica mode: what several processes serving one deployment must share, and
+the checks run before any of them starts serving.
+
+"Multi-replica mode" means Redis is configured (``redis=`` / ``--redis`` /
+``MCPKIT_REDIS_URL``) or more than one worker process runs (``workers=N`` /
+``--workers N``). Every process then must seal MRTR ``requestState`` (SEP-2322,
+2026-07-28 ``basic/patterns/mrtr``) and sign SSE event ids with one shared secret, or a
+retry or a resumption landing on another process is refused.
+
+Rules:
+1. The shared secret is, in order: the one given in code (``secret=``), a file
+   (``secret_file=`` / ``--secret-file``), ``MCPKIT_SECRET``, ``MCPKIT_SECRET_FILE``,
+   else ``MCPKIT_STATE_SECRET`` (hex, the older name). A value of 64 or more hex digits is
+   decoded as hex; anything else is taken as its UTF-8 bytes. It must be at least 32
+   bytes with at least 8 distinct byte values (:class:`SecretError` otherwise).
+2. In multi-replica mode a server whose secret is random (none configured) or a
+   placeholder (``Server(state_secret=b"k" * 32)``) is refused with a one-line
+   :class:`SecretError` before anything is served; the CLI prints it and exits 2.
+3. Without Redis, ``workers > 1`` refuses stateful HTTP (the handshake era keeps its
+   sessions in one process) with :class:`ReplicaModeError`, unless the endpoint is
+   stateless or the server speaks only 2026-07-28 (no sessions).
+4. The secret is never logged or printed; errors name where it was looked for only.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+
+__all__ = [
+    "SECRET_ENV",
+    "SECRET_FILE_ENV",
+    "ReplicaModeError",
+    "SecretError",
+    "apply_shared_secret",
+    "check_workers",
+    "load_secret",
+]
+
+SECRET_ENV = "MCPKIT_SECRET"
+SECRET_FILE_ENV = "MCPKIT_SECRET_FILE"
+_HEX = frozenset(string.hexdigits)
+
+
+class ReplicaModeError(ValueError):
+    """A multi-replica configuration that cannot work (rules 2, 3); one line."""
+
+
+class SecretError(ReplicaModeError):
+    """The shared secret is missing, short or a placeholder (rules 1, 2); one line."""
+
+
+def _decode(text: str | bytes, where: str) -> bytes:
+    if isinstance(text, str):
+        text = text.strip()
+        raw = (
+            bytes.fromhex(text)
+            if len(text) >= 64 and len(text) % 2 == 0 and set(text) <= _HEX
+            else text.encode()
+        )
+    else:
+        raw = text
+    if len(raw) < 32:
+        raise SecretError(f"the shared secret from {where} is shorter than 32 bytes")
+    if len(set(raw)) < 8:
+        raise SecretError(f"the shared secret from {where} is a placeholder, not a secret")
+    return raw
+
+
+def load_secret(
+    secret: bytes | str | None = None, *, secret_file: str | Path | None = None
+) -> bytes | None:
+    """The configured shared secret (rule 1), or None when none is configured. Raises
+    :class:`SecretError` for an unreadable file or a short or placeholder secret."""
+    if secret is not None:
+        return _decode(secret, "secret=")
+    env = os.environ
+    file = secret_file
+    if file is None and not env.get(SECRET_ENV):
+        file = env.get(SECRET_FILE_ENV)
+    if file:
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SecretError(f"cannot read the secret file {file}: {exc.strerror}") from None
+        return _decode(text, f"the file {file}")
+    if env.get(SECRET_ENV):
+        return _decode(env[SECRET_ENV], SECRET_ENV)
+    legacy = env.get("MCPKIT_STATE_SECRET")
+    if legacy:
+        try:
+            return _decode(bytes.fromhex(legacy), "MCPKIT_STATE_SECRET")
+        except ValueError:
+            raise SecretError("MCPKIT_STATE_SECRET is not hex") from None
+    return None
+
+
+def apply_shared_secret(server: Server, secret: bytes | None, *, why: str) -> None:
+    """Rule 2: make ``server`` seal with ``secret`` (when its own secret was not set in
+    code) and refuse a random or placeholder one. ``why`` names the multi-replica mode
+    (e.g. ``"--workers 4"``) for the error."""
+    from mcpkit.server.mrtr import RequestStateSealer
+
+    sealer = server.sealer
+    if secret is not None and not sealer.configured:
+        server.sealer = RequestStateSealer(secret, ttl_s=sealer.ttl_s)
+        return
+    if not sealer.configured:
+        raise SecretError(
+            f"multi-replica mode ({why}) needs one secret shared by every process: set "
+            f"{SECRET_ENV} (64 hex digits) or --secret-file; refusing to start with a "
+            "random per-process secret"
+        )
+    if sealer.weak:
+        raise SecretError(
+            f"multi-replica mode ({why}): the server's state_secret is a placeholder; "
+            f"set {SECRET_ENV} (64 hex digits) or --secret-file"
+        )
+
+
+def check_workers(server: Server, workers: int, *, redis: bool, stateless: bool) -> None:
+    """Rule 3: refuse ``workers > 1`` for stateful handshake-era HTTP without Redis."""
+    from mcpkit.core.versions import MODERN_VERSION
+
+    if workers < 1:
+        raise ReplicaModeError(f"workers must be at least 1, not {workers}")
+    if workers == 1 or redis or stateless:
+        return
+    if tuple(server.supported_versions) == (MODERN_VERSION,):
+        return
+    raise ReplicaModeError(
+        f"--workers {workers} without Redis cannot serve stateful HTTP: handshake-era "
+        "sessions live in one process; add --redis URL (MCPKIT_REDIS_URL), or --stateless"
+    )
