@@ -70,3 +70,33 @@ async def test_subscribe_is_checked_like_poll_and_push() -> None:
                 )
             assert err.value.code == code, name
         assert d.flaky.seen == []  # refused before any POST
+
+
+async def test_lifecycle_hooks_run_for_webhook_subscriptions() -> None:
+    calls: list[tuple[str, Any, bool]] = []
+
+    def declare_hooked(events: EventsExtension) -> None:
+        declare(events)
+
+        @events.on_subscribe("tick")
+        async def up(ctx: Any, arguments: dict[str, Any], sub_id: Any) -> None:
+            calls.append(("subscribe", sub_id, ctx is not None))
+
+        @events.on_unsubscribe("tick")
+        async def down(ctx: Any, arguments: dict[str, Any], sub_id: Any) -> None:
+            calls.append(("unsubscribe", sub_id, ctx is not None))
+
+    async with deployment(declare=declare_hooked) as d, d.client() as client:
+        one = await subscribe_webhook(client, d.receiver, name="tick", url=d.hook_url)
+        await one.refresh()  # a refresh is not a new subscription
+        await one.unsubscribe()
+        two = await subscribe_webhook(
+            client, d.receiver, name="tick", url=d.hook_url, arguments={"parity": "odd"}
+        )
+        await d.hooks.terminate_event_type("tick", JSONRPCError(NOT_FOUND, "NotFound"))
+    assert calls == [
+        ("subscribe", one.id, True),
+        ("unsubscribe", one.id, True),
+        ("subscribe", two.id, True),
+        ("unsubscribe", two.id, False),
+    ]

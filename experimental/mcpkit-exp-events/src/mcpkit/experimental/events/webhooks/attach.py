@@ -8,7 +8,11 @@ Rules:
    ``match`` and ``transform`` with the subscription's arguments, so every delivery mode
    sees the same filtering and shaping (SEP-3415 Appendix A "Broadcast emit").
 3. Cursors carry the event type's schema generation like poll and push cursors.
-4. Removing an event type or changing it in place is signalled to webhook subscribers by
+4. The extension's ``on_subscribe``/``on_unsubscribe`` hooks run for webhook
+   subscriptions too, with the subscription id: ``on_subscribe`` when one is created,
+   ``on_unsubscribe`` on ``events/unsubscribe``, on termination and when its TTL lapses
+   (in the last two no request exists: ``ctx`` is None).
+5. Removing an event type or changing it in place is signalled to webhook subscribers by
    :meth:`Webhooks.terminate_event_type` (the extension ends its push streams itself).
 """
 
@@ -45,6 +49,14 @@ def enable_webhooks(events: EventsExtension, **options: Any) -> Webhooks:
         src = events.sources.get(sub.name)
         return src.shape(sub.arguments, occ) if src is not None else occ.data
 
+    async def on_subscribed(ctx: Context | None, sub: WebhookSubscription) -> None:
+        if ctx is not None:
+            await events.lifecycle.subscribed(ctx, sub.name, sub.arguments, sub.id)
+
+    async def on_unsubscribed(ctx: Context | None, sub: WebhookSubscription) -> None:
+        lifecycle: Any = events.lifecycle  # ctx may be None here (rule 4)
+        await lifecycle.unsubscribed(ctx, sub.name, sub.arguments, sub.id)
+
     def generation(name: str) -> int:
         src = events.sources.get(name)
         return src.generation if src is not None else 0
@@ -55,6 +67,8 @@ def enable_webhooks(events: EventsExtension, **options: Any) -> Webhooks:
         match=match,
         transform=transform,
         generation=generation,
+        on_subscribed=on_subscribed,
+        on_unsubscribed=on_unsubscribed,
         **options,
     )
     hooks.install(events.server)

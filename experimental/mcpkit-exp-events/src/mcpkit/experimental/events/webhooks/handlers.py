@@ -239,6 +239,7 @@ async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
         await hooks.verifier.verify(sub)
     sub.verified = True
     await subs.put(sub)
+    await hooks.subscribed(ctx, sub)
     hooks.kick()
     return {
         F_RESULT_TYPE: RESULT_COMPLETE,
@@ -254,8 +255,11 @@ async def unsubscribe(hooks: Webhooks, ctx: Context) -> JSON:
     principal = _principal(ctx, "events/unsubscribe")
     name, arguments, _, url = _key_params(ctx.params, hooks)
     sub_id = subscription_id(principal, url, name, arguments)
+    record = await hooks.subscriptions.get(sub_id)
     existed = await hooks.subscriptions.delete(sub_id)
     hooks.stop(sub_id)
+    if record is not None:
+        await hooks.unsubscribed(ctx, record)
     if not existed:
         raise JSONRPCError(
             NOT_FOUND,

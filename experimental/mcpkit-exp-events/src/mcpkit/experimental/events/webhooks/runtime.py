@@ -22,6 +22,11 @@ Rules:
    ``terminated`` envelope with the SEP's nested error, then removes the subscription.
 5. ``no expiry`` grants need a durable subscription store (Appendix A): construction
    refuses ``allow_no_expiry`` with a store whose ``durable`` is false.
+6. Lifecycle (SEP-3415 Appendix A): ``on_subscribed`` runs after a new subscription is
+   stored (after the quota check, so a refused one provisions nothing);
+   ``on_unsubscribed`` after ``events/unsubscribe``, a termination, or (on the replica
+   that delivered it) its TTL lapsing. With several replicas a hook may run on more than
+   one of them: hooks must be idempotent, as the SEP asks.
 """
 
 from __future__ import annotations
@@ -62,10 +67,13 @@ if TYPE_CHECKING:
     from mcpkit.server.app import Server
     from mcpkit.server.context import Context
 
-__all__ = ["Check", "Webhooks"]
+__all__ = ["Check", "Lifecycle", "Webhooks"]
 
 logger = logging.getLogger("mcpkit.experimental.events.webhooks")
 JSON = dict[str, Any]
+Lifecycle = Callable[["Context | None", WebhookSubscription], Awaitable[None]]
+"""``async (ctx, subscription) -> None``: a lifecycle hook (``ctx`` is None when no request
+caused it: TTL expiry, termination)."""
 Check = Callable[["Context", str, JSON], Awaitable[None]]
 """``async (ctx, name, arguments) -> None``: raises the SEP's error when the principal may
 not subscribe (unknown name -32023, webhook not offered -32026, bad arguments -32602,
@@ -85,6 +93,7 @@ class Webhooks:
     ``verified_urls``: callback URL prefixes verified without a handshake (allowlist).
     ``rescan_s``, ``lease_s``: seconds (rule 2). ``generation(name)``: the event type's
     schema generation, part of its cursors (:mod:`.envelopes` rule 3).
+    ``on_subscribed``/``on_unsubscribed``: lifecycle hooks (:data:`Lifecycle`; rule 6).
     """
 
     def __init__(
@@ -103,6 +112,8 @@ class Webhooks:
         rescan_s: float = 1.0,
         lease_s: float = 10.0,
         generation: Callable[[str], int] | None = None,
+        on_subscribed: Lifecycle | None = None,
+        on_unsubscribed: Lifecycle | None = None,
     ) -> None:
         self.store = store
         self.limits = limits if limits is not None else WebhookLimits()
@@ -131,6 +142,8 @@ class Webhooks:
         self.rescan_s = rescan_s
         self.lease_s = lease_s
         self.generation: Callable[[str], int] = generation or (lambda _name: 0)
+        self.on_subscribed = on_subscribed
+        self.on_unsubscribed = on_unsubscribed
         self.deliveries: dict[str, SubscriptionDelivery] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._kick = anyio.Event()
@@ -212,10 +225,30 @@ class Webhooks:
             with anyio.move_on_after(min(self.rescan_s, self.lease_s / 3)):
                 await self._kick.wait()
 
+    async def unsubscribed(self, ctx: Context | None, sub: WebhookSubscription) -> None:
+        """Run the ``on_unsubscribed`` hook (rule 6); its failure is logged."""
+        if self.on_unsubscribed is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self.on_unsubscribed(ctx, sub)
+                except Exception:
+                    logger.exception("on_unsubscribed of %s failed", sub.id)
+
+    async def subscribed(self, ctx: Context, sub: WebhookSubscription) -> None:
+        """Run the ``on_subscribed`` hook (rule 6); its failure is logged."""
+        if self.on_subscribed is not None:
+            try:
+                await self.on_subscribed(ctx, sub)
+            except Exception:
+                logger.exception("on_subscribed of %s failed", sub.id)
+
     async def _rescan(self) -> None:
         live = {sub.id: sub for sub in await self.subscriptions.all() if sub.verified}
         for sub_id in [k for k in self._scopes if k not in live]:
+            gone = self.deliveries.get(sub_id)
             self.stop(sub_id)
+            if gone is not None and await self.subscriptions.get(sub_id) is None:
+                await self.unsubscribed(None, gone.sub)  # lapsed (rule 6)
         for sub_id, sub in live.items():
             if not await self.subscriptions.claim(sub_id, self.replica_id, self.lease_s):
                 if sub_id in self._scopes:
@@ -297,6 +330,7 @@ class Webhooks:
                 break
             await anyio.sleep(min(self.limits.backoff_max_s, self.limits.backoff_initial_s))
         await self.subscriptions.delete(sub_id)
+        await self.unsubscribed(None, sub)
         return True
 
     async def terminate_event_type(self, name: str, error: JSONRPCError) -> int:
