@@ -526,6 +526,42 @@ def otel_table(runs: Runs) -> tuple[list[JSON], list[str]]:
     return versus_table(runs, "otel", lambda label: "otel_none_" + label.rsplit("_", 1)[-1])
 
 
+def events_table(rows: list[JSON]) -> tuple[JSON, list[str]]:
+    """The ``events`` suite (issue 18): per mode, the medians over repetitions of events
+    per second and server CPU per event; ``push``/``webhook`` minus ``append`` is the
+    delivery's own CPU per event."""
+    by: dict[str, list[JSON]] = defaultdict(list)
+    for r in rows:
+        if r.get("suite") == "events" and "fatal" not in r:
+            by[r["mode"]].append(r)
+    out: JSON = {}
+    md = [
+        "| mode | events | events/s | server µs/event | delivery µs/event (− append) | reps |",
+        "|---|---|---|---|---|---|",
+    ]
+    base = median(r.get("server_cpu_us_per_event") for r in by.get("append", []))
+    for mode in ("append", "push", "webhook"):
+        reps = by.get(mode)
+        if not reps:
+            continue
+        cpu = median(r.get("server_cpu_us_per_event") for r in reps)
+        fig: JSON = {
+            "events": reps[-1]["events"],
+            "events_per_s": median(r.get("events_per_s") for r in reps),
+            "server_cpu_us_per_event": cpu,
+            "delivery_cpu_us_per_event": (
+                None if mode == "append" or cpu is None or base is None else cpu - base
+            ),
+            "reps": len(reps),
+        }
+        out[mode] = fig
+        md.append(
+            f"| {mode} | {fig['events']} | {fig['events_per_s']} | {cpu} "
+            f"| {fig['delivery_cpu_us_per_event'] or '-'} | {fig['reps']} |"
+        )
+    return out, md
+
+
 def versus_table(
     runs: Runs, suite: str, reference: Callable[[str], str]
 ) -> tuple[list[JSON], list[str]]:
@@ -581,6 +617,7 @@ def write(out_dir: Path) -> str:
     task_figures, tasks_md = tasks_memory(rows)
     auth_rows, auth_md = auth_table(runs)
     otel_rows, otel_md = otel_table(runs)
+    events_rows, events_md = events_table(rows)
     goal_rows, goal_md = targets(runs, mem_rows, start, task_figures)
     fatal = [
         f"{r.get('suite')} {r.get('label')} r{r.get('rep')}: {r['fatal']}"
@@ -597,6 +634,7 @@ def write(out_dir: Path) -> str:
         "tasks": task_figures,
         "auth": auth_rows,
         "otel": otel_rows,
+        "events": events_rows,
         "fatal": fatal,
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -610,6 +648,7 @@ def write(out_dir: Path) -> str:
         ("Tasks extension memory", tasks_md),
         ("Auth extension: tools/call with a validated JWT (issue 12)", auth_md),
         ("OpenTelemetry: tools/call traced (issue 15)", otel_md),
+        ("Events extension: push and webhook delivery (issue 18)", events_md),
     ]
     if fatal:
         sections.append(("Runs that failed", [f"- {f}" for f in fatal]))

@@ -32,7 +32,10 @@ exporter, and with the SDK's in-memory exporter, over HTTP at c=1 and over stdio
 ``scale`` (issue 17, not in the default list: req/s and CPU per request through HAProxy in
 front of one and three ``mcpkit demo`` replicas, in-memory and Redis stores, and the Redis
 overhead per request and per event: ``scale_lb.py``; needs ``redis-server`` and
-``haproxy``, which ``uv run nox -s scale`` installs; table in ``scale.md``).
+``haproxy``, which ``uv run nox -s scale`` installs; table in ``scale.md``),
+``events`` (issue 18: events per second through one push stream and through webhook
+delivery, and server CPU per delivered event, with the producer alone as ``append``:
+``events_bench.py``, ``servers/mcpkit_events.py``).
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ ROOT = HERE.parent
 SERVERS = HERE / "servers"
 LOAD = HERE / "load.py"
 TASKS_MEMORY = HERE / "tasks_memory.py"
+EVENTS_BENCH = HERE / "events_bench.py"
+EVENTS_MODES = ("append", "push", "webhook")
 JSON = dict[str, Any]
 HTTP_MODULES = ("starlette", "uvicorn", "httpx2", "httpx", "httpcore", "h11", "sse_starlette")
 
@@ -574,6 +579,36 @@ def suite_scale(bench: Bench, rep: int) -> None:
     log(f"scale r{rep}: {len(rows)} rows, table in {bench.out / 'scale.md'}")
 
 
+def suite_events(bench: Bench, rep: int) -> None:
+    """The events suite: ``events_bench.py`` once per mode (EVENTS_MODES), ``preset.tasks``
+    / 2 events each (5 000 in every preset), server pinned to the server CPU and the
+    client with the receiver to the client CPU, after an idle-host wait."""
+    n = max(1000, bench.preset.tasks // 2)
+    for mode in rotated(list(EVENTS_MODES), rep):
+        if bench.expired():
+            continue
+        waited, busy = wait_for_idle_host(bench.preset.idle_wait)
+        out = bench.tmp / f"events-{mode}-{rep}.json"
+        out.unlink(missing_ok=True)
+        cmd = bench.pinned(bench.args.client_cpu, sys.executable, str(EVENTS_BENCH))
+        cmd += ["--mode", mode, "-n", str(n), "--server-cpu", str(bench.args.server_cpu)]
+        try:
+            done = subprocess.run([*cmd, "--json", str(out)], capture_output=True, timeout=900)
+            result: JSON = (
+                json.loads(out.read_text())
+                if out.exists()
+                else {"fatal": f"no result (exit {done.returncode}): {done.stderr[-400:]!r}"}
+            )
+        except subprocess.TimeoutExpired:
+            result = {"fatal": "events_bench.py ran past 900 s"}
+        result["idle_wait_s"], result["pre_run_busy_pct"] = waited, busy
+        row = bench.record(result, suite="events", rep=rep, label=f"events_{mode}")
+        log(
+            f"events {mode:7s} r{rep} n={n}: {row.get('events_per_s')} events/s, server"
+            f" {row.get('server_cpu_us_per_event')} us/event {row.get('fatal', '')}"
+        )
+
+
 def scenario_fields(sc: Scenario) -> JSON:
     return {
         "label": sc.label,
@@ -735,6 +770,8 @@ def main(argv: list[str] | None = None) -> int:
             suite_handlers(bench, rep)
         if "scale" in suites:
             suite_scale(bench, rep)
+        if "events" in suites:
+            suite_events(bench, rep)
     stack.close()
     bench.runs.close()
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

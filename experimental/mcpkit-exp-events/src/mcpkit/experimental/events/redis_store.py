@@ -1,0 +1,386 @@
+"""The events extension on Redis: the occurrence log and webhook subscriptions shared by
+several server processes (SEP-3415 §Subscription TTL, Appendix B "Redis lane").
+
+Install ``pip install "mcpkit-exp-events[redis]"``; connections come from
+:class:`mcpkit.server.redis.RedisSettings` / :func:`mcpkit.server.redis.connect` (bounded
+connect and command timeouts, key prefix). Layout, with ``ns`` = ``<prefix>:events``:
+
+- ``{ns}:epoch``: the log generation (set once, ``SET NX``);
+- ``{ns}:head:{name}``: the last position of event type ``name``;
+- ``{ns}:log:{name}``: sorted set, score = position, member = the occurrence as JSON;
+- channel ``{ns}:appended``: every appended occurrence (for ``watch`` listeners);
+- ``{ns}:sub:{id}``: hash of a webhook subscription: ``config`` (JSON), ``state`` (JSON),
+  ``position`` (``epoch|position``); expires with the grant (``PEXPIREAT``), never for a
+  no-expiry grant;
+- ``{ns}:subs``: set of subscription ids (swept of expired ones);
+- ``{ns}:verified:{sha256(principal, url)}``: a cached verification (``PX``);
+- ``{ns}:lease:{id}``: the replica delivering subscription ``id`` (``PX lease``).
+
+Rules:
+1. ``append`` is one Lua script: the next position, the log entry, retention (at most
+   ``max_events`` per type, none older than ``max_age_ms``) and the ``PUBLISH`` happen
+   atomically, so positions are dense and ordered across every process.
+2. Reads follow :mod:`.store` rules 1-3 (``truncated`` past retention, the ``maxAgeMs``
+   floor, or a position beyond the head).
+3. ``watch`` listeners get every occurrence appended by any process while
+   :meth:`RedisOccurrenceStore.running` runs (one pub/sub connection per process; it
+   reconnects with backoff; listeners miss nothing for delivery because readers re-read
+   the log by position on every wake-up and at least every second).
+4. Webhook subscriptions, their verification flag and the no-expiry ones persist as long
+   as Redis does (configure Redis persistence for no-expiry grants): ``durable`` is true.
+5. A delivery lease is taken with ``SET NX PX`` and renewed only by its holder (Lua
+   compare-and-renew): one replica delivers a subscription at a time; a lapsed lease is
+   taken over by another replica, which resumes from the persisted watermark.
+6. Redis failures surface as :class:`mcpkit.server.redis.RedisUnavailable`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, WatchListener, now_ms
+from mcpkit.experimental.events.webhooks.records import (
+    DeliveryState,
+    WebhookSubscription,
+)
+from mcpkit.server.redis import RedisSettings, connect
+from mcpkit.server.redis.settings import unavailable
+
+__all__ = ["RedisOccurrenceStore", "RedisSubscriptions"]
+
+logger = logging.getLogger("mcpkit.experimental.events")
+JSON = dict[str, Any]
+
+_APPEND = """
+local pos = redis.call('INCR', KEYS[1])
+local entry = cjson.decode(ARGV[1])
+entry['position'] = pos
+local member = cjson.encode(entry)
+redis.call('ZADD', KEYS[2], pos, member)
+local max_events = tonumber(ARGV[2])
+if max_events > 0 then
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(max_events + 1))
+end
+local floor = tonumber(ARGV[3])
+if floor > 0 then
+  for i = 1, 100 do
+    local first = redis.call('ZRANGE', KEYS[2], 0, 0)
+    if #first == 0 then break end
+    if cjson.decode(first[1])['timestampMs'] >= floor then break end
+    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, 0)
+  end
+end
+redis.call('PUBLISH', KEYS[3], member)
+return member
+"""
+
+_HSET_IF_EXISTS = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+_RENEW = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+class RedisOccurrenceStore:
+    """:class:`~mcpkit.experimental.events.store.OccurrenceStore` on Redis (rules 1-3, 6).
+    ``max_events`` per event type (10 000) and ``max_age_ms`` (10 minutes; None:
+    unbounded) bound retention, as :class:`~.store.InMemoryStore` does."""
+
+    def __init__(
+        self,
+        settings: RedisSettings,
+        *,
+        max_events: int | None = 10_000,
+        max_age_ms: int | None = 600_000,
+        reconnect_max_s: float = 5.0,
+    ) -> None:
+        self.settings = settings
+        self.max_events = max_events
+        self.max_age_ms = max_age_ms
+        self.reconnect_max_s = reconnect_max_s
+        self.redis: Any = connect(settings)
+        self.ns = settings.key("events")
+        self._listeners: list[WatchListener] = []
+        self._epoch: str | None = None
+        self._append = self.redis.register_script(_APPEND)
+
+    def _k(self, *parts: str) -> str:
+        return ":".join((self.ns, *parts))
+
+    async def epoch(self) -> str:
+        if self._epoch is None:
+            with unavailable("reading the events epoch"):
+                await self.redis.set(self._k("epoch"), uuid.uuid4().hex, nx=True)
+                value = await self.redis.get(self._k("epoch"))
+            self._epoch = value.decode() if isinstance(value, bytes) else str(value)
+        return self._epoch
+
+    async def append(
+        self,
+        name: str,
+        *,
+        event_id: str,
+        timestamp_ms: int,
+        data: JSON,
+        meta: JSON | None = None,
+    ) -> StoredOccurrence:
+        entry: JSON = {"name": name, "eventId": event_id, "timestampMs": timestamp_ms}
+        entry["data"] = data
+        if meta is not None:
+            entry["meta"] = meta
+        floor = now_ms() - self.max_age_ms if self.max_age_ms is not None else 0
+        keys = [self._k("head", name), self._k("log", name), self._k("appended")]
+        args = [json.dumps(entry), self.max_events or 0, floor]
+        with unavailable("appending an occurrence"):
+            member = await self._append(keys=keys, args=args)
+        return StoredOccurrence.from_json(json.loads(member))
+
+    async def head(self, name: str) -> int:
+        with unavailable("reading a log head"):
+            value = await self.redis.get(self._k("head", name))
+        return int(value) if value is not None else 0
+
+    async def read(
+        self, name: str, after: int, *, limit: int, min_timestamp_ms: int | None = None
+    ) -> ReadResult:
+        log = self._k("log", name)
+        with unavailable("reading a log"):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.get(self._k("head", name))
+                pipe.zrange(log, 0, 0, withscores=True)
+                pipe.zrangebyscore(log, f"({after}", "+inf", start=0, num=limit + 1)
+                replies: list[Any] = await pipe.execute()
+        head_raw: Any = replies[0]
+        first: list[Any] = replies[1]
+        items: list[Any] = replies[2]
+        head = int(head_raw) if head_raw is not None else 0
+        truncated = after > head
+        if truncated:
+            after = head
+            items = []
+        first_pos = int(first[0][1]) if first else head + 1
+        if after < first_pos - 1:
+            truncated = True
+        out: list[StoredOccurrence] = []
+        position = after
+        has_more = False
+        for raw in items:
+            occ = StoredOccurrence.from_json(json.loads(raw))
+            if min_timestamp_ms is not None and occ.timestamp_ms < min_timestamp_ms:
+                truncated = True
+                position = occ.position
+                continue
+            if len(out) >= limit:
+                has_more = True
+                break
+            out.append(occ)
+            position = occ.position
+        if not out and not has_more and len(items) <= limit:
+            position = head  # everything up to the head was examined
+        return ReadResult(out, position, truncated, has_more)
+
+    async def drop(self, name: str) -> None:
+        with unavailable("dropping a log"):
+            await self.redis.delete(self._k("log", name))
+
+    def watch(self, listener: WatchListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unwatch() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unwatch
+
+    def _dispatch(self, raw: bytes | str) -> None:
+        try:
+            occ = StoredOccurrence.from_json(json.loads(raw))
+        except (ValueError, KeyError, TypeError):
+            logger.warning("ignoring a malformed message on %s", self._k("appended"))
+            return
+        for listener in tuple(self._listeners):
+            try:
+                listener(occ)
+            except Exception:
+                logger.exception("an occurrence-store watch listener failed")
+
+    @asynccontextmanager
+    async def running(self) -> AsyncGenerator[None]:
+        """Rule 3: relay appends of every process to ``watch`` listeners while open."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._subscriber)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _subscriber(self) -> None:
+        delay = 0.1
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(self._k("appended"))
+                delay = 0.1
+                while True:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                    if message is not None and message.get("type") == "message":
+                        self._dispatch(message["data"])
+            except Exception as exc:  # rule 3: reconnect with backoff
+                logger.warning("events pub/sub lost (%s); reconnecting", type(exc).__name__)
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                    await pubsub.aclose()
+            await anyio.sleep(delay)
+            delay = min(self.reconnect_max_s, delay * 2)
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()
+
+
+class RedisSubscriptions:
+    """:class:`~mcpkit.experimental.events.webhooks.SubscriptionStore` on Redis (rules
+    4-6): shared by replicas, durable as Redis is."""
+
+    durable = True
+
+    def __init__(self, settings: RedisSettings) -> None:
+        self.settings = settings
+        self.redis: Any = connect(settings)
+        self.ns = settings.key("events")
+        self._renew = self.redis.register_script(_RENEW)
+        self._hset = self.redis.register_script(_HSET_IF_EXISTS)
+
+    def _k(self, *parts: str) -> str:
+        return ":".join((self.ns, *parts))
+
+    def _vkey(self, principal: str, url: str) -> str:
+        digest = hashlib.sha256(json.dumps([principal, url]).encode()).hexdigest()
+        return self._k("verified", digest)
+
+    async def get(self, sub_id: str) -> WebhookSubscription | None:
+        with unavailable("reading a webhook subscription"):
+            raw = await self.redis.hget(self._k("sub", sub_id), "config")
+        if raw is None:
+            return None
+        sub = WebhookSubscription.from_json(json.loads(raw))
+        return None if sub.expired() else sub
+
+    async def put(self, sub: WebhookSubscription) -> None:
+        key = self._k("sub", sub.id)
+        with unavailable("writing a webhook subscription"):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hset(key, "config", json.dumps(sub.to_json()))
+                if sub.expires_at_s is None:
+                    pipe.persist(key)
+                else:
+                    pipe.pexpireat(key, int(sub.expires_at_s * 1000))
+                pipe.sadd(self._k("subs"), sub.id)
+                await pipe.execute()
+
+    async def delete(self, sub_id: str) -> bool:
+        with unavailable("deleting a webhook subscription"):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.delete(self._k("sub", sub_id))
+                pipe.srem(self._k("subs"), sub_id)
+                pipe.delete(self._k("lease", sub_id))
+                removed, _, _ = await pipe.execute()
+        return bool(removed)
+
+    async def all(self) -> list[WebhookSubscription]:
+        with unavailable("listing webhook subscriptions"):
+            ids = [
+                i.decode() if isinstance(i, bytes) else str(i)
+                for i in await self.redis.smembers(self._k("subs"))
+            ]
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for sub_id in ids:
+                    pipe.hget(self._k("sub", sub_id), "config")
+                raws = await pipe.execute()
+        out: list[WebhookSubscription] = []
+        gone: list[str] = []
+        for sub_id, raw in zip(ids, raws, strict=True):
+            sub = None if raw is None else WebhookSubscription.from_json(json.loads(raw))
+            if sub is None or sub.expired():
+                gone.append(sub_id)
+            else:
+                out.append(sub)
+        if gone:
+            with unavailable("sweeping webhook subscriptions"):
+                await self.redis.srem(self._k("subs"), *gone)
+        return out
+
+    async def count(self, principal: str) -> tuple[int, int]:
+        subs = await self.all()
+        return len(subs), sum(1 for s in subs if s.principal == principal)
+
+    async def state(self, sub_id: str) -> DeliveryState:
+        with unavailable("reading a delivery state"):
+            raw = await self.redis.hget(self._k("sub", sub_id), "state")
+        return DeliveryState(**json.loads(raw)) if raw is not None else DeliveryState()
+
+    async def set_state(self, sub_id: str, state: DeliveryState) -> None:
+        key = self._k("sub", sub_id)
+        value = json.dumps(
+            {
+                "active": state.active,
+                "last_delivery_at_s": state.last_delivery_at_s,
+                "last_error": state.last_error,
+                "failed_since_s": state.failed_since_s,
+            }
+        )
+        with unavailable("writing a delivery state"):
+            await self._hset(keys=[key], args=["state", value])
+
+    async def position(self, sub_id: str) -> tuple[str, int] | None:
+        with unavailable("reading a delivery position"):
+            raw = await self.redis.hget(self._k("sub", sub_id), "position")
+        if raw is None:
+            return None
+        epoch, _, pos = (raw.decode() if isinstance(raw, bytes) else str(raw)).partition("|")
+        return epoch, int(pos)
+
+    async def set_position(self, sub_id: str, epoch: str, position: int) -> None:
+        key = self._k("sub", sub_id)
+        with unavailable("writing a delivery position"):
+            await self._hset(keys=[key], args=["position", f"{epoch}|{position}"])
+
+    async def verified(self, principal: str, url: str) -> bool:
+        with unavailable("reading a verification"):
+            return bool(await self.redis.exists(self._vkey(principal, url)))
+
+    async def mark_verified(self, principal: str, url: str, ttl_s: float) -> None:
+        with unavailable("writing a verification"):
+            await self.redis.set(self._vkey(principal, url), "1", px=max(1, int(ttl_s * 1000)))
+
+    async def claim(self, sub_id: str, owner: str, lease_s: float) -> bool:
+        with unavailable("taking a delivery lease"):
+            got = await self._renew(
+                keys=[self._k("lease", sub_id)], args=[owner, max(1, int(lease_s * 1000))]
+            )
+        return bool(got)
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()

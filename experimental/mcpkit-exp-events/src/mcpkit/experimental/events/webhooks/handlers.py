@@ -1,0 +1,269 @@
+"""``events/subscribe`` and ``events/unsubscribe`` (SEP-3415 §Subscribing,
+§Subscription TTL, §Subscription identity, §Unsubscribing, §Error Handling).
+
+Rules:
+1. Both need an authenticated principal (the transport's ``principal_from_scope``,
+   keyed by :func:`mcpkit.server.identity.principal_key`): none is ``Forbidden``
+   (-32024), checked before anything else.
+2. Static errors are ``InvalidParams`` (-32602): ``name`` not a string, ``arguments`` not
+   an object, ``delivery`` not an object or its ``mode`` not ``webhook``, ``delivery.url``
+   not an acceptable ``https`` URL (:func:`.ssrf.check_callback_url`), ``delivery.secret``
+   not a ``whsec_`` secret of 24 to 64 bytes, ``ttlMs`` not a non-negative integer or
+   null, ``cursor`` not a string or null, ``maxAgeMs`` not a non-negative integer.
+3. The event type check (unknown name ``NotFound``, webhook not offered ``Unsupported``,
+   arguments invalid ``InvalidParams``, not permitted ``Forbidden``) is the installed
+   ``check`` hook's, run before any state is touched.
+4. Subscribe is an idempotent upsert on the key (:mod:`.records` rule 1). A new
+   subscription is refused with ``ResourceExhausted`` (-32025, ``data.limit``
+   ``subscriptions`` or ``subscriptionsPerPrincipal``, ``data.max``) past the quota,
+   then verified (:mod:`.verify`), then stored. On an existing one the secret is
+   replaced (the old one dual-signs for ``rotation_grace_s``), the TTL granted again,
+   delivery reactivated, and the supplied cursor is a no-op.
+5. TTL: an absent ``ttlMs`` gets ``default_ttl_ms``; a number is clamped into
+   ``[min_ttl_ms, max_ttl_ms]``; ``null`` is no expiry only with ``allow_no_expiry``
+   (else ``max_ttl_ms``). ``refreshBefore`` is the grant as ISO 8601, or null.
+6. The start of a new subscription: ``cursor`` null or absent is "now" (the log head);
+   a cursor of this store replays from it, floored by ``maxAgeMs``; a foreign or
+   overtaken cursor starts at the first position the store serves with
+   ``truncated: true``.
+7. The result is ``{resultType, id, refreshBefore, cursor, truncated}`` plus
+   ``deliveryStatus`` on a refresh; ``events/unsubscribe`` answers an empty result or
+   ``NotFound`` (``data.kind: "subscription"``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, cast
+
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.experimental.events.store import now_ms
+from mcpkit.experimental.events.webhooks.envelopes import (
+    decode_cursor,
+    encode_cursor,
+    iso_timestamp,
+)
+from mcpkit.experimental.events.webhooks.records import (
+    WebhookSubscription,
+    subscription_id,
+)
+from mcpkit.experimental.events.webhooks.signing import check_secret
+from mcpkit.experimental.events.webhooks.ssrf import check_callback_url
+from mcpkit.experimental.events.wire import (
+    F_RESULT_TYPE,
+    FORBIDDEN,
+    INVALID_PARAMS,
+    NOT_FOUND,
+    RESOURCE_EXHAUSTED,
+    RESULT_COMPLETE,
+)
+from mcpkit.server.identity import principal_key
+
+if TYPE_CHECKING:
+    from mcpkit.experimental.events.webhooks.runtime import Webhooks
+    from mcpkit.server.context import Context
+
+__all__ = ["grant_ttl", "subscribe", "unsubscribe"]
+
+JSON = dict[str, Any]
+_ABSENT = object()
+
+
+def _invalid(message: str) -> JSONRPCError:
+    return JSONRPCError(INVALID_PARAMS, f"Invalid params: {message}")
+
+
+def _principal(ctx: Context, method: str) -> str:
+    key = principal_key(ctx.principal)
+    if key is None:
+        raise JSONRPCError(
+            FORBIDDEN,
+            f"Forbidden: {method} needs an authenticated principal (SEP-3415 §Subscription"
+            " identity); this server offers webhook delivery to authenticated callers only",
+            {"reason": "unauthenticated"},
+        )
+    return key
+
+
+def _key_params(params: JSON, hooks: Webhooks) -> tuple[str, JSON, JSON, str]:
+    name = params.get("name")
+    if not isinstance(name, str) or not name:
+        raise _invalid("name must be a non-empty string")
+    arguments = params.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise _invalid("arguments must be an object")
+    delivery = params.get("delivery")
+    if not isinstance(delivery, dict):
+        raise _invalid("delivery must be an object with url and secret")
+    delivery = cast(JSON, delivery)
+    mode = delivery.get("mode", "webhook")
+    if mode != "webhook":
+        raise _invalid(f"delivery.mode must be 'webhook', not {mode!r}")
+    try:
+        url = check_callback_url(delivery.get("url"), max_url_bytes=hooks.limits.max_url_bytes)
+    except ValueError as exc:
+        raise _invalid(str(exc)) from None
+    return name, cast(JSON, arguments), delivery, url
+
+
+def grant_ttl(suggested: object, hooks: Webhooks) -> float | None:
+    """Rule 5: the granted lifetime in seconds, None for no expiry; raises -32602 for a
+    malformed suggestion."""
+    lim = hooks.limits
+    if suggested is _ABSENT:
+        return lim.default_ttl_ms / 1000
+    if suggested is None:
+        return None if lim.allow_no_expiry else lim.max_ttl_ms / 1000
+    if not isinstance(suggested, int) or isinstance(suggested, bool) or suggested < 0:
+        raise _invalid("ttlMs must be a non-negative integer (milliseconds) or null")
+    return min(max(suggested, lim.min_ttl_ms), lim.max_ttl_ms) / 1000
+
+
+async def _start(
+    hooks: Webhooks, name: str, cursor: object, max_age_ms: object
+) -> tuple[int, str, int | None, bool]:
+    """Rule 6: ``(position, epoch, floor_ms, truncated)`` of a new subscription."""
+    store = hooks.store
+    epoch = await store.epoch()
+    head = await store.head(name)
+    if cursor is None:
+        return head, epoch, None, False
+    position = decode_cursor(cursor, epoch, hooks.generation(name))
+    if position is None or position > head:
+        return head, epoch, None, True
+    floor = None
+    if isinstance(max_age_ms, int):
+        floor = now_ms() - max_age_ms
+    got = await store.read(name, position, limit=1, min_timestamp_ms=floor)
+    if got.truncated:
+        start = got.occurrences[0].position - 1 if got.occurrences else got.position
+        return start, epoch, floor, True
+    return position, epoch, floor, False
+
+
+def _status(state: Any) -> JSON:
+    out: JSON = {
+        "active": state.active,
+        "lastDeliveryAt": (
+            iso_timestamp(int(state.last_delivery_at_s * 1000))
+            if state.last_delivery_at_s is not None
+            else None
+        ),
+        "lastError": state.last_error,
+    }
+    if state.failed_since_s is not None:
+        out["failedSince"] = iso_timestamp(int(state.failed_since_s * 1000))
+    return out
+
+
+async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
+    """``events/subscribe`` (rules 1-7)."""
+    principal = _principal(ctx, "events/subscribe")
+    params = ctx.params
+    name, arguments, delivery, url = _key_params(params, hooks)
+    try:
+        secret = check_secret(delivery.get("secret"))
+    except ValueError as exc:
+        raise _invalid(str(exc)) from None
+    cursor = params.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise _invalid("cursor must be a string or null")
+    max_age_ms = params.get("maxAgeMs")
+    if max_age_ms is not None and (
+        not isinstance(max_age_ms, int) or isinstance(max_age_ms, bool) or max_age_ms < 0
+    ):
+        raise _invalid("maxAgeMs must be a non-negative integer (milliseconds)")
+    ttl_s = grant_ttl(params.get("ttlMs", _ABSENT), hooks)
+    if hooks.check is not None:
+        await hooks.check(ctx, name, arguments)
+    sub_id = subscription_id(principal, url, name, arguments)
+    now = time.time()
+    expires = None if ttl_s is None else now + ttl_s
+    subs = hooks.subscriptions
+    existing = await subs.get(sub_id)
+    if existing is not None:
+        if existing.secret != secret:
+            existing.previous_secret = existing.secret
+            existing.previous_until_s = now + hooks.limits.rotation_grace_s
+            existing.secret = secret
+        existing.expires_at_s = expires
+        await subs.put(existing)
+        state = await subs.state(sub_id)
+        result_status = _status(state)
+        if not state.active:
+            state.active = True
+            await subs.set_state(sub_id, state)
+        hooks.resume(sub_id)
+        saved = await subs.position(sub_id)
+        epoch = await hooks.store.epoch()
+        position = saved[1] if saved is not None and saved[0] == epoch else existing.start_position
+        return {
+            F_RESULT_TYPE: RESULT_COMPLETE,
+            "id": sub_id,
+            "refreshBefore": None if expires is None else iso_timestamp(int(expires * 1000)),
+            "cursor": hooks.live_cursor(sub_id)
+            or encode_cursor(epoch, position, hooks.generation(name)),
+            "truncated": False,
+            "deliveryStatus": result_status,
+        }
+    total, mine = await subs.count(principal)
+    lim = hooks.limits
+    if total >= lim.max_subscriptions:
+        raise JSONRPCError(
+            RESOURCE_EXHAUSTED,
+            "ResourceExhausted: the server holds its maximum of webhook subscriptions",
+            {"limit": "subscriptions", "max": lim.max_subscriptions},
+        )
+    if mine >= lim.max_subscriptions_per_principal:
+        raise JSONRPCError(
+            RESOURCE_EXHAUSTED,
+            "ResourceExhausted: this principal holds its maximum of webhook subscriptions",
+            {"limit": "subscriptionsPerPrincipal", "max": lim.max_subscriptions_per_principal},
+        )
+    position, epoch, floor, truncated = await _start(hooks, name, cursor, max_age_ms)
+    sub = WebhookSubscription(
+        id=sub_id,
+        principal=principal,
+        name=name,
+        arguments=arguments,
+        url=url,
+        secret=secret,
+        expires_at_s=expires,
+        start_position=position,
+        start_epoch=epoch,
+        floor_ms=floor,
+    )
+    if not await hooks.verifier.is_verified(principal, url):
+        await hooks.verifier.verify(sub)
+    sub.verified = True
+    await subs.put(sub)
+    await hooks.subscribed(ctx, sub)
+    hooks.kick()
+    return {
+        F_RESULT_TYPE: RESULT_COMPLETE,
+        "id": sub_id,
+        "refreshBefore": None if expires is None else iso_timestamp(int(expires * 1000)),
+        "cursor": encode_cursor(epoch, position, hooks.generation(name)),
+        "truncated": truncated,
+    }
+
+
+async def unsubscribe(hooks: Webhooks, ctx: Context) -> JSON:
+    """``events/unsubscribe`` (rules 1, 2, 7)."""
+    principal = _principal(ctx, "events/unsubscribe")
+    name, arguments, _, url = _key_params(ctx.params, hooks)
+    sub_id = subscription_id(principal, url, name, arguments)
+    record = await hooks.subscriptions.get(sub_id)
+    existed = await hooks.subscriptions.delete(sub_id)
+    hooks.stop(sub_id)
+    if record is not None:
+        await hooks.unsubscribed(ctx, record)
+    if not existed:
+        raise JSONRPCError(
+            NOT_FOUND,
+            f"NotFound: no webhook subscription to {name!r} at that URL for this caller",
+            {"kind": "subscription"},
+        )
+    return {F_RESULT_TYPE: RESULT_COMPLETE}

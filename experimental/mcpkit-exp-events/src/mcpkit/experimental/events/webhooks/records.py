@@ -1,0 +1,213 @@
+"""Webhook subscription records and where they are kept (SEP-3415 §Subscription identity,
+§Subscription TTL, §Webhook delivery status).
+
+Rules:
+1. The key is ``(principal, delivery.url, name, arguments)``, ``arguments`` compared as
+   canonical JSON (sorted keys, no spaces); the id is ``sub_`` + the first 32 hex digits
+   of SHA-256 over the canonical key: deterministic, stable across refreshes and restarts,
+   a routing handle only (no method accepts it as input).
+2. ``expires_at_s`` is the granted expiry (epoch seconds) or None for no expiry; an
+   expired record is treated as absent by every read and removed by the next sweep.
+3. Verification is cached per ``(principal, url)`` for ``verification_ttl_s`` and never
+   shared between principals; a store that keeps no-expiry subscriptions across restarts
+   keeps their ``verified`` flag in the record itself.
+4. A record carries at most two secrets: the current one and, until
+   ``previous_until_s``, the one it replaced (dual signing during rotation).
+5. Delivery status (``active``, ``last_delivery_at_s``, ``last_error``, ``failed_since_s``)
+   and the delivery ``position`` are written separately from the subscription's
+   configuration, so that a refresh on one replica and delivery on another do not
+   overwrite each other's fields.
+6. :class:`InMemorySubscriptions` holds at most ``max_verifications`` cached
+   verifications (oldest dropped); the subscription count is bounded by the subscribe
+   handler's quota (``WebhookLimits.max_subscriptions``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "DeliveryState",
+    "InMemorySubscriptions",
+    "SubscriptionStore",
+    "WebhookSubscription",
+    "canonical_json",
+    "subscription_id",
+]
+
+JSON = dict[str, Any]
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, UTF-8 kept: the comparison form of ``arguments``."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def subscription_id(principal: str, url: str, name: str, arguments: JSON) -> str:
+    """Rule 1: the derived id of a subscription key."""
+    key = canonical_json([principal, url, name, arguments])
+    return "sub_" + hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+@dataclass(slots=True)
+class DeliveryState:
+    """Rule 5: what delivery writes. Times in epoch seconds."""
+
+    active: bool = True
+    last_delivery_at_s: float | None = None
+    last_error: str | None = None
+    failed_since_s: float | None = None
+
+
+@dataclass(slots=True)
+class WebhookSubscription:
+    """One webhook subscription (configuration part, rule 5). Times in epoch seconds."""
+
+    id: str
+    principal: str
+    name: str
+    arguments: JSON
+    url: str
+    secret: str = field(repr=False)
+    expires_at_s: float | None
+    verified: bool = False
+    previous_secret: str | None = field(default=None, repr=False)
+    previous_until_s: float | None = None
+    start_position: int = 0
+    start_epoch: str = ""
+    floor_ms: int | None = None
+    created_at_s: float = field(default_factory=time.time)
+
+    def expired(self, now_s: float | None = None) -> bool:
+        now = time.time() if now_s is None else now_s
+        return self.expires_at_s is not None and self.expires_at_s <= now
+
+    def signing_secrets(self, now_s: float | None = None) -> list[str]:
+        """Rule 4: the secrets a delivery is signed with now (new first)."""
+        now = time.time() if now_s is None else now_s
+        if self.previous_secret and self.previous_until_s and self.previous_until_s > now:
+            return [self.secret, self.previous_secret]
+        return [self.secret]
+
+    def to_json(self) -> JSON:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: JSON) -> WebhookSubscription:
+        return cls(**obj)
+
+
+@runtime_checkable
+class SubscriptionStore(Protocol):
+    """Where webhook subscriptions live (in memory, or Redis for several replicas)."""
+
+    async def get(self, sub_id: str) -> WebhookSubscription | None:
+        """The live record (rule 2: None when expired)."""
+        ...
+
+    async def put(self, sub: WebhookSubscription) -> None:
+        """Create or replace the configuration of ``sub`` (status and position kept)."""
+        ...
+
+    async def delete(self, sub_id: str) -> bool:
+        """Remove a subscription with its status; whether it existed."""
+        ...
+
+    async def all(self) -> list[WebhookSubscription]:
+        """Every live subscription (expired ones are swept)."""
+        ...
+
+    async def count(self, principal: str) -> tuple[int, int]:
+        """``(all subscriptions, those of principal)``."""
+        ...
+
+    async def state(self, sub_id: str) -> DeliveryState: ...
+
+    async def set_state(self, sub_id: str, state: DeliveryState) -> None: ...
+
+    async def position(self, sub_id: str) -> tuple[str, int] | None:
+        """The persisted delivery watermark ``(epoch, position)``, if any."""
+        ...
+
+    async def set_position(self, sub_id: str, epoch: str, position: int) -> None: ...
+
+    async def verified(self, principal: str, url: str) -> bool:
+        """Rule 3: whether ``(principal, url)`` was verified recently."""
+        ...
+
+    async def mark_verified(self, principal: str, url: str, ttl_s: float) -> None: ...
+
+    async def claim(self, sub_id: str, owner: str, lease_s: float) -> bool:
+        """Take or renew the delivery lease of ``sub_id`` for ``owner`` (one replica
+        delivers a subscription at a time); whether ``owner`` holds it now."""
+        ...
+
+
+class InMemorySubscriptions:
+    """:class:`SubscriptionStore` in this process (rules 1-6). Lost on restart: fit for
+    the short TTLs it is meant for (no-expiry grants need :mod:`..redis_store`)."""
+
+    durable = False
+
+    def __init__(self, *, max_verifications: int = 10_000) -> None:
+        self._subs: dict[str, WebhookSubscription] = {}
+        self._states: dict[str, DeliveryState] = {}
+        self._positions: dict[str, tuple[str, int]] = {}
+        self._verified: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self.max_verifications = max_verifications
+
+    async def get(self, sub_id: str) -> WebhookSubscription | None:
+        sub = self._subs.get(sub_id)
+        if sub is None or sub.expired():
+            return None
+        return sub
+
+    async def put(self, sub: WebhookSubscription) -> None:
+        self._subs[sub.id] = sub
+
+    async def delete(self, sub_id: str) -> bool:
+        self._states.pop(sub_id, None)
+        self._positions.pop(sub_id, None)
+        return self._subs.pop(sub_id, None) is not None
+
+    async def all(self) -> list[WebhookSubscription]:
+        now = time.time()
+        for sub_id in [k for k, s in self._subs.items() if s.expired(now)]:
+            await self.delete(sub_id)
+        return list(self._subs.values())
+
+    async def count(self, principal: str) -> tuple[int, int]:
+        subs = await self.all()
+        return len(subs), sum(1 for s in subs if s.principal == principal)
+
+    async def state(self, sub_id: str) -> DeliveryState:
+        return self._states.setdefault(sub_id, DeliveryState())
+
+    async def set_state(self, sub_id: str, state: DeliveryState) -> None:
+        if sub_id in self._subs:
+            self._states[sub_id] = state
+
+    async def position(self, sub_id: str) -> tuple[str, int] | None:
+        return self._positions.get(sub_id)
+
+    async def set_position(self, sub_id: str, epoch: str, position: int) -> None:
+        if sub_id in self._subs:
+            self._positions[sub_id] = (epoch, position)
+
+    async def verified(self, principal: str, url: str) -> bool:
+        until = self._verified.get((principal, url))
+        return until is not None and until > time.time()
+
+    async def mark_verified(self, principal: str, url: str, ttl_s: float) -> None:
+        self._verified[(principal, url)] = time.time() + ttl_s
+        self._verified.move_to_end((principal, url))
+        while len(self._verified) > self.max_verifications:
+            self._verified.popitem(last=False)
+
+    async def claim(self, sub_id: str, owner: str, lease_s: float) -> bool:
+        return sub_id in self._subs

@@ -1,0 +1,351 @@
+"""The webhook delivery mode of a server: :class:`Webhooks` (SEP-3415 §Webhook-Based
+Delivery, §Subscription Termination).
+
+Surfaces: the methods ``events/subscribe`` and ``events/unsubscribe`` (2026-07-28 era),
+a server lifespan that runs delivery, and the occurrence store's ``watch`` hook.
+
+Rules:
+1. :meth:`Webhooks.install` registers both methods and the lifespan on a server; nothing
+   runs, and nothing is imported on a hot path, when it is not installed.
+2. While the lifespan runs, every ``rescan_s`` (at most ``lease_s / 3``; and at once
+   after a subscribe) the
+   subscription store is read: each live, verified subscription whose delivery lease this
+   replica holds (``claim``, renewed at every rescan, ``lease_s`` long) has one
+   :class:`~.delivery.SubscriptionDelivery` task here; a subscription that expired, was
+   unsubscribed or whose lease another replica holds has none. One replica therefore
+   delivers a subscription at a time (several replicas on one Redis), and a replica that
+   dies is replaced after its lease lapses, from the persisted watermark.
+3. New occurrences wake the delivery tasks of their event type at once (``store.watch``);
+   the rescan period bounds the delay otherwise.
+4. Termination (:meth:`terminate`, :meth:`terminate_event_type`, :meth:`revoke`, and a
+   no-expiry subscription failing longer than ``drop_no_expiry_after_s``) POSTs a signed
+   ``terminated`` envelope with the SEP's nested error, then removes the subscription.
+5. ``no expiry`` grants need a durable subscription store (Appendix A): construction
+   refuses ``allow_no_expiry`` with a store whose ``durable`` is false.
+6. Lifecycle (SEP-3415 Appendix A): ``on_subscribed`` runs after a new subscription is
+   stored (after the quota check, so a refused one provisions nothing);
+   ``on_unsubscribed`` after ``events/unsubscribe``, a termination, or (on the replica
+   that delivered it) its TTL lapsing. With several replicas a hook may run on more than
+   one of them: hooks must be idempotent, as the SEP asks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import ssl
+import time
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.experimental.events.store import OccurrenceStore, StoredOccurrence
+from mcpkit.experimental.events.webhooks import handlers
+from mcpkit.experimental.events.webhooks.delivery import (
+    Match,
+    SubscriptionDelivery,
+    Transform,
+)
+from mcpkit.experimental.events.webhooks.envelopes import TERMINATED, control_body, message_id
+from mcpkit.experimental.events.webhooks.limits import WebhookLimits
+from mcpkit.experimental.events.webhooks.records import (
+    InMemorySubscriptions,
+    SubscriptionStore,
+    WebhookSubscription,
+)
+from mcpkit.experimental.events.webhooks.sender import AddressRefused, PostResult, Sender
+from mcpkit.experimental.events.webhooks.signing import signed_headers
+from mcpkit.experimental.events.webhooks.ssrf import AddressPolicy
+from mcpkit.experimental.events.webhooks.verify import Verifier
+from mcpkit.experimental.events.wire import EVENTS_SUBSCRIBE, EVENTS_UNSUBSCRIBE, FORBIDDEN
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+    from mcpkit.server.context import Context
+
+__all__ = ["Check", "Lifecycle", "Webhooks"]
+
+logger = logging.getLogger("mcpkit.experimental.events.webhooks")
+JSON = dict[str, Any]
+Lifecycle = Callable[["Context | None", WebhookSubscription], Awaitable[None]]
+"""``async (ctx, subscription) -> None``: a lifecycle hook (``ctx`` is None when no request
+caused it: TTL expiry, termination)."""
+Check = Callable[["Context", str, JSON], Awaitable[None]]
+"""``async (ctx, name, arguments) -> None``: raises the SEP's error when the principal may
+not subscribe (unknown name -32023, webhook not offered -32026, bad arguments -32602,
+not permitted -32024)."""
+
+
+class Webhooks:
+    """Webhook delivery for one server (rules 1-5).
+
+    ``store``: the occurrence store events are read from. ``subscriptions``: where
+    subscriptions live (default in memory;
+    :class:`~mcpkit.experimental.events.redis_store.RedisSubscriptions` for replicas or
+    no-expiry grants). ``policy``: the SSRF address policy (default:
+    globally routable addresses only). ``verify``: TLS verification (an
+    ``ssl.SSLContext`` or True). ``check``/``match``/``transform``: the event types'
+    hooks (:data:`Check`, :data:`~.delivery.Match`, :data:`~.delivery.Transform`).
+    ``verified_urls``: callback URL prefixes verified without a handshake (allowlist).
+    ``rescan_s``, ``lease_s``: seconds (rule 2). ``generation(name)``: the event type's
+    schema generation, part of its cursors (:mod:`.envelopes` rule 3).
+    ``on_subscribed``/``on_unsubscribed``: lifecycle hooks (:data:`Lifecycle`; rule 6).
+    """
+
+    def __init__(
+        self,
+        store: OccurrenceStore,
+        *,
+        subscriptions: SubscriptionStore | None = None,
+        policy: AddressPolicy | None = None,
+        verify: ssl.SSLContext | bool = True,
+        limits: WebhookLimits | None = None,
+        check: Check | None = None,
+        match: Match | None = None,
+        transform: Transform | None = None,
+        verified_urls: Sequence[str] = (),
+        replica_id: str | None = None,
+        rescan_s: float = 1.0,
+        lease_s: float = 10.0,
+        generation: Callable[[str], int] | None = None,
+        on_subscribed: Lifecycle | None = None,
+        on_unsubscribed: Lifecycle | None = None,
+    ) -> None:
+        self.store = store
+        self.limits = limits if limits is not None else WebhookLimits()
+        self.subscriptions: SubscriptionStore = (
+            subscriptions
+            if subscriptions is not None
+            else InMemorySubscriptions(max_verifications=self.limits.max_verifications)
+        )
+        if self.limits.allow_no_expiry and not getattr(self.subscriptions, "durable", False):
+            raise ValueError(
+                "allow_no_expiry needs a durable subscription store (SEP-3415 §Subscription"
+                " TTL: no-expiry subscriptions must survive restarts), e.g. RedisSubscriptions"
+            )
+        self.sender = Sender(
+            policy if policy is not None else AddressPolicy(),
+            verify=verify,
+            request_timeout_s=self.limits.request_timeout_s,
+            max_response_bytes=self.limits.max_response_bytes,
+            max_clients=self.limits.max_clients,
+        )
+        self.verifier = Verifier(self.sender, self.subscriptions, self.limits, verified_urls)
+        self.check = check
+        self.match = match
+        self.transform = transform
+        self.replica_id = replica_id or uuid.uuid4().hex
+        self.rescan_s = rescan_s
+        self.lease_s = lease_s
+        self.generation: Callable[[str], int] = generation or (lambda _name: 0)
+        self.on_subscribed = on_subscribed
+        self.on_unsubscribed = on_unsubscribed
+        self.deliveries: dict[str, SubscriptionDelivery] = {}
+        self._scopes: dict[str, anyio.CancelScope] = {}
+        self._kick = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._epoch = ""
+
+    # -- installation (rule 1) ------------------------------------------------------
+    def install(self, server: Server) -> None:
+        """Serve ``events/subscribe``/``events/unsubscribe`` and run delivery in the
+        server's lifespan."""
+
+        async def on_subscribe(ctx: Context) -> JSON:
+            return await handlers.subscribe(self, ctx)
+
+        async def on_unsubscribe(ctx: Context) -> JSON:
+            return await handlers.unsubscribe(self, ctx)
+
+        # No Mcp-Name mirroring: SEP-3415 leaves it undefined (Open Question 8).
+        server.add_method(EVENTS_SUBSCRIBE, on_subscribe, eras=("modern",))
+        server.add_method(EVENTS_UNSUBSCRIBE, on_unsubscribe, eras=("modern",))
+        server.add_lifespan(lambda _server: self.running())
+
+    # -- the delivery runtime (rules 2, 3) ------------------------------------------
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncGenerator[None]:
+        """Run delivery until the block exits."""
+        self._epoch = await self.store.epoch()
+        unwatch = self.store.watch(self._on_occurrence)
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                tg.start_soon(self._rescan_loop)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            self._tg = None
+            unwatch()
+            self.deliveries.clear()
+            self._scopes.clear()
+            with anyio.CancelScope(shield=True):
+                await self.sender.aclose()
+
+    def _on_occurrence(self, occ: StoredOccurrence) -> None:
+        for delivery in self.deliveries.values():
+            if delivery.sub.name == occ.name:
+                delivery.wake.set()
+
+    def kick(self) -> None:
+        """Rescan subscriptions now (after a subscribe)."""
+        self._kick.set()
+
+    def resume(self, sub_id: str) -> None:
+        """Reactivate a suspended subscription delivered here (a refresh)."""
+        delivery = self.deliveries.get(sub_id)
+        if delivery is not None:
+            delivery.resume()
+
+    def stop(self, sub_id: str) -> None:
+        """Stop delivering ``sub_id`` here (unsubscribed or terminated)."""
+        scope = self._scopes.pop(sub_id, None)
+        self.deliveries.pop(sub_id, None)
+        if scope is not None:
+            scope.cancel()
+
+    def live_cursor(self, sub_id: str) -> str | None:
+        """The watermark cursor of a subscription delivered here, if it is."""
+        delivery = self.deliveries.get(sub_id)
+        return delivery.cursor() if delivery is not None else None
+
+    async def _rescan_loop(self) -> None:
+        while True:
+            try:
+                await self._rescan()
+            except Exception:
+                logger.exception("webhook subscription rescan failed; retrying")
+            self._kick = anyio.Event()
+            with anyio.move_on_after(min(self.rescan_s, self.lease_s / 3)):
+                await self._kick.wait()
+
+    async def unsubscribed(self, ctx: Context | None, sub: WebhookSubscription) -> None:
+        """Run the ``on_unsubscribed`` hook (rule 6); its failure is logged."""
+        if self.on_unsubscribed is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self.on_unsubscribed(ctx, sub)
+                except Exception:
+                    logger.exception("on_unsubscribed of %s failed", sub.id)
+
+    async def subscribed(self, ctx: Context, sub: WebhookSubscription) -> None:
+        """Run the ``on_subscribed`` hook (rule 6); its failure is logged."""
+        if self.on_subscribed is not None:
+            try:
+                await self.on_subscribed(ctx, sub)
+            except Exception:
+                logger.exception("on_subscribed of %s failed", sub.id)
+
+    async def _rescan(self) -> None:
+        live = {sub.id: sub for sub in await self.subscriptions.all() if sub.verified}
+        for sub_id in [k for k in self._scopes if k not in live]:
+            gone = self.deliveries.get(sub_id)
+            self.stop(sub_id)
+            if gone is not None and await self.subscriptions.get(sub_id) is None:
+                await self.unsubscribed(None, gone.sub)  # lapsed (rule 6)
+        for sub_id, sub in live.items():
+            if not await self.subscriptions.claim(sub_id, self.replica_id, self.lease_s):
+                if sub_id in self._scopes:
+                    logger.info("webhook %s: delivery lease lost to another replica", sub_id)
+                self.stop(sub_id)
+                continue
+            delivery = self.deliveries.get(sub_id)
+            if delivery is not None:
+                delivery.sub = sub  # refreshed secrets and expiry
+                state = await self.subscriptions.state(sub_id)
+                if state.active and not delivery.state.active:
+                    delivery.resume()
+                await self._maybe_drop(delivery)
+                continue
+            logger.info("webhook %s: delivering from this replica", sub_id)
+            self._start(sub)
+
+    def _start(self, sub: WebhookSubscription) -> None:
+        assert self._tg is not None
+        delivery = SubscriptionDelivery(
+            sub,
+            store=self.store,
+            subs=self.subscriptions,
+            post=self.post,
+            limits=self.limits,
+            epoch=self._epoch,
+            match=self.match,
+            transform=self.transform,
+            generation=self.generation(sub.name),
+        )
+        scope = anyio.CancelScope()
+        self.deliveries[sub.id] = delivery
+        self._scopes[sub.id] = scope
+
+        async def run() -> None:
+            with scope:
+                try:
+                    await delivery.run()
+                except Exception:
+                    logger.exception("webhook delivery of %s failed; restarting", sub.id)
+            if self._scopes.get(sub.id) is scope:
+                self._scopes.pop(sub.id, None)
+                self.deliveries.pop(sub.id, None)
+
+        self._tg.start_soon(run)
+
+    async def _maybe_drop(self, delivery: SubscriptionDelivery) -> None:
+        sub, state = delivery.sub, delivery.state
+        if sub.expires_at_s is not None or state.failed_since_s is None:
+            return
+        if time.time() - state.failed_since_s > self.limits.drop_no_expiry_after_s:
+            await self.terminate(
+                sub.id,
+                JSONRPCError(FORBIDDEN, "Forbidden", {"reason": "sustained delivery failure"}),
+            )
+
+    # -- POSTs ------------------------------------------------------------------------
+    async def post(self, sub: WebhookSubscription, msg_id: str, body: bytes) -> PostResult:
+        """One signed, SSRF-hardened POST of ``body`` to ``sub``'s URL."""
+        headers = signed_headers(msg_id, body, sub.signing_secrets(), subscription_id=sub.id)
+        try:
+            return await self.sender.post(sub.url, body, headers)
+        except AddressRefused:
+            return PostResult(None, "connection_refused")
+
+    # -- termination (rule 4) ---------------------------------------------------------
+    async def terminate(self, sub_id: str, error: JSONRPCError) -> bool:
+        """End ``sub_id``: POST a ``terminated`` envelope (one attempt per backoff step,
+        at most ``max_attempts``), then delete it. Whether it existed."""
+        sub = await self.subscriptions.get(sub_id)
+        self.stop(sub_id)
+        if sub is None:
+            return False
+        body = control_body(TERMINATED, error=error.to_error())
+        msg = message_id(TERMINATED)
+        for attempt in range(self.limits.max_attempts):
+            result = await self.post(sub, msg, body)
+            if result.ok or result.status in (410, 413) or attempt + 1 >= self.limits.max_attempts:
+                break
+            await anyio.sleep(min(self.limits.backoff_max_s, self.limits.backoff_initial_s))
+        await self.subscriptions.delete(sub_id)
+        await self.unsubscribed(None, sub)
+        return True
+
+    async def terminate_event_type(self, name: str, error: JSONRPCError) -> int:
+        """Terminate every subscription to ``name`` (the type was removed: ``NotFound``
+        with ``data.kind: "event"``; changed in place: ``Unsupported`` with
+        ``data.reason: "schema_changed"``). Returns how many."""
+        subs = [s for s in await self.subscriptions.all() if s.name == name]
+        for sub in subs:
+            await self.terminate(sub.id, error)
+        return len(subs)
+
+    async def revoke(self, principal: str, reason: str = "Access revoked") -> int:
+        """Terminate every subscription of ``principal`` with ``Forbidden``."""
+        error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": reason})
+        subs = [s for s in await self.subscriptions.all() if s.principal == principal]
+        for sub in subs:
+            await self.terminate(sub.id, error)
+        return len(subs)

@@ -1,0 +1,158 @@
+"""One hardened POST to a callback URL (SEP-3415 §Webhook security, §Webhook delivery status).
+
+Rules:
+1. The host name is resolved and checked by :class:`~.ssrf.AddressPolicy` for every POST,
+   and the connection goes to that checked address: the request URL carries the IP, the
+   ``Host`` header the original host, and httpx2's documented ``sni_hostname`` request
+   extension the original host name, which httpcore2 uses as the TLS ``server_hostname``
+   (SNI and certificate verification against the host name, not the IP).
+2. Redirects are never followed (``follow_redirects=False``); a 3xx is a failure.
+3. No proxy from the environment is used (``trust_env=False``): a proxy would connect
+   on its own, past the address check.
+4. Clients are pooled per host name (so a pooled TLS connection is never reused for
+   another name), at most ``max_clients`` of them (least recently used closed).
+5. A response body is read up to ``max_response_bytes``; its content never reaches
+   ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`).
+6. Every POST is bounded by ``request_timeout_s`` (connect, write, read and pool).
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections import OrderedDict
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import httpx2
+
+from mcpkit.experimental.events.webhooks.ssrf import AddressPolicy, AddressRefused
+
+__all__ = ["OUTCOMES", "PostResult", "Sender"]
+
+OUTCOMES = ("connection_refused", "timeout", "tls_error", "http_4xx", "http_5xx")
+"""The ``lastError`` categories a POST can end in (plus ``challenge_failed``, decided by
+the verifier)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PostResult:
+    """How one POST ended: ``status`` (None when no response), ``error`` (a category of
+    :data:`OUTCOMES`, None on 2xx) and up to ``max_response_bytes`` of the body."""
+
+    status: int | None
+    error: str | None
+    body: bytes = b""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _is_tls(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError | ssl.CertificateError):
+            return True
+        text = str(seen)
+        if "CERTIFICATE_VERIFY_FAILED" in text or "SSL" in text or "TLS" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+class Sender:
+    """Hardened POSTs (rules 1-6). ``verify`` is an ``ssl.SSLContext`` (tests: one that
+    trusts a test CA) or True (the system's trust store)."""
+
+    def __init__(
+        self,
+        policy: AddressPolicy,
+        *,
+        verify: ssl.SSLContext | bool = True,
+        request_timeout_s: float = 5.0,
+        max_response_bytes: int = 4096,
+        max_clients: int = 64,
+    ) -> None:
+        self.policy = policy
+        self.verify = verify
+        self.request_timeout_s = request_timeout_s
+        self.max_response_bytes = max_response_bytes
+        self.max_clients = max_clients
+        self._clients: OrderedDict[str, httpx2.AsyncClient] = OrderedDict()
+        self._retired: list[httpx2.AsyncClient] = []
+
+    def _client(self, host: str) -> httpx2.AsyncClient:
+        client = self._clients.get(host)
+        if client is not None:
+            self._clients.move_to_end(host)
+            return client
+        client = httpx2.AsyncClient(
+            verify=self.verify,
+            follow_redirects=False,
+            trust_env=False,
+            timeout=httpx2.Timeout(self.request_timeout_s),
+        )
+        self._clients[host] = client
+        while len(self._clients) > self.max_clients:
+            _, old = self._clients.popitem(last=False)
+            self._retire(old)
+        return client
+
+    def _retire(self, client: httpx2.AsyncClient) -> None:
+        # Closing is async: the next POST closes evicted clients (at most max_clients).
+        self._retired.append(client)
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
+        """POST ``body`` to ``url`` (rules 1-6); never raises for endpoint failures.
+        Raises :class:`~.ssrf.AddressRefused` when the address check refuses."""
+        while self._retired:
+            await self._retired.pop().aclose()
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port or 443
+        address = await self.policy.resolve(host, port)
+        literal = f"[{address}]" if ":" in address else address
+        target = f"https://{literal}:{port}{parts.path or '/'}"
+        if parts.query:
+            target += "?" + parts.query
+        host_header = host if parts.port in (None, 443) else f"{host}:{port}"
+        client = self._client(host)
+        try:
+            async with client.stream(
+                "POST",
+                target,
+                content=body,
+                headers={**headers, "host": host_header},
+                extensions={"sni_hostname": host},
+            ) as response:
+                data = bytearray()
+                async for chunk in response.aiter_bytes():
+                    data += chunk
+                    if len(data) >= self.max_response_bytes:
+                        break
+                status = response.status_code
+        except httpx2.TimeoutException:
+            return PostResult(None, "timeout")
+        except httpx2.HTTPError as exc:
+            return PostResult(None, "tls_error" if _is_tls(exc) else "connection_refused")
+        except (ssl.SSLError, ssl.CertificateError):
+            return PostResult(None, "tls_error")
+        except OSError:
+            return PostResult(None, "connection_refused")
+        payload = bytes(data[: self.max_response_bytes])
+        if 200 <= status < 300:
+            return PostResult(status, None, payload)
+        return PostResult(status, "http_5xx" if status >= 500 else "http_4xx", payload)
+
+    async def aclose(self) -> None:
+        """Close every pooled client."""
+        clients = [*self._clients.values(), *self._retired]
+        self._clients.clear()
+        self._retired.clear()
+        for client in clients:
+            await client.aclose()
+
+
+__all__ += ["AddressRefused"]

@@ -1,0 +1,112 @@
+"""Endpoint verification before first delivery (SEP-3415 §Webhook security, "Endpoint
+verification").
+
+Rules:
+1. Delivery to a ``(principal, url)`` starts only once it is verified: by a cached
+   success (per principal and URL, never shared between principals), by a configured
+   prefix in ``verified_urls`` (allowlist), or by the handshake.
+2. The handshake POSTs ``{"type": "verification", "challenge": <nonce>}`` (signed, with
+   ``X-MCP-Subscription-Id``) over the same SSRF-hardened path as deliveries; the nonce
+   is 32 random bytes, single-use, valid ``challenge_ttl_s``.
+3. The endpoint must answer 2xx with a JSON body ``{"challenge": <nonce>}``; the nonce
+   is compared in constant time (``hmac.compare_digest``). Anything else is
+   ``CallbackEndpointError`` (-32027) with ``data.reason``: ``challenge_failed`` for a
+   reachable endpoint, the connection category otherwise.
+4. Verification POSTs to one host are spaced at least ``verification_interval_s`` apart.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+import anyio
+
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.experimental.events.webhooks.envelopes import VERIFICATION, control_body, message_id
+from mcpkit.experimental.events.webhooks.limits import WebhookLimits
+from mcpkit.experimental.events.webhooks.records import SubscriptionStore, WebhookSubscription
+from mcpkit.experimental.events.webhooks.sender import AddressRefused, PostResult, Sender
+from mcpkit.experimental.events.webhooks.signing import signed_headers
+from mcpkit.experimental.events.wire import CALLBACK_ENDPOINT_ERROR
+
+__all__ = ["Verifier", "callback_error"]
+
+
+def callback_error(reason: str) -> JSONRPCError:
+    """``CallbackEndpointError`` (-32027) with ``data.reason`` (a ``lastError`` category)."""
+    return JSONRPCError(
+        CALLBACK_ENDPOINT_ERROR,
+        f"CallbackEndpointError: the callback endpoint failed verification ({reason})",
+        {"reason": reason},
+    )
+
+
+class Verifier:
+    """Rules 1-4 for one server."""
+
+    def __init__(
+        self,
+        sender: Sender,
+        subs: SubscriptionStore,
+        limits: WebhookLimits,
+        verified_urls: Sequence[str] = (),
+    ) -> None:
+        self.sender = sender
+        self.subs = subs
+        self.limits = limits
+        self.verified_urls = tuple(verified_urls)
+        self._last_by_host: OrderedDict[str, float] = OrderedDict()
+        self._host_lock = anyio.Lock()
+
+    async def is_verified(self, principal: str, url: str) -> bool:
+        if any(url.startswith(prefix) for prefix in self.verified_urls):
+            return True
+        return await self.subs.verified(principal, url)
+
+    async def _space(self, host: str) -> None:
+        async with self._host_lock:
+            last = self._last_by_host.get(host)
+            now = time.monotonic()
+            wait = 0.0 if last is None else last + self.limits.verification_interval_s - now
+            self._last_by_host[host] = now + max(0.0, wait)
+            self._last_by_host.move_to_end(host)
+            while len(self._last_by_host) > self.limits.max_verifications:
+                self._last_by_host.popitem(last=False)
+        if wait > 0:
+            await anyio.sleep(wait)
+
+    async def verify(self, sub: WebhookSubscription) -> None:
+        """Run the handshake for ``sub`` (rules 2-4); on success cache it (rule 1).
+        Raises ``CallbackEndpointError`` (-32027)."""
+        await self._space(urlsplit(sub.url).hostname or "")
+        nonce = secrets.token_urlsafe(32)
+        issued = time.monotonic()
+        body = control_body(VERIFICATION, challenge=nonce)
+        msg = message_id(VERIFICATION)
+        headers = signed_headers(msg, body, [sub.secret], subscription_id=sub.id)
+        try:
+            result: PostResult = await self.sender.post(sub.url, body, headers)
+        except AddressRefused:
+            raise callback_error("connection_refused") from None
+        if result.error is not None and result.status is None:
+            raise callback_error(result.error)
+        echoed = ""
+        if result.ok:
+            try:
+                answer: Any = json.loads(result.body)
+                if isinstance(answer, dict):
+                    value = cast(dict[str, Any], answer).get("challenge")
+                    echoed = value if isinstance(value, str) else ""
+            except ValueError:
+                echoed = ""
+        fresh = time.monotonic() - issued <= self.limits.challenge_ttl_s
+        if not (fresh and hmac.compare_digest(echoed.encode(), nonce.encode())):
+            raise callback_error("challenge_failed")
+        await self.subs.mark_verified(sub.principal, sub.url, self.limits.verification_ttl_s)
