@@ -114,8 +114,7 @@ async def test_calls_beyond_the_pool_wait_for_a_free_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Rule 1: the pool is bounded; calls queue, none is lost."""
-    monkeypatch.setattr(T, "_pool", None)
-    monkeypatch.setattr(T, "MAX_WORKERS", 2)
+    monkeypatch.setattr(T, "_pool", T._Pool(2))  # pyright: ignore[reportPrivateUsage]
     running = 0
     peak = 0
     lock = threading.Lock()
@@ -138,11 +137,38 @@ async def test_calls_beyond_the_pool_wait_for_a_free_thread(
                 results.append(await T.run_sync(lambda: work(i)))
 
             tg.start_soon(one)
-    pool = T._pool  # pyright: ignore[reportPrivateUsage]
-    assert pool is not None
-    pool.shutdown(wait=True)
     assert sorted(results) == list(range(8))
-    assert peak <= 2
+    assert peak == 2
+
+
+async def test_consecutive_calls_reuse_the_most_recently_idle_thread() -> None:
+    """Rule 1: under light load one warm thread serves every call."""
+    T.prestart()
+    names = {await T.run_sync(lambda: threading.current_thread().ident) for _ in range(20)}
+    assert len(names) == 1
+
+
+async def test_a_cancelled_caller_withdraws_a_job_no_thread_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 4: a job still waiting for a thread never runs once its caller is gone."""
+    monkeypatch.setattr(T, "_pool", T._Pool(1))  # pyright: ignore[reportPrivateUsage]
+    release = threading.Event()
+    ran: list[str] = []
+
+    def hold() -> None:
+        release.wait(10)
+        ran.append("hold")
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(T.run_sync, hold)
+            await anyio.sleep(0.05)
+            with anyio.move_on_after(0.05):
+                await T.run_sync(lambda: ran.append("waiting"))  # queued behind hold
+            release.set()
+    await T.run_sync(lambda: None)  # the thread went through the queue once more
+    assert ran == ["hold"]
 
 
 def test_inline_is_a_checked_option() -> None:
