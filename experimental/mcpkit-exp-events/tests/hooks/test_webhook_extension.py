@@ -100,3 +100,26 @@ async def test_lifecycle_hooks_run_for_webhook_subscriptions() -> None:
         ("subscribe", two.id, True),
         ("unsubscribe", two.id, False),
     ]
+
+
+async def test_removing_or_breaking_an_event_type_terminates_its_webhooks() -> None:
+    """attach rule 5, server rule 7: the same error as the push streams get."""
+    declared: list[EventsExtension] = []
+
+    def keep(events: EventsExtension) -> None:
+        declare(events)
+        events.source("other", delivery=("webhook",))
+        declared.append(events)
+
+    async with deployment(declare=keep) as d, d.client() as client:
+        (events,) = declared
+        await subscribe_webhook(client, d.receiver, name="tick", url=d.hook_url)
+        await subscribe_webhook(client, d.receiver, name="other", url=d.hook_url)
+        events.update("other", payload={"type": "object"}, breaking=True)
+        await events.remove("tick")
+        await d.inbox.wait_for(lambda i: sum(m.kind == "terminated" for m in i.messages) >= 2)
+        bodies = [m.body for m in d.inbox.messages if m.kind == "terminated"]
+    errors = sorted((b["error"]["code"], b["error"].get("data", {}).get("kind")) for b in bodies)
+    assert errors == sorted([(NOT_FOUND, "event"), (UNSUPPORTED, None)])
+    unsupported = next(b for b in bodies if b["error"]["code"] == UNSUPPORTED)
+    assert unsupported["error"]["data"]["reason"] == "schema_changed"

@@ -34,6 +34,8 @@ Rules:
 7. Removing an event type or changing its schema in place (``breaking=True``)
    terminates its push streams (NotFound / Unsupported, :mod:`.stream`); additive
    updates terminate nothing.
+   Delivery modes served outside this module (webhooks) learn of it through
+   ``EventsExtension.terminations`` and end their subscriptions the same way.
 8. Authorization is asked again at every heartbeat of an open stream (SEP-3415
    §Authorization "Delivery time"); a refusal terminates it with -32024 Forbidden.
 """
@@ -129,6 +131,10 @@ class EventsExtension:
         self.sources: dict[str, EventSource] = {}
         self.streams = StreamRegistry(self)
         self.lifecycle = Lifecycle(self)
+        self.terminations: list[Callable[[str, JSONRPCError], None]] = []
+        """Rule 7: ``hook(name, error)`` called when ``name`` is removed (NotFound) or
+        changed in place (Unsupported); webhooks (:func:`.webhooks.enable_webhooks`)
+        terminate their subscriptions to it there. Synchronous: schedule async work."""
         self._generators: list[tuple[EventSource, Callable[[], AsyncIterator[Any]]]] = []
         server.add_extension(self)
         server.add_method(W.EVENTS_LIST, self.handle_list, eras=("modern",))
@@ -295,7 +301,7 @@ class EventsExtension:
             feature = (
                 "inputSchema" if arguments is not None and payload is None else "payloadSchema"
             )
-            self.streams.terminate(
+            self._terminate(
                 name,
                 error(
                     W.UNSUPPORTED,
@@ -330,9 +336,15 @@ class EventsExtension:
         dropped, list_changed is published. Unknown names are ignored."""
         if self.sources.pop(name, None) is None:
             return
-        self.streams.terminate(name, error(W.NOT_FOUND, "NotFound", {"kind": W.KIND_EVENT}))
+        self._terminate(name, error(W.NOT_FOUND, "NotFound", {"kind": W.KIND_EVENT}))
         await self.store.drop(name)
         self._changed()
+
+    def _terminate(self, name: str, err: JSONRPCError) -> None:
+        """Rule 7: end every subscription to ``name``, push streams and the others."""
+        self.streams.terminate(name, err)
+        for hook in self.terminations:
+            hook(name, err)
 
     @asynccontextmanager
     async def _lifespan(self, server: Server) -> AsyncGenerator[None]:

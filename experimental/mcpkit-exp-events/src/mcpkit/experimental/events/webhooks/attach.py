@@ -12,8 +12,10 @@ Rules:
    subscriptions too, with the subscription id: ``on_subscribe`` when one is created,
    ``on_unsubscribe`` on ``events/unsubscribe``, on termination and when its TTL lapses
    (in the last two no request exists: ``ctx`` is None).
-5. Removing an event type or changing it in place is signalled to webhook subscribers by
-   :meth:`Webhooks.terminate_event_type` (the extension ends its push streams itself).
+5. Removing an event type or changing it in place (``EventsExtension.remove``,
+   ``update(..., breaking=True)``) terminates its webhook subscriptions with the same
+   error as its push streams (``EventsExtension.terminations`` →
+   :meth:`Webhooks.terminate_event_type`, a signed ``terminated`` envelope each).
 """
 
 from __future__ import annotations
@@ -72,4 +74,5 @@ def enable_webhooks(events: EventsExtension, **options: Any) -> Webhooks:
         **options,
     )
     hooks.install(events.server)
+    events.terminations.append(hooks.schedule_termination)  # rule 5
     return hooks

@@ -342,6 +342,14 @@ class Webhooks:
             await self.terminate(sub.id, error)
         return len(subs)
 
+    def schedule_termination(self, name: str, error: JSONRPCError) -> None:
+        """:meth:`terminate_event_type` from synchronous code (an event type removed or
+        changed in place, ``EventsExtension.terminations``), in the background while
+        delivery runs; not running, there is nobody to deliver to yet and the
+        subscriptions are terminated when :meth:`terminate_event_type` is called."""
+        if self._tg is not None:
+            self._tg.start_soon(self.terminate_event_type, name, error)
+
     async def revoke(self, principal: str, reason: str = "Access revoked") -> int:
         """Terminate every subscription of ``principal`` with ``Forbidden``."""
         error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": reason})
