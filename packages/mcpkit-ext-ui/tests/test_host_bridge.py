@@ -26,6 +26,7 @@ from mcpkit.ext.ui.host import AppHost, HostLimits, bridge_app, client_extension
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
 PAGE_ORIGIN = "http://127.0.0.1:5999"
+JSON_TYPE = {"content-type": "application/json"}
 
 
 @contextlib.asynccontextmanager
@@ -172,7 +173,7 @@ async def test_unknown_view_ids_are_404(http: httpx2.AsyncClient, method: str, p
 
 async def test_open_errors_map_to_statuses(http: httpx2.AsyncClient) -> None:
     assert (await http.post("/views", json={"toolName": 3})).status_code == 400
-    assert (await http.post("/views", content=b"{nope")).status_code == 400
+    assert (await http.post("/views", content=b"{nope", headers=JSON_TYPE)).status_code == 400
     assert (await http.post("/views", json=[1])).status_code == 400
     assert (await http.post("/views", json={"toolName": "missing"})).status_code == 404
     no_app = await http.post("/views", json={"toolName": "secret_model_tool"})
@@ -181,7 +182,9 @@ async def test_open_errors_map_to_statuses(http: httpx2.AsyncClient) -> None:
 
 async def test_messages_that_are_not_json_get_a_parse_error(http: httpx2.AsyncClient) -> None:
     view = await open_view(http)
-    response = await http.post(f"/views/{view['viewId']}/messages", content=b"not json")
+    response = await http.post(
+        f"/views/{view['viewId']}/messages", content=b"not json", headers=JSON_TYPE
+    )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700
 
@@ -192,7 +195,8 @@ async def test_bodies_and_views_are_bounded() -> None:
         big = request(1, wire.PING, {"pad": "x" * 4000})
         response = await post_message(http, view["viewId"], big)
         assert response.status_code == 413
-        response = await http.post("/views", content=b'{"toolName":"' + b"x" * 4000 + b'"}')
+        big_open = b'{"toolName":"' + b"x" * 4000 + b'"}'
+        response = await http.post("/views", content=big_open, headers=JSON_TYPE)
         assert response.status_code == 413
         response = await http.post("/views", json={"toolName": "show_weather"})
         assert response.status_code == 503
@@ -231,6 +235,7 @@ async def test_cors_allows_only_the_host_page_origin(http: httpx2.AsyncClient) -
     simple = await http.post(
         "/views", json={"toolName": "show_weather"}, headers={"Origin": "http://evil.example"}
     )
+    assert simple.status_code == 403  # and test_host_bridge_origin.py
     assert "access-control-allow-origin" not in simple.headers
     mine = await http.post(
         "/views", json={"toolName": "show_weather"}, headers={"Origin": PAGE_ORIGIN}

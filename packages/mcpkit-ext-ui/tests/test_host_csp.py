@@ -195,7 +195,16 @@ async def test_apphost_builds_the_policy_from_hostile_metadata_without_loosening
     params = host.sandbox_resource_ready_params()
     assert params["csp"] == {"connectDomains": ["https://ok.example.com"]}
     assert params["permissions"] == {"camera": {}}
-    assert params["sandbox"] == "allow-scripts allow-same-origin allow-forms"
+    # The inner View frame's sandbox: never allow-same-origin (csp.py rule 6), which is
+    # only for the outer proxy frame (spec §Sandbox proxy rule 2).
+    assert params["sandbox"] == "allow-scripts allow-forms"
+    assert "allow-same-origin" not in params["sandbox"].split()
+    assert resource.sandbox_resource_ready_params("allow-scripts  allow-modals")["sandbox"] == (
+        "allow-scripts allow-modals"
+    )
+    for asked in ("allow-scripts allow-same-origin", "ALLOW-SAME-ORIGIN"):
+        with pytest.raises(ValueError, match="allow-same-origin"):
+            resource.sandbox_resource_ready_params(asked)
 
 
 @pytest.mark.anyio
