@@ -15,10 +15,14 @@ from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.webhooks import (
     AddressPolicy,
     AddressRefused,
+    InMemorySubscriptions,
+    WebhookLimits,
     generate_secret,
     subscribe_webhook,
 )
+from mcpkit.experimental.events.webhooks.sender import Sender
 from mcpkit.experimental.events.webhooks.signing import signed_headers
+from mcpkit.experimental.events.webhooks.verify import Verifier
 from mcpkit.experimental.events.wire import CALLBACK_ENDPOINT_ERROR
 
 pytestmark = pytest.mark.anyio
@@ -39,6 +43,15 @@ pytestmark = pytest.mark.anyio
         "100.64.0.1",
         "0.0.0.0",
         "::ffff:127.0.0.1",
+        # IPv6 forms that carry a non-global IPv4 address a gateway routes to
+        "64:ff9b::a00:1",  # NAT64 -> 10.0.0.1
+        "64:ff9b::a9fe:a9fe",  # NAT64 -> 169.254.169.254
+        "64:ff9b:1::a00:1",  # local-use NAT64 prefix: refused as a whole
+        "2002:a00:1::1",  # 6to4 -> 10.0.0.1
+        "2002:7f00:1::1",  # 6to4 -> 127.0.0.1
+        "::a00:1",  # IPv4-compatible 10.0.0.1
+        "::ffff:0:a00:1",  # IPv4-translated 10.0.0.1
+        "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo, client 10.0.0.1
     ],
 )
 async def test_non_global_addresses_are_refused_unless_allowed(address: str) -> None:
@@ -49,6 +62,15 @@ async def test_non_global_addresses_are_refused_unless_allowed(address: str) -> 
         await AddressPolicy(resolver=resolver).resolve("example.org", 443)
     allowed = AddressPolicy(allow=["0.0.0.0/0", "::/0"], resolver=resolver)
     assert await allowed.resolve("example.org", 443)
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["64:ff9b::5db8:d70e", "2002:5db8:d70e::1", "::ffff:0:5db8:d70e"],  # 93.184.215.14
+)
+async def test_an_embedded_global_ipv4_address_passes(address: str) -> None:
+    assert AddressPolicy().permits(address)
+    assert await AddressPolicy().resolve(f"[{address}]", 443) == address
 
 
 async def test_a_global_address_passes_and_an_ip_literal_is_checked_itself() -> None:
@@ -152,3 +174,41 @@ async def test_rotation_dual_signs_so_either_secret_verifies() -> None:
         assert len(headers["webhook-signature"].split(" ")) == 2
         for secret in (old, new):  # a receiver holding only one of them verifies
             Webhook(secret).verify(body, headers)
+
+
+def _verifier(allowed: str) -> Verifier:
+    """A verifier whose only verified URLs are the ``allowed`` entry (no cache hits)."""
+    subs = InMemorySubscriptions()
+    return Verifier(Sender(AddressPolicy()), subs, WebhookLimits(), [allowed])
+
+
+@pytest.mark.parametrize(
+    ("url", "covered"),
+    [
+        ("https://hooks.example.com/", True),
+        ("https://hooks.example.com/x", True),
+        ("https://HOOKS.example.com:443/x", True),
+        ("https://hooks.example.com.evil.net/x", False),
+        ("https://hooks.example.comx.io/", False),
+        ("https://hooks.example.com:8443/", False),
+        ("http://hooks.example.com/", False),
+        ("https://user@evil.net/", False),
+    ],
+)
+async def test_verified_urls_match_origin_exactly(url: str, covered: bool) -> None:
+    assert await _verifier("https://hooks.example.com").is_verified("alice", url) is covered
+
+
+@pytest.mark.parametrize(
+    ("url", "covered"),
+    [
+        ("https://h.example/hooks", True),
+        ("https://h.example/hooks/", True),
+        ("https://h.example/hooks/a/b", True),
+        ("https://h.example/hooksx", False),
+        ("https://h.example/hook", False),
+        ("https://h.example/", False),
+    ],
+)
+async def test_verified_urls_match_paths_on_a_slash_boundary(url: str, covered: bool) -> None:
+    assert await _verifier("https://h.example/hooks/").is_verified("alice", url) is covered

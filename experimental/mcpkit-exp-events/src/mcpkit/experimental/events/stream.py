@@ -45,6 +45,7 @@ from mcpkit.core import JSONRPCError
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.sources import CheckRequest, EventSource, event_body
 from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, read_matching
+from mcpkit.server.identity import principal_key
 
 if TYPE_CHECKING:
     from mcpkit.experimental.events.server import EventsExtension
@@ -93,14 +94,10 @@ class StreamRegistry:
 
     @staticmethod
     def principal_key(ctx: Context) -> str:
-        p = ctx.principal
-        if p is None:
-            return ""
-        for attr in ("subject", "sub", "id", "name"):
-            v = getattr(p, attr, None)
-            if isinstance(v, str):
-                return v
-        return repr(p)
+        """The caller's key for per-principal bounds: core's
+        :func:`mcpkit.server.identity.principal_key` (``""`` when anonymous); a principal
+        without a stable identity raises -32603 (``UnidentifiedPrincipal``)."""
+        return principal_key(ctx.principal) or ""
 
     async def handle(self, ctx: Context) -> JSON:
         """``events/stream`` (rules 1-6)."""

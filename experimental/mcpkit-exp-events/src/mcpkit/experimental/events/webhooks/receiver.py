@@ -8,15 +8,21 @@ Rules:
 2. ``webhook-timestamp`` more than ``tolerance_s`` (at most 300, the Standard Webhooks
    window) from now is refused (400) before any HMAC is computed.
 3. The signature is verified over the raw body with the ``standardwebhooks`` package,
-   trying the secrets bound to the subscription id (two during a rotation), else the
-   registered secrets not yet bound to an id; none verifying is 401. A delivery for an
-   id with no candidate secret at all is 425 (retryable: the subscribe response may not
-   have arrived yet).
-4. A ``verification`` envelope whose signature verifies with a secret binds the header's
-   id to that secret and is answered ``200 {"challenge": <nonce>}``; it is not forwarded.
-5. Duplicates: a ``webhook-id`` accepted within the last ``dedupe_window_s`` (at most
-   ``max_seen`` ids remembered) is answered 200 and not forwarded again; one being
-   handled right now is answered 409 (the sender retries).
+   trying only the secrets bound to the subscription id (two during a rotation); none
+   verifying is 401. A subscription id is bound to a secret only by :meth:`bind`, which
+   the client calls with the id of its own subscribe response: a delivery is never
+   verified with another subscription's secret, nor with a registered secret not yet
+   bound, so one server cannot inject into (or poison the cursor of) another server's
+   subscription. A delivery for an id with no bound secret is 425 (retryable: the
+   subscribe response may not have arrived yet). At most ``max_subscriptions`` ids are
+   bound (the least recently bound is forgotten, with its cursor).
+4. A ``verification`` envelope whose signature verifies with a secret bound to the
+   header's id or a registered (pending) secret is answered
+   ``200 {"challenge": <nonce>}``; it binds nothing and is not forwarded.
+5. Duplicates, per subscription: a ``(subscription id, webhook-id)`` accepted within the
+   last ``dedupe_window_s`` (at most ``max_seen`` remembered) is answered 200 and not
+   forwarded again; one being handled right now is answered 409 (the sender retries).
+   The same ``webhook-id`` for two subscriptions is two deliveries.
 6. Events, ``gap`` and ``terminated`` envelopes go to the async ``on_message`` callback;
    only when it returns is the delivery answered 2xx (the SEP's acknowledgement
    contract); if it raises, 500 (the sender retries) and the id is not remembered.
@@ -72,6 +78,7 @@ class WebhookReceiver:
         max_seen: int = 100_000,
         max_body_bytes: int = 256 * 1024,
         max_pending_secrets: int = 1000,
+        max_subscriptions: int = 10_000,
     ) -> None:
         if not 0 < tolerance_s <= 300:
             raise ValueError("tolerance_s must be in (0, 300] (the Standard Webhooks window)")
@@ -81,10 +88,11 @@ class WebhookReceiver:
         self.max_seen = max_seen
         self.max_body_bytes = max_body_bytes
         self.max_pending_secrets = max_pending_secrets
-        self._bound: dict[str, list[str]] = {}
+        self.max_subscriptions = max_subscriptions
+        self._bound: OrderedDict[str, list[str]] = OrderedDict()
         self._pending: OrderedDict[str, None] = OrderedDict()
-        self._seen: OrderedDict[str, float] = OrderedDict()
-        self._busy: set[str] = set()
+        self._seen: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._busy: set[tuple[str, str]] = set()
         self._cursors: dict[str, str | None] = {}
 
     # -- secrets --------------------------------------------------------------------
@@ -95,10 +103,14 @@ class WebhookReceiver:
             self._pending.popitem(last=False)
 
     def bind(self, subscription_id: str, secret: str) -> None:
-        """Route ``subscription_id`` to ``secret`` (after the subscribe response); a
-        different secret for a bound id is a rotation: both verify until the next one."""
+        """Route ``subscription_id`` to ``secret`` (after the subscribe response, rule 3);
+        a different secret for a bound id is a rotation: both verify until the next one.
+        Beyond ``max_subscriptions`` bound ids the least recently bound is forgotten."""
         self._pending.pop(secret, None)
         secrets_ = self._bound.setdefault(subscription_id, [])
+        self._bound.move_to_end(subscription_id)
+        while len(self._bound) > self.max_subscriptions:
+            self.forget(next(iter(self._bound)))
         if secret in secrets_:
             return
         secrets_.insert(0, secret)
@@ -135,18 +147,18 @@ class WebhookReceiver:
             return secret
         return None
 
-    def _remember(self, webhook_id: str) -> None:
+    def _remember(self, key: tuple[str, str]) -> None:
         now = time.monotonic()
-        self._seen[webhook_id] = now
-        self._seen.move_to_end(webhook_id)
+        self._seen[key] = now
+        self._seen.move_to_end(key)
         floor = now - self.dedupe_window_s
         while self._seen and (
             len(self._seen) > self.max_seen or next(iter(self._seen.values())) < floor
         ):
             self._seen.popitem(last=False)
 
-    def _seen_recently(self, webhook_id: str) -> bool:
-        at = self._seen.get(webhook_id)
+    def _seen_recently(self, key: tuple[str, str]) -> bool:
+        at = self._seen.get(key)
         return at is not None and at >= time.monotonic() - self.dedupe_window_s
 
     async def _handle(self, request: Request) -> Response:
@@ -166,14 +178,14 @@ class WebhookReceiver:
             return Response("webhook-timestamp outside the tolerance", 400)
         sub_id = headers["x-mcp-subscription-id"]
         bound = self._bound.get(sub_id, [])
-        candidates = [*bound, *reversed(self._pending)]
-        if not candidates:
+        if self._verify(body, headers, bound) is not None:
+            trusted = True  # signed with a secret bound to this id
+        elif self._verify(body, headers, list(reversed(self._pending))) is not None:
+            trusted = False  # a registered secret: good for a verification only (rule 4)
+        elif not bound:
             return Response("unknown subscription", 425)
-        secret = self._verify(body, headers, candidates)
-        if secret is None:
+        else:
             return Response("signature does not verify", 401)
-        if secret not in bound:
-            self.bind(sub_id, secret)
         try:
             message = json.loads(body)
         except ValueError:
@@ -184,10 +196,15 @@ class WebhookReceiver:
         kind = message.get("type")
         if kind == "verification":
             return JSONResponse({"challenge": message.get("challenge")})
+        if not trusted:  # rule 3: a pending secret never verifies a delivery
+            if bound:
+                return Response("signature does not verify", 401)
+            return Response("unknown subscription", 425)
         webhook_id = headers["webhook-id"]
-        if self._seen_recently(webhook_id):
+        key = (sub_id, webhook_id)
+        if self._seen_recently(key):
             return Response(status_code=200)
-        if webhook_id in self._busy:
+        if key in self._busy:
             return Response("being handled", 409)
         if kind is None:
             typed: Literal["event", "gap", "terminated"] = "event"
@@ -195,16 +212,16 @@ class WebhookReceiver:
             typed = "gap" if kind == "gap" else "terminated"
         else:
             return Response(status_code=200)  # an envelope type this receiver ignores
-        self._busy.add(webhook_id)
+        self._busy.add(key)
         try:
             await self.on_message(WebhookMessage(sub_id, webhook_id, typed, message))
         except Exception:
             logger.exception("the webhook on_message callback failed; answering 500")
             return Response(status_code=500)
         finally:
-            self._busy.discard(webhook_id)
-        self._remember(webhook_id)
-        if typed != "terminated" and "cursor" in message:
+            self._busy.discard(key)
+        self._remember(key)
+        if typed != "terminated" and "cursor" in message and sub_id in self._bound:
             cursor = message["cursor"]
             self._cursors[sub_id] = cursor if isinstance(cursor, str) else None
         elif typed == "terminated":

@@ -90,7 +90,8 @@ class Webhooks:
     globally routable addresses only). ``verify``: TLS verification (an
     ``ssl.SSLContext`` or True). ``check``/``match``/``transform``: the event types'
     hooks (:data:`Check`, :data:`~.delivery.Match`, :data:`~.delivery.Transform`).
-    ``verified_urls``: callback URL prefixes verified without a handshake (allowlist).
+    ``verified_urls``: callback URLs (and the paths below them, same scheme, host and
+    port) verified without a handshake (allowlist).
     ``rescan_s``, ``lease_s``: seconds (rule 2). ``generation(name)``: the event type's
     schema generation, part of its cursors (:mod:`.envelopes` rule 3).
     ``on_subscribed``/``on_unsubscribed``: lifecycle hooks (:data:`Lifecycle`; rule 6).

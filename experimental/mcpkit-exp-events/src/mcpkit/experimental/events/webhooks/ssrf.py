@@ -10,6 +10,13 @@ Rules:
    link-local, multicast, shared, reserved, documentation ...), and not multicast, unless
    it lies in a network of :attr:`AddressPolicy.allow` (tests: ``127.0.0.0/8``). An
    IPv4-mapped IPv6 address is judged as its IPv4 address.
+6. An IPv6 address that carries an IPv4 address a gateway routes to is judged by that
+   IPv4 address too (every one must be globally routable): NAT64 ``64:ff9b::/96``,
+   IPv4-translated ``::ffff:0:0:0/96``, IPv4-compatible ``::/96``, 6to4 ``2002::/16``
+   and Teredo ``2001::/32`` (its server and its client address). The local-use NAT64
+   prefix ``64:ff9b:1::/48`` (where the IPv4 bits sit depends on a prefix length the
+   guard cannot know) is refused. An address in :attr:`AddressPolicy.allow` is accepted
+   as is.
 4. The connection goes to the checked address itself (:mod:`.sender` pins it with the
    ``sni_hostname`` request extension); when a name resolves to several addresses, the
    first acceptable one is used and refused ones are skipped only if another passes.
@@ -51,6 +58,29 @@ def _parse(address: str) -> IPAddress:
     return ip
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
+_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses ``ip`` carries (rule 6); ``None`` when it must be refused."""
+    if ip in _NAT64_LOCAL:
+        return None
+    if ip in _NAT64 or ip in _TRANSLATED or ip in _COMPATIBLE:
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    return []
+
+
+def _routable(ip: IPAddress) -> bool:
+    return ip.is_global and not ip.is_multicast
+
+
 @dataclass(frozen=True, slots=True)
 class AddressPolicy:
     """Which addresses deliveries may connect to (rule 3).
@@ -68,11 +98,15 @@ class AddressPolicy:
         object.__setattr__(self, "_networks", nets)
 
     def permits(self, address: str) -> bool:
-        """Whether a connection to ``address`` is allowed (rule 3)."""
+        """Whether a connection to ``address`` is allowed (rules 3 and 6)."""
         ip = _parse(address)
         if any(ip in net for net in self._networks):
             return True
-        return ip.is_global and not ip.is_multicast
+        if isinstance(ip, ipaddress.IPv6Address):
+            carried = _embedded_ipv4(ip)
+            if carried is None or not all(_routable(v4) for v4 in carried):
+                return False
+        return _routable(ip)
 
     async def resolve(self, host: str, port: int) -> str:
         """The address to connect to for ``host`` (rules 2-4): resolved now, checked,

@@ -4,7 +4,11 @@ verification").
 Rules:
 1. Delivery to a ``(principal, url)`` starts only once it is verified: by a cached
    success (per principal and URL, never shared between principals), by a configured
-   prefix in ``verified_urls`` (allowlist), or by the handshake.
+   prefix in ``verified_urls`` (allowlist), or by the handshake. A ``verified_urls``
+   entry matches a URL with the same scheme, host and port (the scheme's default when
+   absent) whose path is the entry's path or lies below it on a ``/`` boundary
+   (``https://h.example/hooks`` covers ``/hooks`` and ``/hooks/a``, not ``/hooksx``,
+   ``h.example.evil.net`` or port 8443).
 2. The handshake POSTs ``{"type": "verification", "challenge": <nonce>}`` (signed, with
    ``X-MCP-Subscription-Id``) over the same SSRF-hardened path as deliveries; the nonce
    is 32 random bytes, single-use, valid ``challenge_ttl_s``.
@@ -24,7 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, cast
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import anyio
 
@@ -48,6 +52,26 @@ def callback_error(reason: str) -> JSONRPCError:
     )
 
 
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def _origin(parts: SplitResult) -> tuple[str, str, int | None]:
+    port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(parts.scheme)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def url_covered(url: str, allowed: str) -> bool:
+    """Whether ``allowed`` (a ``verified_urls`` entry) covers ``url`` (rule 1)."""
+    try:
+        got, want = urlsplit(url), urlsplit(allowed)
+        if _origin(got) != _origin(want):
+            return False
+    except ValueError:
+        return False
+    base = want.path.rstrip("/")
+    return not base or got.path == base or got.path.startswith(base + "/")
+
+
 class Verifier:
     """Rules 1-4 for one server."""
 
@@ -66,7 +90,7 @@ class Verifier:
         self._host_lock = anyio.Lock()
 
     async def is_verified(self, principal: str, url: str) -> bool:
-        if any(url.startswith(prefix) for prefix in self.verified_urls):
+        if any(url_covered(url, allowed) for allowed in self.verified_urls):
             return True
         return await self.subs.verified(principal, url)
 
