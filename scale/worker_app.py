@@ -22,3 +22,14 @@ async def ask(ctx: Context) -> str:
     schema = {"type": "object", "properties": {"name": {"type": "string"}}}
     result = await ctx.elicit("name?", schema)
     return f"{os.getpid()}:{result.get('content', {}).get('name')}"
+
+
+@server.tool()
+async def child_env() -> str:
+    """The secret variables a subprocess this tool starts sees (``name=value`` lines)."""
+    import subprocess
+    import sys
+
+    code = "import os\nfor k in sorted(os.environ):\n    k.startswith('MCPKIT_S') and print(k, os.environ[k])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    return done.stdout
