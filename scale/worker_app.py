@@ -26,10 +26,12 @@ async def ask(ctx: Context) -> str:
 
 @server.tool()
 async def child_env() -> str:
-    """The secret variables a subprocess this tool starts sees (``name=value`` lines)."""
-    import subprocess
+    """The secret variables a subprocess this tool starts sees (``name value`` lines)."""
     import sys
 
-    code = "import os\nfor k in sorted(os.environ):\n    k.startswith('MCPKIT_S') and print(k, os.environ[k])"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-    return done.stdout
+    import anyio
+
+    code = "import os\nfor k in sorted(os.environ):\n    k.startswith('MCPKIT_S') and print(k)"
+    with anyio.fail_after(30):
+        done = await anyio.run_process([sys.executable, "-c", code])
+    return done.stdout.decode()
