@@ -20,23 +20,16 @@ Routes (fixed; the browser bridge in ``mcpkit/ext/ui/static/`` is written agains
 
 Rules:
 1. View ids are 256-bit random (``secrets.token_urlsafe(32)``); an unknown id is 404
-   before the body is read. At most ``max_views`` views at once (503 beyond).
+   before anything else is read. At most ``max_views`` views at once (503 beyond).
 2. Every body is read up to ``max_body_bytes`` (413 beyond, from ``Content-Length`` or
    while reading); a body that is not a JSON object is 400.
-3. Cross-site request forgery: every ``POST`` must carry ``Content-Type:
-   application/json`` (415 otherwise), so a browser never sends one cross-site without a
-   CORS preflight; any request whose ``Origin`` header is present and is not the allowed
-   origin is 403 before routing. The allowed origin is ``allow_origin`` when given, else
-   the bridge's own (the request's scheme and ``Host``); ``Origin: null`` (an opaque
-   origin, e.g. a sandboxed View) is never allowed. Requests without ``Origin`` (not from
-   a browser) pass. Checked by :class:`OriginGuard` for every route.
-4. Cross-origin reads are allowed only from ``allow_origin`` (the host page's origin),
-   through Starlette's ``CORSMiddleware``; with None, no CORS headers are sent.
-5. One SSE reader per view at a time (409 for a second); SSE framing is core's
+3. Cross-origin requests are allowed only from ``allow_origin`` (the host page's
+   origin), through Starlette's ``CORSMiddleware``; with None, no CORS headers are sent.
+4. One SSE reader per view at a time (409 for a second); SSE framing is core's
    (:func:`mcpkit.server.http.sse.event`).
-6. ``open_view`` errors: ``LookupError`` or :class:`HostStateError` → 404, ``ValueError``
+5. ``open_view`` errors: ``LookupError`` or :class:`HostStateError` → 404, ``ValueError``
    (including :class:`AppResourceError`) → 422, a server ``JSONRPCError`` → 502.
-7. A view with no event stream and no request for ``view_idle_timeout_s`` is torn down
+6. A view with no event stream and no request for ``view_idle_timeout_s`` is torn down
    when a new view is opened (a page that vanished without ``DELETE`` frees its slot).
 """
 
@@ -57,7 +50,6 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpkit.core.jsonrpc import PARSE_ERROR, JSONRPCError, dumps, error_message, loads
 from mcpkit.core.shapes import as_object
@@ -66,7 +58,7 @@ from mcpkit.ext.ui.host.channel import ViewClosedError, ViewStalledError
 from mcpkit.ext.ui.host.limits import HostLimits
 from mcpkit.server.http.sse import KEEPALIVE, SSE_HEADERS, event
 
-__all__ = ["OpenView", "OriginGuard", "ViewTable", "bridge_app"]
+__all__ = ["OpenView", "ViewTable", "bridge_app"]
 
 JSON = dict[str, Any]
 OpenView = Callable[[JSON], "AppHost | Awaitable[AppHost]"]
@@ -111,7 +103,7 @@ class ViewTable:
         self.seen.pop(view_id, None)
 
     async def reap(self) -> None:
-        """Tear down views idle for ``idle_s`` with no event stream (rule 7)."""
+        """Tear down views idle for ``idle_s`` with no event stream (rule 6)."""
         now = anyio.current_time()
         idle = [
             v
@@ -158,53 +150,6 @@ def _fail(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message}}, status_code=status)
 
 
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
-
-
-def _normal_origin(origin: str) -> str:
-    """``scheme://host[:port]`` in lower case, without a trailing ``/`` or default port."""
-    text = origin.strip().lower().rstrip("/")
-    scheme, _, rest = text.partition("://")
-    port = _DEFAULT_PORTS.get(scheme)
-    if port is not None and rest.endswith(f":{port}"):
-        text = f"{scheme}://{rest[: -len(port) - 1]}"
-    return text
-
-
-class OriginGuard:
-    """ASGI middleware refusing cross-site requests (rule 3): 403 ``{"error": {"message"}}``
-    when ``Origin`` is present and is not ``allow_origin`` (None: the request's own
-    origin, from its scheme and ``Host``); 415 for a ``POST`` whose ``Content-Type`` is not
-    ``application/json``. Any other request goes to ``app`` unchanged."""
-
-    def __init__(self, app: ASGIApp, allow_origin: str | None = None) -> None:
-        self.app = app
-        self.allow_origin = None if allow_origin is None else _normal_origin(allow_origin)
-
-    def refusal(self, request: Request) -> Response | None:
-        """The response refusing ``request``, or None when it may go on."""
-        origin = request.headers.get("origin")
-        if origin is not None:
-            allowed = self.allow_origin
-            if allowed is None:
-                allowed = _normal_origin(f"{request.url.scheme}://{request.url.netloc}")
-            if _normal_origin(origin) != allowed:
-                return _fail(403, "cross-origin request refused")
-        if request.method == "POST":
-            media_type = request.headers.get("content-type", "").split(";", 1)[0]
-            if media_type.strip().lower() != "application/json":
-                return _fail(415, "Content-Type must be application/json")
-        return None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            refused = self.refusal(Request(scope))
-            if refused is not None:
-                await refused(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
 def bridge_app(
     open_view: OpenView,
     *,
@@ -213,10 +158,8 @@ def bridge_app(
     keepalive_s: float = 15.0,
 ) -> Starlette:
     """The bridge endpoint (module docstring for routes and rules). ``allow_origin``: the
-    host page's origin, e.g. ``"http://127.0.0.1:8001"``, the only origin whose requests
-    are served (rules 3-4); None: only the bridge's own origin (the host page is served
-    from it). The app's ``state.views`` is the :class:`ViewTable`; its lifespan tears down
-    the views left at shutdown."""
+    host page's origin, e.g. ``"http://127.0.0.1:8001"`` (rule 3). The app's ``state.views``
+    is the :class:`ViewTable`; its lifespan tears down the views left at shutdown."""
     table = ViewTable(limits.max_views, limits.view_idle_timeout_s)
 
     async def run_call(host: AppHost, arguments: JSON) -> None:
@@ -344,7 +287,7 @@ def bridge_app(
             with anyio.CancelScope(shield=True):
                 await table.close_all()
 
-    middleware: list[Middleware] = []  # CORS outermost: it answers allowed preflights
+    middleware: list[Middleware] = []
     if allow_origin is not None:
         middleware.append(
             Middleware(
@@ -355,7 +298,6 @@ def bridge_app(
                 max_age=600,
             )
         )
-    middleware.append(Middleware(OriginGuard, allow_origin=allow_origin))
     app = Starlette(
         routes=[
             Route("/views", create, methods=["POST"]),

@@ -29,10 +29,6 @@ Rules:
    ``geolocation`` and ``clipboard-write``, each granted only when its value is an object
    (``{}``), joined with ``"; "`` (the iframe ``allow`` syntax, as SDK 2.0.4's
    ``buildAllowAttribute``); unknown keys are ignored.
-6. The inner View frame's ``sandbox`` attribute (:data:`SANDBOX_ATTRIBUTE`) never holds
-   ``allow-same-origin``: the View is ``srcdoc`` content, so that token would give it the
-   sandbox proxy's origin, let it script the proxy's window (which has no CSP) and so
-   escape its own CSP. Its origin stays opaque (:func:`check_sandbox` refuses the token).
 """
 
 from __future__ import annotations
@@ -51,7 +47,6 @@ __all__ = [
     "build_allow",
     "build_csp",
     "check_origin",
-    "check_sandbox",
     "sanitize_csp",
     "sanitize_permissions",
 ]
@@ -65,11 +60,10 @@ PERMISSION_FEATURES: Final = {
     "clipboardWrite": "clipboard-write",
 }
 """``permissions`` keys → Permission Policy feature names (rule 5)."""
-SANDBOX_ATTRIBUTE: Final = "allow-scripts allow-forms"
-"""The inner (View) iframe's ``sandbox`` attribute: the ``sandbox`` field of
-``ui/notifications/sandbox-resource-ready`` the host sends the sandbox proxy (spec
-§Reserved Messages (Sandbox Proxy); rule 6). It is not the outer proxy frame's, which the
-host page sets to ``allow-scripts allow-same-origin`` (spec §Sandbox proxy rule 2)."""
+SANDBOX_ATTRIBUTE: Final = "allow-scripts allow-same-origin allow-forms"
+"""The inner iframe's ``sandbox`` attribute the host asks the sandbox proxy to use
+(the reference hosts' value; the outer proxy frame needs ``allow-scripts
+allow-same-origin``, spec §Sandbox proxy rule 2)."""
 
 _LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 _LABEL: Final = r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)"
@@ -120,15 +114,6 @@ def check_origin(value: str, *, wildcard: bool = False) -> str:
     if port is not None and not 1 <= int(port) <= 65535:
         raise ValueError("port out of range")
     return text.rstrip("/")
-
-
-def check_sandbox(value: str) -> str:
-    """``value`` (an inner-frame ``sandbox`` attribute, space-separated tokens) with its
-    whitespace normalized; ``ValueError`` when it holds ``allow-same-origin`` (rule 6)."""
-    tokens = value.split()
-    if any(token.lower() == "allow-same-origin" for token in tokens):
-        raise ValueError("the View's frame must not get allow-same-origin (rule 6)")
-    return " ".join(tokens)
 
 
 def _field(

@@ -12,8 +12,6 @@ Rules:
    :mod:`mcpkit.ext.ui.host.csp` (dropped entries recorded in ``rejected``), ``domain``
    kept only when it is a DNS name (host-dependent per the spec; anything else is
    dropped and recorded), ``prefersBorder`` only when a boolean.
-4. The ``sandbox`` sent in ``ui/notifications/sandbox-resource-ready`` is the inner View
-   frame's and never holds ``allow-same-origin`` (:mod:`mcpkit.ext.ui.host.csp` rule 6).
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ from mcpkit.ext.ui.host.csp import (
     CspDomains,
     build_allow,
     build_csp,
-    check_sandbox,
     sanitize_csp,
     sanitize_permissions,
 )
@@ -70,11 +67,9 @@ class AppResource:
         return build_allow(self.permissions)
 
     def sandbox_resource_ready_params(self, sandbox: str = SANDBOX_ATTRIBUTE) -> dict[str, Any]:
-        """``ui/notifications/sandbox-resource-ready`` params: ``html``, ``sandbox`` (the
-        inner View frame's attribute) and the sanitized ``csp`` and ``permissions`` (spec
-        §Reserved Messages). ``ValueError`` when ``sandbox`` holds ``allow-same-origin``
-        (:func:`~mcpkit.ext.ui.host.csp.check_sandbox`)."""
-        params: dict[str, Any] = {"html": self.html, "sandbox": check_sandbox(sandbox)}
+        """``ui/notifications/sandbox-resource-ready`` params: ``html``, ``sandbox`` and
+        the sanitized ``csp`` and ``permissions`` (spec §Reserved Messages)."""
+        params: dict[str, Any] = {"html": self.html, "sandbox": sandbox}
         csp = self.csp.to_wire()
         if csp:
             params["csp"] = csp
