@@ -247,3 +247,24 @@ def test_server_run_with_workers_from_a_program(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     assert proc.returncode == 0
+
+
+def test_tool_subprocesses_of_a_worker_do_not_inherit_the_secret(tmp_path: Path) -> None:
+    """Workers rules 1, 5: a subprocess started by a tool in a worker sees neither the
+    secret given in ``MCPKIT_SECRET`` nor one read from ``--secret-file`` (that one is
+    passed as the path, and the path is dropped too); the workers still share it (the
+    ``requestState`` one sealed opens on another, test above)."""
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(SECRET)
+    for args, extra in (
+        (["--secret-file", str(secret_file)], {}),
+        ([], {"MCPKIT_SECRET": SECRET}),
+        ([], {"MCPKIT_SECRET_FILE": str(secret_file)}),
+    ):
+        with serving("--workers", "2", "--stateless", *args, **extra) as (url, _):
+            for _ in range(4):
+                seen = text(call(url, "child_env"))
+                assert SECRET not in seen
+                assert "MCPKIT_SECRET" not in seen, seen
+                assert "MCPKIT_STATE_SECRET" not in seen, seen
+            assert len(worker_pids(url, 2)) == 2

@@ -22,3 +22,16 @@ async def ask(ctx: Context) -> str:
     schema = {"type": "object", "properties": {"name": {"type": "string"}}}
     result = await ctx.elicit("name?", schema)
     return f"{os.getpid()}:{result.get('content', {}).get('name')}"
+
+
+@server.tool()
+async def child_env() -> str:
+    """The secret variables a subprocess this tool starts sees (``name value`` lines)."""
+    import sys
+
+    import anyio
+
+    code = "import os\nfor k in sorted(os.environ):\n    k.startswith('MCPKIT_S') and print(k)"
+    with anyio.fail_after(30):
+        done = await anyio.run_process([sys.executable, "-c", code])
+    return done.stdout.decode()

@@ -48,6 +48,13 @@ Rules:
    - ``max_client_redirects`` (client side): same-origin 307/308 redirects the HTTP
      transport follows for one exchange; one more fails it with
      :class:`~mcpkit.client.errors.RedirectError`.
+   - ``max_stream_followers_per_session`` / ``max_stream_followers`` (multi-replica
+     HTTP): resume GETs following a request stream of another replica in the shared
+     event store (each reads it every 0.1 s), per session and per endpoint; one more is
+     refused with 429 and -32600.
+   - ``max_forwarded_message_bytes`` (multi-replica HTTP): a client response to a
+     server-to-client request of another replica is forwarded to the replicas only up
+     to this size (serialized); a bigger one is refused with 413 and -32600.
    - ``max_tracestate_bytes`` / ``max_baggage_bytes``: a ``_meta.tracestate`` or
      ``_meta.baggage`` value (SEP-414) longer than this is ignored (the
      ``traceparent`` is still used): never an error (:mod:`mcpkit.core.tracing`).
@@ -153,6 +160,15 @@ class Limits:
     max_mount_list_pages: int = 1000
     """Pages of one mounted server's list read to answer one list request of the
     parent (:mod:`mcpkit.server.mount`); more is -32603 naming the limit."""
+    max_stream_followers_per_session: int = 4
+    """Resume GETs of one session following, at once, a request stream another replica
+    runs (multi-replica HTTP); one more is 429 with -32600."""
+    max_stream_followers: int = 1024
+    """Such following GETs per HTTP endpoint, all sessions; one more is 429."""
+    max_forwarded_message_bytes: int = 1024 * 1024
+    """A client response forwarded to the other replicas (the answer to an
+    elicitation/sampling request another replica made; serialized JSON bytes, 1 MiB);
+    a bigger one is refused with 413 and -32600."""
     max_tracestate_bytes: int = 8192
     """Length of a ``_meta.tracestate`` value kept (W3C Trace Context; SEP-414); a
     longer one is dropped, the ``traceparent`` kept (:mod:`mcpkit.core.tracing`)."""
@@ -180,6 +196,9 @@ class Limits:
             "max_mount_list_pages",
             "max_tracestate_bytes",
             "max_baggage_bytes",
+            "max_stream_followers_per_session",
+            "max_stream_followers",
+            "max_forwarded_message_bytes",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:

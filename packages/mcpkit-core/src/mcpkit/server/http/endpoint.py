@@ -253,6 +253,12 @@ class StreamableHTTP:
         """Seconds one SSE write waits for a client that does not read (sse rule 5)."""
         self.posts = 0
         """POSTs being handled now (``max_http_inflight``)."""
+        self.max_followers = limits.max_stream_followers
+        self.max_followers_per_session = limits.max_stream_followers_per_session
+        self.max_forwarded_bytes = limits.max_forwarded_message_bytes
+        self.followers: dict[str, int] = {}
+        """Resume GETs following another replica's stream now, by session id
+        (:func:`~mcpkit.server.http.shared.follow`)."""
         self.shutdown_grace_s = shutdown_grace_s
         self.name_fields: dict[str, str] = {**NAME_FIELDS, **(name_fields or {})}
         self.active = ActiveExchanges()

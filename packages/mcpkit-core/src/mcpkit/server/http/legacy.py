@@ -191,7 +191,10 @@ async def serve_post(
     if c.kind == "request":
         await _serve_request(ep, scope, receive, send, h, acc, c, principal, session)
     elif c.kind in ("notification", "response"):
-        await _accept(ep, session, c, message)
+        refused = await _accept(ep, session, c, message)
+        if refused is not None:
+            await send_error(send, 413, INVALID_REQUEST, refused)
+            return
         await send_empty(send, 202)
     else:
         err = c.error or {
@@ -210,15 +213,15 @@ async def _accept(
     c: Classified,
     msg: Any,
     inflight: Inflight | None = None,
-) -> None:
-    """Rule 4 (``inflight``: where a cancellation looks, default the session's)."""
+) -> str | None:
+    """Rule 4 (``inflight``: where a cancellation looks, default the session's).
+    Returns why a response was refused (too big to forward, shared rule 10), else None."""
     if c.kind == "response":
         if session is None or not session.pending.resolve(msg):
             if session is not None and ep.session_store is not None:
-                await shared.forward(ep, session, msg)  # shared rule 4
-            else:
-                logger.debug("dropped a response to unknown id %r", c.id)
-        return
+                return await shared.forward(ep, session, msg)  # shared rules 4, 10
+            logger.debug("dropped a response to unknown id %r", c.id)
+        return None
     p = c.params or {}
 
     async def handle() -> None:
@@ -502,10 +505,14 @@ async def _serve_batch(
     admitted: list[tuple[Classified, Any]] = []
     for c in requests:
         admitted.append((c, admit(inflight, c.id)))  # type: ignore[arg-type]
+    refused: str | None = None
     for c, item in classified:
         if c.kind in ("notification", "response"):
-            await _accept(ep, session, c, item, inflight)
+            refused = await _accept(ep, session, c, item, inflight) or refused
     if not requests and not errors:
+        if refused is not None:
+            await send_error(send, 413, INVALID_REQUEST, refused)
+            return
         await send_empty(send, 202)
         return
     legacy_session = (
@@ -601,8 +608,12 @@ async def _get(
                 if again is not None and again[0] == stream_id:
                     events = again[1]
                 if ep.session_store is not None:  # it may run on another replica
-                    watch = lambda: _watch(ep, receive, sink)  # noqa: E731
-                    await shared.follow(ep, sink, stream_id, events, after, watch)
+                    with shared.follower(ep, session) as refused:  # shared rule 11
+                        if refused is not None:
+                            await send_error(send, 429, INVALID_REQUEST, refused)
+                            return
+                        watch = lambda: _watch(ep, receive, sink)  # noqa: E731
+                        await shared.follow(ep, sink, stream_id, events, after, watch)
                     return
                 await sink.start()
                 for eid, payload in events:

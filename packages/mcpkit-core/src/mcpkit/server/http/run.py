@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import socket
 import sys
 from collections.abc import Generator
@@ -153,6 +154,7 @@ def run_http(
                 port,
                 path,
                 shared,
+                _secret_source(secret, secret_file),
                 label,
                 {
                     "log_level": log_level,
@@ -212,6 +214,20 @@ def _settings_json(settings: RedisSettings) -> dict[str, Any]:
     return asdict(settings)
 
 
+def _secret_source(secret: bytes | str | None, secret_file: str | None) -> str | None:
+    """The file :func:`~mcpkit.server.replication.load_secret` read the secret from, if
+    it came from one (workers pass the path, not the secret, .workers rule 1)."""
+    from mcpkit.server.replication import SECRET_ENV, SECRET_FILE_ENV
+
+    if secret is not None:
+        return None
+    if secret_file is not None:
+        return secret_file
+    if os.environ.get(SECRET_ENV):
+        return None
+    return os.environ.get(SECRET_FILE_ENV) or None
+
+
 def _serve_workers(
     server: Server,
     target: str | None,
@@ -220,6 +236,7 @@ def _serve_workers(
     port: int,
     path: str,
     secret: bytes | None,
+    secret_file: str | None,
     label: str,
     spec: dict[str, Any],
 ) -> None:
@@ -249,6 +266,7 @@ def _serve_workers(
         path=path,
         spec=spec,
         secret=secret,
+        secret_file=secret_file,
         stack_label=label,
     )
     if status:

@@ -73,6 +73,11 @@ class TaggedPending(Pending):
         self._tag = tag
         self._n = 0
 
+    @property
+    def tag(self) -> str:
+        """This copy's tag (12 hex digits)."""
+        return self._tag
+
     def next_id(self) -> RequestId:  # type: ignore[override]
         self._n += 1
         return f"{self._tag}.{self._n}"

@@ -48,6 +48,17 @@ Rules:
    stored, until the response has passed, so a client that resumes once gets the
    response on that GET (the 0.1.16 conformance ``server-sse-polling`` through a
    round-robin balancer). One store read per ``FOLLOW_POLL_S`` per followed stream.
+10. Forwarding (rule 4) is bounded: a response is forwarded only when its id has the
+    shape of another copy's server-to-client request id (``<tag>.<n>``, not this copy's
+    tag), and only up to ``Limits.max_forwarded_message_bytes`` (a bigger one is
+    refused with 413, -32600); a cancellation or progress notification only up to
+    :data:`FORWARDED_NOTIFICATION_MAX_BYTES`, and only when it names a request id or
+    progress token (a string or an integer; a client's own request running on another
+    replica has an id of the client's choosing). The receiving store parses no signal
+    bigger than its own bound either.
+11. Following (rule 9) is bounded: at most ``Limits.max_stream_followers_per_session``
+    GETs of one session and ``Limits.max_stream_followers`` of the endpoint follow at
+    once (:func:`follower`); one more is refused with 429 and -32600.
 """
 
 from __future__ import annotations
@@ -56,12 +67,12 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine
+    from collections.abc import Awaitable, Callable, Coroutine, Generator
 
     from mcpkit.server.http.endpoint import StreamableHTTP
     from mcpkit.server.http.sessions import HTTPSession
@@ -420,15 +431,96 @@ async def place(session: HTTPSession, message: JSON) -> bool:
     return False
 
 
-async def forward(ep: StreamableHTTP, session: HTTPSession, message: JSON) -> None:
-    """Rule 4: send a client message this replica could not place to the others (a
-    failing store is logged: the message is lost as if the network had dropped it)."""
+FORWARDED_NOTIFICATION_MAX_BYTES = 4096
+"""Rule 10: a forwarded ``notifications/cancelled`` / ``notifications/progress``
+(serialized JSON bytes); a bigger one is dropped (logged)."""
+
+
+def _foreign_tagged(session: HTTPSession, request_id: object) -> bool:
+    """Rule 10: ``request_id`` has the shape of a server-to-client request id of another
+    copy of this session (``<12 hex digits>.<n>``, a tag that is not this copy's)."""
+    from mcpkit.server.http.sessions import TaggedPending
+
+    if not isinstance(request_id, str) or len(request_id) > 40:
+        return False
+    tag, dot, n = request_id.partition(".")
+    own = session.pending.tag if isinstance(session.pending, TaggedPending) else ""
+    return (
+        dot == "."
+        and n.isdigit()
+        and len(tag) == 12
+        and all(c in "0123456789abcdef" for c in tag)
+        and tag != own
+    )
+
+
+async def forward(ep: StreamableHTTP, session: HTTPSession, message: JSON) -> str | None:
+    """Rules 4, 10: send a client message this replica could not place to the others (a
+    failing store is logged: the message is lost as if the network had dropped it).
+    Returns why it was refused when the client must be told (a response bigger than
+    ``Limits.max_forwarded_message_bytes``: 413, -32600), else None (a response to an
+    id no copy of this session can have made, or an oversized notification, is dropped
+    and logged)."""
+    from mcpkit.core.jsonrpc import dumps
+
     store = ep.session_store
     assert store is not None
+    response = "method" not in message
+    if response and not _foreign_tagged(session, message.get("id")):
+        logger.debug("dropped a response to unknown id %r", message.get("id"))
+        return None
+    if not response:
+        raw = message.get("params")
+        params = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}
+        ref: object = params.get("requestId", params.get("progressToken"))
+        if type(ref) is not int and not isinstance(ref, str):
+            return None  # names no request or token another replica could hold
+    size = len(dumps(message))
+    bound = ep.max_forwarded_bytes if response else FORWARDED_NOTIFICATION_MAX_BYTES
+    if size > bound:
+        if not response:
+            logger.warning("dropped a %d-byte %s (not forwarded)", size, message.get("method"))
+            return None
+        return (
+            f"Request Entity Too Large: a {size}-byte response to another replica's request "
+            f"(limit {bound}, Limits.max_forwarded_message_bytes)"
+        )
     try:
         await store.forward(session.id, message)
     except Exception as exc:
         logger.warning("session store: forwarding a client message failed (%s)", type(exc).__name__)
+    return None
+
+
+@contextlib.contextmanager
+def follower(ep: StreamableHTTP, session: HTTPSession) -> Generator[str | None]:
+    """Rule 11: count one GET following another replica's stream for ``session`` while
+    open; yields why it is refused (429) when ``Limits.max_stream_followers_per_session``
+    or ``Limits.max_stream_followers`` are reached, else None."""
+    counts = ep.followers
+    mine = counts.get(session.id, 0)
+    total = sum(counts.values())
+    if mine >= ep.max_followers_per_session:
+        yield (
+            f"Too Many Requests: {mine} resumed streams of this session are followed "
+            f"(limit {ep.max_followers_per_session}, Limits.max_stream_followers_per_session)"
+        )
+        return
+    if total >= ep.max_followers:
+        yield (
+            f"Too Many Requests: {total} resumed streams are followed "
+            f"(limit {ep.max_followers}, Limits.max_stream_followers); retry later"
+        )
+        return
+    counts[session.id] = mine + 1
+    try:
+        yield None
+    finally:
+        left = counts[session.id] - 1
+        if left:
+            counts[session.id] = left
+        else:
+            del counts[session.id]
 
 
 async def create(ep: StreamableHTTP, session: HTTPSession) -> None:

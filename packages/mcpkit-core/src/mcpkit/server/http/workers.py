@@ -11,8 +11,9 @@ Rules:
    when not given), so nothing of the parent's process state (threads, loops,
    connections) is shared by accident. What must be shared is passed explicitly: the
    endpoint options (JSON only), the Redis settings, the HTTP stack, and the shared
-   secret (in the worker's environment as ``MCPKIT_SECRET``, never on a command line
-   or in a log).
+   secret (never on a command line or in a log): a secret read from a file reaches the
+   worker as that file's path (``MCPKIT_SECRET_FILE``; the worker reads it itself),
+   any other as ``MCPKIT_SECRET``.
 2. The parent prints the one ``mcpkit: serving streamable HTTP at URL`` line; workers
    print none.
 3. The first SIGINT/SIGTERM to the parent is passed to every worker as SIGTERM (each
@@ -24,6 +25,9 @@ Rules:
    is asyncio + h11, ``"auto"`` (default) picks fast when both are installed. It is
    always given to uvicorn explicitly (uvicorn's own ``"auto"`` would pick uvloop
    whenever it is installed), and named on stderr at startup.
+5. The worker loads the secret and then deletes ``MCPKIT_SECRET``, ``MCPKIT_SECRET_FILE``
+   and ``MCPKIT_STATE_SECRET`` from its ``os.environ`` before serving, so subprocesses
+   its tools start do not inherit the secret.
 """
 
 from __future__ import annotations
@@ -40,12 +44,15 @@ import time
 from types import FrameType
 from typing import Any, Literal
 
+from mcpkit.server.replication import SECRET_ENV, SECRET_FILE_ENV
+
 __all__ = ["STACK_ENV", "HttpStack", "http_stack", "main_target", "serve_workers"]
 
 HttpStack = Literal["auto", "fast", "standard"]
 STACK_ENV = "MCPKIT_HTTP_STACK"
 """Overrides the ``"auto"`` choice of :func:`http_stack` (``fast`` or ``standard``)."""
 _SPEC_ENV = "MCPKIT_WORKER_SPEC"
+_SECRET_ENVS = (SECRET_ENV, SECRET_FILE_ENV, "MCPKIT_STATE_SECRET")
 logger = logging.getLogger("mcpkit.server")
 
 
@@ -98,17 +105,22 @@ def serve_workers(
     spec: dict[str, Any],
     secret: bytes | None,
     stack_label: str,
+    secret_file: str | None = None,
 ) -> int:
     """Run ``workers`` processes serving ``target`` on one socket until stopped (rules
     1-3); returns the exit status. ``spec`` holds the JSON options of each worker's
-    ``run_http``."""
+    ``run_http``; ``secret_file``: the file ``secret`` was read from, if any (rule 1)."""
     sock = _listen(host, port)
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     env = dict(os.environ)
     env[_SPEC_ENV] = json.dumps({**spec, "target": target, "fd": sock.fileno(), "path": path})
-    if secret is not None:
-        env["MCPKIT_SECRET"] = secret.hex()
+    for name in _SECRET_ENVS:
+        env.pop(name, None)
+    if secret_file is not None:
+        env[SECRET_FILE_ENV] = os.path.abspath(secret_file)
+    elif secret is not None:
+        env[SECRET_ENV] = secret.hex()
     argv = [sys.executable, "-m", "mcpkit.server.http.workers"]
 
     def start() -> subprocess.Popen[bytes]:
@@ -162,7 +174,10 @@ def _worker() -> None:
     spec: dict[str, Any] = json.loads(os.environ.pop(_SPEC_ENV))
     configure_logging(spec.pop("server_log_level", "INFO"))
     server = load_server(spec.pop("target"))
-    apply_shared_secret(server, load_secret(), why="a worker process")
+    secret = load_secret()
+    for name in _SECRET_ENVS:  # rule 5
+        os.environ.pop(name, None)
+    apply_shared_secret(server, secret, why="a worker process")
     redis = spec.pop("redis")
     uvicorn_options = {**spec.pop("uvicorn_options"), "fd": spec.pop("fd")}
     run_http(
@@ -170,6 +185,7 @@ def _worker() -> None:
         redis=RedisSettings(**redis) if redis else None,
         uvicorn_options=uvicorn_options,
         announce=False,
+        secret=secret,
         **spec,
     )
 

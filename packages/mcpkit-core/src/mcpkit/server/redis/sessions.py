@@ -61,6 +61,9 @@ Rules:
    they carried is caught up by rule 2 of :mod:`.shared` and the keep-alive pass.
 6. Signals from this replica are ignored on receipt; a malformed signal is logged and
    dropped. The signal loop reconnects with a backoff of 0.1 s doubling to 2 s.
+7. A signal bigger than ``max_signal_bytes`` (default 1 MiB + 64 KiB: a forwarded
+   message of ``Limits.max_forwarded_message_bytes`` and the envelope) is not parsed:
+   it is logged and dropped (the sender's bound is :mod:`.shared` rule 10).
 """
 
 from __future__ import annotations
@@ -125,6 +128,7 @@ class RedisSessionStore:
     serves a held session before checking it again. ``keep_interval_s``: seconds
     between renewals of the sessions with open connections here. ``max_record_bytes``:
     rule 4. ``replica_id``: this replica's name in signals (random by default).
+    ``max_signal_bytes``: rule 7.
     """
 
     def __init__(
@@ -137,6 +141,7 @@ class RedisSessionStore:
         keep_interval_s: float = 5.0,
         max_record_bytes: int = 256 * 1024,
         replica_id: str | None = None,
+        max_signal_bytes: int = 1024 * 1024 + 64 * 1024,
     ) -> None:
         if ttl_s <= 0 or refresh_interval_s < 0 or keep_interval_s <= 0:
             raise ValueError("ttl_s and keep_interval_s must be positive (seconds)")
@@ -148,6 +153,7 @@ class RedisSessionStore:
         self.refresh_interval_s = refresh_interval_s
         self.keep_interval_s = keep_interval_s
         self.max_record_bytes = max_record_bytes
+        self.max_signal_bytes = max_signal_bytes
         self.replica_id = replica_id or secrets.token_hex(8)
         self.channel = f"{prefix}:sessions"
         self._save = redis.register_script(_SAVE)
@@ -347,7 +353,7 @@ class RedisSessionStore:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     if message is None or message.get("type") != "message":
                         continue
-                    signal = self._parse(message.get("data"))
+                    signal = self._parse(message.get("data"), self.max_signal_bytes)
                     if signal is not None and signal.origin != self.replica_id:
                         try:
                             await on_signal(signal)
@@ -369,7 +375,10 @@ class RedisSessionStore:
             delay = min(delay * 2, 2.0)
 
     @staticmethod
-    def _parse(data: Any) -> SessionSignal | None:
+    def _parse(data: Any, max_bytes: int) -> SessionSignal | None:
+        if not isinstance(data, (bytes, str)) or len(data) > max_bytes:
+            logger.warning("session store: dropped an oversized or non-text signal (rule 7)")
+            return None
         try:
             body = json.loads(data)
             message: Any = body.get("m")

@@ -11,7 +11,10 @@ Rules:
    caller turns into a retryable error.
 2. Every key and channel starts with ``prefix`` (``"mcpkit"`` by default) followed by ``:``,
    so several deployments can share one Redis; :meth:`RedisSettings.key` builds them.
-3. The URL is never logged whole: :meth:`RedisSettings.redacted_url` hides a password.
+3. The URL is never logged whole: :meth:`RedisSettings.redacted_url` (also the
+   settings' ``repr``) hides a userinfo password and the value of every
+   credential-looking query parameter (any name containing ``pass``, ``pwd``,
+   ``secret``, ``token``, ``key``, ``auth`` or ``cred``, e.g. ``?password=``).
 4. ``RedisSettings.from_env()`` reads ``MCPKIT_REDIS_URL`` (and ``MCPKIT_REDIS_PREFIX``).
 """
 
@@ -22,7 +25,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = ["REDIS_URL_ENV", "RedisSettings", "RedisUnavailable", "connect", "unavailable"]
 
@@ -35,7 +38,7 @@ class RedisUnavailable(ConnectionError):
     operation may be retried. HTTP callers answer it with 503 / -32603."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class RedisSettings:
     """One Redis for every replica.
 
@@ -81,14 +84,38 @@ class RedisSettings:
         """``prefix:part1:part2...`` (rule 2)."""
         return ":".join((self.prefix, *parts))
 
+    def __repr__(self) -> str:
+        """Rule 3: the repr shows :meth:`redacted_url`, never the URL itself."""
+        return (
+            f"RedisSettings(url={self.redacted_url()!r}, prefix={self.prefix!r}, "
+            f"connect_timeout_s={self.connect_timeout_s}, op_timeout_s={self.op_timeout_s}, "
+            f"max_connections={self.max_connections}, "
+            f"health_check_interval_s={self.health_check_interval_s})"
+        )
+
     def redacted_url(self) -> str:
-        """The URL with any password replaced by ``***`` (rule 3)."""
-        split = urlsplit(self.url)
-        if split.password is None:
-            return self.url
-        netloc = split.netloc.rsplit("@", 1)[1]
-        user = split.username or ""
-        return urlunsplit(split._replace(netloc=f"{user}:***@{netloc}"))
+        """The URL with any password, in the userinfo or as a credential-looking query
+        parameter (``?password=...``), replaced by ``***`` (rule 3)."""
+        url, split = self.url, urlsplit(self.url)
+        if split.password is not None:
+            netloc = split.netloc.rsplit("@", 1)[1]
+            url = urlunsplit(split._replace(netloc=f"{split.username or ''}:***@{netloc}"))
+        if split.query:  # by hand: urlunsplit drops the empty netloc of unix:///path
+            head, _, rest = url.partition("?")
+            query, hash_mark, fragment = rest.partition("#")
+            pairs = parse_qsl(query, keep_blank_values=True)
+            shown = urlencode([(k, "***" if _credential(k) else v) for k, v in pairs], safe="*")
+            url = f"{head}?{shown}{hash_mark}{fragment}"
+        return url
+
+
+_CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
+
+
+def _credential(name: str) -> bool:
+    """Rule 3: a query parameter whose value is (or may be) a credential."""
+    lowered = name.lower()
+    return any(word in lowered for word in _CREDENTIAL_WORDS)
 
 
 def connect(settings: RedisSettings, **options: Any) -> Any:
