@@ -1,0 +1,153 @@
+"""Server CPU per ``tools/call`` over real HTTP at concurrency 1, with and without the
+OpenTelemetry adapter, measured in interleaved short runs so that a shared host's drift
+cancels out of the ratios (issue 15, rows (a)-(c)).
+
+    uv run --group bench python bench/otel_paired.py [--reps 15] [--duration 2] [--era handshake]
+
+Rules:
+1. One uvicorn server per configuration runs for the whole measurement, pinned with its
+   siblings to ``--server-cpu``; the load generator (``load.py``, the same client as
+   ``run.py``) runs pinned to ``--client-cpu``. Servers bind 127.0.0.1 only.
+2. Configurations: ``raw`` (``servers/raw_http.py``, the floor), and the five modes of
+   ``servers/mcpkit_otel_echo.py`` (``none`` = no adapter, row (a); ``seam``; ``api``;
+   ``noop`` = the adapter with the SDK and a span exporter that drops everything, row
+   (b); ``memory``, row (c)).
+3. A repetition runs every configuration once for ``--duration`` seconds (after
+   ``--warmup``), in an order rotated by one each repetition; the figure is the load
+   generator's server CPU µs per request. Ratios are the median of per-repetition ratios
+   (to ``none``, and to ``raw``), so a slow spell slows both sides of a ratio alike.
+4. Bounded: ``--reps`` repetitions of six runs of ``--duration + --warmup`` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SERVERS = HERE / "servers"
+MODES = ("none", "seam", "api", "noop", "memory")
+CONFIGS: dict[str, tuple[str, ...]] = {
+    "raw": ("raw_http.py",),
+    **{mode: ("mcpkit_otel_echo.py", "--otel", mode) for mode in MODES},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def servers(cpu: int, names: list[str]) -> Iterator[dict[str, tuple[int, int]]]:
+    """Rule 1: every configuration listening; yields ``{name: (pid, port)}``."""
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    ports: dict[str, int] = {}
+    try:
+        for name in names:
+            script, *rest = CONFIGS[name]
+            port = free_port()
+            argv = ["taskset", "-c", str(cpu), sys.executable, str(SERVERS / script), *rest]
+            argv += ["--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+            procs[name] = subprocess.Popen(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            ports[name] = port
+        limit = time.monotonic() + 60
+        for name, port in ports.items():
+            while True:
+                if procs[name].poll() is not None:
+                    raise RuntimeError(f"{name} exited before listening")
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if time.monotonic() > limit:
+                        raise RuntimeError(f"{name} not listening after 60 s") from None
+                    time.sleep(0.05)
+        yield {name: (procs[name].pid, ports[name]) for name in names}
+    finally:
+        for proc in procs.values():
+            proc.terminate()
+        for proc in procs.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(10)
+
+
+def run_once(pid: int, port: int, args: argparse.Namespace, out: Path) -> float | None:
+    """One load run (rule 3); the server's CPU µs per request, None on failure."""
+    out.unlink(missing_ok=True)
+    cmd = ["taskset", "-c", str(args.client_cpu), sys.executable, str(HERE / "load.py")]
+    cmd += ["--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid)]
+    cmd += ["--era", args.era, "-c", "1", "--payload-bytes", "100"]
+    cmd += ["-d", str(args.duration), "-w", str(args.warmup), "--json", str(out)]
+    subprocess.run(cmd, capture_output=True, timeout=args.duration + args.warmup + 120)
+    if not out.exists():
+        return None
+    result = json.loads(out.read_text())
+    if result.get("errors") or result.get("fatal"):
+        return None
+    value = result.get("server_cpu_us_per_req")
+    return float(value) if value is not None else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--duration", type=float, default=2.0, help="recorded seconds per run")
+    ap.add_argument("--warmup", type=float, default=0.5)
+    ap.add_argument("--era", choices=["handshake", "modern"], default="handshake")
+    ap.add_argument("--server-cpu", type=int, default=0)
+    ap.add_argument("--client-cpu", type=int, default=1)
+    ap.add_argument("--only", help="comma-separated configurations (default: all)")
+    args = ap.parse_args(argv)
+    names = args.only.split(",") if args.only else list(CONFIGS)
+    for name in names:
+        if name not in CONFIGS:
+            ap.error(f"--only: unknown configuration {name!r} (known: {', '.join(CONFIGS)})")
+    samples: dict[str, list[float | None]] = {name: [] for name in names}
+    with tempfile.TemporaryDirectory() as tmp, servers(args.server_cpu, names) as running:
+        for rep in range(args.reps):
+            k = rep % len(names)
+            for name in names[k:] + names[:k]:
+                pid, port = running[name]
+                samples[name].append(run_once(pid, port, args, Path(tmp) / "out.json"))
+            row = "  ".join(f"{n} {samples[n][-1] or 0:.0f}" for n in names)
+            print(f"rep {rep + 1}/{args.reps}: {row}", flush=True)
+
+    def ratios(name: str, ref: str) -> list[float]:
+        pairs = zip(samples[name], samples[ref], strict=True)
+        return [a / b for a, b in pairs if a is not None and b]
+
+    print(f"\nHTTP c=1, {args.era} era, 100 B, {args.reps} interleaved repetitions\n")
+    print("| server | µs/request (median) | × none (median of ratios, range) | × raw |")
+    print("|---|---|---|---|")
+    for name in names:
+        got = [v for v in samples[name] if v is not None]
+        med = statistics.median(got) if got else float("nan")
+        vs_none = ratios(name, "none") if "none" in samples else []
+        vs_raw = ratios(name, "raw") if "raw" in samples else []
+        none = (
+            f"{statistics.median(vs_none):.3f} ({min(vs_none):.2f}-{max(vs_none):.2f})"
+            if vs_none
+            else "-"
+        )
+        raw = f"{statistics.median(vs_raw):.3f}" if vs_raw else "-"
+        print(f"| {name} | {med:.0f} | {none} | {raw} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
