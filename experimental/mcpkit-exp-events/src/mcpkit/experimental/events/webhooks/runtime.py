@@ -5,8 +5,9 @@ Surfaces: the methods ``events/subscribe`` and ``events/unsubscribe`` (2026-07-2
 a server lifespan that runs delivery, and the occurrence store's ``watch`` hook.
 
 Rules:
-1. :meth:`Webhooks.install` registers both methods and the lifespan on a server; nothing
-   runs, and nothing is imported on a hot path, when it is not installed.
+1. :meth:`Webhooks.install` registers both methods and the lifespan on a server (and,
+   with an ``identity``, its JWK set route, :mod:`.identity` rule 3); nothing runs, and
+   nothing is imported on a hot path, when it is not installed.
 2. While the lifespan runs, every ``rescan_s`` (at most ``lease_s / 3``; and at once
    after a subscribe) the
    subscription store is read: each live, verified subscription whose delivery lease this

@@ -9,7 +9,8 @@ Rules:
    absent) whose path is the entry's path or lies below it on a ``/`` boundary
    (``https://h.example/hooks`` covers ``/hooks`` and ``/hooks/a``, not ``/hooksx``,
    ``h.example.evil.net`` or port 8443).
-2. The handshake POSTs ``{"type": "verification", "challenge": <nonce>}`` (signed, with
+2. The handshake POSTs ``{"type": "verification", "challenge": <nonce>}`` (signed, plus
+   the ``v1a`` signature of a server ``identity`` when configured, with
    ``X-MCP-Subscription-Id``) over the same SSRF-hardened path as deliveries; the nonce
    is 32 random bytes, single-use, valid ``challenge_ttl_s``.
 3. The endpoint must answer 2xx with a JSON body ``{"challenge": <nonce>}``; the nonce
