@@ -61,6 +61,14 @@ async def test_the_standardwebhooks_verifier_accepts_a_header_with_v1_and_v1a() 
     assert not await keys.verify(BODY, {**headers, "webhook-id": "e2"})
     assert not await ServerKeys([ServerIdentity.generate().jwks()]).verify(BODY, headers)
     assert not await keys.verify(BODY, {**headers, "webhook-signature": v1})
+    for junk in ("v1a,", "v1a,not-base64!", "v1a,AAAA", "v1a", "v1a,a,b"):
+        assert not await keys.verify(BODY, {**headers, "webhook-signature": f"{v1} {junk}"})
+    # only the first max_signatures v1a signatures are examined
+    padded = " ".join([v1, *["v1a,AAAA"] * 4, v1a])
+    assert not await keys.verify(BODY, {**headers, "webhook-signature": padded})
+    assert await ServerKeys([identity.jwks()], max_signatures=5).verify(
+        BODY, {**headers, "webhook-signature": padded}
+    )
 
 
 async def test_keys_load_from_pem_and_jwk_files_and_only_public_parts_are_published(
