@@ -349,6 +349,7 @@ class RedisSubscriptions:
                 "last_delivery_at_s": state.last_delivery_at_s,
                 "last_error": state.last_error,
                 "failed_since_s": state.failed_since_s,
+                "throttled_until_s": state.throttled_until_s,
             }
         )
         with unavailable("writing a delivery state"):

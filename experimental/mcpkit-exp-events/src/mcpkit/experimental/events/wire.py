@@ -196,3 +196,13 @@ class StreamParams(WireModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     cursor: str | None = None
     max_age_ms: int | None = None
+
+
+# -- server identity and throttling (§Webhook security "Server identity (optional)",
+# Open Question 4; §Webhook delivery status) ------------------------------------------------
+JWKS_PATH: Final = "/.well-known/mcp-webhook-jwks.json"
+"""The standalone JWK set of a server's webhook signing keys, on its MCP origin."""
+SIGNATURE_V1A: Final = "v1a"
+"""Standard Webhooks' asymmetric (ed25519) signature version."""
+F_THROTTLED: Final = "throttled"
+F_RETRY_AFTER_MS: Final = "retryAfterMs"

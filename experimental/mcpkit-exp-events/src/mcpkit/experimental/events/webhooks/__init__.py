@@ -7,7 +7,9 @@ Modules: :mod:`.limits` (bounds), :mod:`.signing` (Standard Webhooks), :mod:`.ss
 (address policy), :mod:`.sender` (the pinned POST), :mod:`.records` (subscriptions),
 :mod:`.envelopes` (bodies, cursor), :mod:`.verify` (challenge), :mod:`.delivery` (one
 subscription's loop), :mod:`.handlers` (the two methods), :mod:`.runtime` (the whole),
-:mod:`.receiver` (client side).
+:mod:`.receiver` (client side), :mod:`.throttle` (outbound rate limiting),
+:mod:`.identity` (optional server identity: ``v1a`` signatures, the JWK set and the
+receiver's trusted keys; the ``identity`` extra, so it is imported from its module).
 """
 
 from __future__ import annotations

@@ -22,6 +22,14 @@ Rules:
 7. The watermark is persisted (``SubscriptionStore.set_position``) as it advances, so a
    replica taking over (or a restart with a durable store) resumes where it stood.
 8. ``lastError`` is one of the SEP's categories only; endpoint bodies never reach it.
+9. Rate limiting (``delivery_rate_per_s``, off by default): every POST of the
+   subscription first takes a token of its :class:`~.throttle.TokenBucket` (waiting is
+   delay, never loss; time waited does not count against ``retry_window_s``). While a
+   POST waits, ``DeliveryState.throttled_until_s`` holds the expected end of the
+   throttling (now + the bucket's debt + the unread backlog, head minus read position,
+   at the rate; re-estimated at most once a second) and is persisted, so a refresh on
+   any replica reports ``throttled``/``retryAfterMs``; once nothing waits and the log is
+   read to its end, it is cleared (and persisted) at once.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -50,9 +58,7 @@ from mcpkit.experimental.events.webhooks.records import (
     WebhookSubscription,
 )
 from mcpkit.experimental.events.webhooks.sender import PostResult
-
-if TYPE_CHECKING:
-    pass
+from mcpkit.experimental.events.webhooks.throttle import TokenBucket
 
 __all__ = ["Match", "Poster", "SubscriptionDelivery", "Transform", "backoff_s"]
 
@@ -107,6 +113,10 @@ class SubscriptionDelivery:
         self._state_written = 0.0
         self.delivered = 0
         self.abandoned = 0
+        rate = limits.delivery_rate_per_s
+        self.bucket = TokenBucket(rate, limits.delivery_burst) if rate is not None else None
+        self.throttled_waiters = 0
+        self._throttle_noted = float("-inf")
 
     # -- watermark (rule 3) -----------------------------------------------------------
     def watermark(self) -> int:
@@ -155,6 +165,38 @@ class SubscriptionDelivery:
         if force or now - self._state_written >= 1.0:
             self._state_written = now
             await self.subs.set_state(self.sub.id, self.state)
+
+    # -- rate limiting (rule 9) ---------------------------------------------------------
+    async def _throttle(self) -> float:
+        """Wait for a token; returns the seconds waited (not charged, rule 9)."""
+        if self.bucket is None:
+            return 0.0
+        wait = self.bucket.reserve()
+        if wait <= 0:
+            return 0.0
+        self.throttled_waiters += 1
+        try:
+            await self._note_throttled()
+            await anyio.sleep(wait)
+        finally:
+            self.throttled_waiters -= 1
+        return wait
+
+    async def _note_throttled(self) -> None:
+        bucket = self.bucket
+        now = time.monotonic()
+        first = self.state.throttled_until_s is None
+        if bucket is None or (not first and now - self._throttle_noted < 1.0):
+            return
+        self._throttle_noted = now
+        backlog = max(0, await self.store.head(self.sub.name) - self.read_pos)
+        self.state.throttled_until_s = time.time() + bucket.debt_s() + backlog / bucket.rate_per_s
+        await self._save_state(force=first)
+
+    async def _unthrottled(self) -> None:
+        if self.state.throttled_until_s is not None and self.throttled_waiters == 0:
+            self.state.throttled_until_s = None
+            await self._save_state(force=True)
 
     # -- the loop ---------------------------------------------------------------------
     async def start_position(self) -> None:
@@ -213,6 +255,8 @@ class SubscriptionDelivery:
                     got_any = bool(got.occurrences) or got.has_more
                     if advanced and not self.pending:
                         await self.subs.set_position(sub.id, self.epoch, self.watermark())
+                    if not got_any:
+                        await self._unthrottled()  # rule 9: the backlog is drained
                 if got_any and len(self.pending) < self.limits.max_in_flight:
                     continue
                 with anyio.move_on_after(1.0):
@@ -224,6 +268,7 @@ class SubscriptionDelivery:
 
     async def _send_control(self, msg_id: str, body: bytes) -> bool:
         for attempt in range(1, self.limits.max_attempts + 1):
+            await self._throttle()
             result = await self.post(self.sub, msg_id, body)
             if result.ok or result.status in (410, 413):
                 return result.ok
@@ -239,6 +284,7 @@ class SubscriptionDelivery:
             attempt = 0
             while True:
                 paused += await self._wait_active()
+                paused += await self._throttle()
                 body = event_body(occ, data, self._cursor_for(occ.position))
                 if len(body) > lim.max_body_bytes:
                     logger.warning("event %s above max_body_bytes: not delivered", occ.event_id)

@@ -27,12 +27,16 @@ Rules:
    overtaken cursor starts at the first position the store serves with
    ``truncated: true``.
 7. The result is ``{resultType, id, refreshBefore, cursor, truncated}`` plus
-   ``deliveryStatus`` on a refresh; ``events/unsubscribe`` answers an empty result or
-   ``NotFound`` (``data.kind: "subscription"``).
+   ``deliveryStatus`` on a refresh (``active``, ``lastDeliveryAt``, ``lastError``,
+   ``failedSince`` while failing, and ``throttled: true`` with ``retryAfterMs``, integer
+   milliseconds >= 1, only while the delivering replica's rate limit delays the
+   subscription, :mod:`.throttle`; both omitted otherwise); ``events/unsubscribe``
+   answers an empty result or ``NotFound`` (``data.kind: "subscription"``).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Any, cast
 
@@ -44,6 +48,7 @@ from mcpkit.experimental.events.webhooks.envelopes import (
     iso_timestamp,
 )
 from mcpkit.experimental.events.webhooks.records import (
+    DeliveryState,
     WebhookSubscription,
     subscription_id,
 )
@@ -51,6 +56,8 @@ from mcpkit.experimental.events.webhooks.signing import check_secret
 from mcpkit.experimental.events.webhooks.ssrf import check_callback_url
 from mcpkit.experimental.events.wire import (
     F_RESULT_TYPE,
+    F_RETRY_AFTER_MS,
+    F_THROTTLED,
     FORBIDDEN,
     INVALID_PARAMS,
     NOT_FOUND,
@@ -143,7 +150,7 @@ async def _start(
     return position, epoch, floor, False
 
 
-def _status(state: Any) -> JSON:
+def _status(state: DeliveryState, now_s: float | None = None) -> JSON:
     out: JSON = {
         "active": state.active,
         "lastDeliveryAt": (
@@ -155,6 +162,11 @@ def _status(state: Any) -> JSON:
     }
     if state.failed_since_s is not None:
         out["failedSince"] = iso_timestamp(int(state.failed_since_s * 1000))
+    now = time.time() if now_s is None else now_s
+    until = state.throttled_until_s
+    if until is not None and until > now:  # rule 7: never sent when not rate-limited
+        out[F_THROTTLED] = True
+        out[F_RETRY_AFTER_MS] = max(1, math.ceil((until - now) * 1000))
     return out
 
 

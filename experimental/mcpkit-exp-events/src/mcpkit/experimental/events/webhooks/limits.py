@@ -70,3 +70,15 @@ class WebhookLimits:
     envelope (3 days)."""
     max_clients: int = 64
     """Pooled HTTP clients, one per callback host name (least recently used closed)."""
+    delivery_rate_per_s: float | None = None
+    """POSTs per second per subscription (rule 3; None, the default: not rate-limited).
+    While a subscription waits for it, refreshes report ``deliveryStatus.throttled``
+    and ``retryAfterMs``."""
+    delivery_burst: int = 10
+    """POSTs a subscription may make back to back before ``delivery_rate_per_s`` applies
+    (the bucket's size)."""
+
+    def __post_init__(self) -> None:
+        rate = self.delivery_rate_per_s
+        if (rate is not None and rate <= 0) or self.delivery_burst < 1:
+            raise ValueError("delivery_rate_per_s must be > 0 (or None) and delivery_burst >= 1")

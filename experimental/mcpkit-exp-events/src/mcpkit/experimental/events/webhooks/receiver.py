@@ -28,6 +28,10 @@ Rules:
    contract); if it raises, 500 (the sender retries) and the id is not remembered.
 7. The latest cursor per subscription (from events and ``gap``) is kept for refreshes
    (:meth:`WebhookReceiver.cursor`). Secrets never reach logs.
+8. With ``server_keys`` (:class:`~.identity.ServerKeys`, optional) every POST, the
+   verification challenge included, must also carry a ``v1a,`` signature by a trusted
+   server key, checked after the HMAC (401 otherwise); without it ``v1a,`` signatures
+   are ignored (SEP-3415 "Server identity (optional)").
 """
 
 from __future__ import annotations
@@ -38,13 +42,16 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from mcpkit.experimental.events.webhooks.identity import ServerKeys
 
 __all__ = ["WebhookMessage", "WebhookReceiver"]
 
@@ -67,7 +74,8 @@ class WebhookMessage:
 
 class WebhookReceiver:
     """An ASGI app that receives MCP webhook deliveries (rules 1-7); mount it at the
-    callback URL's path. ``on_message``: ``async (WebhookMessage) -> None``."""
+    callback URL's path. ``on_message``: ``async (WebhookMessage) -> None``.
+    ``server_keys``: require server identity (rule 8)."""
 
     def __init__(
         self,
@@ -79,6 +87,7 @@ class WebhookReceiver:
         max_body_bytes: int = 256 * 1024,
         max_pending_secrets: int = 1000,
         max_subscriptions: int = 10_000,
+        server_keys: ServerKeys | None = None,
     ) -> None:
         if not 0 < tolerance_s <= 300:
             raise ValueError("tolerance_s must be in (0, 300] (the Standard Webhooks window)")
@@ -89,6 +98,7 @@ class WebhookReceiver:
         self.max_body_bytes = max_body_bytes
         self.max_pending_secrets = max_pending_secrets
         self.max_subscriptions = max_subscriptions
+        self.server_keys = server_keys
         self._bound: OrderedDict[str, list[str]] = OrderedDict()
         self._pending: OrderedDict[str, None] = OrderedDict()
         self._seen: OrderedDict[tuple[str, str], float] = OrderedDict()
@@ -186,6 +196,8 @@ class WebhookReceiver:
             return Response("unknown subscription", 425)
         else:
             return Response("signature does not verify", 401)
+        if self.server_keys is not None and not await self.server_keys.verify(body, headers):
+            return Response("server identity signature does not verify", 401)  # rule 8
         try:
             message = json.loads(body)
         except ValueError:

@@ -13,10 +13,10 @@ Rules:
    keeps their ``verified`` flag in the record itself.
 4. A record carries at most two secrets: the current one and, until
    ``previous_until_s``, the one it replaced (dual signing during rotation).
-5. Delivery status (``active``, ``last_delivery_at_s``, ``last_error``, ``failed_since_s``)
-   and the delivery ``position`` are written separately from the subscription's
-   configuration, so that a refresh on one replica and delivery on another do not
-   overwrite each other's fields.
+5. Delivery status (``active``, ``last_delivery_at_s``, ``last_error``, ``failed_since_s``,
+   ``throttled_until_s``) and the delivery ``position`` are written separately from the
+   subscription's configuration, so that a refresh on one replica and delivery on
+   another do not overwrite each other's fields.
 6. :class:`InMemorySubscriptions` holds at most ``max_verifications`` cached
    verifications (oldest dropped); the subscription count is bounded by the subscribe
    handler's quota (``WebhookLimits.max_subscriptions``).
@@ -62,6 +62,9 @@ class DeliveryState:
     last_delivery_at_s: float | None = None
     last_error: str | None = None
     failed_since_s: float | None = None
+    throttled_until_s: float | None = None
+    """While the delivering replica rate-limits this subscription: when it expects normal
+    delivery to resume (epoch seconds, so a refresh on any replica can report it)."""
 
 
 @dataclass(slots=True)

@@ -5,8 +5,9 @@ Surfaces: the methods ``events/subscribe`` and ``events/unsubscribe`` (2026-07-2
 a server lifespan that runs delivery, and the occurrence store's ``watch`` hook.
 
 Rules:
-1. :meth:`Webhooks.install` registers both methods and the lifespan on a server; nothing
-   runs, and nothing is imported on a hot path, when it is not installed.
+1. :meth:`Webhooks.install` registers both methods and the lifespan on a server (and,
+   with an ``identity``, its JWK set route, :mod:`.identity` rule 3); nothing runs, and
+   nothing is imported on a hot path, when it is not installed.
 2. While the lifespan runs, every ``rescan_s`` (at most ``lease_s / 3``; and at once
    after a subscribe) the
    subscription store is read: each live, verified subscription whose delivery lease this
@@ -64,6 +65,7 @@ from mcpkit.experimental.events.webhooks.verify import Verifier
 from mcpkit.experimental.events.wire import EVENTS_SUBSCRIBE, EVENTS_UNSUBSCRIBE, FORBIDDEN
 
 if TYPE_CHECKING:
+    from mcpkit.experimental.events.webhooks.identity import ServerIdentity
     from mcpkit.server.app import Server
     from mcpkit.server.context import Context
 
@@ -95,6 +97,8 @@ class Webhooks:
     ``rescan_s``, ``lease_s``: seconds (rule 2). ``generation(name)``: the event type's
     schema generation, part of its cursors (:mod:`.envelopes` rule 3).
     ``on_subscribed``/``on_unsubscribed``: lifecycle hooks (:data:`Lifecycle`; rule 6).
+    ``identity``: a :class:`~.identity.ServerIdentity` that adds a ``v1a,`` signature to
+    every POST and publishes its keys (:mod:`.identity`; None: HMAC only).
     """
 
     def __init__(
@@ -115,6 +119,7 @@ class Webhooks:
         generation: Callable[[str], int] | None = None,
         on_subscribed: Lifecycle | None = None,
         on_unsubscribed: Lifecycle | None = None,
+        identity: ServerIdentity | None = None,
     ) -> None:
         self.store = store
         self.limits = limits if limits is not None else WebhookLimits()
@@ -135,7 +140,10 @@ class Webhooks:
             max_response_bytes=self.limits.max_response_bytes,
             max_clients=self.limits.max_clients,
         )
-        self.verifier = Verifier(self.sender, self.subscriptions, self.limits, verified_urls)
+        self.identity = identity
+        self.verifier = Verifier(
+            self.sender, self.subscriptions, self.limits, verified_urls, identity=identity
+        )
         self.check = check
         self.match = match
         self.transform = transform
@@ -166,6 +174,8 @@ class Webhooks:
         server.add_method(EVENTS_SUBSCRIBE, on_subscribe, eras=("modern",))
         server.add_method(EVENTS_UNSUBSCRIBE, on_unsubscribe, eras=("modern",))
         server.add_lifespan(lambda _server: self.running())
+        if self.identity is not None:
+            self.identity.install(server)  # the JWK set at /.well-known/mcp-webhook-jwks.json
 
     # -- the delivery runtime (rules 2, 3) ------------------------------------------
     @contextlib.asynccontextmanager
@@ -309,7 +319,9 @@ class Webhooks:
     # -- POSTs ------------------------------------------------------------------------
     async def post(self, sub: WebhookSubscription, msg_id: str, body: bytes) -> PostResult:
         """One signed, SSRF-hardened POST of ``body`` to ``sub``'s URL."""
-        headers = signed_headers(msg_id, body, sub.signing_secrets(), subscription_id=sub.id)
+        headers = signed_headers(
+            msg_id, body, sub.signing_secrets(), subscription_id=sub.id, identity=self.identity
+        )
         try:
             return await self.sender.post(sub.url, body, headers)
         except AddressRefused:

@@ -9,6 +9,10 @@ Rules:
    separated (new first): a receiver holding either secret verifies it.
 4. Each attempt is signed afresh with the current time (retries are not stale).
 5. Secrets never reach logs or ``repr``.
+6. With a server identity (:mod:`.identity`, optional), one ``v1a,`` ed25519 signature
+   of the same content (``webhook-id.webhook-timestamp.body``, :func:`signed_content`)
+   follows the ``v1,`` ones: Standard Webhooks verifiers skip versions they do not
+   check, so HMAC-only receivers keep working (SEP-3415 "Server identity (optional)").
 """
 
 from __future__ import annotations
@@ -18,10 +22,18 @@ import binascii
 import secrets
 import time
 from datetime import UTC, datetime
+from typing import Protocol
 
 from standardwebhooks import Webhook
 
-__all__ = ["SECRET_PREFIX", "check_secret", "generate_secret", "signed_headers"]
+__all__ = [
+    "SECRET_PREFIX",
+    "AsymmetricSigner",
+    "check_secret",
+    "generate_secret",
+    "signed_content",
+    "signed_headers",
+]
 
 SECRET_PREFIX = "whsec_"
 MIN_SECRET_BYTES = 24
@@ -53,6 +65,21 @@ def generate_secret(n_bytes: int = 32) -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(n_bytes)).decode()
 
 
+class AsymmetricSigner(Protocol):
+    """Signs the Standard Webhooks content with an asymmetric key (rule 6); see
+    :class:`~.identity.ServerIdentity`."""
+
+    def sign(self, content: bytes) -> str:
+        """``v1a,`` + base64 of the signature of ``content``."""
+        ...
+
+
+def signed_content(message_id: str, stamp: int | str, body: bytes) -> bytes:
+    """What every signature covers: ``webhook-id.webhook-timestamp.`` (UTF-8) + the raw
+    body bytes (Standard Webhooks "Signature scheme")."""
+    return f"{message_id}.{stamp}.".encode() + body
+
+
 def signed_headers(
     message_id: str,
     body: bytes,
@@ -60,14 +87,18 @@ def signed_headers(
     *,
     subscription_id: str,
     now_s: float | None = None,
+    identity: AsymmetricSigner | None = None,
 ) -> dict[str, str]:
-    """The headers of one attempt (rules 2-4): ``webhook-id``, ``webhook-timestamp``
-    (Unix seconds), ``webhook-signature`` (one ``v1,`` signature per secret, in order),
-    ``X-MCP-Subscription-Id`` and ``Content-Type: application/json``."""
+    """The headers of one attempt (rules 2-4, 6): ``webhook-id``, ``webhook-timestamp``
+    (Unix seconds), ``webhook-signature`` (one ``v1,`` signature per secret, in order,
+    then the ``identity``'s ``v1a,`` one when given), ``X-MCP-Subscription-Id`` and
+    ``Content-Type: application/json``."""
     stamp = int(time.time() if now_s is None else now_s)
     when = datetime.fromtimestamp(stamp, tz=UTC)
     text = body.decode()
     signature = " ".join(Webhook(s).sign(message_id, when, text) for s in secrets_)
+    if identity is not None:
+        signature += " " + identity.sign(signed_content(message_id, stamp, body))
     return {
         "content-type": "application/json",
         "webhook-id": message_id,

@@ -9,7 +9,8 @@ Rules:
    absent) whose path is the entry's path or lies below it on a ``/`` boundary
    (``https://h.example/hooks`` covers ``/hooks`` and ``/hooks/a``, not ``/hooksx``,
    ``h.example.evil.net`` or port 8443).
-2. The handshake POSTs ``{"type": "verification", "challenge": <nonce>}`` (signed, with
+2. The handshake POSTs ``{"type": "verification", "challenge": <nonce>}`` (signed, plus
+   the ``v1a`` signature of a server ``identity`` when configured, with
    ``X-MCP-Subscription-Id``) over the same SSRF-hardened path as deliveries; the nonce
    is 32 random bytes, single-use, valid ``challenge_ttl_s``.
 3. The endpoint must answer 2xx with a JSON body ``{"challenge": <nonce>}``; the nonce
@@ -37,7 +38,7 @@ from mcpkit.experimental.events.webhooks.envelopes import VERIFICATION, control_
 from mcpkit.experimental.events.webhooks.limits import WebhookLimits
 from mcpkit.experimental.events.webhooks.records import SubscriptionStore, WebhookSubscription
 from mcpkit.experimental.events.webhooks.sender import AddressRefused, PostResult, Sender
-from mcpkit.experimental.events.webhooks.signing import signed_headers
+from mcpkit.experimental.events.webhooks.signing import AsymmetricSigner, signed_headers
 from mcpkit.experimental.events.wire import CALLBACK_ENDPOINT_ERROR
 
 __all__ = ["Verifier", "callback_error"]
@@ -81,7 +82,10 @@ class Verifier:
         subs: SubscriptionStore,
         limits: WebhookLimits,
         verified_urls: Sequence[str] = (),
+        *,
+        identity: AsymmetricSigner | None = None,
     ) -> None:
+        self.identity = identity  # adds a v1a signature to the challenge (.identity)
         self.sender = sender
         self.subs = subs
         self.limits = limits
@@ -114,7 +118,9 @@ class Verifier:
         issued = time.monotonic()
         body = control_body(VERIFICATION, challenge=nonce)
         msg = message_id(VERIFICATION)
-        headers = signed_headers(msg, body, [sub.secret], subscription_id=sub.id)
+        headers = signed_headers(
+            msg, body, [sub.secret], subscription_id=sub.id, identity=self.identity
+        )
         try:
             result: PostResult = await self.sender.post(sub.url, body, headers)
         except AddressRefused:
