@@ -7,7 +7,7 @@ Modules: :mod:`.limits` (bounds), :mod:`.signing` (Standard Webhooks), :mod:`.ss
 (address policy), :mod:`.sender` (the pinned POST), :mod:`.records` (subscriptions),
 :mod:`.envelopes` (bodies, cursor), :mod:`.verify` (challenge), :mod:`.delivery` (one
 subscription's loop), :mod:`.handlers` (the two methods), :mod:`.runtime` (the whole),
-:mod:`.receiver` (client side).
+:mod:`.receiver` (client side), :mod:`.wellknown` (the receiver document, both sides).
 """
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ from __future__ import annotations
 from mcpkit.experimental.events.webhooks.attach import enable_webhooks
 from mcpkit.experimental.events.webhooks.client import WebhookSubscription, subscribe_webhook
 from mcpkit.experimental.events.webhooks.limits import WebhookLimits
-from mcpkit.experimental.events.webhooks.receiver import WebhookMessage, WebhookReceiver
+from mcpkit.experimental.events.webhooks.receiver import (
+    SubscriptionIdConflict,
+    WebhookMessage,
+    WebhookReceiver,
+)
 from mcpkit.experimental.events.webhooks.records import (
     DeliveryState,
     InMemorySubscriptions,
@@ -28,6 +32,7 @@ from mcpkit.experimental.events.webhooks.records import (
 from mcpkit.experimental.events.webhooks.runtime import Check, Webhooks
 from mcpkit.experimental.events.webhooks.signing import check_secret, generate_secret
 from mcpkit.experimental.events.webhooks.ssrf import AddressPolicy, AddressRefused
+from mcpkit.experimental.events.webhooks.wellknown import WellKnownPolicy, well_known_route
 
 __all__ = [
     "AddressPolicy",
@@ -35,6 +40,7 @@ __all__ = [
     "Check",
     "DeliveryState",
     "InMemorySubscriptions",
+    "SubscriptionIdConflict",
     "SubscriptionRecord",
     "SubscriptionStore",
     "WebhookLimits",
@@ -42,9 +48,11 @@ __all__ = [
     "WebhookReceiver",
     "WebhookSubscription",
     "Webhooks",
+    "WellKnownPolicy",
     "check_secret",
     "enable_webhooks",
     "generate_secret",
     "subscribe_webhook",
     "subscription_id",
+    "well_known_route",
 ]
