@@ -17,7 +17,9 @@ Rules:
 6. Every POST is bounded by ``request_timeout_s`` (connect, write, read and pool).
 7. :meth:`Sender.get` (the receiver document, :mod:`.wellknown`) takes the same path
    (rules 1-4), reads at most the caller's ``max_bytes`` and is bounded as a whole by
-   the caller's ``timeout_s`` (``lastError``-style category ``timeout`` past it).
+   the caller's ``timeout_s`` (``lastError``-style category ``timeout`` past it); it
+   asks ``Connection: close``, so a connection the endpoint drops after answering is
+   never reused for the challenge POST that may follow.
 """
 
 from __future__ import annotations
@@ -133,8 +135,8 @@ class Sender:
         most ``max_bytes`` of the body (``oversize`` when there was more), the whole
         exchange bounded by ``timeout_s`` (rule 7). Never raises for endpoint failures;
         :class:`~.ssrf.AddressRefused` when the address check refuses."""
-        with anyio.move_on_after(timeout_s):
-            return await self._exchange("GET", url, None, {}, max_bytes)
+        with anyio.move_on_after(timeout_s):  # not pooled: the POST after it starts afresh
+            return await self._exchange("GET", url, None, {"connection": "close"}, max_bytes)
         return GetResult(None, "timeout")
 
     async def _exchange(
