@@ -185,3 +185,20 @@ async def test_duplicates_are_per_subscription() -> None:
     assert await h.post("sub_B", sb, body, "gh-delivery-123") == 204
     assert await h.post("sub_A", sa, body, "gh-delivery-123") == 200  # a real duplicate
     assert [m.subscription_id for m in h.got] == ["sub_A", "sub_B"]
+
+
+async def test_a_route_flooding_its_own_deliveries_cannot_evict_another_routes_duplicates() -> None:
+    """Rule 6: the dedupe table is bounded over all routes, but the fullest route gives
+    way, so one server's flood never makes another server's duplicates pass again."""
+    h = Harness(max_seen=6)
+    good, flood = generate_secret(), generate_secret()
+    h.receiver.bind("sub_good", good, route="honest")
+    h.receiver.bind("sub_flood", flood, route="noisy")
+    for n in range(3):
+        assert await h.post("sub_good", good, event(f"g{n}"), f"g{n}", route="honest") == 204
+    for n in range(50):
+        assert await h.post("sub_flood", flood, event(f"f{n}"), f"f{n}", route="noisy") == 204
+    for n in range(3):  # still remembered: answered 200, not forwarded again
+        assert await h.post("sub_good", good, event(f"g{n}"), f"g{n}", route="honest") == 200
+    assert sum(m.route == "honest" for m in h.got) == 3
+    assert await h.post("sub_flood", flood, event("f0"), "f0", route="noisy") == 204  # evicted

@@ -30,9 +30,12 @@ Rules:
    ``(route, id)`` or a secret registered (pending) in the route is answered
    ``200 {"challenge": <nonce>}``; it binds nothing and is not forwarded.
 6. Duplicates, per subscription: a ``(route, subscription id, webhook-id)`` accepted
-   within the last ``dedupe_window_s`` (at most ``max_seen`` remembered) is answered 200
-   and not forwarded again; one being handled right now is answered 409 (the sender
-   retries). The same ``webhook-id`` for two subscriptions is two deliveries.
+   within the last ``dedupe_window_s`` is answered 200 and not forwarded again; one
+   being handled right now is answered 409 (the sender retries). The same
+   ``webhook-id`` for two subscriptions is two deliveries. At most ``max_seen`` are
+   remembered over all routes; above it the oldest of the route remembering the most
+   gives way, so a server flooding its own route cannot evict another route's entries
+   while it holds more than they do.
 7. Events, ``gap`` and ``terminated`` envelopes go to the async ``on_message`` callback
    with their route; only when it returns is the delivery answered 2xx (the SEP's
    acknowledgement contract); if it raises, 500 (the sender retries) and the id is not
@@ -145,7 +148,8 @@ class WebhookReceiver:
         self.max_subscriptions = max_subscriptions
         self._bound: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
         self._pending: OrderedDict[tuple[str, str], None] = OrderedDict()
-        self._seen: OrderedDict[tuple[str, str, str], float] = OrderedDict()
+        self._seen: dict[str, OrderedDict[tuple[str, str], float]] = {}
+        self._seen_total = 0
         self._busy: set[tuple[str, str, str]] = set()
         self._cursors: dict[tuple[str, str], str | None] = {}
 
@@ -254,16 +258,29 @@ class WebhookReceiver:
 
     def _remember(self, key: tuple[str, str, str]) -> None:
         now = time.monotonic()
-        self._seen[key] = now
-        self._seen.move_to_end(key)
+        route, entry = key[0], (key[1], key[2])
+        seen = self._seen.setdefault(route, OrderedDict())
+        if entry not in seen:
+            self._seen_total += 1
+        seen[entry] = now
+        seen.move_to_end(entry)
         floor = now - self.dedupe_window_s
-        while self._seen and (
-            len(self._seen) > self.max_seen or next(iter(self._seen.values())) < floor
-        ):
-            self._seen.popitem(last=False)
+        while seen and next(iter(seen.values())) < floor:
+            seen.popitem(last=False)
+            self._seen_total -= 1
+        while self._seen_total > self.max_seen:  # rule 6: the fullest route gives way
+            fullest = max(self._seen, key=lambda r: len(self._seen[r]))
+            table = self._seen[fullest]
+            table.popitem(last=False)
+            self._seen_total -= 1
+            if not table:
+                del self._seen[fullest]
+        if not seen:
+            self._seen.pop(route, None)
 
     def _seen_recently(self, key: tuple[str, str, str]) -> bool:
-        at = self._seen.get(key)
+        table = self._seen.get(key[0])
+        at = table.get((key[1], key[2])) if table is not None else None
         return at is not None and at >= time.monotonic() - self.dedupe_window_s
 
     async def _handle(self, request: Request) -> Response:
