@@ -58,9 +58,11 @@ class Doc:
         self.status = status
         self.headers = headers or {}
         self.hits = 0
+        self.hosts: list[str] = []
 
     async def handle(self, request: Request) -> Response:
         self.hits += 1
+        self.hosts.append(request.headers.get("host", ""))
         return Response(self.body, self.status, headers=self.headers, media_type="application/json")
 
     def route(self, path: str = WELL_KNOWN_RECEIVER_PATH) -> Route:
@@ -82,6 +84,7 @@ async def test_a_covering_document_verifies_with_no_challenge_post() -> None:
         sub = await _subscribe(d)
         assert challenges(d.flaky.seen) == 0
         assert doc.hits == 1
+        assert doc.hosts == [f"{HOOK_HOST}:{d.hook_port}"]  # the name, sent to the checked IP
         assert await d.hooks.subscriptions.verified("alice", sub.url)  # per (principal, url)
         assert not await d.hooks.subscriptions.verified("bob", sub.url)
         await d.emit("a", 3)
@@ -138,6 +141,23 @@ async def test_prefixes_cover_on_segment_boundaries_only(path: str) -> None:
             await _subscribe(d, url=url)  # not covered: the challenge runs, and fails
         assert err.value.code == CALLBACK_ENDPOINT_ERROR
         assert err.value.data["reason"] == "challenge_failed"
+
+
+async def test_the_fetch_takes_the_guarded_path() -> None:
+    """The address guard runs before the fetch, and TLS is checked for the host name."""
+    doc = Doc()
+    async with deployment(allow=(), extra_routes=[doc.route()]) as d:
+        with pytest.raises(JSONRPCError) as err:
+            await _subscribe(d)
+        assert err.value.data["reason"] == "connection_refused"
+        assert doc.hits == 0
+    async with deployment(extra_routes=[doc.route()]) as d:
+        # rebind.test resolves to the same 127.0.0.1, but the certificate is hooks.test's
+        url = d.hook_url.replace(HOOK_HOST, "rebind.test")
+        with pytest.raises(JSONRPCError) as err:
+            await _subscribe(d, url=url)
+        assert err.value.data["reason"] == "tls_error"
+        assert doc.hits == 0
 
 
 async def test_a_redirected_document_is_not_followed() -> None:
@@ -258,3 +278,30 @@ async def test_a_crashing_document_endpoint_falls_back_to_the_challenge() -> Non
         await _subscribe(d)
         assert hits == [1]
         assert challenges(d.flaky.seen) == 1
+
+
+@pytest.mark.parametrize(
+    ("headers", "max_ttl_s", "fetches"),
+    [
+        ({"Cache-Control": "max-age=3600"}, 0.3, 2),  # capped at max_ttl_s
+        ({"Cache-Control": "max-age=60", "Age": "60"}, 3600.0, 2),  # already stale
+        ({"Cache-Control": "max-age=60", "Age": "10"}, 3600.0, 1),
+    ],
+)
+async def test_cache_lifetime_is_capped_and_counts_age(
+    headers: dict[str, str], max_ttl_s: float, fetches: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = make_tls(Path(tmp))
+        policy = AddressPolicy(allow=["127.0.0.0/8"], resolver=loopback_resolver)
+        doc = Doc(headers=headers)
+        async with serve(Starlette(routes=[doc.route()]), tls=tls) as port:
+            sender = Sender(policy, verify=tls.client_context())
+            docs = ReceiverDocuments(
+                sender, WellKnownPolicy(max_ttl_s=max_ttl_s, fetch_interval_s=0.0)
+            )
+            assert await docs.covers(f"https://{HOOK_HOST}:{port}/hooks/a")
+            await anyio.sleep(0.5)
+            assert await docs.covers(f"https://{HOOK_HOST}:{port}/hooks/b")
+            assert doc.hits == fetches
+            await sender.aclose()
