@@ -202,3 +202,23 @@ async def test_a_route_flooding_its_own_deliveries_cannot_evict_another_routes_d
         assert await h.post("sub_good", good, event(f"g{n}"), f"g{n}", route="honest") == 200
     assert sum(m.route == "honest" for m in h.got) == 3
     assert await h.post("sub_flood", flood, event("f0"), "f0", route="noisy") == 204  # evicted
+
+
+@pytest.mark.parametrize(("mount", "prefix"), [("/hooks", "/hooks/"), ("/", "/")])
+async def test_routes_serve_the_document_for_the_mount(mount: str, prefix: str) -> None:
+    from starlette.applications import Starlette
+
+    h = Harness()
+    secret = generate_secret()
+    h.receiver.bind("sub_1", secret, route=R)
+    app = Starlette(routes=h.receiver.routes(mount))
+    raw = json.dumps(event("c")).encode()
+    headers = signed_headers("e1", raw, [secret], subscription_id="sub_1")
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://r") as http:
+        doc = await http.get("/.well-known/mcp-webhook-receiver.json")
+        assert doc.json() == {"receivers": [prefix]}
+        assert doc.headers["cache-control"] == "max-age=300"
+        posted = await http.post(f"{prefix}{R}", content=raw, headers=headers)
+        assert posted.status_code == 204
+    assert [m.route for m in h.got] == [R]

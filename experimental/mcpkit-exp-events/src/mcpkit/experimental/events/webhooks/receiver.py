@@ -171,7 +171,7 @@ class WebhookReceiver:
         mount = Mount(mount_path.rstrip("/"), app=self)
         if not well_known:
             return [mount]
-        return [mount, well_known_route(mount_path.rstrip("/") + "/")]
+        return [well_known_route(mount_path.rstrip("/") + "/"), mount]
 
     # -- secrets --------------------------------------------------------------------
     def register(self, secret: str, *, route: str) -> None:

@@ -118,7 +118,7 @@ def check_prefix(prefix: object, *, max_prefix_bytes: int = 1024) -> str:
         raise ValueError("a receiver prefix must be an absolute path ('/...')")
     if len(prefix.encode()) > max_prefix_bytes:
         raise ValueError(f"a receiver prefix is longer than {max_prefix_bytes} bytes")
-    if any(c in prefix for c in "%\\?#") or not _clean_segments(prefix):
+    if any(c in prefix for c in "%\\?#") or prefix.startswith("//") or not _clean_segments(prefix):
         raise ValueError(f"receiver prefix {prefix!r} has a dot, empty or encoded segment")
     return prefix
 
