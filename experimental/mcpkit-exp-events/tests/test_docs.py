@@ -18,6 +18,7 @@ MARKER = re.compile(r"^# docs-example: ([\w-]+)\n")
 RUN = {"source", "poll", "push"}
 WEBHOOK_RUN = {"webhook-server", "webhook-client", "redis"}  # tests/on_redis/test_webhook_docs.py
 SIGN_RUN = {"identity-server", "identity-receiver"}  # tests/hooks/test_identity_docs.py
+RECEIVER_RUN = {"webhook-receiver"}  # tests/hooks/test_webhook_receiver_docs.py
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +40,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 def test_every_example_is_run_here() -> None:
-    assert set(examples()) == RUN | WEBHOOK_RUN | SIGN_RUN
+    assert set(examples()) == RUN | WEBHOOK_RUN | SIGN_RUN | RECEIVER_RUN
 
 
 def test_the_source_is_under_20_lines() -> None:

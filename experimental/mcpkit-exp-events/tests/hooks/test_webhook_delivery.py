@@ -31,7 +31,7 @@ async def test_subscribe_verifies_then_delivers_each_event_once_signed_and_route
         assert len(ids) == 20  # no duplicates reached the application
         assert all(m.subscription_id == sub.id for m in d.inbox.messages)
         # the last cursor received is safe: everything up to it was delivered
-        assert d.receiver.cursor(sub.id) is not None
+        assert d.receiver.cursor(sub.id, route=sub.route) is not None
         refreshed = await sub.refresh()
         assert refreshed["id"] == sub.id
         status = refreshed["deliveryStatus"]

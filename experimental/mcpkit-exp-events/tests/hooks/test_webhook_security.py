@@ -146,7 +146,7 @@ async def test_receiver_refuses_forged_tampered_and_stale_deliveries() -> None:
         async with httpx2.AsyncClient(verify=d.tls.client_context()) as http:
 
             async def post(headers: dict[str, str], content: bytes = body) -> int:
-                url = f"https://127.0.0.1:{d.hook_port}/hooks/"
+                url = sub.url.replace(HOOK_HOST, "127.0.0.1")
                 extensions = {"sni_hostname": HOOK_HOST}
                 r = await http.post(url, content=content, headers=headers, extensions=extensions)
                 return r.status_code

@@ -54,6 +54,8 @@ __all__ = [
     "SUBSCRIPTION_ID_HEADER",
     "SUBSCRIPTION_ID_META",
     "UNSUPPORTED",
+    "WELL_KNOWN_RECEIVERS_FIELD",
+    "WELL_KNOWN_RECEIVER_PATH",
     "DeliveryMode",
     "EventOccurrence",
     "EventTypeDescriptor",
@@ -91,6 +93,11 @@ SUBSCRIPTION_ID_META: Final = "io.modelcontextprotocol/subscriptionId"
 JSON-RPC id of its ``events/stream`` request (§Event delivery)."""
 SUBSCRIPTION_ID_HEADER: Final = "X-MCP-Subscription-Id"
 """The webhook delivery header naming the subscription id (§Webhook event delivery)."""
+WELL_KNOWN_RECEIVER_PATH: Final = "/.well-known/mcp-webhook-receiver.json"
+"""Where a callback URL's origin publishes the receiver document (§Webhook security,
+"Endpoint verification" option 4)."""
+WELL_KNOWN_RECEIVERS_FIELD: Final = "receivers"
+"""The receiver document's member: the path prefixes that accept deliveries."""
 
 # -- error codes (§Error Handling) --------------------------------------------------------
 # METHOD_NOT_FOUND (-32601) and INVALID_PARAMS (-32602) are JSON-RPC's, from core.

@@ -62,6 +62,7 @@ from mcpkit.experimental.events.webhooks.sender import AddressRefused, PostResul
 from mcpkit.experimental.events.webhooks.signing import signed_headers
 from mcpkit.experimental.events.webhooks.ssrf import AddressPolicy
 from mcpkit.experimental.events.webhooks.verify import Verifier
+from mcpkit.experimental.events.webhooks.wellknown import WellKnownPolicy
 from mcpkit.experimental.events.wire import EVENTS_SUBSCRIBE, EVENTS_UNSUBSCRIBE, FORBIDDEN
 
 if TYPE_CHECKING:
@@ -93,7 +94,9 @@ class Webhooks:
     ``ssl.SSLContext`` or True). ``check``/``match``/``transform``: the event types'
     hooks (:data:`Check`, :data:`~.delivery.Match`, :data:`~.delivery.Transform`).
     ``verified_urls``: callback URLs (and the paths below them, same scheme, host and
-    port) verified without a handshake (allowlist).
+    port) verified without a handshake (allowlist). ``well_known``: how receiver
+    documents are used (:class:`~.wellknown.WellKnownPolicy`; default enabled,
+    ``WellKnownPolicy(enabled=False)`` for challenge-only verification).
     ``rescan_s``, ``lease_s``: seconds (rule 2). ``generation(name)``: the event type's
     schema generation, part of its cursors (:mod:`.envelopes` rule 3).
     ``on_subscribed``/``on_unsubscribed``: lifecycle hooks (:data:`Lifecycle`; rule 6).
@@ -120,6 +123,7 @@ class Webhooks:
         on_subscribed: Lifecycle | None = None,
         on_unsubscribed: Lifecycle | None = None,
         identity: ServerIdentity | None = None,
+        well_known: WellKnownPolicy | None = None,
     ) -> None:
         self.store = store
         self.limits = limits if limits is not None else WebhookLimits()
@@ -142,7 +146,12 @@ class Webhooks:
         )
         self.identity = identity
         self.verifier = Verifier(
-            self.sender, self.subscriptions, self.limits, verified_urls, identity=identity
+            self.sender,
+            self.subscriptions,
+            self.limits,
+            verified_urls,
+            well_known,
+            identity=identity,
         )
         self.check = check
         self.match = match

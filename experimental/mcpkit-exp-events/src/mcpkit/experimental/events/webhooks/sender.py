@@ -1,4 +1,5 @@
-"""One hardened POST to a callback URL (SEP-3415 §Webhook security, §Webhook delivery status).
+"""One hardened POST (or GET) to a callback URL (SEP-3415 §Webhook security, §Webhook
+delivery status).
 
 Rules:
 1. The host name is resolved and checked by :class:`~.ssrf.AddressPolicy` for every POST,
@@ -14,24 +15,43 @@ Rules:
 5. A response body is read up to ``max_response_bytes``; its content never reaches
    ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`).
 6. Every POST is bounded by ``request_timeout_s`` (connect, write, read and pool).
+7. :meth:`Sender.get` (the receiver document, :mod:`.wellknown`) takes the same path
+   (rules 1-4), reads at most the caller's ``max_bytes`` and is bounded as a whole by
+   the caller's ``timeout_s`` (``lastError``-style category ``timeout`` past it); it
+   asks ``Connection: close``, so a connection the endpoint drops after answering is
+   never reused for the challenge POST that may follow.
 """
 
 from __future__ import annotations
 
 import ssl
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 
 from mcpkit.experimental.events.webhooks.ssrf import AddressPolicy, AddressRefused
 
-__all__ = ["OUTCOMES", "PostResult", "Sender"]
+__all__ = ["OUTCOMES", "GetResult", "PostResult", "Sender"]
 
 OUTCOMES = ("connection_refused", "timeout", "tls_error", "http_4xx", "http_5xx")
 """The ``lastError`` categories a POST can end in (plus ``challenge_failed``, decided by
 the verifier)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GetResult:
+    """How one exchange ended: ``status`` (None when no response), ``error`` (a category
+    of :data:`OUTCOMES`, None on 2xx), up to ``max_bytes`` of the body, the response
+    headers (lower-case names) and whether the body was longer than ``max_bytes``."""
+
+    status: int | None
+    error: str | None
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+    oversize: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +83,7 @@ def _is_tls(exc: BaseException) -> bool:
 
 
 class Sender:
-    """Hardened POSTs (rules 1-6). ``verify`` is an ``ssl.SSLContext`` (tests: one that
+    """Hardened POSTs and GETs (rules 1-7). ``verify`` is an ``ssl.SSLContext`` (tests: one that
     trusts a test CA) or True (the system's trust store)."""
 
     def __init__(
@@ -107,6 +127,21 @@ class Sender:
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
         """POST ``body`` to ``url`` (rules 1-6); never raises for endpoint failures.
         Raises :class:`~.ssrf.AddressRefused` when the address check refuses."""
+        got = await self._exchange("POST", url, body, headers, self.max_response_bytes)
+        return PostResult(got.status, got.error, got.body)
+
+    async def get(self, url: str, *, max_bytes: int, timeout_s: float) -> GetResult:
+        """GET ``url`` over the same pinned path as :meth:`post` (rules 1-4, 6), reading at
+        most ``max_bytes`` of the body (``oversize`` when there was more), the whole
+        exchange bounded by ``timeout_s`` (rule 7). Never raises for endpoint failures;
+        :class:`~.ssrf.AddressRefused` when the address check refuses."""
+        with anyio.move_on_after(timeout_s):  # not pooled: the POST after it starts afresh
+            return await self._exchange("GET", url, None, {"connection": "close"}, max_bytes)
+        return GetResult(None, "timeout")
+
+    async def _exchange(
+        self, method: str, url: str, body: bytes | None, headers: dict[str, str], max_bytes: int
+    ) -> GetResult:
         while self._retired:
             await self._retired.pop().aclose()
         parts = urlsplit(url)
@@ -119,9 +154,10 @@ class Sender:
             target += "?" + parts.query
         host_header = host if parts.port in (None, 443) else f"{host}:{port}"
         client = self._client(host)
+        oversize = False
         try:
             async with client.stream(
-                "POST",
+                method,
                 target,
                 content=body,
                 headers={**headers, "host": host_header},
@@ -130,21 +166,22 @@ class Sender:
                 data = bytearray()
                 async for chunk in response.aiter_bytes():
                     data += chunk
-                    if len(data) >= self.max_response_bytes:
+                    if len(data) > max_bytes:
+                        oversize = True
                         break
                 status = response.status_code
+                got_headers = {k.lower(): v for k, v in response.headers.items()}
         except httpx2.TimeoutException:
-            return PostResult(None, "timeout")
+            return GetResult(None, "timeout")
         except httpx2.HTTPError as exc:
-            return PostResult(None, "tls_error" if _is_tls(exc) else "connection_refused")
+            return GetResult(None, "tls_error" if _is_tls(exc) else "connection_refused")
         except (ssl.SSLError, ssl.CertificateError):
-            return PostResult(None, "tls_error")
+            return GetResult(None, "tls_error")
         except OSError:
-            return PostResult(None, "connection_refused")
-        payload = bytes(data[: self.max_response_bytes])
-        if 200 <= status < 300:
-            return PostResult(status, None, payload)
-        return PostResult(status, "http_5xx" if status >= 500 else "http_4xx", payload)
+            return GetResult(None, "connection_refused")
+        payload = bytes(data[:max_bytes])
+        error = None if 200 <= status < 300 else "http_5xx" if status >= 500 else "http_4xx"
+        return GetResult(status, error, payload, got_headers, oversize)
 
     async def aclose(self) -> None:
         """Close every pooled client."""

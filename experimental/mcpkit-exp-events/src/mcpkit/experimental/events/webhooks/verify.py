@@ -18,6 +18,12 @@ Rules:
    ``CallbackEndpointError`` (-32027) with ``data.reason``: ``challenge_failed`` for a
    reachable endpoint, the connection category otherwise.
 4. Verification POSTs to one host are spaced at least ``verification_interval_s`` apart.
+5. Before a handshake, the receiver document of the URL's origin is consulted
+   (:mod:`.wellknown`, the SEP's option 4, unless ``WellKnownPolicy(enabled=False)``):
+   a document covering the URL verifies ``(principal, url)`` with no challenge POST,
+   recorded and cached like a handshake (rule 1); an absent, malformed, oversize,
+   redirected or unreachable document, or one not covering the URL, falls back to the
+   handshake.
 """
 
 from __future__ import annotations
@@ -26,12 +32,9 @@ import hmac
 import json
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, cast
 from urllib.parse import SplitResult, urlsplit
-
-import anyio
 
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.webhooks.envelopes import VERIFICATION, control_body, message_id
@@ -39,6 +42,12 @@ from mcpkit.experimental.events.webhooks.limits import WebhookLimits
 from mcpkit.experimental.events.webhooks.records import SubscriptionStore, WebhookSubscription
 from mcpkit.experimental.events.webhooks.sender import AddressRefused, PostResult, Sender
 from mcpkit.experimental.events.webhooks.signing import AsymmetricSigner, signed_headers
+from mcpkit.experimental.events.webhooks.wellknown import (
+    HostSpacer,
+    ReceiverDocuments,
+    WellKnownPolicy,
+    path_covered,
+)
 from mcpkit.experimental.events.wire import CALLBACK_ENDPOINT_ERROR
 
 __all__ = ["Verifier", "callback_error"]
@@ -69,12 +78,12 @@ def url_covered(url: str, allowed: str) -> bool:
             return False
     except ValueError:
         return False
-    base = want.path.rstrip("/")
-    return not base or got.path == base or got.path.startswith(base + "/")
+    return path_covered(got.path, want.path)
 
 
 class Verifier:
-    """Rules 1-4 for one server."""
+    """Rules 1-5 for one server. ``well_known``: how receiver documents are used
+    (default :class:`~.wellknown.WellKnownPolicy`: enabled)."""
 
     def __init__(
         self,
@@ -82,6 +91,7 @@ class Verifier:
         subs: SubscriptionStore,
         limits: WebhookLimits,
         verified_urls: Sequence[str] = (),
+        well_known: WellKnownPolicy | None = None,
         *,
         identity: AsymmetricSigner | None = None,
     ) -> None:
@@ -90,30 +100,22 @@ class Verifier:
         self.subs = subs
         self.limits = limits
         self.verified_urls = tuple(verified_urls)
-        self._last_by_host: OrderedDict[str, float] = OrderedDict()
-        self._host_lock = anyio.Lock()
+        self.spacer = HostSpacer(limits.verification_interval_s, limits.max_verifications)
+        self.documents = ReceiverDocuments(sender, well_known or WellKnownPolicy())
 
     async def is_verified(self, principal: str, url: str) -> bool:
         if any(url_covered(url, allowed) for allowed in self.verified_urls):
             return True
         return await self.subs.verified(principal, url)
 
-    async def _space(self, host: str) -> None:
-        async with self._host_lock:
-            last = self._last_by_host.get(host)
-            now = time.monotonic()
-            wait = 0.0 if last is None else last + self.limits.verification_interval_s - now
-            self._last_by_host[host] = now + max(0.0, wait)
-            self._last_by_host.move_to_end(host)
-            while len(self._last_by_host) > self.limits.max_verifications:
-                self._last_by_host.popitem(last=False)
-        if wait > 0:
-            await anyio.sleep(wait)
-
     async def verify(self, sub: WebhookSubscription) -> None:
-        """Run the handshake for ``sub`` (rules 2-4); on success cache it (rule 1).
-        Raises ``CallbackEndpointError`` (-32027)."""
-        await self._space(urlsplit(sub.url).hostname or "")
+        """Verify ``sub``'s endpoint by its origin's receiver document (rule 5) or by the
+        handshake (rules 2-4); on success cache it (rule 1). Raises
+        ``CallbackEndpointError`` (-32027)."""
+        if await self.documents.covers(sub.url):
+            await self.subs.mark_verified(sub.principal, sub.url, self.limits.verification_ttl_s)
+            return
+        await self.spacer.wait(urlsplit(sub.url).hostname or "")
         nonce = secrets.token_urlsafe(32)
         issued = time.monotonic()
         body = control_body(VERIFICATION, challenge=nonce)
