@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from mcpkit.client import Client
 from mcpkit.experimental.events import EventsExtension
@@ -149,7 +149,8 @@ class Inbox:
 
 class Flaky:
     """ASGI wrapper: the first ``failures`` POSTs answer ``status`` (counting every
-    request in ``seen``)."""
+    request in ``seen``, with its path in ``paths`` and the status answered in
+    ``statuses``)."""
 
     def __init__(self, app: Any, failures: int = 0, status: int = 503) -> None:
         self.app = app
@@ -157,6 +158,8 @@ class Flaky:
         self.status = status
         self.seen: list[dict[str, str]] = []
         self.bodies: list[bytes] = []
+        self.paths: list[str] = []
+        self.statuses: list[int] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -171,9 +174,16 @@ class Flaky:
                 break
         self.seen.append(headers)
         self.bodies.append(body)
+        self.paths.append(scope["path"])
+
+        async def record(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                self.statuses.append(message["status"])
+            await send(message)
+
         if self.failures > 0:
             self.failures -= 1
-            await Response(status_code=self.status)(scope, receive, send)
+            await Response(status_code=self.status)(scope, receive, record)
             return
         sent = False
 
@@ -184,7 +194,7 @@ class Flaky:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        await self.app(scope, replay, send)
+        await self.app(scope, replay, record)
 
 
 async def redirect(request: Request) -> Response:

@@ -51,12 +51,16 @@ async def test_identity_server_and_receiver_examples() -> None:
                 ) as http,
                 Client(HttpTransport(mcp_url, http_client=http), mode="modern") as client,
             ):
-                await subscribe_webhook(
+                sub = await subscribe_webhook(
                     client,
                     receiver,
                     name="incident.created",
                     url=f"https://hooks.test:{hook_port}/hooks/",
                 )
+                # mounted with routes: one route per server, and no receiver document
+                # (a server must pass the challenge, v1a included)
+                assert sub.url == f"https://hooks.test:{hook_port}/hooks/{sub.route}"
+                assert [getattr(r, "path", "") for r in hooks_app.routes] == ["/hooks"]
                 for i in range(12):
                     await webhooks.store.append(
                         "incident.created", event_id=f"i{i}", timestamp_ms=now_ms(), data={"i": i}

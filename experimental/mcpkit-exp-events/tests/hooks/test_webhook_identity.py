@@ -12,7 +12,9 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 import pytest
 from standardwebhooks import Webhook
@@ -22,12 +24,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from hooks.hookkit import TLS, Deployment, deployment, make_tls, serve
+from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.webhooks import (
     WebhookReceiver,
     generate_secret,
     subscribe_webhook,
 )
+from mcpkit.experimental.events.webhooks.client import server_label
 from mcpkit.experimental.events.webhooks.identity import (
     ServerIdentity,
     ServerKeys,
@@ -114,6 +118,7 @@ async def test_every_post_of_a_server_with_an_identity_carries_a_verifying_v1a()
         kinds = [h["webhook-id"].split("_")[1] for h in d.flaky.seen]
         assert (kinds[0], kinds[-1]) == ("verification", "terminated")
         keys = ServerKeys([identity.jwks()])
+        assert set(d.flaky.paths) == {urlsplit(sub.url).path}  # all on the server's route
         for headers, body in zip(d.flaky.seen, d.flaky.bodies, strict=True):
             assert _signatures(headers) == ["v1", "v1a"]
             assert await keys.verify(body, headers)
@@ -142,8 +147,16 @@ def requiring(keys: ServerKeys) -> Any:
     return lambda inbox: WebhookReceiver(inbox.on_message, server_keys=keys)
 
 
-async def _post(d: Deployment, body: bytes, headers: dict[str, str]) -> int | None:
-    return (await d.hooks.sender.post(d.hook_url, body, headers)).status
+async def _post(d: Deployment, url: str, body: bytes, headers: dict[str, str]) -> int | None:
+    return (await d.hooks.sender.post(url, body, headers)).status
+
+
+def _refused_on_the_route(d: Deployment, client: Client) -> None:
+    """The one challenge POST reached the server's route (the HMAC of the secret
+    registered there verifies) and was refused 401 for its identity, not 404/425."""
+    route = d.receiver.route_for(server_label(client))
+    assert d.flaky.paths == [f"/hooks/{route}"]
+    assert d.flaky.statuses == [401]
 
 
 async def test_a_receiver_requiring_identity_refuses_other_keys_and_missing_v1a() -> None:
@@ -158,6 +171,7 @@ async def test_a_receiver_requiring_identity_refuses_other_keys_and_missing_v1a(
             await subscribe_webhook(client, d.receiver, name="a", url=d.hook_url)
         assert err.value.code == CALLBACK_ENDPOINT_ERROR
         assert err.value.data == {"reason": "challenge_failed"}
+        _refused_on_the_route(d, client)
     # an identity the receiver does not trust: refused the same way
     async with (
         deployment(receiver_factory=requiring(keys), hooks_options={"identity": other}) as d,
@@ -166,6 +180,7 @@ async def test_a_receiver_requiring_identity_refuses_other_keys_and_missing_v1a(
         with pytest.raises(JSONRPCError) as err:
             await subscribe_webhook(client, d.receiver, name="a", url=d.hook_url)
         assert err.value.code == CALLBACK_ENDPOINT_ERROR
+        _refused_on_the_route(d, client)
     # the trusted identity: verified and delivered; forged deliveries are 401
     async with (
         deployment(receiver_factory=requiring(keys), hooks_options={"identity": trusted}) as d,
@@ -180,18 +195,48 @@ async def test_a_receiver_requiring_identity_refuses_other_keys_and_missing_v1a(
                 msg, BODY, [sub.secret], subscription_id=sub.id, identity=identity
             )
 
-        assert await _post(d, BODY, sign(None, "e1")) == 401  # HMAC alone
-        assert await _post(d, BODY, sign(other, "e2")) == 401  # another server's key
+        assert await _post(d, sub.url, BODY, sign(None, "e1")) == 401  # HMAC alone
+        assert await _post(d, sub.url, BODY, sign(other, "e2")) == 401  # another server's key
         # a key offered by the delivery itself is never trusted
         carrying = json.dumps({**json.loads(BODY), **other.jwks()}).encode()
         offered = signed_headers(
             "e3", carrying, [sub.secret], subscription_id=sub.id, identity=other
         )
         offered["x-webhook-jwks"] = json.dumps(other.jwks())
-        assert await _post(d, carrying, offered) == 401
+        assert await _post(d, sub.url, carrying, offered) == 401
         assert len(d.inbox.events()) == 2
-        assert await _post(d, BODY, sign(trusted, "e4")) == 204
+        assert await _post(d, sub.url, BODY, sign(trusted, "e4")) == 204
         assert len(d.inbox.events()) == 3
+        assert {m.route for m in d.inbox.messages} == {sub.route}
+        assert set(d.flaky.paths) == {urlsplit(sub.url).path}
+
+
+async def test_a_receiver_requiring_identity_mounted_by_routes_keeps_the_challenge() -> None:
+    """``receiver.routes()`` of a receiver with ``server_keys`` leaves the receiver
+    document out, so a server without a trusted key is refused at subscribe time (with
+    the document it would skip the challenge, subscribe, and be refused on every POST)."""
+    keys = ServerKeys([ServerIdentity.generate().jwks()])
+    async with deployment(receiver_factory=requiring(keys)) as d, d.client() as client:
+        paths = [getattr(r, "path", "") for r in d.receiver.routes("/hooks")]
+        assert paths == ["/hooks"]
+        async with serve(Starlette(routes=d.receiver.routes("/hooks")), tls=d.tls) as port:
+            with pytest.raises(JSONRPCError) as err:
+                await subscribe_webhook(
+                    client, d.receiver, name="a", url=f"https://hooks.test:{port}/hooks/"
+                )
+            assert err.value.data == {"reason": "challenge_failed"}
+        # asked for explicitly, the document verifies the URL: no challenge, and every
+        # delivery of the untrusted server is refused
+        app = Starlette(routes=d.receiver.routes("/hooks", well_known=True))
+        async with serve(app, tls=d.tls) as port:
+            sub = await subscribe_webhook(
+                client, d.receiver, name="a", url=f"https://hooks.test:{port}/hooks/"
+            )
+            await d.emit("a", 1)
+            with anyio.fail_after(20):
+                while (await d.hooks.subscriptions.state(sub.id)).last_error is None:
+                    await anyio.sleep(0.05)
+            assert d.inbox.messages == []
 
 
 async def test_the_keys_are_fetched_from_the_mcp_origin_and_a_rotation_is_followed() -> None:

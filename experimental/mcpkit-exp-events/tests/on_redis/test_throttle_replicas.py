@@ -67,8 +67,10 @@ async def test_a_refresh_on_the_replica_not_delivering_reports_the_throttling(
                     await anyio.sleep(0.05)
             idle = client_b if sub.id in d.hooks.deliveries else client_a
             assert not (sub.id in d.hooks.deliveries and sub.id in hooks_b.deliveries)
+            # the same subscription (same callback URL, route and secret) through the
+            # replica that does not deliver it
             other = WebhookSubscription(
-                idle, d.receiver, "a", {}, d.hook_url, sub.secret, result=dict(sub.result)
+                idle, d.receiver, "a", {}, sub.url, sub.route, sub.secret, result=dict(sub.result)
             )
             await d.emit("a", N_EVENTS)
             with anyio.fail_after(10):

@@ -45,10 +45,14 @@ Rules:
 9. :meth:`WebhookReceiver.routes` mounts the receiver and serves the receiver document
    ``/.well-known/mcp-webhook-receiver.json`` for the mount (SEP option 4,
    :mod:`.wellknown`), so servers verify the callback URLs below it without a challenge.
-10. With ``server_keys`` (:class:`~.identity.ServerKeys`, optional) every POST, the
-    verification challenge included, must also carry a ``v1a,`` signature by a trusted
-    server key, checked after the HMAC (401 otherwise); without it ``v1a,`` signatures
-    are ignored (SEP-3415 "Server identity (optional)").
+10. With ``server_keys`` (:class:`~.identity.ServerKeys`, optional) every POST on every
+    route, the verification challenge included, must also carry a ``v1a,`` signature by
+    a trusted server key, checked after the HMAC (401 otherwise); without it ``v1a,``
+    signatures are ignored (SEP-3415 "Server identity (optional)"). Such a receiver's
+    :meth:`~WebhookReceiver.routes` leaves out the receiver document unless asked
+    (``well_known=True``): the document verifies a callback URL with no challenge POST,
+    so a server without a trusted key would subscribe successfully and then have every
+    delivery refused; with the challenge its ``events/subscribe`` fails (-32027).
 """
 
 from __future__ import annotations
@@ -175,10 +179,14 @@ class WebhookReceiver:
         """``base_url`` (where the receiver is mounted) with ``route`` appended."""
         return f"{base_url.rstrip('/')}/{check_route(route)}"
 
-    def routes(self, mount_path: str, *, well_known: bool = True) -> list[BaseRoute]:
+    def routes(self, mount_path: str, *, well_known: bool | None = None) -> list[BaseRoute]:
         """Starlette routes: this receiver mounted at ``mount_path`` and (``well_known``)
-        the receiver document covering it (rule 9), served at the origin's root."""
+        the receiver document covering it (rule 9), served at the origin's root.
+        ``well_known`` defaults to True without ``server_keys`` and False with them
+        (rule 10: the document would spare an untrusted server the challenge)."""
         mount = Mount(mount_path.rstrip("/"), app=self)
+        if well_known is None:
+            well_known = self.server_keys is None
         if not well_known:
             return [mount]
         return [well_known_route(mount_path.rstrip("/") + "/"), mount]
