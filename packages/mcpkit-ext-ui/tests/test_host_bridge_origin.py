@@ -53,7 +53,9 @@ class Bridge:
 
 
 @contextlib.asynccontextmanager
-async def running(allow_origin: str | None) -> AsyncIterator[Bridge]:
+async def running(
+    allow_origin: str | None, allowed_hosts: list[str] | None = None
+) -> AsyncIterator[Bridge]:
     calls: list[str] = []
     server = build_app_server()
 
@@ -72,7 +74,7 @@ async def running(allow_origin: str | None) -> AsyncIterator[Bridge]:
         def open_view(body: JSON) -> AppHost:
             return AppHost(client, tool_name=body["toolName"])
 
-        app = bridge_app(open_view, allow_origin=allow_origin)
+        app = bridge_app(open_view, allow_origin=allow_origin, allowed_hosts=allowed_hosts)
         url = await stack.enter_async_context(serve(app))
         http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url, timeout=20))
         yield Bridge(http, app, url, calls)
@@ -170,3 +172,47 @@ async def test_without_allow_origin_only_the_bridges_own_origin_is_served() -> N
         )
         assert own.status_code == 201, own.text
         await bridge.ran("me")
+
+
+async def test_a_rebound_name_is_refused_without_allow_origin() -> None:
+    # DNS rebinding (bridge.py rule 8): a page at rebound.example whose name now resolves to
+    # 127.0.0.1 sends Host and Origin that agree with each other, so the origin check
+    # alone (rule 3, own origin) would pass it.
+    async with running(None) as bridge:
+        port = bridge.url.rsplit(":", 1)[1]
+        rebound = f"rebound.example:{port}"
+        for method, path in (("POST", "/views"), ("GET", "/views/x/events")):
+            response = await bridge.http.request(
+                method,
+                path,
+                content=OPEN_TRANSFER,
+                headers={
+                    "host": rebound,
+                    "origin": f"http://{rebound}",
+                    "content-type": "application/json",
+                },
+            )
+            assert response.status_code == 400, (method, path, response.text)
+        assert bridge.open_views() == 0
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            own = await bridge.http.post(
+                "/views",
+                json={"toolName": "transfer", "arguments": {"to": "me"}},
+                headers={"host": host, "origin": f"http://{host}"},
+            )
+            assert own.status_code == 201, (host, own.text)
+        await bridge.ran("me", "me")
+
+
+async def test_allowed_hosts_names_the_hosts_served() -> None:
+    async with running(None, allowed_hosts=["bridge.test"]) as bridge:
+        port = bridge.url.rsplit(":", 1)[1]
+        named = await bridge.http.post(
+            "/views",
+            json={"toolName": "transfer", "arguments": {"to": "named"}},
+            headers={"host": f"bridge.test:{port}", "origin": f"http://bridge.test:{port}"},
+        )
+        assert named.status_code == 201, named.text
+        loopback = await bridge.http.post("/views", json={"toolName": "transfer"})
+        assert loopback.status_code == 400  # only the names given
+        await bridge.ran("named")

@@ -38,6 +38,12 @@ Rules:
    (including :class:`AppResourceError`) → 422, a server ``JSONRPCError`` → 502.
 7. A view with no event stream and no request for ``view_idle_timeout_s`` is torn down
    when a new view is opened (a page that vanished without ``DELETE`` frees its slot).
+8. DNS rebinding: a request whose ``Host`` is not in ``allowed_hosts`` is 400 before
+   anything else (Starlette's ``TrustedHostMiddleware``). Without ``allow_origin`` the
+   default is the loopback names (``127.0.0.1``, ``localhost``, ``::1``), because rule 3
+   then trusts the request's own ``Host``: a page whose name was rebound to 127.0.0.1
+   would otherwise be "same origin". With ``allow_origin`` the default is any host (the
+   ``Origin`` check already refuses the rebinding page).
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from __future__ import annotations
 import inspect
 import logging
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -54,6 +60,7 @@ from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -159,6 +166,8 @@ def _fail(status: int, message: str) -> JSONResponse:
 
 
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+"""Rule 8: the ``Host`` names a bridge without ``allow_origin`` serves by default."""
 
 
 def _normal_origin(origin: str) -> str:
@@ -209,14 +218,17 @@ def bridge_app(
     open_view: OpenView,
     *,
     allow_origin: str | None = None,
+    allowed_hosts: Sequence[str] | None = None,
     limits: HostLimits = HostLimits(),  # noqa: B008 - frozen dataclass
     keepalive_s: float = 15.0,
 ) -> Starlette:
     """The bridge endpoint (module docstring for routes and rules). ``allow_origin``: the
     host page's origin, e.g. ``"http://127.0.0.1:8001"``, the only origin whose requests
     are served (rules 3-4); None: only the bridge's own origin (the host page is served
-    from it). The app's ``state.views`` is the :class:`ViewTable`; its lifespan tears down
-    the views left at shutdown."""
+    from it). ``allowed_hosts``: the ``Host`` names served (rule 8; ``"*.example.com"``
+    wildcards as Starlette's ``TrustedHostMiddleware``); None: loopback names only without
+    ``allow_origin``, any host with it. The app's ``state.views`` is the
+    :class:`ViewTable`; its lifespan tears down the views left at shutdown."""
     table = ViewTable(limits.max_views, limits.view_idle_timeout_s)
 
     async def run_call(host: AppHost, arguments: JSON) -> None:
@@ -344,7 +356,13 @@ def bridge_app(
             with anyio.CancelScope(shield=True):
                 await table.close_all()
 
-    middleware: list[Middleware] = []  # CORS outermost: it answers allowed preflights
+    if allowed_hosts is None:
+        allowed_hosts = LOOPBACK_HOSTS if allow_origin is None else ("*",)
+    # rule 8 outermost: a rebound name is refused before CORS or the origin check
+    middleware: list[Middleware] = [
+        Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+    ]
+    # CORS next: it answers allowed preflights
     if allow_origin is not None:
         middleware.append(
             Middleware(
