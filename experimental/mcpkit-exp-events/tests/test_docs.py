@@ -17,6 +17,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 MARKER = re.compile(r"^# docs-example: ([\w-]+)\n")
 RUN = {"source", "poll", "push"}
 WEBHOOK_RUN = {"webhook-server", "webhook-client", "redis"}  # tests/on_redis/test_webhook_docs.py
+AUTHZ_RUN = {"authz"}  # tests/test_authz_docs.py
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +39,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 def test_every_example_is_run_here() -> None:
-    assert set(examples()) == RUN | WEBHOOK_RUN
+    assert set(examples()) == RUN | WEBHOOK_RUN | AUTHZ_RUN
 
 
 def test_the_source_is_under_20_lines() -> None:

@@ -72,8 +72,9 @@ async def test_a_refused_reauthorization_terminates_the_webhook_once(
     options = {"reauthorize_s": 0.3}
     with caplog.at_level(logging.INFO, "mcpkit.experimental"):
         async with (
-            deployment(declare=lambda e: hooked.append(Hooked(e, switch)), hooks_options=options)
-            as d,
+            deployment(
+                declare=lambda e: hooked.append(Hooked(e, switch)), hooks_options=options
+            ) as d,
             d.client() as alice,
             d.client("key-bob") as bob,
         ):

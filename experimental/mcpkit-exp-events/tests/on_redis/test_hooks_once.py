@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ async def test_poll_leases_are_added_and_swept_by_exactly_one_replica(redis_url:
     try:
         leases = [PollLease.of("alice", "soak", {"n": i}) for i in range(20)]
         for lease in leases:
-            got = await race(lambda: a.renew(lease, 0.3, 50), lambda: b.renew(lease, 0.3, 50))
+            got = await race(partial(a.renew, lease, 0.3, 50), partial(b.renew, lease, 0.3, 50))
             assert sorted(got) == ["new", "renewed"]
         other = PollLease.of(None, "soak", {})
         assert await a.renew(other, 0.3, 20) == "full"  # the bound holds for the table
@@ -74,7 +75,10 @@ async def test_poll_leases_are_added_and_swept_by_exactly_one_replica(redis_url:
 
 
 async def test_a_subscription_is_deleted_or_swept_by_exactly_one_replica(redis_url: str) -> None:
-    a, b = RedisSubscriptions(RedisSettings(redis_url)), RedisSubscriptions(RedisSettings(redis_url))
+    a, b = (
+        RedisSubscriptions(RedisSettings(redis_url)),
+        RedisSubscriptions(RedisSettings(redis_url)),
+    )
     try:
         await a.put(record("sub_live", time.time() + 60))
         assert sorted(await race(lambda: a.delete("sub_live"), lambda: b.delete("sub_live"))) == [
