@@ -182,3 +182,21 @@ async def test_a_suspended_subscription_is_reauthorized_before_it_resumes() -> N
         assert delivery.state.active is False  # never resumed
     assert [c.reason for c in switch.at_delivery()] == ["reauthorize"]
     assert hooked[0].down[0][0].reason == "terminated"
+
+
+async def test_revoke_ends_a_principals_subscriptions_at_once() -> None:
+    switch = Switch()
+    hooked: list[Hooked] = []
+    async with (
+        deployment(declare=lambda e: hooked.append(Hooked(e, switch))) as d,
+        d.client() as alice,
+        d.client("key-bob") as bob,
+    ):
+        sub = await subscribe_webhook(alice, d.receiver, name="tick", url=d.hook_url)
+        kept = await subscribe_webhook(bob, d.receiver, name="tick", url=d.hook_url)
+        assert await d.hooks.revoke("alice") == 1
+        assert await d.hooks.revoke("alice") == 0
+        await d.inbox.wait_for(lambda i: len(terminations(d)) >= 1)
+        assert [s.id for s in await d.hooks.subscriptions.all()] == [kept.id]
+    assert terminations(d)[0]["error"]["data"] == {"reason": "Access revoked"}
+    assert [(ctx.reason, sub_id) for ctx, sub_id in hooked[0].down] == [("terminated", sub.id)]
