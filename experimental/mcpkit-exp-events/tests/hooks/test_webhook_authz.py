@@ -174,12 +174,15 @@ async def test_a_suspended_subscription_is_reauthorized_before_it_resumes() -> N
             while (delivery := d.hooks.deliveries.get(sub.id)) is None or delivery.state.active:
                 await anyio.sleep(0.02)
         assert switch.at_delivery() == []
+        d.flaky.failures = 0  # suspended: nothing is POSTed until it resumes
         switch.answers["alice"] = "no"
         await d.hooks.subscriptions.set_state(sub.id, DeliveryState(active=True))
+        await d.inbox.wait_for(lambda i: len(terminations(d)) >= 1)
         with anyio.fail_after(20):
             while await d.hooks.subscriptions.get(sub.id) is not None or not hooked[0].down:
                 await anyio.sleep(0.02)
         assert delivery.state.active is False  # never resumed
+        assert d.inbox.events() == []  # the event was not delivered after all
     assert [c.reason for c in switch.at_delivery()] == ["reauthorize"]
     assert hooked[0].down[0][0].reason == "terminated"
 

@@ -120,7 +120,7 @@ async def wait_for_calls(path: Path, kind: str, timeout_s: float = 60) -> None:
 async def test_a_client_polling_both_replicas_subscribes_and_lapses_once(redis_url: str) -> None:
     async with hook_endpoint() as hook:
         path = Path(hook.tmp) / f"hooks-{uuid.uuid4().hex}.jsonl"
-        extra = ("--redis", redis_url, "--hooks-file", str(path), "--poll-lease-s", "2.0")
+        extra = ("--redis", redis_url, "--hooks-file", str(path), "--poll-lease-s", "5.0")
         with replicas(2, hook.tmp, hook.tls, *extra) as (a, b):
             async with client(a.url) as ca, client(b.url) as cb:
                 cursor = None
