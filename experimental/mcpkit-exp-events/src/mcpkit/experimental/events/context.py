@@ -26,7 +26,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcpkit.experimental.events.wire import DeliveryMode
@@ -47,7 +47,8 @@ class SubscriberContext:
 
     - ``principal``: the stored principal key (``str``), None when anonymous (poll only).
     - ``name``: the event type; ``arguments``: the subscription's arguments (a copy).
-    - ``mode``: ``"poll"``, ``"push"`` or ``"webhook"``.
+    - ``mode``: ``"poll"`` or ``"webhook"`` (a push stream always has its request, so
+      its hooks and checks get the stream's ``Context``).
     - ``subscription_id``: the id the hooks got at ``on_subscribe`` (``sub_...`` for a
       webhook, ``poll_...`` for a poll lease).
     - ``reason``: why no request exists (rule 3).
@@ -55,10 +56,10 @@ class SubscriberContext:
 
     principal: str | None
     name: str
-    arguments: Mapping[str, Any] = field(default_factory=dict[str, Any])
-    mode: DeliveryMode = "webhook"
-    subscription_id: str = ""
-    reason: Reason = "reauthorize"
+    arguments: Mapping[str, Any]
+    mode: DeliveryMode
+    subscription_id: str
+    reason: Reason
 
 
 Authorize = Callable[["Context | SubscriberContext", str, JSON], "bool | Awaitable[bool]"]

@@ -233,7 +233,8 @@ class Webhooks:
         self._kick.set()
 
     def resume(self, sub_id: str) -> None:
-        """Reactivate a suspended subscription delivered here (a refresh)."""
+        """Reactivate a suspended subscription delivered here (a refresh, which
+        ``events/subscribe`` authorized just before; rule 7)."""
         delivery = self.deliveries.get(sub_id)
         if delivery is not None:
             delivery.resume()
