@@ -146,10 +146,11 @@ async def test_a_refresh_is_reauthorized_at_subscribe_time() -> None:
     assert isinstance(switch.contexts[-1], Context)  # asked with the refresh's request
 
 
-async def test_a_suspended_subscription_is_reauthorized_before_it_resumes() -> None:
+@pytest.mark.parametrize("answer", ["no", "yes"])
+async def test_a_suspended_subscription_is_reauthorized_before_it_resumes(answer: str) -> None:
     """Another replica's refresh reactivated it in the shared store (simulated by writing
-    the state): this replica asks ``authorize`` before resuming, and the refusal
-    terminates it instead (rule 7)."""
+    the state): this replica asks ``authorize`` before resuming; a refusal terminates it
+    instead, an approval resumes delivery (rule 7)."""
     switch = Switch()
     hooked: list[Hooked] = []
     limits = WebhookLimits(
@@ -175,16 +176,21 @@ async def test_a_suspended_subscription_is_reauthorized_before_it_resumes() -> N
                 await anyio.sleep(0.02)
         assert switch.at_delivery() == []
         d.flaky.failures = 0  # suspended: nothing is POSTed until it resumes
-        switch.answers["alice"] = "no"
+        switch.answers["alice"] = answer
         await d.hooks.subscriptions.set_state(sub.id, DeliveryState(active=True))
-        await d.inbox.wait_for(lambda i: len(terminations(d)) >= 1)
-        with anyio.fail_after(20):
-            while await d.hooks.subscriptions.get(sub.id) is not None or not hooked[0].down:
-                await anyio.sleep(0.02)
-        assert delivery.state.active is False  # never resumed
-        assert d.inbox.events() == []  # the event was not delivered after all
+        if answer == "yes":
+            await d.inbox.wait_for(lambda i: len(i.events()) >= 1)
+            assert delivery.state.active is True
+            assert hooked[0].down == []
+        else:
+            await d.inbox.wait_for(lambda i: len(terminations(d)) >= 1)
+            with anyio.fail_after(20):
+                while await d.hooks.subscriptions.get(sub.id) is not None or not hooked[0].down:
+                    await anyio.sleep(0.02)
+            assert delivery.state.active is False  # never resumed
+            assert d.inbox.events() == []  # the event was not delivered after all
+            assert hooked[0].down[0][0].reason == "terminated"
     assert [c.reason for c in switch.at_delivery()] == ["reauthorize"]
-    assert hooked[0].down[0][0].reason == "terminated"
 
 
 async def test_revoke_ends_a_principals_subscriptions_at_once() -> None:

@@ -42,8 +42,9 @@ Rules:
    one another replica's refresh reactivated (a refresh itself is checked by
    ``events/subscribe``). A refusal, or an ``authorize`` that raises (fail closed; the
    exception's type is logged, never its text), terminates the subscription with
-   -32024 Forbidden ``{"reason": "Access revoked"}`` (rule 4). It never stops the
-   delivery loop or the rescan.
+   -32024 Forbidden ``{"reason": "Access revoked"}`` (rule 4). The check runs in a task
+   beside the subscription's delivery: a slow ``authorize`` holds back neither the
+   rescan nor other subscriptions, and nothing it raises stops either.
 """
 
 from __future__ import annotations
@@ -181,6 +182,8 @@ class Webhooks:
         self.reauthorize_s = reauthorize_s
         self.deliveries: dict[str, SubscriptionDelivery] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
+        self._recheck: dict[str, anyio.Event] = {}
+        """Rule 7: set to make a delivery's authorization task check (and resume) now."""
         self._kick = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._epoch = ""
@@ -220,6 +223,7 @@ class Webhooks:
             unwatch()
             self.deliveries.clear()
             self._scopes.clear()
+            self._recheck.clear()
             with anyio.CancelScope(shield=True):
                 await self.sender.aclose()
 
@@ -243,6 +247,7 @@ class Webhooks:
         """Stop delivering ``sub_id`` here (unsubscribed or terminated)."""
         scope = self._scopes.pop(sub_id, None)
         self.deliveries.pop(sub_id, None)
+        self._recheck.pop(sub_id, None)
         if scope is not None:
             scope.cancel()
 
@@ -305,10 +310,7 @@ class Webhooks:
                 delivery.sub = sub  # refreshed secrets and expiry
                 state = await self.subscriptions.state(sub_id)
                 if state.active and not delivery.state.active:
-                    if not await self.authorized(sub):  # rule 7
-                        self._revoke_later(sub_id)
-                        continue
-                    delivery.resume()
+                    self._resume_checked(delivery)  # rule 7
                 await self._maybe_drop(delivery)
                 continue
             logger.info("webhook %s: delivering from this replica", sub_id)
@@ -361,15 +363,33 @@ class Webhooks:
             return False
 
     async def _reauthorize(self, delivery: SubscriptionDelivery) -> None:
-        """Rule 7: re-ask while ``delivery`` runs here; a refusal terminates it."""
+        """Rule 7: re-ask while ``delivery`` runs here, every ``reauthorize_s`` and when
+        :meth:`_resume_checked` asks; a refusal terminates it, an approval of a resume
+        resumes it. Runs beside the delivery, so a slow ``authorize`` holds back
+        neither the rescan nor other subscriptions."""
+        sub_id = delivery.sub.id
         age_s = time.time() - delivery.sub.created_at_s
         delay = self.reauthorize_s - age_s if age_s < self.reauthorize_s else 0.0
         while True:
-            await anyio.sleep(delay)
+            wake = self._recheck.setdefault(sub_id, anyio.Event())
+            with anyio.move_on_after(delay):
+                await wake.wait()
+            resuming = wake.is_set()
+            self._recheck[sub_id] = anyio.Event()
             delay = self.reauthorize_s
             if not await self.authorized(delivery.sub):
-                self._revoke_later(delivery.sub.id)
+                self._revoke_later(sub_id)
                 return
+            if resuming:
+                delivery.resume()
+
+    def _resume_checked(self, delivery: SubscriptionDelivery) -> None:
+        """Rule 7: resume a suspended ``delivery`` once ``authorize`` approves (at once
+        without an ``authorize``)."""
+        if self.authorize is None:
+            delivery.resume()
+            return
+        self._recheck.setdefault(delivery.sub.id, anyio.Event()).set()
 
     def _revoke_later(self, sub_id: str) -> None:
         """Terminate ``sub_id`` with Forbidden from the runtime's task group (the caller
