@@ -6,6 +6,7 @@ stores raced from two connections, then two real server processes."""
 from __future__ import annotations
 
 import json
+import signal
 import time
 import uuid
 from functools import partial
@@ -184,3 +185,34 @@ async def test_terminating_on_both_replicas_sends_one_envelope_and_one_hook(
         ("unsubscribe", sub.id),
     ]
     assert calls[1]["reason"] == "terminated"
+
+
+async def test_a_lapse_is_swept_by_a_replica_that_never_delivered_it(redis_url: str) -> None:
+    """The delivering replica dies before the TTL lapses: the survivor, which did not
+    deliver the subscription when it lapsed, runs ``on_unsubscribe`` (once)."""
+    async with hook_endpoint() as hook:
+        path = Path(hook.tmp) / f"hooks-{uuid.uuid4().hex}.jsonl"
+        extra = ("--redis", redis_url, "--hooks-file", str(path), "--min-ttl-ms", "500")
+        with replicas(2, hook.tmp, hook.tls, *extra, "--lease-s", "30") as (a, b):
+            async with client(a.url) as ca:
+                sub = await subscribe_webhook(
+                    ca, hook.receiver, name="soak", url=hook.url, ttl_ms=2000
+                )
+            subs = RedisSubscriptions(RedisSettings(redis_url))
+            with anyio.fail_after(30):
+                while (holder := await subs.redis.get(subs._k("lease", sub.id))) is None:
+                    await anyio.sleep(0.05)
+            await subs.aclose()
+            owner, survivor = (a, b) if holder == b"r0" else (b, a)
+            owner.stop(signal.SIGKILL)  # its delivery lease (30 s) outlives the grant
+            await wait_for_calls(path, "unsubscribe")
+            await anyio.sleep(2.0)
+            assert survivor.proc is not None
+            assert survivor.proc.poll() is None
+            calls = hook_calls(path)
+    assert [(c["kind"], c["id"]) for c in calls] == [
+        ("subscribe", sub.id),
+        ("unsubscribe", sub.id),
+    ]
+    assert calls[1]["replica"] == survivor.replica_id
+    assert calls[1]["reason"] == "expired"
