@@ -19,6 +19,7 @@ RUN = {"source", "poll", "push"}
 WEBHOOK_RUN = {"webhook-server", "webhook-client", "redis"}  # tests/on_redis/test_webhook_docs.py
 SIGN_RUN = {"identity-server", "identity-receiver"}  # tests/hooks/test_identity_docs.py
 RECEIVER_RUN = {"webhook-receiver"}  # tests/hooks/test_webhook_receiver_docs.py
+AUTHZ_RUN = {"authz"}  # tests/test_authz_docs.py
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +41,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 def test_every_example_is_run_here() -> None:
-    assert set(examples()) == RUN | WEBHOOK_RUN | SIGN_RUN | RECEIVER_RUN
+    assert set(examples()) == RUN | WEBHOOK_RUN | SIGN_RUN | RECEIVER_RUN | AUTHZ_RUN
 
 
 def test_the_source_is_under_20_lines() -> None:

@@ -2,14 +2,20 @@
 poll, push and webhook delivery of ``soak`` events, on a Redis store (``--redis``) or an
 in-memory store persisted to a file (``--store-file``, so cursors survive a restart),
 served by uvicorn on 127.0.0.1:``--port``. The tool ``emit(start, count)`` appends
-``count`` occurrences with event ids ``soak-<start + i>``.
+``count`` occurrences with event ids ``soak-<start + i>``; ``remove(name)`` stops
+offering an event type (terminating its subscriptions). With ``--hooks-file`` the
+``soak`` lifecycle hooks append one JSON line per call (kind, mode of the context,
+subscription id, principal, this replica's id) to that file.
 
     python replica.py --port 8001 --ca ca.pem [--redis URL | --store-file PATH]
+        [--hooks-file PATH --poll-lease-s S --min-ttl-ms MS]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import ssl
 import sys
 from pathlib import Path
@@ -44,15 +50,48 @@ def build(args: argparse.Namespace) -> Server:
         options["subscriptions"] = RedisSubscriptions(settings)
     else:
         store = InMemoryStore(max_events=args.retain, max_age_ms=None, path=args.store_file)
-    limits = EventsLimits(heartbeat_s=1.0, next_poll_ms=100, max_poll_events=100)
+    limits = EventsLimits(
+        heartbeat_s=1.0, next_poll_ms=100, max_poll_events=100, poll_lease_s=args.poll_lease_s
+    )
     events = EventsExtension(server, store=store, limits=limits)
     events.source("soak", delivery=("poll", "push", "webhook"))
+    if args.hooks_file:
+        hooks_file: str = args.hooks_file
+
+        def record(kind: str, ctx: Any, sub_id: Any) -> None:
+            line = {
+                "kind": kind,
+                "context": type(ctx).__name__,
+                "id": sub_id,
+                "principal": ctx.principal,
+                "reason": getattr(ctx, "reason", None),
+                "replica": args.replica_id,
+            }
+            fd = os.open(hooks_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, (json.dumps(line) + "\n").encode())
+            finally:
+                os.close(fd)
+
+        @events.on_subscribe("soak")
+        async def up(ctx: Any, arguments: dict[str, Any], sub_id: Any) -> None:
+            record("subscribe", ctx, sub_id)
+
+        @events.on_unsubscribe("soak")
+        async def down(ctx: Any, arguments: dict[str, Any], sub_id: Any) -> None:
+            record("unsubscribe", ctx, sub_id)
+
     ctx = ssl.create_default_context(cafile=args.ca)
     enable_webhooks(
         events,
         policy=AddressPolicy(allow=["127.0.0.0/8"], resolver=loopback_resolver),
         verify=ctx,
-        limits=WebhookLimits(backoff_initial_s=0.1, backoff_max_s=1.0, max_in_flight=16),
+        limits=WebhookLimits(
+            backoff_initial_s=0.1,
+            backoff_max_s=1.0,
+            max_in_flight=16,
+            min_ttl_ms=args.min_ttl_ms,
+        ),
         rescan_s=0.2,
         lease_s=args.lease_s,
         replica_id=args.replica_id or None,
@@ -70,6 +109,13 @@ def build(args: argparse.Namespace) -> Server:
             last = occ.position
         return last
 
+    @server.tool
+    async def remove(name: str) -> bool:
+        """Stop offering event type ``name`` (its subscriptions are terminated)."""
+        known = name in events.sources
+        await events.remove(name)
+        return known
+
     return server
 
 
@@ -82,6 +128,9 @@ def main() -> None:
     ap.add_argument("--retain", type=int, default=200_000)
     ap.add_argument("--lease-s", type=float, default=2.0)
     ap.add_argument("--replica-id", default="")
+    ap.add_argument("--hooks-file", default="")
+    ap.add_argument("--poll-lease-s", type=float, default=300.0)
+    ap.add_argument("--min-ttl-ms", type=int, default=60_000)
     args = ap.parse_args()
     import logging
 

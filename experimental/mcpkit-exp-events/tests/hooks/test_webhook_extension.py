@@ -11,8 +11,10 @@ import pytest
 from hooks.hookkit import deployment
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events import EventsClient, EventsExtension
+from mcpkit.experimental.events.context import SubscriberContext
 from mcpkit.experimental.events.webhooks import subscribe_webhook
 from mcpkit.experimental.events.wire import INVALID_PARAMS, NOT_FOUND, UNSUPPORTED
+from mcpkit.server import Context
 
 pytestmark = pytest.mark.anyio
 
@@ -74,17 +76,20 @@ async def test_subscribe_is_checked_like_poll_and_push() -> None:
 
 async def test_lifecycle_hooks_run_for_webhook_subscriptions() -> None:
     calls: list[tuple[str, Any, bool]] = []
+    contexts: list[Any] = []
 
     def declare_hooked(events: EventsExtension) -> None:
         declare(events)
 
         @events.on_subscribe("tick")
         async def up(ctx: Any, arguments: dict[str, Any], sub_id: Any) -> None:
-            calls.append(("subscribe", sub_id, ctx is not None))
+            calls.append(("subscribe", sub_id, isinstance(ctx, Context)))
+            contexts.append(ctx)
 
         @events.on_unsubscribe("tick")
         async def down(ctx: Any, arguments: dict[str, Any], sub_id: Any) -> None:
-            calls.append(("unsubscribe", sub_id, ctx is not None))
+            calls.append(("unsubscribe", sub_id, isinstance(ctx, Context)))
+            contexts.append(ctx)
 
     async with deployment(declare=declare_hooked) as d, d.client() as client:
         one = await subscribe_webhook(client, d.receiver, name="tick", url=d.hook_url)
@@ -100,6 +105,11 @@ async def test_lifecycle_hooks_run_for_webhook_subscriptions() -> None:
         ("subscribe", two.id, True),
         ("unsubscribe", two.id, False),
     ]
+    # no request ends a terminated subscription: the hook gets the stored subscriber
+    assert all(c is not None and c.principal == "alice" for c in contexts)
+    assert contexts[-1] == SubscriberContext(
+        "alice", "tick", {"parity": "odd"}, "webhook", two.id, "terminated"
+    )
 
 
 async def test_removing_or_breaking_an_event_type_terminates_its_webhooks() -> None:

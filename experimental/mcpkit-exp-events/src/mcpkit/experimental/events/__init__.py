@@ -14,6 +14,7 @@ Rules:
 from __future__ import annotations
 
 from mcpkit.experimental.events.client import EventsClient, EventStream, PollBatch
+from mcpkit.experimental.events.context import SubscriberContext
 from mcpkit.experimental.events.limits import EventsLimits
 from mcpkit.experimental.events.server import SPEC_VERSION, EventsExtension
 from mcpkit.experimental.events.sources import CheckRequest, CheckResult, Event, EventSource
@@ -43,4 +44,5 @@ __all__ = [
     "PollBatch",
     "ReadResult",
     "StoredOccurrence",
+    "SubscriberContext",
 ]

@@ -37,7 +37,12 @@ class EventsLimits:
     - ``poller_interval_s`` (5): how often a poller-backed push stream checks upstream.
     - ``poll_lease_s`` (300): a poll subscription with lifecycle hooks ends when not
       polled for this long (SEP-3415 Appendix A ``poll_subscription_ttl``).
-    - ``max_poll_leases`` (10 000): poll subscriptions tracked for lifecycle hooks.
+    - ``max_poll_leases`` (10 000): poll subscriptions tracked for lifecycle hooks (on
+      a shared store, across every replica).
+    - ``reauthorize_s`` (300): how often ``authorize`` is asked again for a webhook
+      subscription, on the replica that delivers it (SEP-3415 §Authorization "Delivery
+      time"); a refusal terminates it. Poll is checked at every poll, push at every
+      heartbeat.
     """
 
     max_arguments_bytes: int = 16 * 1024
@@ -54,3 +59,4 @@ class EventsLimits:
     poller_interval_s: float = 5.0
     poll_lease_s: float = 300.0
     max_poll_leases: int = 10_000
+    reauthorize_s: float = 300.0

@@ -10,9 +10,15 @@ connect and command timeouts, key prefix). Layout, with ``ns`` = ``<prefix>:even
 - ``{ns}:log:{name}``: sorted set, score = position, member = the occurrence as JSON;
 - channel ``{ns}:appended``: every appended occurrence (for ``watch`` listeners);
 - ``{ns}:sub:{id}``: hash of a webhook subscription: ``config`` (JSON), ``state`` (JSON),
-  ``position`` (``epoch|position``); expires with the grant (``PEXPIREAT``), never for a
-  no-expiry grant;
+  ``position`` (``epoch|position``); Redis drops it ``LAPSE_GRACE_S`` after the grant
+  ends (``PEXPIREAT``; never for a no-expiry grant), a backstop: the lapse sweep
+  removes it first;
 - ``{ns}:subs``: set of subscription ids (swept of expired ones);
+- ``{ns}:expiries``: sorted set, score = the grant's end (epoch ms), member = the id of a
+  subscription that has one;
+- ``{ns}:pollleases``: sorted set, score = the lease's end (epoch ms), member = a poll
+  lease id; ``{ns}:polllease``: hash, lease id -> the lease as JSON (principal key,
+  name, arguments);
 - ``{ns}:verified:{sha256(principal, url)}``: a cached verification (``PX``);
 - ``{ns}:lease:{id}``: the replica delivering subscription ``id`` (``PX lease``).
 
@@ -32,6 +38,16 @@ Rules:
    compare-and-renew): one replica delivers a subscription at a time; a lapsed lease is
    taken over by another replica, which resumes from the persisted watermark.
 6. Redis failures surface as :class:`mcpkit.server.redis.RedisUnavailable`.
+7. Whoever removes it fires the hook: deleting a subscription (``events/unsubscribe``, a
+   termination) is one script that removes it only while live and answers whether this
+   call did; the lapse sweep is one script that takes expired members of
+   ``{ns}:expiries`` with their records, so each lapsed subscription is returned to
+   exactly one replica (:mod:`.webhooks.records` rule 2).
+8. Poll leases (:class:`RedisPollLeases`, :mod:`.lifecycle` rule 4): a poll's renewal is
+   one script (``ZADD`` of a new member only below ``max_poll_leases``, answering
+   whether it was new), the sweep one script taking members whose score passed, so
+   ``on_subscribe`` and ``on_unsubscribe`` each run on one replica. Times are the
+   replicas' wall clocks (keep them in sync: a skew shifts a lapse by as much).
 """
 
 from __future__ import annotations
@@ -39,6 +55,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -46,6 +63,7 @@ from typing import Any
 
 import anyio
 
+from mcpkit.experimental.events.lifecycle import PollLease, Renewal
 from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, WatchListener, now_ms
 from mcpkit.experimental.events.webhooks.records import (
     DeliveryState,
@@ -54,7 +72,7 @@ from mcpkit.experimental.events.webhooks.records import (
 from mcpkit.server.redis import RedisSettings, connect
 from mcpkit.server.redis.settings import unavailable
 
-__all__ = ["RedisOccurrenceStore", "RedisSubscriptions"]
+__all__ = ["LAPSE_GRACE_S", "RedisOccurrenceStore", "RedisPollLeases", "RedisSubscriptions"]
 
 logger = logging.getLogger("mcpkit.experimental.events")
 JSON = dict[str, Any]
@@ -102,6 +120,67 @@ if holder == ARGV[1] then
 end
 return 0
 """
+
+
+_DELETE_LIVE = """
+local expiry = redis.call('ZSCORE', KEYS[4], ARGV[1])
+if expiry and tonumber(expiry) <= tonumber(ARGV[2]) then
+  return 0
+end
+local removed = redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[3])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return removed
+"""
+
+_SWEEP_EXPIRED = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('SREM', KEYS[2], id)
+  local key = ARGV[3] .. id
+  local raw = redis.call('HGET', key, 'config')
+  redis.call('DEL', key)
+  redis.call('DEL', ARGV[4] .. id)
+  if raw then table.insert(out, raw) end
+end
+return out
+"""
+
+_LEASE_RENEW = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  return 0
+end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return -1
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+return 1
+"""
+
+_LEASE_SWEEP = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  local raw = redis.call('HGET', KEYS[2], id)
+  redis.call('HDEL', KEYS[2], id)
+  if raw then table.insert(out, raw) end
+end
+return out
+"""
+
+LAPSE_GRACE_S = 3600.0
+"""How long Redis keeps a lapsed subscription's record for the lapse sweep to find (and
+run its ``on_unsubscribe``) when no replica swept it earlier."""
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 class RedisOccurrenceStore:
@@ -256,8 +335,40 @@ class RedisOccurrenceStore:
             await anyio.sleep(delay)
             delay = min(self.reconnect_max_s, delay * 2)
 
+    def poll_leases(self) -> RedisPollLeases:
+        """Rule 8: poll leases shared by every replica on this Redis (picked up by
+        :class:`~mcpkit.experimental.events.lifecycle.Lifecycle`)."""
+        return RedisPollLeases(self.redis, self.ns)
+
     async def aclose(self) -> None:
         await self.redis.aclose()
+
+
+class RedisPollLeases:
+    """:class:`~mcpkit.experimental.events.lifecycle.PollLeases` on Redis (rule 8):
+    ``redis`` a redis-py asyncio client, ``ns`` the key namespace."""
+
+    def __init__(self, redis: Any, ns: str) -> None:
+        self.redis = redis
+        self.keys = [f"{ns}:pollleases", f"{ns}:polllease"]
+        self._renew = redis.register_script(_LEASE_RENEW)
+        self._sweep = redis.register_script(_LEASE_SWEEP)
+
+    def __len__(self) -> int:
+        return 0  # the table is shared: nothing is held in this process
+
+    async def renew(self, lease: PollLease, ttl_s: float, max_leases: int) -> Renewal:
+        expiry = _now_ms() + int(ttl_s * 1000)
+        with unavailable("renewing a poll lease"):
+            got = await self._renew(
+                keys=self.keys, args=[lease.id, expiry, max_leases, lease.to_json()]
+            )
+        return "new" if got == 1 else "renewed" if got == 0 else "full"
+
+    async def expired(self, limit: int) -> list[PollLease]:
+        with unavailable("sweeping poll leases"):
+            raws = await self._sweep(keys=self.keys, args=[_now_ms(), limit])
+        return [PollLease.from_json(raw) for raw in raws]
 
 
 class RedisSubscriptions:
@@ -272,6 +383,8 @@ class RedisSubscriptions:
         self.ns = settings.key("events")
         self._renew = self.redis.register_script(_RENEW)
         self._hset = self.redis.register_script(_HSET_IF_EXISTS)
+        self._delete = self.redis.register_script(_DELETE_LIVE)
+        self._sweep = self.redis.register_script(_SWEEP_EXPIRED)
 
     def _k(self, *parts: str) -> str:
         return ":".join((self.ns, *parts))
@@ -295,19 +408,32 @@ class RedisSubscriptions:
                 pipe.hset(key, "config", json.dumps(sub.to_json()))
                 if sub.expires_at_s is None:
                     pipe.persist(key)
+                    pipe.zrem(self._k("expiries"), sub.id)
                 else:
-                    pipe.pexpireat(key, int(sub.expires_at_s * 1000))
+                    expiry_ms = int(sub.expires_at_s * 1000)
+                    pipe.pexpireat(key, expiry_ms + int(LAPSE_GRACE_S * 1000))
+                    pipe.zadd(self._k("expiries"), {sub.id: expiry_ms})
                 pipe.sadd(self._k("subs"), sub.id)
                 await pipe.execute()
 
     async def delete(self, sub_id: str) -> bool:
+        keys = [
+            self._k("sub", sub_id),
+            self._k("subs"),
+            self._k("lease", sub_id),
+            self._k("expiries"),
+        ]
         with unavailable("deleting a webhook subscription"):
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.delete(self._k("sub", sub_id))
-                pipe.srem(self._k("subs"), sub_id)
-                pipe.delete(self._k("lease", sub_id))
-                removed, _, _ = await pipe.execute()
+            removed = await self._delete(keys=keys, args=[sub_id, _now_ms()])
         return bool(removed)
+
+    async def sweep_expired(self, limit: int) -> list[WebhookSubscription]:
+        """Rule 7: the lapsed subscriptions this call removed."""
+        keys = [self._k("expiries"), self._k("subs")]
+        args = [_now_ms(), limit, self._k("sub", ""), self._k("lease", "")]
+        with unavailable("sweeping lapsed webhook subscriptions"):
+            raws = await self._sweep(keys=keys, args=args)
+        return [WebhookSubscription.from_json(json.loads(raw)) for raw in raws]
 
     async def all(self) -> list[WebhookSubscription]:
         with unavailable("listing webhook subscriptions"):

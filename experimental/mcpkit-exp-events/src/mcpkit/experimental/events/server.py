@@ -36,14 +36,23 @@ Rules:
    updates terminate nothing.
    Delivery modes served outside this module (webhooks) learn of it through
    ``EventsExtension.terminations`` and end their subscriptions the same way.
-8. Authorization is asked again at every heartbeat of an open stream (SEP-3415
-   §Authorization "Delivery time"); a refusal terminates it with -32024 Forbidden.
+8. Authorization is asked again while a subscription lives (SEP-3415 §Authorization
+   "Delivery time"): poll at every poll (rule 4), push at every heartbeat of an open
+   stream (:mod:`.stream`), webhooks every ``EventsLimits.reauthorize_s`` on the
+   replica that delivers them and before a suspended one resumes
+   (:mod:`.webhooks.runtime` rule 7). A refusal at delivery time terminates the
+   subscription with -32024 Forbidden ``{"reason": "Access revoked"}``.
+9. ``authorize`` gets the request's ``Context`` during a request and a
+   :class:`~.context.SubscriberContext` otherwise (:mod:`.context`); one that raises is
+   a refusal (fail closed: -32024 at subscribe time, a termination at delivery time),
+   logged with the exception's type only (its text may carry secrets).
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -54,10 +63,10 @@ from mcpkit.core import Extension, JSONRPCError, Stability
 from mcpkit.core.jsonschema import validation_errors
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.experimental.events import wire as W
+from mcpkit.experimental.events.context import Authorize, SubscriberContext
 from mcpkit.experimental.events.lifecycle import Hook, Lifecycle
 from mcpkit.experimental.events.limits import EventsLimits
 from mcpkit.experimental.events.sources import (
-    Authorize,
     Check,
     CheckRequest,
     EventSource,
@@ -78,6 +87,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SPEC_VERSION", "EventsExtension", "Position"]
 
+logger = logging.getLogger("mcpkit.experimental.events")
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 SPEC_VERSION = "2026-10-05"
@@ -107,8 +117,9 @@ class EventsExtension:
     """``io.modelcontextprotocol/events`` on ``server`` (see the module rules).
 
     ``store`` holds occurrences (default :class:`InMemoryStore`); ``limits`` bounds what
-    peers can fill; ``authorize(ctx, name, arguments) -> bool`` (sync or async) is asked
-    for every subscription (rule 4); ``list_changed`` advertises and sends
+    peers can fill; ``authorize(ctx, name, arguments) -> bool`` (sync or async,
+    :data:`~.context.Authorize`) is asked for every subscription (rule 4) and again
+    while it lives (rules 8, 9); ``list_changed`` advertises and sends
     ``notifications/events/list_changed``.
     """
 
@@ -314,7 +325,8 @@ class EventsExtension:
 
     def on_subscribe(self, name: str) -> Callable[[Hook], Hook]:
         """Decorator: ``async def hook(ctx, arguments, subscription_id)`` run when a
-        subscription to ``name`` starts, in every delivery mode (:mod:`.lifecycle`)."""
+        subscription to ``name`` starts, in every delivery mode, once across replicas
+        on a shared store (:mod:`.lifecycle`). ``ctx``: the request's ``Context``."""
 
         def register(fn: Hook) -> Hook:
             self.lifecycle.on_subscribe[name] = fn
@@ -323,7 +335,11 @@ class EventsExtension:
         return register
 
     def on_unsubscribe(self, name: str) -> Callable[[Hook], Hook]:
-        """Decorator: the matching teardown hook (:mod:`.lifecycle`)."""
+        """Decorator: the matching teardown hook (:mod:`.lifecycle`), once across
+        replicas on a shared store. ``ctx``: the request's ``Context`` when a request
+        ends the subscription (``events/unsubscribe``, a push stream's end), else a
+        :class:`~.context.SubscriberContext` (a lapsed TTL or poll lease, a
+        termination)."""
 
         def register(fn: Hook) -> Hook:
             self.lifecycle.on_unsubscribe[name] = fn
@@ -407,15 +423,27 @@ class EventsExtension:
             raise self.forbidden(name)
         return src, args
 
-    async def permitted(self, ctx: Context, src: EventSource, arguments: JSON) -> bool:
+    async def permitted(
+        self, ctx: Context | SubscriberContext, src: EventSource, arguments: JSON
+    ) -> bool:
         """Whether the extension's and the type's ``authorize`` admit ``ctx.principal``
-        for ``arguments`` (rule 4); asked again while a stream is open (rule 8)."""
+        for ``arguments`` (rule 4); asked again while a subscription lives (rule 8). An
+        ``authorize`` that raises is a refusal (rule 9): never raises itself except on
+        cancellation."""
         for check in (self.authorize, src.authorize):
             if check is None:
                 continue
-            allowed = check(ctx, src.name, arguments)
-            if inspect.isawaitable(allowed):
-                allowed = await allowed
+            try:
+                allowed = check(ctx, src.name, arguments)
+                if inspect.isawaitable(allowed):
+                    allowed = await allowed
+            except Exception as exc:  # rule 9: fail closed, no message (may hold secrets)
+                logger.warning(
+                    "authorize for %r raised %s: treated as a refusal",
+                    src.name,
+                    type(exc).__name__,
+                )
+                return False
             if not allowed:
                 return False
         return True
@@ -425,6 +453,15 @@ class EventsExtension:
         return error(
             W.FORBIDDEN,
             f"Forbidden: not permitted to subscribe to {name!r} with these arguments",
+        )
+
+    @staticmethod
+    def revoked(name: str) -> JSONRPCError:
+        """Rule 8: the termination error of a subscription whose access was revoked."""
+        return error(
+            W.FORBIDDEN,
+            f"Forbidden: access to {name!r} was revoked",
+            {"reason": W.REASON_ACCESS_REVOKED},
         )
 
     # -- cursors (rule 5) ----------------------------------------------------------------

@@ -32,12 +32,12 @@ import jsonschema.protocols
 from pydantic import BaseModel, TypeAdapter
 
 from mcpkit.core.jsonschema import compile_schema
+from mcpkit.experimental.events.context import Authorize
 from mcpkit.experimental.events.store import StoredOccurrence, now_ms
 from mcpkit.experimental.events.wire import DELIVERY_MODES, DeliveryMode, EventTypeDescriptor
 
 if TYPE_CHECKING:
     from mcpkit.experimental.events.server import EventsExtension
-    from mcpkit.server import Context
 
 __all__ = [
     "CheckRequest",
@@ -53,7 +53,6 @@ __all__ = [
 JSON = dict[str, Any]
 Match = Callable[[JSON, StoredOccurrence], bool]
 Transform = Callable[[JSON, JSON], JSON]
-Authorize = Callable[["Context", str, JSON], "bool | Awaitable[bool]"]
 
 
 @dataclass(frozen=True, slots=True)

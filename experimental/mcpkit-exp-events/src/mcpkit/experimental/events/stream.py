@@ -18,7 +18,9 @@ Rules:
    ``notifications/events/error`` (-32603 ``UpstreamError``, ``data.reason``) and
    retried after ``heartbeat_s``; the stream stays open.
 4. Removing the event type or changing its schema in place, or the principal losing
-   access (re-checked at every heartbeat), sends
+   access (``authorize`` re-asked with the stream's request context at every heartbeat
+   of a store-backed stream and every poller interval; a refusal or an ``authorize``
+   that raises is -32024 Forbidden ``{"reason": "Access revoked"}``), sends
    ``notifications/events/terminated {error}`` and completes the request with the empty
    result carrying the subscription id.
 5. The stream pulls from the store at most ``max_stream_pending`` occurrences at a time
@@ -252,7 +254,7 @@ class StreamRegistry:
                     await live.wake.wait()
                 if idle.cancelled_caught:
                     if not await ext.permitted(ctx, src, args):  # server rule 8
-                        live.terminated = ext.forbidden(src.name)
+                        live.terminated = ext.revoked(src.name)
                         continue
                     await self._send(
                         ctx,
@@ -309,7 +311,7 @@ class StreamRegistry:
             with anyio.move_on_after(limits.poller_interval_s):
                 await live.wake.wait()
             if not await ext.permitted(ctx, src, args):  # server rule 8
-                live.terminated = ext.forbidden(src.name)
+                live.terminated = ext.revoked(src.name)
                 continue
             if not result.events:
                 await self._send(ctx, W.NOTIFY_HEARTBEAT, {W.F_CURSOR: cursor}, tag)

@@ -124,6 +124,9 @@ FEATURE_DELIVERY_MODE: Final = "deliveryMode"
 """``data.feature`` of an Unsupported naming a delivery mode (§Error Handling)."""
 REASON_SCHEMA_CHANGED: Final = "schema_changed"
 """``data.reason`` of an Unsupported termination for an in-place schema change."""
+REASON_ACCESS_REVOKED: Final = "Access revoked"
+"""``data.reason`` of the Forbidden that ends a subscription whose access was revoked
+(SEP-3415 §Authorization "Delivery time", §Subscription Termination)."""
 
 DeliveryMode = Literal["poll", "push", "webhook"]
 DELIVERY_MODES: Final[tuple[DeliveryMode, ...]] = ("poll", "push", "webhook")

@@ -11,17 +11,26 @@ Rules:
 4. The extension's ``on_subscribe``/``on_unsubscribe`` hooks run for webhook
    subscriptions too, with the subscription id: ``on_subscribe`` when one is created,
    ``on_unsubscribe`` on ``events/unsubscribe``, on termination and when its TTL lapses
-   (in the last two no request exists: ``ctx`` is None).
+   (in the last two no request exists: ``ctx`` is a
+   :class:`~mcpkit.experimental.events.context.SubscriberContext`), once across replicas
+   (:mod:`.runtime` rule 6).
 5. Removing an event type or changing it in place (``EventsExtension.remove``,
    ``update(..., breaking=True)``) terminates its webhook subscriptions with the same
    error as its push streams (``EventsExtension.terminations`` →
    :meth:`Webhooks.terminate_event_type`, a signed ``terminated`` envelope each).
+6. Delivery-time authorization: the extension's and the event type's ``authorize`` are
+   asked again every ``EventsLimits.reauthorize_s`` (a ``reauthorize_s`` option
+   overrides it) by the replica delivering the subscription (:mod:`.runtime` rule 7),
+   with a ``SubscriberContext``; a refusal terminates it with -32024 Forbidden
+   ``{"reason": "Access revoked"}``. A subscription whose event type is gone is left to
+   rule 5.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.experimental.events.context import SubscriberContext
 from mcpkit.experimental.events.store import StoredOccurrence
 from mcpkit.experimental.events.webhooks.records import WebhookSubscription
 from mcpkit.experimental.events.webhooks.runtime import Webhooks
@@ -38,7 +47,7 @@ JSON = dict[str, Any]
 def enable_webhooks(events: EventsExtension, **options: Any) -> Webhooks:
     """Install webhook delivery for ``events`` on its server (rules 1-3) and return it.
     ``options``: :class:`Webhooks` keyword arguments (``subscriptions``, ``policy``,
-    ``verify``, ``limits``, ``verified_urls``, ...)."""
+    ``verify``, ``limits``, ``verified_urls``, ``reauthorize_s``, ...)."""
 
     async def check(ctx: Context, name: str, arguments: JSON) -> None:
         await events.resolve(ctx, {"name": name, "arguments": arguments}, "webhook")
@@ -51,20 +60,26 @@ def enable_webhooks(events: EventsExtension, **options: Any) -> Webhooks:
         src = events.sources.get(sub.name)
         return src.shape(sub.arguments, occ) if src is not None else occ.data
 
-    async def on_subscribed(ctx: Context | None, sub: WebhookSubscription) -> None:
-        if ctx is not None:
-            await events.lifecycle.subscribed(ctx, sub.name, sub.arguments, sub.id)
+    async def on_subscribed(ctx: Context | SubscriberContext, sub: WebhookSubscription) -> None:
+        await events.lifecycle.subscribed(ctx, sub.name, sub.arguments, sub.id)
 
-    async def on_unsubscribed(ctx: Context | None, sub: WebhookSubscription) -> None:
-        lifecycle: Any = events.lifecycle  # ctx may be None here (rule 4)
-        await lifecycle.unsubscribed(ctx, sub.name, sub.arguments, sub.id)
+    async def on_unsubscribed(ctx: Context | SubscriberContext, sub: WebhookSubscription) -> None:
+        await events.lifecycle.unsubscribed(ctx, sub.name, sub.arguments, sub.id)
+
+    async def authorize(ctx: SubscriberContext) -> bool:
+        src = events.sources.get(ctx.name)
+        if src is None:  # removed: rule 5 terminates it with NotFound
+            return True
+        return await events.permitted(ctx, src, dict(ctx.arguments))
 
     def generation(name: str) -> int:
         src = events.sources.get(name)
         return src.generation if src is not None else 0
 
+    options.setdefault("reauthorize_s", events.limits.reauthorize_s)
     hooks = Webhooks(
         events.store,
+        authorize=authorize,
         check=check,
         match=match,
         transform=transform,

@@ -270,7 +270,7 @@ async def unsubscribe(hooks: Webhooks, ctx: Context) -> JSON:
     record = await hooks.subscriptions.get(sub_id)
     existed = await hooks.subscriptions.delete(sub_id)
     hooks.stop(sub_id)
-    if record is not None:
+    if existed and record is not None:  # only the caller that removed it (runtime rule 6)
         await hooks.unsubscribed(ctx, record)
     if not existed:
         raise JSONRPCError(

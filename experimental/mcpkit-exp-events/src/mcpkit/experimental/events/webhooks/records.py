@@ -7,7 +7,10 @@ Rules:
    of SHA-256 over the canonical key: deterministic, stable across refreshes and restarts,
    a routing handle only (no method accepts it as input).
 2. ``expires_at_s`` is the granted expiry (epoch seconds) or None for no expiry; an
-   expired record is treated as absent by every read and removed by the next sweep.
+   expired record is treated as absent by every read (``delete`` too: it answers False
+   and leaves it) and removed only by :meth:`SubscriptionStore.sweep_expired`, which
+   returns each lapsed record to exactly one caller, across replicas on a shared store,
+   so that its ``on_unsubscribe`` runs once.
 3. Verification is cached per ``(principal, url)`` for ``verification_ttl_s`` and never
    shared between principals; a store that keeps no-expiry subscriptions across restarts
    keeps their ``verified`` flag in the record itself.
@@ -118,11 +121,18 @@ class SubscriptionStore(Protocol):
         ...
 
     async def delete(self, sub_id: str) -> bool:
-        """Remove a subscription with its status; whether it existed."""
+        """Remove a live subscription with its status; whether *this call* removed it
+        (atomic: of concurrent callers on several replicas one gets True). An expired
+        one is left to :meth:`sweep_expired` (False)."""
+        ...
+
+    async def sweep_expired(self, limit: int) -> list[WebhookSubscription]:
+        """Remove at most ``limit`` subscriptions whose TTL lapsed and return those
+        *this call* removed (rule 2)."""
         ...
 
     async def all(self) -> list[WebhookSubscription]:
-        """Every live subscription (expired ones are swept)."""
+        """Every live subscription (expired ones are not returned)."""
         ...
 
     async def count(self, principal: str) -> tuple[int, int]:
@@ -173,16 +183,27 @@ class InMemorySubscriptions:
     async def put(self, sub: WebhookSubscription) -> None:
         self._subs[sub.id] = sub
 
-    async def delete(self, sub_id: str) -> bool:
+    def _remove(self, sub_id: str) -> None:
         self._states.pop(sub_id, None)
         self._positions.pop(sub_id, None)
-        return self._subs.pop(sub_id, None) is not None
+        self._subs.pop(sub_id, None)
+
+    async def delete(self, sub_id: str) -> bool:
+        if await self.get(sub_id) is None:
+            return False
+        self._remove(sub_id)
+        return True
+
+    async def sweep_expired(self, limit: int) -> list[WebhookSubscription]:
+        now = time.time()
+        gone = [s for s in self._subs.values() if s.expired(now)][:limit]
+        for sub in gone:
+            self._remove(sub.id)
+        return gone
 
     async def all(self) -> list[WebhookSubscription]:
         now = time.time()
-        for sub_id in [k for k, s in self._subs.items() if s.expired(now)]:
-            await self.delete(sub_id)
-        return list(self._subs.values())
+        return [s for s in self._subs.values() if not s.expired(now)]
 
     async def count(self, principal: str) -> tuple[int, int]:
         subs = await self.all()

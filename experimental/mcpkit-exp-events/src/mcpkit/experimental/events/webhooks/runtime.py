@@ -18,16 +18,34 @@ Rules:
    dies is replaced after its lease lapses, from the persisted watermark.
 3. New occurrences wake the delivery tasks of their event type at once (``store.watch``);
    the rescan period bounds the delay otherwise.
-4. Termination (:meth:`terminate`, :meth:`terminate_event_type`, :meth:`revoke`, and a
-   no-expiry subscription failing longer than ``drop_no_expiry_after_s``) POSTs a signed
-   ``terminated`` envelope with the SEP's nested error, then removes the subscription.
+4. Termination (:meth:`terminate`, :meth:`terminate_event_type`, :meth:`revoke`, a
+   refused re-authorization (rule 7), and a no-expiry subscription failing longer than
+   ``drop_no_expiry_after_s``) removes the subscription, then POSTs a signed
+   ``terminated`` envelope with the SEP's nested error. Only the caller whose removal
+   succeeded (the store's atomic ``delete``) POSTs it and runs ``on_unsubscribed``:
+   several replicas terminating one subscription (an event type removed on each) send
+   one envelope and run the hook once.
 5. ``no expiry`` grants need a durable subscription store (Appendix A): construction
    refuses ``allow_no_expiry`` with a store whose ``durable`` is false.
 6. Lifecycle (SEP-3415 Appendix A): ``on_subscribed`` runs after a new subscription is
-   stored (after the quota check, so a refused one provisions nothing);
-   ``on_unsubscribed`` after ``events/unsubscribe``, a termination, or (on the replica
-   that delivered it) its TTL lapsing. With several replicas a hook may run on more than
-   one of them: hooks must be idempotent, as the SEP asks.
+   stored (after the quota check, so a refused one provisions nothing), with the
+   request's ``Context``; ``on_unsubscribed`` after ``events/unsubscribe`` (the
+   request's ``Context``), a termination or its TTL lapsing (a
+   :class:`~..context.SubscriberContext`, ``reason`` ``"terminated"`` / ``"expired"``).
+   Each runs once across replicas: a lapse is found by every replica's rescan
+   (``sweep_expired``), and only the one whose atomic removal took the record runs the
+   hook, whether or not it delivered the subscription (one that died is no obstacle).
+   The hook does not run if that replica dies between the removal and the hook.
+7. Delivery-time authorization (SEP-3415 §Authorization): the replica delivering a
+   subscription asks ``authorize`` (:data:`Reauthorize`, with a ``SubscriberContext``,
+   ``reason="reauthorize"``) when it starts delivering one created more than
+   ``reauthorize_s`` ago, then every ``reauthorize_s``, and before resuming a suspended
+   one another replica's refresh reactivated (a refresh itself is checked by
+   ``events/subscribe``). A refusal, or an ``authorize`` that raises (fail closed; the
+   exception's type is logged, never its text), terminates the subscription with
+   -32024 Forbidden ``{"reason": "Access revoked"}`` (rule 4). The check runs in a task
+   beside the subscription's delivery: a slow ``authorize`` holds back neither the
+   rescan nor other subscriptions, and nothing it raises stops either.
 """
 
 from __future__ import annotations
@@ -44,6 +62,7 @@ import anyio
 import anyio.abc
 
 from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.experimental.events.context import Reason, SubscriberContext
 from mcpkit.experimental.events.store import OccurrenceStore, StoredOccurrence
 from mcpkit.experimental.events.webhooks import handlers
 from mcpkit.experimental.events.webhooks.delivery import (
@@ -63,20 +82,30 @@ from mcpkit.experimental.events.webhooks.signing import signed_headers
 from mcpkit.experimental.events.webhooks.ssrf import AddressPolicy
 from mcpkit.experimental.events.webhooks.verify import Verifier
 from mcpkit.experimental.events.webhooks.wellknown import WellKnownPolicy
-from mcpkit.experimental.events.wire import EVENTS_SUBSCRIBE, EVENTS_UNSUBSCRIBE, FORBIDDEN
+from mcpkit.experimental.events.wire import (
+    EVENTS_SUBSCRIBE,
+    EVENTS_UNSUBSCRIBE,
+    FORBIDDEN,
+    REASON_ACCESS_REVOKED,
+)
 
 if TYPE_CHECKING:
     from mcpkit.experimental.events.webhooks.identity import ServerIdentity
     from mcpkit.server.app import Server
     from mcpkit.server.context import Context
 
-__all__ = ["Check", "Lifecycle", "Webhooks"]
+__all__ = ["Check", "Lifecycle", "Reauthorize", "Webhooks"]
 
 logger = logging.getLogger("mcpkit.experimental.events.webhooks")
 JSON = dict[str, Any]
-Lifecycle = Callable[["Context | None", WebhookSubscription], Awaitable[None]]
-"""``async (ctx, subscription) -> None``: a lifecycle hook (``ctx`` is None when no request
-caused it: TTL expiry, termination)."""
+Lifecycle = Callable[["Context | SubscriberContext", WebhookSubscription], Awaitable[None]]
+"""``async (ctx, subscription) -> None``: a lifecycle hook (rule 6). ``ctx`` is the
+request's ``Context`` when a request caused it (``events/subscribe``,
+``events/unsubscribe``), else a :class:`~..context.SubscriberContext` (TTL lapse,
+termination); never None."""
+Reauthorize = Callable[[SubscriberContext], Awaitable[bool]]
+"""``async (ctx) -> bool``: whether the subscription ``ctx`` describes may still be
+delivered (rule 7); ``ctx.principal`` is the stored principal key."""
 Check = Callable[["Context", str, JSON], Awaitable[None]]
 """``async (ctx, name, arguments) -> None``: raises the SEP's error when the principal may
 not subscribe (unknown name -32023, webhook not offered -32026, bad arguments -32602,
@@ -84,7 +113,7 @@ not permitted -32024)."""
 
 
 class Webhooks:
-    """Webhook delivery for one server (rules 1-5).
+    """Webhook delivery for one server (rules 1-7).
 
     ``store``: the occurrence store events are read from. ``subscriptions``: where
     subscriptions live (default in memory;
@@ -102,6 +131,8 @@ class Webhooks:
     ``on_subscribed``/``on_unsubscribed``: lifecycle hooks (:data:`Lifecycle`; rule 6).
     ``identity``: a :class:`~.identity.ServerIdentity` that adds a ``v1a,`` signature to
     every POST and publishes its keys (:mod:`.identity`; None: HMAC only).
+    ``authorize``: the delivery-time check (:data:`Reauthorize`), asked every
+    ``reauthorize_s`` seconds (default 300; rule 7); None: never re-asked.
     """
 
     def __init__(
@@ -124,6 +155,8 @@ class Webhooks:
         on_unsubscribed: Lifecycle | None = None,
         identity: ServerIdentity | None = None,
         well_known: WellKnownPolicy | None = None,
+        authorize: Reauthorize | None = None,
+        reauthorize_s: float = 300.0,
     ) -> None:
         self.store = store
         self.limits = limits if limits is not None else WebhookLimits()
@@ -162,8 +195,12 @@ class Webhooks:
         self.generation: Callable[[str], int] = generation or (lambda _name: 0)
         self.on_subscribed = on_subscribed
         self.on_unsubscribed = on_unsubscribed
+        self.authorize = authorize
+        self.reauthorize_s = reauthorize_s
         self.deliveries: dict[str, SubscriptionDelivery] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
+        self._recheck: dict[str, anyio.Event] = {}
+        """Rule 7: set to make a delivery's authorization task check (and resume) now."""
         self._kick = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._epoch = ""
@@ -205,6 +242,7 @@ class Webhooks:
             unwatch()
             self.deliveries.clear()
             self._scopes.clear()
+            self._recheck.clear()
             with anyio.CancelScope(shield=True):
                 await self.sender.aclose()
 
@@ -218,7 +256,8 @@ class Webhooks:
         self._kick.set()
 
     def resume(self, sub_id: str) -> None:
-        """Reactivate a suspended subscription delivered here (a refresh)."""
+        """Reactivate a suspended subscription delivered here (a refresh, which
+        ``events/subscribe`` authorized just before; rule 7)."""
         delivery = self.deliveries.get(sub_id)
         if delivery is not None:
             delivery.resume()
@@ -227,6 +266,7 @@ class Webhooks:
         """Stop delivering ``sub_id`` here (unsubscribed or terminated)."""
         scope = self._scopes.pop(sub_id, None)
         self.deliveries.pop(sub_id, None)
+        self._recheck.pop(sub_id, None)
         if scope is not None:
             scope.cancel()
 
@@ -245,7 +285,16 @@ class Webhooks:
             with anyio.move_on_after(min(self.rescan_s, self.lease_s / 3)):
                 await self._kick.wait()
 
-    async def unsubscribed(self, ctx: Context | None, sub: WebhookSubscription) -> None:
+    @staticmethod
+    def subscriber(sub: WebhookSubscription, reason: Reason) -> SubscriberContext:
+        """The :class:`~..context.SubscriberContext` of ``sub`` (no secret, no URL)."""
+        return SubscriberContext(
+            sub.principal, sub.name, dict(sub.arguments), "webhook", sub.id, reason
+        )
+
+    async def unsubscribed(
+        self, ctx: Context | SubscriberContext, sub: WebhookSubscription
+    ) -> None:
         """Run the ``on_unsubscribed`` hook (rule 6); its failure is logged."""
         if self.on_unsubscribed is not None:
             with anyio.CancelScope(shield=True):
@@ -263,12 +312,12 @@ class Webhooks:
                 logger.exception("on_subscribed of %s failed", sub.id)
 
     async def _rescan(self) -> None:
+        for lapsed in await self.subscriptions.sweep_expired(1000):  # rule 6
+            self.stop(lapsed.id)
+            await self.unsubscribed(self.subscriber(lapsed, "expired"), lapsed)
         live = {sub.id: sub for sub in await self.subscriptions.all() if sub.verified}
         for sub_id in [k for k in self._scopes if k not in live]:
-            gone = self.deliveries.get(sub_id)
             self.stop(sub_id)
-            if gone is not None and await self.subscriptions.get(sub_id) is None:
-                await self.unsubscribed(None, gone.sub)  # lapsed (rule 6)
         for sub_id, sub in live.items():
             if not await self.subscriptions.claim(sub_id, self.replica_id, self.lease_s):
                 if sub_id in self._scopes:
@@ -280,7 +329,7 @@ class Webhooks:
                 delivery.sub = sub  # refreshed secrets and expiry
                 state = await self.subscriptions.state(sub_id)
                 if state.active and not delivery.state.active:
-                    delivery.resume()
+                    self._resume_checked(delivery)  # rule 7
                 await self._maybe_drop(delivery)
                 continue
             logger.info("webhook %s: delivering from this replica", sub_id)
@@ -306,7 +355,10 @@ class Webhooks:
         async def run() -> None:
             with scope:
                 try:
-                    await delivery.run()
+                    async with anyio.create_task_group() as tg:
+                        if self.authorize is not None:
+                            tg.start_soon(self._reauthorize, delivery)
+                        await delivery.run()
                 except Exception:
                     logger.exception("webhook delivery of %s failed; restarting", sub.id)
             if self._scopes.get(sub.id) is scope:
@@ -314,6 +366,57 @@ class Webhooks:
                 self.deliveries.pop(sub.id, None)
 
         self._tg.start_soon(run)
+
+    # -- delivery-time authorization (rule 7) ----------------------------------------
+    async def authorized(self, sub: WebhookSubscription) -> bool:
+        """Ask ``authorize`` about ``sub`` (True without one); one that raises is a
+        refusal (rule 7)."""
+        if self.authorize is None:
+            return True
+        try:
+            return bool(await self.authorize(self.subscriber(sub, "reauthorize")))
+        except Exception as exc:
+            logger.warning(
+                "webhook %s: authorize raised %s; treated as a refusal", sub.id, type(exc).__name__
+            )
+            return False
+
+    async def _reauthorize(self, delivery: SubscriptionDelivery) -> None:
+        """Rule 7: re-ask while ``delivery`` runs here, every ``reauthorize_s`` and when
+        :meth:`_resume_checked` asks; a refusal terminates it, an approval of a resume
+        resumes it. Runs beside the delivery, so a slow ``authorize`` holds back
+        neither the rescan nor other subscriptions."""
+        sub_id = delivery.sub.id
+        age_s = time.time() - delivery.sub.created_at_s
+        delay = self.reauthorize_s - age_s if age_s < self.reauthorize_s else 0.0
+        while True:
+            wake = self._recheck.setdefault(sub_id, anyio.Event())
+            with anyio.move_on_after(delay):
+                await wake.wait()
+            resuming = wake.is_set()
+            self._recheck[sub_id] = anyio.Event()
+            delay = self.reauthorize_s
+            if not await self.authorized(delivery.sub):
+                self._revoke_later(sub_id)
+                return
+            if resuming:
+                delivery.resume()
+
+    def _resume_checked(self, delivery: SubscriptionDelivery) -> None:
+        """Rule 7: resume a suspended ``delivery`` once ``authorize`` approves (at once
+        without an ``authorize``)."""
+        if self.authorize is None:
+            delivery.resume()
+            return
+        self._recheck.setdefault(delivery.sub.id, anyio.Event()).set()
+
+    def _revoke_later(self, sub_id: str) -> None:
+        """Terminate ``sub_id`` with Forbidden from the runtime's task group (the caller
+        may run inside the delivery this cancels)."""
+        logger.info("webhook %s: access revoked; terminating", sub_id)
+        error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": REASON_ACCESS_REVOKED})
+        if self._tg is not None:
+            self._tg.start_soon(self.terminate, sub_id, error)
 
     async def _maybe_drop(self, delivery: SubscriptionDelivery) -> None:
         sub, state = delivery.sub, delivery.state
@@ -338,11 +441,12 @@ class Webhooks:
 
     # -- termination (rule 4) ---------------------------------------------------------
     async def terminate(self, sub_id: str, error: JSONRPCError) -> bool:
-        """End ``sub_id``: POST a ``terminated`` envelope (one attempt per backoff step,
-        at most ``max_attempts``), then delete it. Whether it existed."""
+        """End ``sub_id``: delete it, then POST a ``terminated`` envelope (one attempt
+        per backoff step, at most ``max_attempts``) and run ``on_unsubscribed``, only if
+        this call's delete removed it (rule 4). Whether it did."""
         sub = await self.subscriptions.get(sub_id)
         self.stop(sub_id)
-        if sub is None:
+        if sub is None or not await self.subscriptions.delete(sub_id):
             return False
         body = control_body(TERMINATED, error=error.to_error())
         msg = message_id(TERMINATED)
@@ -351,8 +455,7 @@ class Webhooks:
             if result.ok or result.status in (410, 413) or attempt + 1 >= self.limits.max_attempts:
                 break
             await anyio.sleep(min(self.limits.backoff_max_s, self.limits.backoff_initial_s))
-        await self.subscriptions.delete(sub_id)
-        await self.unsubscribed(None, sub)
+        await self.unsubscribed(self.subscriber(sub, "terminated"), sub)
         return True
 
     async def terminate_event_type(self, name: str, error: JSONRPCError) -> int:
@@ -372,10 +475,13 @@ class Webhooks:
         if self._tg is not None:
             self._tg.start_soon(self.terminate_event_type, name, error)
 
-    async def revoke(self, principal: str, reason: str = "Access revoked") -> int:
-        """Terminate every subscription of ``principal`` with ``Forbidden``."""
+    async def revoke(self, principal: str, reason: str = REASON_ACCESS_REVOKED) -> int:
+        """Terminate every subscription of ``principal`` (its stored key, core's
+        ``principal_key``) with ``Forbidden`` at once, without waiting for rule 7's
+        period. Returns how many this call ended."""
         error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": reason})
         subs = [s for s in await self.subscriptions.all() if s.principal == principal]
+        ended = 0
         for sub in subs:
-            await self.terminate(sub.id, error)
-        return len(subs)
+            ended += await self.terminate(sub.id, error)
+        return ended
