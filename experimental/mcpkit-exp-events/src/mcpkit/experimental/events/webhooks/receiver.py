@@ -32,7 +32,10 @@ Rules:
 6. Duplicates, per subscription: a ``(route, subscription id, webhook-id)`` accepted
    within the last ``dedupe_window_s`` is answered 200 and not forwarded again; one
    being handled right now is answered 409 (the sender retries). The same
-   ``webhook-id`` for two subscriptions is two deliveries. At most ``max_seen`` are
+   ``webhook-id`` for two subscriptions is two deliveries. An entry is the SHA-256 of
+   the subscription id and ``webhook-id`` (32 bytes whatever their length: both are the
+   server's choice, so a server sending long ids cannot grow the table beyond
+   ``max_seen`` small entries). At most ``max_seen`` are
    remembered over all routes; above it the oldest of the route remembering the most
    gives way, so a server flooding its own route cannot evict another route's entries
    while it holds more than they do.
@@ -162,9 +165,9 @@ class WebhookReceiver:
         self.server_keys = server_keys
         self._bound: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
         self._pending: OrderedDict[tuple[str, str], None] = OrderedDict()
-        self._seen: dict[str, OrderedDict[tuple[str, str], float]] = {}
+        self._seen: dict[str, OrderedDict[bytes, float]] = {}
         self._seen_total = 0
-        self._busy: set[tuple[str, str, str]] = set()
+        self._busy: set[tuple[str, bytes]] = set()
         self._cursors: dict[tuple[str, str], str | None] = {}
 
     # -- routes ---------------------------------------------------------------------
@@ -274,9 +277,15 @@ class WebhookReceiver:
             return "pending"
         return None
 
-    def _remember(self, key: tuple[str, str, str]) -> None:
+    @staticmethod
+    def _seen_key(route: str, sub_id: str, webhook_id: str) -> tuple[str, bytes]:
+        """Rule 6: ``(route, SHA-256 of the id and webhook-id)``, a fixed-size entry."""
+        digest = hashlib.sha256(f"{len(sub_id)}:{sub_id}:{webhook_id}".encode()).digest()
+        return route, digest
+
+    def _remember(self, key: tuple[str, bytes]) -> None:
         now = time.monotonic()
-        route, entry = key[0], (key[1], key[2])
+        route, entry = key
         seen = self._seen.setdefault(route, OrderedDict())
         if entry not in seen:
             self._seen_total += 1
@@ -296,9 +305,9 @@ class WebhookReceiver:
         if not seen:
             self._seen.pop(route, None)
 
-    def _seen_recently(self, key: tuple[str, str, str]) -> bool:
+    def _seen_recently(self, key: tuple[str, bytes]) -> bool:
         table = self._seen.get(key[0])
-        at = table.get((key[1], key[2])) if table is not None else None
+        at = table.get(key[1]) if table is not None else None
         return at is not None and at >= time.monotonic() - self.dedupe_window_s
 
     async def _handle(self, request: Request) -> Response:
@@ -343,7 +352,7 @@ class WebhookReceiver:
                 return Response("signature does not verify", 401)
             return Response("unknown subscription", 425)
         webhook_id = headers["webhook-id"]
-        key = (route, sub_id, webhook_id)
+        key = self._seen_key(route, sub_id, webhook_id)
         if self._seen_recently(key):
             return Response(status_code=200)
         if key in self._busy:

@@ -14,7 +14,10 @@ Rules:
    another name), at most ``max_clients`` of them (least recently used closed).
 5. A response body is read up to ``max_response_bytes``; its content never reaches
    ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`).
-6. Every POST is bounded by ``request_timeout_s`` (connect, write, read and pool).
+6. Every POST is bounded by ``request_timeout_s`` as a whole (connect, write, every
+   read and pool together; ``lastError`` ``timeout`` past it): an endpoint trickling
+   its answer a byte at a time, each read within a per-read timeout, cannot hold a
+   delivery slot or a subscribe call longer.
 7. :meth:`Sender.get` (the receiver document, :mod:`.wellknown`) takes the same path
    (rules 1-4), reads at most the caller's ``max_bytes`` and is bounded as a whole by
    the caller's ``timeout_s`` (``lastError``-style category ``timeout`` past it); it
@@ -127,8 +130,10 @@ class Sender:
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
         """POST ``body`` to ``url`` (rules 1-6); never raises for endpoint failures.
         Raises :class:`~.ssrf.AddressRefused` when the address check refuses."""
-        got = await self._exchange("POST", url, body, headers, self.max_response_bytes)
-        return PostResult(got.status, got.error, got.body)
+        with anyio.move_on_after(self.request_timeout_s):  # rule 6: the whole exchange
+            got = await self._exchange("POST", url, body, headers, self.max_response_bytes)
+            return PostResult(got.status, got.error, got.body)
+        return PostResult(None, "timeout")
 
     async def get(self, url: str, *, max_bytes: int, timeout_s: float) -> GetResult:
         """GET ``url`` over the same pinned path as :meth:`post` (rules 1-4, 6), reading at

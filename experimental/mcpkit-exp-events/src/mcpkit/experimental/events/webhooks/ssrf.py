@@ -20,7 +20,9 @@ Rules:
 4. The connection goes to the checked address itself (:mod:`.sender` pins it with the
    ``sni_hostname`` request extension); when a name resolves to several addresses, the
    first acceptable one is used and refused ones are skipped only if another passes.
-5. A refusal raises :class:`AddressRefused` naming the host, never the endpoint's answer.
+5. A refusal raises :class:`AddressRefused` naming the host, never the endpoint's answer;
+   a host that does not resolve, or that the resolver cannot encode (IDNA
+   ``UnicodeError``), is refused the same way (never another exception).
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ class AddressPolicy:
             literal = None
         try:
             candidates = [str(literal)] if literal is not None else await self.resolver(host, port)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a name IDNA cannot encode
             raise AddressRefused(f"callback host {host!r} does not resolve") from None
         for address in candidates:
             if self.permits(address):

@@ -8,7 +8,11 @@ Rules:
    entry matches a URL with the same scheme, host and port (the scheme's default when
    absent) whose path is the entry's path or lies below it on a ``/`` boundary
    (``https://h.example/hooks`` covers ``/hooks`` and ``/hooks/a``, not ``/hooksx``,
-   ``h.example.evil.net`` or port 8443).
+   ``h.example.evil.net`` or port 8443), and only when the URL's path is one no server
+   or client may normalise out of the entry (:func:`.wellknown.callback_path_clean`):
+   ``/hooks/../admin`` (which the HTTP client itself sends as ``/admin``),
+   ``/hooks/..;/admin``, ``/hooks/%252e%252e/admin`` are not covered and take the
+   handshake.
 2. The handshake POSTs ``{"type": "verification", "challenge": <nonce>}`` (signed, plus
    the ``v1a`` signature of a server ``identity`` when configured, with
    ``X-MCP-Subscription-Id``) over the same SSRF-hardened path as deliveries; the nonce
@@ -46,6 +50,7 @@ from mcpkit.experimental.events.webhooks.wellknown import (
     HostSpacer,
     ReceiverDocuments,
     WellKnownPolicy,
+    callback_path_clean,
     path_covered,
 )
 from mcpkit.experimental.events.wire import CALLBACK_ENDPOINT_ERROR
@@ -78,7 +83,7 @@ def url_covered(url: str, allowed: str) -> bool:
             return False
     except ValueError:
         return False
-    return path_covered(got.path, want.path)
+    return callback_path_clean(got.path or "/") and path_covered(got.path, want.path)
 
 
 class Verifier:
