@@ -131,3 +131,68 @@ async def test_the_duplicate_table_holds_a_digest_not_the_webhook_id() -> None:
     assert handled == 85
     # unfixed: 40 x 8 KiB = 320 KiB more are retained for the long ids
     assert large - small < 100_000, (small, large)
+
+
+# -- callback paths a normalising origin maps out of the declared prefix ------------------
+
+
+@pytest.fixture
+async def covering_origin() -> AsyncIterator[tuple[Sender, int]]:
+    async def doc(request: Request) -> Response:
+        return Response(b'{"receivers": ["/hooks/"]}', media_type="application/json")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = _tls(tmp)
+        app = Starlette(routes=[Route(WELL_KNOWN_RECEIVER_PATH, doc, methods=["GET"])])
+        async with serve(app, tls=tls) as port:
+            sender = Sender(POLICY, verify=tls.client_context())
+            yield sender, port
+            await sender.aclose()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/hooks/..;/admin",  # Tomcat/Spring: a path parameter on a dot segment
+        "/hooks/.;x/admin",
+        "/hooks/%2e%2e;/admin",
+        "/hooks/x;/../admin",
+        "/hooks/%252e%252e/admin",  # decoded twice by a proxy then the application
+        "/hooks/%252E%252E%252Fadmin",
+        "/hooks/\uff0e\uff0e/admin",  # fullwidth dots (NFKC-normalising servers)
+        "/hooks/%EF%BC%8E%EF%BC%8E/admin",
+        "/hooks/a%00/../../admin",
+        "/hooks/a%0d%0aX:%20y",
+    ],
+)
+async def test_a_path_an_origin_may_normalise_elsewhere_is_not_covered(
+    covering_origin: tuple[Sender, int], path: str
+) -> None:
+    sender, port = covering_origin
+    docs = ReceiverDocuments(sender, WellKnownPolicy(fetch_interval_s=0.0))
+    assert await docs.covers(f"https://{HOOK_HOST}:{port}/hooks/route-a")  # the control
+    assert not await docs.covers(f"https://{HOOK_HOST}:{port}{path}")
+
+
+@pytest.mark.parametrize("tail", ["../wrong", "./../wrong", "..;/wrong", "%252e%252e/wrong"])
+async def test_an_allowlisted_prefix_does_not_cover_a_path_leaving_it(tail: str) -> None:
+    """``verified_urls=[".../hooks"]``: a malicious client subscribes
+    ``.../hooks/../wrong``; the HTTP client removes the dot segments and would POST to
+    ``/wrong`` with no handshake. It must take the handshake (which ``/wrong`` fails)."""
+    async with deployment() as d:
+        allowed = f"https://{HOOK_HOST}:{d.hook_port}/hooks"
+        d.hooks.verifier.verified_urls = (allowed,)
+        assert await d.hooks.verifier.is_verified("alice", f"{allowed}/route-a")  # control
+        url = f"{allowed}/{tail}"
+        assert not await d.hooks.verifier.is_verified("alice", url)
+        async with d.client() as client:
+            with pytest.raises(JSONRPCError) as err:
+                await client.request(
+                    EVENTS_SUBSCRIBE,
+                    {
+                        "name": "a",
+                        "delivery": {"mode": "webhook", "url": url, "secret": generate_secret()},
+                    },
+                    use_cache=False,
+                )
+        assert err.value.code == CALLBACK_ENDPOINT_ERROR
