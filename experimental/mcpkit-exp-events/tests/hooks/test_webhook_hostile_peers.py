@@ -196,3 +196,71 @@ async def test_an_allowlisted_prefix_does_not_cover_a_path_leaving_it(tail: str)
                     use_cache=False,
                 )
         assert err.value.code == CALLBACK_ENDPOINT_ERROR
+
+
+# -- a library raising on hostile input fails closed (the challenge), never a crash --------
+
+
+async def test_a_deeply_nested_document_falls_back_to_the_challenge() -> None:
+    async def doc(request: Request) -> Response:
+        return Response(b"[" * 15_000, media_type="application/json")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = _tls(tmp)
+        app = Starlette(routes=[Route(WELL_KNOWN_RECEIVER_PATH, doc, methods=["GET"])])
+        async with serve(app, tls=tls) as port:
+            sender = Sender(POLICY, verify=tls.client_context())
+            docs = ReceiverDocuments(sender, WellKnownPolicy(fetch_interval_s=0.0))
+            assert not await docs.covers(f"https://{HOOK_HOST}:{port}/hooks/a")
+            await sender.aclose()
+
+
+async def test_an_ipv6_literal_origin_is_fetched_with_brackets() -> None:
+    """``https://[::1]:port/...``: the document URL and ``Host`` keep the brackets."""
+    hosts: list[str] = []
+
+    async def doc(request: Request) -> Response:
+        hosts.append(request.headers.get("host", ""))
+        return Response(b'{"receivers": ["/hooks/"]}', media_type="application/json")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = _tls(tmp, "::1")
+        app = Starlette(routes=[Route(WELL_KNOWN_RECEIVER_PATH, doc, methods=["GET"])])
+        async with _serve_v6(app, tls) as port:
+            sender = Sender(POLICY, verify=tls.client_context())
+            docs = ReceiverDocuments(sender, WellKnownPolicy(fetch_interval_s=0.0))
+            assert await docs.covers(f"https://[::1]:{port}/hooks/a")
+            assert hosts == [f"[::1]:{port}"]
+            await sender.aclose()
+
+
+@contextlib.asynccontextmanager
+async def _serve_v6(app: Any, tls: TLS) -> AsyncIterator[int]:
+    """``app`` under uvicorn on ``[::1]`` with TLS; yields the port."""
+    with socket.socket(socket.AF_INET6) as sock:
+        sock.bind(("::1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="on",
+            ssl_certfile=tls.cert_file,
+            ssl_keyfile=tls.key_file,
+        )
+        server = uvicorn.Server(config)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            with anyio.fail_after(20):
+                while not server.started:
+                    await anyio.sleep(0.01)
+            try:
+                yield port
+            finally:
+                server.should_exit = True
+
+
+@pytest.mark.parametrize("host", ["\u0300a.example", "a\u200d.example", "\udcff.example"])
+async def test_a_host_the_resolver_cannot_encode_is_refused(host: str) -> None:
+    policy = AddressPolicy()
+    with pytest.raises(AddressRefused):
+        await policy.resolve(host, 443)

@@ -157,7 +157,8 @@ class Sender:
         target = f"https://{literal}:{port}{parts.path or '/'}"
         if parts.query:
             target += "?" + parts.query
-        host_header = host if parts.port in (None, 443) else f"{host}:{port}"
+        named = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
+        host_header = named if parts.port in (None, 443) else f"{named}:{port}"
         client = self._client(host)
         oversize = False
         try:

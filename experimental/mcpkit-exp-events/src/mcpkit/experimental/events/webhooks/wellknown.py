@@ -7,8 +7,8 @@ Rules:
 1. A prefix is an absolute path (``/`` first) of at most ``max_prefix_bytes`` with no
    ``.``/``..`` segment, no empty segment inside, and no ``%``, ``\\``, ``?``, ``#``
    (:func:`check_prefix`, ``ValueError``); a document with any other entry, more than
-   ``max_prefixes`` entries, or not of the shape ``{"receivers": [str, ...]}`` is
-   malformed and covers nothing.
+   ``max_prefixes`` entries, or not of the shape ``{"receivers": [str, ...]}`` (JSON
+   nested too deeply to parse included) is malformed and covers nothing.
 2. A prefix covers a path on ``/`` boundaries only (:func:`path_covered`): ``/hooks/``
    and ``/hooks`` cover ``/hooks`` and ``/hooks/a``, never ``/hooksevil``; ``/`` covers
    every path. A callback path is covered by no prefix unless, percent-decoded once, it
@@ -162,7 +162,7 @@ def _parse(body: bytes, policy: WellKnownPolicy) -> tuple[str, ...] | None:
     """The prefixes of a document (rule 1), None when malformed."""
     try:
         doc: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # a deeply nested document is malformed too
         return None
     if not isinstance(doc, dict):
         return None
@@ -244,7 +244,8 @@ class ReceiverDocuments:
     async def _fetch(self, origin: Origin) -> tuple[str, ...] | None:
         _, host, port = origin
         await self.spacer.wait(host)
-        url = f"https://{host}:{port}{WELL_KNOWN_RECEIVER_PATH}"
+        named = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
+        url = f"https://{named}:{port}{WELL_KNOWN_RECEIVER_PATH}"
         try:
             got = await self.sender.get(
                 url, max_bytes=self.policy.max_document_bytes, timeout_s=self.policy.timeout_s
