@@ -264,3 +264,62 @@ async def test_a_host_the_resolver_cannot_encode_is_refused(host: str) -> None:
     policy = AddressPolicy()
     with pytest.raises(AddressRefused):
         await policy.resolve(host, 443)
+
+
+# -- one trusted server's key set never breaks another's ----------------------------------
+
+
+class _Origin:
+    """A JWKS origin whose answer a test changes."""
+
+    def __init__(self, identity: ServerIdentity) -> None:
+        self.identity = identity
+        self.body: bytes | None = None
+        self.status = 200
+
+    async def handle(self, request: Request) -> Response:
+        body = self.body if self.body is not None else json.dumps(self.identity.jwks()).encode()
+        return Response(body, self.status, media_type="application/json")
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (500, b"{}"),  # down
+        (200, b"[" * 15_000),  # a document a library cannot parse
+        (200, None),  # too many keys (set below)
+    ],
+)
+async def test_a_failing_origin_does_not_block_another_origins_rotation(
+    status: int, body: bytes | None
+) -> None:
+    a, b = ServerIdentity.generate(), ServerIdentity.generate()
+    for _ in range(5):
+        b.rotate(ServerIdentity.generate().key)  # b publishes 6 keys
+    origin_a, origin_b = _Origin(a), _Origin(b)
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = _tls(tmp, "127.0.0.1")
+        app_a = Starlette(routes=[Route(JWKS_PATH, origin_a.handle, methods=["GET"])])
+        app_b = Starlette(routes=[Route(JWKS_PATH, origin_b.handle, methods=["GET"])])
+        async with serve(app_a, tls=tls) as port_a, serve(app_b, tls=tls) as port_b:
+            keys = ServerKeys(
+                origins=[f"https://127.0.0.1:{port_a}/mcp", f"https://127.0.0.1:{port_b}/mcp"],
+                verify=tls.client_context(),
+                min_refresh_s=0,
+                max_keys=8,
+            )
+            await keys.refresh()
+            assert len(keys.kids) == 7
+            # b breaks (down, unparsable, or over max_keys once a's keys are counted)
+            origin_b.status = status
+            origin_b.body = body
+            if body is None:
+                b.rotate(ServerIdentity.generate().key)  # 7 keys: fine alone, 8 + a's is not
+            a.rotate(ServerIdentity.generate().key)  # a rotates
+            secret = generate_secret()
+            raw = b'{"name":"a","data":{}}'
+            headers = signed_headers("e1", raw, [secret], subscription_id="s", identity=a)
+            assert await keys.verify(raw, headers)  # a's new key is picked up
+            # b's own current key stays trusted: held from before, or fetched when valid
+            from_b = signed_headers("e2", raw, [secret], subscription_id="s", identity=b)
+            assert await keys.verify(raw, from_b)
