@@ -29,10 +29,12 @@ from hooks.hookkit import HOOK_HOST, TLS, deployment, loopback_resolver, make_tl
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.webhooks import (
     AddressPolicy,
+    WebhookLimits,
     WebhookMessage,
     WebhookReceiver,
     WellKnownPolicy,
     generate_secret,
+    subscribe_webhook,
 )
 from mcpkit.experimental.events.webhooks.identity import ServerIdentity, ServerKeys
 from mcpkit.experimental.events.webhooks.sender import Sender
@@ -323,3 +325,37 @@ async def test_a_failing_origin_does_not_block_another_origins_rotation(
             # b's own current key stays trusted: held from before, or fetched when valid
             from_b = signed_headers("e2", raw, [secret], subscription_id="s", identity=b)
             assert await keys.verify(raw, from_b)
+
+
+# -- one tenant queueing verifications for a host cannot starve another's -----------------
+
+
+async def test_one_principal_queueing_challenges_to_a_host_does_not_starve_another() -> None:
+    """The per-host spacing of verification POSTs is shared by every principal: bob
+    starts 8 subscribes to URLs on the receiver's host (each failing its challenge), then
+    alice subscribes her own receiver there. Alice must take her turn after at most one
+    of bob's per principal, not after all of bob's (8 x the spacing)."""
+    limits = WebhookLimits(verification_interval_s=1.0)
+    async with deployment(limits=limits) as d:
+        done: list[str] = []
+
+        async def bob(i: int) -> None:
+            url = f"https://{HOOK_HOST}:{d.hook_port}/wrong?n={i}"
+            params = {
+                "name": "a",
+                "delivery": {"mode": "webhook", "url": url, "secret": generate_secret()},
+            }
+            async with d.client("key-bob") as client:
+                with pytest.raises(JSONRPCError):
+                    await client.request(EVENTS_SUBSCRIBE, params, use_cache=False)
+            done.append("bob")
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                for i in range(8):
+                    tg.start_soon(bob, i)
+                await anyio.sleep(0.5)  # bob's 8 are queued on the host
+                async with d.client("key-alice") as client:
+                    await subscribe_webhook(client, d.receiver, name="a", url=d.hook_url)
+                done.append("alice")
+        assert done.index("alice") <= 3, done  # unfixed: after all 8 of bob's

@@ -22,6 +22,10 @@ Rules:
    ``CallbackEndpointError`` (-32027) with ``data.reason``: ``challenge_failed`` for a
    reachable endpoint, the connection category otherwise.
 4. Verification POSTs to one host are spaced at least ``verification_interval_s`` apart.
+   Principals take turns: a principal has at most one verification of a host waiting
+   for its slot (or fetching the host's receiver document) at a time, its others wait
+   behind it, so one principal queueing many subscribes to a host delays another
+   principal's verification there by one slot per principal, not one per request.
 5. Before a handshake, the receiver document of the URL's origin is consulted
    (:mod:`.wellknown`, the SEP's option 4, unless ``WellKnownPolicy(enabled=False)``):
    a document covering the URL verifies ``(principal, url)`` with no challenge POST,
@@ -32,13 +36,16 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 from urllib.parse import SplitResult, urlsplit
+
+import anyio
 
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.webhooks.envelopes import VERIFICATION, control_body, message_id
@@ -107,6 +114,24 @@ class Verifier:
         self.verified_urls = tuple(verified_urls)
         self.spacer = HostSpacer(limits.verification_interval_s, limits.max_verifications)
         self.documents = ReceiverDocuments(sender, well_known or WellKnownPolicy())
+        self._turns: dict[tuple[str, str], tuple[anyio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, principal: str, host: str) -> AsyncIterator[None]:
+        """Rule 4: one waiting verification per ``(principal, host)``; entries live while
+        used (the table holds only requests in progress)."""
+        key = (principal, host)
+        lock, users = self._turns.get(key) or (anyio.Lock(), 0)
+        self._turns[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._turns[key]
+            if users <= 1:
+                del self._turns[key]
+            else:
+                self._turns[key] = (lock, users - 1)
 
     async def is_verified(self, principal: str, url: str) -> bool:
         if any(url_covered(url, allowed) for allowed in self.verified_urls):
@@ -117,10 +142,14 @@ class Verifier:
         """Verify ``sub``'s endpoint by its origin's receiver document (rule 5) or by the
         handshake (rules 2-4); on success cache it (rule 1). Raises
         ``CallbackEndpointError`` (-32027)."""
-        if await self.documents.covers(sub.url):
+        host = urlsplit(sub.url).hostname or ""
+        async with self._turn(sub.principal, host):  # rule 4: principals take turns
+            covered = await self.documents.covers(sub.url)
+            if not covered:
+                await self.spacer.wait(host)
+        if covered:
             await self.subs.mark_verified(sub.principal, sub.url, self.limits.verification_ttl_s)
             return
-        await self.spacer.wait(urlsplit(sub.url).hostname or "")
         nonce = secrets.token_urlsafe(32)
         issued = time.monotonic()
         body = control_body(VERIFICATION, challenge=nonce)
