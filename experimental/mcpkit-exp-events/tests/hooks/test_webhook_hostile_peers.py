@@ -359,3 +359,42 @@ async def test_one_principal_queueing_challenges_to_a_host_does_not_starve_anoth
                     await subscribe_webhook(client, d.receiver, name="a", url=d.hook_url)
                 done.append("alice")
         assert done.index("alice") <= 3, done  # unfixed: after all 8 of bob's
+
+
+@pytest.mark.parametrize("answer", [b"[" * 4000, b'{"challenge": "\\udcff"}'])
+async def test_a_hostile_challenge_answer_is_challenge_failed(answer: bytes) -> None:
+    """A receiver answering the challenge with JSON nested too deeply to parse (within
+    ``max_response_bytes``) or a lone surrogate fails the handshake like any wrong
+    echo: an internal error (-32603) would be an oracle on the answer's body."""
+
+    async def nested(request: Request) -> Response:
+        return Response(answer, media_type="application/json")
+
+    route = Route("/nested", nested, methods=["POST"])
+    async with deployment(extra_routes=[route]) as d, d.client() as client:
+        url = f"https://{HOOK_HOST}:{d.hook_port}/nested"
+        params = {"name": "a", "delivery": {"url": url, "secret": generate_secret()}}
+        with pytest.raises(JSONRPCError) as err:
+            await client.request(EVENTS_SUBSCRIBE, params, use_cache=False)
+        assert err.value.code == CALLBACK_ENDPOINT_ERROR
+        assert err.value.data == {"reason": "challenge_failed"}
+
+
+async def test_a_deeply_nested_delivery_is_refused_400() -> None:
+    """A server (holding its subscription's secret) posting JSON nested too deeply to
+    parse gets 400 (final), not a 500 it would retry."""
+
+    async def on_message(message: WebhookMessage) -> None:
+        raise AssertionError("never forwarded")
+
+    receiver = WebhookReceiver(on_message)
+    secret = generate_secret()
+    receiver.bind("sub_1", secret, route="r1")
+    body = b"[" * 5000
+    headers = signed_headers("evt_1", body, [secret], subscription_id="sub_1")
+    async with (
+        serve(Starlette(routes=receiver.routes("/hooks"))) as port,
+        httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http,
+    ):
+        r = await http.post("/hooks/r1", content=body, headers=headers)
+    assert r.status_code == 400

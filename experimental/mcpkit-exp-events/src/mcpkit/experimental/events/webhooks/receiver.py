@@ -4,7 +4,8 @@
 Rules:
 1. Only ``POST`` is served (405 otherwise); the body is read up to ``max_body_bytes``
    (413 above: final for the sender); ``webhook-id``, ``webhook-timestamp``,
-   ``webhook-signature`` and ``X-MCP-Subscription-Id`` are required (400).
+   ``webhook-signature`` and ``X-MCP-Subscription-Id`` are required (400); a signed
+   body that is not a JSON object (nested too deeply to parse included) is 400.
 2. ``webhook-timestamp`` more than ``tolerance_s`` (at most 300, the Standard Webhooks
    window) from now is refused (400) before any HMAC is computed.
 3. Routes scope everything a server can name. The receiver is mounted once; each server
@@ -339,7 +340,7 @@ class WebhookReceiver:
             return Response("server identity signature does not verify", 401)  # rule 10
         try:
             message = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deeply is not JSON we take
             return Response("body is not JSON", 400)
         if not isinstance(message, dict):
             return Response("body is not a JSON object", 400)

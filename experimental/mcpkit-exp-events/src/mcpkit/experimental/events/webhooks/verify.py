@@ -20,7 +20,10 @@ Rules:
 3. The endpoint must answer 2xx with a JSON body ``{"challenge": <nonce>}``; the nonce
    is compared in constant time (``hmac.compare_digest``). Anything else is
    ``CallbackEndpointError`` (-32027) with ``data.reason``: ``challenge_failed`` for a
-   reachable endpoint, the connection category otherwise.
+   reachable endpoint, the connection category otherwise. No answer makes the
+   handshake fail any other way (JSON nested too deeply to parse, a lone surrogate in
+   the echo): an internal error would tell the caller about the body of an
+   attacker-chosen URL (SEP: no response oracle).
 4. Verification POSTs to one host are spaced at least ``verification_interval_s`` apart.
    Principals take turns: a principal has at most one verification of a host waiting
    for its slot (or fetching the host's receiver document) at a time, its others wait
@@ -170,9 +173,10 @@ class Verifier:
                 if isinstance(answer, dict):
                     value = cast(dict[str, Any], answer).get("challenge")
                     echoed = value if isinstance(value, str) else ""
-            except ValueError:
+            except (ValueError, RecursionError):  # rule 3: whatever the body, a category
                 echoed = ""
         fresh = time.monotonic() - issued <= self.limits.challenge_ttl_s
-        if not (fresh and hmac.compare_digest(echoed.encode(), nonce.encode())):
+        answer_bytes = echoed.encode("utf-8", "surrogatepass")  # a lone surrogate is no echo
+        if not (fresh and hmac.compare_digest(answer_bytes, nonce.encode())):
             raise callback_error("challenge_failed")
         await self.subs.mark_verified(sub.principal, sub.url, self.limits.verification_ttl_s)
