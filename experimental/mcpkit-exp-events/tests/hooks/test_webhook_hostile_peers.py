@@ -398,3 +398,17 @@ async def test_a_deeply_nested_delivery_is_refused_400() -> None:
     ):
         r = await http.post("/hooks/r1", content=body, headers=headers)
     assert r.status_code == 400
+
+
+@pytest.mark.parametrize("bad", ["\x01", "\x7f", "\t", "\r\n"])
+async def test_a_callback_url_with_a_control_character_is_invalid_params(bad: str) -> None:
+    """The HTTP client refuses such a URL at connection time only: subscribe must refuse
+    it up front (-32602), and the sender must never raise for it."""
+    async with deployment() as d, d.client() as client:
+        url = f"https://{HOOK_HOST}:{d.hook_port}/hooks/a{bad}b"
+        params = {"name": "a", "delivery": {"url": url, "secret": generate_secret()}}
+        with pytest.raises(JSONRPCError) as err:
+            await client.request(EVENTS_SUBSCRIBE, params, use_cache=False)
+        assert err.value.code == -32602
+        got = await d.hooks.sender.post(f"https://{HOOK_HOST}:{d.hook_port}/a\x01b", b"{}", {})
+        assert got.error == "connection_refused"

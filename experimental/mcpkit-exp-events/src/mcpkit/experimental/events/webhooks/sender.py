@@ -13,7 +13,9 @@ Rules:
 4. Clients are pooled per host name (so a pooled TLS connection is never reused for
    another name), at most ``max_clients`` of them (least recently used closed).
 5. A response body is read up to ``max_response_bytes``; its content never reaches
-   ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`).
+   ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`). A URL the
+   HTTP client refuses (``httpx2.InvalidURL``) is ``connection_refused``, never an
+   exception.
 6. Every POST is bounded by ``request_timeout_s`` as a whole (connect, write, every
    read and pool together; ``lastError`` ``timeout`` past it): an endpoint trickling
    its answer a byte at a time, each read within a per-read timeout, cannot hold a
@@ -179,6 +181,8 @@ class Sender:
                 got_headers = {k.lower(): v for k, v in response.headers.items()}
         except httpx2.TimeoutException:
             return GetResult(None, "timeout")
+        except httpx2.InvalidURL:  # not an HTTPError; the URL never reached the wire
+            return GetResult(None, "connection_refused")
         except httpx2.HTTPError as exc:
             return GetResult(None, "tls_error" if _is_tls(exc) else "connection_refused")
         except (ssl.SSLError, ssl.CertificateError):

@@ -2,7 +2,9 @@
 
 Rules:
 1. A callback URL is ``https`` with a host, no user info and no fragment, at most
-   ``max_url_bytes`` long (:func:`check_callback_url`, ``ValueError`` -> -32602).
+   ``max_url_bytes`` long, with no control character (C0, including the tab and line
+   breaks ``urlsplit`` silently drops, nor DEL) anywhere (:func:`check_callback_url`,
+   ``ValueError`` -> -32602): the HTTP client refuses such a URL only when it connects.
 2. The host is resolved at every connection (delivery and verification alike), never
    only at subscribe time, so DNS rebinding cannot swap the address after the check.
 3. Every resolved address must be globally routable (``ipaddress``'s ``is_global``, which
@@ -136,6 +138,8 @@ def check_callback_url(url: object, *, max_url_bytes: int = 2048) -> str:
         raise ValueError("delivery.url must be a non-empty string")
     if len(url.encode()) > max_url_bytes:
         raise ValueError(f"delivery.url is longer than {max_url_bytes} bytes")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        raise ValueError("delivery.url must not carry control characters")
     try:
         parts = urlsplit(url)
         port = parts.port
