@@ -412,3 +412,28 @@ async def test_a_callback_url_with_a_control_character_is_invalid_params(bad: st
         assert err.value.code == -32602
         got = await d.hooks.sender.post(f"https://{HOOK_HOST}:{d.hook_port}/a\x01b", b"{}", {})
         assert got.error == "connection_refused"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"cache-control", b"max-age=60"), (b"age", b"\xb2")],  # '²': isdigit, not a number
+        [(b"cache-control", b"max-age=\xd9\xa3"), (b"age", b"1")],  # non-ASCII digits
+    ],
+)
+async def test_odd_caching_headers_never_make_the_lookup_raise(
+    headers: list[tuple[bytes, bytes]],
+) -> None:
+    async def doc(request: Request) -> Response:
+        response = Response(b'{"receivers": ["/hooks/"]}', media_type="application/json")
+        response.raw_headers.extend(headers)  # bytes as sent, not latin-1 text
+        return response
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = _tls(tmp)
+        app = Starlette(routes=[Route(WELL_KNOWN_RECEIVER_PATH, doc, methods=["GET"])])
+        async with serve(app, tls=tls) as port:
+            sender = Sender(POLICY, verify=tls.client_context())
+            docs = ReceiverDocuments(sender, WellKnownPolicy(fetch_interval_s=0.0))
+            assert await docs.covers(f"https://{HOOK_HOST}:{port}/hooks/a")
+            await sender.aclose()

@@ -25,7 +25,8 @@ Rules:
    (a document, malformed or absent) is cached for the response's
    ``Cache-Control: max-age`` less its ``Age`` (``default_ttl_s`` without one), at most
    ``max_ttl_s``; ``no-store``/``no-cache`` is not cached; a fetch that got no answer
-   is not cached. At most ``max_origins`` origins are cached (oldest dropped).
+   is not cached. Only ASCII digits are numbers there (another ``max-age`` is absent,
+   another ``Age`` ignored). At most ``max_origins`` origins are cached (oldest dropped).
    Concurrent look-ups of one origin share one fetch.
 5. Fetches to one host are spaced at least ``fetch_interval_s`` apart
    (:class:`HostSpacer`, the challenge's per-host rate limit).
@@ -65,7 +66,7 @@ __all__ = [
 
 JSON = dict[str, Any]
 _DEFAULT_PORTS = {"https": 443, "http": 80}
-_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?\s*(?:,|$)", re.IGNORECASE)
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?([0-9]+)\"?\s*(?:,|$)", re.IGNORECASE | re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +188,7 @@ def _ttl_s(headers: dict[str, str], policy: WellKnownPolicy) -> float:
     found = _MAX_AGE.search(control)
     ttl = float(found.group(1)) if found is not None else policy.default_ttl_s
     age = headers.get("age", "")
-    if found is not None and age.isdigit():
+    if found is not None and age.isascii() and age.isdigit():  # '²' is a digit, not a number
         ttl -= float(age)
     return max(0.0, min(ttl, policy.max_ttl_s))
 
