@@ -437,3 +437,36 @@ async def test_odd_caching_headers_never_make_the_lookup_raise(
             docs = ReceiverDocuments(sender, WellKnownPolicy(fetch_interval_s=0.0))
             assert await docs.covers(f"https://{HOOK_HOST}:{port}/hooks/a")
             await sender.aclose()
+
+
+# -- retryAfterMs never counts other subscribers' events -----------------------------------
+
+
+async def test_retry_after_ms_does_not_reveal_other_subscribers_event_volume() -> None:
+    """With per-subscription matching, the log of an event type holds other principals'
+    events too. Alice, rate-limited, must not learn from ``retryAfterMs`` how many
+    events bob's account produced after hers (unfixed: the whole unread log, 2000 s)."""
+
+    def match(sub: Any, occ: Any) -> bool:
+        return occ.data.get("owner") == sub.arguments.get("owner")
+
+    limits = WebhookLimits(
+        backoff_initial_s=0.05, backoff_max_s=0.2, delivery_rate_per_s=1.0, delivery_burst=1
+    )
+    async with (
+        deployment(limits=limits, hooks_options={"match": match}) as d,
+        d.client() as client,
+    ):
+        sub = await subscribe_webhook(
+            client, d.receiver, name="a", url=d.hook_url, arguments={"owner": "alice"}
+        )
+        await d.emit("a", 10, owner="alice")
+        await d.emit("a", 2000, start=10, owner="bob")
+        with anyio.fail_after(30):
+            while True:
+                status = dict((await sub.refresh())["deliveryStatus"])
+                if "throttled" in status:
+                    break
+                await anyio.sleep(0.05)
+        # alice's own backlog is at most 10 events at 1/s
+        assert 0 < status["retryAfterMs"] <= 30_000, status
