@@ -470,3 +470,33 @@ async def test_retry_after_ms_does_not_reveal_other_subscribers_event_volume() -
                 await anyio.sleep(0.05)
         # alice's own backlog is at most 10 events at 1/s
         assert 0 < status["retryAfterMs"] <= 30_000, status
+
+
+# -- a root mount does not vouch for the whole origin -------------------------------------
+
+
+@pytest.mark.parametrize("mount", ["/", ""])
+async def test_a_root_mount_publishes_no_document_unless_asked(mount: str) -> None:
+    """``Starlette(routes=[Route("/admin/reset", ...), *receiver.routes("/")])``: a
+    document ``{"receivers": ["/"]}`` would let any server's client have deliveries
+    POSTed to ``/admin/reset`` with no challenge."""
+
+    async def on_message(message: WebhookMessage) -> None:
+        return None
+
+    async def admin(request: Request) -> Response:
+        return Response("reset")
+
+    receiver = WebhookReceiver(on_message)
+    admin_route = Route("/admin/reset", admin, methods=["POST"])
+    app = Starlette(routes=[admin_route, *receiver.routes(mount)])
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = _tls(tmp)
+        async with serve(app, tls=tls) as port:
+            sender = Sender(POLICY, verify=tls.client_context())
+            docs = ReceiverDocuments(sender, WellKnownPolicy(fetch_interval_s=0.0))
+            assert not await docs.covers(f"https://{HOOK_HOST}:{port}/admin/reset")
+            await sender.aclose()
+    paths = [getattr(r, "path", None) for r in receiver.routes(mount, well_known=True)]
+    assert WELL_KNOWN_RECEIVER_PATH in paths  # when asked
+    assert WELL_KNOWN_RECEIVER_PATH in [getattr(r, "path", None) for r in receiver.routes("/h")]

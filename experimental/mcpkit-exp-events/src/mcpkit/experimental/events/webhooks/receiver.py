@@ -49,6 +49,9 @@ Rules:
 9. :meth:`WebhookReceiver.routes` mounts the receiver and serves the receiver document
    ``/.well-known/mcp-webhook-receiver.json`` for the mount (SEP option 4,
    :mod:`.wellknown`), so servers verify the callback URLs below it without a challenge.
+   Mounted at the origin's root, the document would be ``"/"``: it would vouch for every
+   path of the application the routes join (its own endpoints included), so a root
+   mount publishes it only when asked (``well_known=True``).
 10. With ``server_keys`` (:class:`~.identity.ServerKeys`, optional) every POST on every
     route, the verification challenge included, must also carry a ``v1a,`` signature by
     a trusted server key, checked after the HMAC (401 otherwise); without it ``v1a,``
@@ -187,10 +190,11 @@ class WebhookReceiver:
         """Starlette routes: this receiver mounted at ``mount_path`` and (``well_known``)
         the receiver document covering it (rule 9), served at the origin's root.
         ``well_known`` defaults to True without ``server_keys`` and False with them
-        (rule 10: the document would spare an untrusted server the challenge)."""
+        (rule 10: the document would spare an untrusted server the challenge) or for a
+        root mount (rule 9: it would cover the whole origin)."""
         mount = Mount(mount_path.rstrip("/"), app=self)
         if well_known is None:
-            well_known = self.server_keys is None
+            well_known = self.server_keys is None and mount_path.strip("/") != ""
         if not well_known:
             return [mount]
         return [well_known_route(mount_path.rstrip("/") + "/"), mount]
