@@ -44,7 +44,7 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any, cast
 from urllib.parse import SplitResult, urlsplit
 
@@ -120,7 +120,7 @@ class Verifier:
         self._turns: dict[tuple[str, str], tuple[anyio.Lock, int]] = {}
 
     @contextlib.asynccontextmanager
-    async def _turn(self, principal: str, host: str) -> AsyncIterator[None]:
+    async def _turn(self, principal: str, host: str) -> AsyncGenerator[None]:
         """Rule 4: one waiting verification per ``(principal, host)``; entries live while
         used (the table holds only requests in progress)."""
         key = (principal, host)
