@@ -204,14 +204,19 @@ async def test_a_route_flooding_its_own_deliveries_cannot_evict_another_routes_d
     assert await h.post("sub_flood", flood, event("f0"), "f0", route="noisy") == 204  # evicted
 
 
-@pytest.mark.parametrize(("mount", "prefix"), [("/hooks", "/hooks/"), ("/", "/")])
-async def test_routes_serve_the_document_for_the_mount(mount: str, prefix: str) -> None:
+@pytest.mark.parametrize(
+    ("mount", "prefix", "well_known"),
+    [("/hooks", "/hooks/", None), ("/", "/", True)],  # a root mount's document: when asked
+)
+async def test_routes_serve_the_document_for_the_mount(
+    mount: str, prefix: str, well_known: bool | None
+) -> None:
     from starlette.applications import Starlette
 
     h = Harness()
     secret = generate_secret()
     h.receiver.bind("sub_1", secret, route=R)
-    app = Starlette(routes=h.receiver.routes(mount))
+    app = Starlette(routes=h.receiver.routes(mount, well_known=well_known))
     raw = json.dumps(event("c")).encode()
     headers = signed_headers("e1", raw, [secret], subscription_id="sub_1")
     transport = httpx2.ASGITransport(app=app)

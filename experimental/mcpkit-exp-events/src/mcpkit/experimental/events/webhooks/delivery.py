@@ -29,7 +29,10 @@ Rules:
    throttling (now + the bucket's debt + the unread backlog, head minus read position,
    at the rate; re-estimated at most once a second) and is persisted, so a refresh on
    any replica reports ``throttled``/``retryAfterMs``; once nothing waits and the log is
-   read to its end, it is cleared (and persisted) at once.
+   read to its end, it is cleared (and persisted) at once. With a ``match`` hook the
+   unread log holds other subscriptions' events (other principals' among them), so the
+   estimate is the bucket's debt alone: ``retryAfterMs`` never tells a subscriber how
+   many events others produced.
 """
 
 from __future__ import annotations
@@ -189,7 +192,9 @@ class SubscriptionDelivery:
         if bucket is None or (not first and now - self._throttle_noted < 1.0):
             return
         self._throttle_noted = now
-        backlog = max(0, await self.store.head(self.sub.name) - self.read_pos)
+        backlog = 0
+        if self.match is None:  # rule 9: a filtered log's backlog is others' events too
+            backlog = max(0, await self.store.head(self.sub.name) - self.read_pos)
         self.state.throttled_until_s = time.time() + bucket.debt_s() + backlog / bucket.rate_per_s
         await self._save_state(force=first)
 

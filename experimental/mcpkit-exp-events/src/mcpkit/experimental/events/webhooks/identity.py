@@ -35,10 +35,14 @@ Receiver side (:class:`ServerKeys`, :func:`fetch_server_keys`):
    before stay.
 7. A delivery verifies when one of its ``v1a,`` signatures (at most ``max_signatures``
    examined) verifies under one of the trusted keys. When none does and the keys come
-   from origins, they are fetched again (at most once per ``min_refresh_s``; a failed
-   fetch keeps the old keys) and the check runs once more, so a rotation is picked up
-   without a restart.
+   from origins, they are fetched again (at most once per ``min_refresh_s``) and the
+   check runs once more, so a rotation is picked up without a restart.
 8. Private keys never reach logs or ``repr``.
+9. Origins are fetched concurrently and each on its own (its own ``timeout_s``, its own
+   ``max_keys``): an origin that fails (unreachable, slow, not a JWK set, nested too
+   deeply to parse, above ``max_keys``) keeps the keys it gave before and never holds
+   back another origin's update, so one trusted server cannot stop another's rotation
+   from being picked up.
 """
 
 from __future__ import annotations
@@ -285,14 +289,17 @@ class ServerKeys:
         self.max_signatures = max_signatures
         self.min_refresh_s = min_refresh_s
         self._static = [key for doc in jwks for key in self._parse(doc)]
-        self._fetched: list[tuple[str, Ed25519PublicKey]] = []
+        self._fetched: dict[str, list[tuple[str, Ed25519PublicKey]]] = {}
         self._fetched_at = float("-inf")
         self._lock = anyio.Lock()
         self._check_count(len(self._static))
 
     @property
     def kids(self) -> list[str]:
-        return [kid for kid, _ in (*self._static, *self._fetched)]
+        return [kid for kid, _ in self._keys()]
+
+    def _keys(self) -> list[tuple[str, Ed25519PublicKey]]:
+        return [*self._static, *(key for keys in self._fetched.values() for key in keys)]
 
     def _check_count(self, n: int) -> None:
         if n > self.max_keys:
@@ -330,31 +337,51 @@ class ServerKeys:
                 data += chunk
                 if len(data) > self.max_jwks_bytes:
                     raise ValueError(f"{url} is above max_jwks_bytes ({self.max_jwks_bytes})")
-        doc: Any = json.loads(bytes(data))
+        try:
+            doc: Any = json.loads(bytes(data))
+        except RecursionError:
+            raise ValueError(f"{url} is nested too deeply to be a JWK set") from None
         if not isinstance(doc, dict):
             raise ValueError(f"{url} is not a JWK set")
         return self._parse(cast(JSON, doc))
 
     async def refresh(self) -> None:
-        """Fetch every origin's document again (rule 5). Raises ``ValueError`` or
-        ``httpx2.HTTPError``; on failure the keys held before stay."""
+        """Fetch every origin's document again (rules 5, 9), concurrently, each origin on
+        its own. Raises the first failure (``ValueError``, ``httpx2.HTTPError``,
+        ``TimeoutError`` or ``OSError``) once the others are updated; an origin that
+        failed keeps the keys it gave before."""
         self._fetched_at = time.monotonic()
-        fetched: list[tuple[str, Ed25519PublicKey]] = []
-        with anyio.fail_after(self.timeout_s):
-            async with httpx2.AsyncClient(
-                verify=self.verify_tls,
-                follow_redirects=False,
-                trust_env=False,
-                timeout=httpx2.Timeout(self.timeout_s),
-            ) as client:
+        got: dict[str, list[tuple[str, Ed25519PublicKey]] | Exception] = {}
+        async with httpx2.AsyncClient(
+            verify=self.verify_tls,
+            follow_redirects=False,
+            trust_env=False,
+            timeout=httpx2.Timeout(self.timeout_s),
+        ) as client:
+
+            async def one(url: str) -> None:
+                try:
+                    with anyio.fail_after(self.timeout_s):
+                        got[url] = await self._fetch(client, url)
+                except (ValueError, httpx2.HTTPError, TimeoutError, OSError) as exc:
+                    got[url] = exc
+
+            async with anyio.create_task_group() as tg:
                 for url in self.urls:
-                    fetched += await self._fetch(client, url)
-        self._check_count(len(self._static) + len(fetched))
-        self._fetched = fetched
+                    tg.start_soon(one, url)
+        failures: list[Exception] = []
+        for url in self.urls:
+            outcome = got[url]
+            if isinstance(outcome, Exception):
+                failures.append(outcome)
+            else:
+                self._fetched[url] = outcome
+        if failures:
+            raise failures[0]
 
     def _check(self, content: bytes, signatures: list[bytes]) -> bool:
         for signature in signatures:
-            for _, key in (*self._static, *self._fetched):
+            for _, key in self._keys():
                 try:
                     key.verify(signature, content)
                 except InvalidSignature:
@@ -381,8 +408,8 @@ class ServerKeys:
             try:
                 await self.refresh()
             except (ValueError, httpx2.HTTPError, TimeoutError, OSError) as exc:
+                # rule 9: the origins that answered are updated all the same
                 logger.warning("fetching the server keys failed: %s", type(exc).__name__)
-                return False
         return self._check(content, signatures)
 
     def __repr__(self) -> str:

@@ -4,7 +4,8 @@
 Rules:
 1. Only ``POST`` is served (405 otherwise); the body is read up to ``max_body_bytes``
    (413 above: final for the sender); ``webhook-id``, ``webhook-timestamp``,
-   ``webhook-signature`` and ``X-MCP-Subscription-Id`` are required (400).
+   ``webhook-signature`` and ``X-MCP-Subscription-Id`` are required (400); a signed
+   body that is not a JSON object (nested too deeply to parse included) is 400.
 2. ``webhook-timestamp`` more than ``tolerance_s`` (at most 300, the Standard Webhooks
    window) from now is refused (400) before any HMAC is computed.
 3. Routes scope everything a server can name. The receiver is mounted once; each server
@@ -32,7 +33,10 @@ Rules:
 6. Duplicates, per subscription: a ``(route, subscription id, webhook-id)`` accepted
    within the last ``dedupe_window_s`` is answered 200 and not forwarded again; one
    being handled right now is answered 409 (the sender retries). The same
-   ``webhook-id`` for two subscriptions is two deliveries. At most ``max_seen`` are
+   ``webhook-id`` for two subscriptions is two deliveries. An entry is the SHA-256 of
+   the subscription id and ``webhook-id`` (32 bytes whatever their length: both are the
+   server's choice, so a server sending long ids cannot grow the table beyond
+   ``max_seen`` small entries). At most ``max_seen`` are
    remembered over all routes; above it the oldest of the route remembering the most
    gives way, so a server flooding its own route cannot evict another route's entries
    while it holds more than they do.
@@ -45,6 +49,9 @@ Rules:
 9. :meth:`WebhookReceiver.routes` mounts the receiver and serves the receiver document
    ``/.well-known/mcp-webhook-receiver.json`` for the mount (SEP option 4,
    :mod:`.wellknown`), so servers verify the callback URLs below it without a challenge.
+   Mounted at the origin's root, the document would be ``"/"``: it would vouch for every
+   path of the application the routes join (its own endpoints included), so a root
+   mount publishes it only when asked (``well_known=True``).
 10. With ``server_keys`` (:class:`~.identity.ServerKeys`, optional) every POST on every
     route, the verification challenge included, must also carry a ``v1a,`` signature by
     a trusted server key, checked after the HMAC (401 otherwise); without it ``v1a,``
@@ -162,9 +169,9 @@ class WebhookReceiver:
         self.server_keys = server_keys
         self._bound: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
         self._pending: OrderedDict[tuple[str, str], None] = OrderedDict()
-        self._seen: dict[str, OrderedDict[tuple[str, str], float]] = {}
+        self._seen: dict[str, OrderedDict[bytes, float]] = {}
         self._seen_total = 0
-        self._busy: set[tuple[str, str, str]] = set()
+        self._busy: set[tuple[str, bytes]] = set()
         self._cursors: dict[tuple[str, str], str | None] = {}
 
     # -- routes ---------------------------------------------------------------------
@@ -183,10 +190,11 @@ class WebhookReceiver:
         """Starlette routes: this receiver mounted at ``mount_path`` and (``well_known``)
         the receiver document covering it (rule 9), served at the origin's root.
         ``well_known`` defaults to True without ``server_keys`` and False with them
-        (rule 10: the document would spare an untrusted server the challenge)."""
+        (rule 10: the document would spare an untrusted server the challenge) or for a
+        root mount (rule 9: it would cover the whole origin)."""
         mount = Mount(mount_path.rstrip("/"), app=self)
         if well_known is None:
-            well_known = self.server_keys is None
+            well_known = self.server_keys is None and mount_path.strip("/") != ""
         if not well_known:
             return [mount]
         return [well_known_route(mount_path.rstrip("/") + "/"), mount]
@@ -274,9 +282,15 @@ class WebhookReceiver:
             return "pending"
         return None
 
-    def _remember(self, key: tuple[str, str, str]) -> None:
+    @staticmethod
+    def _seen_key(route: str, sub_id: str, webhook_id: str) -> tuple[str, bytes]:
+        """Rule 6: ``(route, SHA-256 of the id and webhook-id)``, a fixed-size entry."""
+        digest = hashlib.sha256(f"{len(sub_id)}:{sub_id}:{webhook_id}".encode()).digest()
+        return route, digest
+
+    def _remember(self, key: tuple[str, bytes]) -> None:
         now = time.monotonic()
-        route, entry = key[0], (key[1], key[2])
+        route, entry = key
         seen = self._seen.setdefault(route, OrderedDict())
         if entry not in seen:
             self._seen_total += 1
@@ -296,9 +310,9 @@ class WebhookReceiver:
         if not seen:
             self._seen.pop(route, None)
 
-    def _seen_recently(self, key: tuple[str, str, str]) -> bool:
+    def _seen_recently(self, key: tuple[str, bytes]) -> bool:
         table = self._seen.get(key[0])
-        at = table.get((key[1], key[2])) if table is not None else None
+        at = table.get(key[1]) if table is not None else None
         return at is not None and at >= time.monotonic() - self.dedupe_window_s
 
     async def _handle(self, request: Request) -> Response:
@@ -330,7 +344,7 @@ class WebhookReceiver:
             return Response("server identity signature does not verify", 401)  # rule 10
         try:
             message = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deeply is not JSON we take
             return Response("body is not JSON", 400)
         if not isinstance(message, dict):
             return Response("body is not a JSON object", 400)
@@ -343,7 +357,7 @@ class WebhookReceiver:
                 return Response("signature does not verify", 401)
             return Response("unknown subscription", 425)
         webhook_id = headers["webhook-id"]
-        key = (route, sub_id, webhook_id)
+        key = self._seen_key(route, sub_id, webhook_id)
         if self._seen_recently(key):
             return Response(status_code=200)
         if key in self._busy:

@@ -13,8 +13,13 @@ Rules:
 4. Clients are pooled per host name (so a pooled TLS connection is never reused for
    another name), at most ``max_clients`` of them (least recently used closed).
 5. A response body is read up to ``max_response_bytes``; its content never reaches
-   ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`).
-6. Every POST is bounded by ``request_timeout_s`` (connect, write, read and pool).
+   ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`). A URL the
+   HTTP client refuses (``httpx2.InvalidURL``) is ``connection_refused``, never an
+   exception.
+6. Every POST is bounded by ``request_timeout_s`` as a whole (connect, write, every
+   read and pool together; ``lastError`` ``timeout`` past it): an endpoint trickling
+   its answer a byte at a time, each read within a per-read timeout, cannot hold a
+   delivery slot or a subscribe call longer.
 7. :meth:`Sender.get` (the receiver document, :mod:`.wellknown`) takes the same path
    (rules 1-4), reads at most the caller's ``max_bytes`` and is bounded as a whole by
    the caller's ``timeout_s`` (``lastError``-style category ``timeout`` past it); it
@@ -127,8 +132,10 @@ class Sender:
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
         """POST ``body`` to ``url`` (rules 1-6); never raises for endpoint failures.
         Raises :class:`~.ssrf.AddressRefused` when the address check refuses."""
-        got = await self._exchange("POST", url, body, headers, self.max_response_bytes)
-        return PostResult(got.status, got.error, got.body)
+        with anyio.move_on_after(self.request_timeout_s):  # rule 6: the whole exchange
+            got = await self._exchange("POST", url, body, headers, self.max_response_bytes)
+            return PostResult(got.status, got.error, got.body)
+        return PostResult(None, "timeout")
 
     async def get(self, url: str, *, max_bytes: int, timeout_s: float) -> GetResult:
         """GET ``url`` over the same pinned path as :meth:`post` (rules 1-4, 6), reading at
@@ -152,7 +159,8 @@ class Sender:
         target = f"https://{literal}:{port}{parts.path or '/'}"
         if parts.query:
             target += "?" + parts.query
-        host_header = host if parts.port in (None, 443) else f"{host}:{port}"
+        named = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
+        host_header = named if parts.port in (None, 443) else f"{named}:{port}"
         client = self._client(host)
         oversize = False
         try:
@@ -173,6 +181,8 @@ class Sender:
                 got_headers = {k.lower(): v for k, v in response.headers.items()}
         except httpx2.TimeoutException:
             return GetResult(None, "timeout")
+        except httpx2.InvalidURL:  # not an HTTPError; the URL never reached the wire
+            return GetResult(None, "connection_refused")
         except httpx2.HTTPError as exc:
             return GetResult(None, "tls_error" if _is_tls(exc) else "connection_refused")
         except (ssl.SSLError, ssl.CertificateError):

@@ -2,7 +2,9 @@
 
 Rules:
 1. A callback URL is ``https`` with a host, no user info and no fragment, at most
-   ``max_url_bytes`` long (:func:`check_callback_url`, ``ValueError`` -> -32602).
+   ``max_url_bytes`` long, with no control character (C0, including the tab and line
+   breaks ``urlsplit`` silently drops, nor DEL) anywhere (:func:`check_callback_url`,
+   ``ValueError`` -> -32602): the HTTP client refuses such a URL only when it connects.
 2. The host is resolved at every connection (delivery and verification alike), never
    only at subscribe time, so DNS rebinding cannot swap the address after the check.
 3. Every resolved address must be globally routable (``ipaddress``'s ``is_global``, which
@@ -20,7 +22,9 @@ Rules:
 4. The connection goes to the checked address itself (:mod:`.sender` pins it with the
    ``sni_hostname`` request extension); when a name resolves to several addresses, the
    first acceptable one is used and refused ones are skipped only if another passes.
-5. A refusal raises :class:`AddressRefused` naming the host, never the endpoint's answer.
+5. A refusal raises :class:`AddressRefused` naming the host, never the endpoint's answer;
+   a host that does not resolve, or that the resolver cannot encode (IDNA
+   ``UnicodeError``), is refused the same way (never another exception).
 """
 
 from __future__ import annotations
@@ -117,7 +121,7 @@ class AddressPolicy:
             literal = None
         try:
             candidates = [str(literal)] if literal is not None else await self.resolver(host, port)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a name IDNA cannot encode
             raise AddressRefused(f"callback host {host!r} does not resolve") from None
         for address in candidates:
             if self.permits(address):
@@ -134,6 +138,8 @@ def check_callback_url(url: object, *, max_url_bytes: int = 2048) -> str:
         raise ValueError("delivery.url must be a non-empty string")
     if len(url.encode()) > max_url_bytes:
         raise ValueError(f"delivery.url is longer than {max_url_bytes} bytes")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        raise ValueError("delivery.url must not carry control characters")
     try:
         parts = urlsplit(url)
         port = parts.port

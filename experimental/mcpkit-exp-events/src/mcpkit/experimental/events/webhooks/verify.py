@@ -8,7 +8,11 @@ Rules:
    entry matches a URL with the same scheme, host and port (the scheme's default when
    absent) whose path is the entry's path or lies below it on a ``/`` boundary
    (``https://h.example/hooks`` covers ``/hooks`` and ``/hooks/a``, not ``/hooksx``,
-   ``h.example.evil.net`` or port 8443).
+   ``h.example.evil.net`` or port 8443), and only when the URL's path is one no server
+   or client may normalise out of the entry (:func:`.wellknown.callback_path_clean`):
+   ``/hooks/../admin`` (which the HTTP client itself sends as ``/admin``),
+   ``/hooks/..;/admin``, ``/hooks/%252e%252e/admin`` are not covered and take the
+   handshake.
 2. The handshake POSTs ``{"type": "verification", "challenge": <nonce>}`` (signed, plus
    the ``v1a`` signature of a server ``identity`` when configured, with
    ``X-MCP-Subscription-Id``) over the same SSRF-hardened path as deliveries; the nonce
@@ -16,8 +20,15 @@ Rules:
 3. The endpoint must answer 2xx with a JSON body ``{"challenge": <nonce>}``; the nonce
    is compared in constant time (``hmac.compare_digest``). Anything else is
    ``CallbackEndpointError`` (-32027) with ``data.reason``: ``challenge_failed`` for a
-   reachable endpoint, the connection category otherwise.
+   reachable endpoint, the connection category otherwise. No answer makes the
+   handshake fail any other way (JSON nested too deeply to parse, a lone surrogate in
+   the echo): an internal error would tell the caller about the body of an
+   attacker-chosen URL (SEP: no response oracle).
 4. Verification POSTs to one host are spaced at least ``verification_interval_s`` apart.
+   Principals take turns: a principal has at most one verification of a host waiting
+   for its slot (or fetching the host's receiver document) at a time, its others wait
+   behind it, so one principal queueing many subscribes to a host delays another
+   principal's verification there by one slot per principal, not one per request.
 5. Before a handshake, the receiver document of the URL's origin is consulted
    (:mod:`.wellknown`, the SEP's option 4, unless ``WellKnownPolicy(enabled=False)``):
    a document covering the URL verifies ``(principal, url)`` with no challenge POST,
@@ -28,13 +39,16 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any, cast
 from urllib.parse import SplitResult, urlsplit
+
+import anyio
 
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.experimental.events.webhooks.envelopes import VERIFICATION, control_body, message_id
@@ -46,6 +60,7 @@ from mcpkit.experimental.events.webhooks.wellknown import (
     HostSpacer,
     ReceiverDocuments,
     WellKnownPolicy,
+    callback_path_clean,
     path_covered,
 )
 from mcpkit.experimental.events.wire import CALLBACK_ENDPOINT_ERROR
@@ -78,7 +93,7 @@ def url_covered(url: str, allowed: str) -> bool:
             return False
     except ValueError:
         return False
-    return path_covered(got.path, want.path)
+    return callback_path_clean(got.path or "/") and path_covered(got.path, want.path)
 
 
 class Verifier:
@@ -102,6 +117,24 @@ class Verifier:
         self.verified_urls = tuple(verified_urls)
         self.spacer = HostSpacer(limits.verification_interval_s, limits.max_verifications)
         self.documents = ReceiverDocuments(sender, well_known or WellKnownPolicy())
+        self._turns: dict[tuple[str, str], tuple[anyio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, principal: str, host: str) -> AsyncGenerator[None]:
+        """Rule 4: one waiting verification per ``(principal, host)``; entries live while
+        used (the table holds only requests in progress)."""
+        key = (principal, host)
+        lock, users = self._turns.get(key) or (anyio.Lock(), 0)
+        self._turns[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._turns[key]
+            if users <= 1:
+                del self._turns[key]
+            else:
+                self._turns[key] = (lock, users - 1)
 
     async def is_verified(self, principal: str, url: str) -> bool:
         if any(url_covered(url, allowed) for allowed in self.verified_urls):
@@ -112,10 +145,14 @@ class Verifier:
         """Verify ``sub``'s endpoint by its origin's receiver document (rule 5) or by the
         handshake (rules 2-4); on success cache it (rule 1). Raises
         ``CallbackEndpointError`` (-32027)."""
-        if await self.documents.covers(sub.url):
+        host = urlsplit(sub.url).hostname or ""
+        async with self._turn(sub.principal, host):  # rule 4: principals take turns
+            covered = await self.documents.covers(sub.url)
+            if not covered:
+                await self.spacer.wait(host)
+        if covered:
             await self.subs.mark_verified(sub.principal, sub.url, self.limits.verification_ttl_s)
             return
-        await self.spacer.wait(urlsplit(sub.url).hostname or "")
         nonce = secrets.token_urlsafe(32)
         issued = time.monotonic()
         body = control_body(VERIFICATION, challenge=nonce)
@@ -136,9 +173,10 @@ class Verifier:
                 if isinstance(answer, dict):
                     value = cast(dict[str, Any], answer).get("challenge")
                     echoed = value if isinstance(value, str) else ""
-            except ValueError:
+            except (ValueError, RecursionError):  # rule 3: whatever the body, a category
                 echoed = ""
         fresh = time.monotonic() - issued <= self.limits.challenge_ttl_s
-        if not (fresh and hmac.compare_digest(echoed.encode(), nonce.encode())):
+        answer_bytes = echoed.encode("utf-8", "surrogatepass")  # a lone surrogate is no echo
+        if not (fresh and hmac.compare_digest(answer_bytes, nonce.encode())):
             raise callback_error("challenge_failed")
         await self.subs.mark_verified(sub.principal, sub.url, self.limits.verification_ttl_s)

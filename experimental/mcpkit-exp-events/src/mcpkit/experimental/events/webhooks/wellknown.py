@@ -7,12 +7,16 @@ Rules:
 1. A prefix is an absolute path (``/`` first) of at most ``max_prefix_bytes`` with no
    ``.``/``..`` segment, no empty segment inside, and no ``%``, ``\\``, ``?``, ``#``
    (:func:`check_prefix`, ``ValueError``); a document with any other entry, more than
-   ``max_prefixes`` entries, or not of the shape ``{"receivers": [str, ...]}`` is
-   malformed and covers nothing.
+   ``max_prefixes`` entries, or not of the shape ``{"receivers": [str, ...]}`` (JSON
+   nested too deeply to parse included) is malformed and covers nothing.
 2. A prefix covers a path on ``/`` boundaries only (:func:`path_covered`): ``/hooks/``
    and ``/hooks`` cover ``/hooks`` and ``/hooks/a``, never ``/hooksevil``; ``/`` covers
-   every path. A callback path with a ``.``/``..`` segment (also percent-encoded), an
-   empty segment inside or a ``\\`` is covered by no prefix.
+   every path. A callback path is covered by no prefix unless, percent-decoded once, it
+   is ASCII whose segments hold only RFC 3986 ``pchar`` characters other than ``;`` and
+   ``%`` and are neither empty (inside), ``.`` nor ``..``: a path an origin's server or
+   proxy may normalise out of the prefix (``/hooks/..;/admin`` on Tomcat/Spring,
+   ``%252e%252e`` decoded twice, fullwidth dots under NFKC, ``\\``, control characters)
+   falls back to the challenge.
 3. The document is fetched with :meth:`.sender.Sender.get`: the address checked at fetch
    time and connected to with the host name in ``Host`` and SNI, no redirect followed
    (a 3xx is "absent"), no proxy, at most ``max_document_bytes`` read (more is
@@ -21,7 +25,8 @@ Rules:
    (a document, malformed or absent) is cached for the response's
    ``Cache-Control: max-age`` less its ``Age`` (``default_ttl_s`` without one), at most
    ``max_ttl_s``; ``no-store``/``no-cache`` is not cached; a fetch that got no answer
-   is not cached. At most ``max_origins`` origins are cached (oldest dropped).
+   is not cached. Only ASCII digits are numbers there (another ``max-age`` is absent,
+   another ``Age`` ignored). At most ``max_origins`` origins are cached (oldest dropped).
    Concurrent look-ups of one origin share one fetch.
 5. Fetches to one host are spaced at least ``fetch_interval_s`` apart
    (:class:`HostSpacer`, the challenge's per-host rate limit).
@@ -38,7 +43,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote_to_bytes, urlsplit
 
 import anyio
 from starlette.requests import Request
@@ -52,6 +57,7 @@ __all__ = [
     "HostSpacer",
     "ReceiverDocuments",
     "WellKnownPolicy",
+    "callback_path_clean",
     "check_prefix",
     "path_covered",
     "receiver_document",
@@ -60,7 +66,7 @@ __all__ = [
 
 JSON = dict[str, Any]
 _DEFAULT_PORTS = {"https": 443, "http": 80}
-_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?\s*(?:,|$)", re.IGNORECASE)
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?([0-9]+)\"?\s*(?:,|$)", re.IGNORECASE | re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,16 +142,28 @@ def path_covered(path: str, prefix: str) -> bool:
     return not base or path == base or path.startswith(base + "/")
 
 
-def _callback_path_clean(path: str) -> bool:
-    decoded = unquote(path)
-    return path.startswith("/") and "\\" not in decoded and _clean_segments(decoded)
+_PCHARS = re.compile(r"[A-Za-z0-9._~!$&'()*+,=:@/-]*")
+"""RFC 3986 ``pchar`` (and ``/``) less ``;`` (path parameters) and ``%`` (a second
+encoding layer)."""
+
+
+def callback_path_clean(path: str) -> bool:
+    """Rule 2: whether no server or proxy on the origin, nor the HTTP client's own
+    dot-segment removal, may map ``path`` elsewhere (also used for ``verified_urls``)."""
+    try:
+        decoded = unquote_to_bytes(path).decode("ascii")
+    except UnicodeDecodeError:
+        return False
+    return (
+        path.startswith("/") and _PCHARS.fullmatch(decoded) is not None and _clean_segments(decoded)
+    )
 
 
 def _parse(body: bytes, policy: WellKnownPolicy) -> tuple[str, ...] | None:
     """The prefixes of a document (rule 1), None when malformed."""
     try:
         doc: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # a deeply nested document is malformed too
         return None
     if not isinstance(doc, dict):
         return None
@@ -170,7 +188,7 @@ def _ttl_s(headers: dict[str, str], policy: WellKnownPolicy) -> float:
     found = _MAX_AGE.search(control)
     ttl = float(found.group(1)) if found is not None else policy.default_ttl_s
     age = headers.get("age", "")
-    if found is not None and age.isdigit():
+    if found is not None and age.isascii() and age.isdigit():  # '²' is a digit, not a number
         ttl -= float(age)
     return max(0.0, min(ttl, policy.max_ttl_s))
 
@@ -199,7 +217,7 @@ class ReceiverDocuments:
         except ValueError:
             return False
         scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
-        if scheme != "https" or not host or not _callback_path_clean(parts.path or "/"):
+        if scheme != "https" or not host or not callback_path_clean(parts.path or "/"):
             return False
         origin = (scheme, host, port if port is not None else _DEFAULT_PORTS[scheme])
         prefixes = await self._prefixes(origin)
@@ -227,7 +245,8 @@ class ReceiverDocuments:
     async def _fetch(self, origin: Origin) -> tuple[str, ...] | None:
         _, host, port = origin
         await self.spacer.wait(host)
-        url = f"https://{host}:{port}{WELL_KNOWN_RECEIVER_PATH}"
+        named = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
+        url = f"https://{named}:{port}{WELL_KNOWN_RECEIVER_PATH}"
         try:
             got = await self.sender.get(
                 url, max_bytes=self.policy.max_document_bytes, timeout_s=self.policy.timeout_s
