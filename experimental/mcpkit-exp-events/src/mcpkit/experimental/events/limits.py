@@ -41,8 +41,9 @@ class EventsLimits:
       a shared store, across every replica).
     - ``reauthorize_s`` (300): how often ``authorize`` is asked again for a webhook
       subscription, on the replica that delivers it (SEP-3415 §Authorization "Delivery
-      time"); a refusal terminates it. Poll is checked at every poll, push at every
-      heartbeat.
+      time"); a refusal terminates it. Poll is checked at every poll, push every
+      ``heartbeat_s`` (``poller_interval_s`` for a poller) whether or not the stream
+      is busy.
     """
 
     max_arguments_bytes: int = 16 * 1024

@@ -37,8 +37,9 @@ Rules:
    Delivery modes served outside this module (webhooks) learn of it through
    ``EventsExtension.terminations`` and end their subscriptions the same way.
 8. Authorization is asked again while a subscription lives (SEP-3415 §Authorization
-   "Delivery time"): poll at every poll (rule 4), push at every heartbeat of an open
-   stream (:mod:`.stream`), webhooks every ``EventsLimits.reauthorize_s`` on the
+   "Delivery time"): poll at every poll (rule 4), push every ``heartbeat_s`` (a
+   poller's every ``poller_interval_s``) of an open stream, busy or idle
+   (:mod:`.stream` rule 4), webhooks every ``EventsLimits.reauthorize_s`` on the
    replica that delivers them and before a suspended one resumes
    (:mod:`.webhooks.runtime` rule 7). A refusal at delivery time terminates the
    subscription with -32024 Forbidden ``{"reason": "Access revoked"}``.
