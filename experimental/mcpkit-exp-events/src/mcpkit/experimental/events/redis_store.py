@@ -15,7 +15,10 @@ connect and command timeouts, key prefix). Layout, with ``ns`` = ``<prefix>:even
   removes it first;
 - ``{ns}:subs``: set of subscription ids (swept of expired ones);
 - ``{ns}:expiries``: sorted set, score = the grant's end (epoch ms), member = the id of a
-  subscription that has one;
+  subscription that has one (each also in ``{ns}:subs`` until the sweep takes it);
+- ``{ns}:owned:{sha1(principal key)}``: set of the ids of one principal's subscriptions
+  (the per-principal quota; at most ``max_subscriptions_per_principal`` live ones, plus
+  lapsed ones until swept);
 - ``{ns}:pollleases``: sorted set, score = the lease's end (epoch ms), member = a poll
   lease id; ``{ns}:polllease``: hash, lease id -> the lease as JSON (principal key,
   name, arguments);
@@ -48,6 +51,13 @@ Rules:
    whether it was new), the sweep one script taking members whose score passed, so
    ``on_subscribe`` and ``on_unsubscribe`` each run on one replica. Times are the
    replicas' wall clocks (keep them in sync: a skew shifts a lapse by as much).
+9. Creating a webhook subscription is one script (:mod:`.webhooks.records` rule 7): it
+   answers ``exists`` for a live record, takes an unswept lapsed one as the sweep would
+   (returning it), counts live subscriptions (``{ns}:subs`` minus lapsed members of
+   ``{ns}:expiries``) and the principal's (``{ns}:owned:...``, pruned of vanished ids)
+   against both quotas, and writes only below them; a refresh is one script that
+   writes only while the record is live. ``all()`` drops from ``{ns}:subs`` only ids
+   whose record is gone, leaving lapsed ones to the sweep, so the live count stays exact.
 """
 
 from __future__ import annotations
@@ -66,6 +76,7 @@ import anyio
 from mcpkit.experimental.events.lifecycle import PollLease, Renewal
 from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, WatchListener, now_ms
 from mcpkit.experimental.events.webhooks.records import (
+    Created,
     DeliveryState,
     WebhookSubscription,
 )
@@ -127,10 +138,14 @@ local expiry = redis.call('ZSCORE', KEYS[4], ARGV[1])
 if expiry and tonumber(expiry) <= tonumber(ARGV[2]) then
   return 0
 end
+local raw = redis.call('HGET', KEYS[1], 'config')
 local removed = redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[1])
 redis.call('DEL', KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
+if raw then
+  redis.call('SREM', ARGV[3] .. redis.sha1hex(cjson.decode(raw)['principal']), ARGV[1])
+end
 return removed
 """
 
@@ -144,10 +159,75 @@ for _, id in ipairs(ids) do
   local raw = redis.call('HGET', key, 'config')
   redis.call('DEL', key)
   redis.call('DEL', ARGV[4] .. id)
-  if raw then table.insert(out, raw) end
+  if raw then
+    redis.call('SREM', ARGV[5] .. redis.sha1hex(cjson.decode(raw)['principal']), id)
+    table.insert(out, raw)
+  end
 end
 return out
 """
+
+# KEYS: sub record, subs set, expiries; ARGV: id, config, expiry ms ('' for none),
+# record lifetime after the expiry ms. Shared tail of _CREATE and _UPDATE.
+_WRITE = """
+redis.call('HSET', KEYS[1], 'config', ARGV[2])
+if ARGV[3] == '' then
+  redis.call('PERSIST', KEYS[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+else
+  redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]))
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+end
+redis.call('SADD', KEYS[2], ARGV[1])
+"""
+
+# ARGV[5]: now (epoch ms). Rule 7: only while the record is live.
+_UPDATE = (
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local expiry = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if expiry and tonumber(expiry) <= tonumber(ARGV[5]) then return 0 end
+"""
+    + _WRITE
+    + "return 1\n"
+)
+
+# KEYS[4]: the principal's owned set, KEYS[5]: the delivery lease; ARGV[5]: now (epoch
+# ms), ARGV[6]: max_total, ARGV[7]: max_per_principal, ARGV[8]: record key prefix.
+# Returns {outcome, lapsed config or false}. Rule 9.
+_CREATE = (
+    """
+local now = tonumber(ARGV[5])
+local lapsed = false
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local expiry = redis.call('ZSCORE', KEYS[3], ARGV[1])
+  if not expiry or tonumber(expiry) > now then return {'exists', false} end
+  lapsed = redis.call('HGET', KEYS[1], 'config')
+  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[5])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('SREM', KEYS[2], ARGV[1])
+  redis.call('SREM', KEYS[4], ARGV[1])
+end
+local live = redis.call('SCARD', KEYS[2]) - redis.call('ZCOUNT', KEYS[3], '-inf', now)
+if live >= tonumber(ARGV[6]) then return {'full', lapsed} end
+local mine = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+  if redis.call('EXISTS', ARGV[8] .. id) == 0 then
+    redis.call('SREM', KEYS[4], id)
+  else
+    local expiry = redis.call('ZSCORE', KEYS[3], id)
+    if not expiry or tonumber(expiry) > now then mine = mine + 1 end
+  end
+end
+if mine >= tonumber(ARGV[7]) then return {'full_principal', lapsed} end
+"""
+    + _WRITE
+    + """
+redis.call('SADD', KEYS[4], ARGV[1])
+return {'new', lapsed}
+"""
+)
 
 _LEASE_RENEW = """
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
@@ -385,6 +465,8 @@ class RedisSubscriptions:
         self._hset = self.redis.register_script(_HSET_IF_EXISTS)
         self._delete = self.redis.register_script(_DELETE_LIVE)
         self._sweep = self.redis.register_script(_SWEEP_EXPIRED)
+        self._create = self.redis.register_script(_CREATE)
+        self._update = self.redis.register_script(_UPDATE)
 
     def _k(self, *parts: str) -> str:
         return ":".join((self.ns, *parts))
@@ -401,6 +483,40 @@ class RedisSubscriptions:
         sub = WebhookSubscription.from_json(json.loads(raw))
         return None if sub.expired() else sub
 
+    def _owned(self, principal: str) -> str:
+        """The set of ``principal``'s subscription ids (the Lua scripts derive the same
+        name with ``redis.sha1hex``; a key name, not a secret)."""
+        digest = hashlib.sha1(principal.encode(), usedforsecurity=False).hexdigest()
+        return self._k("owned", digest)
+
+    def _write_args(self, sub: WebhookSubscription) -> list[Any]:
+        expiry = "" if sub.expires_at_s is None else int(sub.expires_at_s * 1000)
+        return [sub.id, json.dumps(sub.to_json()), expiry, int(LAPSE_GRACE_S * 1000), _now_ms()]
+
+    async def create(
+        self, sub: WebhookSubscription, *, max_total: int, max_per_principal: int
+    ) -> Created:
+        """Rule 9: one script (live check, lapsed take-over, both quotas, the write)."""
+        keys = [
+            self._k("sub", sub.id),
+            self._k("subs"),
+            self._k("expiries"),
+            self._owned(sub.principal),
+            self._k("lease", sub.id),
+        ]
+        args = [*self._write_args(sub), max_total, max_per_principal, self._k("sub", "")]
+        with unavailable("creating a webhook subscription"):
+            outcome, raw = await self._create(keys=keys, args=args)
+        outcome = outcome.decode() if isinstance(outcome, bytes) else str(outcome)
+        lapsed = WebhookSubscription.from_json(json.loads(raw)) if raw else None
+        return Created(outcome, lapsed)  # pyright: ignore[reportArgumentType]
+
+    async def update(self, sub: WebhookSubscription) -> bool:
+        """Rule 9: rewrite the configuration only while the record is live."""
+        keys = [self._k("sub", sub.id), self._k("subs"), self._k("expiries")]
+        with unavailable("refreshing a webhook subscription"):
+            return bool(await self._update(keys=keys, args=self._write_args(sub)))
+
     async def put(self, sub: WebhookSubscription) -> None:
         key = self._k("sub", sub.id)
         with unavailable("writing a webhook subscription"):
@@ -414,6 +530,7 @@ class RedisSubscriptions:
                     pipe.pexpireat(key, expiry_ms + int(LAPSE_GRACE_S * 1000))
                     pipe.zadd(self._k("expiries"), {sub.id: expiry_ms})
                 pipe.sadd(self._k("subs"), sub.id)
+                pipe.sadd(self._owned(sub.principal), sub.id)
                 await pipe.execute()
 
     async def delete(self, sub_id: str) -> bool:
@@ -423,14 +540,15 @@ class RedisSubscriptions:
             self._k("lease", sub_id),
             self._k("expiries"),
         ]
+        args = [sub_id, _now_ms(), self._k("owned", "")]
         with unavailable("deleting a webhook subscription"):
-            removed = await self._delete(keys=keys, args=[sub_id, _now_ms()])
+            removed = await self._delete(keys=keys, args=args)
         return bool(removed)
 
     async def sweep_expired(self, limit: int) -> list[WebhookSubscription]:
         """Rule 7: the lapsed subscriptions this call removed."""
         keys = [self._k("expiries"), self._k("subs")]
-        args = [_now_ms(), limit, self._k("sub", ""), self._k("lease", "")]
+        args = [_now_ms(), limit, self._k("sub", ""), self._k("lease", ""), self._k("owned", "")]
         with unavailable("sweeping lapsed webhook subscriptions"):
             raws = await self._sweep(keys=keys, args=args)
         return [WebhookSubscription.from_json(json.loads(raw)) for raw in raws]
@@ -449,9 +567,9 @@ class RedisSubscriptions:
         gone: list[str] = []
         for sub_id, raw in zip(ids, raws, strict=True):
             sub = None if raw is None else WebhookSubscription.from_json(json.loads(raw))
-            if sub is None or sub.expired():
+            if sub is None:
                 gone.append(sub_id)
-            else:
+            elif not sub.expired():  # a lapsed one stays listed for the sweep (rule 9)
                 out.append(sub)
         if gone:
             with unavailable("sweeping webhook subscriptions"):

@@ -325,6 +325,9 @@ class Webhooks:
                 self.stop(sub_id)
                 continue
             delivery = self.deliveries.get(sub_id)
+            if delivery is not None and delivery.sub.created_at_s != sub.created_at_s:
+                self.stop(sub_id)  # a new subscription under the same key (records rule 7)
+                delivery = None
             if delivery is not None:
                 delivery.sub = sub  # refreshed secrets and expiry
                 state = await self.subscriptions.state(sub_id)
