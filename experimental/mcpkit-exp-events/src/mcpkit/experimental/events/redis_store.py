@@ -28,7 +28,10 @@ connect and command timeouts, key prefix). Layout, with ``ns`` = ``<prefix>:even
 Rules:
 1. ``append`` is one Lua script: the next position, the log entry, retention (at most
    ``max_events`` per type, none older than ``max_age_ms``) and the ``PUBLISH`` happen
-   atomically, so positions are dense and ordered across every process.
+   atomically, so positions are dense and ordered across every process. The script
+   splices the position into the occurrence's JSON text and never re-encodes it (Lua
+   cjson would turn ``[]`` into ``{}`` and round numbers to 14 digits): the payload
+   stored is the producer's, exactly.
 2. Reads follow :mod:`.store` rules 1-3 (``truncated`` past retention, the ``maxAgeMs``
    floor, or a position beyond the head).
 3. ``watch`` listeners get every occurrence appended by any process while
@@ -90,9 +93,7 @@ JSON = dict[str, Any]
 
 _APPEND = """
 local pos = redis.call('INCR', KEYS[1])
-local entry = cjson.decode(ARGV[1])
-entry['position'] = pos
-local member = cjson.encode(entry)
+local member = '{"position":' .. pos .. ',' .. ARGV[1]
 redis.call('ZADD', KEYS[2], pos, member)
 local max_events = tonumber(ARGV[2])
 if max_events > 0 then
@@ -312,7 +313,9 @@ class RedisOccurrenceStore:
             entry["meta"] = meta
         floor = now_ms() - self.max_age_ms if self.max_age_ms is not None else 0
         keys = [self._k("head", name), self._k("log", name), self._k("appended")]
-        args = [json.dumps(entry), self.max_events or 0, floor]
+        # rule 1: the script prefixes the position; it never re-encodes the JSON
+        body = json.dumps(entry, separators=(",", ":"))
+        args = [body[1:], self.max_events or 0, floor]
         with unavailable("appending an occurrence"):
             member = await self._append(keys=keys, args=args)
         return StoredOccurrence.from_json(json.loads(member))
