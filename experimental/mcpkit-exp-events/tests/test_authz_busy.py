@@ -12,6 +12,7 @@ import pytest
 from conftest import demo_server
 
 from mcpkit.client import Client
+from mcpkit.core import JSONRPCError
 from mcpkit.experimental.events import CheckRequest, CheckResult, Event, EventsClient, EventsLimits
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.client import StreamTerminated
@@ -94,3 +95,37 @@ async def test_a_poller_stream_that_always_has_more_is_reauthorized() -> None:
                 pass
     assert term.value.error.code == W.FORBIDDEN
     assert term.value.error.data == {"reason": "Access revoked"}
+
+
+async def test_a_hung_authorize_at_a_heartbeat_is_a_refusal_after_its_timeout() -> None:
+    hang = anyio.Event()
+
+    async def authorize(ctx: Any, name: str, arguments: dict[str, Any]) -> bool:
+        if hang.is_set():
+            await anyio.sleep_forever()  # a directory that never answers
+        return True
+
+    limits = EventsLimits(heartbeat_s=PERIOD_S, authorize_timeout_s=PERIOD_S)
+    server, _ = demo_server(limits=limits, authorize=authorize)
+    async with (
+        Client(server, mode="modern") as client,
+        EventsClient(client).stream("tick") as stream,
+    ):
+        hang.set()
+        with anyio.fail_after(PERIOD_S * 25), pytest.raises(StreamTerminated) as term:
+            async for _ in stream:
+                pass
+    assert term.value.error.code == W.FORBIDDEN
+    assert term.value.error.data == {"reason": "Access revoked"}
+
+
+async def test_a_hung_authorize_refuses_a_poll_after_its_timeout() -> None:
+    async def authorize(ctx: Any, name: str, arguments: dict[str, Any]) -> bool:
+        await anyio.sleep_forever()
+        return True
+
+    server, _ = demo_server(limits=EventsLimits(authorize_timeout_s=0.2), authorize=authorize)
+    async with Client(server, mode="modern") as client:
+        with anyio.fail_after(5), pytest.raises(JSONRPCError) as err:
+            await EventsClient(client).poll("tick")
+    assert err.value.code == W.FORBIDDEN

@@ -44,6 +44,10 @@ class EventsLimits:
       time"); a refusal terminates it. Poll is checked at every poll, push every
       ``heartbeat_s`` (``poller_interval_s`` for a poller) whether or not the stream
       is busy.
+    - ``authorize_timeout_s`` (30): how long one ``authorize`` call may take; one that
+      has not answered by then is a refusal (fail closed: -32024 at subscribe or poll
+      time, "Access revoked" at delivery time), so an authorization backend that hangs
+      never keeps a revoked subscription delivering.
     """
 
     max_arguments_bytes: int = 16 * 1024
@@ -61,3 +65,4 @@ class EventsLimits:
     poll_lease_s: float = 300.0
     max_poll_leases: int = 10_000
     reauthorize_s: float = 300.0
+    authorize_timeout_s: float = 30.0

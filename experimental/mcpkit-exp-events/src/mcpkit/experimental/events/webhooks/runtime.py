@@ -41,8 +41,10 @@ Rules:
    ``reason="reauthorize"``) when it starts delivering one created more than
    ``reauthorize_s`` ago, then every ``reauthorize_s``, and before resuming a suspended
    one another replica's refresh reactivated (a refresh itself is checked by
-   ``events/subscribe``). A refusal, or an ``authorize`` that raises (fail closed; the
-   exception's type is logged, never its text), terminates the subscription with
+   ``events/subscribe``). A refusal, an ``authorize`` that raises, or one that has not
+   answered within ``authorize_timeout_s`` (fail closed: a hung authorization backend
+   never keeps a subscription delivering; the exception's type is logged, never its
+   text), terminates the subscription with
    -32024 Forbidden ``{"reason": "Access revoked"}`` (rule 4). The check runs in a task
    beside the subscription's delivery: a slow ``authorize`` holds back neither the
    rescan nor other subscriptions, and nothing it raises stops either.
@@ -132,7 +134,8 @@ class Webhooks:
     ``identity``: a :class:`~.identity.ServerIdentity` that adds a ``v1a,`` signature to
     every POST and publishes its keys (:mod:`.identity`; None: HMAC only).
     ``authorize``: the delivery-time check (:data:`Reauthorize`), asked every
-    ``reauthorize_s`` seconds (default 300; rule 7); None: never re-asked.
+    ``reauthorize_s`` seconds (default 300; rule 7); None: never re-asked; one call
+    unanswered after ``authorize_timeout_s`` (default 30) is a refusal.
     """
 
     def __init__(
@@ -157,6 +160,7 @@ class Webhooks:
         well_known: WellKnownPolicy | None = None,
         authorize: Reauthorize | None = None,
         reauthorize_s: float = 300.0,
+        authorize_timeout_s: float = 30.0,
     ) -> None:
         self.store = store
         self.limits = limits if limits is not None else WebhookLimits()
@@ -197,6 +201,7 @@ class Webhooks:
         self.on_unsubscribed = on_unsubscribed
         self.authorize = authorize
         self.reauthorize_s = reauthorize_s
+        self.authorize_timeout_s = authorize_timeout_s
         self.deliveries: dict[str, SubscriptionDelivery] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._recheck: dict[str, anyio.Event] = {}
@@ -372,12 +377,13 @@ class Webhooks:
 
     # -- delivery-time authorization (rule 7) ----------------------------------------
     async def authorized(self, sub: WebhookSubscription) -> bool:
-        """Ask ``authorize`` about ``sub`` (True without one); one that raises is a
-        refusal (rule 7)."""
+        """Ask ``authorize`` about ``sub`` (True without one); one that raises, or has
+        not answered within ``authorize_timeout_s``, is a refusal (rule 7)."""
         if self.authorize is None:
             return True
         try:
-            return bool(await self.authorize(self.subscriber(sub, "reauthorize")))
+            with anyio.fail_after(self.authorize_timeout_s):
+                return bool(await self.authorize(self.subscriber(sub, "reauthorize")))
         except Exception as exc:
             logger.warning(
                 "webhook %s: authorize raised %s; treated as a refusal", sub.id, type(exc).__name__
