@@ -17,8 +17,11 @@ Rules:
    ``on_subscribe``, later polls renew it, and a lease not renewed within
    ``EventsLimits.poll_lease_s`` runs ``on_unsubscribe`` (swept every
    ``poll_lease_s / 4`` while the server serves; ``reason="expired"``). At most
-   ``EventsLimits.max_poll_leases`` leases exist: a poll that would add one more is
-   -32025 (``data.limit: "pollLeases"``). Leases are soft state: a restart of the store
+   ``EventsLimits.max_poll_leases`` leases exist, and at most
+   ``max_poll_leases_per_principal`` of one principal (anonymous callers share one
+   budget): a poll that would add one more is -32025 (``data.limit: "pollLeases"`` or
+   ``"pollLeasesPerPrincipal"``), decided atomically with the insert, so one caller
+   cannot fill the table for everyone. Leases are soft state: a restart of the store
    forgets them and the next poll subscribes again.
 4. Where leases live: in this process (:class:`InMemoryPollLeases`), or in the shared
    store when the occurrence store offers ``poll_leases()`` (the Redis store,
@@ -39,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
@@ -59,7 +63,7 @@ logger = logging.getLogger("mcpkit.experimental.events")
 JSON = dict[str, Any]
 Hook = Callable[["Context | SubscriberContext", JSON, Any], Awaitable[None]]
 """``async hook(ctx, arguments, subscription_id) -> None`` (rule 1)."""
-Renewal = Literal["new", "renewed", "full"]
+Renewal = Literal["new", "renewed", "full", "full_principal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +104,17 @@ class PollLease:
 class PollLeases(Protocol):
     """Where poll leases live (rule 4)."""
 
-    async def renew(self, lease: PollLease, ttl_s: float, max_leases: int) -> Renewal:
+    async def renew(
+        self,
+        lease: PollLease,
+        ttl_s: float,
+        max_leases: int,
+        max_per_principal: int | None = None,
+    ) -> Renewal:
         """Create or extend ``lease`` to now + ``ttl_s``: ``"new"`` when this call added
         it, ``"renewed"`` when it existed, ``"full"`` when ``max_leases`` exist and it did
-        not (nothing stored)."""
+        not, ``"full_principal"`` when ``max_per_principal`` leases of
+        ``lease.principal`` exist and it did not (nothing stored; None: no such bound)."""
         ...
 
     async def expired(self, limit: int) -> list[PollLease]:
@@ -120,14 +131,27 @@ class InMemoryPollLeases:
 
     def __init__(self) -> None:
         self.entries: dict[str, tuple[float, PollLease]] = {}
+        self.per_principal: Counter[str | None] = Counter()
 
     def __len__(self) -> int:
         return len(self.entries)
 
-    async def renew(self, lease: PollLease, ttl_s: float, max_leases: int) -> Renewal:
+    async def renew(
+        self,
+        lease: PollLease,
+        ttl_s: float,
+        max_leases: int,
+        max_per_principal: int | None = None,
+    ) -> Renewal:
         known = lease.id in self.entries
-        if not known and len(self.entries) >= max_leases:
-            return "full"
+        if not known:
+            if len(self.entries) >= max_leases:
+                return "full"
+            if max_per_principal is not None and (
+                self.per_principal[lease.principal] >= max_per_principal
+            ):
+                return "full_principal"
+            self.per_principal[lease.principal] += 1
         self.entries[lease.id] = (anyio.current_time() + ttl_s, lease)
         return "renewed" if known else "new"
 
@@ -136,6 +160,9 @@ class InMemoryPollLeases:
         gone = [lease for expiry, lease in self.entries.values() if expiry <= now][:limit]
         for lease in gone:
             del self.entries[lease.id]
+            self.per_principal[lease.principal] -= 1
+            if self.per_principal[lease.principal] <= 0:
+                del self.per_principal[lease.principal]
         return gone
 
 
@@ -184,13 +211,26 @@ class Lifecycle:
             return
         lease = PollLease.of(principal or None, name, arguments)
         limits = self.ext.limits
-        got = await self.leases.renew(lease, limits.poll_lease_s, limits.max_poll_leases)
+        got = await self.leases.renew(
+            lease,
+            limits.poll_lease_s,
+            limits.max_poll_leases,
+            limits.max_poll_leases_per_principal,
+        )
         if got == "full":
             bound = limits.max_poll_leases
             raise JSONRPCError(
                 W.RESOURCE_EXHAUSTED,
                 f"ResourceExhausted: {bound} poll subscriptions (EventsLimits.max_poll_leases)",
                 {"limit": "pollLeases", "max": bound},
+            )
+        if got == "full_principal":
+            bound = limits.max_poll_leases_per_principal
+            raise JSONRPCError(
+                W.RESOURCE_EXHAUSTED,
+                f"ResourceExhausted: {bound} poll subscriptions of this caller "
+                "(EventsLimits.max_poll_leases_per_principal)",
+                {"limit": "pollLeasesPerPrincipal", "max": bound},
             )
         if got == "new":
             await self.subscribed(ctx, name, arguments, lease.id)

@@ -39,6 +39,8 @@ class EventsLimits:
       polled for this long (SEP-3415 Appendix A ``poll_subscription_ttl``).
     - ``max_poll_leases`` (10 000): poll subscriptions tracked for lifecycle hooks (on
       a shared store, across every replica).
+    - ``max_poll_leases_per_principal`` (100): those of one principal (all anonymous
+      callers share one budget), so one caller cannot fill the table for everyone.
     - ``reauthorize_s`` (300): how often ``authorize`` is asked again for a webhook
       subscription, on the replica that delivers it (SEP-3415 §Authorization "Delivery
       time"); a refusal terminates it. Poll is checked at every poll, push every
@@ -64,5 +66,6 @@ class EventsLimits:
     poller_interval_s: float = 5.0
     poll_lease_s: float = 300.0
     max_poll_leases: int = 10_000
+    max_poll_leases_per_principal: int = 100
     reauthorize_s: float = 300.0
     authorize_timeout_s: float = 30.0

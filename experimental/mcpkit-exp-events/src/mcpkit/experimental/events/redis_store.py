@@ -21,7 +21,8 @@ connect and command timeouts, key prefix). Layout, with ``ns`` = ``<prefix>:even
   lapsed ones until swept);
 - ``{ns}:pollleases``: sorted set, score = the lease's end (epoch ms), member = a poll
   lease id; ``{ns}:polllease``: hash, lease id -> the lease as JSON (principal key,
-  name, arguments);
+  name, arguments); ``{ns}:pollowners``: hash, principal key (``""`` anonymous) -> how
+  many leases it holds (fields of principals with none are deleted);
 - ``{ns}:verified:{sha256(principal, url)}``: a cached verification (``PX``);
 - ``{ns}:lease:{id}``: the replica delivering subscription ``id`` (``PX lease``).
 
@@ -50,9 +51,10 @@ Rules:
    ``{ns}:expiries`` with their records, so each lapsed subscription is returned to
    exactly one replica (:mod:`.webhooks.records` rule 2).
 8. Poll leases (:class:`RedisPollLeases`, :mod:`.lifecycle` rule 4): a poll's renewal is
-   one script (``ZADD`` of a new member only below ``max_poll_leases``, answering
-   whether it was new), the sweep one script taking members whose score passed, so
-   ``on_subscribe`` and ``on_unsubscribe`` each run on one replica. Times are the
+   one script (``ZADD`` of a new member only below ``max_poll_leases`` and below
+   ``max_poll_leases_per_principal`` of its principal, answering whether it was new),
+   the sweep one script taking members whose score passed (and counting them off their
+   principal), so ``on_subscribe`` and ``on_unsubscribe`` each run on one replica. Times are the
    replicas' wall clocks (keep them in sync: a skew shifts a lapse by as much).
 9. Creating a webhook subscription is one script (:mod:`.webhooks.records` rule 7): it
    answers ``exists`` for a live record, takes an unswept lapsed one as the sweep would
@@ -230,6 +232,7 @@ return {'new', lapsed}
 """
 )
 
+# ARGV[5]: max per principal ('' for none), ARGV[6]: the principal's field in KEYS[3].
 _LEASE_RENEW = """
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
@@ -238,8 +241,12 @@ end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
   return -1
 end
+if ARGV[5] ~= '' and tonumber(redis.call('HGET', KEYS[3], ARGV[6]) or '0') >= tonumber(ARGV[5]) then
+  return -2
+end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+redis.call('HINCRBY', KEYS[3], ARGV[6], 1)
 return 1
 """
 
@@ -250,7 +257,14 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', KEYS[1], id)
   local raw = redis.call('HGET', KEYS[2], id)
   redis.call('HDEL', KEYS[2], id)
-  if raw then table.insert(out, raw) end
+  if raw then
+    local principal = cjson.decode(raw)['principal']
+    if type(principal) ~= 'string' then principal = '' end
+    if redis.call('HINCRBY', KEYS[3], principal, -1) <= 0 then
+      redis.call('HDEL', KEYS[3], principal)
+    end
+    table.insert(out, raw)
+  end
 end
 return out
 """
@@ -433,20 +447,27 @@ class RedisPollLeases:
 
     def __init__(self, redis: Any, ns: str) -> None:
         self.redis = redis
-        self.keys = [f"{ns}:pollleases", f"{ns}:polllease"]
+        self.keys = [f"{ns}:pollleases", f"{ns}:polllease", f"{ns}:pollowners"]
         self._renew = redis.register_script(_LEASE_RENEW)
         self._sweep = redis.register_script(_LEASE_SWEEP)
 
     def __len__(self) -> int:
         return 0  # the table is shared: nothing is held in this process
 
-    async def renew(self, lease: PollLease, ttl_s: float, max_leases: int) -> Renewal:
+    async def renew(
+        self,
+        lease: PollLease,
+        ttl_s: float,
+        max_leases: int,
+        max_per_principal: int | None = None,
+    ) -> Renewal:
         expiry = _now_ms() + int(ttl_s * 1000)
+        per = "" if max_per_principal is None else max_per_principal
+        args = [lease.id, expiry, max_leases, lease.to_json(), per, lease.principal or ""]
         with unavailable("renewing a poll lease"):
-            got = await self._renew(
-                keys=self.keys, args=[lease.id, expiry, max_leases, lease.to_json()]
-            )
-        return "new" if got == 1 else "renewed" if got == 0 else "full"
+            got = await self._renew(keys=self.keys, args=args)
+        outcomes: dict[int, Renewal] = {1: "new", 0: "renewed", -1: "full"}
+        return outcomes.get(int(got), "full_principal")
 
     async def expired(self, limit: int) -> list[PollLease]:
         with unavailable("sweeping poll leases"):
