@@ -235,3 +235,32 @@ async def test_a_hung_reauthorization_terminates_the_webhook_after_its_timeout()
     (body,) = terminations(d)
     assert body["error"]["code"] == FORBIDDEN
     assert body["error"]["data"] == {"reason": "Access revoked"}
+
+
+@pytest.mark.parametrize("answer", ["no", "raise"])
+async def test_a_refused_refresh_terminates_the_live_subscription(answer: str) -> None:
+    """The refresh's -32024 is evidence the access was revoked: the subscription it
+    refreshes ends at once (signed ``terminated``, removed, ``on_unsubscribe`` once)
+    instead of being delivered until the next periodic check."""
+    switch = Switch()
+    hooked: list[Hooked] = []
+    async with (
+        deployment(
+            declare=lambda e: hooked.append(Hooked(e, switch)),
+            hooks_options={"reauthorize_s": 3600.0},  # no periodic check in this test
+        ) as d,
+        d.client() as client,
+    ):
+        sub = await subscribe_webhook(client, d.receiver, name="tick", url=d.hook_url)
+        switch.answers["alice"] = answer
+        with pytest.raises(JSONRPCError) as err:
+            await sub.refresh()
+        assert err.value.code == FORBIDDEN
+        await d.inbox.wait_for(lambda i: len(terminations(d)) >= 1, timeout_s=20)
+        assert await d.hooks.subscriptions.get(sub.id) is None
+        await d.emit("tick", 2)
+        await anyio.sleep(1.0)
+        assert d.inbox.events() == []  # nothing delivered after the refusal
+    (body,) = terminations(d)
+    assert body["error"]["data"] == {"reason": "Access revoked"}
+    assert [(ctx.reason, sub_id) for ctx, sub_id in hooked[0].down] == [("terminated", sub.id)]

@@ -42,6 +42,10 @@ Rules:
    record found by ``create`` gets its ``on_unsubscribed`` (``reason="expired"``)
    before the new one's ``on_subscribed``. A key that keeps changing under
    ``_ATTEMPTS`` tries is -32603 (retry).
+9. A refresh refused -32024 (``authorize`` says no, raises or times out) terminates
+   the live subscription it refreshes with Forbidden ``{"reason": "Access revoked"}``
+   (:meth:`Webhooks.revoke_soon`, runtime rule 4): the access is known revoked, so it
+   is not delivered until the next periodic check (SEP-3415 §Authorization).
 """
 
 from __future__ import annotations
@@ -183,7 +187,7 @@ def _status(state: DeliveryState, now_s: float | None = None) -> JSON:
 
 
 async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
-    """``events/subscribe`` (rules 1-8)."""
+    """``events/subscribe`` (rules 1-9)."""
     principal = _principal(ctx, "events/subscribe")
     params = ctx.params
     name, arguments, delivery, url = _key_params(params, hooks)
@@ -200,9 +204,14 @@ async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
     ):
         raise _invalid("maxAgeMs must be a non-negative integer (milliseconds)")
     ttl_s = grant_ttl(params.get("ttlMs", _ABSENT), hooks)
-    if hooks.check is not None:
-        await hooks.check(ctx, name, arguments)
     sub_id = subscription_id(principal, url, name, arguments)
+    if hooks.check is not None:
+        try:
+            await hooks.check(ctx, name, arguments)
+        except JSONRPCError as exc:
+            if exc.code == FORBIDDEN and await hooks.subscriptions.get(sub_id) is not None:
+                hooks.revoke_soon(sub_id)  # rule 9: a refused refresh ends it
+            raise
     now = time.time()
     expires = None if ttl_s is None else now + ttl_s
     for _ in range(_ATTEMPTS):  # rule 8: each loss of a race re-reads the key

@@ -19,7 +19,8 @@ Rules:
 3. New occurrences wake the delivery tasks of their event type at once (``store.watch``);
    the rescan period bounds the delay otherwise.
 4. Termination (:meth:`terminate`, :meth:`terminate_event_type`, :meth:`revoke`, a
-   refused re-authorization (rule 7), and a no-expiry subscription failing longer than
+   refused re-authorization (rule 7) or refresh (:meth:`revoke_soon`,
+   :mod:`.handlers` rule 9), and a no-expiry subscription failing longer than
    ``drop_no_expiry_after_s``) removes the subscription, then POSTs a signed
    ``terminated`` envelope with the SEP's nested error. Only the caller whose removal
    succeeded (the store's atomic ``delete``) POSTs it and runs ``on_unsubscribed``:
@@ -406,7 +407,7 @@ class Webhooks:
             self._recheck[sub_id] = anyio.Event()
             delay = self.reauthorize_s
             if not await self.authorized(delivery.sub):
-                self._revoke_later(sub_id)
+                self.revoke_soon(sub_id)
                 return
             if resuming:
                 delivery.resume()
@@ -419,11 +420,14 @@ class Webhooks:
             return
         self._recheck.setdefault(delivery.sub.id, anyio.Event()).set()
 
-    def _revoke_later(self, sub_id: str) -> None:
-        """Terminate ``sub_id`` with Forbidden from the runtime's task group (the caller
-        may run inside the delivery this cancels)."""
+    def revoke_soon(self, sub_id: str) -> None:
+        """Terminate ``sub_id`` with Forbidden ``{"reason": "Access revoked"}`` from the
+        runtime's task group (the caller may run inside the delivery this cancels, or
+        answer a request that should not wait for the ``terminated`` POST); delivery
+        here stops at once. Not running, nothing is delivered to stop."""
         logger.info("webhook %s: access revoked; terminating", sub_id)
         error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": REASON_ACCESS_REVOKED})
+        self.stop(sub_id)
         if self._tg is not None:
             self._tg.start_soon(self.terminate, sub_id, error)
 
@@ -487,7 +491,9 @@ class Webhooks:
     async def revoke(self, principal: str, reason: str = REASON_ACCESS_REVOKED) -> int:
         """Terminate every subscription of ``principal`` (its stored key, core's
         ``principal_key``) with ``Forbidden`` at once, without waiting for rule 7's
-        period. Returns how many this call ended."""
+        period. Returns how many this call ended. It does not ban ``principal``: a
+        subscribe (a client's refresh) is admitted again unless ``authorize`` refuses
+        it, so make ``authorize`` refuse first."""
         error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": reason})
         subs = [s for s in await self.subscriptions.all() if s.principal == principal]
         ended = 0
