@@ -33,8 +33,11 @@ Rules:
 5. Webhook delivery calls :meth:`Lifecycle.subscribed` / :meth:`Lifecycle.unsubscribed`
    itself (:mod:`.webhooks.runtime` rule 6).
 6. A hook that raises is logged; it never fails the request that triggered it, an
-   ``on_unsubscribe`` runs shielded from cancellation, and a failing sweep (the shared
-   store down) is logged and retried at the next period.
+   ``on_unsubscribe`` runs shielded from cancellation for at most
+   ``EventsLimits.hook_timeout_s`` (then it is cancelled and logged, so a hung hook
+   never holds a shutdown), and a failing sweep (the shared store down) is logged and
+   retried at the next period. The sweeper runs each lapsed lease's hook in a task of
+   its own: a slow or hung hook holds back neither later sweeps nor other hooks.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import anyio
+import anyio.abc
 
 from mcpkit.core import JSONRPCError
 from mcpkit.experimental.events import wire as W
@@ -199,10 +203,13 @@ class Lifecycle:
         hook = self.on_unsubscribe.get(name)
         if hook is not None:
             with anyio.CancelScope(shield=True):
-                try:
-                    await hook(ctx, arguments, sub_id)
-                except Exception:
-                    logger.exception("on_unsubscribe(%r) failed", name)
+                with anyio.move_on_after(self.ext.limits.hook_timeout_s) as bound:
+                    try:
+                        await hook(ctx, arguments, sub_id)
+                    except Exception:
+                        logger.exception("on_unsubscribe(%r) failed", name)
+                if bound.cancelled_caught:
+                    logger.warning("on_unsubscribe(%r) timed out (hook_timeout_s)", name)
 
     async def polled(self, ctx: Context, name: str, arguments: JSON, principal: str) -> None:
         """Rule 3: renew or create the lease of this poll (``principal``: the caller's
@@ -235,24 +242,29 @@ class Lifecycle:
         if got == "new":
             await self.subscribed(ctx, name, arguments, lease.id)
 
-    async def sweep(self, limit: int = 1000) -> int:
+    async def sweep(self, limit: int = 1000, tg: anyio.abc.TaskGroup | None = None) -> int:
         """Rule 3: end the leases that were not renewed in time (at most ``limit``);
-        how many this call ended."""
+        how many this call ended. With ``tg`` their hooks run in tasks there (rule 6),
+        else one after the other before this returns."""
         gone = await self.leases.expired(limit)
         for lease in gone:
             ctx = SubscriberContext(
                 lease.principal, lease.name, dict(lease.arguments), "poll", lease.id, "expired"
             )
-            await self.unsubscribed(ctx, lease.name, lease.arguments, lease.id)
+            if tg is not None:
+                tg.start_soon(self.unsubscribed, ctx, lease.name, lease.arguments, lease.id)
+            else:
+                await self.unsubscribed(ctx, lease.name, lease.arguments, lease.id)
         return len(gone)
 
     async def run_sweeper(self) -> None:
-        while True:
-            await anyio.sleep(max(0.01, self.ext.limits.poll_lease_s / 4))
-            if not (self.on_subscribe or self.on_unsubscribe):
-                continue
-            try:
-                while await self.sweep() >= 1000:
-                    pass
-            except Exception as exc:  # rule 6
-                logger.warning("poll lease sweep failed (%s); retrying", type(exc).__name__)
+        async with anyio.create_task_group() as tg:
+            while True:
+                await anyio.sleep(max(0.01, self.ext.limits.poll_lease_s / 4))
+                if not (self.on_subscribe or self.on_unsubscribe):
+                    continue
+                try:
+                    while await self.sweep(tg=tg) >= 1000:
+                        pass
+                except Exception as exc:  # rule 6
+                    logger.warning("poll lease sweep failed (%s); retrying", type(exc).__name__)

@@ -50,6 +50,9 @@ class EventsLimits:
       has not answered by then is a refusal (fail closed: -32024 at subscribe or poll
       time, "Access revoked" at delivery time), so an authorization backend that hangs
       never keeps a revoked subscription delivering.
+    - ``hook_timeout_s`` (30): how long an ``on_unsubscribe`` hook may run shielded from
+      cancellation (a shutdown waits for it that long at most); past it, it is
+      cancelled and logged.
     """
 
     max_arguments_bytes: int = 16 * 1024
@@ -69,3 +72,4 @@ class EventsLimits:
     max_poll_leases_per_principal: int = 100
     reauthorize_s: float = 300.0
     authorize_timeout_s: float = 30.0
+    hook_timeout_s: float = 30.0

@@ -78,6 +78,7 @@ def enable_webhooks(events: EventsExtension, **options: Any) -> Webhooks:
 
     options.setdefault("reauthorize_s", events.limits.reauthorize_s)
     options.setdefault("authorize_timeout_s", events.limits.authorize_timeout_s)
+    options.setdefault("hook_timeout_s", events.limits.hook_timeout_s)
     hooks = Webhooks(
         events.store,
         authorize=authorize,

@@ -36,7 +36,10 @@ Rules:
    Each runs once across replicas: a lapse is found by every replica's rescan
    (``sweep_expired``), and only the one whose atomic removal took the record runs the
    hook, whether or not it delivered the subscription (one that died is no obstacle).
-   The hook does not run if that replica dies between the removal and the hook.
+   The hook does not run if that replica dies between the removal and the hook. The
+   rescan runs lapse hooks (and the terminations it decides) in tasks of their own, so
+   a slow or hung hook never stalls it; ``on_unsubscribed`` runs shielded from
+   cancellation for at most ``hook_timeout_s`` (then cancelled and logged).
 7. Delivery-time authorization (SEP-3415 §Authorization): the replica delivering a
    subscription asks ``authorize`` (:data:`Reauthorize`, with a ``SubscriberContext``,
    ``reason="reauthorize"``) when it starts delivering one created more than
@@ -137,6 +140,7 @@ class Webhooks:
     ``authorize``: the delivery-time check (:data:`Reauthorize`), asked every
     ``reauthorize_s`` seconds (default 300; rule 7); None: never re-asked; one call
     unanswered after ``authorize_timeout_s`` (default 30) is a refusal.
+    ``hook_timeout_s``: how long ``on_unsubscribed`` runs shielded (rule 6).
     """
 
     def __init__(
@@ -162,6 +166,7 @@ class Webhooks:
         authorize: Reauthorize | None = None,
         reauthorize_s: float = 300.0,
         authorize_timeout_s: float = 30.0,
+        hook_timeout_s: float = 30.0,
     ) -> None:
         self.store = store
         self.limits = limits if limits is not None else WebhookLimits()
@@ -203,6 +208,7 @@ class Webhooks:
         self.authorize = authorize
         self.reauthorize_s = reauthorize_s
         self.authorize_timeout_s = authorize_timeout_s
+        self.hook_timeout_s = hook_timeout_s
         self.deliveries: dict[str, SubscriptionDelivery] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._recheck: dict[str, anyio.Event] = {}
@@ -304,10 +310,13 @@ class Webhooks:
         """Run the ``on_unsubscribed`` hook (rule 6); its failure is logged."""
         if self.on_unsubscribed is not None:
             with anyio.CancelScope(shield=True):
-                try:
-                    await self.on_unsubscribed(ctx, sub)
-                except Exception:
-                    logger.exception("on_unsubscribed of %s failed", sub.id)
+                with anyio.move_on_after(self.hook_timeout_s) as bound:
+                    try:
+                        await self.on_unsubscribed(ctx, sub)
+                    except Exception:
+                        logger.exception("on_unsubscribed of %s failed", sub.id)
+                if bound.cancelled_caught:
+                    logger.warning("on_unsubscribed of %s timed out (hook_timeout_s)", sub.id)
 
     async def subscribed(self, ctx: Context, sub: WebhookSubscription) -> None:
         """Run the ``on_subscribed`` hook (rule 6); its failure is logged."""
@@ -320,7 +329,7 @@ class Webhooks:
     async def _rescan(self) -> None:
         for lapsed in await self.subscriptions.sweep_expired(1000):  # rule 6
             self.stop(lapsed.id)
-            await self.unsubscribed(self.subscriber(lapsed, "expired"), lapsed)
+            self._background(self.unsubscribed, self.subscriber(lapsed, "expired"), lapsed)
         live = {sub.id: sub for sub in await self.subscriptions.all() if sub.verified}
         for sub_id in [k for k in self._scopes if k not in live]:
             self.stop(sub_id)
@@ -436,10 +445,15 @@ class Webhooks:
         if sub.expires_at_s is not None or state.failed_since_s is None:
             return
         if time.time() - state.failed_since_s > self.limits.drop_no_expiry_after_s:
-            await self.terminate(
-                sub.id,
-                JSONRPCError(FORBIDDEN, "Forbidden", {"reason": "sustained delivery failure"}),
-            )
+            error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": "sustained delivery failure"})
+            self.stop(sub.id)
+            self._background(self.terminate, sub.id, error)
+
+    def _background(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` in the runtime's task group: a slow hook or ``terminated``
+        POST holds back neither the rescan nor other subscriptions (rule 6)."""
+        assert self._tg is not None
+        self._tg.start_soon(fn, *args)
 
     # -- POSTs ------------------------------------------------------------------------
     async def post(self, sub: WebhookSubscription, msg_id: str, body: bytes) -> PostResult:
