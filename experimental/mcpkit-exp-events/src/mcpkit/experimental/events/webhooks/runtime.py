@@ -61,7 +61,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -449,7 +449,7 @@ class Webhooks:
             self.stop(sub.id)
             self._background(self.terminate, sub.id, error)
 
-    def _background(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+    def _background(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run ``fn(*args)`` in the runtime's task group: a slow hook or ``terminated``
         POST holds back neither the rescan nor other subscriptions (rule 6)."""
         assert self._tg is not None
