@@ -15,7 +15,7 @@ import pytest
 
 from hooks.hookkit import Deployment, deployment
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.experimental.events import EventsExtension
+from mcpkit.experimental.events import EventsExtension, EventsLimits
 from mcpkit.experimental.events.context import SubscriberContext
 from mcpkit.experimental.events.webhooks import (
     DeliveryState,
@@ -208,4 +208,59 @@ async def test_revoke_ends_a_principals_subscriptions_at_once() -> None:
         await d.inbox.wait_for(lambda i: len(terminations(d)) >= 1)
         assert [s.id for s in await d.hooks.subscriptions.all()] == [kept.id]
     assert terminations(d)[0]["error"]["data"] == {"reason": "Access revoked"}
+    assert [(ctx.reason, sub_id) for ctx, sub_id in hooked[0].down] == [("terminated", sub.id)]
+
+
+async def test_a_hung_reauthorization_terminates_the_webhook_after_its_timeout() -> None:
+    hang = anyio.Event()
+
+    def declare(events: EventsExtension) -> None:
+        events.limits = EventsLimits(reauthorize_s=0.3, authorize_timeout_s=0.3)
+        events.source("tick", delivery=("poll", "push", "webhook"))
+
+        async def authorize(ctx: Any, name: str, arguments: dict[str, Any]) -> bool:
+            if isinstance(ctx, SubscriberContext) and hang.is_set():
+                await anyio.sleep_forever()  # a directory that never answers
+            return True
+
+        events.authorize = authorize
+
+    async with deployment(declare=declare) as d, d.client() as alice:
+        sub = await subscribe_webhook(alice, d.receiver, name="tick", url=d.hook_url)
+        await d.emit("tick", 2)
+        await d.inbox.wait_for(lambda i: len(i.events()) >= 2)
+        hang.set()
+        await d.inbox.wait_for(lambda i: len(terminations(d)) >= 1, timeout_s=20)
+        assert await d.hooks.subscriptions.get(sub.id) is None
+    (body,) = terminations(d)
+    assert body["error"]["code"] == FORBIDDEN
+    assert body["error"]["data"] == {"reason": "Access revoked"}
+
+
+@pytest.mark.parametrize("answer", ["no", "raise"])
+async def test_a_refused_refresh_terminates_the_live_subscription(answer: str) -> None:
+    """The refresh's -32024 is evidence the access was revoked: the subscription it
+    refreshes ends at once (signed ``terminated``, removed, ``on_unsubscribe`` once)
+    instead of being delivered until the next periodic check."""
+    switch = Switch()
+    hooked: list[Hooked] = []
+    async with (
+        deployment(
+            declare=lambda e: hooked.append(Hooked(e, switch)),
+            hooks_options={"reauthorize_s": 3600.0},  # no periodic check in this test
+        ) as d,
+        d.client() as client,
+    ):
+        sub = await subscribe_webhook(client, d.receiver, name="tick", url=d.hook_url)
+        switch.answers["alice"] = answer
+        with pytest.raises(JSONRPCError) as err:
+            await sub.refresh()
+        assert err.value.code == FORBIDDEN
+        await d.inbox.wait_for(lambda i: len(terminations(d)) >= 1, timeout_s=20)
+        assert await d.hooks.subscriptions.get(sub.id) is None
+        await d.emit("tick", 2)
+        await anyio.sleep(1.0)
+        assert d.inbox.events() == []  # nothing delivered after the refusal
+    (body,) = terminations(d)
+    assert body["error"]["data"] == {"reason": "Access revoked"}
     assert [(ctx.reason, sub_id) for ctx, sub_id in hooked[0].down] == [("terminated", sub.id)]

@@ -216,3 +216,22 @@ async def test_a_lapse_is_swept_by_a_replica_that_never_delivered_it(redis_url: 
     ]
     assert calls[1]["replica"] == survivor.replica_id
     assert calls[1]["reason"] == "expired"
+
+
+async def test_the_per_principal_poll_lease_bound_holds_across_replicas(redis_url: str) -> None:
+    stores = [RedisOccurrenceStore(RedisSettings(redis_url)) for _ in range(2)]
+    a, b = (s.poll_leases() for s in stores)
+    try:
+        mine = [PollLease.of("mallory", "soak", {"n": i}) for i in range(10)]
+        pairs = zip(mine, [a, b] * 5, strict=True)
+        got = await race(*(partial(r.renew, lease, 0.3, 100, 4) for lease, r in pairs))
+        assert sorted(got) == ["full_principal"] * 6 + ["new"] * 4
+        anon = PollLease.of(None, "soak", {})
+        assert await a.renew(anon, 0.3, 100, 4) == "new"  # others still have room
+        assert await b.renew(mine[got.index("new")], 0.3, 100, 4) == "renewed"
+        await anyio.sleep(0.5)
+        assert len(await a.expired(100)) == 5
+        assert await b.renew(mine[0], 0.3, 100, 4) == "new"  # swept leases free the quota
+    finally:
+        for s in stores:
+            await s.aclose()

@@ -17,8 +17,11 @@ Rules:
    ``on_subscribe``, later polls renew it, and a lease not renewed within
    ``EventsLimits.poll_lease_s`` runs ``on_unsubscribe`` (swept every
    ``poll_lease_s / 4`` while the server serves; ``reason="expired"``). At most
-   ``EventsLimits.max_poll_leases`` leases exist: a poll that would add one more is
-   -32025 (``data.limit: "pollLeases"``). Leases are soft state: a restart of the store
+   ``EventsLimits.max_poll_leases`` leases exist, and at most
+   ``max_poll_leases_per_principal`` of one principal (anonymous callers share one
+   budget): a poll that would add one more is -32025 (``data.limit: "pollLeases"`` or
+   ``"pollLeasesPerPrincipal"``), decided atomically with the insert, so one caller
+   cannot fill the table for everyone. Leases are soft state: a restart of the store
    forgets them and the next poll subscribes again.
 4. Where leases live: in this process (:class:`InMemoryPollLeases`), or in the shared
    store when the occurrence store offers ``poll_leases()`` (the Redis store,
@@ -30,8 +33,11 @@ Rules:
 5. Webhook delivery calls :meth:`Lifecycle.subscribed` / :meth:`Lifecycle.unsubscribed`
    itself (:mod:`.webhooks.runtime` rule 6).
 6. A hook that raises is logged; it never fails the request that triggered it, an
-   ``on_unsubscribe`` runs shielded from cancellation, and a failing sweep (the shared
-   store down) is logged and retried at the next period.
+   ``on_unsubscribe`` runs shielded from cancellation for at most
+   ``EventsLimits.hook_timeout_s`` (then it is cancelled and logged, so a hung hook
+   never holds a shutdown), and a failing sweep (the shared store down) is logged and
+   retried at the next period. The sweeper runs each lapsed lease's hook in a task of
+   its own: a slow or hung hook holds back neither later sweeps nor other hooks.
 """
 
 from __future__ import annotations
@@ -39,11 +45,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import anyio
+import anyio.abc
 
 from mcpkit.core import JSONRPCError
 from mcpkit.experimental.events import wire as W
@@ -59,7 +67,7 @@ logger = logging.getLogger("mcpkit.experimental.events")
 JSON = dict[str, Any]
 Hook = Callable[["Context | SubscriberContext", JSON, Any], Awaitable[None]]
 """``async hook(ctx, arguments, subscription_id) -> None`` (rule 1)."""
-Renewal = Literal["new", "renewed", "full"]
+Renewal = Literal["new", "renewed", "full", "full_principal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +108,17 @@ class PollLease:
 class PollLeases(Protocol):
     """Where poll leases live (rule 4)."""
 
-    async def renew(self, lease: PollLease, ttl_s: float, max_leases: int) -> Renewal:
+    async def renew(
+        self,
+        lease: PollLease,
+        ttl_s: float,
+        max_leases: int,
+        max_per_principal: int | None = None,
+    ) -> Renewal:
         """Create or extend ``lease`` to now + ``ttl_s``: ``"new"`` when this call added
         it, ``"renewed"`` when it existed, ``"full"`` when ``max_leases`` exist and it did
-        not (nothing stored)."""
+        not, ``"full_principal"`` when ``max_per_principal`` leases of
+        ``lease.principal`` exist and it did not (nothing stored; None: no such bound)."""
         ...
 
     async def expired(self, limit: int) -> list[PollLease]:
@@ -120,14 +135,27 @@ class InMemoryPollLeases:
 
     def __init__(self) -> None:
         self.entries: dict[str, tuple[float, PollLease]] = {}
+        self.per_principal: Counter[str | None] = Counter()
 
     def __len__(self) -> int:
         return len(self.entries)
 
-    async def renew(self, lease: PollLease, ttl_s: float, max_leases: int) -> Renewal:
+    async def renew(
+        self,
+        lease: PollLease,
+        ttl_s: float,
+        max_leases: int,
+        max_per_principal: int | None = None,
+    ) -> Renewal:
         known = lease.id in self.entries
-        if not known and len(self.entries) >= max_leases:
-            return "full"
+        if not known:
+            if len(self.entries) >= max_leases:
+                return "full"
+            if max_per_principal is not None and (
+                self.per_principal[lease.principal] >= max_per_principal
+            ):
+                return "full_principal"
+            self.per_principal[lease.principal] += 1
         self.entries[lease.id] = (anyio.current_time() + ttl_s, lease)
         return "renewed" if known else "new"
 
@@ -136,6 +164,9 @@ class InMemoryPollLeases:
         gone = [lease for expiry, lease in self.entries.values() if expiry <= now][:limit]
         for lease in gone:
             del self.entries[lease.id]
+            self.per_principal[lease.principal] -= 1
+            if self.per_principal[lease.principal] <= 0:
+                del self.per_principal[lease.principal]
         return gone
 
 
@@ -172,10 +203,13 @@ class Lifecycle:
         hook = self.on_unsubscribe.get(name)
         if hook is not None:
             with anyio.CancelScope(shield=True):
-                try:
-                    await hook(ctx, arguments, sub_id)
-                except Exception:
-                    logger.exception("on_unsubscribe(%r) failed", name)
+                with anyio.move_on_after(self.ext.limits.hook_timeout_s) as bound:
+                    try:
+                        await hook(ctx, arguments, sub_id)
+                    except Exception:
+                        logger.exception("on_unsubscribe(%r) failed", name)
+                if bound.cancelled_caught:
+                    logger.warning("on_unsubscribe(%r) timed out (hook_timeout_s)", name)
 
     async def polled(self, ctx: Context, name: str, arguments: JSON, principal: str) -> None:
         """Rule 3: renew or create the lease of this poll (``principal``: the caller's
@@ -184,7 +218,12 @@ class Lifecycle:
             return
         lease = PollLease.of(principal or None, name, arguments)
         limits = self.ext.limits
-        got = await self.leases.renew(lease, limits.poll_lease_s, limits.max_poll_leases)
+        got = await self.leases.renew(
+            lease,
+            limits.poll_lease_s,
+            limits.max_poll_leases,
+            limits.max_poll_leases_per_principal,
+        )
         if got == "full":
             bound = limits.max_poll_leases
             raise JSONRPCError(
@@ -192,27 +231,40 @@ class Lifecycle:
                 f"ResourceExhausted: {bound} poll subscriptions (EventsLimits.max_poll_leases)",
                 {"limit": "pollLeases", "max": bound},
             )
+        if got == "full_principal":
+            bound = limits.max_poll_leases_per_principal
+            raise JSONRPCError(
+                W.RESOURCE_EXHAUSTED,
+                f"ResourceExhausted: {bound} poll subscriptions of this caller "
+                "(EventsLimits.max_poll_leases_per_principal)",
+                {"limit": "pollLeasesPerPrincipal", "max": bound},
+            )
         if got == "new":
             await self.subscribed(ctx, name, arguments, lease.id)
 
-    async def sweep(self, limit: int = 1000) -> int:
+    async def sweep(self, limit: int = 1000, tg: anyio.abc.TaskGroup | None = None) -> int:
         """Rule 3: end the leases that were not renewed in time (at most ``limit``);
-        how many this call ended."""
+        how many this call ended. With ``tg`` their hooks run in tasks there (rule 6),
+        else one after the other before this returns."""
         gone = await self.leases.expired(limit)
         for lease in gone:
             ctx = SubscriberContext(
                 lease.principal, lease.name, dict(lease.arguments), "poll", lease.id, "expired"
             )
-            await self.unsubscribed(ctx, lease.name, lease.arguments, lease.id)
+            if tg is not None:
+                tg.start_soon(self.unsubscribed, ctx, lease.name, lease.arguments, lease.id)
+            else:
+                await self.unsubscribed(ctx, lease.name, lease.arguments, lease.id)
         return len(gone)
 
     async def run_sweeper(self) -> None:
-        while True:
-            await anyio.sleep(max(0.01, self.ext.limits.poll_lease_s / 4))
-            if not (self.on_subscribe or self.on_unsubscribe):
-                continue
-            try:
-                while await self.sweep() >= 1000:
-                    pass
-            except Exception as exc:  # rule 6
-                logger.warning("poll lease sweep failed (%s); retrying", type(exc).__name__)
+        async with anyio.create_task_group() as tg:
+            while True:
+                await anyio.sleep(max(0.01, self.ext.limits.poll_lease_s / 4))
+                if not (self.on_subscribe or self.on_unsubscribe):
+                    continue
+                try:
+                    while await self.sweep(tg=tg) >= 1000:
+                        pass
+                except Exception as exc:  # rule 6
+                    logger.warning("poll lease sweep failed (%s); retrying", type(exc).__name__)

@@ -39,10 +39,20 @@ class EventsLimits:
       polled for this long (SEP-3415 Appendix A ``poll_subscription_ttl``).
     - ``max_poll_leases`` (10 000): poll subscriptions tracked for lifecycle hooks (on
       a shared store, across every replica).
+    - ``max_poll_leases_per_principal`` (100): those of one principal (all anonymous
+      callers share one budget), so one caller cannot fill the table for everyone.
     - ``reauthorize_s`` (300): how often ``authorize`` is asked again for a webhook
       subscription, on the replica that delivers it (SEP-3415 §Authorization "Delivery
-      time"); a refusal terminates it. Poll is checked at every poll, push at every
-      heartbeat.
+      time"); a refusal terminates it. Poll is checked at every poll, push every
+      ``heartbeat_s`` (``poller_interval_s`` for a poller) whether or not the stream
+      is busy.
+    - ``authorize_timeout_s`` (30): how long one ``authorize`` call may take; one that
+      has not answered by then is a refusal (fail closed: -32024 at subscribe or poll
+      time, "Access revoked" at delivery time), so an authorization backend that hangs
+      never keeps a revoked subscription delivering.
+    - ``hook_timeout_s`` (30): how long an ``on_unsubscribe`` hook may run shielded from
+      cancellation (a shutdown waits for it that long at most); past it, it is
+      cancelled and logged.
     """
 
     max_arguments_bytes: int = 16 * 1024
@@ -59,4 +69,7 @@ class EventsLimits:
     poller_interval_s: float = 5.0
     poll_lease_s: float = 300.0
     max_poll_leases: int = 10_000
+    max_poll_leases_per_principal: int = 100
     reauthorize_s: float = 300.0
+    authorize_timeout_s: float = 30.0
+    hook_timeout_s: float = 30.0

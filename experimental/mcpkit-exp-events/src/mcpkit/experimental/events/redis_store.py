@@ -15,17 +15,24 @@ connect and command timeouts, key prefix). Layout, with ``ns`` = ``<prefix>:even
   removes it first;
 - ``{ns}:subs``: set of subscription ids (swept of expired ones);
 - ``{ns}:expiries``: sorted set, score = the grant's end (epoch ms), member = the id of a
-  subscription that has one;
+  subscription that has one (each also in ``{ns}:subs`` until the sweep takes it);
+- ``{ns}:owned:{sha1(principal key)}``: set of the ids of one principal's subscriptions
+  (the per-principal quota; at most ``max_subscriptions_per_principal`` live ones, plus
+  lapsed ones until swept);
 - ``{ns}:pollleases``: sorted set, score = the lease's end (epoch ms), member = a poll
   lease id; ``{ns}:polllease``: hash, lease id -> the lease as JSON (principal key,
-  name, arguments);
+  name, arguments); ``{ns}:pollowners``: hash, principal key (``""`` anonymous) -> how
+  many leases it holds (fields of principals with none are deleted);
 - ``{ns}:verified:{sha256(principal, url)}``: a cached verification (``PX``);
 - ``{ns}:lease:{id}``: the replica delivering subscription ``id`` (``PX lease``).
 
 Rules:
 1. ``append`` is one Lua script: the next position, the log entry, retention (at most
    ``max_events`` per type, none older than ``max_age_ms``) and the ``PUBLISH`` happen
-   atomically, so positions are dense and ordered across every process.
+   atomically, so positions are dense and ordered across every process. The script
+   splices the position into the occurrence's JSON text and never re-encodes it (Lua
+   cjson would turn ``[]`` into ``{}`` and round numbers to 14 digits): the payload
+   stored is the producer's, exactly.
 2. Reads follow :mod:`.store` rules 1-3 (``truncated`` past retention, the ``maxAgeMs``
    floor, or a position beyond the head).
 3. ``watch`` listeners get every occurrence appended by any process while
@@ -44,10 +51,18 @@ Rules:
    ``{ns}:expiries`` with their records, so each lapsed subscription is returned to
    exactly one replica (:mod:`.webhooks.records` rule 2).
 8. Poll leases (:class:`RedisPollLeases`, :mod:`.lifecycle` rule 4): a poll's renewal is
-   one script (``ZADD`` of a new member only below ``max_poll_leases``, answering
-   whether it was new), the sweep one script taking members whose score passed, so
-   ``on_subscribe`` and ``on_unsubscribe`` each run on one replica. Times are the
+   one script (``ZADD`` of a new member only below ``max_poll_leases`` and below
+   ``max_poll_leases_per_principal`` of its principal, answering whether it was new),
+   the sweep one script taking members whose score passed (and counting them off their
+   principal), so ``on_subscribe`` and ``on_unsubscribe`` each run on one replica. Times are the
    replicas' wall clocks (keep them in sync: a skew shifts a lapse by as much).
+9. Creating a webhook subscription is one script (:mod:`.webhooks.records` rule 7): it
+   answers ``exists`` for a live record, takes an unswept lapsed one as the sweep would
+   (returning it), counts live subscriptions (``{ns}:subs`` minus lapsed members of
+   ``{ns}:expiries``) and the principal's (``{ns}:owned:...``, pruned of vanished ids)
+   against both quotas, and writes only below them; a refresh is one script that
+   writes only while the record is live. ``all()`` drops from ``{ns}:subs`` only ids
+   whose record is gone, leaving lapsed ones to the sweep, so the live count stays exact.
 """
 
 from __future__ import annotations
@@ -66,6 +81,7 @@ import anyio
 from mcpkit.experimental.events.lifecycle import PollLease, Renewal
 from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, WatchListener, now_ms
 from mcpkit.experimental.events.webhooks.records import (
+    Created,
     DeliveryState,
     WebhookSubscription,
 )
@@ -79,9 +95,7 @@ JSON = dict[str, Any]
 
 _APPEND = """
 local pos = redis.call('INCR', KEYS[1])
-local entry = cjson.decode(ARGV[1])
-entry['position'] = pos
-local member = cjson.encode(entry)
+local member = '{"position":' .. pos .. ',' .. ARGV[1]
 redis.call('ZADD', KEYS[2], pos, member)
 local max_events = tonumber(ARGV[2])
 if max_events > 0 then
@@ -127,10 +141,14 @@ local expiry = redis.call('ZSCORE', KEYS[4], ARGV[1])
 if expiry and tonumber(expiry) <= tonumber(ARGV[2]) then
   return 0
 end
+local raw = redis.call('HGET', KEYS[1], 'config')
 local removed = redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[1])
 redis.call('DEL', KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
+if raw then
+  redis.call('SREM', ARGV[3] .. redis.sha1hex(cjson.decode(raw)['principal']), ARGV[1])
+end
 return removed
 """
 
@@ -144,11 +162,77 @@ for _, id in ipairs(ids) do
   local raw = redis.call('HGET', key, 'config')
   redis.call('DEL', key)
   redis.call('DEL', ARGV[4] .. id)
-  if raw then table.insert(out, raw) end
+  if raw then
+    redis.call('SREM', ARGV[5] .. redis.sha1hex(cjson.decode(raw)['principal']), id)
+    table.insert(out, raw)
+  end
 end
 return out
 """
 
+# KEYS: sub record, subs set, expiries; ARGV: id, config, expiry ms ('' for none),
+# record lifetime after the expiry ms. Shared tail of _CREATE and _UPDATE.
+_WRITE = """
+redis.call('HSET', KEYS[1], 'config', ARGV[2])
+if ARGV[3] == '' then
+  redis.call('PERSIST', KEYS[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+else
+  redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]))
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+end
+redis.call('SADD', KEYS[2], ARGV[1])
+"""
+
+# ARGV[5]: now (epoch ms). Rule 7: only while the record is live.
+_UPDATE = (
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local expiry = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if expiry and tonumber(expiry) <= tonumber(ARGV[5]) then return 0 end
+"""
+    + _WRITE
+    + "return 1\n"
+)
+
+# KEYS[4]: the principal's owned set, KEYS[5]: the delivery lease; ARGV[5]: now (epoch
+# ms), ARGV[6]: max_total, ARGV[7]: max_per_principal, ARGV[8]: record key prefix.
+# Returns {outcome, lapsed config or false}. Rule 9.
+_CREATE = (
+    """
+local now = tonumber(ARGV[5])
+local lapsed = false
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local expiry = redis.call('ZSCORE', KEYS[3], ARGV[1])
+  if not expiry or tonumber(expiry) > now then return {'exists', false} end
+  lapsed = redis.call('HGET', KEYS[1], 'config')
+  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[5])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('SREM', KEYS[2], ARGV[1])
+  redis.call('SREM', KEYS[4], ARGV[1])
+end
+local live = redis.call('SCARD', KEYS[2]) - redis.call('ZCOUNT', KEYS[3], '-inf', now)
+if live >= tonumber(ARGV[6]) then return {'full', lapsed} end
+local mine = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+  if redis.call('EXISTS', ARGV[8] .. id) == 0 then
+    redis.call('SREM', KEYS[4], id)
+  else
+    local expiry = redis.call('ZSCORE', KEYS[3], id)
+    if not expiry or tonumber(expiry) > now then mine = mine + 1 end
+  end
+end
+if mine >= tonumber(ARGV[7]) then return {'full_principal', lapsed} end
+"""
+    + _WRITE
+    + """
+redis.call('SADD', KEYS[4], ARGV[1])
+return {'new', lapsed}
+"""
+)
+
+# ARGV[5]: max per principal ('' for none), ARGV[6]: the principal's field in KEYS[3].
 _LEASE_RENEW = """
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
@@ -157,8 +241,12 @@ end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
   return -1
 end
+if ARGV[5] ~= '' and tonumber(redis.call('HGET', KEYS[3], ARGV[6]) or '0') >= tonumber(ARGV[5]) then
+  return -2
+end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+redis.call('HINCRBY', KEYS[3], ARGV[6], 1)
 return 1
 """
 
@@ -169,7 +257,14 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', KEYS[1], id)
   local raw = redis.call('HGET', KEYS[2], id)
   redis.call('HDEL', KEYS[2], id)
-  if raw then table.insert(out, raw) end
+  if raw then
+    local principal = cjson.decode(raw)['principal']
+    if type(principal) ~= 'string' then principal = '' end
+    if redis.call('HINCRBY', KEYS[3], principal, -1) <= 0 then
+      redis.call('HDEL', KEYS[3], principal)
+    end
+    table.insert(out, raw)
+  end
 end
 return out
 """
@@ -232,7 +327,9 @@ class RedisOccurrenceStore:
             entry["meta"] = meta
         floor = now_ms() - self.max_age_ms if self.max_age_ms is not None else 0
         keys = [self._k("head", name), self._k("log", name), self._k("appended")]
-        args = [json.dumps(entry), self.max_events or 0, floor]
+        # rule 1: the script prefixes the position; it never re-encodes the JSON
+        body = json.dumps(entry, separators=(",", ":"))
+        args = [body[1:], self.max_events or 0, floor]
         with unavailable("appending an occurrence"):
             member = await self._append(keys=keys, args=args)
         return StoredOccurrence.from_json(json.loads(member))
@@ -350,20 +447,27 @@ class RedisPollLeases:
 
     def __init__(self, redis: Any, ns: str) -> None:
         self.redis = redis
-        self.keys = [f"{ns}:pollleases", f"{ns}:polllease"]
+        self.keys = [f"{ns}:pollleases", f"{ns}:polllease", f"{ns}:pollowners"]
         self._renew = redis.register_script(_LEASE_RENEW)
         self._sweep = redis.register_script(_LEASE_SWEEP)
 
     def __len__(self) -> int:
         return 0  # the table is shared: nothing is held in this process
 
-    async def renew(self, lease: PollLease, ttl_s: float, max_leases: int) -> Renewal:
+    async def renew(
+        self,
+        lease: PollLease,
+        ttl_s: float,
+        max_leases: int,
+        max_per_principal: int | None = None,
+    ) -> Renewal:
         expiry = _now_ms() + int(ttl_s * 1000)
+        per = "" if max_per_principal is None else max_per_principal
+        args = [lease.id, expiry, max_leases, lease.to_json(), per, lease.principal or ""]
         with unavailable("renewing a poll lease"):
-            got = await self._renew(
-                keys=self.keys, args=[lease.id, expiry, max_leases, lease.to_json()]
-            )
-        return "new" if got == 1 else "renewed" if got == 0 else "full"
+            got = await self._renew(keys=self.keys, args=args)
+        outcomes: dict[int, Renewal] = {1: "new", 0: "renewed", -1: "full"}
+        return outcomes.get(int(got), "full_principal")
 
     async def expired(self, limit: int) -> list[PollLease]:
         with unavailable("sweeping poll leases"):
@@ -385,6 +489,8 @@ class RedisSubscriptions:
         self._hset = self.redis.register_script(_HSET_IF_EXISTS)
         self._delete = self.redis.register_script(_DELETE_LIVE)
         self._sweep = self.redis.register_script(_SWEEP_EXPIRED)
+        self._create = self.redis.register_script(_CREATE)
+        self._update = self.redis.register_script(_UPDATE)
 
     def _k(self, *parts: str) -> str:
         return ":".join((self.ns, *parts))
@@ -401,6 +507,40 @@ class RedisSubscriptions:
         sub = WebhookSubscription.from_json(json.loads(raw))
         return None if sub.expired() else sub
 
+    def _owned(self, principal: str) -> str:
+        """The set of ``principal``'s subscription ids (the Lua scripts derive the same
+        name with ``redis.sha1hex``; a key name, not a secret)."""
+        digest = hashlib.sha1(principal.encode(), usedforsecurity=False).hexdigest()
+        return self._k("owned", digest)
+
+    def _write_args(self, sub: WebhookSubscription) -> list[Any]:
+        expiry = "" if sub.expires_at_s is None else int(sub.expires_at_s * 1000)
+        return [sub.id, json.dumps(sub.to_json()), expiry, int(LAPSE_GRACE_S * 1000), _now_ms()]
+
+    async def create(
+        self, sub: WebhookSubscription, *, max_total: int, max_per_principal: int
+    ) -> Created:
+        """Rule 9: one script (live check, lapsed take-over, both quotas, the write)."""
+        keys = [
+            self._k("sub", sub.id),
+            self._k("subs"),
+            self._k("expiries"),
+            self._owned(sub.principal),
+            self._k("lease", sub.id),
+        ]
+        args = [*self._write_args(sub), max_total, max_per_principal, self._k("sub", "")]
+        with unavailable("creating a webhook subscription"):
+            outcome, raw = await self._create(keys=keys, args=args)
+        outcome = outcome.decode() if isinstance(outcome, bytes) else str(outcome)
+        lapsed = WebhookSubscription.from_json(json.loads(raw)) if raw else None
+        return Created(outcome, lapsed)  # pyright: ignore[reportArgumentType]
+
+    async def update(self, sub: WebhookSubscription) -> bool:
+        """Rule 9: rewrite the configuration only while the record is live."""
+        keys = [self._k("sub", sub.id), self._k("subs"), self._k("expiries")]
+        with unavailable("refreshing a webhook subscription"):
+            return bool(await self._update(keys=keys, args=self._write_args(sub)))
+
     async def put(self, sub: WebhookSubscription) -> None:
         key = self._k("sub", sub.id)
         with unavailable("writing a webhook subscription"):
@@ -414,6 +554,7 @@ class RedisSubscriptions:
                     pipe.pexpireat(key, expiry_ms + int(LAPSE_GRACE_S * 1000))
                     pipe.zadd(self._k("expiries"), {sub.id: expiry_ms})
                 pipe.sadd(self._k("subs"), sub.id)
+                pipe.sadd(self._owned(sub.principal), sub.id)
                 await pipe.execute()
 
     async def delete(self, sub_id: str) -> bool:
@@ -423,14 +564,15 @@ class RedisSubscriptions:
             self._k("lease", sub_id),
             self._k("expiries"),
         ]
+        args = [sub_id, _now_ms(), self._k("owned", "")]
         with unavailable("deleting a webhook subscription"):
-            removed = await self._delete(keys=keys, args=[sub_id, _now_ms()])
+            removed = await self._delete(keys=keys, args=args)
         return bool(removed)
 
     async def sweep_expired(self, limit: int) -> list[WebhookSubscription]:
         """Rule 7: the lapsed subscriptions this call removed."""
         keys = [self._k("expiries"), self._k("subs")]
-        args = [_now_ms(), limit, self._k("sub", ""), self._k("lease", "")]
+        args = [_now_ms(), limit, self._k("sub", ""), self._k("lease", ""), self._k("owned", "")]
         with unavailable("sweeping lapsed webhook subscriptions"):
             raws = await self._sweep(keys=keys, args=args)
         return [WebhookSubscription.from_json(json.loads(raw)) for raw in raws]
@@ -449,9 +591,9 @@ class RedisSubscriptions:
         gone: list[str] = []
         for sub_id, raw in zip(ids, raws, strict=True):
             sub = None if raw is None else WebhookSubscription.from_json(json.loads(raw))
-            if sub is None or sub.expired():
+            if sub is None:
                 gone.append(sub_id)
-            else:
+            elif not sub.expired():  # a lapsed one stays listed for the sweep (rule 9)
                 out.append(sub)
         if gone:
             with unavailable("sweeping webhook subscriptions"):

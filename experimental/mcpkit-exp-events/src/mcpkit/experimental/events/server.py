@@ -37,15 +37,17 @@ Rules:
    Delivery modes served outside this module (webhooks) learn of it through
    ``EventsExtension.terminations`` and end their subscriptions the same way.
 8. Authorization is asked again while a subscription lives (SEP-3415 §Authorization
-   "Delivery time"): poll at every poll (rule 4), push at every heartbeat of an open
-   stream (:mod:`.stream`), webhooks every ``EventsLimits.reauthorize_s`` on the
+   "Delivery time"): poll at every poll (rule 4), push every ``heartbeat_s`` (a
+   poller's every ``poller_interval_s``) of an open stream, busy or idle
+   (:mod:`.stream` rule 4), webhooks every ``EventsLimits.reauthorize_s`` on the
    replica that delivers them and before a suspended one resumes
    (:mod:`.webhooks.runtime` rule 7). A refusal at delivery time terminates the
    subscription with -32024 Forbidden ``{"reason": "Access revoked"}``.
 9. ``authorize`` gets the request's ``Context`` during a request and a
-   :class:`~.context.SubscriberContext` otherwise (:mod:`.context`); one that raises is
-   a refusal (fail closed: -32024 at subscribe time, a termination at delivery time),
-   logged with the exception's type only (its text may carry secrets).
+   :class:`~.context.SubscriberContext` otherwise (:mod:`.context`); one that raises, or
+   that has not answered within ``EventsLimits.authorize_timeout_s`` (``TimeoutError``),
+   is a refusal (fail closed: -32024 at subscribe time, a termination at delivery
+   time), logged with the exception's type only (its text may carry secrets).
 """
 
 from __future__ import annotations
@@ -428,15 +430,17 @@ class EventsExtension:
     ) -> bool:
         """Whether the extension's and the type's ``authorize`` admit ``ctx.principal``
         for ``arguments`` (rule 4); asked again while a subscription lives (rule 8). An
-        ``authorize`` that raises is a refusal (rule 9): never raises itself except on
-        cancellation."""
+        ``authorize`` that raises, or answers nothing within
+        ``EventsLimits.authorize_timeout_s``, is a refusal (rule 9): never raises itself
+        except on cancellation."""
         for check in (self.authorize, src.authorize):
             if check is None:
                 continue
             try:
-                allowed = check(ctx, src.name, arguments)
-                if inspect.isawaitable(allowed):
-                    allowed = await allowed
+                with anyio.fail_after(self.limits.authorize_timeout_s):  # rule 9
+                    allowed = check(ctx, src.name, arguments)
+                    if inspect.isawaitable(allowed):
+                        allowed = await allowed
             except Exception as exc:  # rule 9: fail closed, no message (may hold secrets)
                 logger.warning(
                     "authorize for %r raised %s: treated as a refusal",

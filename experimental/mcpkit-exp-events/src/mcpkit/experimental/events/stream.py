@@ -18,9 +18,11 @@ Rules:
    ``notifications/events/error`` (-32603 ``UpstreamError``, ``data.reason``) and
    retried after ``heartbeat_s``; the stream stays open.
 4. Removing the event type or changing its schema in place, or the principal losing
-   access (``authorize`` re-asked with the stream's request context at every heartbeat
-   of a store-backed stream and every poller interval; a refusal or an ``authorize``
-   that raises is -32024 Forbidden ``{"reason": "Access revoked"}``), sends
+   access (``authorize`` re-asked with the stream's request context every
+   ``heartbeat_s`` of a store-backed stream and every ``poller_interval_s`` of a
+   poller's, by the clock: a busy stream that never idles long enough for a heartbeat,
+   or a poller that keeps answering ``has_more``, is re-asked as often; a refusal or an
+   ``authorize`` that raises is -32024 Forbidden ``{"reason": "Access revoked"}``), sends
    ``notifications/events/terminated {error}`` and completes the request with the empty
    result carrying the subscription id.
 5. The stream pulls from the store at most ``max_stream_pending`` occurrences at a time
@@ -192,6 +194,7 @@ class StreamRegistry:
 
         unwatch = store.watch(on_append)
         first = True
+        recheck_at = anyio.current_time() + limits.heartbeat_s
         try:
             while True:
                 if await self._terminate(ctx, live, tag):
@@ -248,14 +251,17 @@ class StreamRegistry:
                     if live.terminated is not None:
                         break
                 position = got.position
-                if got.has_more:
-                    continue
-                with anyio.move_on_after(limits.heartbeat_s) as idle:
-                    await live.wake.wait()
-                if idle.cancelled_caught:
+                idle = False
+                if not got.has_more:
+                    with anyio.move_on_after(limits.heartbeat_s) as waited:
+                        await live.wake.wait()
+                    idle = waited.cancelled_caught
+                if anyio.current_time() >= recheck_at:  # rule 4: a clock, busy or idle
+                    recheck_at = anyio.current_time() + limits.heartbeat_s
                     if not await ext.permitted(ctx, src, args):  # server rule 8
                         live.terminated = ext.revoked(src.name)
                         continue
+                if idle:
                     await self._send(
                         ctx,
                         W.NOTIFY_HEARTBEAT,
@@ -276,6 +282,7 @@ class StreamRegistry:
         max_age = ctx.params.get(W.F_MAX_AGE_MS)
         upstream = None if pos is None else pos.upstream
         first = True
+        recheck_at = anyio.current_time() + limits.poller_interval_s
         while True:
             if await self._terminate(ctx, live, tag):
                 return
@@ -306,12 +313,15 @@ class StreamRegistry:
                 first = False
             for ev in list(result.events)[: limits.max_stream_pending]:
                 await self._send(ctx, W.NOTIFY_EVENT, event_body(src, ev, cursor), tag)
+            if not result.has_more:
+                with anyio.move_on_after(limits.poller_interval_s):
+                    await live.wake.wait()
+            if not result.has_more or anyio.current_time() >= recheck_at:  # rule 4
+                recheck_at = anyio.current_time() + limits.poller_interval_s
+                if not await ext.permitted(ctx, src, args):  # server rule 8
+                    live.terminated = ext.revoked(src.name)
+                    continue
             if result.has_more:
-                continue
-            with anyio.move_on_after(limits.poller_interval_s):
-                await live.wake.wait()
-            if not await ext.permitted(ctx, src, args):  # server rule 8
-                live.terminated = ext.revoked(src.name)
                 continue
             if not result.events:
                 await self._send(ctx, W.NOTIFY_HEARTBEAT, {W.F_CURSOR: cursor}, tag)

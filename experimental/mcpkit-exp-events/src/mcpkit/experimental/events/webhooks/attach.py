@@ -77,6 +77,8 @@ def enable_webhooks(events: EventsExtension, **options: Any) -> Webhooks:
         return src.generation if src is not None else 0
 
     options.setdefault("reauthorize_s", events.limits.reauthorize_s)
+    options.setdefault("authorize_timeout_s", events.limits.authorize_timeout_s)
+    options.setdefault("hook_timeout_s", events.limits.hook_timeout_s)
     hooks = Webhooks(
         events.store,
         authorize=authorize,

@@ -32,6 +32,20 @@ Rules:
    milliseconds >= 1, only while the delivering replica's rate limit delays the
    subscription, :mod:`.throttle`; both omitted otherwise); ``events/unsubscribe``
    answers an empty result or ``NotFound`` (``data.kind: "subscription"``).
+8. Races (:mod:`.records` rule 7): a new subscription is stored with the store's atomic
+   ``create``, which enforces both quotas at the write (the count read before the
+   verification handshake only refuses early), so concurrent subscribes never pass a
+   quota and ``on_subscribed`` runs once per created key (a subscribe that lost the
+   creation refreshes instead); a refresh is the store's ``update`` of a live record,
+   so one that races an ``events/unsubscribe`` or a termination subscribes anew (its
+   ``on_subscribed`` runs again) rather than reviving the ended subscription; a lapsed
+   record found by ``create`` gets its ``on_unsubscribed`` (``reason="expired"``)
+   before the new one's ``on_subscribed``. A key that keeps changing under
+   ``_ATTEMPTS`` tries is -32603 (retry).
+9. A refresh refused -32024 (``authorize`` says no, raises or times out) terminates
+   the live subscription it refreshes with Forbidden ``{"reason": "Access revoked"}``
+   (:meth:`Webhooks.revoke_soon`, runtime rule 4): the access is known revoked, so it
+   is not delivered until the next periodic check (SEP-3415 §Authorization).
 """
 
 from __future__ import annotations
@@ -40,7 +54,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.experimental.events.store import now_ms
 from mcpkit.experimental.events.webhooks.envelopes import (
     decode_cursor,
@@ -74,6 +88,8 @@ __all__ = ["grant_ttl", "subscribe", "unsubscribe"]
 
 JSON = dict[str, Any]
 _ABSENT = object()
+_ATTEMPTS = 4
+"""Rule 8: how often a subscribe re-reads its key after losing a race."""
 
 
 def _invalid(message: str) -> JSONRPCError:
@@ -171,7 +187,7 @@ def _status(state: DeliveryState, now_s: float | None = None) -> JSON:
 
 
 async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
-    """``events/subscribe`` (rules 1-7)."""
+    """``events/subscribe`` (rules 1-9)."""
     principal = _principal(ctx, "events/subscribe")
     params = ctx.params
     name, arguments, delivery, url = _key_params(params, hooks)
@@ -188,55 +204,105 @@ async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
     ):
         raise _invalid("maxAgeMs must be a non-negative integer (milliseconds)")
     ttl_s = grant_ttl(params.get("ttlMs", _ABSENT), hooks)
-    if hooks.check is not None:
-        await hooks.check(ctx, name, arguments)
     sub_id = subscription_id(principal, url, name, arguments)
+    if hooks.check is not None:
+        try:
+            await hooks.check(ctx, name, arguments)
+        except JSONRPCError as exc:
+            if exc.code == FORBIDDEN and await hooks.subscriptions.get(sub_id) is not None:
+                hooks.revoke_soon(sub_id)  # rule 9: a refused refresh ends it
+            raise
     now = time.time()
     expires = None if ttl_s is None else now + ttl_s
+    for _ in range(_ATTEMPTS):  # rule 8: each loss of a race re-reads the key
+        existing = await hooks.subscriptions.get(sub_id)
+        if existing is not None:
+            refreshed = await _refresh(hooks, existing, secret, expires, now)
+            if refreshed is not None:
+                return refreshed
+            continue  # ended meanwhile: subscribe anew
+        created = await _create(
+            hooks, ctx, principal, name, arguments, url, secret, expires, cursor, max_age_ms
+        )
+        if created is not None:
+            return created
+    raise JSONRPCError(
+        INTERNAL_ERROR,
+        "Internal error: the subscription kept changing concurrently; retry the request",
+    )
+
+
+async def _refresh(
+    hooks: Webhooks, existing: WebhookSubscription, secret: str, expires: float | None, now: float
+) -> JSON | None:
+    """Rule 4 on an existing subscription; None when it ended before the write (rule 8)."""
     subs = hooks.subscriptions
-    existing = await subs.get(sub_id)
-    if existing is not None:
-        if existing.secret != secret:
-            existing.previous_secret = existing.secret
-            existing.previous_until_s = now + hooks.limits.rotation_grace_s
-            existing.secret = secret
-        existing.expires_at_s = expires
-        await subs.put(existing)
-        state = await subs.state(sub_id)
-        result_status = _status(state)
-        if not state.active:
-            state.active = True
-            await subs.set_state(sub_id, state)
-        hooks.resume(sub_id)
-        saved = await subs.position(sub_id)
-        epoch = await hooks.store.epoch()
-        position = saved[1] if saved is not None and saved[0] == epoch else existing.start_position
-        return {
-            F_RESULT_TYPE: RESULT_COMPLETE,
-            "id": sub_id,
-            "refreshBefore": None if expires is None else iso_timestamp(int(expires * 1000)),
-            "cursor": hooks.live_cursor(sub_id)
-            or encode_cursor(epoch, position, hooks.generation(name)),
-            "truncated": False,
-            "deliveryStatus": result_status,
-        }
-    total, mine = await subs.count(principal)
+    sub_id = existing.id
+    if existing.secret != secret:
+        existing.previous_secret = existing.secret
+        existing.previous_until_s = now + hooks.limits.rotation_grace_s
+        existing.secret = secret
+    existing.expires_at_s = expires
+    if not await subs.update(existing):
+        return None
+    state = await subs.state(sub_id)
+    result_status = _status(state)
+    if not state.active:
+        state.active = True
+        await subs.set_state(sub_id, state)
+    hooks.resume(sub_id)
+    saved = await subs.position(sub_id)
+    epoch = await hooks.store.epoch()
+    position = saved[1] if saved is not None and saved[0] == epoch else existing.start_position
+    return {
+        F_RESULT_TYPE: RESULT_COMPLETE,
+        "id": sub_id,
+        "refreshBefore": None if expires is None else iso_timestamp(int(expires * 1000)),
+        "cursor": hooks.live_cursor(sub_id)
+        or encode_cursor(epoch, position, hooks.generation(existing.name)),
+        "truncated": False,
+        "deliveryStatus": result_status,
+    }
+
+
+def _exhausted(limit: str, hooks: Webhooks) -> JSONRPCError:
     lim = hooks.limits
-    if total >= lim.max_subscriptions:
-        raise JSONRPCError(
+    if limit == "subscriptions":
+        return JSONRPCError(
             RESOURCE_EXHAUSTED,
             "ResourceExhausted: the server holds its maximum of webhook subscriptions",
             {"limit": "subscriptions", "max": lim.max_subscriptions},
         )
+    return JSONRPCError(
+        RESOURCE_EXHAUSTED,
+        "ResourceExhausted: this principal holds its maximum of webhook subscriptions",
+        {"limit": "subscriptionsPerPrincipal", "max": lim.max_subscriptions_per_principal},
+    )
+
+
+async def _create(
+    hooks: Webhooks,
+    ctx: Context,
+    principal: str,
+    name: str,
+    arguments: JSON,
+    url: str,
+    secret: str,
+    expires: float | None,
+    cursor: object,
+    max_age_ms: object,
+) -> JSON | None:
+    """Rule 4 for a new subscription; None when another request created it first."""
+    subs = hooks.subscriptions
+    lim = hooks.limits
+    total, mine = await subs.count(principal)  # early, before a verification handshake
+    if total >= lim.max_subscriptions:
+        raise _exhausted("subscriptions", hooks)
     if mine >= lim.max_subscriptions_per_principal:
-        raise JSONRPCError(
-            RESOURCE_EXHAUSTED,
-            "ResourceExhausted: this principal holds its maximum of webhook subscriptions",
-            {"limit": "subscriptionsPerPrincipal", "max": lim.max_subscriptions_per_principal},
-        )
+        raise _exhausted("subscriptionsPerPrincipal", hooks)
     position, epoch, floor, truncated = await _start(hooks, name, cursor, max_age_ms)
     sub = WebhookSubscription(
-        id=sub_id,
+        id=subscription_id(principal, url, name, arguments),
         principal=principal,
         name=name,
         arguments=arguments,
@@ -250,12 +316,23 @@ async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
     if not await hooks.verifier.is_verified(principal, url):
         await hooks.verifier.verify(sub)
     sub.verified = True
-    await subs.put(sub)
+    got = await subs.create(
+        sub, max_total=lim.max_subscriptions, max_per_principal=lim.max_subscriptions_per_principal
+    )
+    if got.lapsed is not None:  # rule 8: its lapse's hook, before anything new
+        hooks.stop(got.lapsed.id)
+        await hooks.unsubscribed(hooks.subscriber(got.lapsed, "expired"), got.lapsed)
+    if got.outcome == "exists":
+        return None
+    if got.outcome != "new":
+        raise _exhausted(
+            "subscriptions" if got.outcome == "full" else "subscriptionsPerPrincipal", hooks
+        )
     await hooks.subscribed(ctx, sub)
     hooks.kick()
     return {
         F_RESULT_TYPE: RESULT_COMPLETE,
-        "id": sub_id,
+        "id": sub.id,
         "refreshBefore": None if expires is None else iso_timestamp(int(expires * 1000)),
         "cursor": encode_cursor(epoch, position, hooks.generation(name)),
         "truncated": truncated,

@@ -23,6 +23,15 @@ Rules:
 6. :class:`InMemorySubscriptions` holds at most ``max_verifications`` cached
    verifications (oldest dropped); the subscription count is bounded by the subscribe
    handler's quota (``WebhookLimits.max_subscriptions``).
+7. Creation and refresh are atomic on the store, never read-then-write in the handler:
+   :meth:`SubscriptionStore.create` adds a record only when none is live and only below
+   both quotas (``max_total``, ``max_per_principal``), so concurrent subscribes (on one
+   or several replicas, however long their verification handshakes take) never pass a
+   quota and create a key once; :meth:`SubscriptionStore.update` rewrites a record only
+   while it is live, so a refresh racing an unsubscribe or a termination never revives
+   the subscription it ended. A lapsed record that no sweep removed yet is taken by
+   ``create`` as the sweep would take it and returned with the answer
+   (``Created.lapsed``), so its ``on_unsubscribe`` still runs once.
 """
 
 from __future__ import annotations
@@ -32,9 +41,10 @@ import json
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "Created",
     "DeliveryState",
     "InMemorySubscriptions",
     "SubscriptionStore",
@@ -108,6 +118,18 @@ class WebhookSubscription:
         return cls(**obj)
 
 
+@dataclass(frozen=True, slots=True)
+class Created:
+    """What :meth:`SubscriptionStore.create` did (rule 7): ``outcome`` ``"new"`` (this
+    call added it), ``"exists"`` (a live record has the id; nothing written),
+    ``"full"`` / ``"full_principal"`` (a quota is reached; nothing written); ``lapsed``
+    the unswept lapsed record this call removed, whatever the outcome (its
+    ``on_unsubscribe`` is the caller's to run)."""
+
+    outcome: Literal["new", "exists", "full", "full_principal"]
+    lapsed: WebhookSubscription | None = None
+
+
 @runtime_checkable
 class SubscriptionStore(Protocol):
     """Where webhook subscriptions live (in memory, or Redis for several replicas)."""
@@ -117,7 +139,21 @@ class SubscriptionStore(Protocol):
         ...
 
     async def put(self, sub: WebhookSubscription) -> None:
-        """Create or replace the configuration of ``sub`` (status and position kept)."""
+        """Create or replace the configuration of ``sub`` (status and position kept),
+        unconditionally (administration and tests; the handlers use :meth:`create` and
+        :meth:`update`, rule 7)."""
+        ...
+
+    async def create(
+        self, sub: WebhookSubscription, *, max_total: int, max_per_principal: int
+    ) -> Created:
+        """Rule 7: add ``sub`` atomically unless a live record has its id or ``max_total``
+        live subscriptions, or ``max_per_principal`` of ``sub.principal``'s, exist."""
+        ...
+
+    async def update(self, sub: WebhookSubscription) -> bool:
+        """Rule 7: replace the configuration of the live record ``sub.id`` (status and
+        position kept); False, writing nothing, when none is live."""
         ...
 
     async def delete(self, sub_id: str) -> bool:
@@ -182,6 +218,29 @@ class InMemorySubscriptions:
 
     async def put(self, sub: WebhookSubscription) -> None:
         self._subs[sub.id] = sub
+
+    async def create(
+        self, sub: WebhookSubscription, *, max_total: int, max_per_principal: int
+    ) -> Created:
+        now = time.time()
+        lapsed = self._subs.get(sub.id)
+        if lapsed is not None:
+            if not lapsed.expired(now):
+                return Created("exists")
+            self._remove(sub.id)  # taken as the sweep would take it (rule 7)
+        live = [s for s in self._subs.values() if not s.expired(now)]
+        if len(live) >= max_total:
+            return Created("full", lapsed)
+        if sum(1 for s in live if s.principal == sub.principal) >= max_per_principal:
+            return Created("full_principal", lapsed)
+        self._subs[sub.id] = sub
+        return Created("new", lapsed)
+
+    async def update(self, sub: WebhookSubscription) -> bool:
+        if await self.get(sub.id) is None:
+            return False
+        self._subs[sub.id] = sub
+        return True
 
     def _remove(self, sub_id: str) -> None:
         self._states.pop(sub_id, None)

@@ -19,7 +19,8 @@ Rules:
 3. New occurrences wake the delivery tasks of their event type at once (``store.watch``);
    the rescan period bounds the delay otherwise.
 4. Termination (:meth:`terminate`, :meth:`terminate_event_type`, :meth:`revoke`, a
-   refused re-authorization (rule 7), and a no-expiry subscription failing longer than
+   refused re-authorization (rule 7) or refresh (:meth:`revoke_soon`,
+   :mod:`.handlers` rule 9), and a no-expiry subscription failing longer than
    ``drop_no_expiry_after_s``) removes the subscription, then POSTs a signed
    ``terminated`` envelope with the SEP's nested error. Only the caller whose removal
    succeeded (the store's atomic ``delete``) POSTs it and runs ``on_unsubscribed``:
@@ -35,14 +36,19 @@ Rules:
    Each runs once across replicas: a lapse is found by every replica's rescan
    (``sweep_expired``), and only the one whose atomic removal took the record runs the
    hook, whether or not it delivered the subscription (one that died is no obstacle).
-   The hook does not run if that replica dies between the removal and the hook.
+   The hook does not run if that replica dies between the removal and the hook. The
+   rescan runs lapse hooks (and the terminations it decides) in tasks of their own, so
+   a slow or hung hook never stalls it; ``on_unsubscribed`` runs shielded from
+   cancellation for at most ``hook_timeout_s`` (then cancelled and logged).
 7. Delivery-time authorization (SEP-3415 §Authorization): the replica delivering a
    subscription asks ``authorize`` (:data:`Reauthorize`, with a ``SubscriberContext``,
    ``reason="reauthorize"``) when it starts delivering one created more than
    ``reauthorize_s`` ago, then every ``reauthorize_s``, and before resuming a suspended
    one another replica's refresh reactivated (a refresh itself is checked by
-   ``events/subscribe``). A refusal, or an ``authorize`` that raises (fail closed; the
-   exception's type is logged, never its text), terminates the subscription with
+   ``events/subscribe``). A refusal, an ``authorize`` that raises, or one that has not
+   answered within ``authorize_timeout_s`` (fail closed: a hung authorization backend
+   never keeps a subscription delivering; the exception's type is logged, never its
+   text), terminates the subscription with
    -32024 Forbidden ``{"reason": "Access revoked"}`` (rule 4). The check runs in a task
    beside the subscription's delivery: a slow ``authorize`` holds back neither the
    rescan nor other subscriptions, and nothing it raises stops either.
@@ -55,7 +61,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -132,7 +138,9 @@ class Webhooks:
     ``identity``: a :class:`~.identity.ServerIdentity` that adds a ``v1a,`` signature to
     every POST and publishes its keys (:mod:`.identity`; None: HMAC only).
     ``authorize``: the delivery-time check (:data:`Reauthorize`), asked every
-    ``reauthorize_s`` seconds (default 300; rule 7); None: never re-asked.
+    ``reauthorize_s`` seconds (default 300; rule 7); None: never re-asked; one call
+    unanswered after ``authorize_timeout_s`` (default 30) is a refusal.
+    ``hook_timeout_s``: how long ``on_unsubscribed`` runs shielded (rule 6).
     """
 
     def __init__(
@@ -157,6 +165,8 @@ class Webhooks:
         well_known: WellKnownPolicy | None = None,
         authorize: Reauthorize | None = None,
         reauthorize_s: float = 300.0,
+        authorize_timeout_s: float = 30.0,
+        hook_timeout_s: float = 30.0,
     ) -> None:
         self.store = store
         self.limits = limits if limits is not None else WebhookLimits()
@@ -197,6 +207,8 @@ class Webhooks:
         self.on_unsubscribed = on_unsubscribed
         self.authorize = authorize
         self.reauthorize_s = reauthorize_s
+        self.authorize_timeout_s = authorize_timeout_s
+        self.hook_timeout_s = hook_timeout_s
         self.deliveries: dict[str, SubscriptionDelivery] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._recheck: dict[str, anyio.Event] = {}
@@ -298,10 +310,13 @@ class Webhooks:
         """Run the ``on_unsubscribed`` hook (rule 6); its failure is logged."""
         if self.on_unsubscribed is not None:
             with anyio.CancelScope(shield=True):
-                try:
-                    await self.on_unsubscribed(ctx, sub)
-                except Exception:
-                    logger.exception("on_unsubscribed of %s failed", sub.id)
+                with anyio.move_on_after(self.hook_timeout_s) as bound:
+                    try:
+                        await self.on_unsubscribed(ctx, sub)
+                    except Exception:
+                        logger.exception("on_unsubscribed of %s failed", sub.id)
+                if bound.cancelled_caught:
+                    logger.warning("on_unsubscribed of %s timed out (hook_timeout_s)", sub.id)
 
     async def subscribed(self, ctx: Context, sub: WebhookSubscription) -> None:
         """Run the ``on_subscribed`` hook (rule 6); its failure is logged."""
@@ -314,7 +329,7 @@ class Webhooks:
     async def _rescan(self) -> None:
         for lapsed in await self.subscriptions.sweep_expired(1000):  # rule 6
             self.stop(lapsed.id)
-            await self.unsubscribed(self.subscriber(lapsed, "expired"), lapsed)
+            self._background(self.unsubscribed, self.subscriber(lapsed, "expired"), lapsed)
         live = {sub.id: sub for sub in await self.subscriptions.all() if sub.verified}
         for sub_id in [k for k in self._scopes if k not in live]:
             self.stop(sub_id)
@@ -325,6 +340,9 @@ class Webhooks:
                 self.stop(sub_id)
                 continue
             delivery = self.deliveries.get(sub_id)
+            if delivery is not None and delivery.sub.created_at_s != sub.created_at_s:
+                self.stop(sub_id)  # a new subscription under the same key (records rule 7)
+                delivery = None
             if delivery is not None:
                 delivery.sub = sub  # refreshed secrets and expiry
                 state = await self.subscriptions.state(sub_id)
@@ -369,12 +387,13 @@ class Webhooks:
 
     # -- delivery-time authorization (rule 7) ----------------------------------------
     async def authorized(self, sub: WebhookSubscription) -> bool:
-        """Ask ``authorize`` about ``sub`` (True without one); one that raises is a
-        refusal (rule 7)."""
+        """Ask ``authorize`` about ``sub`` (True without one); one that raises, or has
+        not answered within ``authorize_timeout_s``, is a refusal (rule 7)."""
         if self.authorize is None:
             return True
         try:
-            return bool(await self.authorize(self.subscriber(sub, "reauthorize")))
+            with anyio.fail_after(self.authorize_timeout_s):
+                return bool(await self.authorize(self.subscriber(sub, "reauthorize")))
         except Exception as exc:
             logger.warning(
                 "webhook %s: authorize raised %s; treated as a refusal", sub.id, type(exc).__name__
@@ -397,7 +416,7 @@ class Webhooks:
             self._recheck[sub_id] = anyio.Event()
             delay = self.reauthorize_s
             if not await self.authorized(delivery.sub):
-                self._revoke_later(sub_id)
+                self.revoke_soon(sub_id)
                 return
             if resuming:
                 delivery.resume()
@@ -410,11 +429,14 @@ class Webhooks:
             return
         self._recheck.setdefault(delivery.sub.id, anyio.Event()).set()
 
-    def _revoke_later(self, sub_id: str) -> None:
-        """Terminate ``sub_id`` with Forbidden from the runtime's task group (the caller
-        may run inside the delivery this cancels)."""
+    def revoke_soon(self, sub_id: str) -> None:
+        """Terminate ``sub_id`` with Forbidden ``{"reason": "Access revoked"}`` from the
+        runtime's task group (the caller may run inside the delivery this cancels, or
+        answer a request that should not wait for the ``terminated`` POST); delivery
+        here stops at once. Not running, nothing is delivered to stop."""
         logger.info("webhook %s: access revoked; terminating", sub_id)
         error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": REASON_ACCESS_REVOKED})
+        self.stop(sub_id)
         if self._tg is not None:
             self._tg.start_soon(self.terminate, sub_id, error)
 
@@ -423,10 +445,15 @@ class Webhooks:
         if sub.expires_at_s is not None or state.failed_since_s is None:
             return
         if time.time() - state.failed_since_s > self.limits.drop_no_expiry_after_s:
-            await self.terminate(
-                sub.id,
-                JSONRPCError(FORBIDDEN, "Forbidden", {"reason": "sustained delivery failure"}),
-            )
+            error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": "sustained delivery failure"})
+            self.stop(sub.id)
+            self._background(self.terminate, sub.id, error)
+
+    def _background(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` in the runtime's task group: a slow hook or ``terminated``
+        POST holds back neither the rescan nor other subscriptions (rule 6)."""
+        assert self._tg is not None
+        self._tg.start_soon(fn, *args)
 
     # -- POSTs ------------------------------------------------------------------------
     async def post(self, sub: WebhookSubscription, msg_id: str, body: bytes) -> PostResult:
@@ -478,7 +505,9 @@ class Webhooks:
     async def revoke(self, principal: str, reason: str = REASON_ACCESS_REVOKED) -> int:
         """Terminate every subscription of ``principal`` (its stored key, core's
         ``principal_key``) with ``Forbidden`` at once, without waiting for rule 7's
-        period. Returns how many this call ended."""
+        period. Returns how many this call ended. It does not ban ``principal``: a
+        subscribe (a client's refresh) is admitted again unless ``authorize`` refuses
+        it, so make ``authorize`` refuse first."""
         error = JSONRPCError(FORBIDDEN, "Forbidden", {"reason": reason})
         subs = [s for s in await self.subscriptions.all() if s.principal == principal]
         ended = 0
