@@ -294,3 +294,37 @@ async def test_fetching_is_https_only_bounded_and_never_follows_redirects() -> N
     many = {"keys": [SigningKey.generate().public_jwk() for _ in range(5)]}
     with pytest.raises(ValueError, match="max_keys"):
         ServerKeys([many], max_keys=4)
+
+
+async def test_a_pinned_route_accepts_only_its_own_servers_key() -> None:
+    """identity rule 10, receiver rule 11: servers A and B are both trusted (keys fetched
+    from their origins); B has learnt the HMAC secret of A's subscription. On A's route
+    B's v1a signature no longer verifies; A's does. An unpinned route still takes any
+    trusted key."""
+    a, b = ServerIdentity.generate(), ServerIdentity.generate()
+    async with jwks_origin(a) as (a_url, a_tls), jwks_origin(b) as (b_url, b_tls):
+        both = a_tls.client_context()
+        b_tls.ca.configure_trust(both)
+        keys = ServerKeys(origins=[a_url, b_url], verify=both)
+        await keys.refresh()
+        async with (
+            deployment(receiver_factory=requiring(keys), hooks_options={"identity": a}) as d,
+            d.client() as client,
+        ):
+            sub = await subscribe_webhook(client, d.receiver, name="a", url=d.hook_url)
+
+            def sign(identity: ServerIdentity, msg: str) -> dict[str, str]:
+                return signed_headers(
+                    msg, BODY, [sub.secret], subscription_id=sub.id, identity=identity
+                )
+
+            # the harness's MCP server is plain http: its route takes any trusted key
+            assert await _post(d, sub.url, BODY, sign(b, "e1")) == 204
+            assert len(d.inbox.events()) == 1
+            d.receiver.pin(sub.route, a_url)  # the route of the server at A's origin
+            assert await _post(d, sub.url, BODY, sign(b, "e2")) == 401
+            assert len(d.inbox.events()) == 1
+            assert await _post(d, sub.url, BODY, sign(a, "e3")) == 204
+            assert len(d.inbox.events()) == 2
+            with pytest.raises(ValueError, match="route"):
+                d.receiver.pin("not a route!", a_url)

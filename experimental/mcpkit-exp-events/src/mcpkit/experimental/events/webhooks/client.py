@@ -185,6 +185,9 @@ async def subscribe_webhook(
     callback = receiver.callback_url(url, route)
     secret = generate_secret()
     receiver.register(secret, route=route)
+    label = server_label(client)
+    if label.startswith(("https://", "http://")):
+        receiver.pin(route, label)  # receiver rule 11: this route's server
     sub = WebhookSubscription(
         client, receiver, name, dict(arguments or {}), callback, route, secret, ttl_ms
     )

@@ -43,6 +43,13 @@ Receiver side (:class:`ServerKeys`, :func:`fetch_server_keys`):
    deeply to parse, above ``max_keys``) keeps the keys it gave before and never holds
    back another origin's update, so one trusted server cannot stop another's rotation
    from being picked up.
+10. Keys are scoped to their server where the receiver knows it: a delivery on a route
+    the receiver pinned to an MCP server (:meth:`~.receiver.WebhookReceiver.pin`, done
+    by :func:`~.client.subscribe_webhook`) whose origin is one of ``origins`` verifies
+    only under the keys fetched from that origin and the operator's ``jwks``; another
+    trusted server's key does not, so a trusted server that learns a subscription's
+    HMAC secret still cannot sign for another server (the SEP's "keep protection if an
+    HMAC secret leaks"). Other routes verify under every trusted key.
 """
 
 from __future__ import annotations
@@ -248,6 +255,15 @@ def jwks_url(mcp_url: str) -> str:
     return f"https://{literal}{port}{JWKS_PATH}"
 
 
+def _jwks_url_or_none(server: str | None) -> str | None:
+    if server is None:
+        return None
+    try:
+        return jwks_url(server)
+    except ValueError:
+        return None
+
+
 def _signatures(header: str, limit: int) -> list[bytes]:
     out: list[bytes] = []
     for part in header.split(" "):
@@ -298,7 +314,12 @@ class ServerKeys:
     def kids(self) -> list[str]:
         return [kid for kid, _ in self._keys()]
 
-    def _keys(self) -> list[tuple[str, Ed25519PublicKey]]:
+    def _keys(self, server: str | None = None) -> list[tuple[str, Ed25519PublicKey]]:
+        """Every trusted key, or (rule 10) only the operator's and ``server``'s own when
+        ``server``'s origin is one of the origins fetched."""
+        url = _jwks_url_or_none(server)
+        if url is not None and url in self.urls:
+            return [*self._static, *self._fetched.get(url, ())]
         return [*self._static, *(key for keys in self._fetched.values() for key in keys)]
 
     def _check_count(self, n: int) -> None:
@@ -379,9 +400,10 @@ class ServerKeys:
         if failures:
             raise failures[0]
 
-    def _check(self, content: bytes, signatures: list[bytes]) -> bool:
+    def _check(self, content: bytes, signatures: list[bytes], server: str | None) -> bool:
+        keys = self._keys(server)
         for signature in signatures:
-            for _, key in self._keys():
+            for _, key in keys:
                 try:
                     key.verify(signature, content)
                 except InvalidSignature:
@@ -389,28 +411,31 @@ class ServerKeys:
                 return True
         return False
 
-    async def verify(self, body: bytes, headers: Mapping[str, str]) -> bool:
+    async def verify(
+        self, body: bytes, headers: Mapping[str, str], *, server: str | None = None
+    ) -> bool:
         """Rule 7: whether ``webhook-signature`` holds a ``v1a`` signature of
-        ``webhook-id.webhook-timestamp.body`` by a trusted key."""
+        ``webhook-id.webhook-timestamp.body`` by a trusted key; ``server``: the MCP
+        server URL the delivery's route is pinned to (rule 10; None: any trusted key)."""
         signatures = _signatures(headers.get("webhook-signature", ""), self.max_signatures)
         if not signatures:
             return False
         content = signed_content(
             headers.get("webhook-id", ""), headers.get("webhook-timestamp", ""), body
         )
-        if self._check(content, signatures):
+        if self._check(content, signatures, server):
             return True
         if not self.urls:
             return False
         async with self._lock:
             if time.monotonic() - self._fetched_at < self.min_refresh_s:
-                return self._check(content, signatures)
+                return self._check(content, signatures, server)
             try:
                 await self.refresh()
             except (ValueError, httpx2.HTTPError, TimeoutError, OSError) as exc:
                 # rule 9: the origins that answered are updated all the same
                 logger.warning("fetching the server keys failed: %s", type(exc).__name__)
-        return self._check(content, signatures)
+        return self._check(content, signatures, server)
 
     def __repr__(self) -> str:
         return f"ServerKeys(kids={self.kids!r}, urls={self.urls!r})"

@@ -60,6 +60,10 @@ Rules:
     (``well_known=True``): the document verifies a callback URL with no challenge POST,
     so a server without a trusted key would subscribe successfully and then have every
     delivery refused; with the challenge its ``events/subscribe`` fails (-32027).
+11. A route pinned to its MCP server (:meth:`WebhookReceiver.pin`) accepts, under rule
+    10, only that server's ``v1a`` keys when ``server_keys`` fetches them (identity
+    rule 10): a trusted server holding another subscription's leaked secret cannot sign
+    on a route that is not its own.
 """
 
 from __future__ import annotations
@@ -139,7 +143,7 @@ def _route_path(scope: Scope) -> str:
 
 
 class WebhookReceiver:
-    """An ASGI app that receives MCP webhook deliveries (rules 1-10); mount it once (e.g.
+    """An ASGI app that receives MCP webhook deliveries (rules 1-11); mount it once (e.g.
     ``Starlette(routes=receiver.routes("/hooks"))``) and give
     :func:`~.client.subscribe_webhook` the mount's URL. ``on_message``:
     ``async (WebhookMessage) -> None``.
@@ -167,6 +171,8 @@ class WebhookReceiver:
         self.max_pending_secrets = max_pending_secrets
         self.max_subscriptions = max_subscriptions
         self.server_keys = server_keys
+        self._servers: dict[str, str] = {}
+        """Rule 11: route -> the MCP server URL its deliveries come from."""
         self._bound: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
         self._pending: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._seen: dict[str, OrderedDict[bytes, float]] = {}
@@ -207,6 +213,18 @@ class WebhookReceiver:
         self._pending.move_to_end((route, secret))
         while len(self._pending) > self.max_pending_secrets:
             self._pending.popitem(last=False)
+
+    def pin(self, route: str, server_url: str) -> None:
+        """Rule 11: deliveries on ``route`` come from the MCP server at ``server_url``
+        (:func:`~.client.subscribe_webhook` pins every route it subscribes on). With
+        ``server_keys`` whose origins include that server's, a ``v1a`` signature on the
+        route verifies only under that server's keys. At most ``max_subscriptions``
+        routes are pinned (``ValueError`` beyond: a pin is never forgotten, which would
+        widen the keys its route accepts)."""
+        route = check_route(route)
+        if route not in self._servers and len(self._servers) >= self.max_subscriptions:
+            raise ValueError(f"more than {self.max_subscriptions} pinned routes")
+        self._servers[route] = server_url
 
     def unregister(self, secret: str, *, route: str) -> None:
         """Drop a registered secret that will not be bound."""
@@ -340,7 +358,10 @@ class WebhookReceiver:
             if not bound:
                 return Response("unknown subscription", 425)
             return Response("signature does not verify", 401)
-        if self.server_keys is not None and not await self.server_keys.verify(body, headers):
+        keys = self.server_keys
+        if keys is not None and not await keys.verify(
+            body, headers, server=self._servers.get(route)
+        ):
             return Response("server identity signature does not verify", 401)  # rule 10
         try:
             message = json.loads(body)
