@@ -47,9 +47,9 @@ API_KEYS = {"key-alice": "alice", "key-bob": "bob"}
 """The test deployment's API keys and the principals they authenticate."""
 
 
-def free_socket() -> socket.socket:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+def free_socket(host: str = "127.0.0.1") -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.bind((host, 0))
     return sock
 
 
@@ -103,9 +103,10 @@ def make_tls(tmp: Path, *names: str) -> TLS:
 
 
 @contextlib.asynccontextmanager
-async def serve(app: Any, *, tls: TLS | None = None) -> AsyncIterator[int]:
-    """``app`` under uvicorn on a free 127.0.0.1 port (TLS when given); yields the port."""
-    sock = free_socket()
+async def serve(app: Any, *, tls: TLS | None = None, host: str = "127.0.0.1") -> AsyncIterator[int]:
+    """``app`` under uvicorn on a free port of ``host`` (a loopback address; TLS when
+    given); yields the port."""
+    sock = free_socket(host)
     port = sock.getsockname()[1]
     options: JSON = {}
     if tls is not None:

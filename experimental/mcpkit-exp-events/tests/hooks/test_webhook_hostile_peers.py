@@ -6,9 +6,7 @@ Real servers on 127.0.0.1 (uvicorn, trustme TLS)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import tempfile
 import time
 import tracemalloc
@@ -19,7 +17,6 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -228,37 +225,12 @@ async def test_an_ipv6_literal_origin_is_fetched_with_brackets() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tls = _tls(tmp, "::1")
         app = Starlette(routes=[Route(WELL_KNOWN_RECEIVER_PATH, doc, methods=["GET"])])
-        async with _serve_v6(app, tls) as port:
+        async with serve(app, tls=tls, host="::1") as port:
             sender = Sender(POLICY, verify=tls.client_context())
             docs = ReceiverDocuments(sender, WellKnownPolicy(fetch_interval_s=0.0))
             assert await docs.covers(f"https://[::1]:{port}/hooks/a")
             assert hosts == [f"[::1]:{port}"]
             await sender.aclose()
-
-
-@contextlib.asynccontextmanager
-async def _serve_v6(app: Any, tls: TLS) -> AsyncIterator[int]:
-    """``app`` under uvicorn on ``[::1]`` with TLS; yields the port."""
-    with socket.socket(socket.AF_INET6) as sock:
-        sock.bind(("::1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            lifespan="on",
-            ssl_certfile=tls.cert_file,
-            ssl_keyfile=tls.key_file,
-        )
-        server = uvicorn.Server(config)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve, [sock])
-            with anyio.fail_after(20):
-                while not server.started:
-                    await anyio.sleep(0.01)
-            try:
-                yield port
-            finally:
-                server.should_exit = True
 
 
 @pytest.mark.parametrize("host", ["\u0300a.example", "a\u200d.example", "\udcff.example"])
