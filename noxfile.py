@@ -62,10 +62,13 @@ def core(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over every distribution, the conformance client and the benchmarks."""
-    session.install("ruff>=0.14")
+    """ruff over every distribution, the conformance client and the benchmarks; the static
+    fault-kind checks (``tools/check_kinds.py``) and their own tests."""
+    session.install("ruff>=0.14", "pytest>=8")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("python", str(ROOT / "tools" / "check_kinds.py"))
+    session.run("pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tools" / "tests"))
 
 
 @nox.session

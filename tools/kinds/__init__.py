@@ -1,0 +1,1 @@
+"""One module per fault kind checked by ``tools/check_kinds.py`` (see its rules)."""
