@@ -4,6 +4,7 @@ types, and shipped in the built wheel. Their behaviour in a browser is tested in
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import zipfile
@@ -12,7 +13,14 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcpkit.ext.ui.static import ASSETS, assets_app, read_asset
+from mcpkit.ext.ui.host.csp import DEFAULT_CSP
+from mcpkit.ext.ui.static import (
+    ASSETS,
+    MAX_CSP_PARAM_BYTES,
+    assets_app,
+    read_asset,
+    sandbox_policy,
+)
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -48,6 +56,34 @@ async def test_assets_app_serves_only_the_names_it_was_given() -> None:
         for path in ("/sandbox.html", "/bridge.js", "/__init__.py", "/static/host.js"):
             assert (await http.get(path)).status_code == 404, path
         assert (await http.post("/host.html")).status_code == 405
+
+
+def test_sandbox_policy_is_built_from_the_sanitized_parameter_and_fails_closed() -> None:
+    declared = {"connectDomains": ["http://127.0.0.1:8"], "resourceDomains": ["*", "data:"]}
+    policy = sandbox_policy(json.dumps(declared))
+    assert "connect-src http://127.0.0.1:8;" in policy
+    assert "*" not in policy
+    assert "data: data:" not in policy
+    too_long = json.dumps({"connectDomains": ["https://a.example.com"] * 2000})
+    assert len(too_long) > MAX_CSP_PARAM_BYTES
+    for raw in (None, "", "{not json", "[1]", '"x"', too_long):
+        assert sandbox_policy(raw) == DEFAULT_CSP, raw
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_sandbox_page_always_carries_the_views_policy_header() -> None:
+    """Issue 25 §2: the View's policy is the proxy page's response header, which the View's
+    srcdoc document inherits; without a ``csp`` parameter it is the restrictive default."""
+    transport = httpx2.ASGITransport(app=assets_app(["sandbox.html"]))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        plain = await http.get("/sandbox.html")
+        assert plain.headers["content-security-policy"] == DEFAULT_CSP
+        csp = json.dumps({"connectDomains": ["https://api.example.com", "'self' *"]})
+        declared = await http.get("/sandbox.html", params={"csp": csp, "host": "x"})
+        assert declared.headers["content-security-policy"] == sandbox_policy(csp)
+        assert "connect-src https://api.example.com;" in declared.headers["content-security-policy"]
+        assert "'self' *" not in declared.headers["content-security-policy"]
 
 
 def test_the_built_wheel_ships_the_assets(tmp_path: Path) -> None:

@@ -17,10 +17,18 @@ Rules:
 3. :func:`assets_app` answers ``GET /{name}`` for the names it is given, with the type from
    :data:`ASSETS`, ``Cache-Control: no-store``, and ``X-Content-Type-Options: nosniff``;
    any other path is 404.
+4. ``sandbox.html`` is always answered with a ``Content-Security-Policy`` response header:
+   the View's policy (:func:`sandbox_policy`), built from the ``csp`` query parameter (the
+   spec's ``McpUiResourceCsp`` as JSON) with :func:`~mcpkit.ext.ui.host.csp.sanitize_csp`
+   and :func:`~mcpkit.ext.ui.host.csp.build_csp`; absent, malformed or longer than
+   :data:`MAX_CSP_PARAM_BYTES`, it is the restrictive default (fails closed). The View is
+   ``srcdoc`` content of that page, so it inherits the header's policy: nothing in the
+   View's own bytes can remove it (spec §Sandbox proxy rule 5, "No Loosening").
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from importlib.resources import files
 
@@ -29,7 +37,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-__all__ = ["ASSETS", "assets_app", "read_asset"]
+from mcpkit.ext.ui.host.csp import DEFAULT_CSP, build_csp, sanitize_csp
+
+__all__ = ["ASSETS", "MAX_CSP_PARAM_BYTES", "assets_app", "read_asset", "sandbox_policy"]
 
 ASSETS: dict[str, str] = {
     "bridge.js": "text/javascript; charset=utf-8",
@@ -38,6 +48,8 @@ ASSETS: dict[str, str] = {
     "sandbox.html": "text/html; charset=utf-8",
 }
 """Asset file name -> its ``Content-Type``."""
+MAX_CSP_PARAM_BYTES = 16_384
+"""The longest ``csp`` query parameter :func:`sandbox_policy` reads, in UTF-8 bytes."""
 
 
 def read_asset(name: str) -> str:
@@ -45,6 +57,21 @@ def read_asset(name: str) -> str:
     if name not in ASSETS:
         raise KeyError(f"no mcpkit-ext-ui asset named {name!r}; known: {sorted(ASSETS)}")
     return files(__name__).joinpath(name).read_text(encoding="utf-8")
+
+
+def sandbox_policy(csp_param: str | None) -> str:
+    """The ``Content-Security-Policy`` of a sandbox proxy page (rule 4): ``csp_param`` is
+    the ``csp`` query parameter, ``McpUiResourceCsp`` as JSON. The restrictive default
+    (:data:`~mcpkit.ext.ui.host.csp.DEFAULT_CSP`) when it is absent, longer than
+    :data:`MAX_CSP_PARAM_BYTES` or not JSON; origins that rule 3 of
+    :mod:`mcpkit.ext.ui.host.csp` refuses are dropped."""
+    if not csp_param or len(csp_param.encode("utf-8")) > MAX_CSP_PARAM_BYTES:
+        return DEFAULT_CSP
+    try:
+        raw = json.loads(csp_param)
+    except ValueError:
+        return DEFAULT_CSP
+    return build_csp(sanitize_csp(raw))
 
 
 def assets_app(names: Iterable[str] = tuple(ASSETS)) -> Starlette:
@@ -59,6 +86,8 @@ def assets_app(names: Iterable[str] = tuple(ASSETS)) -> Starlette:
             return PlainTextResponse("not found", status_code=404)
         text, media_type = found
         headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+        if request.path_params["name"] == "sandbox.html":
+            headers["Content-Security-Policy"] = sandbox_policy(request.query_params.get("csp"))
         return Response(text, media_type=media_type, headers=headers)
 
     return Starlette(routes=[Route("/{name}", asset, methods=["GET"])])

@@ -25,6 +25,12 @@
  * 4. `ui/notifications/size-changed` also sizes the outer iframe (height, CSS pixels).
  * 5. Teardown is DELETE /views/{viewId}; the iframe and the event stream go after it. A
  *    View's `ui/notifications/request-teardown` is relayed, then starts that teardown.
+ * 6. The View's CSP is imposed before the View's bytes reach the browser: the sandbox URL
+ *    carries the sanitized `csp` object as the `csp` query parameter (the sandbox server
+ *    answers with that policy as its Content-Security-Policy header, which the View's
+ *    srcdoc document inherits), and the proxy frame gets the computed policy as its `csp`
+ *    attribute (CSP Embedded Enforcement: Chromium refuses to load a proxy whose header
+ *    does not carry the policy).
  */
 (function () {
   "use strict";
@@ -182,7 +188,12 @@
         var frame = document.createElement("iframe");
         frame.setAttribute("sandbox", "allow-scripts allow-same-origin");
         frame.setAttribute("title", "MCP App sandbox");
-        frame.src = sandboxUrl + (sandboxUrl.indexOf("?") < 0 ? "?" : "&") + "host=" + encodeURIComponent(location.origin);
+        var csp = (body.sandboxParams || {}).csp;
+        var src = new URL(sandboxUrl, location.href);
+        src.searchParams.set("host", location.origin);
+        if (csp && typeof csp === "object") src.searchParams.set("csp", JSON.stringify(csp));
+        if (typeof body.csp === "string") frame.setAttribute("csp", body.csp); // rule 6
+        frame.src = src.href;
         state.iframe = frame;
         container.appendChild(frame);
         setStatus("loading");
