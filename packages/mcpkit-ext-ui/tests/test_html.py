@@ -43,6 +43,7 @@ def test_inline_script_never_closes_its_element_early() -> None:
     out = inline_script(source)
     assert out == '<script>const a = "<\\/script><b>"; const b = "<\\/SCRIPT >";</script>'
     assert out.lower().count("</script") == 1
+    assert inline_script("a </b> </scripT\tx") == "<script>a </b> <\\/scripT\tx</script>"
 
 
 @pytest.mark.usefixtures("marker_bridge")
@@ -74,6 +75,30 @@ def test_inject_bridge_goes_before_head_end_else_after_body_else_first() -> None
         f'<BODY class="x">{tag}<p>hi</p></BODY>'
     )
     assert inject_bridge("<p>hi</p>") == f"{tag}<p>hi</p>"
+
+
+@pytest.mark.usefixtures("marker_bridge")
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        # text that only looks like a tag is not one (issue 25 §2: parsed, not matched)
+        (
+            "<head><!-- </head> --><title>t</title></head><body></body>",
+            "<head><!-- </head> --><title>t</title>{tag}</head><body></body>",
+        ),
+        (
+            '<head><script>var s = "</head>";</script></head>',
+            '<head><script>var s = "</head>";</script>{tag}</head>',
+        ),
+        ("<head><title></head></title></head>", "<head><title></head></title>{tag}</head>"),
+        ('<body data-x="a>b"><p>hi</p>', '<body data-x="a>b">{tag}<p>hi</p>'),
+        ("<!-- <body> --><body\nclass=x><p>", "<!-- <body> --><body\nclass=x>{tag}<p>"),
+        ("<bodyguard><p>hi</p>", "{tag}<bodyguard><p>hi</p>"),
+        ("\u00a0<HTML><HEAD></HEAD>", "\u00a0<HTML><HEAD>{tag}</HEAD>"),
+    ],
+)
+def test_inject_bridge_finds_real_tags_only(document: str, expected: str) -> None:
+    assert inject_bridge(document) == expected.format(tag=f"<script>{MARKER}</script>")
 
 
 @pytest.mark.usefixtures("marker_bridge")

@@ -91,7 +91,16 @@ def test_spec_csp_object_becomes_the_views_policy(
         "html": VIEW,
         "csp": {
             "connectDomains": ["http://127.0.0.1:9"],
-            "resourceDomains": ["https://cdn.example.com", "x; script-src *"],
+            "resourceDomains": [
+                "https://cdn.example.com",
+                "x; script-src *",
+                "https://*.img.example.com/",
+                "https://user@evil.example.com",
+                "https://evil.example.com/path",
+                "https://evil.example.com https://x.example.com",
+                "https://evil.example.com\n",
+                "*",
+            ],
             "frameDomains": ["https://player.example.com"],
         },
         "permissions": {"camera": {}, "clipboardWrite": {}},
@@ -103,12 +112,15 @@ def test_spec_csp_object_becomes_the_views_policy(
     directives = dict(d.strip().split(" ", 1) for d in policy(page).split(";"))
     assert directives["default-src"] == "'none'"
     assert directives["connect-src"] == "'self' http://127.0.0.1:9"
-    assert directives["img-src"] == "'self' data: https://cdn.example.com"
-    assert directives["script-src"] == "'self' 'unsafe-inline' https://cdn.example.com"
+    kept = "https://cdn.example.com https://*.img.example.com"
+    assert directives["img-src"] == f"'self' data: {kept}"
+    assert directives["script-src"] == f"'self' 'unsafe-inline' {kept}"
     assert directives["frame-src"] == "https://player.example.com"
     assert directives["object-src"] == "'none'"
     assert directives["base-uri"] == "'self'"
-    assert "*" not in policy(page)
+    tokens = {token for d in policy(page).split(";") for token in d.split()}
+    assert "*" not in tokens
+    assert not {t for t in tokens if "evil" in t or ("script-src" in t and t != "script-src")}
     assert page.frames[2].evaluate("() => self.origin") == "null"
 
 

@@ -15,9 +15,10 @@ Rules:
    ``frame-src``; ``baseUriDomains`` to ``base-uri``. Nothing else is ever added
    (no ``'self'`` in ``connect-src``, no ``'unsafe-eval'``), so the result is never looser
    than what the server declared.
-3. An origin is kept only when it is ``scheme://host[:port]`` (one optional trailing
-   ``/``): scheme ``https`` or ``wss``, or ``http``/``ws`` for a loopback host
-   (``localhost``, ``127.0.0.1``, ``[::1]``); host a DNS name or IPv4 address; port
+3. An origin is kept only when :func:`mcpkit.ext.ui.origins.parse_origin` (a URL
+   parser) reads it as ``scheme://host[:port]`` (one optional trailing ``/``): scheme
+   ``https`` or ``wss``, or ``http``/``ws`` for a loopback host (``localhost``,
+   ``127.0.0.1``, ``[::1]``); host a DNS name or IPv4 address (IPv6: ``[::1]``); port
    1-65535. A wildcard is allowed only as the whole leftmost label of a
    ``resourceDomains`` host with at least two labels after it (``https://*.example.com``,
    the one the spec allows). Anything else (``*``, ``'self'``, keywords, ``data:``,
@@ -37,10 +38,11 @@ Rules:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from mcpkit.ext.ui.origins import parse_origin
 
 __all__ = [
     "CSP_FIELDS",
@@ -72,12 +74,6 @@ SANDBOX_ATTRIBUTE: Final = "allow-scripts allow-forms"
 host page sets to ``allow-scripts allow-same-origin`` (spec §Sandbox proxy rule 2)."""
 
 _LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
-_LABEL: Final = r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)"
-_ORIGIN: Final = re.compile(
-    rf"(?P<scheme>https|wss|http|ws)://"
-    rf"(?P<host>(?P<wild>\*\.)?{_LABEL}(?:\.{_LABEL})*|\[::1\])"
-    r"(?::(?P<port>[0-9]{1,5}))?/?"
-)
 
 
 @dataclass(frozen=True)
@@ -102,24 +98,17 @@ class CspDomains:
 def check_origin(value: str, *, wildcard: bool = False) -> str:
     """``value`` normalized (lower case, no trailing ``/``) when rule 3 accepts it; else
     ``ValueError`` naming the reason. ``wildcard``: a ``*.`` leftmost label is allowed."""
-    text = value.strip().lower()
-    if text != value.lower() or any(c in text for c in " \t\r\n;,'\""):
-        raise ValueError("contains whitespace, quotes, ';' or ','")
-    m = _ORIGIN.fullmatch(text)
-    if m is None:
-        raise ValueError("not an origin scheme://host[:port] with an allowed scheme")
-    host = m.group("host")
-    if m.group("wild"):
+    origin = parse_origin(value)  # rule 3: a URL parser, never a pattern
+    if origin.wildcard:
         if not wildcard:
             raise ValueError("wildcards are allowed only in resourceDomains")
-        if host.count(".") < 2:
+        if "." not in origin.host:
             raise ValueError("a wildcard needs at least two labels after it")
-    if m.group("scheme") in ("http", "ws") and host not in _LOOPBACK:
+    if origin.kind == "ipv6" and origin.host != "[::1]":
+        raise ValueError("the only IPv6 host allowed is [::1]")
+    if origin.scheme in ("http", "ws") and origin.host not in _LOOPBACK:
         raise ValueError("http/ws only for loopback hosts; use https/wss")
-    port = m.group("port")
-    if port is not None and not 1 <= int(port) <= 65535:
-        raise ValueError("port out of range")
-    return text.rstrip("/")
+    return origin.text
 
 
 def check_sandbox(value: str) -> str:

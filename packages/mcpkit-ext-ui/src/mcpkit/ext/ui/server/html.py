@@ -11,12 +11,16 @@ Rules:
    ``FileNotFoundError`` naming the file.
 2. Inlined script text never closes its ``<script>`` element early: ``</script`` (any
    case) is written as ``<\\/script``, which JavaScript reads as the same string.
+   Markup is never matched with regular expressions (issue 25 §2): rule 2 scans the
+   text, rule 4 reads the document with :mod:`html.parser`.
 3. :func:`app_html` builds a complete HTML5 document: doctype, ``<meta charset>``, a
    viewport, the escaped ``title``, ``head`` as given, ``body`` as given, then the bridge
    (when ``inline_bridge``) and ``script`` as inline scripts, in that order, so the
    app's script can use the bridge.
 4. :func:`inject_bridge` adds the bridge to an existing document: before the first
-   ``</head>``, else after the first ``<body...>`` tag, else at the start.
+   ``</head>`` end tag, else after the first ``<body>`` start tag, else at the start,
+   as :mod:`html.parser` finds them: text that only looks like a tag (in a comment, a
+   script, a ``<title>``, an attribute value) is not one.
 5. :func:`read_app` reads a single-file app (UTF-8) from a path; with
    ``inline_bridge`` the bridge is injected (rule 4). A file that is not UTF-8 is a
    ``UnicodeDecodeError``; a missing one ``FileNotFoundError``.
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import html
-import re
+from html.parser import HTMLParser
 from importlib.resources import files
 from pathlib import Path
 
@@ -41,7 +45,8 @@ __all__ = [
 
 BRIDGE_RESOURCE = "static/bridge.js"
 """The bridge's path inside the ``mcpkit.ext.ui`` package (rule 1)."""
-_CLOSE_SCRIPT = re.compile(r"</(script)", re.IGNORECASE)
+_RAW_TEXT = frozenset({"title", "textarea", "xmp", "iframe", "noembed", "noframes", "noscript"})
+"""Elements whose content a browser reads as text (``script``/``style``: html.parser)."""
 
 
 @functools.cache
@@ -57,8 +62,16 @@ def bridge_script() -> str:
 
 def inline_script(source: str) -> str:
     """``<script>source</script>`` with ``source`` made safe to inline (rule 2)."""
-    safe = _CLOSE_SCRIPT.sub(r"<\\/\1", source)
-    return f"<script>{safe}</script>"
+    out: list[str] = []
+    start = 0
+    at = source.find("</")
+    while at >= 0:
+        if source[at + 2 : at + 8].lower() == "script":
+            out += [source[start:at], "<\\/"]
+            start = at + 2
+        at = source.find("</", at + 2)
+    out.append(source[start:])
+    return f"<script>{''.join(out)}</script>"
 
 
 def app_html(
@@ -86,14 +99,49 @@ def app_html(
     )
 
 
+class _Anchors(HTMLParser):
+    """Offsets of the first ``</head>`` end tag and the end of the first ``<body>`` tag."""
+
+    def __init__(self, document: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.head_end: int | None = None
+        self.body_end: int | None = None
+        self._raw: str | None = None
+        self._lines = [0]
+        for line in document.split("\n")[:-1]:
+            self._lines.append(self._lines[-1] + len(line) + 1)
+        self.feed(document)
+        self.close()
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return self._lines[line - 1] + column
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._raw is not None:
+            return
+        if tag in _RAW_TEXT:
+            self._raw = tag
+        elif tag == "body" and self.body_end is None:
+            self.body_end = self._offset() + len(self.get_starttag_text() or "")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._raw is None and tag == "body" and self.body_end is None:
+            self.body_end = self._offset() + len(self.get_starttag_text() or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._raw is not None:
+            if tag == self._raw:
+                self._raw = None
+        elif tag == "head" and self.head_end is None:
+            self.head_end = self._offset()
+
+
 def inject_bridge(document: str) -> str:
     """``document`` with the bridge inlined (rule 4)."""
     tag = inline_script(bridge_script())
-    lower = document.lower()
-    at = lower.find("</head>")
-    if at < 0:
-        body = re.search(r"<body[^>]*>", document, re.IGNORECASE)
-        at = body.end() if body else 0
+    found = _Anchors(document)
+    at = found.head_end if found.head_end is not None else found.body_end or 0
     return document[:at] + tag + document[at:]
 
 

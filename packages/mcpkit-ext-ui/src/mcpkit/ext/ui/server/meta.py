@@ -6,7 +6,8 @@ Spec: ``apps-2026-01-26.mdx`` §UI Resource Format (``UIResourceMeta``,
 Rules (each violation is a ``ValueError`` at construction, i.e. at registration):
 1. A UI resource URI starts with ``ui://`` and names something after it; it holds no
    whitespace and no RFC 6570 expression (a UI resource is static, predeclared).
-2. Every CSP entry (``connectDomains``, ``resourceDomains``, ``frameDomains``,
+2. Every CSP entry (read by :func:`mcpkit.ext.ui.origins.parse_origin`, a URL parser;
+   ``connectDomains``, ``resourceDomains``, ``frameDomains``,
    ``baseUriDomains``) is an origin: ``scheme://host[:port]`` with scheme ``http``,
    ``https``, ``ws`` or ``wss``, a host whose first label may be ``*`` (wildcard
    subdomains, as the spec allows), and no path, query, fragment or credentials
@@ -23,10 +24,11 @@ Rules (each violation is a ``ValueError`` at construction, i.e. at registration)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
+
+from mcpkit.ext.ui.origins import parse_origin
 
 __all__ = [
     "DEPRECATED_RESOURCE_URI_KEY",
@@ -45,12 +47,6 @@ ToolVisibility = Literal["model", "app"]
 DEPRECATED_RESOURCE_URI_KEY = "ui/resourceUri"
 """The flat ``_meta`` key older hosts read (deprecated by the spec, removed before GA)."""
 
-_ORIGIN = re.compile(
-    r"^(?P<scheme>https?|wss?)://"
-    r"(?P<host>(?:\*\.)?(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*"
-    r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
-    r"(?::(?P<port>[0-9]{1,5}))?/?$"
-)
 _VISIBILITY: frozenset[str] = frozenset({"model", "app"})
 
 
@@ -66,14 +62,16 @@ def check_ui_uri(uri: str) -> str:
 def check_origin(value: str, where: str = "csp") -> str:
     """``value`` as an origin (rule 2; a trailing ``/`` dropped), else ``ValueError``
     naming ``where`` (e.g. ``"csp.connectDomains"``)."""
-    m = _ORIGIN.match(value) if isinstance(value, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-    if m is None or (m.group("port") is not None and int(m.group("port")) > 65535):
+    try:
+        if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError("not a string")
+        return parse_origin(value).text
+    except ValueError as exc:
         raise ValueError(
-            f"{where}: {value!r} is not an origin: use scheme://host[:port] with scheme "
-            "http, https, ws or wss, an optional '*.' subdomain wildcard, and no path "
-            "(SEP-1865 McpUiResourceCsp)"
-        )
-    return value.rstrip("/")
+            f"{where}: {value!r} is not an origin ({exc}): use scheme://host[:port] with "
+            "scheme http, https, ws or wss, an optional '*.' subdomain wildcard, and no "
+            "path (SEP-1865 McpUiResourceCsp)"
+        ) from None
 
 
 def _origins(values: Sequence[str], where: str) -> tuple[str, ...]:

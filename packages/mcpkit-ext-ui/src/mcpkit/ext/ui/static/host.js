@@ -36,7 +36,8 @@
   "use strict";
 
   var query = new URLSearchParams(location.search);
-  var bridge = (query.get("bridge") || "").replace(/\/$/, "");
+  var bridge = query.get("bridge") || "";
+  if (bridge.slice(-1) === "/") bridge = bridge.slice(0, -1);
   var sandboxUrl = query.get("sandbox") || "";
   var container = document.getElementById("app");
   var statusEl = document.getElementById("status");
