@@ -10,8 +10,13 @@ Rules:
    ``conformance/toolchain.py``); the tarball is cached in the session's tmp dir and
    unpacked fresh each run. Its ``dist/src`` directory is passed as ``MCPKIT_EXT_APPS_DIR``.
 4. Screenshots go to ``.nox/ext-ui-browser/tmp/screenshots/`` (``MCPKIT_SCREENSHOTS``),
-   emptied at the start of each run; the example app's is also written to
-   ``docs/extensions/ui-example.png`` (``MCPKIT_DOCS_SCREENSHOT``).
+   emptied at the start of each run. The tests write nothing else, and never a tracked
+   file.
+5. ``ui-example-png`` (not in the default run) is the one step that redraws the docs
+   picture ``docs/extensions/ui-example.png``: it runs the example-app browser test, copies
+   its screenshot over the picture and records the picture's inputs
+   (``tools/docs_pictures.py --write ui-example``). The lint session's
+   ``tools/tests/test_docs_pictures.py`` fails while those inputs differ from the record.
 """
 
 from __future__ import annotations
@@ -72,11 +77,9 @@ def ext_apps_sdk(session: nox.Session, tmp: Path) -> Path:
     return sdk
 
 
-@nox.session(name="ext-ui-browser")
-def ext_ui_browser(session: nox.Session) -> None:
-    """The MCP Apps browser tests: Playwright drives Debian's chromium (apt) headless,
-    offline; the npm App SDK is loaded in a page for the interop test. Screenshots:
-    `.nox/ext-ui-browser/tmp/screenshots/`."""
+def browser_env(session: nox.Session) -> Path:
+    """Chromium, the ``browser`` group and the App SDK (rules 2-3); an empty screenshots
+    directory in the session's tmp dir (rule 4), returned."""
     programs = ensure_apt(session, {"chromium": "chromium"})
     sync(session, "mcpkit-ext-ui", "browser")
     tmp = Path(session.create_tmp())
@@ -86,5 +89,26 @@ def ext_ui_browser(session: nox.Session) -> None:
     session.env["MCPKIT_CHROMIUM"] = programs["chromium"]
     session.env["MCPKIT_EXT_APPS_DIR"] = str(ext_apps_sdk(session, tmp))
     session.env["MCPKIT_SCREENSHOTS"] = str(screenshots)
-    session.env["MCPKIT_DOCS_SCREENSHOT"] = str(ROOT / "docs" / "extensions" / "ui-example.png")
+    return screenshots
+
+
+@nox.session(name="ext-ui-browser")
+def ext_ui_browser(session: nox.Session) -> None:
+    """The MCP Apps browser tests: Playwright drives Debian's chromium (apt) headless,
+    offline; the npm App SDK is loaded in a page for the interop test. Screenshots:
+    `.nox/ext-ui-browser/tmp/screenshots/`; no tracked file is written."""
+    browser_env(session)
     pytest(session, "packages/mcpkit-ext-ui/tests_browser")
+
+
+@nox.session(name="ui-example-png", default=False)
+def ui_example_png(session: nox.Session) -> None:
+    """Rule 5: redraw `docs/extensions/ui-example.png` from the example-app browser test and
+    record its inputs. Run it on purpose when the check says the picture is stale."""
+    screenshots = browser_env(session)
+    test = "packages/mcpkit-ext-ui/tests_browser/test_examples.py"
+    session.run(
+        "python", "-m", "pytest", "-q", f"{test}::test_example_app_renders_its_chart_and_stats"
+    )
+    shutil.copyfile(screenshots / "example-app.png", ROOT / "docs/extensions/ui-example.png")
+    session.run("python", str(ROOT / "tools" / "docs_pictures.py"), "--write", "ui-example")

@@ -160,8 +160,10 @@ def page(browser: Browser) -> Iterator[Page]:
 
 
 @pytest.fixture(scope="session")
-def screenshots() -> Path:
-    """Where screenshots go: ``MCPKIT_SCREENSHOTS`` (the nox session's tmp dir)."""
-    folder = Path(os.environ.get("MCPKIT_SCREENSHOTS") or "screenshots")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: ``MCPKIT_SCREENSHOTS`` (the nox session's tmp dir), else a
+    temporary directory: a test never writes into the working tree."""
+    named = os.environ.get("MCPKIT_SCREENSHOTS")
+    folder = Path(named) if named else tmp_path_factory.mktemp("screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder

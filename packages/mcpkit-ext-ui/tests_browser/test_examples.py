@@ -2,13 +2,13 @@
 ``mcpkit.ext.ui.demo``) and the "Browser bridge" block of ``docs/extensions/ui.md``, each
 served over Streamable HTTP and rendered by the host page through the sandbox proxy.
 
-The example app's screenshot is the one in the docs (``MCPKIT_DOCS_SCREENSHOT``)."""
+The example app's screenshot (``example-app.png`` in the screenshots directory) is what the
+``ui-example-png`` nox session copies to ``docs/extensions/ui-example.png``; the tests
+themselves never write a tracked file."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -61,9 +61,6 @@ def test_example_app_renders_its_chart_and_stats(
     bottom = box["y"] + box["height"] + 16
     clip = {"x": 0, "y": 0, "width": page.viewport_size["width"], "height": bottom}  # type: ignore[index]
     page.screenshot(path=str(screenshots / "example-app.png"), clip=clip)  # type: ignore[arg-type]
-    target = os.environ.get("MCPKIT_DOCS_SCREENSHOT")
-    if target:
-        shutil.copyfile(screenshots / "example-app.png", target)
 
 
 def test_docs_bridge_example_runs_in_the_browser(
