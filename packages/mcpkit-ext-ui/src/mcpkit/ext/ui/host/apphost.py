@@ -17,7 +17,9 @@ Rules:
    ``ui/notifications/initialized`` (:mod:`mcpkit.ext.ui.host.channel`).
 3. ``tools/call`` from the view goes to this host's own server only, and only for a tool
    whose ``_meta.ui.visibility`` has ``"app"``: otherwise -32000 ("not callable by
-   apps"); a tool the server does not list is -32602. The tool list is re-read, uncached,
+   apps"); a tool the server does not list is -32602. :meth:`AppHost.app_tools` lists
+   what the view may call with the same decision
+   (:func:`mcpkit.ext.ui.visibility.may_use`). The tool list is re-read, uncached,
    for every app call (a cached list can be stale on 2026-07-28, where ``list_changed``
    needs a subscription), so a visibility change applies at once. Only
    ``name`` and ``arguments`` are forwarded. ``resources/read``, ``resources/list`` and
@@ -73,12 +75,8 @@ from mcpkit.ext.ui.host.channel import ViewChannel
 from mcpkit.ext.ui.host.csp import DEFAULT_CSP, SANDBOX_ATTRIBUTE
 from mcpkit.ext.ui.host.limits import HostLimits
 from mcpkit.ext.ui.host.resource import AppResource, AppResourceError, parse_app_resource
-from mcpkit.ext.ui.host.visibility import (
-    app_may_call,
-    list_server_tools,
-    model_may_call,
-    tool_resource_uri,
-)
+from mcpkit.ext.ui.host.visibility import list_server_tools, tool_resource_uri
+from mcpkit.ext.ui.visibility import AGENT, APP, listed, may_use
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -197,6 +195,13 @@ class AppHost:
         )
         self._tools = tools
         self.tool = tools.get(self.tool_name)
+
+    def app_tools(self) -> list[JSON]:
+        """The tools this view may call, as of the last :meth:`refresh_tools` (rule 3):
+        the same decision, :func:`mcpkit.ext.ui.visibility.may_use` for ``"app"``, as the
+        view's ``tools/call`` check, so a listed tool is callable and a refused one is
+        not listed."""
+        return listed(self._tools.values(), APP)
 
     async def load(self) -> AppResource:
         """Index the server's tools and read the app's ``ui://`` resource.
@@ -392,7 +397,7 @@ class AppHost:
         tool = self._tools.get(name)
         if tool is None:
             raise JSONRPCError(INVALID_PARAMS, f"tools/call: unknown tool {name!r}")
-        if not app_may_call(tool):
+        if not may_use(tool, APP):
             raise JSONRPCError(
                 wire.DENIED,
                 f"tools/call: tool {name!r} is not callable by apps (its _meta.ui.visibility "
@@ -511,7 +516,7 @@ class AppHost:
         tool = self.tool
         if tool is None:
             raise JSONRPCError(INVALID_PARAMS, f"tools/call: unknown tool {self.tool_name!r}")
-        if not model_may_call(tool):
+        if not may_use(tool, AGENT):
             raise JSONRPCError(
                 wire.DENIED,
                 f"tools/call: tool {self.tool_name!r} is app-only (visibility lacks 'model')",

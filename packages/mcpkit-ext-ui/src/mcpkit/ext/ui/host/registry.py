@@ -17,8 +17,9 @@ Rules:
    exists.
 3. :meth:`ServerRegistry.agent_tools` is the agent's list: routed names, tools without
    ``"model"`` visibility left out. :meth:`ServerRegistry.call_tool` (the agent's call)
-   refuses those with -32000: an app-only tool is called only by its own app, through
-   that server's :class:`AppHost`.
+   refuses those with -32000 (both decided by :func:`mcpkit.ext.ui.visibility.may_use`,
+   so they never disagree): an app-only tool is called only by its own app, through that
+   server's :class:`AppHost`.
 4. While the registry is entered (``async with``), each server's tool list changes
    re-index that server (both eras); :attr:`ServerRegistry.generation` counts re-indexes
    and :meth:`ServerRegistry.changed` waits for the next one. A server whose list cannot
@@ -39,8 +40,9 @@ import anyio
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.ui.host.apphost import AppHost
 from mcpkit.ext.ui.host.limits import HostLimits
-from mcpkit.ext.ui.host.visibility import list_server_tools, model_may_call
+from mcpkit.ext.ui.host.visibility import list_server_tools
 from mcpkit.ext.ui.host.wire import DENIED, TOOLS_CALL
+from mcpkit.ext.ui.visibility import AGENT, may_use
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -167,7 +169,7 @@ class ServerRegistry:
 
     def agent_tools(self) -> list[JSON]:
         """The agent's list (rule 3): tool dicts under their routed names."""
-        return [{**r.tool, "name": r.name} for r in self._routes.values() if model_may_call(r.tool)]
+        return [{**r.tool, "name": r.name} for r in self._routes.values() if may_use(r.tool, AGENT)]
 
     def route(self, name: str, *, server: str | None = None) -> RoutedTool:
         """The routed tool ``name``, or tool ``name`` of ``server`` (rule 2)."""
@@ -188,7 +190,7 @@ class ServerRegistry:
         """The agent's ``tools/call`` through the index (rules 2-3); returns the raw
         ``CallToolResult``. -32000 ``JSONRPCError`` for a tool without ``"model"``."""
         routed = self.route(name, server=server)
-        if not model_may_call(routed.tool):
+        if not may_use(routed.tool, AGENT):
             raise JSONRPCError(DENIED, f"tools/call: tool {name!r} is not visible to the model")
         client = self.clients[routed.server]
         params = {"name": routed.original_name, "arguments": dict(arguments or {})}

@@ -10,7 +10,9 @@ Rules:
 2. The agent's tool list leaves out every tool whose visibility lacks ``"model"``
    (:func:`agent_tools`); an app may call only tools whose visibility has ``"app"``
    (:func:`app_may_call`), on its own server (the caller's concern: an
-   :class:`~mcpkit.ext.ui.host.AppHost` holds exactly one server session).
+   :class:`~mcpkit.ext.ui.host.AppHost` holds exactly one server session). All of them
+   are :func:`mcpkit.ext.ui.visibility.may_use`, the one decision that the server's list
+   filter also uses (issue 25 §6).
 3. A tool's resource URI is ``_meta.ui.resourceUri``, else the flat key; a value that
    is not a string starting with ``ui://`` means no app (fails closed).
 4. Tools may be wire dicts or typed objects with a ``meta`` attribute (mcpkit's
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.core.shapes import as_list, as_object, as_str
 from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY, TOOLS_LIST
+from mcpkit.ext.ui.visibility import AGENT, APP, listed, may_use, tool_meta, tool_visibility
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -41,18 +44,8 @@ __all__ = [
     "tool_visibility",
 ]
 
-AGENT = "model"
-APP = "app"
-_DEFAULT = frozenset({AGENT, APP})
 T = TypeVar("T")
 JSON = dict[str, Any]
-
-
-def tool_meta(tool: Any) -> Mapping[str, Any]:
-    """The tool's ``_meta`` object (empty when missing or malformed; rule 4)."""
-    wire_tool = as_object(tool)
-    meta = wire_tool.get("_meta") if wire_tool is not None else getattr(tool, "meta", None)
-    return as_object(meta) or {}
 
 
 def tool_name(tool: Any) -> str | None:
@@ -88,32 +81,21 @@ async def list_server_tools(
     return tools
 
 
-def tool_visibility(tool: Any) -> frozenset[str]:
-    """``_meta.ui.visibility`` as a set (rule 1)."""
-    ui = _ui(tool)
-    if "visibility" not in ui:
-        return _DEFAULT
-    value = as_list(ui["visibility"])
-    if value is None or not all(isinstance(v, str) for v in value):
-        return frozenset()
-    return frozenset(str(v) for v in value) & _DEFAULT
-
-
 def app_may_call(tool: Any) -> bool:
     """True when an app may call ``tool`` (its visibility has ``"app"``; rule 2)."""
-    return APP in tool_visibility(tool)
+    return may_use(tool, APP)
 
 
 def model_may_call(tool: Any) -> bool:
     """True when the agent may see and call ``tool`` (visibility has ``"model"``)."""
-    return AGENT in tool_visibility(tool)
+    return may_use(tool, AGENT)
 
 
 def agent_tools(tools: Iterable[T]) -> list[T]:
     """``tools`` without the ones whose visibility lacks ``"model"`` (spec §Visibility:
     "Host MUST NOT include tools in the agent's tool list when their visibility does not
     include "model""); order kept, items returned as given."""
-    return [t for t in tools if model_may_call(t)]
+    return listed(tools, AGENT)
 
 
 def tool_resource_uri(tool: Any) -> str | None:

@@ -26,6 +26,12 @@ Rules:
 4. Tools without ``_meta.ui``, other resources and templates are never affected. The
    check reads one ``_meta`` key per item; the client's capability is read only for
    items that carry UI metadata.
+5. One decision (issue 25 §6): a tool with ``_meta.ui`` is visible when
+   :func:`mcpkit.ext.ui.visibility.may_use` admits it for the caller's audiences
+   (:func:`caller_audiences`: ``model`` and ``app`` for a client with MCP Apps,
+   ``model`` for one without in lenient mode, none in strict mode). Core applies the same
+   filter to ``tools/call``, so what a client is listed is exactly what it may call; a
+   malformed ``visibility`` is visible to nobody, as on the host side.
 """
 
 from __future__ import annotations
@@ -34,12 +40,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.ext.ui.server.capability import client_supports_apps
+from mcpkit.ext.ui.visibility import AGENT, APP, Audience, may_use
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
     from mcpkit.server.visibility import ListFilter, ListKind
 
-__all__ = ["app_list_filter", "tool_ui_meta"]
+__all__ = ["app_list_filter", "caller_audiences", "tool_ui_meta"]
 
 
 def tool_ui_meta(definition: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -51,11 +58,11 @@ def tool_ui_meta(definition: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return ui if isinstance(ui, Mapping) else None  # pyright: ignore[reportUnknownVariableType]
 
 
-def _model_visible(ui: Mapping[str, Any]) -> bool:
-    visibility: Any = ui.get("visibility")
-    if not isinstance(visibility, list):
-        return True  # the spec default is ["model", "app"]
-    return "model" in visibility
+def caller_audiences(ctx: Context, *, strict: bool = False) -> tuple[Audience, ...]:
+    """The audiences a request's client speaks for (rules 1-3, 5)."""
+    if client_supports_apps(ctx):
+        return (AGENT, APP)
+    return () if strict else (AGENT,)
 
 
 def app_list_filter(*, strict: bool = False) -> ListFilter:
@@ -63,10 +70,9 @@ def app_list_filter(*, strict: bool = False) -> ListFilter:
 
     def visible(ctx: Context, kind: ListKind, definition: Mapping[str, Any]) -> bool:
         if kind == "tools":
-            ui = tool_ui_meta(definition)
-            if ui is None:
+            if tool_ui_meta(definition) is None:
                 return True
-            return (not strict and _model_visible(ui)) or client_supports_apps(ctx)
+            return may_use(definition, caller_audiences(ctx, strict=strict))
         if kind == "resources":
             uri: Any = definition.get("uri")
             if isinstance(uri, str) and uri.startswith("ui://"):
