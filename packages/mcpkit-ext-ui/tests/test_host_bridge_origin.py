@@ -155,6 +155,27 @@ async def test_a_foreign_origin_is_refused_on_every_route(bridge: Bridge) -> Non
     await bridge.ran("me")
 
 
+async def test_an_origin_is_parsed_not_trimmed_into_the_allowed_one(bridge: Bridge) -> None:
+    """Issue 25 §2 (URLs read with a parser): text that only trims or splits into the
+    allowed origin is not that origin."""
+    for origin in (
+        PAGE_ORIGIN + "//",
+        PAGE_ORIGIN + "\t/",
+        PAGE_ORIGIN + "/?",
+        PAGE_ORIGIN + "/#",
+        PAGE_ORIGIN.replace("://", "://user@"),
+    ):
+        response = await bridge.http.post(
+            "/views", json={"toolName": "transfer"}, headers={"origin": origin}
+        )
+        assert response.status_code == 403, origin
+    assert bridge.open_views() == 0
+    upper = await bridge.http.post(
+        "/views", json={"toolName": "transfer"}, headers={"origin": PAGE_ORIGIN.upper() + "/"}
+    )
+    assert upper.status_code == 201, upper.text
+
+
 async def test_without_allow_origin_only_the_bridges_own_origin_is_served() -> None:
     async with running(None) as bridge:
         for origin in (EVIL, PAGE_ORIGIN, "null", bridge.url.replace("127.0.0.1", "localhost")):

@@ -29,7 +29,9 @@ Rules:
    origin is 403 before routing. The allowed origin is ``allow_origin`` when given, else
    the bridge's own (the request's scheme and ``Host``); ``Origin: null`` (an opaque
    origin, e.g. a sandboxed View) is never allowed. Requests without ``Origin`` (not from
-   a browser) pass. Checked by :class:`OriginGuard` for every route.
+   a browser) pass. Checked by :class:`OriginGuard` for every route. Origins are compared
+   as :func:`urllib.parse.urlsplit` reads them; text that only trims into an origin (extra
+   slashes, a query, user info) is not one.
 4. Cross-origin reads are allowed only from ``allow_origin`` (the host page's origin),
    through Starlette's ``CORSMiddleware``; with None, no CORS headers are sent.
 5. One SSE reader per view at a time (409 for a second); SSE framing is core's
@@ -54,6 +56,7 @@ import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 from starlette.applications import Starlette
@@ -165,19 +168,34 @@ def _fail(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message}}, status_code=status)
 
 
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 """Rule 8: the ``Host`` names a bridge without ``allow_origin`` serves by default."""
 
 
 def _normal_origin(origin: str) -> str:
-    """``scheme://host[:port]`` in lower case, without a trailing ``/`` or default port."""
-    text = origin.strip().lower().rstrip("/")
-    scheme, _, rest = text.partition("://")
-    port = _DEFAULT_PORTS.get(scheme)
-    if port is not None and rest.endswith(f":{port}"):
-        text = f"{scheme}://{rest[: -len(port) - 1]}"
-    return text
+    """``scheme://host[:port]`` in lower case, without a trailing ``/`` or default port,
+    read with :func:`urllib.parse.urlsplit`. Text that is not an origin (a path, a query,
+    user info, a bad port, ``null``) comes back as ``"!"`` plus itself, which equals no
+    origin: it is refused, never normalized into one."""
+    refused = f"!{origin}"
+    if any(c.isspace() for c in origin):
+        return refused
+    parts = urlsplit(origin)
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if not scheme or not host or "@" in parts.netloc or parts.path not in ("", "/"):
+        return refused
+    if parts.query or parts.fragment or "?" in origin or "#" in origin:
+        return refused
+    try:
+        port = parts.port
+    except ValueError:
+        return refused
+    if ":" in host:
+        host = f"[{host}]"
+    shown = "" if port is None or port == _DEFAULT_PORTS.get(scheme) else f":{port}"
+    return f"{scheme}://{host}{shown}"
 
 
 class OriginGuard:
