@@ -93,7 +93,14 @@ async def listed_on_server(client: Client) -> set[str]:
     return {tool["name"] for tool in page["tools"]}
 
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# database=None: no .hypothesis/ example store in the working tree (tests write only to
+# temporary directories).
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+)
 
 
 @SETTINGS
