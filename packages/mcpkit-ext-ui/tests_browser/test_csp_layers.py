@@ -10,7 +10,9 @@ alone where it can be:
   a loose policy, so the meta layer is of no help;
 - the proxy served as a static file with no header, so the DOMParser-placed meta (and the
   inner frame's ``csp`` attribute) must hold; the meta must be first in ``<head>``;
-- the embedding frame's ``csp`` attribute, which refuses a proxy without the header.
+- the embedding frame's ``csp`` attribute, which refuses a proxy without the header;
+- a View that navigates its own frame to the sandbox page with a looser header gets
+  nothing (the proxy page's ``frame-src``).
 """
 
 from __future__ import annotations
@@ -246,3 +248,25 @@ def test_embedding_csp_attribute_refuses_a_proxy_without_the_header(
     )
     page.wait_for_function("() => received.length === 1")
     assert page.frames[1].url.startswith(header_sandbox)
+
+
+def test_a_view_cannot_reload_its_frame_with_a_looser_header(
+    page: Page,
+    parent_url: str,
+    header_sandbox: str,
+    undeclared: tuple[AssetServer, str],
+) -> None:
+    """A View may navigate its own frame. Asking the sandbox server for a page whose header
+    declares the undeclared origin gets nothing: the proxy page's header has ``frame-src
+    'none'`` (no ``frameDomains`` declared), which governs its child frame's navigations."""
+    server, base = undeclared
+    src = f"{header_sandbox}?{urlencode({'csp': json.dumps({})})}"
+    loose = f"{header_sandbox}?{urlencode({'csp': json.dumps({'connectDomains': [base]})})}"
+    script = f"<script>window.next = {json.dumps(loose)};</script>"
+    html = view_html("no-doctype", base).replace("<title>v</title>", f"<title>v</title>{script}")
+    view = render(page, parent_url, src, {"html": html})
+    assert_blocked(probe(view), server, len(server.requested))
+    view.evaluate("() => { location.href = window.next; }")
+    frame = page.frames[2]
+    frame.wait_for_url(lambda url: url != "about:srcdoc")
+    assert frame.url.startswith("chrome-error://"), frame.url
