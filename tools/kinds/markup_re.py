@@ -11,18 +11,18 @@ Rules:
    code each distribution ships). A call of ``re`` (or ``regex``) — ``compile``,
    ``match``, ``fullmatch``, ``search``, ``findall``, ``finditer``, ``sub``, ``subn``,
    ``split``, also imported by name — whose pattern is a string literal (plain, raw,
-   f-string or implicitly concatenated; the literal parts of an f-string are read) is a
-   finding when the pattern reads markup (:func:`markup_pattern`) or URLs
-   (:func:`url_pattern`).
+   f-string or implicitly concatenated; the literal parts of an f-string are read; a name
+   assigned such a string at module level) is a finding when the pattern reads markup
+   (:func:`markup_pattern`) or URLs (:func:`url_pattern`).
 2. JavaScript: every ``.js`` file and the ``<script>`` elements of every ``.html`` file
    under ``packages/*/src`` and ``experimental/*/src`` (the script text is taken out with
    ``html.parser``). Regular-expression literals and ``RegExp("...")`` string arguments
    are read as in rule 1.
-3. Markup: a ``<`` (optionally escaped, optionally followed by ``/``, ``!`` or ``?``)
-   then a letter, a character class or a group, e.g. ``<body``, ``</(script)``,
-   ``<!doctype``, ``<[a-z]``; the ``<`` of group syntax (``(?P<name>``, ``(?<=``) is not
-   markup. URLs: ``://`` (escaped or not), or a scheme alternation such as
-   ``https?`` / ``wss?`` followed by ``:``.
+3. Markup: a ``<`` (optionally escaped, optionally followed by ``/``, ``!`` or ``?``,
+   and by ``\\s*``-style whitespace) then a letter, a character class or a group, e.g.
+   ``<body``, ``</(script)``, ``<!doctype``, ``<[a-z]``; the ``<`` of group syntax
+   (``(?P<name>``, ``(?<=``) is not markup. URLs: ``://`` (escaped or not), or a scheme
+   alternation such as ``https?`` / ``wss?`` followed by ``:``.
 4. Allowed with ``# kind-ok: markup-re <reason>`` (``// kind-ok: markup-re <reason>`` in
    JavaScript) on the line or the comment line above (check_kinds rule 2).
 """
@@ -57,7 +57,7 @@ _RE_FUNCS = {
 }
 _RE_MODULES = {"re", "regex"}
 # These patterns read patterns (regular-expression source text), not markup or URLs.
-_MARKUP = re.compile(r"\\?<\\?[/!?]?(?:[A-Za-z]|\[|\((?:\?:)?[A-Za-z])")
+_MARKUP = re.compile(r"\\?<(?:\\s[*+?]?)*\\?[/!?]?(?:\\s[*+?]?)*(?:[A-Za-z]|\[|\((?:\?:)?[A-Za-z])")
 # Group syntax that holds a "<": (?P<name>, (?<name>, (?<=, (?<!, \k<name>, (?P=name).
 _GROUP_SYNTAX = re.compile(r"\(\?P?<(?:[A-Za-z_]\w*>|[=!])|\\k<[A-Za-z_]\w*>")
 _URL = re.compile(r":(?:\\?/){2}|(?:https|wss|http|ws)\?\)?\\?:|\(\?:https?\|")
@@ -86,15 +86,18 @@ def _why(pattern: str) -> str | None:
     return None
 
 
-def _literal(node: ast.expr) -> str | None:
-    """The literal text of a pattern argument (f-strings: their literal parts)."""
+def _literal(node: ast.expr, names: dict[str, ast.expr] | None = None) -> str | None:
+    """The literal text of a pattern argument (f-strings: their literal parts; a name:
+    the module-level string it is assigned, when ``names`` has it)."""
+    if isinstance(node, ast.Name) and names and node.id in names:
+        return _literal(names[node.id])
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
         parts = [v.value for v in node.values if isinstance(v, ast.Constant)]
         return "".join(str(p) for p in parts)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _literal(node.left), _literal(node.right)
+        left, right = _literal(node.left, names), _literal(node.right, names)
         if left is not None or right is not None:
             return (left or "") + (right or "")
     return None
@@ -124,8 +127,20 @@ def python_findings(path: Path, text: str, shown: Path) -> Iterator[Finding]:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError:
         return
+    names: dict[str, ast.expr] = {}
+    for statement in tree.body if isinstance(tree, ast.Module) else []:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                names[target.id] = statement.value
+        elif (
+            isinstance(statement, ast.AnnAssign)
+            and statement.value is not None
+            and isinstance(statement.target, ast.Name)
+        ):
+            names[statement.target.id] = statement.value
     for call in _regex_calls(tree):
-        pattern = _literal(call.args[0])
+        pattern = _literal(call.args[0], names)
         why = _why(pattern) if pattern is not None else None
         if why is not None:
             yield Finding(shown, call.lineno, why)

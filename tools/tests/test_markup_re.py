@@ -36,10 +36,12 @@ def test_python_patterns_on_markup_or_urls_are_found(tmp_path: Path) -> None:
         'CLOSE = re.compile(r"</(script)")\n'
         'ORIGIN = re.compile(rf"(?P<scheme>https?)://{HOST}")\n'
         'LINK = find("(?:https?|wss?):" + "//x", "")\n'
-        'TAG = re.sub("<[a-z]+>", "", "")\n',
+        'TAG = re.sub("<[a-z]+>", "", "")\n'
+        'SPACED = r"<\\s*/\\s*script"\n'
+        "def close(text):\n    return re.split(SPACED, text)\n",
     )
     found = lines_found(tmp_path)
-    assert [line for _, line in found] == [3, 5, 6, 7, 8, 9]
+    assert [line for _, line in found] == [3, 5, 6, 7, 8, 9, 12]
 
 
 def test_python_parsers_and_other_patterns_are_not_found(tmp_path: Path) -> None:
