@@ -128,7 +128,7 @@ def python_findings(path: Path, text: str, shown: Path) -> Iterator[Finding]:
     except SyntaxError:
         return
     names: dict[str, ast.expr] = {}
-    for statement in tree.body if isinstance(tree, ast.Module) else []:
+    for statement in tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
             if isinstance(target, ast.Name):
