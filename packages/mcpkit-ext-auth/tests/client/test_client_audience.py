@@ -33,9 +33,10 @@ from mcpkit.ext.auth.client import (
     OAuthProvider,
 )
 from mcpkit.ext.auth.client.discovery import canonical_resource
+from mcpkit.ext.auth.client.dpop import DPoPKey
 from mcpkit.ext.auth.client.grants import ClientCredentials
 from mcpkit.ext.auth.devserver import DevAuthServer
-from mcpkit.ext.auth.server import AuthSettings, principal, protect
+from mcpkit.ext.auth.server import AuthSettings, DPoPSettings, principal, protect
 from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
@@ -280,3 +281,74 @@ async def test_dynamic_registrations_are_per_issuer_and_tokens_per_server() -> N
         assert not (a.tokens & b.tokens)
         assert {audience(dev2, t) for t in b.tokens} == {f"{b.base}/mcp"}
         assert as1.requests
+
+
+async def test_dpop_nonces_of_a_resource_and_an_authorization_server_stay_apart() -> None:
+    """RFC 9449 §8, §9: the authorization server's nonce goes in token-endpoint proofs
+    only, the resource server's in resource proofs only, even on one origin."""
+    dev = DevAuthServer(issuer_path="/as", scopes_supported=["mcp:read"], require_dpop_nonce=True)
+    dev.register_client("svc", client_secret="s3cret", grant_types=["client_credentials"])
+    proofs: list[tuple[str, str | None]] = []  # (path, nonce claim)
+    as_nonces: set[str] = set()
+    rs_nonces: set[str] = set()
+
+    def make(base: str) -> Any:
+        dev.bind(base)
+        server = Server("dpop")
+
+        @server.tool()
+        def whoami(ctx: Context) -> str:  # pyright: ignore[reportUnusedFunction]
+            caller = principal(ctx)
+            assert caller is not None
+            return caller.subject
+
+        protect(
+            server,
+            AuthSettings(
+                server_url=f"{base}/mcp",
+                authorization_servers=[dev.issuer],
+                jwks_url=f"{dev.issuer}/jwks",
+                required_scopes=["mcp:read"],
+                scopes_supported=["mcp:read"],
+                dpop=DPoPSettings(required=True, nonces=True),
+            ),
+        )
+        rs_app, as_app = server.http_app(), dev.app
+
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            path: str = scope.get("path", "")
+            to_as = path.startswith(("/as", "/.well-known/oauth-authorization-server"))
+            if scope["type"] == "http":
+                headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+                if "dpop" in headers:
+                    proofs.append(
+                        (
+                            path,
+                            jwt.decode(headers["dpop"], options={"verify_signature": False}).get(
+                                "nonce"
+                            ),
+                        )
+                    )
+
+            async def sending(message: MutableMapping[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    for k, v in message.get("headers", []):
+                        if k.decode().lower() == "dpop-nonce":
+                            (as_nonces if to_as else rs_nonces).add(v.decode())
+                await send(message)
+
+            await (as_app if to_as else rs_app)(scope, receive, sending)
+
+        return app
+
+    async with serve_at(make, force_exit=True) as base:
+        provider = OAuthProvider(ClientCredentials("svc", client_secret="s3cret"), dpop=DPoPKey())
+        assert await whoami(f"{base}/mcp", provider) == "svc"
+    at_token = [n for p, n in proofs if p.startswith("/as")]
+    at_mcp = [n for p, n in proofs if p == "/mcp"]
+    assert as_nonces
+    assert rs_nonces
+    assert at_token[-1] in as_nonces
+    assert at_mcp[-1] in rs_nonces
+    assert not {n for n in at_mcp if n} & as_nonces  # the AS's nonce never reached the RS
+    assert not {n for n in at_token if n} & rs_nonces  # nor the RS's the AS
