@@ -13,8 +13,8 @@ Rules:
    ``DPoP`` proof (``htm``, ``htu`` without query, ``ath``, the server's last nonce) for
    a DPoP-bound token; tokens never go in the URL, in logs or in error messages.
 2. A token past ``expires_at`` (less ``refresh_leeway_s``) is refreshed before use (for
-   tokens stored by an earlier run, after discovering the authorization server without a
-   challenge); refresh failures drop the tokens (the next 401 starts over). A refresh
+   tokens stored by an earlier run, with the authorization server rule 11 found);
+   refresh failures drop the tokens (the next 401 starts over). A refresh
    answer without ``refresh_token`` keeps the old one; one with a new one replaces it
    (rotation, OAuth 2.1 §4.3.1); tokens are stored whole.
 3. A 401 runs discovery (:mod:`.discovery`) with the challenge's ``resource_metadata``,
@@ -50,6 +50,10 @@ Rules:
     server is another one is refused with :class:`~.grant.OAuthError`
     ``invalid_client`` before anything is sent. Dynamic registrations are stored per
     (resource, issuer); Client ID Metadata Document URLs are portable.
+11. Tokens loaded from the storage (an earlier run, another process) are sent only after
+    discovery shows that the endpoint's authorization server is the one that issued
+    them; otherwise they are dropped (rule 4) and the 401 starts a new flow. Discovery
+    failing leaves them unsent.
 """
 
 from __future__ import annotations
@@ -116,6 +120,9 @@ class _Target:
     """The endpoint URL without query (discovery starts there)."""
     tokens: TokenSet | None = None
     loaded: bool = False
+    verified: bool = False
+    """Whether ``tokens`` are known to come from the endpoint's current authorization
+    server (obtained in this process, or checked by discovery: rule 11)."""
     discovery: Discovery | None = None
     requested: list[str] = field(default_factory=list[str])
     lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -250,7 +257,7 @@ class OAuthProvider:
         state["auth"] = state.get("auth", 0) + 1
         sent = _sent_token(request)
         async with target.lock:
-            current = target.tokens
+            current = target.tokens if target.verified else None
             if current is not None and current.access_token != sent:
                 return self._again(request)  # another request got a new token meanwhile
             scopes = challenge.get("scope", "").split() or None
@@ -278,6 +285,10 @@ class OAuthProvider:
         if previous is not None and previous.issuer != found.issuer:
             logger.info("authorization server changed from %s to %s", previous.issuer, found.issuer)
         target.discovery = self.discovery = found
+        if tokens is not None and not target.verified and _issued_for(tokens, target):
+            target.verified = True  # rule 11: the challenge's metadata names their issuer
+            if not tokens.expired(leeway_s=self.refresh_leeway_s):
+                return
         ctx = await self._context(target, http, found, self._select_scopes(found, scopes))
         if allow_refresh and tokens is not None and tokens.refresh_token:
             try:
@@ -403,11 +414,35 @@ class OAuthProvider:
     async def _store(self, target: _Target, tokens: TokenSet | None) -> None:
         target.tokens = tokens
         target.loaded = True
+        target.verified = tokens is not None
         await self.storage.set_tokens(target.key, tokens)
 
+    async def _verify(self, target: _Target, http: httpx2.AsyncClient, tokens: TokenSet) -> None:
+        """Rule 11: keep stored ``tokens`` only if the endpoint's metadata names the
+        issuer that issued them and they were obtained for this endpoint."""
+        try:
+            found = await discover(http, target.url)
+        except OAuthError as exc:
+            logger.info("discovery before using stored tokens failed (%s)", exc.error)
+            return  # not sent: the 401 flow decides (rule 11)
+        if found.fallback and tokens.issuer not in (None, found.issuer):
+            return  # metadata only behind the challenge: the 401 flow decides
+        if tokens.issuer not in (None, found.issuer) or not _issued_for(tokens, target):
+            logger.info("stored tokens of %s are not %s's: dropped", tokens.issuer, found.issuer)
+            await self._store(target, None)
+            return
+        target.discovery = found
+        target.verified = True
+
     async def _current(self, target: _Target, http: httpx2.AsyncClient) -> TokenSet | None:
-        """Rule 2: the token to send to ``target``, refreshed first when it expired."""
+        """Rules 2, 11: the token to send to ``target``, checked when it came from the
+        storage, refreshed first when it expired."""
         tokens = await self._load(target)
+        if tokens is not None and not target.verified:
+            async with target.lock:
+                if not target.verified and target.tokens is tokens:
+                    await self._verify(target, http, tokens)
+                tokens = target.tokens if target.verified else None
         if tokens is None or not tokens.expired(leeway_s=self.refresh_leeway_s):
             return tokens
         if not tokens.refresh_token:
@@ -416,15 +451,8 @@ class OAuthProvider:
             if target.tokens is not tokens:
                 return target.tokens
             found = target.discovery
-            if found is None:  # stored tokens from an earlier run: find the token endpoint
-                try:
-                    found = await discover(http, target.url)
-                except OAuthError as exc:
-                    logger.info("discovery before refresh failed (%s)", exc.error)
-                    return tokens
-                if tokens.issuer not in (None, found.issuer):
-                    return tokens  # rule 4: the 401 flow drops them
-                target.discovery = found
+            if found is None:
+                return tokens  # the server's 401 starts the flow
             try:
                 ctx = await self._context(target, http, found, list(target.requested))
                 await self._store(target, _issued(await self._refresh(ctx, tokens), found))
