@@ -352,3 +352,27 @@ async def test_dpop_nonces_of_a_resource_and_an_authorization_server_stay_apart(
     assert at_mcp[-1] in rs_nonces
     assert not {n for n in at_mcp if n} & as_nonces  # the AS's nonce never reached the RS
     assert not {n for n in at_token if n} & rs_nonces  # nor the RS's the AS
+
+
+async def test_a_stored_token_obtained_for_another_server_is_never_sent() -> None:
+    """Rule 9: a storage entry under B's key holding a token recorded for A (a copied
+    or hand-edited token file, a storage keyed wrongly) is not sent to B; B gets its
+    own token."""
+    async with (
+        authorization_server() as (dev, _),
+        protected(dev.issuer) as a,
+        protected(dev.issuer) as b,
+    ):
+        url_a, url_b = f"{a.base}/mcp", f"{b.base}/mcp"
+        storage = MemoryTokenStorage()
+        await whoami(url_a, OAuthProvider(headless(), storage=storage))
+        token_a = await storage.get_tokens(canonical_resource(url_a))
+        assert token_a is not None
+        assert token_a.resource == url_a
+        await storage.set_tokens(canonical_resource(url_b), token_a)
+        assert (await whoami(url_b, OAuthProvider(headless(), storage=storage))).startswith(
+            "dev-user "
+        )
+        assert b.tokens
+        assert token_a.access_token not in b.tokens
+        assert {audience(dev, t) for t in b.tokens} == {url_b}
