@@ -311,7 +311,9 @@ class Grant(Protocol):
     ``("authorization_code", "refresh_token")``); ``redirect_uris`` (for registration,
     default none); ``interactive`` (False for grants no user takes part in: the provider
     then never registers, SEP-1046); ``registration`` (the :class:`ClientRegistration`
-    such a grant brings).
+    such a grant brings); ``issuer`` (the authorization server such a grant's credentials
+    belong to: the provider refuses to run it for another one, ``OAuthError``
+    ``invalid_client``; the grants of :mod:`.grants` also bind it at first use).
     """
 
     async def obtain(self, ctx: GrantContext) -> TokenSet: ...
