@@ -27,10 +27,12 @@ from mcpkit.client.errors import ClientError
 from mcpkit.ext.auth.client import (
     AuthorizationCode,
     ClientRegistration,
+    GrantContext,
     HeadlessRedirect,
     MemoryTokenStorage,
     OAuthError,
     OAuthProvider,
+    TokenSet,
 )
 from mcpkit.ext.auth.client.discovery import canonical_resource
 from mcpkit.ext.auth.client.dpop import DPoPKey
@@ -171,6 +173,19 @@ def audience(dev: DevAuthServer, token: str) -> Any:
 
 def headless() -> AuthorizationCode:
     return AuthorizationCode(HeadlessRedirect(CALLBACK))
+
+
+class Counted:
+    """The authorization code grant, counting its runs."""
+
+    def __init__(self) -> None:
+        self.inner = headless()
+        self.redirect_uris = self.inner.redirect_uris
+        self.runs = 0
+
+    async def obtain(self, ctx: GrantContext) -> TokenSet:
+        self.runs += 1
+        return await self.inner.obtain(ctx)
 
 
 async def test_one_provider_two_servers_each_gets_only_its_own_token() -> None:
@@ -376,3 +391,53 @@ async def test_a_stored_token_obtained_for_another_server_is_never_sent() -> Non
         assert b.tokens
         assert token_a.access_token not in b.tokens
         assert {audience(dev, t) for t in b.tokens} == {url_b}
+
+
+async def test_stored_tokens_of_a_server_publishing_metadata_only_in_its_challenge() -> None:
+    """Rule 11 where discovery without a challenge finds no metadata: the stored token is
+    held back until the 401's ``resource_metadata`` names its issuer, then sent; no new
+    login."""
+    prm_path = "/meta/prm"
+    async with authorization_server() as (dev, _):
+        seen = Recorded()
+
+        def make(base: str) -> Any:
+            seen.base = base
+            inner = whoami_app(base, dev.issuer)
+            well_known = "/.well-known/oauth-protected-resource/mcp"
+
+            async def app(scope: Scope, receive: Receive, send: Send) -> None:
+                if scope["type"] == "http" and scope["path"].startswith("/.well-known/"):
+                    await send({"type": "http.response.start", "status": 404, "headers": []})
+                    await send({"type": "http.response.body", "body": b""})
+                    return
+                if scope["type"] == "http" and scope["path"] == prm_path:
+                    scope = {**scope, "path": well_known, "raw_path": well_known.encode()}
+
+                async def sending(message: MutableMapping[str, Any]) -> None:
+                    if message["type"] == "http.response.start":
+                        message["headers"] = [
+                            (k, v.replace(well_known.encode(), prm_path.encode()))
+                            for k, v in message.get("headers", [])
+                        ]
+                    await send(message)
+
+                await inner(scope, receive, sending)
+
+            return seen.wrap(app)
+
+        async with serve_at(make, force_exit=True):
+            url = f"{seen.base}/mcp"
+            storage = MemoryTokenStorage()
+            first = Counted()
+            await whoami(url, OAuthProvider(first, storage=storage))
+            assert first.runs == 1
+            stored = await storage.get_tokens(canonical_resource(url))
+            assert stored is not None
+            sent_before = len(seen.requests)
+            second = OAuthProvider(first, storage=storage)
+            assert (await whoami(url, second)).startswith("dev-user ")
+            assert first.runs == 1  # the stored token served: no second login
+            later = [auth for path, auth, _ in seen.requests[sent_before:] if path == "/mcp"]
+            assert later[0] is None  # held back until the challenge named the issuer
+            assert f"Bearer {stored.access_token}" in later
