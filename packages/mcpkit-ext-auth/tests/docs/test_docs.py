@@ -34,6 +34,7 @@ from cli_helpers import browser_env, cli_env, follow_in_thread, serve
 from mcpkit.client import Client
 from mcpkit.client.errors import HTTPAuthError
 from mcpkit.ext.auth.cli import BearerToken
+from mcpkit.ext.auth.client import OAuthError
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
 
 pytestmark = pytest.mark.anyio
@@ -163,6 +164,64 @@ async def check_client_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         text = await ns["main"]("reporting", "s3cret-value", s.url)
         assert text.startswith("saved for ")
         assert s.namespace["notes"] == ["from a service"]
+
+
+async def check_client_several_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two servers of one authorization server each get their own token; a third of
+    another authorization server is refused before the secret is sent there."""
+    async with serve_dev_auth_server(scopes_supported=SCOPES) as auth_server:
+        auth_server.register_client("reporting", client_secret="s3cret", scope=" ".join(SCOPES))
+        seen: list[dict[str, str]] = [{}, {}]
+        notes: list[dict[str, Any]] = [{}, {}]
+
+        def app_for(i: int) -> Callable[[str], Any]:
+            def make_app(base: str) -> Any:
+                notes[i].update(
+                    run(
+                        "protect-server",
+                        localised(block("protect-server"), base, auth_server.issuer),
+                    )
+                )
+                inner = notes[i]["server"].http_app()
+
+                async def app(scope: Any, receive: Any, send: Any) -> None:
+                    for k, v in scope.get("headers", []):
+                        if k == b"authorization":
+                            seen[i][v.decode()] = scope["path"]
+                    await inner(scope, receive, send)
+
+                return app
+
+            return make_app
+
+        async with (
+            serve(app_for(0)) as base_a,
+            serve(app_for(1)) as base_b,
+            serve_dev_auth_server(scopes_supported=SCOPES) as other_as,
+            serve(
+                lambda base: run(
+                    "protect-server", localised(block("protect-server"), base, other_as.issuer)
+                )["server"].http_app()
+            ) as base_c,
+        ):
+            ns = run(
+                "client-several-servers",
+                localised(block("client-several-servers"), issuer=auth_server.issuer),
+            )
+            urls = [f"{base_a}/mcp", f"{base_b}/mcp"]
+            answers = await ns["main"]("reporting", "s3cret", urls)
+            assert [a.startswith("saved for ") for a in answers] == [True, True]
+            assert notes[0]["notes"] == notes[1]["notes"] == ["from one provider"]
+            assert seen[0]
+            assert seen[1]
+            assert not set(seen[0]) & set(seen[1])  # no token reached both servers
+            for i, url in enumerate(urls):
+                for header in seen[i]:
+                    claims = jwt.decode(header.split()[1], options={"verify_signature": False})
+                    assert claims["aud"] == url
+            with pytest.raises(OAuthError) as refused:
+                await ns["main"]("reporting", "s3cret", [*urls, f"{base_c}/mcp"])
+            assert refused.value.error == "invalid_client"
 
 
 async def check_dev_server_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -342,6 +401,7 @@ CHECKS: dict[str, Check] = {
     "client-interactive": check_client_interactive,
     "client-headless": check_client_headless,
     "client-credentials": check_client_credentials,
+    "client-several-servers": check_client_several_servers,
     "dev-server-in-process": check_dev_server_in_process,
     "production-idp": check_production_idp,
     "dpop-server": check_dpop_server,

@@ -14,7 +14,10 @@ Rules:
    ``--redirect-port``, 0 = any) the first time, and reuses or refreshes the tokens after:
    they are kept in a :class:`~mcpkit.ext.auth.client.storage.FileTokenStorage` (mode 0600
    in a 0700 directory) at ``--token-file``, else ``$MCPKIT_TOKEN_FILE``, else
-   ``$XDG_CONFIG_HOME/mcpkit/tokens.json`` (``~/.config/mcpkit/tokens.json``). The
+   ``$XDG_CONFIG_HOME/mcpkit/tokens.json`` (``~/.config/mcpkit/tokens.json``), one entry
+   per server URL with the issuer and resource each token was obtained for: a token is
+   sent only to its server, and only while that server's metadata names its issuer
+   (:mod:`~mcpkit.ext.auth.client.provider` rules 9 and 11). The
    login runs inside the first request, so that request gets ``LOGIN_TIMEOUT_S`` (300 s)
    for the browser plus a minute, not the client's 10 s probe bound
    (``ClientConfig.connect_timeout_s``).

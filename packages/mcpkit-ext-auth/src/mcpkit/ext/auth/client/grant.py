@@ -20,7 +20,8 @@ Rules:
    once with that nonce; a nonce seen on any answer is remembered for the next proof.
 3. A 2xx answer is parsed as an RFC 6749 §5.1 token response: ``access_token`` and
    ``token_type`` required (``Bearer`` or ``DPoP``, case-insensitive); ``expires_in``
-   becomes the absolute ``expires_at`` (epoch seconds). Anything else raises
+   becomes the absolute ``expires_at`` (epoch seconds); the request's ``resource`` is
+   recorded on the :class:`TokenSet`. Anything else raises
    :class:`OAuthError` (``error``, ``error_description`` from an RFC 6749 §5.2 body, else
    ``error="invalid_response"`` and the HTTP status).
 4. Token values never appear in error messages or logs.
@@ -83,7 +84,10 @@ class TokenSet:
 
     ``token_type`` is ``"Bearer"`` or ``"DPoP"`` (RFC 9449 §5); ``expires_at`` is absolute,
     in epoch seconds (None: the server gave no ``expires_in``); ``scope`` the space-separated
-    granted scopes (None: as requested); ``issuer`` the authorization server that issued it.
+    granted scopes (None: as requested); ``issuer`` the authorization server that issued it;
+    ``resource`` the RFC 8707 resource it was requested for (None: not recorded, tokens
+    stored by an older version). The provider sends a token only to the MCP server it was
+    obtained for (:mod:`.provider` rule 9).
     """
 
     access_token: str
@@ -93,6 +97,7 @@ class TokenSet:
     scope: str | None = None
     issuer: str | None = None
     extra: JSON = field(default_factory=dict[str, Any])
+    resource: str | None = None
 
     def expired(self, *, leeway_s: float = 30.0, now: float | None = None) -> bool:
         """Whether the access token is past (or within ``leeway_s`` of) ``expires_at``."""
@@ -113,6 +118,7 @@ class TokenSet:
             "refresh_token": self.refresh_token,
             "scope": self.scope,
             "issuer": self.issuer,
+            "resource": self.resource,
         }
 
     @classmethod
@@ -124,12 +130,13 @@ class TokenSet:
             refresh_token=data.get("refresh_token"),
             scope=data.get("scope"),
             issuer=data.get("issuer"),
+            resource=data.get("resource"),
         )
 
     def __repr__(self) -> str:  # rule 4: never print a token
         return (
             f"TokenSet(token_type={self.token_type!r}, expires_at={self.expires_at!r}, "
-            f"scope={self.scope!r}, issuer={self.issuer!r}, "
+            f"scope={self.scope!r}, issuer={self.issuer!r}, resource={self.resource!r}, "
             f"refresh_token={'...' if self.refresh_token else None})"
         )
 
@@ -213,7 +220,9 @@ class GrantContext:
     registration: ClientRegistration
     dpop: DPoPSigner | None = None
     nonces: dict[str, str] = field(default_factory=dict[str, str])
-    """Last ``DPoP-Nonce`` per origin (rule 2), shared with the resource requests."""
+    """Last ``DPoP-Nonce`` per authorization-server origin (rule 2); the provider keeps
+    the resource servers' nonces apart, so one server's nonce never goes to another
+    (RFC 9449 §8, §9)."""
 
     @property
     def issuer(self) -> str:
@@ -284,7 +293,9 @@ class GrantContext:
                 continue
             break
         assert response is not None
-        return parse_token_response(response, issuer=self.issuer or None)
+        tokens = parse_token_response(response, issuer=self.issuer or None)
+        tokens.resource = body.get("resource") or None
+        return tokens
 
 
 class Grant(Protocol):
@@ -300,7 +311,9 @@ class Grant(Protocol):
     ``("authorization_code", "refresh_token")``); ``redirect_uris`` (for registration,
     default none); ``interactive`` (False for grants no user takes part in: the provider
     then never registers, SEP-1046); ``registration`` (the :class:`ClientRegistration`
-    such a grant brings).
+    such a grant brings); ``issuer`` (the authorization server such a grant's credentials
+    belong to: the provider refuses to run it for another one, ``OAuthError``
+    ``invalid_client``; the grants of :mod:`.grants` also bind it at first use).
     """
 
     async def obtain(self, ctx: GrantContext) -> TokenSet: ...

@@ -13,8 +13,8 @@ Rules:
    ``DPoP`` proof (``htm``, ``htu`` without query, ``ath``, the server's last nonce) for
    a DPoP-bound token; tokens never go in the URL, in logs or in error messages.
 2. A token past ``expires_at`` (less ``refresh_leeway_s``) is refreshed before use (for
-   tokens stored by an earlier run, after discovering the authorization server without a
-   challenge); refresh failures drop the tokens (the next 401 starts over). A refresh
+   tokens stored by an earlier run, with the authorization server rule 11 found);
+   refresh failures drop the tokens (the next 401 starts over). A refresh
    answer without ``refresh_token`` keeps the old one; one with a new one replaces it
    (rotation, OAuth 2.1 §4.3.1); tokens are stored whole.
 3. A 401 runs discovery (:mod:`.discovery`) with the challenge's ``resource_metadata``,
@@ -35,12 +35,33 @@ Rules:
    nonce (RFC 9449 §9); a ``DPoP-Nonce`` on any answer is kept for the next proof.
 8. ``max_resends`` (the transport's per-message bound) covers the worst case: 2 for 401s,
    ``max_step_ups``, 2 nonce retries.
+9. Credentials go only where they were issued (``basic/authorization`` §Access Token
+   Usage: no tokens other than those issued by the MCP server's authorization server;
+   §Token Audience Binding; ``client-registration`` §Authorization Server Binding). Each
+   request is served by the state of its own MCP endpoint (its canonical URI, the
+   storage key): tokens, discovery, scopes, lock. A provider given to several clients
+   runs a flow per server; a token obtained for one server is never sent to another (a
+   token whose recorded ``resource`` does not identify the endpoint is not sent at all).
+   DPoP nonces are kept per origin, resource servers' apart from authorization
+   servers' (RFC 9449 §8, §9).
+10. Pre-registered credentials (``registration=`` without ``issuer``) and the
+    credentials of a non-interactive grant (:mod:`.grants`: ``issuer=``, else bound
+    at first use) belong to one authorization server: a server whose authorization
+    server is another one is refused with :class:`~.grant.OAuthError`
+    ``invalid_client`` before anything is sent. Dynamic registrations are stored per
+    (resource, issuer); Client ID Metadata Document URLs are portable.
+11. Tokens loaded from the storage (an earlier run, another process) are sent only after
+    discovery shows that the endpoint's authorization server is the one that issued
+    them; otherwise they are dropped (rule 4) and the 401 starts a new flow. Discovery
+    failing leaves them unsent.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -48,7 +69,12 @@ import anyio
 
 from mcpkit.ext.auth.client._http import bearer_challenge, origin_of, parse_challenges
 from mcpkit.ext.auth.client.authcode import AuthorizationCode
-from mcpkit.ext.auth.client.discovery import Discovery, canonical_resource, discover
+from mcpkit.ext.auth.client.discovery import (
+    Discovery,
+    canonical_resource,
+    discover,
+    resource_matches,
+)
 from mcpkit.ext.auth.client.grant import (
     ClientRegistration,
     DPoPSigner,
@@ -68,6 +94,9 @@ __all__ = ["OAuthProvider"]
 JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.ext.auth")
 _STATE = "mcpkit.auth"
+MAX_TARGETS = 64
+"""Rule 9: MCP endpoints whose state one provider keeps in memory (least recently used
+first out; their tokens stay in the storage)."""
 
 
 def _htu(url: str) -> str:
@@ -79,6 +108,24 @@ def _sent_token(request: httpx2.Request) -> str | None:
     value = request.headers.get("authorization", "")
     scheme, _, token = value.partition(" ")
     return token if scheme.lower() in ("bearer", "dpop") and token else None
+
+
+@dataclass(slots=True, eq=False)
+class _Target:
+    """Rule 9: what the provider knows about one MCP endpoint."""
+
+    key: str
+    """The endpoint's canonical URI: the storage key."""
+    url: str
+    """The endpoint URL without query (discovery starts there)."""
+    tokens: TokenSet | None = None
+    loaded: bool = False
+    verified: bool = False
+    """Whether ``tokens`` are known to come from the endpoint's current authorization
+    server (obtained in this process, or checked by discovery: rule 11)."""
+    discovery: Discovery | None = None
+    requested: list[str] = field(default_factory=list[str])
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 class OAuthProvider:
@@ -129,24 +176,21 @@ class OAuthProvider:
         self.max_resends = 4 + max_step_ups
         self.extensions: list[Any] = list(getattr(grant, "extensions", ()) or ())
         self.discovery: Discovery | None = None
-        """What the last flow discovered (None before the first 401)."""
-        self._server_url: str | None = None
-        self._tokens: TokenSet | None = None
-        self._loaded = False
-        self._requested: list[str] = []
-        self._nonces: dict[str, str] = {}
-        self._lock = anyio.Lock()
+        """What the last flow discovered, for any server (None before the first 401)."""
+        self._targets: OrderedDict[str, _Target] = OrderedDict()
+        self._rs_nonces: dict[str, str] = {}
+        self._as_nonces: dict[str, str] = {}
+        self._registration_issuer: str | None = registration.issuer if registration else None
 
     # -- HttpPlugin ---------------------------------------------------------------------
     async def on_request(
         self, request: httpx2.Request, http: httpx2.AsyncClient
     ) -> httpx2.Request | None:
-        if self._server_url is None:
-            self._server_url = _htu(str(request.url))
-        tokens = await self._current(http)
+        target = self._target(str(request.url))
+        tokens = await self._current(target, http)
         request.headers.pop("Authorization", None)
         request.headers.pop("DPoP", None)
-        if tokens is not None:
+        if tokens is not None and _issued_for(tokens, target):
             self._attach(request, tokens)
         return None
 
@@ -156,11 +200,12 @@ class OAuthProvider:
         url = str(response.request.url)
         nonce = response.headers.get("dpop-nonce")
         if nonce:
-            self._nonces[origin_of(url)] = nonce
+            self._rs_nonces[origin_of(url)] = nonce
         status = response.status_code
         if status not in (401, 403):
             return None
         request = response.request
+        target = self._target(url)
         state: dict[str, int] = request.extensions.setdefault(_STATE, {})
         header = response.headers.get("www-authenticate", "")
         challenge = bearer_challenge(header)
@@ -172,19 +217,36 @@ class OAuthProvider:
             state["nonce"] = state.get("nonce", 0) + 1
             return self._again(request)
         if status == 401:
-            return await self._unauthorized(request, http, challenge, state)
+            return await self._unauthorized(target, request, http, challenge, state)
         if error != "insufficient_scope" or state.get("step_up", 0) >= self.max_step_ups:
             return None
         state["step_up"] = state.get("step_up", 0) + 1
         wanted = challenge.get("scope", "").split()
-        union = list(dict.fromkeys([*self._requested, *wanted]))
-        async with self._lock:
-            await self._flow(http, challenge, scopes=union, allow_refresh=False)
+        union = list(dict.fromkeys([*target.requested, *wanted]))
+        async with target.lock:
+            await self._flow(target, http, challenge, scopes=union, allow_refresh=False)
         return self._again(request)
+
+    # -- targets ------------------------------------------------------------------------
+    def _target(self, url: str) -> _Target:
+        """Rule 9: the state of the MCP endpoint at ``url`` (kept for the last
+        :data:`MAX_TARGETS` endpoints)."""
+        key = canonical_resource(url)
+        target = self._targets.get(key)
+        if target is None:
+            target = _Target(key=key, url=_htu(url))
+            self._targets[key] = target
+            for old_key in list(self._targets)[: max(0, len(self._targets) - MAX_TARGETS)]:
+                if not self._targets[old_key].lock.locked():
+                    del self._targets[old_key]
+        else:
+            self._targets.move_to_end(key)
+        return target
 
     # -- flows --------------------------------------------------------------------------
     async def _unauthorized(
         self,
+        target: _Target,
         request: httpx2.Request,
         http: httpx2.AsyncClient,
         challenge: dict[str, str],
@@ -194,48 +256,52 @@ class OAuthProvider:
             return None
         state["auth"] = state.get("auth", 0) + 1
         sent = _sent_token(request)
-        async with self._lock:
-            current = self._tokens
+        async with target.lock:
+            current = target.tokens if target.verified else None
             if current is not None and current.access_token != sent:
                 return self._again(request)  # another request got a new token meanwhile
             scopes = challenge.get("scope", "").split() or None
-            await self._flow(http, challenge, scopes=scopes, allow_refresh=state["auth"] == 1)
+            await self._flow(
+                target, http, challenge, scopes=scopes, allow_refresh=state["auth"] == 1
+            )
         return self._again(request)
 
     async def _flow(
         self,
+        target: _Target,
         http: httpx2.AsyncClient,
         challenge: dict[str, str],
         *,
         scopes: list[str] | None,
         allow_refresh: bool,
     ) -> None:
-        """Rules 3-6: discover, register, then refresh or run the grant."""
-        server_url = self._server_url or ""
-        found = await discover(http, server_url, challenge.get("resource_metadata"))
-        previous = self.discovery
-        tokens = await self._load()
+        """Rules 3-6, 9-10: discover, register, then refresh or run the grant."""
+        found = await discover(http, target.url, challenge.get("resource_metadata"))
+        previous = target.discovery
+        tokens = await self._load(target)
         if tokens is not None and tokens.issuer not in (None, found.issuer):
             tokens = None  # rule 4: never present another issuer's tokens
-            await self._store(None)
+            await self._store(target, None)
         if previous is not None and previous.issuer != found.issuer:
             logger.info("authorization server changed from %s to %s", previous.issuer, found.issuer)
-        self.discovery = found
-        ctx = await self._context(http, found, self._select_scopes(found, scopes))
+        target.discovery = self.discovery = found
+        if tokens is not None and not target.verified and _issued_for(tokens, target):
+            target.verified = True  # rule 11: the challenge's metadata names their issuer
+            if not tokens.expired(leeway_s=self.refresh_leeway_s):
+                return
+        ctx = await self._context(target, http, found, self._select_scopes(found, scopes))
         if allow_refresh and tokens is not None and tokens.refresh_token:
             try:
-                await self._store(await self._refresh(ctx, tokens))
+                await self._store(target, await self._refresh(ctx, tokens))
                 return
             except OAuthError as exc:
                 logger.info("refresh failed (%s); authorizing again", exc.error)
-        self._requested = list(ctx.scopes)
+        target.requested = list(ctx.scopes)
         new = await self.grant.obtain(ctx)
-        if new.issuer is None:
-            new.issuer = found.issuer
-        await self._store(new)
+        await self._store(target, _issued(new, found))
 
     async def _context(
-        self, http: httpx2.AsyncClient, found: Discovery, scopes: list[str]
+        self, target: _Target, http: httpx2.AsyncClient, found: Discovery, scopes: list[str]
     ) -> GrantContext:
         return GrantContext(
             http=http,
@@ -243,9 +309,9 @@ class OAuthProvider:
             server_metadata=found.server_metadata,
             resource=found.resource,
             scopes=scopes,
-            registration=await self._registration_for(http, found),
+            registration=await self._registration_for(target, http, found),
             dpop=self.dpop,
-            nonces=self._nonces,
+            nonces=self._as_nonces,
         )
 
     def _select_scopes(self, found: Discovery, challenged: list[str] | None) -> list[str]:
@@ -272,28 +338,43 @@ class OAuthProvider:
         return chosen
 
     async def _registration_for(
-        self, http: httpx2.AsyncClient, found: Discovery
+        self, target: _Target, http: httpx2.AsyncClient, found: Discovery
     ) -> ClientRegistration:
-        """Registration rules (:mod:`.registration`): pre-registered, CIMD, then DCR."""
+        """Registration rules (:mod:`.registration`; rule 10): pre-registered, CIMD, then
+        DCR."""
         asm = found.server_metadata
         reg = self.registration
-        if reg is None and getattr(self.grant, "interactive", True) is False:
-            # Non-interactive grants (mcpkit.ext.auth.client.grants) bring their own
-            # pre-registered client, or need none: never register for them (SEP-1046).
-            reg = getattr(self.grant, "registration", None) or ClientRegistration(client_id="")
         if reg is not None:
-            if reg.issuer is not None and reg.issuer != found.issuer:
+            bound = reg.issuer or self._registration_issuer
+            if bound is not None and bound != found.issuer:
                 raise OAuthError(
                     "invalid_client",
-                    f"the pre-registered client {reg.client_id!r} belongs to {reg.issuer!r}, "
-                    f"but the server now uses {found.issuer!r}; not presenting it there",
+                    f"the pre-registered client {reg.client_id!r} belongs to {bound!r}, but "
+                    f"{target.url} uses the authorization server {found.issuer!r}; not "
+                    "presenting it there (use a provider per authorization server)",
                 )
+            self._registration_issuer = found.issuer
             return _with_auth_method(reg, asm)
+        if getattr(self.grant, "interactive", True) is False:
+            # Non-interactive grants (mcpkit.ext.auth.client.grants) bring their own
+            # pre-registered client, or need none: never register for them (SEP-1046).
+            # Their credentials are bound to one issuer (rule 10).
+            own: ClientRegistration | None = getattr(self.grant, "registration", None)
+            bound = getattr(self.grant, "issuer", None)
+            if isinstance(bound, str) and bound != found.issuer:
+                raise OAuthError(
+                    "invalid_client",
+                    f"the credentials of {self.grant!r} belong to the authorization server "
+                    f"{bound!r}, but {target.url} uses {found.issuer!r}; not presenting them "
+                    "there (use a grant and a provider per authorization server)",
+                )
+            if own is None:
+                return ClientRegistration(client_id="", issuer=found.issuer)
+            return _with_auth_method(own, asm)
         if self.client_metadata_url and asm.get("client_id_metadata_document_supported") is True:
             return ClientRegistration(client_id=self.client_metadata_url)
-        key = self._key()
-        stored = await self.storage.get_registration(key, found.issuer)
-        if stored is not None:
+        stored = await self.storage.get_registration(target.key, found.issuer)
+        if stored is not None and stored.issuer in (None, found.issuer):
             return stored
         redirect_uris: list[str] = list(getattr(self.grant, "redirect_uris", ()) or ())
         grant_types: Sequence[str] = getattr(
@@ -308,7 +389,7 @@ class OAuthProvider:
             metadata=metadata,
             grant_types=grant_types,
         )
-        await self.storage.set_registration(key, new)
+        await self.storage.set_registration(target.key, new)
         return new
 
     async def _refresh(self, ctx: GrantContext, tokens: TokenSet) -> TokenSet:
@@ -324,46 +405,61 @@ class OAuthProvider:
         return new
 
     # -- tokens -------------------------------------------------------------------------
-    def _key(self) -> str:
-        return canonical_resource(self._server_url or "")
+    async def _load(self, target: _Target) -> TokenSet | None:
+        if not target.loaded:
+            target.tokens = await self.storage.get_tokens(target.key)
+            target.loaded = True
+        return target.tokens
 
-    async def _load(self) -> TokenSet | None:
-        if not self._loaded and self._server_url is not None:
-            self._tokens = await self.storage.get_tokens(self._key())
-            self._loaded = True
-        return self._tokens
+    async def _store(self, target: _Target, tokens: TokenSet | None) -> None:
+        target.tokens = tokens
+        target.loaded = True
+        target.verified = tokens is not None
+        await self.storage.set_tokens(target.key, tokens)
 
-    async def _store(self, tokens: TokenSet | None) -> None:
-        self._tokens = tokens
-        await self.storage.set_tokens(self._key(), tokens)
+    async def _verify(self, target: _Target, http: httpx2.AsyncClient, tokens: TokenSet) -> None:
+        """Rule 11: keep stored ``tokens`` only if the endpoint's metadata names the
+        issuer that issued them and they were obtained for this endpoint."""
+        try:
+            found = await discover(http, target.url)
+        except OAuthError as exc:
+            logger.info("discovery before using stored tokens failed (%s)", exc.error)
+            return  # not sent: the 401 flow decides (rule 11)
+        if found.fallback and tokens.issuer not in (None, found.issuer):
+            return  # metadata only behind the challenge: the 401 flow decides
+        if tokens.issuer not in (None, found.issuer) or not _issued_for(tokens, target):
+            logger.info("stored tokens of %s are not %s's: dropped", tokens.issuer, found.issuer)
+            await self._store(target, None)
+            return
+        target.discovery = found
+        target.verified = True
 
-    async def _current(self, http: httpx2.AsyncClient) -> TokenSet | None:
-        """Rule 2: the token to send, refreshed first when it expired."""
-        tokens = await self._load()
+    async def _current(self, target: _Target, http: httpx2.AsyncClient) -> TokenSet | None:
+        """Rules 2, 11: the token to send to ``target``, checked when it came from the
+        storage, refreshed first when it expired."""
+        tokens = await self._load(target)
+        if tokens is not None and not target.verified:
+            async with target.lock:
+                if not target.verified and target.tokens is tokens:
+                    await self._verify(target, http, tokens)
+                tokens = target.tokens if target.verified else None
         if tokens is None or not tokens.expired(leeway_s=self.refresh_leeway_s):
             return tokens
         if not tokens.refresh_token:
             return tokens  # the server's 401 starts the flow
-        async with self._lock:
-            if self._tokens is not tokens:
-                return self._tokens
-            found = self.discovery
-            if found is None:  # stored tokens from an earlier run: find the token endpoint
-                try:
-                    found = await discover(http, self._server_url or "")
-                except OAuthError as exc:
-                    logger.info("discovery before refresh failed (%s)", exc.error)
-                    return tokens
-                if tokens.issuer not in (None, found.issuer):
-                    return tokens  # rule 4: the 401 flow drops them
-                self.discovery = found
-            ctx = await self._context(http, found, list(self._requested))
+        async with target.lock:
+            if target.tokens is not tokens:
+                return target.tokens
+            found = target.discovery
+            if found is None:
+                return tokens  # the server's 401 starts the flow
             try:
-                await self._store(await self._refresh(ctx, tokens))
+                ctx = await self._context(target, http, found, list(target.requested))
+                await self._store(target, _issued(await self._refresh(ctx, tokens), found))
             except OAuthError as exc:
                 logger.info("refresh failed (%s); dropping the tokens", exc.error)
-                await self._store(None)
-        return self._tokens
+                await self._store(target, None)
+        return target.tokens
 
     def _attach(self, request: httpx2.Request, tokens: TokenSet) -> None:
         """Rule 1."""
@@ -374,7 +470,7 @@ class OAuthProvider:
                 request.method,
                 _htu(url),
                 access_token=tokens.access_token,
-                nonce=self._nonces.get(origin_of(url)),
+                nonce=self._rs_nonces.get(origin_of(url)),
             )
         else:
             request.headers["Authorization"] = f"Bearer {tokens.access_token}"
@@ -395,6 +491,20 @@ class OAuthProvider:
             content=request.content,
             extensions=request.extensions,
         )
+
+
+def _issued_for(tokens: TokenSet, target: _Target) -> bool:
+    """Rule 9: whether ``tokens`` were obtained for the MCP endpoint of ``target``."""
+    return tokens.resource is None or resource_matches(tokens.resource, target.url)
+
+
+def _issued(tokens: TokenSet, found: Discovery) -> TokenSet:
+    """``tokens`` with the issuer and resource they were obtained from (rule 9)."""
+    if tokens.issuer is None:
+        tokens.issuer = found.issuer
+    if tokens.resource is None:
+        tokens.resource = found.resource
+    return tokens
 
 
 def _with_auth_method(reg: ClientRegistration, server: JSON) -> ClientRegistration:

@@ -5,7 +5,10 @@ OAuth 2.1 §7.1 (refresh token rotation).
 
 Rules:
 1. Storage is keyed by the MCP server's canonical resource URI: one entry holds the
-   :class:`~.grant.TokenSet` and the client registrations per issuer for that resource.
+   :class:`~.grant.TokenSet` (which records the ``issuer`` that issued it and the
+   ``resource`` it was requested for) and the client registrations per issuer for that
+   resource. The provider sends a stored token only to that server, and only while the
+   server's authorization server is that issuer (:mod:`.provider` rules 9 and 11).
 2. :class:`MemoryTokenStorage` (the default) lives as long as the object.
 3. :class:`FileTokenStorage` keeps one JSON file. It is created with mode 0600 inside a
    directory created 0700, never readable by others: an existing file with group or

@@ -23,6 +23,12 @@ Rules:
    :func:`env_source` reads an environment variable each time. An empty value, or a file
    that cannot be read, is an ``OAuthError("invalid_request")`` naming the source, never
    the value.
+4. A grant's credentials (client secret, private key, assertion source) belong to one
+   authorization server: ``issuer=`` names it, else the first one the grant is used with
+   is recorded. A token request to another issuer is refused with
+   ``OAuthError("invalid_client")`` before anything is sent (``client-registration``
+   §Authorization Server Binding: pre-registered credentials are specific to one
+   authorization server; clients surface an error rather than use them elsewhere).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ __all__ = [
     "JWT_BEARER",
     "AssertionSource",
     "PrivateKeyJWT",
+    "bind_issuer",
     "env_source",
     "file_source",
 ]
@@ -158,6 +165,20 @@ def secret_method(ctx: GrantContext, explicit: SecretMethod | None) -> SecretMet
         f"authorization server {ctx.issuer!r} accepts no client secret at its token endpoint "
         f"(token_endpoint_auth_methods_supported: {', '.join(supported)})",
     )
+
+
+def bind_issuer(what: str, bound: str | None, ctx: GrantContext) -> str:
+    """Rule 4: the issuer credentials of ``what`` (a grant's ``repr``) are bound to:
+    ``bound``, else (first use) ``ctx``'s. Raises ``OAuthError("invalid_client")`` when
+    ``ctx`` is another authorization server. Call it before the first ``await``."""
+    if bound is not None and bound != ctx.issuer:
+        raise OAuthError(
+            "invalid_client",
+            f"the credentials of {what} belong to the authorization server {bound!r}, not "
+            f"{ctx.issuer!r}; not presenting them there (use a grant per authorization "
+            "server)",
+        )
+    return ctx.issuer
 
 
 def with_client(

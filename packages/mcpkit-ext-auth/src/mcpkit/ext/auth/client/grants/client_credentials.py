@@ -16,6 +16,8 @@ Rules:
    in its capabilities (``extensions``).
 5. Errors from the authorization server surface as :class:`OAuthError` unchanged; the
    grant never retries with another method or grant type.
+6. The credentials are used at one authorization server only: ``issuer=``, else the
+   first one (:mod:`._common` rule 4).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from mcpkit.ext.auth.client.grants._common import (
     CLIENT_CREDENTIALS_EXTENSION,
     PrivateKeyJWT,
     SecretMethod,
+    bind_issuer,
     secret_method,
     with_client,
 )
@@ -49,6 +52,8 @@ class ClientCredentials:
     force ``client_secret_basic`` or ``client_secret_post``) or ``private_key`` (PEM text
     or bytes, or a joserfc key; ``signing_alg``, ``assertion_audience`` and
     ``assertion_lifetime_s`` tune the assertion, see :class:`PrivateKeyJWT`).
+    ``issuer``: the authorization server the client is registered at (rule 6; None: the
+    first one it is used with).
 
     Raises ``ValueError`` when neither or both credentials are given; ``obtain`` raises
     :class:`~mcpkit.ext.auth.client.grant.OAuthError` for any refusal.
@@ -67,6 +72,7 @@ class ClientCredentials:
         signing_alg: str | None = None,
         assertion_audience: str | None = None,
         assertion_lifetime_s: int = 300,
+        issuer: str | None = None,
     ) -> None:
         if (client_secret is None) == (private_key is None):
             raise ValueError(
@@ -75,6 +81,8 @@ class ClientCredentials:
         self.client_id = client_id
         self._secret = client_secret
         self.auth_method: SecretMethod | None = auth_method
+        self.issuer = issuer
+        """The authorization server these credentials belong to (rule 6)."""
         self.assertion: PrivateKeyJWT | None = None
         if private_key is not None:
             self.assertion = PrivateKeyJWT(
@@ -100,11 +108,15 @@ class ClientCredentials:
             "private_key_jwt" if self.assertion else (self.auth_method or "client_secret_basic")
         )
         return ClientRegistration(
-            client_id=self.client_id, client_secret=self._secret, token_endpoint_auth_method=method
+            client_id=self.client_id,
+            client_secret=self._secret,
+            token_endpoint_auth_method=method,
+            issuer=self.issuer,
         )
 
     async def obtain(self, ctx: GrantContext) -> TokenSet:
-        """Run the grant against ``ctx``'s authorization server (rules 2-3, 5)."""
+        """Run the grant against ``ctx``'s authorization server (rules 2-3, 5-6)."""
+        self.issuer = bind_issuer(repr(self), self.issuer, ctx)
         form: dict[str, str] = {"grant_type": "client_credentials"}
         if ctx.scope:
             form["scope"] = ctx.scope

@@ -29,6 +29,9 @@ Rules:
    refresh an expiring ID token); neither it nor the ID-JAG is ever logged.
 5. A client using this grant declares
    ``io.modelcontextprotocol/enterprise-managed-authorization`` in its capabilities.
+6. The client registered at the MCP authorization server is used there only:
+   ``issuer=``, else the first one (:mod:`._common` rule 4). The ID-JAG is requested
+   with that issuer as ``audience`` (rule 1), so it is never presented elsewhere.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from mcpkit.ext.auth.client.grants._common import (
     ENTERPRISE_MANAGED_EXTENSION,
     AssertionSource,
     SecretMethod,
+    bind_issuer,
     resolve_assertion,
 )
 from mcpkit.ext.auth.client.grants.jwt_bearer import JwtBearer
@@ -80,7 +84,9 @@ class EnterpriseManagedAuthorization:
     - ``idp_client_id`` / ``idp_client_secret``: the client at the IdP (optional, rule 1);
     - ``client_id`` / ``client_secret`` / ``auth_method``: the client pre-registered at the
       MCP authorization server (rule 3);
-    - ``max_response_bytes``: bound on the IdP's answer (rule 2).
+    - ``max_response_bytes``: bound on the IdP's answer (rule 2);
+    - ``issuer``: the MCP authorization server the client is registered at (rule 6;
+      None: the first one it is used with).
 
     ``obtain`` raises :class:`~mcpkit.ext.auth.client.grant.OAuthError` for a refusal by
     either server.
@@ -100,6 +106,7 @@ class EnterpriseManagedAuthorization:
         idp_client_secret: str | None = None,
         subject_token_type: str = ID_TOKEN,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        issuer: str | None = None,
     ) -> None:
         if idp_client_secret is not None and idp_client_id is None:
             raise ValueError(
@@ -112,7 +119,11 @@ class EnterpriseManagedAuthorization:
         self.subject_token_type = subject_token_type
         self.max_response_bytes = max_response_bytes
         self._bearer = JwtBearer(
-            "", client_id=client_id, client_secret=client_secret, auth_method=auth_method
+            "",
+            client_id=client_id,
+            client_secret=client_secret,
+            auth_method=auth_method,
+            issuer=issuer,
         )
 
     def __repr__(self) -> str:
@@ -127,12 +138,18 @@ class EnterpriseManagedAuthorization:
         return (ENTERPRISE_MANAGED_EXTENSION,)
 
     @property
+    def issuer(self) -> str | None:
+        """The MCP authorization server the client belongs to (rule 6)."""
+        return self._bearer.issuer
+
+    @property
     def registration(self) -> ClientRegistration | None:
         """The client pre-registered at the MCP authorization server."""
         return self._bearer.registration
 
     async def obtain(self, ctx: GrantContext) -> TokenSet:
-        """Rules 1-4: exchange the identity assertion, then present the ID-JAG."""
+        """Rules 1-4, 6: exchange the identity assertion, then present the ID-JAG."""
+        self._bearer.issuer = bind_issuer(repr(self), self._bearer.issuer, ctx)
         id_jag = await self.request_id_jag(ctx)
         return await self._bearer.exchange(ctx, id_jag)
 

@@ -18,6 +18,9 @@ Rules:
 4. A refused grant (``invalid_grant``, ``invalid_scope``, ``unauthorized_client`` ...)
    surfaces as :class:`OAuthError` at once: no retry, no other grant type (RFC 7523 §3.1;
    the ``auth/wif-jwt-bearer`` scenario checks both).
+5. The assertion and client credentials go to one authorization server only:
+   ``issuer=``, else the first one (:mod:`._common` rule 4); a workload token's audience
+   is that server, so presenting it elsewhere would let that server replay it.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from mcpkit.ext.auth.client.grants._common import (
     JWT_BEARER,
     AssertionSource,
     SecretMethod,
+    bind_issuer,
     env_source,
     file_source,
     resolve_assertion,
@@ -52,7 +56,8 @@ class JwtBearer:
     or a sync/async callable returning one, called per token request).
 
     ``client_id`` (optional) and ``client_secret`` (optional, with ``auth_method``)
-    identify the client (rule 3). ``obtain`` raises
+    identify the client (rule 3). ``issuer``: the authorization server the assertion is
+    meant for (rule 5; None: the first one it is used with). ``obtain`` raises
     :class:`~mcpkit.ext.auth.client.grant.OAuthError` for any refusal (rule 4).
     """
 
@@ -65,6 +70,7 @@ class JwtBearer:
         client_id: str | None = None,
         client_secret: str | None = None,
         auth_method: SecretMethod | None = None,
+        issuer: str | None = None,
     ) -> None:
         if client_secret is not None and client_id is None:
             raise ValueError("JwtBearer: client_secret= needs client_id=")
@@ -72,6 +78,8 @@ class JwtBearer:
         self.client_id = client_id
         self._secret = client_secret
         self.auth_method: SecretMethod | None = auth_method
+        self.issuer = issuer
+        """The authorization server the assertion and client belong to (rule 5)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(client_id={self.client_id!r})"
@@ -90,11 +98,15 @@ class JwtBearer:
             "none" if self._secret is None else (self.auth_method or "client_secret_basic")
         )
         return ClientRegistration(
-            client_id=self.client_id, client_secret=self._secret, token_endpoint_auth_method=method
+            client_id=self.client_id,
+            client_secret=self._secret,
+            token_endpoint_auth_method=method,
+            issuer=self.issuer,
         )
 
     async def obtain(self, ctx: GrantContext) -> TokenSet:
-        """Rules 1-4."""
+        """Rules 1-5."""
+        self.issuer = bind_issuer(repr(self), self.issuer, ctx)
         assertion = await resolve_assertion(self.source, "the JWT-bearer assertion")
         return await self.exchange(ctx, assertion)
 
@@ -131,18 +143,22 @@ class WorkloadIdentity(JwtBearer):
         *,
         client_id: str | None = None,
         max_bytes: int = DEFAULT_MAX_ASSERTION_BYTES,
+        issuer: str | None = None,
     ) -> WorkloadIdentity:
         """Read the workload JWT from ``path`` per token request, e.g.
         ``/var/run/secrets/tokens/mcp`` (a Kubernetes projected service-account token).
         A file over ``max_bytes`` bytes is refused."""
-        return cls(file_source(path, max_bytes=max_bytes), client_id=client_id)
+        return cls(file_source(path, max_bytes=max_bytes), client_id=client_id, issuer=issuer)
 
     @classmethod
-    def from_env(cls, name: str, *, client_id: str | None = None) -> WorkloadIdentity:
+    def from_env(
+        cls, name: str, *, client_id: str | None = None, issuer: str | None = None
+    ) -> WorkloadIdentity:
         """Read the workload JWT from the environment variable ``name`` per request."""
-        return cls(env_source(name), client_id=client_id)
+        return cls(env_source(name), client_id=client_id, issuer=issuer)
 
     async def obtain(self, ctx: GrantContext) -> TokenSet:
-        """Rules 1-4."""
+        """Rules 1-5."""
+        self.issuer = bind_issuer(repr(self), self.issuer, ctx)
         assertion = await resolve_assertion(self.source, "the workload identity token")
         return await self.exchange(ctx, assertion)
