@@ -1,0 +1,115 @@
+"""Issue 25 §1: a proxy's pooled upstream sessions are keyed by who the caller is
+(:func:`mcpkit.server.identity.caller_key`), never by ``id()`` of a downstream session
+(instance A) nor by ``clientInfo`` and address (instance B); a caller with no identity
+gets an upstream session of its own per request, pooled for nobody."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import anyio
+import pytest
+from proxy_helpers import serve_http
+
+from mcpkit.client import Client
+from mcpkit.server import Context, Server, proxy
+from mcpkit.server.http import http_app
+from mcpkit.server.identity import caller_key
+
+pytestmark = pytest.mark.anyio
+INFO = {"name": "same-app", "version": "1.0"}
+TRIES = 12
+"""Fresh sessions Bob opens (instance A); CPython hands a freed session's address to the
+next one of its size, so the old ``id()`` key matched within the first few."""
+
+
+def notebook() -> Server:
+    """An upstream that keeps a note per upstream session (its caller key)."""
+    server = Server("notebook")
+    notes: dict[str, str] = {}
+
+    @server.tool()
+    def remember(note: str, ctx: Context) -> str:
+        key = caller_key(ctx)
+        assert key is not None
+        notes[key] = note
+        return "ok"
+
+    @server.tool()
+    def recall(ctx: Context) -> str:
+        key = caller_key(ctx)
+        return notes.get(key, "nothing") if key is not None else "nothing"
+
+    return server
+
+
+def text(result: Any) -> str:
+    return result.content[0].text
+
+
+async def test_a_departed_sessions_upstream_session_never_reaches_a_new_session() -> None:
+    """Instance A: Alice stores state upstream through the proxy and ends her session
+    (DELETE); Bob opens fresh sessions over and over, never getting Alice's."""
+    front = proxy(notebook(), mode="legacy")
+    state: Any = front.proxy  # type: ignore[attr-defined]
+    async with serve_http(http_app(front)) as url:
+        async with Client(url, mode="legacy", client_info=INFO) as alice:
+            await alice.call_tool("remember", {"note": "alice's secret"})
+            assert text(await alice.call_tool("recall")) == "alice's secret"
+        assert state.upstream.idle_count() == 1  # Alice's upstream session, pooled
+        for _ in range(TRIES):
+            gc.collect()  # free whatever the last session left, so its address is reused
+            async with Client(url, mode="legacy", client_info=INFO) as bob:
+                assert text(await bob.call_tool("recall")) == "nothing"
+
+
+async def test_stateless_callers_with_the_same_client_info_and_address_share_nothing() -> None:
+    """Instance B: two unauthenticated 2026-07-28 callers with the same ``clientInfo``
+    from the same address have no identity: each request gets its own upstream session,
+    which is never pooled, so neither reads what the other stored."""
+    front = proxy(notebook(), mode="legacy")
+    state: Any = front.proxy  # type: ignore[attr-defined]
+    async with (
+        serve_http(http_app(front)) as url,
+        Client(url, mode="modern", client_info=INFO) as alice,
+        Client(url, mode="modern", client_info=INFO) as bob,
+    ):
+        await alice.call_tool("remember", {"note": "alice's secret"})
+        assert state.upstream.idle_count() == 0  # pooled for nobody
+        assert text(await bob.call_tool("recall")) == "nothing"
+        assert text(await alice.call_tool("recall")) == "nothing"  # not even for herself
+        assert state.upstream.idle_count() == 0
+
+
+@pytest.mark.parametrize("down", ["legacy", "modern"])
+async def test_an_in_memory_caller_keeps_its_upstream_session_and_a_new_one_does_not(
+    down: str,
+) -> None:
+    """On an in-memory (or stdio) connection the caller is the connection's token, both
+    eras: its upstream session is reused for it, and never for a later connection."""
+    front = proxy(notebook(), mode="legacy")
+    state: Any = front.proxy  # type: ignore[attr-defined]
+    connected, held, gone = anyio.Event(), anyio.Event(), anyio.Event()
+
+    async def alice() -> None:
+        async with Client(front, mode=down, client_info=INFO) as client:  # type: ignore[arg-type]
+            connected.set()
+            await held.wait()
+            await client.call_tool("remember", {"note": "alice's secret"})
+            assert text(await client.call_tool("recall")) == "alice's secret"
+        gone.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(alice)
+        await connected.wait()
+        # a later connection keeps the proxy serving: connections opened from now on
+        # live in its task group, so the pool outlives Alice's connection
+        async with Client(front, mode=down, client_info=INFO):  # type: ignore[arg-type]
+            held.set()
+            await gone.wait()
+            assert state.upstream.idle_count() == 1
+            for _ in range(TRIES):
+                gc.collect()
+                async with Client(front, mode=down, client_info=INFO) as bob:  # type: ignore[arg-type]
+                    assert text(await bob.call_tool("recall")) == "nothing"
