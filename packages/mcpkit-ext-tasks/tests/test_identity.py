@@ -184,3 +184,30 @@ async def test_a_principal_named_like_a_session_scope_cannot_reach_anonymous_tas
     assert listed["tasks"] == []
     assert code == INVALID_PARAMS
     assert [t["taskId"] for t in mine["tasks"]] == [tid]
+
+
+async def test_an_anonymous_sessions_tasks_stay_its_own_after_it_ends() -> None:
+    """Issue 25 §1: an anonymous handshake-era session's scope is core's caller key (a
+    hash of its ``Mcp-Session-Id``): a later session never lists or reads the first
+    one's task, also after the first ended (DELETE), and the stored owner does not
+    hold the session id (a credential)."""
+    args = {"name": "slow_compute", "arguments": {"seconds": 30, "label": "x"}, "task": {}}
+    store = InMemoryTaskStore()
+    async with serve(store) as url:
+        first = Client(HttpTransport(url), mode="legacy", extensions=[TASKS_EXTENSION])  # type: ignore[arg-type]
+        async with first:
+            tid = (await first.session.request("tools/call", args))["task"]["taskId"]
+            sid = first.session.connection.stream.session_id  # type: ignore[attr-defined]
+            assert sid
+        record = await store.get(tid)
+        assert record is not None
+        assert record.owner is not None
+        assert record.owner.startswith("session:s:")
+        assert sid not in record.owner
+        for _ in range(3):
+            later = Client(HttpTransport(url), mode="legacy", extensions=[TASKS_EXTENSION])  # type: ignore[arg-type]
+            async with later:
+                listed = await later.session.request("tasks/list", {})
+                code = await refused(lambda: later.session.request("tasks/get", {"taskId": tid}))  # noqa: B023
+            assert listed["tasks"] == []
+            assert code == INVALID_PARAMS
