@@ -10,14 +10,18 @@ from typing import Any
 
 import anyio
 import pytest
-from proxy_helpers import serve_http
+from proxy_helpers import Probe, serve_http, upstream_server
 
 from mcpkit.client import Client
-from mcpkit.server import Context, Server, proxy
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.server import Context, ProxyLimits, Server, proxy
+from mcpkit.server.demo import build_demo_server
 from mcpkit.server.http import http_app
 from mcpkit.server.identity import caller_key
 
 pytestmark = pytest.mark.anyio
+JSON = dict[str, Any]
+ELICIT = "test_input_required_result_elicitation"
 INFO = {"name": "same-app", "version": "1.0"}
 TRIES = 12
 """Fresh sessions Bob opens (instance A); CPython hands a freed session's address to the
@@ -113,3 +117,50 @@ async def test_an_in_memory_caller_keeps_its_upstream_session_and_a_new_one_does
                 gc.collect()
                 async with Client(front, mode=down, client_info=INFO) as bob:  # type: ignore[arg-type]
                     assert text(await bob.call_tool("recall")) == "nothing"
+
+
+async def nobody(_params: Any) -> JSON:
+    raise AssertionError("not asked live")
+
+
+async def test_parked_slots_are_counted_per_connection_not_per_client_info() -> None:
+    """Two in-memory 2026-07-28 clients with the same ``clientInfo`` are two callers
+    (their connections' tokens): one at its parked-call cap does not block the other."""
+    limits = ProxyLimits(max_inflight_per_client=2, max_parked_calls=10)
+    front = proxy(build_demo_server(), mode="legacy", proxy_limits=limits)
+    async with (
+        Client(front, mode="modern", elicitation=nobody, client_info=INFO) as hog,
+        Client(front, mode="modern", elicitation=nobody, client_info=INFO) as other,
+    ):
+        for _ in range(2):
+            assert (await first_round(hog))["resultType"] == "input_required"
+        with pytest.raises(JSONRPCError) as info:
+            await first_round(hog)
+        assert "max_inflight_per_client" in info.value.message
+        assert (await first_round(other))["resultType"] == "input_required"
+
+
+async def test_callers_without_identity_are_not_counted_against_each_other() -> None:
+    """Unauthenticated 2026-07-28 callers over HTTP with the same ``clientInfo`` from the
+    same address are not one client: one with calls in flight does not make another's
+    call refused for ``max_inflight_per_client`` (``max_connections`` still bounds all)."""
+    limits = ProxyLimits(max_inflight_per_client=1, timeout_s=60)
+    probe = Probe()
+    async with (
+        serve_http(http_app(proxy(upstream_server(probe), proxy_limits=limits))) as url,
+        Client(url, mode="modern", client_info=INFO) as busy,
+        Client(url, mode="modern", client_info=INFO) as other,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(busy.call_tool, "wait_forever")
+        with anyio.fail_after(10):
+            await probe.started.wait()
+        r = await other.call_tool("sleep_s", {"seconds": 0})
+        assert not r.is_error
+        tg.cancel_scope.cancel()
+
+
+async def first_round(client: Client) -> JSON:
+    return await client.request(
+        "tools/call", {"name": ELICIT, "arguments": {}}, accept_result_types=("input_required",)
+    )
