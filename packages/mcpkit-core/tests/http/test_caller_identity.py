@@ -10,6 +10,7 @@ import gc
 import hashlib
 from typing import Any
 
+import anyio
 import pytest
 from http_helpers import serve
 
@@ -103,3 +104,60 @@ async def test_over_http_without_principal_or_session_there_is_nobody(stateless:
         Client(base + "/mcp", mode=mode, client_info={"name": "app", "version": "1"}) as client,  # type: ignore[arg-type]
     ):
         assert await who(client) == "nobody"
+
+
+def noisy_server() -> Server:
+    server = Server("noisy")
+
+    @server.resource("note://alice")
+    def alices() -> str:
+        return "alice's"
+
+    @server.resource("note://marker")
+    def marker() -> str:
+        return "marker"
+
+    @server.tool()
+    async def touch(ctx: Context) -> str:
+        await ctx.log("warning", "only for a session that asked for warnings")
+        server.notify_resource_updated("note://alice")
+        server.notify_resource_updated("note://marker")  # published after Alice's URI
+        return "touched"
+
+    return server
+
+
+async def test_a_departed_sessions_subscriptions_and_log_level_never_reach_a_new_one() -> None:
+    """Session-held caller state (resource subscriptions, log level) lives with the
+    session: after Alice ends her session, Bob's fresh sessions get neither her
+    subscription's updates nor her log level."""
+    server = noisy_server()
+    async with serve(http_app(server)) as base:
+        url = base + "/mcp"
+        async with Client(url, mode="legacy") as alice:
+            await alice.subscribe("note://alice")
+            await alice.set_log_level("debug")
+        for _ in range(3):
+            gc.collect()
+            updates: list[str] = []
+            logs: list[dict[str, Any]] = []
+            marked = anyio.Event()
+
+            async def updated(uri: str) -> None:
+                updates.append(uri)
+                if uri == "note://marker":
+                    marked.set()  # noqa: B023
+
+            async def logged(params: dict[str, Any]) -> None:
+                logs.append(params)  # noqa: B023
+
+            async with Client(
+                url, mode="legacy", on_resource_updated=updated, on_log=logged
+            ) as bob:
+                await bob.set_log_level("error")
+                await bob.subscribe("note://marker")
+                await bob.call_tool("touch")
+                with anyio.fail_after(10):  # a hang guard, not a timing assertion
+                    await marked.wait()
+            assert updates == ["note://marker"]
+            assert logs == []
