@@ -139,25 +139,29 @@ async def test_a_departed_sessions_subscriptions_and_log_level_never_reach_a_new
             await alice.set_log_level("debug")
         for _ in range(3):
             gc.collect()
-            updates: list[str] = []
-            logs: list[dict[str, Any]] = []
-            marked = anyio.Event()
-
-            async def updated(uri: str) -> None:
-                updates.append(uri)
-                if uri == "note://marker":
-                    marked.set()  # noqa: B023
-
-            async def logged(params: dict[str, Any]) -> None:
-                logs.append(params)  # noqa: B023
-
-            async with Client(
-                url, mode="legacy", on_resource_updated=updated, on_log=logged
-            ) as bob:
-                await bob.set_log_level("error")
-                await bob.subscribe("note://marker")
-                await bob.call_tool("touch")
-                with anyio.fail_after(10):  # a hang guard, not a timing assertion
-                    await marked.wait()
+            updates, logs = await what_a_new_session_gets(url)
             assert updates == ["note://marker"]
             assert logs == []
+
+
+async def what_a_new_session_gets(url: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """Bob: a fresh session that asks for errors only and subscribes to the marker."""
+    updates: list[str] = []
+    logs: list[dict[str, Any]] = []
+    marked = anyio.Event()
+
+    async def updated(uri: str) -> None:
+        updates.append(uri)
+        if uri == "note://marker":
+            marked.set()
+
+    async def logged(params: dict[str, Any]) -> None:
+        logs.append(params)
+
+    async with Client(url, mode="legacy", on_resource_updated=updated, on_log=logged) as bob:
+        await bob.set_log_level("error")
+        await bob.subscribe("note://marker")
+        await bob.call_tool("touch")
+        with anyio.fail_after(10):  # a hang guard, not a timing assertion
+            await marked.wait()
+    return updates, logs
