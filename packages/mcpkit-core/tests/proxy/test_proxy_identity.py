@@ -164,3 +164,19 @@ async def first_round(client: Client) -> JSON:
     return await client.request(
         "tools/call", {"name": ELICIT, "arguments": {}}, accept_result_types=("input_required",)
     )
+
+
+async def test_a_departed_callers_idle_connection_makes_room_for_a_new_caller() -> None:
+    """A departed caller's key is never presented again, so its idle connection must not
+    hold the pool: the least recently returned one is closed to make room, and the new
+    caller keeps its own upstream session."""
+    front = proxy(notebook(), mode="legacy", proxy_limits=ProxyLimits(max_idle_connections=1))
+    state: Any = front.proxy  # type: ignore[attr-defined]
+    async with serve_http(http_app(front)) as url:
+        async with Client(url, mode="legacy") as alice:
+            await alice.call_tool("remember", {"note": "alice's secret"})
+        assert state.upstream.idle_count() == 1
+        async with Client(url, mode="legacy") as bob:
+            await bob.call_tool("remember", {"note": "bob's note"})
+            assert text(await bob.call_tool("recall")) == "bob's note"
+        assert state.upstream.idle_count() == 1

@@ -22,8 +22,10 @@ Rules:
    refused (-32603), never sent to a stranger.
 3. At most ``ProxyLimits.max_connections`` leases at once (waiting at most
    ``timeout_s`` for one, then -32603); at most ``max_idle_connections`` idle ones are
-   kept (in all, over every client and capability set); an idle connection is leased
-   again only by the downstream client it served (:func:`client_key`). A connection
+   kept (in all, over every client and capability set; the least recently returned one
+   is closed to make room, so a departed client's connections do not hold the pool); an
+   idle connection is leased again only by the downstream client it served
+   (:func:`client_key`). A connection
    that failed (closed transport, expired session) is discarded, so a restarted
    upstream is reconnected by the next call.
 4. A ``Client`` instance as target is the only connection: calls share it, and its
@@ -393,8 +395,18 @@ class Upstream:
         return found
 
     def _give_back(self, conn: Conn) -> None:
-        full = self.idle_count() >= self.limits.max_idle_connections
-        if conn.dead or not self._tgs or full:
+        """Rule 3: pool ``conn`` for its caller, evicting the least recently returned
+        idle connection when the pool is full (a departed caller's connections, whose
+        key nobody presents again, must not hold the pool forever)."""
+        if conn.dead or not self._tgs or self.limits.max_idle_connections <= 0:
             conn.close()
-        else:
-            self._idle.setdefault(conn.key, []).append(conn)
+            return
+        while self.idle_count() >= self.limits.max_idle_connections:
+            oldest = next(iter(self._idle))
+            idle = self._idle[oldest]
+            idle.pop(0).close()
+            if not idle:
+                del self._idle[oldest]
+        idle = self._idle.pop(conn.key, [])  # re-inserted: the newest key
+        idle.append(conn)
+        self._idle[conn.key] = idle
