@@ -68,16 +68,20 @@ async def test_a_departed_sessions_upstream_session_never_reaches_a_new_session(
                 assert text(await bob.call_tool("recall")) == "nothing"
 
 
-async def test_stateless_callers_with_the_same_client_info_and_address_share_nothing() -> None:
-    """Instance B: two unauthenticated 2026-07-28 callers with the same ``clientInfo``
-    from the same address have no identity: each request gets its own upstream session,
-    which is never pooled, so neither reads what the other stored."""
+@pytest.mark.parametrize(("down", "stateless"), [("modern", False), ("legacy", True)])
+async def test_stateless_callers_with_the_same_client_info_and_address_share_nothing(
+    down: str, stateless: bool
+) -> None:
+    """Instance B: two unauthenticated 2026-07-28 callers (or handshake-era callers of a
+    stateless endpoint, whose per-request session object was keyed by ``id()``) with the
+    same ``clientInfo`` from the same address have no identity: each request gets its own
+    upstream session, which is never pooled, so neither reads what the other stored."""
     front = proxy(notebook(), mode="legacy")
     state: Any = front.proxy  # type: ignore[attr-defined]
     async with (
-        serve_http(http_app(front)) as url,
-        Client(url, mode="modern", client_info=INFO) as alice,
-        Client(url, mode="modern", client_info=INFO) as bob,
+        serve_http(http_app(front, stateless=stateless)) as url,
+        Client(url, mode=down, client_info=INFO) as alice,  # type: ignore[arg-type]
+        Client(url, mode=down, client_info=INFO) as bob,  # type: ignore[arg-type]
     ):
         await alice.call_tool("remember", {"note": "alice's secret"})
         assert state.upstream.idle_count() == 0  # pooled for nobody
