@@ -23,6 +23,7 @@ import anyio
 import httpx2
 import pytest
 import uvicorn
+from helpers import connect, poll
 from starlette.authentication import AuthCredentials, AuthenticationBackend, BaseUser, SimpleUser
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection
@@ -30,8 +31,16 @@ from starlette.requests import HTTPConnection
 from mcpkit.client import Client
 from mcpkit.client.http import HttpTransport
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
-from mcpkit.ext.tasks import TASKS_EXTENSION, InMemoryTaskStore, RedisTaskStore, TaskStore
+from mcpkit.ext.tasks import (
+    TASKS_EXTENSION,
+    InMemoryTaskStore,
+    RedisTaskStore,
+    Tasks,
+    TaskStore,
+)
 from mcpkit.ext.tasks.demo import build_server
+from mcpkit.server import Context, Server
+from mcpkit.server.identity import caller_key
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -211,3 +220,39 @@ async def test_an_anonymous_sessions_tasks_stay_its_own_after_it_ends() -> None:
                 code = await refused(lambda: later.session.request("tasks/get", {"taskId": tid}))  # noqa: B023
             assert listed["tasks"] == []
             assert code == INVALID_PARAMS
+
+
+@pytest.mark.parametrize("mode", ["modern", "legacy"])
+async def test_a_task_runs_as_the_caller_that_created_it(mode: str) -> None:
+    """Issue 25 §1: inside a task, core's ``caller_key`` names the caller whose request
+    created it (an in-memory connection's token, both eras), as the request itself did;
+    another connection is another caller."""
+    server = Server("who")
+    runtime = Tasks()
+    runtime.install(server)
+
+    @runtime.tool(task_support="optional")
+    async def who(ctx: Context) -> str:
+        return caller_key(ctx) or "nobody"
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        """The same answer, never as a task."""
+        return caller_key(ctx) or "nobody"
+
+    async def as_task(client: Client) -> str:
+        s = client.session
+        if mode == "modern":
+            created = await s.request("tools/call", {"name": "who", "arguments": {}})
+            task = await poll(s, created["taskId"])
+            return task["result"]["content"][0]["text"]
+        created = await s.request("tools/call", {"name": "who", "arguments": {}, "task": {}})
+        tid = created["task"]["taskId"]
+        result = await s.request("tasks/result", {"taskId": tid})
+        return result["content"][0]["text"]
+
+    async with connect(server, mode=mode) as one, connect(server, mode=mode) as two:
+        direct = (await one.call_tool("whoami")).content[0].text  # type: ignore[union-attr]
+        assert direct.startswith("c:")
+        assert await as_task(one) == direct
+        assert await as_task(two) not in (direct, "nobody")
