@@ -25,9 +25,8 @@ Rules:
    kept (in all, over every client and capability set; the least recently returned one
    is closed to make room, so a departed client's connections do not hold the pool); an
    idle connection is leased again only by the downstream client it served
-   (:func:`client_key`). A connection
-   that failed (closed transport, expired session) is discarded, so a restarted
-   upstream is reconnected by the next call.
+   (:func:`client_key`). A connection that failed (closed transport, expired session)
+   is discarded, so a restarted upstream is reconnected by the next call.
 4. A ``Client`` instance as target is the only connection: calls share it, and its
    reverse requests reach the caller only while exactly one call is in flight (else
    -32603); documented in ``docs/proxy.md``.
