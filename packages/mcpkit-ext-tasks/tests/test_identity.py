@@ -23,6 +23,7 @@ import anyio
 import httpx2
 import pytest
 import uvicorn
+from helpers import connect, poll
 from starlette.authentication import AuthCredentials, AuthenticationBackend, BaseUser, SimpleUser
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection
@@ -30,8 +31,16 @@ from starlette.requests import HTTPConnection
 from mcpkit.client import Client
 from mcpkit.client.http import HttpTransport
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
-from mcpkit.ext.tasks import TASKS_EXTENSION, InMemoryTaskStore, RedisTaskStore, TaskStore
+from mcpkit.ext.tasks import (
+    TASKS_EXTENSION,
+    InMemoryTaskStore,
+    RedisTaskStore,
+    Tasks,
+    TaskStore,
+)
 from mcpkit.ext.tasks.demo import build_server
+from mcpkit.server import Context, Server
+from mcpkit.server.identity import caller_key
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -184,3 +193,66 @@ async def test_a_principal_named_like_a_session_scope_cannot_reach_anonymous_tas
     assert listed["tasks"] == []
     assert code == INVALID_PARAMS
     assert [t["taskId"] for t in mine["tasks"]] == [tid]
+
+
+async def test_an_anonymous_sessions_tasks_stay_its_own_after_it_ends() -> None:
+    """Issue 25 §1: an anonymous handshake-era session's scope is core's caller key (a
+    hash of its ``Mcp-Session-Id``): a later session never lists or reads the first
+    one's task, also after the first ended (DELETE), and the stored owner does not
+    hold the session id (a credential)."""
+    args = {"name": "slow_compute", "arguments": {"seconds": 30, "label": "x"}, "task": {}}
+    store = InMemoryTaskStore()
+    async with serve(store) as url:
+        first = Client(HttpTransport(url), mode="legacy", extensions=[TASKS_EXTENSION])  # type: ignore[arg-type]
+        async with first:
+            tid = (await first.session.request("tools/call", args))["task"]["taskId"]
+            sid = first.session.connection.stream.session_id  # type: ignore[attr-defined]
+            assert sid
+        record = await store.get(tid)
+        assert record is not None
+        assert record.owner is not None
+        assert record.owner.startswith("session:s:")
+        assert sid not in record.owner
+        for _ in range(3):
+            later = Client(HttpTransport(url), mode="legacy", extensions=[TASKS_EXTENSION])  # type: ignore[arg-type]
+            async with later:
+                listed = await later.session.request("tasks/list", {})
+                code = await refused(lambda: later.session.request("tasks/get", {"taskId": tid}))  # noqa: B023
+            assert listed["tasks"] == []
+            assert code == INVALID_PARAMS
+
+
+@pytest.mark.parametrize("mode", ["modern", "legacy"])
+async def test_a_task_runs_as_the_caller_that_created_it(mode: str) -> None:
+    """Issue 25 §1: inside a task, core's ``caller_key`` names the caller whose request
+    created it (an in-memory connection's token, both eras), as the request itself did;
+    another connection is another caller."""
+    server = Server("who")
+    runtime = Tasks()
+    runtime.install(server)
+
+    @runtime.tool(task_support="optional")
+    async def who(ctx: Context) -> str:
+        return caller_key(ctx) or "nobody"
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        """The same answer, never as a task."""
+        return caller_key(ctx) or "nobody"
+
+    async def as_task(client: Client) -> str:
+        s = client.session
+        if mode == "modern":
+            created = await s.request("tools/call", {"name": "who", "arguments": {}})
+            task = await poll(s, created["taskId"])
+            return task["result"]["content"][0]["text"]
+        created = await s.request("tools/call", {"name": "who", "arguments": {}, "task": {}})
+        tid = created["task"]["taskId"]
+        result = await s.request("tasks/result", {"taskId": tid})
+        return result["content"][0]["text"]
+
+    async with connect(server, mode=mode) as one, connect(server, mode=mode) as two:
+        direct = (await one.call_tool("whoami")).content[0].text  # type: ignore[union-attr]
+        assert direct.startswith("c:")
+        assert await as_task(one) == direct
+        assert await as_task(two) not in (direct, "nobody")

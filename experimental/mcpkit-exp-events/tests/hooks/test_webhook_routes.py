@@ -8,6 +8,7 @@ identity: an id is a routing handle, not a capability)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -33,6 +34,7 @@ from mcpkit.experimental.events.webhooks import (
 )
 from mcpkit.experimental.events.webhooks import handlers as webhook_handlers
 from mcpkit.experimental.events.webhooks.client import server_label
+from mcpkit.server import Server
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +102,19 @@ async def test_a_server_returning_another_servers_id_cannot_touch_its_subscripti
         assert good.cursor == d.receiver.cursor(stolen, route=good.route)
         assert good.cursor in {m.body["cursor"] for m in mine}
         assert bad.cursor in {m.body["cursor"] for m in theirs}
+
+
+def test_an_in_memory_servers_route_is_never_a_freed_transports() -> None:
+    """Issue 25 §1: a transport without URL or command is labelled by a token kept with
+    it, not by ``id()``: CPython gives a new transport the address of a freed one, which
+    would hand the new server the departed one's route (its bound ids and secrets)."""
+    first = Client(Server("first"))
+    label = server_label(first)
+    assert server_label(first) == label  # stable while the transport lives
+    del first
+    departed = {label}
+    for _ in range(50):  # bounded; the old key repeated at once
+        gc.collect()
+        label = server_label(Client(Server("next")))  # freed again right after
+        assert label not in departed
+        departed.add(label)

@@ -296,6 +296,17 @@ async def check_server_sync(ns: dict[str, Any]) -> None:
     assert seen["add"] == threading.current_thread().name  # the event loop's thread
 
 
+async def check_server_caller(ns: dict[str, Any]) -> None:
+    async with connect(ns["server"]) as alice, connect(ns["server"]) as bob:
+        kept = await alice.call_tool("remember", {"note": "alice's"})
+        assert kept["content"][0]["text"] == "kept"
+        theirs = await bob.call_tool("recall", {})
+        mine = await alice.call_tool("recall", {})
+    assert theirs["content"][0]["text"] == "nothing"  # another connection, another caller
+    assert mine["content"][0]["text"] == "alice's"
+    assert len(ns["notes"]) == 1
+
+
 async def check_server_returns(ns: dict[str, Any]) -> None:
     async with connect(ns["server"]) as peer:
         stock = await peer.call_tool("stock")
@@ -388,6 +399,7 @@ CHECKS: dict[str, Check] = {
     "server-content": check_server_content,
     "server-lifespan": check_server_lifespan,
     "server-sync": check_server_sync,
+    "server-caller": check_server_caller,
     "server-errors": check_server_errors,
 }
 

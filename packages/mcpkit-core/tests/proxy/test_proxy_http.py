@@ -39,6 +39,14 @@ class Bearer(httpx2.Auth):
         yield request
 
 
+def bearer(scope: Any) -> str | None:
+    """The test's principal: the bearer token itself (no token: anonymous)."""
+    for name, value in scope["headers"]:
+        if name == b"authorization" and value.startswith(b"Bearer "):
+            return value[7:].decode()
+    return None
+
+
 class RecordHeaders:
     """ASGI middleware keeping every request's headers (the upstream's view)."""
 
@@ -120,12 +128,16 @@ async def test_a_dead_upstream_gives_a_clear_error_not_a_hang() -> None:
 
 @pytest.mark.parametrize("down", ["legacy", "modern"])
 async def test_one_client_at_its_cap_does_not_starve_another(down: str) -> None:
+    """Callers told apart by their principal: a 2026-07-28 caller without one has no
+    identity (issue 25 §1), and its ``clientInfo`` is none either."""
     limits = ProxyLimits(max_inflight_per_client=2, timeout_s=60)
     async with (
         serve_http(http_app(upstream_server())) as upstream_url,
-        serve_http(http_app(proxy(upstream_url, proxy_limits=limits))) as proxy_url,
-        Client(proxy_url, mode=down, client_info={"name": "hog", "version": "1"}) as hog,  # type: ignore[arg-type]
-        Client(proxy_url, mode=down, client_info={"name": "other", "version": "1"}) as other,  # type: ignore[arg-type]
+        serve_http(
+            http_app(proxy(upstream_url, proxy_limits=limits), principal_from_scope=bearer)
+        ) as proxy_url,
+        Client(proxy_url, mode=down, auth=Bearer("hog")) as hog,  # type: ignore[arg-type]
+        Client(proxy_url, mode=down, auth=Bearer("other")) as other,  # type: ignore[arg-type]
         anyio.create_task_group() as tg,
     ):
         for _ in range(2):

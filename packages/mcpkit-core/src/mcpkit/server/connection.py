@@ -19,6 +19,12 @@ Rules:
 7. Tracing: every notification goes through
    :func:`~mcpkit.server.tracing.handle_notification_traced`; a tracer sees the
    connection's ``transport_name`` (``"stdio"``, ``"memory"``) as ``transport["name"]``.
+8. The connection mints its caller token when it is created
+   (:func:`mcpkit.server.identity.new_connection_key`): its session's ``caller`` and,
+   for 2026-07-28 requests, ``ctx.transport["connection_key"]``. A connection is one
+   peer on stdio and in memory, so the token is that caller's identity when it has no
+   principal (:mod:`mcpkit.server.identity` rule 8); handlers see the facts of rule 7
+   plus that key as ``ctx.transport``.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from mcpkit.core.engine import Connection, InboundRequest, MessageStream
 from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.versions import BATCH_VERSIONS
 from mcpkit.server.frontend import handle_legacy, handle_modern, looks_modern
+from mcpkit.server.identity import CONNECTION_KEY, new_connection_key
 from mcpkit.server.lifecycle import LegacySession
 from mcpkit.server.tracing import handle_notification_traced
 
@@ -72,7 +79,8 @@ class ServerConnection:
     ) -> None:
         self.server = server
         self.principal = principal
-        self.session = LegacySession(server, principal=principal)
+        self.caller = new_connection_key()  # rule 8
+        self.session = LegacySession(server, principal=principal, caller=self.caller)
         wrapped = _SendMiddlewareStream(stream, server)
         self.connection = Connection(
             wrapped,
@@ -83,6 +91,7 @@ class ServerConnection:
         self.connection.inflight.exempt = server.streaming_methods  # rule 6 (live set)
         if transport_name is not None:  # what a tracer sees as the transport (rule 7)
             self.connection.facts = {"name": transport_name}
+        self._facts: JSON = {**(self.connection.facts or {}), CONNECTION_KEY: self.caller}
         self._tg: anyio.abc.TaskGroup | None = None
         self._pumping = False
 
@@ -96,8 +105,12 @@ class ServerConnection:
         if looks_modern(params) and not (
             request.method == "initialize" and "protocolVersion" in (params or ())
         ):
-            return await handle_modern(self.server, request, principal=self.principal)
-        result = await handle_legacy(self.server, request, self.session, principal=self.principal)
+            return await handle_modern(
+                self.server, request, principal=self.principal, transport=self._facts
+            )
+        result = await handle_legacy(
+            self.server, request, self.session, principal=self.principal, transport=self._facts
+        )
         if request.method == "initialize" and not self._pumping and self._tg is not None:
             self._pumping = True
             self._tg.start_soon(self.session.pump, self.connection.notify)

@@ -28,7 +28,9 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
 7. Handshake era: ``ping`` is always answered; ``initialize`` goes to the session; any
    other request before the session is initialized is -32600.
 8. Both eras: a request whose principal has no stable identity is -32603 before anything
-   runs (:mod:`mcpkit.server.identity`); state is keyed by :func:`principal_key` only.
+   runs (:mod:`mcpkit.server.identity`); state is keyed by :func:`principal_key`, or by
+   :func:`~mcpkit.server.identity.caller_key` where an anonymous caller has a session
+   or a connection of its own (issue 25 §1).
 9. Tracing (SEP-414, :mod:`mcpkit.server.tracing`): a request whose ``_meta`` carries a
    ``traceparent``, or any request when the server has a tracer, is handled with its
    trace context current and reported to the tracer; otherwise it costs one lookup.

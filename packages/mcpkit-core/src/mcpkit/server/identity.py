@@ -1,8 +1,10 @@
-"""Principal identity: the stable key that binds server state to an authenticated caller.
+"""Caller identity: the stable key that binds server state to the caller that made it.
 
-Sessions, tasks, MRTR ``requestState``, resource subscriptions and resumable event
-streams are all bound to the principal that created them; this module is the one place
-that turns a principal object into the key compared for that binding.
+Sessions, tasks, MRTR ``requestState``, resource subscriptions, resumable event
+streams, a proxy's pooled upstream connections and every other caller-keyed store are
+bound to the caller that created them; this module is the one place that turns a
+principal object into its key (:func:`principal_key`) and a request into its caller's
+key (:func:`caller_key`).
 
 Rules (issue 11 §1; design sketch "secure by default"):
 1. No principal (``None``) is anonymous: the key is ``None``.
@@ -30,18 +32,56 @@ Rules (issue 11 §1; design sketch "secure by default"):
    object whose backing store is down) fails closed the same way (rule 4), with the
    exception's type in the log line: the next field is not tried, since a key that
    depends on which field answered this time would not be stable.
+
+Who is the caller (:func:`caller_key`; issue 25 §1; spec 2025-11-25
+``basic/transports`` §Session Management, ``basic/security_best_practices``
+§Session Hijacking), first match wins:
+6. An authenticated principal: ``"p:" + principal_key(principal)``.
+7. Else the handshake-era session the request belongs to, as the transport named it:
+   an HTTP session is ``"s:"`` plus the SHA-256 of its ``Mcp-Session-Id`` (128 bits in
+   hex; the id itself is a credential and never becomes a key, a log line or a store
+   entry); a stdio or in-memory connection's session is the connection's token (rule 8).
+8. Else, on stdio and in-memory only, the connection's token: ``"c:"`` plus 128
+   random bits (:func:`new_connection_key`), minted when the connection is created and
+   never reused. A 2026-07-28 request on such a connection has no session but has this.
+9. Else the caller has no identity: ``None``. Over HTTP a connection is never an
+   identity (behind HAProxy or nginx one backend connection carries many users), so an
+   unauthenticated HTTP caller without a session (stateless endpoint, 2026-07-28) is
+   ``None``, and a store must give it nothing that another caller could reach: no
+   entry, or one of its own that no later request can find.
+10. Never ``id()`` of an object (CPython reuses a freed object's address, so a new
+    caller inherits a departed one's key), a field the peer declares (``clientInfo``:
+    every user of one app sends the same one), or a network address (one balancer,
+    one host: every peer has the same one). ``tools/check_kinds.py`` (``id-key``)
+    rejects ``id(...)`` in keys.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import secrets
 import sys
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 
-__all__ = ["UnidentifiedPrincipal", "principal_key"]
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+
+__all__ = [
+    "CONNECTION_KEY",
+    "UnidentifiedPrincipal",
+    "caller_key",
+    "new_connection_key",
+    "principal_key",
+    "session_caller_key",
+]
+
+CONNECTION_KEY = "connection_key"
+"""``ctx.transport`` fact of a stdio or in-memory connection: its token (rule 8). The
+HTTP transport never sets it."""
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -149,3 +189,38 @@ def principal_key(principal: Any) -> str | None:
         why,
     )
     raise UnidentifiedPrincipal(type_name)
+
+
+def new_connection_key() -> str:
+    """Rule 8: a fresh connection token, ``"c:"`` plus 22 URL-safe characters (128
+    random bits from :mod:`secrets`); unique per connection, never derived from it."""
+    return "c:" + secrets.token_urlsafe(16)
+
+
+def session_caller_key(session_id: str) -> str:
+    """Rule 7: the caller key of an HTTP session with this ``Mcp-Session-Id``:
+    ``"s:"`` plus the first 32 hex digits of its SHA-256. Every replica holding the
+    session derives the same key; the key does not reveal the id."""
+    return "s:" + hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
+
+
+def caller_key(ctx: Context) -> str | None:
+    """Who sent ``ctx``'s request (rules 6-10): ``"p:..."`` (principal), ``"s:..."``
+    (HTTP session), ``"c:..."`` (stdio / in-memory connection), or ``None`` when the
+    caller has no identity (unauthenticated HTTP without a session). Callers with
+    ``None`` share nothing keyed by caller.
+
+    Raises :class:`UnidentifiedPrincipal` (-32603) when the request's principal has no
+    stable identity (rule 4): failing closed, never falling back to the session.
+    """
+    if ctx.principal is not None:
+        pkey = principal_key(ctx.principal)
+        if pkey is not None:
+            return "p:" + pkey
+    session = ctx.session
+    if session is not None and session.caller is not None:
+        return session.caller
+    token: Any = ctx.transport.get(CONNECTION_KEY)
+    if isinstance(token, str) and token.startswith("c:"):
+        return token
+    return None

@@ -20,6 +20,10 @@ Rules:
 7. When an initialized session closes and the server's tracer has a ``session_ended``
    method, it is called once: ``session_ended("server", duration_s, protocol_version=)``
    (``mcp.server.session.duration``, OpenTelemetry MCP conventions).
+8. A session knows its caller key (``caller``) as its transport named it: the hash of
+   the HTTP ``Mcp-Session-Id``, or the stdio / in-memory connection's token; ``None``
+   for a stateless (assumed) session, which is no identity
+   (:mod:`mcpkit.server.identity` rules 7-9). Never ``id()`` of the session.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class LegacySession:
     __slots__ = (
         "_detach",
         "_started_s",
+        "caller",
         "client_capabilities",
         "client_info",
         "client_initialized",
@@ -73,9 +78,12 @@ class LegacySession:
         *,
         principal: Any = None,
         protocol_version: str = LATEST_LEGACY_VERSION,
+        caller: str | None = None,
     ) -> None:
         self.server = server
         self.principal = principal
+        self.caller = caller
+        """Rule 8: this session's caller key (:func:`mcpkit.server.identity.caller_key`)."""
         self.protocol_version = protocol_version
         self.initialized = False
         self.client_initialized = False

@@ -40,6 +40,7 @@ import anyio
 
 from mcpkit.core.engine import Inflight, PeerClosedError, Pending
 from mcpkit.core.jsonrpc import RequestId
+from mcpkit.server.identity import session_caller_key
 from mcpkit.server.lifecycle import LegacySession
 
 logger = logging.getLogger("mcpkit.server.http")
@@ -120,6 +121,7 @@ class HTTPSession:
         tag: str = "",
     ) -> None:
         self.id = session_id
+        legacy.caller = session_caller_key(session_id)  # identity rule 7, never id()
         self.key = secrets.token_hex(6) if key is None else key
         """Prefix of this session's stream ids (event ids must not reveal the session id)."""
         self._prefix = f"{self.key}-{tag}"

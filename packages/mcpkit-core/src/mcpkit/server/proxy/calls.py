@@ -17,8 +17,10 @@ client on the way (elicitation, sampling, roots) is mapped per era pair:
 
 Rules:
 1. One downstream client has at most ``ProxyLimits.max_inflight_per_client`` calls in
-   flight; one more is -32603 naming the limit, at once. A client is its principal when
-   authenticated, else its handshake-era session, else its ``clientInfo`` and address.
+   flight; one more is -32603 naming the limit, at once. A client is its caller key
+   (:func:`mcpkit.server.identity.caller_key`: principal, else handshake-era session,
+   else stdio / in-memory connection). A caller with no identity is counted against no
+   other caller; ``ProxyLimits.max_connections`` still bounds it.
 2. 2026-07-28 on both sides: the upstream's ``inputRequests`` go down unchanged (same
    keys); the proxy's ``requestState`` is sealed by the proxy's server (bound to the
    method, the request's params and the downstream principal) and carries the
@@ -72,6 +74,9 @@ class Admission:
     @asynccontextmanager
     async def admit(self, ctx: Context) -> AsyncGenerator[None]:
         key = client_key(ctx)
+        if key is None:  # rule 1: no identity, no shared count
+            yield
+            return
         held = self.inflight.get(key, 0)
         if held >= self.limit:
             raise JSONRPCError(

@@ -16,7 +16,9 @@ Rules:
    upstream; a key not answered is asked for again.
 3. At most ``ProxyLimits.max_parked_calls`` parked calls, and at most
    ``ProxyLimits.max_inflight_per_client`` of one downstream client (so one client
-   cannot take every slot); a call beyond either is answered -32603 naming the limit.
+   cannot take every slot; a caller with no identity, :func:`.upstream.client_key`
+   ``None``, is counted against no other); a call beyond either is answered -32603
+   naming the limit.
    An input request not answered within the server's ``state_ttl_s`` fails upstream
    (-32603); a finished call not collected within it is forgotten.
 4. Each round waits at most ``ProxyLimits.timeout_s`` for the upstream's next step;
@@ -120,7 +122,7 @@ class Parked:
             call.deliver(ctx.params.get("inputResponses"))  # rule 2
         else:
             owner = client_key(ctx)
-            mine = sum(1 for c in self.calls.values() if c.owner == owner)
+            mine = 0 if owner is None else sum(1 for c in self.calls.values() if c.owner == owner)
             per_client = self.proxy.limits.max_inflight_per_client
             if mine >= per_client:
                 raise JSONRPCError(

@@ -22,10 +22,11 @@ Rules:
    refused (-32603), never sent to a stranger.
 3. At most ``ProxyLimits.max_connections`` leases at once (waiting at most
    ``timeout_s`` for one, then -32603); at most ``max_idle_connections`` idle ones are
-   kept (in all, over every client and capability set); an idle connection is leased
-   again only by the downstream client it served (:func:`client_key`). A connection
-   that failed (closed transport, expired session) is discarded, so a restarted
-   upstream is reconnected by the next call.
+   kept (in all, over every client and capability set; the least recently returned one
+   is closed to make room, so a departed client's connections do not hold the pool); an
+   idle connection is leased again only by the downstream client it served
+   (:func:`client_key`). A connection that failed (closed transport, expired session)
+   is discarded, so a restarted upstream is reconnected by the next call.
 4. A ``Client`` instance as target is the only connection: calls share it, and its
    reverse requests reach the caller only while exactly one call is in flight (else
    -32603); documented in ``docs/proxy.md``.
@@ -36,6 +37,11 @@ Rules:
    process. Calls share its one connection; a log message reaches the caller when it
    is the only call in flight (the protocol gives log messages no link to their
    request), and is dropped otherwise.
+7. A caller with no identity (:func:`client_key` is ``None``: unauthenticated over HTTP
+   without a session, i.e. a 2026-07-28 or stateless caller) cannot be told apart from
+   another, so each of its calls gets an upstream connection (and so an upstream
+   session) of its own, opened for the call and closed after it, never pooled: nothing
+   one such request leaves upstream reaches another request (issue 25 §1).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ import anyio.abc
 
 from mcpkit.client.handlers import InputHandlers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
-from mcpkit.server.identity import principal_key
+from mcpkit.server.identity import caller_key
 from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
 
 if TYPE_CHECKING:
@@ -80,27 +86,14 @@ def caps_key(caps: JSON) -> str:
     return json.dumps(forwarded_caps(caps), sort_keys=True, separators=(",", ":"))
 
 
-def client_key(ctx: Context) -> str:
-    """Who a request comes from (calls rule 1, rule 3): its principal when
-    authenticated, else its handshake-era session, else its ``clientInfo`` and address."""
-    pkey = principal_key(ctx.principal) if ctx.principal is not None else None
-    if pkey is not None:
-        return "p:" + pkey
-    if ctx.session is not None:
-        return f"s:{id(ctx.session)}"
-    info = ctx.client_info or {}
-    return f"i:{info.get('name')}/{info.get('version')}@{_peer_host(ctx.transport)}"
-
-
-def _peer_host(transport: JSON) -> str:
-    """The HTTP peer's host (ASGI ``scope["client"]``), ``""`` elsewhere."""
-    scope: Any = transport.get("scope")
-    if not isinstance(scope, dict):
-        return ""
-    peer: Any = scope.get("client")  # pyright: ignore
-    if isinstance(peer, (list, tuple)) and peer:
-        return str(peer[0])  # pyright: ignore[reportUnknownArgumentType]
-    return ""
+def client_key(ctx: Context) -> str | None:
+    """Who a request comes from (calls rule 1, rule 3): core's
+    :func:`mcpkit.server.identity.caller_key` (principal, else handshake-era session,
+    else stdio / in-memory connection); ``None`` when the caller has no identity
+    (unauthenticated HTTP without a session), which rule 7 never pools for. Never
+    ``id()``, ``clientInfo`` or an address (issue 25 §1). Raises ``UnidentifiedPrincipal``
+    (-32603) for a principal without a stable identity."""
+    return caller_key(ctx)
 
 
 class Caller:
@@ -349,18 +342,23 @@ class Upstream:
                 f"(ProxyLimits.max_connections={self.limits.max_connections})",
             )
         conn: Conn | None = None
+        key: str | None = None
         try:
-            key = client_key(caller.ctx) + " " + caps_key(caller.ctx.client_capabilities)
-            conn = self._take_idle(key)
+            who = client_key(caller.ctx)
+            key = None if who is None else who + " " + caps_key(caller.ctx.client_capabilities)
+            conn = None if key is None else self._take_idle(key)
             if conn is None:
                 await self.main()  # learn the upstream first; fails fast when it is down
                 caps = forwarded_caps(caller.ctx.client_capabilities)
-                conn = await self._open(key, caps, main=False)
+                conn = await self._open(key or "", caps, main=False)
             async with conn.serving(caller):
                 yield conn
         finally:
             if conn is not None:
-                self._give_back(conn)
+                if key is None:  # rule 7: an upstream session of its own, never pooled
+                    conn.close()
+                else:
+                    self._give_back(conn)
             self._slots.release()
 
     async def _share_main(self) -> bool:
@@ -396,8 +394,18 @@ class Upstream:
         return found
 
     def _give_back(self, conn: Conn) -> None:
-        full = self.idle_count() >= self.limits.max_idle_connections
-        if conn.dead or not self._tgs or full:
+        """Rule 3: pool ``conn`` for its caller, evicting the least recently returned
+        idle connection when the pool is full (a departed caller's connections, whose
+        key nobody presents again, must not hold the pool forever)."""
+        if conn.dead or not self._tgs or self.limits.max_idle_connections <= 0:
             conn.close()
-        else:
-            self._idle.setdefault(conn.key, []).append(conn)
+            return
+        while self.idle_count() >= self.limits.max_idle_connections:
+            oldest = next(iter(self._idle))
+            idle = self._idle[oldest]
+            idle.pop(0).close()
+            if not idle:
+                del self._idle[oldest]
+        idle = self._idle.pop(conn.key, [])  # re-inserted: the newest key
+        idle.append(conn)
+        self._idle[conn.key] = idle

@@ -14,8 +14,10 @@ Rules:
    ``tasks/list`` never shows another session's tasks); a stateless request without a
    principal binds to nobody (the unguessable id is the only key) and lists nothing.
    Another scope's task is "not found" (-32602). Principal scopes (``principal:<key>``)
-   and session scopes (``session:<id>``) live in separate namespaces, so no principal
-   key can name a session's scope.
+   and session scopes (``session:`` plus core's
+   :func:`~mcpkit.server.identity.caller_key` of the session: a hash of the HTTP
+   ``Mcp-Session-Id``, never the id itself, or the stdio / in-memory connection's
+   token) live in separate namespaces, so no principal key can name a session's scope.
 4. ``tasks/get`` returns the ``Task`` (``ttl``/``pollInterval``); ``tasks/list`` pages
    with opaque cursors (-32602 for a bad one); ``tasks/cancel`` moves an active task to
    ``cancelled`` before answering with the ``Task`` and refuses a terminal one with -32602.
@@ -33,7 +35,6 @@ Rules:
 
 from __future__ import annotations
 
-import secrets
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.model import RELATED_TASK, TaskRecord, legacy_task
 from mcpkit.ext.tasks.runtime import OWNER_KEY, guarded, parse_change_key, principal_owner
 from mcpkit.server.hub import Change
+from mcpkit.server.identity import caller_key
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import Tasks
@@ -54,7 +56,6 @@ __all__ = ["install", "legacy_owner", "tools_call"]
 
 JSON = dict[str, Any]
 SERVER_CAPABILITY: JSON = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-_SESSION_TOKEN = "mcpkit.ext.tasks/session-token"
 
 
 def install(runtime: Tasks, server: Server) -> None:
@@ -79,12 +80,8 @@ def legacy_owner(ctx: Context) -> str | None:
     """The scope of the caller's tasks (rule 3)."""
     owner = principal_owner(ctx)
     if owner is None:
-        if "session_id" in ctx.transport:
-            sid = ctx.transport.get("session_id")
-            owner = f"session:{sid}" if sid else None
-        elif ctx.session is not None:
-            token = ctx.session.state.setdefault(_SESSION_TOKEN, secrets.token_hex(16))
-            owner = f"session:{token}"
+        who = caller_key(ctx)  # core's caller identity: the session, else the connection
+        owner = None if who is None else "session:" + who
     if owner is not None and ctx.session is not None:
         ctx.session.state[OWNER_KEY] = owner
     return owner

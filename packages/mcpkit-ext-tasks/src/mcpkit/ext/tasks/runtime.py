@@ -80,7 +80,7 @@ from mcpkit.ext.tasks.store import (
 )
 from mcpkit.server.context import Context
 from mcpkit.server.hub import Change
-from mcpkit.server.identity import principal_key
+from mcpkit.server.identity import CONNECTION_KEY, principal_key
 from mcpkit.server.mrtr import InputRequired
 
 if TYPE_CHECKING:
@@ -201,6 +201,11 @@ def _session_id(transport: Mapping[str, Any]) -> str | None:
     sid = transport.get("session_id")
     return sid if isinstance(sid, str) else None
 
+
+_KEPT_FACTS = ("name", "session_id", CONNECTION_KEY)
+"""Transport facts a job keeps from its creating request: for tracing, and the stdio /
+in-memory connection's token, so :func:`mcpkit.server.identity.caller_key` inside the
+task names the same caller as the request that created it (issue 25 §1)."""
 
 OWNER_KEY = "mcpkit.ext.tasks/owner"
 """``session.state`` key: the owner scope of a handshake-era session's tasks."""
@@ -401,7 +406,7 @@ class Tasks:
             session=ctx.session,
             log_level=ctx.log_level,
             trace_context=record.trace_context,
-            transport={k: ctx.transport[k] for k in ("name", "session_id") if k in ctx.transport},
+            transport={k: ctx.transport[k] for k in _KEPT_FACTS if k in ctx.transport},
         )
         job.handle = TaskHandle(self.store, record.task_id, ctx.era)
         self.running[record.task_id] = job
@@ -503,7 +508,11 @@ class Tasks:
             session=job.session,
             log_level=job.log_level,
             principal=job.principal,
-            transport={"name": "task", "task_id": job.task_id},
+            transport={  # the caller stays the caller (caller_key: the connection's token)
+                "name": "task",
+                "task_id": job.task_id,
+                **{k: job.transport[k] for k in (CONNECTION_KEY,) if k in job.transport},
+            },
             answers=job.answers,
         )
         ctx.input_provider = partial(self._task_input, job)

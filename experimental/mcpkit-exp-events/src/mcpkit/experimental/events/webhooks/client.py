@@ -19,10 +19,17 @@ Rules:
    and a verified URL, and no server can name another's subscriptions. The id the
    server returns is bound in that route only; an id already bound there to another
    subscription is refused (:class:`~.receiver.SubscriptionIdConflict`).
+6. A transport with neither URL nor command (in memory, custom) is labelled by a token
+   minted for that transport object and kept while it lives, never by its ``id()``: a
+   transport allocated where a freed one was would otherwise share its route, and so
+   its bound subscription ids and secrets (issue 25 §1). A transport that cannot be
+   weakly referenced or hashed gets a fresh label, so a route of its own, each time.
 """
 
 from __future__ import annotations
 
+import secrets
+import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -149,7 +156,8 @@ def _bind(sub: WebhookSubscription) -> None:
 
 def server_label(client: Client) -> str:
     """What names ``client``'s server for routing (rule 5): its URL (HTTP), its command
-    line (stdio), else the transport object's identity (this process only)."""
+    line (stdio), else a token minted for the transport object and kept while it lives
+    (this process only; never its ``id()``, which a later transport can get)."""
     transport = client.transport
     url = getattr(transport, "url", None)
     if isinstance(url, str):
@@ -158,7 +166,20 @@ def server_label(client: Client) -> str:
     if isinstance(command, str):
         args: Any = getattr(transport, "args", ())
         return " ".join([command, *(str(a) for a in args)])
-    return f"{type(transport).__qualname__}@{id(transport):x}"
+    return _object_label(transport)
+
+
+_LABELS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""Rule 6: the label of each live transport object without a URL or command."""
+
+
+def _object_label(transport: Any) -> str:
+    """Rule 6: ``"<type>#<token>"``, 96 random bits minted once per transport object."""
+    fresh = f"{type(transport).__qualname__}#{secrets.token_urlsafe(12)}"
+    try:
+        return _LABELS.setdefault(transport, fresh)
+    except TypeError:  # not weakly referenceable or not hashable: a route of its own
+        return fresh
 
 
 async def subscribe_webhook(
