@@ -36,6 +36,7 @@ from mcpkit.server.proxy.calls import Admission, forward_call
 from mcpkit.server.proxy.lists import LIST_METHODS, ProxyLists
 from mcpkit.server.proxy.options import ProxyLimits, client_factory
 from mcpkit.server.proxy.parked import Parked
+from mcpkit.server.proxy.pins import Pins
 from mcpkit.server.proxy.upstream import Upstream
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class Proxy:
             on_connected=self.adopt_upstream_info,
             on_lost=self.lists.clear,
         )
+        self.upstream.pins = Pins(self.upstream, lambda change: self.server.hub.publish(change))
 
     @asynccontextmanager
     async def lifespan(self, _server: Server) -> AsyncGenerator[None]:
