@@ -78,7 +78,7 @@ async def test_http_client_through_http_proxy_to_http_upstream(up: str, down: st
 async def test_the_downstream_credentials_never_reach_the_upstream(down: str) -> None:
     recorder = RecordHeaders(http_app(upstream_server()))
     async with serve_http(recorder) as upstream_url:
-        front = proxy(upstream_url, auth=Bearer("proxy-own-token"))
+        front = proxy(upstream_url, auth=Bearer("proxy-own-token"), serve_anonymous=True)
         async with (
             serve_http(http_app(front)) as proxy_url,
             Client(proxy_url, mode=down, auth=Bearer("downstream-secret")) as client,  # type: ignore[arg-type]
