@@ -78,7 +78,8 @@ def test_mount_refuses_a_child_whose_guard_cannot_be_carried() -> None:
     with pytest.raises(ProtectionError) as refused:
         app.mount(guarded_child(), namespace="vault")
     message = str(refused.value)
-    assert "request guard" in message and "no_blocked" in message
+    assert "request guard" in message
+    assert "no_blocked" in message
     assert "parent_protects=True" in message
     assert not app.protections  # nothing was installed
 
@@ -158,7 +159,8 @@ async def test_a_list_filter_travels_with_a_mounted_server(era: str) -> None:
     app.mount(filtered_child(), namespace="hr")
     async with Client(app, mode=era) as client:  # type: ignore[arg-type]
         names = {t.name for t in await client.list_tools()}
-        assert "hr_holidays" in names and "hr_salaries" not in names
+        assert "hr_holidays" in names
+        assert "hr_salaries" not in names
         with pytest.raises(JSONRPCError) as unknown:
             await client.call_tool("hr_salaries")
         assert unknown.value.code == -32602
@@ -169,7 +171,8 @@ async def test_a_list_filter_travels_with_a_proxied_server(era: str) -> None:
     front = proxy(filtered_child())
     async with Client(front, mode=era) as client:  # type: ignore[arg-type]
         names = {t.name for t in await client.list_tools()}
-        assert "holidays" in names and "salaries" not in names
+        assert "holidays" in names
+        assert "salaries" not in names
         with pytest.raises(JSONRPCError) as unknown:
             await client.call_tool("salaries")
         assert unknown.value.code == -32602
@@ -194,3 +197,22 @@ async def test_a_credentialed_proxy_mounted_makes_the_parent_refuse_anonymous_ca
         async with serve_http(http_app(app)) as url, httpx2.AsyncClient(timeout=10) as http:
             r = await http.post(url, json=INIT, headers=HEADERS)
             assert r.status_code == 403
+
+
+async def test_mcpkit_proxy_with_upstream_headers_refuses_anonymous_http_callers() -> None:
+    from mcpkit.cli.main import build_parser
+    from mcpkit.cli.proxy import build_proxy
+    from mcpkit.server.proxy.core import CREDENTIALS
+
+    parser = build_parser()
+    async with serve_http(http_app(upstream_server())) as upstream_url:
+        argv = ["proxy", upstream_url, "--header", "Authorization: Bearer proxy-own"]
+        front = build_proxy(parser.parse_args([*argv, "--transport", "http"]))
+        assert CREDENTIALS in front.protections
+        async with serve_http(http_app(front)) as url, httpx2.AsyncClient(timeout=10) as http:
+            r = await http.post(url, json=INIT, headers=HEADERS)
+            assert r.status_code == 403
+        lent = build_proxy(parser.parse_args([*argv, "--serve-anonymous"]))
+        assert not lent.protections
+        async with serve_http(http_app(lent)) as url, Client(url) as client:
+            assert (await client.call_tool("test_simple_text")).content

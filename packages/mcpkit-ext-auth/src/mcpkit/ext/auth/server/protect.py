@@ -33,9 +33,11 @@ Rules:
    the inner server's scope rules (server-wide ``required_scopes``, ``require(...)``)
    are checked on the outer server's POSTs, with tool and prompt names as the outer
    server lists them (``weather_forecast`` is the inner ``forecast``). Calls naming
-   another server's tools or prompts are not held to them; every other call is (fail
-   closed). An unprotected outer server, or one trusting other authorization servers,
-   is refused (``ProtectionError`` naming ``protect(parent, ...)``).
+   another server's tools or prompts, and session plumbing (``initialize``, ``ping``,
+   ``server/discover``, ``logging/setLevel``, notifications), are not held to them;
+   every other call is (lists, resources, completions: fail closed). An unprotected
+   outer server, or one trusting other authorization servers, is refused
+   (``ProtectionError`` naming ``protect(parent, ...)``).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ __all__ = ["Auth", "build_validator", "protect"]
 
 _PROTECTED: weakref.WeakKeyDictionary[Server, Auth] = weakref.WeakKeyDictionary()
 _NAMED = {"tools/call": "name", "prompts/get": "name"}
+_SESSION_ONLY = frozenset({"initialize", "ping", "server/discover", "logging/setLevel"})
+"""Calls about the outer server's session alone: not held to the inner rules (rule 5)."""
 
 
 def build_validator(settings: AuthSettings) -> TokenValidator:
@@ -215,7 +219,10 @@ class Auth:
 
 def _as_inner(site: Composition, call: GuardedCall) -> dict[str, Any] | None:
     """Rule 5: ``call`` as the inner server sees it (a JSON-RPC message), or None when it
-    names a tool or prompt that is not the inner server's."""
+    names a tool or prompt that is not the inner server's, or concerns the session alone
+    (``initialize``, ``ping``, ``server/discover``, ``logging/setLevel``, notifications)."""
+    if call.id is None or call.method in _SESSION_ONLY:
+        return None
     params: dict[str, Any] = dict(call.params)
     field = _NAMED.get(call.method)
     if field is not None and isinstance(params.get(field), str):
@@ -231,10 +238,7 @@ def _as_inner(site: Composition, call: GuardedCall) -> dict[str, Any] | None:
             if name is None:
                 return None
             params["ref"] = {**named, "name": name}
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": call.method, "params": params}
-    if call.id is not None:
-        message["id"] = call.id
-    return message
+    return {"jsonrpc": "2.0", "id": call.id, "method": call.method, "params": params}
 
 
 def protect(
