@@ -10,7 +10,6 @@ authorization server, real uvicorn on 127.0.0.1."""
 from __future__ import annotations
 
 import pytest
-from conftest import demo_server
 from rs_helpers import DevIssuer, initialize, legacy_headers, rpc, serve
 
 from mcpkit.ext.auth.server import AuthSettings, protect
@@ -31,7 +30,16 @@ def settings(issuer: DevIssuer, url: str, **more: object) -> AuthSettings:
 
 
 def protected_child(issuer: DevIssuer) -> Server:
-    child = demo_server()
+    child = Server("protected-demo", state_secret=b"s" * 32)
+
+    @child.tool()
+    def write() -> str:
+        return "wrote"
+
+    @child.tool()
+    def admin() -> str:
+        return "admin"
+
     auth = protect(child, settings(issuer, "http://127.0.0.1:1/child", required_scopes=["mcp"]))
     auth.require(tool="admin", all_of=["admin"])
     return child
