@@ -5,14 +5,13 @@ upstream (issue 14)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
 from typing import Annotated, Any
 
 import anyio
-import httpx2
 import pytest
 from proxy_helpers import (
     PAIRS,
+    Bearer,
     Probe,
     answer_elicitation,
     free_port,
@@ -28,15 +27,6 @@ from mcpkit.server.http import http_app
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
-
-
-class Bearer(httpx2.Auth):
-    def __init__(self, token: str) -> None:
-        self.token = token
-
-    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, Any, None]:
-        request.headers["Authorization"] = f"Bearer {self.token}"
-        yield request
 
 
 class RecordHeaders:

@@ -8,13 +8,13 @@ upstream credentials refuses anonymous HTTP callers."""
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
 import httpx2
 import pytest
-from proxy_helpers import serve_http, upstream_server
+from proxy_helpers import Bearer, serve_http, upstream_server
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
@@ -36,15 +36,6 @@ INIT = {
         "clientInfo": {"name": "t", "version": "1"},
     },
 }
-
-
-class Bearer(httpx2.Auth):
-    def __init__(self, token: str) -> None:
-        self.token = token
-
-    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, Any, None]:
-        request.headers["Authorization"] = f"Bearer {self.token}"
-        yield request
 
 
 def guarded_child(protection: Protection | None = None) -> Server:
