@@ -9,6 +9,7 @@ so the update never came)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import textwrap
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import proxy
+from mcpkit.server import ProxyLimits, proxy
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -168,3 +169,21 @@ async def test_an_input_request_while_two_calls_share_the_process_is_refused_by_
             release.set()
         assert "2 calls are in flight on one upstream process" in message
         assert "ada" in first[0].content[0].text
+
+
+async def test_pinned_processes_are_bounded_and_a_live_session_keeps_its_own(
+    command: list[str],
+) -> None:
+    """Pins rule 5: with room for one process, a second caller is refused by name while
+    the first caller's session holds its process, and served once that session ends."""
+    front = proxy(command, mode="legacy", proxy_limits=ProxyLimits(max_connections=1))
+    async with Client(front, mode="legacy") as bob:
+        async with Client(front, mode="legacy") as alice:
+            await alice.call_tool("write_note", {"text": "alice's"})
+            with pytest.raises(JSONRPCError) as busy:
+                await bob.call_tool("whoami")
+            assert "ProxyLimits.max_connections=1" in busy.value.message
+            read = await alice.read_resource("notes://current")
+            assert read.contents[0].text == "alice's"  # type: ignore[union-attr]
+        gc.collect()  # the ended session is freed (reference counting does it in practice)
+        assert (await bob.read_resource("notes://current")).contents[0].text == "empty"  # type: ignore[union-attr]

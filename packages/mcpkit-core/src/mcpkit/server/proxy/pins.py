@@ -22,10 +22,12 @@ Rules:
    while exactly one call is in flight on that process. With two or more, an input
    request is refused upstream with -32603 saying so (the tool sees the error), and a
    log message is dropped.
-5. At most ``ProxyLimits.max_connections`` processes are pinned. A new caller beyond
-   that closes the least recently used process that serves no call and holds no
-   subscription; when none is free the call is refused with -32603 naming the bound.
-   A process whose downstream sessions are all gone is closed at the next pin. One
+5. At most ``ProxyLimits.max_connections`` processes are pinned. A process whose
+   downstream sessions are all gone is closed at the next pin. A new caller beyond the
+   bound closes the least recently used process that serves no call, holds no
+   subscription and belongs to no live session (a sessionless 2026-07-28 caller's);
+   a caller's live session is never moved to a fresh process behind its back: when no
+   process is free the call is refused with -32603 naming the bound. One
    process holds at most ``ProxyLimits.max_upstream_subscriptions`` URIs (-32602).
 6. A pinned process that failed is replaced by a fresh one on the caller's next
    request; its state, subscriptions included, is gone with it.
@@ -137,14 +139,16 @@ class Pins:
         if len(self._pins) < bound:
             return
         for key, pin in self._pins.items():  # least recently used first
-            if not pin.conn.callers and not pin.subscribed:
+            if not pin.conn.callers and not pin.subscribed and not pin.sessions:
                 del self._pins[key]
                 pin.conn.close()
                 return
         raise JSONRPCError(
             INTERNAL_ERROR,
-            f"proxy busy: {bound} upstream processes are pinned to callers that are using "
-            f"them (ProxyLimits.max_connections={bound})",
+            f"proxy busy: each of the {bound} upstream processes is pinned to a caller "
+            f"whose session, calls or subscriptions still hold it "
+            f"(ProxyLimits.max_connections={bound})",
+            {"limit": bound},
         )
 
     async def subscribe(self, ctx: Context, uris: list[str]) -> _Pin:
