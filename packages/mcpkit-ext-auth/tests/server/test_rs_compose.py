@@ -9,6 +9,10 @@ authorization server, real uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
 import pytest
 from rs_helpers import DevIssuer, initialize, legacy_headers, rpc, serve
 
@@ -43,6 +47,12 @@ def protected_child(issuer: DevIssuer) -> Server:
     auth = protect(child, settings(issuer, "http://127.0.0.1:1/child", required_scopes=["mcp"]))
     auth.require(tool="admin", all_of=["admin"])
     return child
+
+
+@contextlib.asynccontextmanager
+async def serve_app(server: Server) -> AsyncIterator[str]:
+    async with serve(server.http_app("/mcp")) as base:
+        yield base + "/mcp"
 
 
 def parent() -> Server:
@@ -142,3 +152,29 @@ async def test_proxying_a_protected_server_needs_a_proxy_protected_alike(
         assert await _post_tool(issuer, front, base, url, "write", None) == 401
         assert await _post_tool(issuer, front, base, url, "admin", "mcp") == 403
         assert await _post_tool(issuer, front, base, url, "admin", "mcp admin") == 200
+
+
+async def test_a_proxy_of_a_protected_url_lends_its_token_to_authenticated_callers_only(
+    issuer: DevIssuer, protected: Any
+) -> None:
+    """``mcpkit proxy URL``: the upstream checks the proxy's own token; served over HTTP,
+    the proxy refuses anonymous callers (403) rather than lend that token to them."""
+    import httpx2
+
+    from mcpkit.client import Client
+    from mcpkit.core.jsonrpc import JSONRPCError
+    from mcpkit.ext.auth.cli import BearerToken
+
+    async with protected() as site:
+        anonymous_front = proxy(site.url)  # no credentials: the upstream says 401
+        with pytest.raises(JSONRPCError):
+            async with Client(anonymous_front) as client:
+                await client.call_tool("write", {"text": "x"})
+        front = proxy(site.url, auth=BearerToken(issuer.mint(aud=site.url, scope="mcp")))
+        async with serve_app(front) as url, httpx2.AsyncClient(timeout=10) as http:
+            r = await http.post(url, json=rpc(1, "ping"), headers=legacy_headers())
+            assert r.status_code == 403
+            assert "protect it" in r.json()["error"]["message"]
+        async with Client(front) as local:  # stdio / in memory: the local user
+            wrote = await local.call_tool("write", {"text": "x"})
+            assert wrote.content[0].text == "wrote x"  # type: ignore[union-attr]
