@@ -10,7 +10,7 @@ authorization server, real uvicorn on 127.0.0.1."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
@@ -50,7 +50,7 @@ def protected_child(issuer: DevIssuer) -> Server:
 
 
 @contextlib.asynccontextmanager
-async def serve_app(server: Server) -> AsyncIterator[str]:
+async def serve_app(server: Server) -> AsyncGenerator[str]:
     async with serve(server.http_app("/mcp")) as base:
         yield base + "/mcp"
 
