@@ -187,3 +187,30 @@ async def test_pinned_processes_are_bounded_and_a_live_session_keeps_its_own(
             assert read.contents[0].text == "alice's"  # type: ignore[union-attr]
         gc.collect()  # the ended session is freed (reference counting does it in practice)
         assert (await bob.read_resource("notes://current")).contents[0].text == "empty"  # type: ignore[union-attr]
+
+
+async def test_an_open_listen_stream_holds_its_process_and_frees_it_when_closed(
+    command: list[str],
+) -> None:
+    """Pins rule 5 for sessionless 2026-07-28 callers: the process behind an open listen
+    stream is not taken from it; once the stream ends it may be."""
+    front = proxy(command, mode="legacy", proxy_limits=ProxyLimits(max_connections=1))
+    ann_info = {"name": "ann", "version": "1"}
+    bo_info = {"name": "bo", "version": "1"}
+    async with (
+        Client(front, mode="modern", client_info=ann_info) as ann,
+        Client(front, mode="modern", client_info=bo_info) as bo,
+    ):
+        async with ann.listen(resource_uris=["notes://current"]):
+            with pytest.raises(JSONRPCError) as busy:
+                await bo.call_tool("whoami")
+            assert "ProxyLimits.max_connections=1" in busy.value.message
+        served = None
+        for _ in range(100):  # the proxy ends the stream when it reads the cancellation
+            try:
+                served = await bo.call_tool("whoami")
+                break
+            except JSONRPCError:
+                await anyio.sleep(0.05)
+        assert served is not None
+        assert served.content[0].text  # type: ignore[union-attr]

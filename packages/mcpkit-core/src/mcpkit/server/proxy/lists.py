@@ -53,7 +53,7 @@ from mcpkit.server.http.headers import check_param_headers, param_annotations, r
 from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.pins import UPDATED, pinned_key
+from mcpkit.server.proxy.pins import UPDATED, Pin, pinned_key
 from mcpkit.server.proxy.upstream import Caller, caps_key, client_key
 from mcpkit.server.proxy.visible import filter_page
 from mcpkit.server.resources import check_uri_length
@@ -301,6 +301,7 @@ class ProxyLists:
                 honoured[field] = True
                 methods.add(_LIST_CHANGED[kind])
         keys: set[str | None] = set()
+        pin: Pin | None = None
         subs: Any = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
             uris: list[str] = sorted(set(self.check_uris(ctx.method, subs)))  # pyright: ignore
@@ -318,7 +319,13 @@ class ProxyLists:
                 return change.key in keys
             return change.method in methods
 
-        return await serve_listen(ctx, honoured, accepts)
+        if pin is None:
+            return await serve_listen(ctx, honoured, accepts)
+        pin.listens += 1  # the process stays while the stream is open (pins rule 5)
+        try:
+            return await serve_listen(ctx, honoured, accepts)
+        finally:
+            pin.listens -= 1
 
     # -- rule 6 ------------------------------------------------------------------------
     async def check_param_headers(self, ctx: Context) -> None:

@@ -24,8 +24,8 @@ Rules:
    log message is dropped.
 5. At most ``ProxyLimits.max_connections`` processes are pinned. A process whose
    downstream sessions are all gone is closed at the next pin. A new caller beyond the
-   bound closes the least recently used process that serves no call, holds no
-   subscription and belongs to no live session (a sessionless 2026-07-28 caller's);
+   bound closes the least recently used process that serves no call, no live session
+   and no open listen stream (a sessionless 2026-07-28 caller's, between requests);
    a caller's live session is never moved to a fresh process behind its back: when no
    process is free the call is refused with -32603 naming the bound. One
    process holds at most ``ProxyLimits.max_upstream_subscriptions`` URIs (-32602).
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
     from mcpkit.server.proxy.upstream import Upstream
 
-__all__ = ["UPDATED", "Pins", "pinned_key"]
+__all__ = ["UPDATED", "Pin", "Pins", "pinned_key"]
 
 JSON = dict[str, Any]
 UPDATED = "notifications/resources/updated"
@@ -64,8 +64,10 @@ def pinned_key(token: int, uri: str) -> str:
     return f"pin:{token} {uri}"
 
 
-class _Pin:
-    __slots__ = ("conn", "had_session", "sessions", "subscribed", "token")
+class Pin:
+    """One caller's upstream process (rule 2) and what relies on it (rule 5)."""
+
+    __slots__ = ("conn", "had_session", "listens", "sessions", "subscribed", "token")
 
     def __init__(self, conn: Conn) -> None:
         self.conn = conn
@@ -73,9 +75,15 @@ class _Pin:
         self.sessions: weakref.WeakSet[Any] = weakref.WeakSet()
         self.had_session = False
         self.subscribed: set[str] = set()
+        self.listens = 0
+        """Open ``subscriptions/listen`` streams of the caller that rely on this process."""
+
+    def held(self) -> bool:
+        """Rule 5: a call, a live session or an open listen stream relies on it."""
+        return bool(self.conn.callers or self.sessions or self.listens)
 
     def orphaned(self) -> bool:
-        return self.had_session and not self.sessions and not self.conn.callers
+        return self.had_session and not self.held()
 
 
 class Pins:
@@ -84,7 +92,7 @@ class Pins:
     def __init__(self, upstream: Upstream, publish: Callable[[Change], None]) -> None:
         self.upstream = upstream
         self._publish = publish
-        self._pins: OrderedDict[str, _Pin] = OrderedDict()
+        self._pins: OrderedDict[str, Pin] = OrderedDict()
         self._lock = anyio.Lock()
 
     def clear(self) -> None:
@@ -103,7 +111,7 @@ class Pins:
         conn = await up.main()
         return conn.client.era == "legacy" and conn.client.session.stream.kind == "stdio"
 
-    async def get(self, ctx: Context) -> _Pin:
+    async def get(self, ctx: Context) -> Pin:
         """Rule 2: ``ctx``'s caller's process, opened on first use (rules 5-6)."""
         key = client_key(ctx)
         async with self._lock:
@@ -115,13 +123,13 @@ class Pins:
                 self._sweep()
                 self._make_room()
                 caps = forwarded_caps(ctx.client_capabilities)
-                opened: list[_Pin] = []
+                opened: list[Pin] = []
 
                 async def updated(uri: str) -> None:
                     if opened:
                         await self._updated(opened[0], uri)
 
-                pin = _Pin(await self.upstream.open(key, caps, updated))
+                pin = Pin(await self.upstream.open(key, caps, updated))
                 opened.append(pin)
                 self._pins[key] = pin
             self._pins.move_to_end(key)
@@ -139,7 +147,7 @@ class Pins:
         if len(self._pins) < bound:
             return
         for key, pin in self._pins.items():  # least recently used first
-            if not pin.conn.callers and not pin.subscribed and not pin.sessions:
+            if not pin.held():
                 del self._pins[key]
                 pin.conn.close()
                 return
@@ -151,7 +159,7 @@ class Pins:
             {"limit": bound},
         )
 
-    async def subscribe(self, ctx: Context, uris: list[str]) -> _Pin:
+    async def subscribe(self, ctx: Context, uris: list[str]) -> Pin:
         """Rule 2: subscribe ``uris`` on the caller's own process."""
         from mcpkit.server.proxy.forward import Retry, send
 
@@ -178,7 +186,7 @@ class Pins:
             pin.subscribed.add(uri)
         return pin
 
-    async def _updated(self, pin: _Pin, uri: str) -> None:
+    async def _updated(self, pin: Pin, uri: str) -> None:
         """Rule 3: to this caller's subscribed sessions and listen streams only."""
         for session in list(pin.sessions):
             listener: Any = getattr(session, "listener", None)
