@@ -68,13 +68,11 @@ def command(tmp_path: Path) -> list[str]:
     return [sys.executable, str(script)]
 
 
-async def _updated(received: list[str], got: anyio.Event) -> None:
-    with anyio.fail_after(20):  # a hang guard, not a timing assertion
-        await got.wait()
-    assert received == ["notes://current"]
-
-
-async def test_handshake_subscriber_gets_the_update_a_call_caused(command: list[str]) -> None:
+@pytest.mark.parametrize("up", ["legacy", "modern"])
+async def test_handshake_subscriber_gets_the_update_a_call_caused(
+    command: list[str], up: str
+) -> None:
+    """Legacy upstream: the caller's own process; modern: the one shared process."""
     received: list[str] = []
     got = anyio.Event()
 
@@ -82,12 +80,14 @@ async def test_handshake_subscriber_gets_the_update_a_call_caused(command: list[
         received.append(uri)
         got.set()
 
-    front = proxy(command, mode="legacy")
+    front = proxy(command, mode=up)  # type: ignore[arg-type]
     async with Client(front, mode="legacy", on_resource_updated=on_updated) as client:
         await client.subscribe("notes://current")
         r = await client.call_tool("write_note", {"text": "hello"})
         assert r.content[0].text == "written"  # type: ignore[union-attr]
-        await _updated(received, got)
+        with anyio.fail_after(20):  # a hang guard, not a timing assertion
+            await got.wait()
+        assert received == ["notes://current"]
         read = await client.read_resource("notes://current")
         assert read.contents[0].text == "hello"  # type: ignore[union-attr]
 
@@ -104,21 +104,6 @@ async def test_listen_subscriber_gets_the_update_a_call_caused(command: list[str
                         break
         read = await client.read_resource("notes://current")
         assert read.contents[0].text == "hi"  # type: ignore[union-attr]
-
-
-async def test_modern_command_upstream_delivers_the_update_too(command: list[str]) -> None:
-    received: list[str] = []
-    got = anyio.Event()
-
-    async def on_updated(uri: str) -> None:
-        received.append(uri)
-        got.set()
-
-    front = proxy(command, mode="modern")
-    async with Client(front, mode="legacy", on_resource_updated=on_updated) as client:
-        await client.subscribe("notes://current")
-        await client.call_tool("write_note", {"text": "modern"})
-        await _updated(received, got)
 
 
 async def test_one_caller_stays_on_one_process_and_another_gets_its_own(

@@ -145,27 +145,19 @@ def filtered_child() -> Server:
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_a_list_filter_travels_with_a_mounted_server(era: str) -> None:
-    app = parent()
-    app.mount(filtered_child(), namespace="hr")
-    async with Client(app, mode=era) as client:  # type: ignore[arg-type]
+@pytest.mark.parametrize("kind", ["mount", "proxy"])
+async def test_a_list_filter_travels_with_the_composed_server(era: str, kind: str) -> None:
+    if kind == "mount":
+        outer, prefix = parent(), "hr_"
+        outer.mount(filtered_child(), namespace="hr")
+    else:
+        outer, prefix = proxy(filtered_child()), ""
+    async with Client(outer, mode=era) as client:  # type: ignore[arg-type]
         names = {t.name for t in await client.list_tools()}
-        assert "hr_holidays" in names
-        assert "hr_salaries" not in names
+        assert prefix + "holidays" in names
+        assert prefix + "salaries" not in names
         with pytest.raises(JSONRPCError) as unknown:
-            await client.call_tool("hr_salaries")
-        assert unknown.value.code == -32602
-
-
-@pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_a_list_filter_travels_with_a_proxied_server(era: str) -> None:
-    front = proxy(filtered_child())
-    async with Client(front, mode=era) as client:  # type: ignore[arg-type]
-        names = {t.name for t in await client.list_tools()}
-        assert "holidays" in names
-        assert "salaries" not in names
-        with pytest.raises(JSONRPCError) as unknown:
-            await client.call_tool("salaries")
+            await client.call_tool(prefix + "salaries")
         assert unknown.value.code == -32602
 
 
