@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
 import anyio
+import httpx2
 import uvicorn
 
 from mcpkit.core.extensions import Extension
@@ -109,6 +110,17 @@ async def serve_http(app: Any, port: int | None = None) -> AsyncGenerator[str]:
         finally:
             server.should_exit = True
     sock.close()
+
+
+class Bearer(httpx2.Auth):
+    """A fixed bearer token on every request (the proxy's own, or a client's)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, Any, None]:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        yield request
 
 
 async def answer_elicitation(params: Any) -> JSON:

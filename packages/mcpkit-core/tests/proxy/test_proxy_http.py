@@ -5,14 +5,13 @@ upstream (issue 14)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
 from typing import Annotated, Any
 
 import anyio
-import httpx2
 import pytest
 from proxy_helpers import (
     PAIRS,
+    Bearer,
     Probe,
     answer_elicitation,
     free_port,
@@ -28,15 +27,6 @@ from mcpkit.server.http import http_app
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
-
-
-class Bearer(httpx2.Auth):
-    def __init__(self, token: str) -> None:
-        self.token = token
-
-    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, Any, None]:
-        request.headers["Authorization"] = f"Bearer {self.token}"
-        yield request
 
 
 def bearer(scope: Any) -> str | None:
@@ -86,7 +76,7 @@ async def test_http_client_through_http_proxy_to_http_upstream(up: str, down: st
 async def test_the_downstream_credentials_never_reach_the_upstream(down: str) -> None:
     recorder = RecordHeaders(http_app(upstream_server()))
     async with serve_http(recorder) as upstream_url:
-        front = proxy(upstream_url, auth=Bearer("proxy-own-token"))
+        front = proxy(upstream_url, auth=Bearer("proxy-own-token"), serve_anonymous=True)
         async with (
             serve_http(http_app(front)) as proxy_url,
             Client(proxy_url, mode=down, auth=Bearer("downstream-secret")) as client,  # type: ignore[arg-type]

@@ -300,6 +300,28 @@ async def check_rs_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert secret.contents[0].text == "secret x"  # type: ignore[union-attr]
 
 
+async def check_rs_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 25 §4: refused into an unprotected parent, carried into a protected one.
+    ns: dict[str, Any] = {}
+
+    def make_app(base: str) -> Any:
+        ns.update(run("rs-mount", localised(block("rs-mount"), base)))
+        return ns["gateway"].http_app()
+
+    async with serve(make_app) as base, httpx2.AsyncClient(timeout=10) as http:
+        url = f"{base}/mcp"
+        anonymous = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert anonymous.status_code == 401
+        with pytest.raises(HTTPAuthError) as refused:
+            async with Client(url, auth=BearerToken("reader")) as reader:
+                await reader.call_tool("files_purge", {})
+        assert refused.value.status == 403
+        assert 'scope="ops"' in refused.value.challenge
+        async with Client(url, auth=BearerToken("admin")) as admin:
+            purged = await admin.call_tool("files_purge", {})
+        assert purged.content[0].text == "purged"  # type: ignore[union-attr]
+
+
 async def check_client_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # auth-grants: the section "More grants" (DPoP client against the dpop-server block).
     async with stack("dpop-server") as s:
@@ -406,6 +428,7 @@ CHECKS: dict[str, Check] = {
     "production-idp": check_production_idp,
     "dpop-server": check_dpop_server,
     "rs-scopes": check_rs_scopes,
+    "rs-mount": check_rs_mount,
     "client-grants": check_client_grants,
     "auth-server": check_auth_server,
     "cli-login": check_cli_login,

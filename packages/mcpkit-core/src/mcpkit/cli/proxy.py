@@ -21,7 +21,9 @@ Rules:
 4. Upstream credentials are the proxy's own: ``--header`` values and what CLI plugins
    add through their client options (for example the auth extension's OAuth options),
    HTTP upstreams only (else status 2). Nothing the downstream client sends
-   (``Authorization``, cookies) is forwarded: the spec forbids token passthrough.
+   (``Authorization``, cookies) is forwarded: the spec forbids token passthrough. A
+   proxy holding such credentials refuses anonymous HTTP callers with 403 (they would
+   borrow the upstream's protection, issue 25 §4) unless ``--serve-anonymous``.
 5. ``--timeout`` (seconds one forwarded request may wait for the upstream) and
    ``--connect-timeout`` (seconds to reach the upstream) set the proxy's
    :class:`~mcpkit.server.proxy.ProxyLimits`; a slow or dead upstream is a JSON-RPC
@@ -87,6 +89,12 @@ def add_proxy_command(
         help="HTTP header sent to the upstream (repeatable; the proxy's own credentials)",
     )
     upstream.add_argument(
+        "--serve-anonymous",
+        action="store_true",
+        help="over HTTP, serve callers without a principal although the proxy holds "
+        "upstream credentials (default: refused with 403; protect the proxy instead)",
+    )
+    upstream.add_argument(
         "--timeout",
         type=float,
         default=30.0,
@@ -131,6 +139,7 @@ def build_proxy(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) 
     shown = target if isinstance(target, str) else shlex.join(target)
     config = client_config(argparse.Namespace(**{**vars(args), "target": shown}), plugins)
     upstream: Any = target
+    credentialed = False
     if isinstance(target, str):
         from mcpkit.client import HttpTransport
         from mcpkit.client.targets import is_plugin
@@ -142,6 +151,7 @@ def build_proxy(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) 
         upstream = HttpTransport(  # one transport, every upstream connection (rule 4)
             target, headers=config.headers, auth=auth, plugins=http_plugins
         )
+        credentialed = bool(config.headers) or auth is not None or bool(http_plugins)
     connect_s = args.upstream_connect_timeout_s
     if config.connect_timeout_s is not None:  # a plugin waits for a person (plugins rule 4)
         connect_s = max(connect_s, config.connect_timeout_s)
@@ -150,6 +160,8 @@ def build_proxy(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) 
         mode=args.upstream_era,
         protocol_version=args.upstream_version,
         proxy_limits=ProxyLimits(timeout_s=args.upstream_timeout_s, connect_timeout_s=connect_s),
+        credentialed=credentialed,
+        serve_anonymous=bool(getattr(args, "serve_anonymous", False)),
     )
 
 

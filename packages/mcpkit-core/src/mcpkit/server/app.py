@@ -75,6 +75,7 @@ from mcpkit.server.logs import configure_logging, logging_configured, report_fai
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import InputRequired, RequestStateSealer
 from mcpkit.server.prompts import Prompt, PromptOptions
+from mcpkit.server.protections import Protection, generic
 from mcpkit.server.resources import Resource, ResourceOptions, ResourceTemplate
 from mcpkit.server.tools import Tool, ToolError, ToolOptions
 from mcpkit.server.visibility import ListFilter, Visibility
@@ -220,6 +221,9 @@ class Server:
         """Wrappers of the HTTP endpoint (:meth:`add_http_middleware`), first outermost."""
         self.http_routes: list[RouteBuilder] = []
         """Builders of routes served beside the HTTP endpoint (:meth:`add_http_routes`)."""
+        self.protections: list[Protection] = []
+        """What protects this server at its HTTP endpoint (:mod:`mcpkit.server.protections`),
+        carried or refused by ``mount`` and ``proxy``."""
         self.visibility = Visibility()
         """The list filters (:meth:`add_list_filter`) and the lookups that honour them."""
         self._method_fallback: Callable[[Era, str], MethodSpec | None] | None = None
@@ -397,14 +401,20 @@ class Server:
 
         return register
 
-    def mount(self, other: Server, namespace: str | None = None) -> None:
+    def mount(
+        self, other: Server, namespace: str | None = None, *, parent_protects: bool = False
+    ) -> None:
         """Serve ``other``'s tools and prompts as ``{namespace}_{name}`` and its
         resources, templates and completions as they are, live, on both eras
         (:mod:`mcpkit.server.mount`; ``docs/proxy.md``). Raises ``ValueError`` for a
-        namespace mounted already, a cycle or a known name collision."""
+        namespace mounted already, a cycle or a known name collision, and
+        :class:`~mcpkit.server.protections.ProtectionError` (a ``ValueError``) when
+        ``other``'s HTTP-level protections cannot be carried onto this server (its
+        message says how to protect this one). ``parent_protects=True``: this server
+        enforces them itself; nothing is checked (:mod:`mcpkit.server.protections`)."""
         from mcpkit.server.mount import mount
 
-        mount(self, other, namespace)
+        mount(self, other, namespace, parent_protects=parent_protects)
 
     # -- notifications ---------------------------------------------------------------
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
@@ -542,18 +552,33 @@ class Server:
         ``completion/complete``. Both eras; see :mod:`mcpkit.server.visibility`."""
         self.visibility.filters.append(visible)
 
-    def add_request_guard(self, guard: RequestGuard) -> None:
+    def add_request_guard(
+        self, guard: RequestGuard, *, protection: Protection | None = None
+    ) -> None:
         """Check every parsed HTTP POST before dispatch: ``async def guard(request)``
         gets a :class:`~mcpkit.server.guards.GuardedRequest` (era, calls, principal,
         headers) and refuses it by raising :class:`~mcpkit.server.guards.HTTPRefusal`
-        (status, headers, JSON-RPC error body). HTTP only (:mod:`mcpkit.server.guards`)."""
+        (status, headers, JSON-RPC error body). HTTP only (:mod:`mcpkit.server.guards`).
+        ``protection``: how ``mount``/``proxy`` carry it (default: a record that cannot
+        be carried, so composition refuses; :mod:`mcpkit.server.protections` rule 1)."""
         self.request_guards.append(guard)
+        self.add_protection(protection or generic("request guard", guard))
 
-    def add_http_middleware(self, wrap: HTTPMiddleware) -> None:
+    def add_http_middleware(
+        self, wrap: HTTPMiddleware, *, protection: Protection | None = None
+    ) -> None:
         """Wrap the HTTP endpoint: ``wrap(asgi_app) -> asgi_app``; the first added is
         outermost. Applied by :func:`~mcpkit.server.http.http_app` (and so by
-        ``run("http")``); HTTP only (:mod:`mcpkit.server.guards`)."""
+        ``run("http")``); HTTP only (:mod:`mcpkit.server.guards`). ``protection`` as
+        for :meth:`add_request_guard`."""
         self.http_middleware.append(wrap)
+        self.add_protection(protection or generic("HTTP middleware", wrap))
+
+    def add_protection(self, protection: Protection) -> None:
+        """Record what protects this server at its HTTP endpoint, for ``mount`` and
+        ``proxy`` to carry or refuse (:mod:`mcpkit.server.protections`); once each."""
+        if not any(p is protection for p in self.protections):
+            self.protections.append(protection)
 
     def add_http_routes(self, build: RouteBuilder) -> None:
         """Serve more routes beside the HTTP endpoint: ``build(mcp_path)`` returns

@@ -55,7 +55,8 @@ _LIST_CHANGED = frozenset(
 class LegacySession:
     """The state of one handshake-era session (a stdio process or an HTTP session)."""
 
-    __slots__ = (
+    __slots__ = (  # weak references: the proxy's pinned processes (proxy.pins rule 5)
+        "__weakref__",
         "_detach",
         "_started_s",
         "caller",

@@ -37,7 +37,8 @@ Rules:
 7. Capabilities: the parent advertises ``tools``, ``prompts``, ``resources`` (with
    ``listChanged``; ``subscribe`` on the handshake era) and ``completions`` when it or
    a mount has them. Not mounted: the child's extensions and extension methods,
-   notification handlers, send middleware and HTTP hooks; those of the parent serve.
+   notification handlers, send middleware and HTTP hooks; those of the parent serve
+   (what the child's HTTP hooks protect is carried or refused: rule 13).
    ``subscriptions/listen`` honours ``resourceSubscriptions`` for the parent's own
    resources only; ``resources/subscribe`` (handshake era) reaches mounted ones.
 8. The child's lifespan is entered with the parent's (``Server.add_lifespan``).
@@ -58,6 +59,13 @@ Rules:
     its answers carried inside a ``requestState`` the parent seals for the parent's
     request; on the retry they are handed back to it as ``ctx.answers``. The parent's
     ``requestState`` is never passed to a mounted server.
+13. Protections (:mod:`mcpkit.server.protections`, issue 25 §4): what protects the
+    child at its HTTP endpoint (request guards, HTTP middleware: auth, scope rules) is
+    carried onto the parent, or ``mount`` raises ``ProtectionError`` naming how to
+    protect the parent, before anything is mounted. What protects it inside dispatch
+    (its list filters, receive middleware: auth's ``hide_unauthorized``, Apps
+    visibility, tasks ownership) runs inside the child (rules 4, 9) and travels as is.
+    ``parent_protects=True`` skips the check (the parent enforces them itself).
 """
 
 from __future__ import annotations
@@ -85,6 +93,7 @@ from mcpkit.server.identity import principal_key
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import request_digest
 from mcpkit.server.pagination import page
+from mcpkit.server.protections import compose
 from mcpkit.server.resources import ResourceNotFoundError
 from mcpkit.server.tools import unknown_tool
 
@@ -134,10 +143,14 @@ into its own (rule 12)."""
 _MOUNTS: weakref.WeakKeyDictionary[Server, _Mounts] = weakref.WeakKeyDictionary()
 
 
-def mount(parent: Server, child: Server, namespace: str | None = None) -> None:
+def mount(
+    parent: Server, child: Server, namespace: str | None = None, *, parent_protects: bool = False
+) -> None:
     """Serve ``child``'s tools, prompts, resources and completions as part of
     ``parent`` (see the module rules). Raises ``ValueError`` for a bad or already
-    mounted namespace, a cycle, or a known name collision (rule 3)."""
+    mounted namespace, a cycle, or a known name collision (rule 3), and
+    :class:`~mcpkit.server.protections.ProtectionError` for a protection that would be
+    dropped (rule 13)."""
     if namespace is not None and not _NAMESPACE.fullmatch(namespace):
         raise ValueError(
             f"mount namespace {namespace!r} must be 1 to 64 characters of A-Z a-z 0-9 _ - ."
@@ -157,6 +170,8 @@ def mount(parent: Server, child: Server, namespace: str | None = None) -> None:
                 f"mounting {child.info['name']!r} as {namespace!r}: {kind} "
                 f"{', '.join(clash[:10])} would exist twice"
             )
+    if not parent_protects:
+        compose(parent, child, "mount", prefix)  # rule 13
     if mounts is None:
         mounts = _MOUNTS[parent] = _Mounts(parent)
     relay = _Relay(parent.hub)

@@ -10,6 +10,8 @@ Modules, one job each:
   method table, fallbacks);
 - :mod:`.upstream`: upstream connections (shared one, leased pool, reconnection) and
   the decision to lease a connection per call;
+- :mod:`.pins`: one upstream process per caller for a handshake-era command upstream
+  (a process is a server of its own: one caller's work never splits across processes);
 - :mod:`.forward`: one request upstream (params, ``_meta``, progress, errors, results);
 - :mod:`.calls`: calls, per-client admission and the input mapping per era pair;
 - :mod:`.parked`: 2026-07-28 clients behind a handshake-era upstream (parked calls);

@@ -21,6 +21,14 @@ Rules:
 3. ``ping``, ``logging/setLevel`` and ``resources/unsubscribe`` are answered by the proxy
    (they concern the downstream session); ``server/discover`` describes the proxy with
    the mirrored capabilities.
+5. Protections (:mod:`mcpkit.server.protections`, issue 25 §4): an in-memory ``Server``
+   target's HTTP-level protections are carried onto the proxy when it starts serving,
+   or the start fails with ``ProtectionError`` naming how to protect the proxy. A
+   proxy holding credentials of its own for the upstream (``auth=``, or
+   ``credentialed=True`` for credentials inside a client or transport target) serves
+   only callers with a principal over HTTP: an anonymous POST is refused with HTTP 403
+   saying to protect the proxy (its upstream's protection would otherwise be lent to
+   anyone), unless ``serve_anonymous=True``. Over stdio (a local user) nothing changes.
 """
 
 from __future__ import annotations
@@ -30,12 +38,16 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.core.jsonrpc import INVALID_REQUEST
 from mcpkit.core.versions import Era
 from mcpkit.server.app import MethodSpec, Server
+from mcpkit.server.guards import GuardedRequest, HTTPRefusal
+from mcpkit.server.protections import Composition, Installer, Protection, compose
 from mcpkit.server.proxy.calls import Admission, forward_call
 from mcpkit.server.proxy.lists import LIST_METHODS, ProxyLists
 from mcpkit.server.proxy.options import ProxyLimits, client_factory
 from mcpkit.server.proxy.parked import Parked
+from mcpkit.server.proxy.pins import Pins
 from mcpkit.server.proxy.upstream import Upstream
 
 if TYPE_CHECKING:
@@ -82,9 +94,15 @@ class Proxy:
             on_connected=self.adopt_upstream_info,
             on_lost=self.lists.clear,
         )
+        self.upstream.pins = Pins(self.upstream, lambda change: self.server.hub.publish(change))
+        target: Any = upstream_args["target"]
+        self.inner: Server | None = target if isinstance(target, Server) else None
 
     @asynccontextmanager
     async def lifespan(self, _server: Server) -> AsyncGenerator[None]:
+        inner, self.inner = self.inner, None
+        if inner is not None:
+            compose(self.server, inner, "proxy", "")  # rule 5, once
         async with self.upstream.running():
             yield
 
@@ -146,6 +164,32 @@ class Proxy:
             )
 
 
+_CREDENTIALED = (
+    "a proxy holding its own upstream credentials serves authenticated callers only "
+    "over HTTP: protect it (mcpkit-ext-auth protect(front, ...)) so that its callers "
+    "are authenticated, serve it over stdio, or pass serve_anonymous=True"
+)
+
+
+async def _refuse_anonymous(request: GuardedRequest) -> None:
+    """Rule 5: an anonymous HTTP caller would use the proxy's upstream credentials."""
+    if request.principal is None:
+        raise HTTPRefusal(403, _CREDENTIALED, code=INVALID_REQUEST)
+
+
+def _carry_refusal(site: Composition) -> Installer:
+    """The refusal is name-agnostic: the outer server refuses anonymous callers too."""
+    return partial(site.outer.add_request_guard, _refuse_anonymous, protection=CREDENTIALS)
+
+
+CREDENTIALS = Protection(
+    "a proxy's own upstream credentials",
+    "protect the outer server (mcpkit-ext-auth protect(parent, ...)) so that its callers "
+    "are authenticated; anonymous HTTP callers are refused (403) until then",
+    _carry_refusal,
+)
+
+
 def proxy(
     target: Any,
     *,
@@ -156,6 +200,8 @@ def proxy(
     client_info: JSON | None = None,
     name: str | None = None,
     version: str = "0.1.0",
+    credentialed: bool | None = None,
+    serve_anonymous: bool = False,
     **server_options: Any,
 ) -> Server:
     """A :class:`~mcpkit.server.Server` forwarding everything to the MCP server ``target``.
@@ -171,6 +217,12 @@ def proxy(
     (:class:`ProxyLimits`: upstream timeout 30 s, 8 calls in flight per client ...).
     ``name``/``version`` name the proxy (default: the upstream's ``serverInfo``);
     ``server_options`` go to ``Server`` (``state_secret``, ``limits``, ``hub`` ...).
+
+    Protections (rule 5): a ``Server`` target's HTTP-level protections are carried onto
+    the proxy when it starts serving, or the start raises
+    :class:`~mcpkit.server.protections.ProtectionError`. ``credentialed`` (default:
+    ``auth`` is given) says the proxy holds upstream credentials: then an anonymous HTTP
+    POST is answered 403 unless ``serve_anonymous=True``.
 
     Forwarding failures reach the client as JSON-RPC errors: -32603 for an upstream
     that is unavailable, too slow (``ProxyLimits.timeout_s``) or a proxy bound reached;
@@ -191,6 +243,9 @@ def proxy(
         named=name is not None,
     )
     server.proxy = state  # type: ignore[attr-defined]
+    holds = credentialed if credentialed is not None else auth is not None
+    if holds and not serve_anonymous:
+        server.add_request_guard(_refuse_anonymous, protection=CREDENTIALS)
     server.add_lifespan(state.lifespan)
     for kind in (*_MIRRORED, "resources"):
         server.add_capability(kind, partial(state.capability, kind))

@@ -16,8 +16,8 @@ Rules:
    published to every downstream listener (handshake-era sessions and
    ``subscriptions/listen`` streams alike); ``notifications/resources/updated`` reaches
    the downstream clients subscribed to that URI.
-3. Resource subscriptions are shared upstream: the first downstream subscriber of a URI
-   subscribes upstream (``resources/subscribe`` on a handshake-era upstream, the
+3. Resource subscriptions are shared upstream (except rule 8): the first downstream
+   subscriber of a URI subscribes upstream (``resources/subscribe`` on a handshake-era upstream, the
    shared ``subscriptions/listen`` stream's ``resourceSubscriptions`` on 2026-07-28);
    bounded like the server's own (``Limits.max_subscriptions``, ``max_uri_bytes``) and
    in all by ``ProxyLimits.max_upstream_subscriptions`` (-32602 naming it). The upstream
@@ -34,6 +34,10 @@ Rules:
    change or its connection is lost; a name it does not list has none.
 7. The proxy's own list filters (``Server.add_list_filter``) hold for forwarded lists
    and calls (:mod:`.visible`); whole listings they need are kept like rule 6's.
+8. A handshake-era command upstream is one process per caller (:mod:`.pins`): a
+   caller's lists come from its own process (cached per caller), and its subscriptions
+   (``resources/subscribe``, ``resourceSubscriptions``) are made there and answered from
+   there alone, so an update a caller's call causes reaches that caller (issue 25 §11).
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ from mcpkit.server.http.headers import check_param_headers, param_annotations, r
 from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.upstream import Caller, caps_key
+from mcpkit.server.proxy.pins import UPDATED, Pin, pinned_key
+from mcpkit.server.proxy.upstream import Caller, caps_key, client_key
 from mcpkit.server.proxy.visible import filter_page
 from mcpkit.server.resources import check_uri_length
 from mcpkit.server.uritemplates import TemplateMatcher
@@ -117,6 +122,8 @@ class ProxyLists:
         await upstream.main()  # its era decides where lists come from (rule 1)
         leased = upstream.era == "legacy" and not upstream.shared_only
         key = (method, cursor, caps_key(ctx.client_capabilities))  # both eras list per caps
+        if await self._pinned():  # each caller's own process lists for it alone
+            key = (method, cursor, f"{key[2]} {client_key(ctx)}")
         hit = self.pages.get(key) if cacheable else None
         if hit is None:
             hit = await (self._fetch_leased(ctx) if leased else self.fetch(ctx, method))
@@ -205,6 +212,10 @@ class ProxyLists:
     async def on_resource_updated(self, uri: str) -> None:
         self.proxy.server.notify_resource_updated(uri)
 
+    async def _pinned(self) -> bool:
+        pins = self.proxy.upstream.pins
+        return pins is not None and await pins.applies()
+
     # -- rule 3 ------------------------------------------------------------------------
     async def subscribe_upstream(self, uris: list[str]) -> None:
         async with self._sub_lock:
@@ -263,7 +274,11 @@ class ProxyLists:
                 "(Limits.max_subscriptions); unsubscribe first",
                 {"limit": limit},
             )
-        await self.subscribe_upstream([uri])
+        pins = self.proxy.upstream.pins
+        if pins is not None and await pins.applies():  # rule 8: on the caller's process
+            await pins.subscribe(ctx, [uri])
+        else:
+            await self.subscribe_upstream([uri])
         session.subscriptions.add(uri)
         return {}
 
@@ -285,19 +300,32 @@ class ProxyLists:
             if requested.get(field) is True and kind in caps:
                 honoured[field] = True
                 methods.add(_LIST_CHANGED[kind])
-        uris: set[str] = set()
+        keys: set[str | None] = set()
+        pin: Pin | None = None
         subs: Any = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
-            uris = set(self.check_uris(ctx.method, subs))  # pyright: ignore
-            await self.subscribe_upstream(sorted(uris))
-            honoured["resourceSubscriptions"] = sorted(uris)
+            uris: list[str] = sorted(set(self.check_uris(ctx.method, subs)))  # pyright: ignore
+            pins = self.proxy.upstream.pins
+            if uris and pins is not None and await pins.applies():  # rule 8
+                pin = await pins.subscribe(ctx, uris)
+                keys = {pinned_key(pin.token, uri) for uri in uris}
+            else:
+                await self.subscribe_upstream(uris)
+                keys = set(uris)
+            honoured["resourceSubscriptions"] = uris
 
         def accepts(change: Change) -> bool:
-            if change.method == "notifications/resources/updated":
-                return change.key in uris
+            if change.method == UPDATED:
+                return change.key in keys
             return change.method in methods
 
-        return await serve_listen(ctx, honoured, accepts)
+        if pin is None:
+            return await serve_listen(ctx, honoured, accepts)
+        pin.listens += 1  # the process stays while the stream is open (pins rule 5)
+        try:
+            return await serve_listen(ctx, honoured, accepts)
+        finally:
+            pin.listens -= 1
 
     # -- rule 6 ------------------------------------------------------------------------
     async def check_param_headers(self, ctx: Context) -> None:

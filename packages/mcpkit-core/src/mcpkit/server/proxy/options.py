@@ -43,7 +43,8 @@ class ProxyLimits:
     - ``max_connections`` (32): upstream connections leased to calls at once (tools,
       prompts, reads, completions, extension methods each lease one for their duration;
       lists share one connection); a call that finds none free waits up to
-      ``timeout_s``, then -32603.
+      ``timeout_s``, then -32603. A handshake-era command upstream pins one process per
+      caller instead (:mod:`.pins`): at most this many, a caller beyond it -32603.
     - ``max_idle_connections`` (4): idle leased connections kept for reuse, in all.
     - ``max_upstream_subscriptions`` (1000): resource URIs the proxy subscribes to
       upstream for its clients (each client is also bounded by ``Limits``); one more is

@@ -42,6 +42,10 @@ Rules:
    another, so each of its calls gets an upstream connection (and so an upstream
    session) of its own, opened for the call and closed after it, never pooled: nothing
    one such request leaves upstream reaches another request (issue 25 §1).
+8. A handshake-era upstream reached over stdio is not pooled either: each connection
+   is a process, a server of its own, so one caller's calls, lists and subscriptions
+   all go to one process pinned to that caller (:mod:`.pins`), never split across
+   processes (issue 25 §11).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
     from mcpkit.server.context import Context
+    from mcpkit.server.proxy.pins import Pins
 
 __all__ = ["Caller", "Conn", "Upstream", "caps_key", "client_key"]
 
@@ -122,10 +127,14 @@ class _Routing(InputHandlers):
     async def answer(self, method: str, params: JSON | None) -> JSON:
         caller = self._conn.caller()
         if caller is None:
-            raise JSONRPCError(
-                INTERNAL_ERROR,
-                f"{method}: the proxy has no downstream request to route this to",
+            busy = len(self._conn.callers)
+            why = (
+                f"{busy} calls are in flight on one upstream process (or connection) and "
+                "its request names none of them; make such calls one at a time"
+                if busy
+                else "the proxy has no downstream request to route this to"
             )
+            raise JSONRPCError(INTERNAL_ERROR, f"{method}: {why}")
         return await caller.ask(method, params or {})
 
 
@@ -197,6 +206,8 @@ class Upstream:
         self.era: str | None = None
         self.listen_uris: set[str] = set()
         self._listen_scope: anyio.CancelScope | None = None
+        self.pins: Pins | None = None
+        """Per-caller processes of a handshake-era command upstream (rule 8)."""
 
     # -- lifetime ----------------------------------------------------------------------
     @asynccontextmanager
@@ -219,6 +230,8 @@ class Upstream:
                 if not self._tgs:
                     self._main = None
                     self._idle.clear()
+                    if self.pins is not None:
+                        self.pins.clear()
                 tg.cancel_scope.cancel()
 
     @property
@@ -227,7 +240,21 @@ class Upstream:
             raise JSONRPCError(INTERNAL_ERROR, "the proxy is not serving (no lifespan entered)")
         return self._tgs[-1]
 
-    async def _open(self, key: str, caps: JSON, *, main: bool) -> Conn:
+    async def open(
+        self, key: str, caps: JSON, on_resource_updated: Callable[[str], Awaitable[None]]
+    ) -> Conn:
+        """A new connection (not shared, not pooled) declaring ``caps`` upstream, whose
+        resource updates go to ``on_resource_updated`` (rule 8)."""
+        return await self._open(key, caps, main=False, on_resource_updated=on_resource_updated)
+
+    async def _open(
+        self,
+        key: str,
+        caps: JSON,
+        *,
+        main: bool,
+        on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
+    ) -> Conn:
         client = self._factory()
         conn = Conn(client, key)
         client.handlers = _Routing(conn, caps)
@@ -235,6 +262,9 @@ class Upstream:
         if main:
             client.on_list_changed = self._on_list_changed
             client.on_resource_updated = self._on_resource_updated
+        elif on_resource_updated is not None:
+            client.on_list_changed = self._on_list_changed
+            client.on_resource_updated = on_resource_updated
         bound = self.limits.connect_timeout_s
         try:
             with anyio.fail_after(bound):
@@ -331,6 +361,13 @@ class Upstream:
             conn = await self.main()
             async with conn.serving(caller):
                 yield conn
+            return
+        pins = self.pins
+        # rule 8; a caller with no identity is pinned nowhere (rule 7, below)
+        if pins is not None and await pins.applies() and client_key(caller.ctx) is not None:
+            pin = await pins.get(caller.ctx)
+            async with pin.conn.serving(caller):
+                yield pin.conn
             return
         bound = self.limits.timeout_s
         with anyio.move_on_after(bound) as waited:

@@ -282,6 +282,7 @@ class Tasks:
     def install(self, server: Server) -> Tasks:
         """Register everything on ``server`` (once per instance); returns self."""
         from mcpkit.ext.tasks import legacy, modern
+        from mcpkit.ext.tasks.protection import TASK_OWNERSHIP
 
         if self.server is not None:
             raise RuntimeError("this Tasks instance is already installed on a server")
@@ -292,6 +293,7 @@ class Tasks:
             legacy.install(self, server)
         server.add_middleware(self._middleware)
         server.add_lifespan(lambda _server: self.lifespan())
+        server.add_protection(TASK_OWNERSHIP)  # composition keeps it or refuses (issue 25 §4)
         self.store.subscribe(self._on_change)
         return self
 

@@ -10,6 +10,10 @@ core's extension surfaces only (:mod:`mcpkit.server.guards`):
 - ``server.add_list_filter``: ``*/list`` hiding, with ``hide_unauthorized``;
 - ``server.add_lifespan``: closes the validator's HTTP client at shutdown.
 
+The middleware and the guard are registered with one
+:class:`~mcpkit.server.protections.Protection` (:attr:`Auth.protection`), so composition
+carries the scope rules or refuses (rule 5).
+
 Rules:
 1. The validator is ``validator=`` when given; else a :class:`~.jwt.JWTValidator` when
    ``jwks_url`` is set (it needs an issuer); else an
@@ -23,6 +27,17 @@ Rules:
 4. A user mounting :class:`~mcpkit.server.http.StreamableHTTP` in an app of their own
    wraps it with :meth:`Auth.wrap` and adds :meth:`Auth.routes`; ``server.http_app()``
    and ``server.run("http")`` need nothing more.
+5. Composition (issue 25 §4): a protected server mounted into a parent, or proxied in
+   memory, travels only into an outer server protected by ``protect()`` for the same
+   authorization servers: the outer server's tokens then authenticate its callers, and
+   the inner server's scope rules (server-wide ``required_scopes``, ``require(...)``)
+   are checked on the outer server's POSTs, with tool and prompt names as the outer
+   server lists them (``weather_forecast`` is the inner ``forecast``). Calls naming
+   another server's tools or prompts, and session plumbing (``initialize``, ``ping``,
+   ``server/discover``, ``logging/setLevel``, notifications), are not held to them;
+   every other call is (lists, resources, completions: fail closed). An unprotected
+   outer server, or one trusting other authorization servers, is refused
+   (``ProtectionError`` naming ``protect(parent, ...)``).
 """
 
 from __future__ import annotations
@@ -30,6 +45,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import AsyncGenerator, Iterable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.ext.auth.server.cache import TokenCache
@@ -41,6 +57,8 @@ from mcpkit.ext.auth.server.metadata import metadata_document, metadata_routes, 
 from mcpkit.ext.auth.server.middleware import AuthMiddleware, TokenValidator
 from mcpkit.ext.auth.server.scopes import ScopePolicy
 from mcpkit.ext.auth.server.settings import AuthSettings
+from mcpkit.server.guards import GuardedCall, GuardedRequest, RequestGuard
+from mcpkit.server.protections import Composition, Installer, Protection
 
 if TYPE_CHECKING:
     from starlette.routing import Route
@@ -49,7 +67,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Auth", "build_validator", "protect"]
 
-_PROTECTED: weakref.WeakSet[Server] = weakref.WeakSet()
+_PROTECTED: weakref.WeakKeyDictionary[Server, Auth] = weakref.WeakKeyDictionary()
+_NAMED = {"tools/call": "name", "prompts/get": "name"}
+_SESSION_ONLY = frozenset({"initialize", "ping", "server/discover", "logging/setLevel"})
+"""Calls about the outer server's session alone: not held to the inner rules (rule 5)."""
 
 
 def build_validator(settings: AuthSettings) -> TokenValidator:
@@ -107,6 +128,14 @@ class Auth:
         self.dpop = DPoPVerifier(dpop, settings.limits) if dpop is not None else None
         self.cache = TokenCache(settings.limits.max_cached_tokens)
         self.policy = ScopePolicy(settings.required_scopes, self.challenge)
+        self.protection = Protection(
+            "mcpkit-ext-auth protect() (bearer tokens and scope rules)",
+            "protect the outer server first with protect(parent, AuthSettings(...)) trusting "
+            f"the same authorization servers ({', '.join(settings.authorization_servers)}); "
+            "the inner server's scope rules then hold there under the mounted names",
+            self._carry,
+        )
+        self._carried: list[RequestGuard] = []
 
     def require(
         self,
@@ -149,14 +178,36 @@ class Auth:
         """Install on ``server`` (module docstring; rule 3)."""
         if server in _PROTECTED:
             raise ValueError("this server is already protected")
-        _PROTECTED.add(server)
-        server.add_http_middleware(self.wrap)
+        _PROTECTED[server] = self
+        server.add_http_middleware(self.wrap, protection=self.protection)
         server.add_http_routes(self.routes)
-        server.add_request_guard(self.policy.guard)
+        server.add_request_guard(self.guard, protection=self.protection)
         if self.settings.hide_unauthorized:
             server.add_list_filter(self.policy.visible)
         server.add_lifespan(self._lifespan)
         return self
+
+    async def guard(self, request: GuardedRequest) -> None:
+        """The scope rules of this server and of those composed into it (rule 5)."""
+        await self.policy.guard(request)
+        for carried in self._carried:
+            await carried(request)
+
+    def _carry(self, site: Composition) -> Installer | None:
+        """Rule 5: hold this server's scope rules on ``site.outer``'s POSTs, or None."""
+        outer = _PROTECTED.get(site.outer)
+        mine = frozenset(self.settings.authorization_servers)
+        if outer is None or frozenset(outer.settings.authorization_servers) != mine:
+            return None
+        inner_guard = self.guard
+
+        async def composed(request: GuardedRequest) -> None:
+            calls = [c for c in map(partial(_as_inner, site), request.calls) if c is not None]
+            if calls:
+                inner = GuardedRequest(request.era, calls, request.principal, request.scope)
+                await inner_guard(inner)
+
+        return partial(outer._carried.append, composed)
 
     @asynccontextmanager
     async def _lifespan(self, _server: Server) -> AsyncGenerator[None]:
@@ -164,6 +215,30 @@ class Auth:
             yield
         finally:
             await self.validator.aclose()
+
+
+def _as_inner(site: Composition, call: GuardedCall) -> dict[str, Any] | None:
+    """Rule 5: ``call`` as the inner server sees it (a JSON-RPC message), or None when it
+    names a tool or prompt that is not the inner server's, or concerns the session alone
+    (``initialize``, ``ping``, ``server/discover``, ``logging/setLevel``, notifications)."""
+    if call.id is None or call.method in _SESSION_ONLY:
+        return None
+    params: dict[str, Any] = dict(call.params)
+    field = _NAMED.get(call.method)
+    if field is not None and isinstance(params.get(field), str):
+        name = site.inner_name(params[field])
+        if name is None:
+            return None
+        params[field] = name
+    ref: Any = params.get("ref")
+    if call.method == "completion/complete" and isinstance(ref, dict):
+        named: dict[str, Any] = dict(ref)  # pyright: ignore[reportUnknownArgumentType]
+        if named.get("type") == "ref/prompt" and isinstance(named.get("name"), str):
+            name = site.inner_name(named["name"])
+            if name is None:
+                return None
+            params["ref"] = {**named, "name": name}
+    return {"jsonrpc": "2.0", "id": call.id, "method": call.method, "params": params}
 
 
 def protect(

@@ -1,0 +1,129 @@
+"""What a server declares to protect itself, and what composition does with it.
+
+A server protects itself at two levels (issue 25 §4):
+
+- **inside dispatch**: list filters (:meth:`~mcpkit.server.Server.add_list_filter`:
+  auth's ``hide_unauthorized``, Apps visibility) and receive middleware
+  (:meth:`~mcpkit.server.Server.add_middleware`: a tasks extension's ownership). They run
+  wherever the server's own handlers run: a mounted server's handlers run inside its
+  middleware with its filters (mount rules 4, 9), a proxied in-memory ``Server`` serves
+  the proxy's requests itself. They travel with it and need no record here.
+- **at its HTTP endpoint**: request guards and HTTP middleware (authentication, scope
+  rules, quotas). Only the HTTP endpoint of the server being served runs them, so a
+  mounted server, or a ``Server`` proxied in memory, would lose them. Each is recorded as
+  a :class:`Protection`, and composition either carries it onto the outer server or
+  refuses.
+
+Rules:
+1. :meth:`~mcpkit.server.Server.add_request_guard` and
+   :meth:`~mcpkit.server.Server.add_http_middleware` record a protection: the one passed
+   as ``protection=`` (an extension names itself, its remedy and how it is carried; one
+   :class:`Protection` may cover several hooks), else a generic one naming the hook,
+   which cannot be carried. :meth:`~mcpkit.server.Server.add_protection` records one
+   directly. ``Server.protections`` lists them in registration order, each once.
+2. ``parent.mount(child, ...)`` and ``proxy(server)`` compose: for each protection of the
+   inner server, its ``carry(composition)`` returns a function that installs an
+   equivalent on the outer server, or None when the outer server cannot enforce it (it
+   is not protected alike). Every protection is asked first; when one answers None the
+   composition is refused with :class:`ProtectionError` (a ``ValueError``) naming each
+   such protection and its remedy, and nothing is installed. Else every installer runs:
+   the protection travels. Failing closed is the default.
+3. ``mount(..., parent_protects=True)`` is the caller's statement that the parent
+   enforces the child's protections itself (for example a hand-written guard registered
+   on the parent again, with the prefixed names): nothing is asked or installed.
+4. A proxy checks its in-memory ``Server`` target when it starts serving (its
+   lifespan, once), since the proxy server is usually protected after ``proxy()``
+   returns; a refusal fails the start. A URL or command target enforces its own
+   protections against the proxy's credentials; a proxy holding credentials of its own
+   (``auth=``) refuses an anonymous HTTP caller (403) until the proxy is protected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from mcpkit.server.app import Server
+
+__all__ = ["Composition", "Installer", "Protection", "ProtectionError", "compose"]
+
+Installer = Callable[[], None]
+"""Installs a carried protection on the outer server (rule 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """One composition: ``inner`` served as part of ``outer``.
+
+    - ``kind``: ``"mount"`` or ``"proxy"``;
+    - ``prefix``: what ``outer`` puts before ``inner``'s tool and prompt names
+      (``"weather_"``; ``""`` without a namespace and for a proxy).
+    """
+
+    outer: Server
+    inner: Server
+    kind: Literal["mount", "proxy"]
+    prefix: str = ""
+
+    def inner_name(self, outer_name: str) -> str | None:
+        """``outer_name`` (a tool or prompt name as ``outer`` lists it) as ``inner``
+        knows it, or None when it cannot be ``inner``'s."""
+        if not outer_name.startswith(self.prefix):
+            return None
+        return outer_name[len(self.prefix) :]
+
+
+@dataclass(eq=False, slots=True)
+class Protection:
+    """Something a server does to protect itself at its HTTP endpoint (rule 1).
+
+    - ``name``: what it is, for the refusal ("mcpkit-ext-auth protect()").
+    - ``remedy``: how to protect the outer server so that the composition is allowed.
+    - ``carry``: ``(composition) -> installer | None`` (rule 2); None (the default)
+      never carries, so every composition is refused unless ``parent_protects``.
+    """
+
+    name: str
+    remedy: str
+    carry: Callable[[Composition], Installer | None] | None = None
+
+
+class ProtectionError(ValueError):
+    """A composition that would drop a protection (rule 2); the message names each one
+    and how to protect the outer server."""
+
+
+def generic(hook: str, target: object) -> Protection:
+    """Rule 1: the record of a guard or HTTP middleware registered without one."""
+    what = getattr(target, "__qualname__", None) or type(target).__name__
+    return Protection(
+        f"{hook} {what}",
+        f"register an equivalent {hook} on the outer server (tool and prompt names as it "
+        "lists them), then mount with parent_protects=True",
+    )
+
+
+def compose(outer: Server, inner: Server, kind: Literal["mount", "proxy"], prefix: str) -> None:
+    """Rule 2: carry every protection of ``inner`` onto ``outer``, or raise
+    :class:`ProtectionError` having installed nothing."""
+    site = Composition(outer, inner, kind, prefix)
+    installers: list[Installer] = []
+    refused: list[Protection] = []
+    for protection in inner.protections:
+        installer = protection.carry(site) if protection.carry is not None else None
+        if installer is None:
+            refused.append(protection)
+        else:
+            installers.append(installer)
+    if refused:
+        what = "mounting" if kind == "mount" else "proxying"
+        lines = "; ".join(f"{p.name}: {p.remedy}" for p in refused)
+        raise ProtectionError(
+            f"{what} {inner.info.get('name')!r} into {outer.info.get('name')!r} would drop "
+            f"what protects it at its HTTP endpoint (the outer server's endpoint is the one "
+            f"served). {lines}"
+        )
+    for install in installers:
+        install()
