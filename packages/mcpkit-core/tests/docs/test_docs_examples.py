@@ -224,7 +224,7 @@ async def check_cli_plugin(ns: dict[str, Any]) -> None:
     parser = build_parser([loaded])
     define = parser.parse_args(["define", "mcp"])
     assert define.handler(define) == 0
-    url = "http://127.0.0.1:9/mcp"
+    url = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port parsed only, never served
     args = parser.parse_args(["ls", url, "--glossary-key", "k1", "--header", "X-A: b"])
     config = client_config(args, [loaded])
     assert config.headers == {"X-A": "b", "X-Glossary-Key": "k1"}
