@@ -56,7 +56,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import anyio
 
-from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
+from mcpkit.core.extensions import (
+    EXTENSIONS_META,
+    Extension,
+    ExtensionProvider,
+    advertised_extensions,
+    as_extension,
+    extensions_meta,
+)
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.limits import Limits
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
@@ -602,7 +609,19 @@ class Server:
         }
         if self.instructions:
             result["instructions"] = self.instructions
+        self.add_extensions_meta(result, version)
         return result
+
+    def add_extensions_meta(self, result: JSON, protocol_version: str) -> None:
+        """Put the spec version and stability of the extensions served on
+        ``protocol_version`` in ``result["_meta"]["io.mcpkit/extensions"]`` (beside
+        ``capabilities.extensions``, never inside an entry: :mod:`mcpkit.core.extensions`
+        rule 5); nothing when there is none. Used for ``initialize`` and
+        ``server/discover``."""
+        about = extensions_meta(self.extensions, protocol_version)
+        if about:
+            meta: Any = result.get("_meta")
+            result["_meta"] = {**(meta if isinstance(meta, dict) else {}), EXTENSIONS_META: about}
 
     def listen_filter(
         self, ctx: Context, requested: Mapping[str, Any]
