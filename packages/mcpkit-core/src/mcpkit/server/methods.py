@@ -234,7 +234,7 @@ async def server_discover(ctx: Context) -> JSON:
     }
     if server.instructions:
         result["instructions"] = server.instructions
-    server.add_extensions_meta(result, ctx.protocol_version or MODERN_VERSION)
+    server.add_extensions_meta(result, "modern", ctx.protocol_version or MODERN_VERSION)
     return _hint(ctx, "server/discover", result)
 
 
