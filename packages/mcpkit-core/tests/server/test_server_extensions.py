@@ -393,3 +393,29 @@ async def test_an_extension_is_advertised_only_on_the_protocol_versions_it_serve
     assert "io.modelcontextprotocol/serverInfo" in found["_meta"]
     with pytest.raises(TypeError):
         Extension("com.example/bad", protocol_versions="2026-07-28")  # type: ignore[arg-type]
+
+
+async def test_an_extensions_meta_source_adds_only_the_ids_the_answer_advertises() -> None:
+    # A proxy mirrors an upstream's entries through add_capability; their version and
+    # stability come from a source, kept only for ids the answer advertises.
+    server = Server("ext")
+    server.add_capability("extensions", lambda era: {"com.example/a": {}, "com.example/b": {}})
+    seen_eras: list[str] = []
+
+    def source(era: str) -> JSON:
+        seen_eras.append(era)
+        return {
+            "com.example/a": {"specVersion": "2", "stability": "experimental"},
+            "com.example/b": {},
+            "com.example/not-advertised": {"stability": "stable"},
+        }
+
+    server.add_extensions_meta_source(source)
+    async with connect(server) as peer:
+        legacy = peer.init_result["_meta"]["io.mcpkit/extensions"]
+    async with connect(server, initialize=False) as peer:
+        found = await peer.request("server/discover", {"_meta": _modern_caps()})
+    modern = found["_meta"]["io.mcpkit/extensions"]
+    assert legacy == modern
+    assert legacy == {"com.example/a": {"specVersion": "2", "stability": "experimental"}}
+    assert seen_eras == ["legacy", "modern"]

@@ -634,7 +634,7 @@ class Server:
         for source in self._extension_meta_sources:
             extra: Any = source(era)
             if isinstance(extra, dict):
-                about.update({k: v for k, v in extra.items() if k in advertised})  # pyright: ignore[reportUnknownVariableType]
+                about.update({k: v for k, v in extra.items() if k in advertised and v})  # pyright: ignore[reportUnknownVariableType]
         about.update(extensions_meta(self.extensions, protocol_version))
         if about:
             meta: Any = result.get("_meta")
