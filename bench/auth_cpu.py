@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE / "servers"))
 from auth_tokens import ISSUER, jwks_server, signers, token  # noqa: E402
 from mcpkit_echo import build  # noqa: E402
 
+# kind-ok: fixed-port a resource (audience); the app runs in process
 URL = "http://127.0.0.1:8000/mcp"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

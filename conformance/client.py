@@ -141,6 +141,7 @@ SCENARIOS: dict[str, Steps] = {
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 """The client metadata URL the suite's CIMD scenarios expect (``basic-cimd.ts``)."""
+# kind-ok: fixed-port a redirect URI, matched and never fetched
 REDIRECT_URI = "http://localhost:3000/callback"
 
 GrantFactory = Callable[[JSON], Any]

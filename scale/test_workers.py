@@ -120,6 +120,7 @@ def worker_pids(url: str, workers: int) -> set[str]:
 
 
 def test_refuses_several_workers_or_redis_without_a_shared_secret(tmp_path: Path) -> None:
+    # kind-ok: fixed-port never connected: the configuration is refused first
     for args in (["--workers", "2", "--stateless"], ["--redis", "redis://127.0.0.1:1/0"]):
         done = mcpkit("run", APP, "--transport", "http", "--port", "0", *args)
         assert done.returncode == 2, done.stderr
@@ -130,7 +131,7 @@ def test_refuses_several_workers_or_redis_without_a_shared_secret(tmp_path: Path
     # a placeholder is refused too, and the secret is never printed
     placeholder = "k" * 64
     done = mcpkit(
-        "run", APP, "--transport", "http", "--workers", "2", "--stateless",
+        "run", APP, "--transport", "http", "--port", "0", "--workers", "2", "--stateless",
         MCPKIT_SECRET=placeholder,
     )  # fmt: skip
     assert done.returncode == 2
@@ -139,7 +140,7 @@ def test_refuses_several_workers_or_redis_without_a_shared_secret(tmp_path: Path
     short = tmp_path / "short"
     short.write_text("too short")
     done = mcpkit(
-        "run", APP, "--transport", "http", "--workers", "2", "--stateless",
+        "run", APP, "--transport", "http", "--port", "0", "--workers", "2", "--stateless",
         "--secret-file", str(short),
     )  # fmt: skip
     assert done.returncode == 2
@@ -147,7 +148,9 @@ def test_refuses_several_workers_or_redis_without_a_shared_secret(tmp_path: Path
 
 
 def test_several_workers_refuse_stateful_http_without_redis() -> None:
-    done = mcpkit("run", APP, "--transport", "http", "--workers", "2", MCPKIT_SECRET=SECRET)
+    done = mcpkit(
+        "run", APP, "--transport", "http", "--port", "0", "--workers", "2", MCPKIT_SECRET=SECRET
+    )  # fmt: skip
     assert done.returncode == 2
     assert "cannot serve stateful HTTP" in done.stderr
     assert "--redis" in done.stderr

@@ -30,9 +30,16 @@ async def test_advertised_on_discover_as_experimental_with_list_changed() -> Non
     server, _ = demo_server()
     async with Client(server, mode="modern") as client:
         ext = client.server_extension(W.EXTENSION_ID)
+        discovered = client.server.raw
         assert ext is not None
         assert ext.stability.value == "experimental"
         assert dict(ext.config) == {"listChanged": True}
+    # The entry is exactly the settings the events SEP defines (listChanged); mcpkit's
+    # version and stability are the result's, under io.mcpkit/extensions (SEP-2133).
+    assert discovered["capabilities"]["extensions"][W.EXTENSION_ID] == {"listChanged": True}
+    about = discovered["_meta"]["io.mcpkit/extensions"][W.EXTENSION_ID]
+    assert about == {"specVersion": ext.spec_version, "stability": "experimental"}
+    assert ext.spec_version
     async with Client(server, mode="legacy") as client:
         assert client.server_extension(W.EXTENSION_ID) is None
 

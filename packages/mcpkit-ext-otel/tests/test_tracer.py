@@ -210,6 +210,7 @@ async def test_send_is_a_client_span_injected_into_meta(telemetry: Telemetry) ->
         request_id=5,
         meta=meta,
         protocol_version="2026-07-28",
+        # kind-ok: fixed-port a transport description, never connected
         transport={"name": "streamable-http", "url": "http://127.0.0.1:8123/mcp"},
     )
     sent: list[dict[str, Any]] = []

@@ -27,12 +27,16 @@ async def test_extension_is_advertised_with_no_settings_and_no_tasks_capability(
     tasks_server: Server,
 ) -> None:
     async with connect(tasks_server) as client:
-        caps = (await client.session.request("server/discover"))["capabilities"]
+        discovered = await client.session.request("server/discover")
+        caps = discovered["capabilities"]
         read_back = client.server_extension(EXTENSION_ID)
         assert tasks.server_supports(client)
-    # SEP-2663 defines no settings: only core's prefixed _meta (version, stability)
+    # SEP-2663: "No extension-specific settings are currently defined; an empty object
+    # indicates support" (the official TypeScript tasks client accepts only {}); the
+    # version and stability travel beside it, in the result's _meta under our key
+    assert caps["extensions"][EXTENSION_ID] == {}
     about = {"specVersion": "2026-07-28", "stability": "experimental"}
-    assert caps["extensions"][EXTENSION_ID] == {"_meta": {"io.mcpkit/extension": about}}
+    assert discovered["_meta"]["io.mcpkit/extensions"] == {EXTENSION_ID: about}
     assert read_back is not None
     assert dict(read_back.config) == {}
     assert read_back.stability is Stability.EXPERIMENTAL

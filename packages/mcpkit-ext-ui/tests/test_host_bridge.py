@@ -25,7 +25,7 @@ from mcpkit.ext.ui.host import AppHost, HostLimits, bridge_app, client_extension
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
-PAGE_ORIGIN = "http://127.0.0.1:5999"
+PAGE_ORIGIN = "http://127.0.0.1:5999"  # kind-ok: fixed-port an Origin value, never connected
 JSON_TYPE = {"content-type": "application/json"}
 
 

@@ -20,7 +20,7 @@ from mcpkit.ext.ui.host import AppHost, bridge_app, client_extension, wire
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
-PAGE_ORIGIN = "http://127.0.0.1:5999"
+PAGE_ORIGIN = "http://127.0.0.1:5999"  # kind-ok: fixed-port an Origin value, never connected
 EVIL = "https://evil.example"
 OPEN_TRANSFER = b'{"toolName": "transfer", "arguments": {"to": "attacker"}}'
 
@@ -128,6 +128,7 @@ async def test_every_post_needs_a_json_content_type(
 
 async def test_a_foreign_origin_is_refused_on_every_route(bridge: Bridge) -> None:
     view_id = await bridge.open()
+    # kind-ok: fixed-port an Origin value, never connected
     for origin in (EVIL, "null", "http://127.0.0.1:5998", bridge.url):
         headers = {"origin": origin}
         for method, path in (

@@ -75,8 +75,10 @@ def test_declared_domains_land_only_in_their_directives() -> None:
 
 
 def test_loopback_http_origins_are_accepted_and_normalized() -> None:
+    # kind-ok: fixed-port parsed only, never served
     assert check_origin("http://127.0.0.1:8123/") == "http://127.0.0.1:8123"
     assert check_origin("HTTPS://API.Example.COM") == "https://api.example.com"
+    # kind-ok: fixed-port parsed only, never served
     assert check_origin("ws://localhost:9000") == "ws://localhost:9000"
 
 

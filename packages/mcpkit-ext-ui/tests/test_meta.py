@@ -22,10 +22,12 @@ from mcpkit.server.app import Server
 def test_csp_accepts_origins_with_wildcards_and_ports_and_drops_a_trailing_slash() -> None:
     csp = ResourceCsp(
         connect_domains=["https://api.example.com", "wss://rt.example.com:8443/"],
+        # kind-ok: fixed-port a CSP domain, never connected
         resource_domains=["https://*.cloudflare.com", "http://127.0.0.1:8000"],
     )
     assert csp.to_wire() == {
         "connectDomains": ["https://api.example.com", "wss://rt.example.com:8443"],
+        # kind-ok: fixed-port a CSP domain, never connected
         "resourceDomains": ["https://*.cloudflare.com", "http://127.0.0.1:8000"],
     }
 

@@ -8,12 +8,15 @@ on resources/list and resources/read; the text fallback on tools/call.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from ui_helpers import CHART_UI_META, MODES, TRANSPORTS, UI, Mode, Transport, charts_server, connect
 
 from mcpkit.core.extensions import Stability
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.ui import EXTENSION_ID, RESOURCE_MIME_TYPE, SPEC_VERSION, client_extension
+from mcpkit.server import Context
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize(("transport", "mode"), [(t, m) for t in TRANSPORTS for m in MODES])
@@ -30,6 +33,30 @@ async def test_capability_is_advertised_with_spec_version_and_stability(
         assert ext.spec_version == SPEC_VERSION == "2026-01-26"
         assert ext.stability is Stability.STABLE
         assert ext.settings() == {}
+
+
+@BOTH
+async def test_the_entries_are_exactly_what_the_apps_spec_defines(
+    transport: Transport, mode: Mode
+) -> None:
+    # SEP-2133: the settings object belongs to the extension's spec. The Apps spec
+    # defines one setting, the host's `mimeTypes` (REQUIRED); a server's entry is `{}`
+    # (extensions overview). mcpkit's version and stability travel in the result's
+    # _meta under io.mcpkit/extensions, never inside the entry.
+    server = charts_server()
+
+    @server.tool()
+    def declared(ctx: Context) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
+        """The host's extensions entries as the server received them."""
+        return dict((ctx.client_capabilities or {}).get("extensions") or {})
+
+    async with connect(server, transport, mode, UI) as client:
+        result = client.server.raw
+        seen = await client.call_tool("declared", {})
+    assert result["capabilities"]["extensions"][EXTENSION_ID] == {}
+    about = {"specVersion": SPEC_VERSION, "stability": "stable"}
+    assert result["_meta"]["io.mcpkit/extensions"][EXTENSION_ID] == about
+    assert seen.structured_content == {EXTENSION_ID: {"mimeTypes": [RESOURCE_MIME_TYPE]}}
 
 
 @BOTH

@@ -7,7 +7,7 @@ offering an event type (terminating its subscriptions). With ``--hooks-file`` th
 ``soak`` lifecycle hooks append one JSON line per call (kind, mode of the context,
 subscription id, principal, this replica's id) to that file.
 
-    python replica.py --port 8001 --ca ca.pem [--redis URL | --store-file PATH]
+    python replica.py --port PORT --ca ca.pem [--redis URL | --store-file PATH]
         [--hooks-file PATH --poll-lease-s S --min-ttl-ms MS]
 """
 

@@ -278,6 +278,7 @@ async def test_fetching_is_https_only_bounded_and_never_follows_redirects() -> N
         return Response(b'{"keys": [' + b" " * 100_000 + b"]}", media_type="application/json")
 
     with pytest.raises(ValueError, match="https"):
+        # kind-ok: fixed-port refused as not https before connecting
         await fetch_server_keys("http://127.0.0.1:1/mcp")
     with tempfile.TemporaryDirectory() as tmp:
         tls = make_tls(Path(tmp), "127.0.0.1")

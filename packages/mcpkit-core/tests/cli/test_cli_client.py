@@ -142,3 +142,27 @@ def test_ls_lists_a_server_with_a_resource_template_and_no_static_resource(
     assert "Resources (0)" in lines
     assert "URI  NAME  MIME TYPE" not in out.stdout  # no headers over no rows
     assert any(line.startswith("notes://{title}") for line in lines)
+
+
+def test_ls_shows_each_extension_with_its_settings_version_and_stability(
+    tmp_path: Path,
+) -> None:
+    # The settings object is the extension's own; version and stability come from the
+    # result's _meta["io.mcpkit/extensions"] (issue 25 §10), on both eras.
+    (tmp_path / "exts.py").write_text(
+        "from mcpkit.core import Extension, Stability\n"
+        "from mcpkit.server import Server\n"
+        "server = Server('exts', '1.0.0', extensions=[\n"
+        "    Extension('com.example/search', '2026-01-15', Stability.EXPERIMENTAL,\n"
+        "              {'maxResults': 5}),\n"
+        "    Extension('com.example/plain', stability=Stability.UNSPECIFIED),\n"
+        "])\n"
+    )
+    target = f"{sys.executable} -m mcpkit.cli.main run {tmp_path / 'exts.py'}"
+    for mode in ("legacy", "modern"):
+        out = mcpkit("ls", target, "--mode", mode, *CONNECT)
+        assert out.returncode == 0, out.stderr
+        rows = [line.split() for line in out.stdout.splitlines()]
+        assert ["Extensions", "(2)"] in rows, out.stdout
+        assert ["com.example/search", "2026-01-15", "experimental", '{"maxResults":', "5}"] in rows
+        assert ["com.example/plain", "{}"] in rows

@@ -19,6 +19,7 @@ from cli_helpers import CONNECT, DemoProcess, demo_process, mcpkit
 from mcpkit.cli.main import build_parser
 
 DOC = Path(__file__).parents[4] / "docs" / "cli.md"
+# kind-ok: fixed-port the documented URL, replaced by a free port before it runs
 DOC_URL = "http://127.0.0.1:8765/mcp"
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 CLIENT_COMMANDS = ("ls", "call", "read", "prompt")

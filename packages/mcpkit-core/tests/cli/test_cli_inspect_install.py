@@ -100,7 +100,9 @@ def test_inspect_json_holds_the_wire_definitions(
     assert data["prompts"][0]["arguments"][0]["name"] == "text"
     assert data["resources"][0]["uri"] == "notes://all"
     assert data["resourceTemplates"][0]["uriTemplate"] == "notes://{id}"
-    assert "io.example/pins" in data["extensions"]
+    assert data["extensions"] == {"io.example/pins": {}}  # the settings object, untouched
+    pins = {"specVersion": "2026-01-01", "stability": "stable"}
+    assert data["_meta"] == {"io.mcpkit/extensions": {"io.example/pins": pins}}
 
 
 def test_inspect_reports_a_broken_target_like_run(

@@ -149,6 +149,37 @@ def test_real_process_syntax_error_and_port_in_use(tmp_path: Path) -> None:
     assert "Traceback" not in busy.stderr
 
 
+NO_SECRET = {"MCPKIT_SECRET": "", "MCPKIT_SECRET_FILE": "", "MCPKIT_REDIS_URL": ""}
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--workers", "2", "--stateless"], "needs one secret shared by every process"),
+        # kind-ok: fixed-port never connected: the configuration is refused first
+        (["--redis", "redis://127.0.0.1:1/0"], "needs one secret shared by every process"),
+    ],
+)
+def test_a_bad_configuration_is_reported_even_when_the_port_is_taken(
+    tmp_path: Path, options: list[str], expected: str
+) -> None:
+    # The configuration is checked before the address is bound (run rule 3): a port in
+    # use never hides a configuration error, whatever else holds the port.
+    good = write(tmp_path, "good.py", SERVER.format(name="server", version="1"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = mcpkit(
+            "run", str(good), "--transport", "http", "--port", str(port), *options,
+            env=NO_SECRET,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert expected in done.stderr
+    assert "in use" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 async def _version(url: str) -> str:
     async with Client(url, timeout_s=30) as client:
         result = await client.call_tool("version")
@@ -158,7 +189,13 @@ async def _version(url: str) -> str:
 def test_reload_restarts_the_server_when_its_file_changes(tmp_path: Path) -> None:
     path = write(tmp_path, "reloaded.py", SERVER.format(name="server", version="one"))
     with demo_process(
-        "--transport", "http", "--reload", "--log-level", "warning", command=("run", str(path))
+        # kind-ok: fixed-port demo_process adds --port 0 to every command
+        "--transport",
+        "http",
+        "--reload",
+        "--log-level",
+        "warning",
+        command=("run", str(path)),
     ) as server:
         first_url = server.url
         assert anyio.run(_version, first_url) == "one"

@@ -246,6 +246,7 @@ async def test_a_plugins_cli_error_stops_the_client_command_with_status_2(
 def test_two_plugins_setting_the_authorization_is_a_usage_error(tmp_path: Path) -> None:
     install(tmp_path, "good-plugin", "goodplug", GOOD, {"good": "goodplug:plugin"})
     install(tmp_path, "other-plugin", "otherplug", OTHER_AUTH, {"other": "otherplug:make"})
+    # kind-ok: fixed-port never connected: the command fails on its usage first
     url = "http://127.0.0.1:9/mcp"  # never reached: the conflict is found first
     out = mcpkit(tmp_path, "ls", url, "--bearer", "x", "--other-token", "y")
     assert out.returncode == 2
@@ -257,6 +258,7 @@ def test_auth_or_headers_on_a_stdio_target_is_a_usage_error(tmp_path: Path) -> N
     out = mcpkit(tmp_path, "ls", DEMO, "--bearer", "x", *CONNECT)
     assert out.returncode == 2
     assert "need an http(s):// target" in out.stderr
+    # kind-ok: fixed-port never connected: the command fails on its usage first
     bad_header = mcpkit(tmp_path, "ls", "http://127.0.0.1:9/mcp", "--header", "nocolon")
     assert bad_header.returncode == 2
     assert "--header 'nocolon' must look like 'Name: value'" in bad_header.stderr

@@ -53,6 +53,7 @@ async def test_http_proxy_fronts_a_stdio_server() -> None:
     """``--transport http`` (``mcpkit run``'s options) in front of a command given after
     ``--``; clients of both eras use the same proxy process."""
     upstream = ["--", *mcpkit_argv("demo", "--transport", "stdio")]
+    # kind-ok: fixed-port demo_process adds --port 0 to every command
     with demo_process(*upstream, command=("proxy", "--transport", "http")) as front:
         for era in ERAS:
             async with Client(front.url, mode=era, timeout_s=60) as client:
@@ -83,6 +84,7 @@ async def test_upstream_headers_are_the_proxys_own() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        # kind-ok: fixed-port never connected: the command fails on its usage first
         (["http://127.0.0.1:9/mcp", "--header", "no-colon"], "must look like"),
         (["--header", "A: b", "--", "python", "server.py"], "need an http(s):// target"),
         ([""], "empty command"),
@@ -105,10 +107,12 @@ def test_proxy_takes_mcpkit_runs_serve_options_and_a_command_after_dashes() -> N
     serve_options = ["--transport", "http", "--port", "0", "--stateless"]
     upstream_options = ["--response-mode", "json", "--upstream-era", "modern"]
     served = parser.parse_args(
+        # kind-ok: fixed-port parsed only, never served
         ["proxy", "http://127.0.0.1:9/mcp", *serve_options, *upstream_options]
     )
     assert (served.transport, served.port, served.stateless) == ("http", 0, True)
     assert (served.response_mode, served.upstream_era) == ("json", "modern")
+    # kind-ok: fixed-port parsed only, never served
     assert served.target == ["http://127.0.0.1:9/mcp"]
     command = parser.parse_args(["proxy", "--timeout", "5", "--", "python", "-m", "x", "--flag"])
     assert command.target == ["python", "-m", "x", "--flag"]

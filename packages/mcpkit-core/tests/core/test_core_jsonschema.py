@@ -93,6 +93,7 @@ def test_local_refs_and_anchors_resolve() -> None:
 
 @pytest.mark.parametrize(
     "ref",
+    # kind-ok: fixed-port never fetched: external references are refused
     ["https://example.invalid/x.json", "http://127.0.0.1:9/x.json", "file:///etc/hostname"],
 )
 def test_external_refs_are_never_retrieved(ref: str, monkeypatch: pytest.MonkeyPatch) -> None:

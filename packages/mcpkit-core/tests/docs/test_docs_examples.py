@@ -90,11 +90,11 @@ async def check_readme_notes(ns: dict[str, Any]) -> None:
 
 async def check_capability(ns: dict[str, Any]) -> None:
     async with connect(ns["server"]) as peer:
-        caps = peer.init_result["capabilities"]
+        answered = {k: peer.init_result[k] for k in ("capabilities", "_meta")}
     documented = json.loads(
         next(code for file, code in blocks("json") if file == "docs/extensions.md")
     )
-    assert caps == documented
+    assert answered == documented
 
 
 async def check_method_namespace(ns: dict[str, Any]) -> None:
@@ -103,10 +103,11 @@ async def check_method_namespace(ns: dict[str, Any]) -> None:
         with pytest.raises(JSONRPCError) as bad:
             await peer.request("com.example/search", {})
         caps = peer.init_result["capabilities"]
+        meta = peer.init_result["_meta"]
     assert hits == {"hits": ["Model Context Protocol"]}
     assert bad.value.code == INVALID_PARAMS
-    stable = {"_meta": {"io.mcpkit/extension": {"stability": "stable"}}}
-    assert caps["extensions"] == {"com.example/search": stable}
+    assert caps["extensions"] == {"com.example/search": {}}
+    assert meta["io.mcpkit/extensions"] == {"com.example/search": {"stability": "stable"}}
 
 
 async def check_notifications(ns: dict[str, Any]) -> None:
@@ -152,6 +153,7 @@ async def check_package(ns: dict[str, Any]) -> None:
         found = await peer.request("com.example/glossary/define", {"term": "MCP"})
         missing = await peer.request("com.example/glossary/define", {"term": "xyz"})
         caps = peer.init_result["capabilities"]
+        meta = peer.init_result["_meta"]
         misses = peer.received("notifications/com.example/glossary/miss")
     assert found == {
         "definition": "Model Context Protocol",
@@ -160,9 +162,8 @@ async def check_package(ns: dict[str, Any]) -> None:
     assert missing["definition"] is None
     assert misses == [{"term": "xyz"}]
     about = {"specVersion": "2026-01-15", "stability": "experimental"}
-    assert caps["extensions"] == {
-        "com.example/glossary": {"terms": 1, "_meta": {"io.mcpkit/extension": about}}
-    }
+    assert caps["extensions"] == {"com.example/glossary": {"terms": 1}}
+    assert meta["io.mcpkit/extensions"] == {"com.example/glossary": about}
 
 
 async def check_server_extension(ns: dict[str, Any]) -> None:
@@ -224,7 +225,7 @@ async def check_cli_plugin(ns: dict[str, Any]) -> None:
     parser = build_parser([loaded])
     define = parser.parse_args(["define", "mcp"])
     assert define.handler(define) == 0
-    url = "http://127.0.0.1:9/mcp"
+    url = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port parsed only, never served
     args = parser.parse_args(["ls", url, "--glossary-key", "k1", "--header", "X-A: b"])
     config = client_config(args, [loaded])
     assert config.headers == {"X-A": "b", "X-Glossary-Key": "k1"}

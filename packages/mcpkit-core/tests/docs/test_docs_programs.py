@@ -4,7 +4,7 @@
 ``anyio.run(main)``) and fragments (a hook, a mount, options). Every block must compile;
 every complete program runs in a fresh interpreter and must exit 0, with its HTTP
 examples pointed at a real ``mcpkit demo`` on a free loopback port instead of the
-documented ``http://127.0.0.1:8765/mcp``. Every block of the client guide is a complete
+documented URL (``DOCUMENTED_URL``). Every block of the client guide is a complete
 program (its introduction says so); the transports guide's fragments that do not serve
 forever run too, after the guide's first example (a name they use but never define
 fails).
@@ -25,6 +25,7 @@ from demo_process import DemoProcess, demo_process
 
 ROOT = Path(__file__).resolve().parents[4]
 GUIDES = ("docs/client.md", "docs/transports.md")
+# kind-ok: fixed-port the documented URL, replaced by a free port before it runs
 DOCUMENTED_URL = "http://127.0.0.1:8765/mcp"
 FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 SERVES_FOREVER = re.compile(r"^\s*(server\.run\(|run_http\(|uvicorn\.run\()", re.MULTILINE)

@@ -3,7 +3,7 @@ conformance scenarios that cannot pass through the era bridge is the list CI use
 
 Every ```python block compiles. A complete program (it ends by running
 ``anyio.run(main)``) runs in a fresh interpreter against a real ``mcpkit demo`` on a free
-loopback port (the documented ``http://127.0.0.1:8765/mcp`` is replaced by its URL) and
+loopback port (the documented URL, ``DOCUMENTED_URL``, is replaced by its URL) and
 must exit 0; when a ```text block follows it, that is exactly what it must print. The
 ``mcpkit proxy`` command lines shown run too, against the same demo.
 """
@@ -25,6 +25,7 @@ from demo_process import DemoProcess, demo_process
 ROOT = Path(__file__).resolve().parents[4]
 PAGE = ROOT / "docs" / "proxy.md"
 BRIDGE_LIST = ROOT / "conformance" / "proxy-bridge-by-design.json"
+# kind-ok: fixed-port the documented URL, replaced by a free port before it runs
 DOCUMENTED_URL = "http://127.0.0.1:8765/mcp"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.DOTALL | re.MULTILINE)
 PROGRAM_END = "anyio.run(main)"

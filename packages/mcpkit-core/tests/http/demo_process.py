@@ -59,6 +59,7 @@ class DemoProcess:
 
 
 @contextlib.contextmanager
+# kind-ok: fixed-port the function adds --port 0 below
 def demo_process(*args: str, command: tuple[str, ...] = ("demo",)) -> Iterator[DemoProcess]:
     demo = DemoProcess(*args, command=command)
     try:

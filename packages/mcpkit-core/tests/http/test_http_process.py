@@ -154,6 +154,6 @@ async def test_official_client_sees_progress_logs_and_resumes_a_closed_stream(
 def test_demo_defaults_to_http_on_loopback_8765() -> None:
     from mcpkit.cli.main import build_parser
 
-    args = build_parser().parse_args(["demo"])
+    args = build_parser().parse_args(["demo"])  # kind-ok: fixed-port parsed only, never served
     assert (args.transport, args.host, args.port, args.path) == ("http", "127.0.0.1", 8765, "/mcp")
     _ = (BOTH, subprocess)

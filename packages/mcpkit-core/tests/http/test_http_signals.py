@@ -23,6 +23,7 @@ from stdio_process import FIXTURE_SERVER
 
 pytestmark = pytest.mark.anyio
 
+# kind-ok: fixed-port demo_process adds --port 0 to every command
 RUN_FIXTURE = ("run", f"{FIXTURE_SERVER}:server", "--transport", "http")
 
 

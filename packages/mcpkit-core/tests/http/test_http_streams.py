@@ -295,7 +295,44 @@ async def test_get_is_an_sse_stream_whatever_accept_says_and_405_when_not_offere
             assert r.status_code == 200
             assert r.headers["content-type"] == "text/event-stream"
         r = await client.get(url, headers=headers(accept="text/event-stream"))
+        assert r.status_code == 405  # no session id: 405, not the SHOULD's 400
+        assert r.headers["allow"] == "GET, POST, DELETE"
+
+
+async def test_session_less_get_is_405_after_the_musts_and_a_probing_client_listens() -> None:
+    # A client that probes GET before initialize (python-sdk#3102) accepts only 405
+    # there. The MUSTs still come first: bad Origin 403, bad version 400, unknown
+    # session 404; DELETE without a session stays 400 (nothing to probe there).
+    server = chatty_server()
+    async with mcp_http(server) as (client, url, _):
+        sse_only = headers(accept="text/event-stream")
+        r = await client.get(url, headers={**sse_only, "origin": "http://attacker.test"})
+        assert r.status_code == 403
+        r = await client.get(url, headers={**sse_only, "mcp-protocol-version": "1999-01-01"})
         assert r.status_code == 400
+        assert "1999-01-01" in r.json()["error"]["message"]
+        r = await client.get(url, headers=headers("no-such-session", accept="text/event-stream"))
+        assert r.status_code == 404
+        r = await client.delete(url, headers=headers())
+        assert r.status_code == 400
+
+        # The probing client: GET first, 405 means "no stream yet", then the handshake.
+        probe = await client.get(url, headers=sse_only)
+        assert probe.status_code == 405
+        assert probe.headers["allow"] == "GET, POST, DELETE"
+        assert probe.json()["error"]["code"] == -32600
+        sid = await initialize(client, url)
+        get_headers = headers(sid, accept="text/event-stream", mcp_protocol_version=LATEST)
+        async with client.stream("GET", url, headers=get_headers) as stream:
+            assert stream.status_code == 200
+            server.remove_tool("ask")
+            got = None
+            with anyio.fail_after(5):
+                async for sse in httpx2.EventSource(stream):
+                    if sse.data:
+                        got = json.loads(sse.data)
+                        break
+        assert got == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
 
 async def test_notifications_cancelled_stops_the_named_request() -> None:

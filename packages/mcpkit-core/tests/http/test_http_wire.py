@@ -208,6 +208,7 @@ def test_protection_is_on_for_loopback_binds_and_off_elsewhere_by_default() -> N
     loopback = {"server": ("127.0.0.1", 8765)}
     public = {"server": ("10.1.2.3", 8765)}
     assert guard.check(loopback, "evil.test", None) is not None
+    # kind-ok: fixed-port Host and Origin values, never connected
     assert guard.check(loopback, "localhost:8765", "http://localhost:8765") is None
     assert guard.check(loopback, "[::1]:8765", "null") == (
         403,
@@ -225,6 +226,7 @@ def test_host_and_origin_patterns() -> None:
     assert guard.check(scope, "api.test:8443", None) is None
     assert guard.check(scope, "api.test:9000", None) is not None
     origins = OriginGuard(allowed_origins=["http://localhost:*"])
+    # kind-ok: fixed-port an Origin value, never connected
     assert origins.check(scope, "localhost", "http://localhost:5173") is None
     assert origins.check(scope, "localhost", "http://localhost.evil:5173") is not None
     # a port is ASCII digits only ("²" and "٣" pass str.isdigit())

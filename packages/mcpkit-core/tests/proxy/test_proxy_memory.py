@@ -31,6 +31,7 @@ async def test_tools_prompts_resources_are_forwarded_in_every_era_pair(up: str, 
     async with Client(upstream, mode=up) as direct:  # type: ignore[arg-type]
         want_tools = sorted(t.name for t in await direct.list_tools())
         want_caps = direct.server_capabilities
+        want_ext = direct.server_extension(EXTENSION_ID)
     front = proxy(upstream, mode=up)  # type: ignore[arg-type]
     async with Client(front, mode=down) as client:  # type: ignore[arg-type]
         assert client.protocol_version == ("2026-07-28" if down == "modern" else "2025-11-25")
@@ -51,6 +52,10 @@ async def test_tools_prompts_resources_are_forwarded_in_every_era_pair(up: str, 
             assert caps.get(kind) == want_caps.get(kind), kind
         assert client.server_info["name"] == "mcpkit-demo"
         assert client.server_supports_extension(EXTENSION_ID)
+        # the entry's version and stability travel with it (the result's _meta)
+        assert want_ext is not None
+        assert want_ext.about() == {"stability": "stable"}
+        assert client.server_extension(EXTENSION_ID) == want_ext
 
 
 @pytest.mark.parametrize(("up", "down"), PAIRS)

@@ -15,6 +15,7 @@ PASSWORD = "hunter2-very-secret"
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
+        # kind-ok: fixed-port parsed only, never served
         ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
         (f"redis://:{PASSWORD}@h:6379/0", "redis://:***@h:6379/0"),
         (f"redis://ada:{PASSWORD}@h/0", "redis://ada:***@h/0"),
@@ -45,6 +46,7 @@ def test_redacted_url_hides_every_password(url: str, shown: str) -> None:
 def test_startup_error_does_not_print_a_query_password(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("MCPKIT_SECRET", "MCPKIT_SECRET_FILE", "MCPKIT_STATE_SECRET"):
         monkeypatch.delenv(name, raising=False)
+    # kind-ok: fixed-port parsed only, never served
     url = f"redis://127.0.0.1:6379/0?password={PASSWORD}"
     with pytest.raises(SecretError) as caught:
         replicate(Server("s"), RedisSettings(url))

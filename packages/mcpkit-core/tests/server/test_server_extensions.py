@@ -63,7 +63,7 @@ def test_extension_names_may_have_slash_separated_segments(good: str) -> None:
     """The conformance suite and the TypeScript SDK name SEP-1932/1933 ``.../auth/dpop`` and
     ``.../auth/wif``: a client reading a server that advertises one must not fail."""
     assert Extension(good).id == good
-    read = extension_from_entry(good, {"_meta": {"io.mcpkit/extension": {"specVersion": "1"}}})
+    read = extension_from_entry(good, {}, {"io.mcpkit/extensions": {good: {"specVersion": "1"}}})
     assert (read.id, read.spec_version) == (good, "1")
 
 
@@ -96,24 +96,29 @@ async def test_extensions_registered_at_construction_and_at_runtime_are_advertis
     server = Server("ext", extensions=[Extension("com.example/a"), Tracing()])
     async with connect(server) as peer:
         first = peer.init_result["capabilities"]["extensions"]
+        first_meta = peer.init_result["_meta"]
     server.add_extension(Extension("com.example/b", config={"level": 2}))
     async with connect(server) as peer:
         second = peer.init_result["capabilities"]["extensions"]
+        second_meta = peer.init_result["_meta"]
     server.remove_extension("com.example/a")
     server.remove_extension("com.example/b")
     server.remove_extension("com.example/tracing")
     async with connect(server) as peer:
-        third = peer.init_result["capabilities"]
-    stable = {"io.mcpkit/extension": {"stability": "stable"}}
-    assert first == {
-        "com.example/a": {"_meta": stable},
-        "com.example/tracing": {
-            "sampled": True,
-            "_meta": {"io.mcpkit/extension": {"specVersion": "2026-01-01", "stability": "stable"}},
-        },
+        third = peer.init_result
+    # each entry is exactly its settings object (SEP-2133); ours travel beside it
+    assert first == {"com.example/a": {}, "com.example/tracing": {"sampled": True}}
+    stable = {"stability": "stable"}
+    assert first_meta == {
+        "io.mcpkit/extensions": {
+            "com.example/a": stable,
+            "com.example/tracing": {"specVersion": "2026-01-01", "stability": "stable"},
+        }
     }
-    assert second == {**first, "com.example/b": {"level": 2, "_meta": stable}}
-    assert "extensions" not in third
+    assert second == {**first, "com.example/b": {"level": 2}}
+    assert second_meta["io.mcpkit/extensions"]["com.example/b"] == stable
+    assert "extensions" not in third["capabilities"]
+    assert "_meta" not in third
 
 
 async def test_client_extensions_are_visible_to_handlers_and_unknown_ones_ignored() -> None:
@@ -326,6 +331,7 @@ async def test_the_client_reads_spec_version_and_stability_back_on_both_eras(era
         search = client.server_extension("com.example/search")
         old = client.server_extension("com.example/old")
         wire = client.server_capabilities["extensions"]
+        result_meta = client.server.raw["_meta"]
         assert client.server_extension("com.example/absent") is None
     assert search == Extension(
         "com.example/search", "2026-01-15", Stability.EXPERIMENTAL, {"max": 5}
@@ -334,12 +340,13 @@ async def test_the_client_reads_spec_version_and_stability_back_on_both_eras(era
     assert old.stability is Stability.DEPRECATED
     assert old.spec_version == ""
     assert dict(old.config) == {"_meta": own_meta}  # the extension's own _meta survives
-    # SEP-2133: the settings object keeps its own schema; only _meta gains a prefixed key
-    assert set(wire["com.example/search"]) == {"max", "_meta"}
-    assert wire["com.example/old"]["_meta"] == {
-        **own_meta,
-        "io.mcpkit/extension": {"stability": "deprecated"},
+    # SEP-2133: the settings object is the extension's, untouched; ours is the result's
+    assert wire == {"com.example/search": {"max": 5}, "com.example/old": {"_meta": own_meta}}
+    assert result_meta["io.mcpkit/extensions"] == {
+        "com.example/search": {"specVersion": "2026-01-15", "stability": "experimental"},
+        "com.example/old": {"stability": "deprecated"},
     }
+    assert not [k for k in result_meta if k.startswith("io.modelcontextprotocol/extension")]
 
 
 def test_entries_from_servers_that_send_no_metadata_read_as_unspecified() -> None:
@@ -347,15 +354,18 @@ def test_entries_from_servers_that_send_no_metadata_read_as_unspecified() -> Non
     assert plain.spec_version == ""
     assert plain.stability is Stability.UNSPECIFIED
     assert dict(plain.config) == {"level": 2}
-    odd = extension_from_entry(
-        "org.other/y", {"_meta": {"io.mcpkit/extension": {"specVersion": 3, "stability": "beta"}}}
-    )
+    odd_meta = {"io.mcpkit/extensions": {"org.other/y": {"specVersion": 3, "stability": "beta"}}}
+    odd = extension_from_entry("org.other/y", {}, odd_meta)
     assert odd.spec_version == ""
     assert odd.stability is Stability.UNSPECIFIED
     assert dict(odd.config) == {}
+    # a key inside the entry is the extension's own setting, never read as ours
+    inside = {"_meta": {"io.mcpkit/extensions": {"org.other/w": {"specVersion": "9"}}}}
+    assert extension_from_entry("org.other/w", inside).spec_version == ""
+    assert extension_from_entry("org.other/w", inside, ["not", "a", "map"]).spec_version == ""
     assert dict(extension_from_entry("org.other/z", True).config) == {}
     unsaid = Extension("com.example/u", stability=Stability.UNSPECIFIED)
-    assert unsaid.advertised() == {}  # nothing to say: no _meta at all
+    assert unsaid.about() == {}  # nothing to say: no entry in the map at all
 
 
 async def test_an_extension_is_advertised_only_on_the_protocol_versions_it_serves() -> None:
@@ -378,5 +388,34 @@ async def test_an_extension_is_advertised_only_on_the_protocol_versions_it_serve
     async with connect(server, initialize=False) as peer:
         found = await peer.request("server/discover", {"_meta": _modern_caps()})
     assert set(found["capabilities"]["extensions"]) == {"com.example/new"}
+    # the version map follows the same selection, beside the server's own _meta keys
+    assert found["_meta"]["io.mcpkit/extensions"] == {"com.example/new": {"stability": "stable"}}
+    assert "io.modelcontextprotocol/serverInfo" in found["_meta"]
     with pytest.raises(TypeError):
         Extension("com.example/bad", protocol_versions="2026-07-28")  # type: ignore[arg-type]
+
+
+async def test_an_extensions_meta_source_adds_only_the_ids_the_answer_advertises() -> None:
+    # A proxy mirrors an upstream's entries through add_capability; their version and
+    # stability come from a source, kept only for ids the answer advertises.
+    server = Server("ext")
+    server.add_capability("extensions", lambda era: {"com.example/a": {}, "com.example/b": {}})
+    seen_eras: list[str] = []
+
+    def source(era: str) -> JSON:
+        seen_eras.append(era)
+        return {
+            "com.example/a": {"specVersion": "2", "stability": "experimental"},
+            "com.example/b": {},
+            "com.example/not-advertised": {"stability": "stable"},
+        }
+
+    server.add_extensions_meta_source(source)
+    async with connect(server) as peer:
+        legacy = peer.init_result["_meta"]["io.mcpkit/extensions"]
+    async with connect(server, initialize=False) as peer:
+        found = await peer.request("server/discover", {"_meta": _modern_caps()})
+    modern = found["_meta"]["io.mcpkit/extensions"]
+    assert legacy == modern
+    assert legacy == {"com.example/a": {"specVersion": "2", "stability": "experimental"}}
+    assert seen_eras == ["legacy", "modern"]

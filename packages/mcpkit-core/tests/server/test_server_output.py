@@ -207,6 +207,7 @@ async def test_an_error_result_is_never_checked() -> None:
 
 def test_an_unusable_explicit_output_schema_fails_at_registration() -> None:
     server = Server("refs")
+    # kind-ok: fixed-port never fetched: external references are refused
     remote = {"type": "object", "properties": {"v": {"$ref": "http://127.0.0.1:9/v.json"}}}
     with pytest.raises(SchemaError, match="cannot be resolved"):
         server.add_tool(lambda: {"v": 1}, name="gives", output_schema=remote)

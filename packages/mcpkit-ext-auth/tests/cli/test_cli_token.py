@@ -60,6 +60,7 @@ def usage_error(out: subprocess.CompletedProcess[str], message: str) -> None:
 
 
 def test_usage_errors_of_the_auth_options(tmp_path: Path) -> None:
+    # kind-ok: fixed-port never connected: the command fails on its usage first
     url = "http://127.0.0.1:9/mcp"  # never reached: every case fails before connecting
     usage_error(
         mcpkit_sync(tmp_path, "ls", url, "--auth", "--token", "t"), "use one of --auth and --token"

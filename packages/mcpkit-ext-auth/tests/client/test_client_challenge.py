@@ -32,5 +32,7 @@ def test_escapes_bare_scheme_and_no_challenge() -> None:
 
 def test_origins_fold_case_and_default_ports() -> None:
     assert origin_of("HTTPS://MCP.Example.com:443/mcp?x") == "https://mcp.example.com"
+    # kind-ok: fixed-port parsed only, never served
     assert origin_of("http://127.0.0.1:8000/mcp") == "http://127.0.0.1:8000"
+    # kind-ok: fixed-port parsed only, never served
     assert origin_of("http://[::1]:80/") == "http://[::1]"

@@ -34,6 +34,7 @@ class Counted:
     """The authorization code grant, counting how often it runs."""
 
     def __init__(self) -> None:
+        # kind-ok: fixed-port a redirect URI, matched and never fetched
         self.inner = AuthorizationCode(HeadlessRedirect("http://127.0.0.1:9/callback"))
         self.runs = 0
         self.redirect_uris = self.inner.redirect_uris

@@ -19,6 +19,7 @@ from mcpkit.ext.auth.client import (
 )
 
 pytestmark = pytest.mark.anyio
+# kind-ok: fixed-port a redirect URI, matched and never fetched
 REDIRECT = "http://127.0.0.1:9/callback"
 CIMD_URL = "https://client.example.com/mcpkit.json"
 BOUND_S = 20.0

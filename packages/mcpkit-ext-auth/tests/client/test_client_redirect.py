@@ -63,6 +63,7 @@ async def test_loopback_receiver_wait_is_bounded_and_ignores_other_paths() -> No
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(stray)
                     with pytest.raises(OAuthError) as caught:
+                        # kind-ok: fixed-port open_url ignores it, never fetched
                         await redirect.authorize("http://127.0.0.1:9/authorize", http)
     finally:
         redirect.close()
@@ -71,6 +72,7 @@ async def test_loopback_receiver_wait_is_bounded_and_ignores_other_paths() -> No
 
 async def test_headless_handler_refuses_an_endpoint_that_does_not_redirect() -> None:
     async with running() as s, httpx2.AsyncClient(timeout=10) as http:
+        # kind-ok: fixed-port a redirect URI, matched and never fetched
         handler = HeadlessRedirect("http://127.0.0.1:9/callback")
         with pytest.raises(OAuthError, match="HTTP 404"):
             await handler.authorize(s.base + "/nowhere", http)
@@ -94,6 +96,7 @@ async def test_loopback_receiver_ignores_a_callback_with_another_state() -> None
             with anyio.fail_after(15):
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(browser)
+                    # kind-ok: fixed-port open_url ignores it, never fetched
                     params = await redirect.authorize("http://127.0.0.1:9/authorize?state=s1", http)
     finally:
         redirect.close()

@@ -15,8 +15,9 @@ import jwt
 
 from mcpkit.ext.auth.devserver import DevAuthServer
 
+# kind-ok: fixed-port a redirect URI, matched and never fetched
 REDIRECT = "http://127.0.0.1:5555/callback"
-RESOURCE = "http://127.0.0.1:8000/mcp"
+RESOURCE = "http://127.0.0.1:8000/mcp"  # kind-ok: fixed-port a resource (audience), never connected
 
 
 def pkce() -> tuple[str, str]:

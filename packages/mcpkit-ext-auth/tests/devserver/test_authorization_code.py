@@ -122,6 +122,7 @@ async def test_loopback_redirect_matches_any_port(
     auth_server: DevAuthServer, http: httpx2.AsyncClient
 ) -> None:
     verifier, challenge = pkce()
+    # kind-ok: fixed-port a redirect URI, matched and never fetched
     other_port = "http://127.0.0.1:40123/callback"
     response = await authorize(http, auth_server, challenge=challenge, redirect_uri=other_port)
     assert response.status_code == 302
@@ -129,6 +130,7 @@ async def test_loopback_redirect_matches_any_port(
     code = query_of(response.headers["location"])["code"][0]
     token = await exchange(http, auth_server, code, verifier, redirect_uri=other_port)
     assert token.status_code == 200, token.text
+    # kind-ok: fixed-port a redirect URI, matched and never fetched
     wrong_path = await authorize(http, auth_server, redirect_uri="http://127.0.0.1:1/other")
     assert wrong_path.status_code == 400
 
@@ -138,9 +140,9 @@ async def test_token_redirect_uri_must_match_the_authorization_request(
 ) -> None:
     verifier, challenge = pkce()
     code = await code_for(http, auth_server, challenge)
-    other = await exchange(
-        http, auth_server, code, verifier, redirect_uri="http://127.0.0.1:9/callback"
-    )
+    # kind-ok: fixed-port a redirect URI, matched and never fetched
+    elsewhere = "http://127.0.0.1:9/callback"
+    other = await exchange(http, auth_server, code, verifier, redirect_uri=elsewhere)
     assert other.status_code == 400
     assert other.json()["error"] == "invalid_grant"
 
@@ -181,6 +183,7 @@ async def test_resource_rules(auth_server: DevAuthServer, http: httpx2.AsyncClie
     assert query_of(fragment.headers["location"])["error"] == ["invalid_target"]
     verifier, challenge = pkce()
     code = await code_for(http, auth_server, challenge, resource=RESOURCE)
+    # kind-ok: fixed-port a resource (audience), never connected
     other = await exchange(http, auth_server, code, verifier, resource="http://127.0.0.1:9/other")
     assert other.status_code == 400
     assert other.json()["error"] == "invalid_target"

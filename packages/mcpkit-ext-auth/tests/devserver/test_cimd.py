@@ -132,7 +132,9 @@ async def test_redirect_uri_must_be_in_the_document(
 
 def test_which_client_ids_are_cimd_urls() -> None:
     assert is_cimd_client_id("https://app.example/client.json")
+    # kind-ok: fixed-port parsed only, never served
     assert is_cimd_client_id("http://127.0.0.1:8080/client.json")
+    # kind-ok: fixed-port parsed only, never served
     assert not is_cimd_client_id("http://127.0.0.1:8080/client.json", allow_loopback_http=False)
     assert not is_cimd_client_id("http://app.example/client.json")  # plain http elsewhere
     assert not is_cimd_client_id("https://app.example")  # no path

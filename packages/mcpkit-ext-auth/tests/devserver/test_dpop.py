@@ -85,6 +85,7 @@ async def test_without_proof_the_token_is_bearer(
     [
         ({"header": {"typ": "JWT"}}, "typ must be dpop+jwt"),
         ({"htm": "GET"}, "htm differs"),
+        # kind-ok: fixed-port a DPoP htu claim, never connected
         ({"htu": "http://127.0.0.1:1/token"}, "htu differs"),
         ({"iat": int(time.time()) - 3600}, "iat too old"),
         ({"jti": None}, "no jti"),
@@ -169,7 +170,7 @@ async def test_server_nonce_is_required_when_enabled(http: httpx2.AsyncClient) -
 
 async def test_nonce_rotates_and_the_previous_one_is_still_accepted() -> None:
     verifier = DpopVerifier(DevServerLimits(dpop_nonce_ttl_s=0.01), DPOP_ALGS, nonces=True)
-    url = "http://127.0.0.1:1/token"
+    url = "http://127.0.0.1:1/token"  # kind-ok: fixed-port a DPoP htu claim, never connected
     key = ECKey.generate_key("P-256")
     first = verifier.nonce()
     await anyio.sleep(0.05)  # 5x the nonce lifetime

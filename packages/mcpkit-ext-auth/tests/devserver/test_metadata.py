@@ -71,6 +71,7 @@ async def test_jwks_publishes_only_the_public_key(
 async def test_browser_clients_get_cors_answers(
     auth_server: DevAuthServer, http: httpx2.AsyncClient
 ) -> None:
+    # kind-ok: fixed-port an Origin value, never connected
     origin = {"origin": "http://localhost:6274"}
     preflight = await http.options(
         auth_server.token_endpoint,

@@ -19,10 +19,12 @@ async def test_issued_token_validates_against_jwks_with_rfc9068_claims(
     token = auth_server.issue_token(
         subject="alice",
         scopes=["mcp:read", "mcp:write"],
+        # kind-ok: fixed-port a resource (audience), never connected
         audience="http://127.0.0.1:1/mcp",
         client_id="c1",
     )
     assert jwt.get_unverified_header(token)["typ"] == "at+jwt"
+    # kind-ok: fixed-port a resource (audience), never connected
     claims = await _decode(http, auth_server, token, "http://127.0.0.1:1/mcp")
     assert claims["sub"] == "alice"
     assert claims["client_id"] == "c1"

@@ -42,6 +42,7 @@ pytestmark = pytest.mark.anyio
 DOC = Path(__file__).resolve().parents[4] / "docs" / "extensions" / "auth.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 MARKER = re.compile(r"^# docs-(?:example|cli): ([\w-]+)\n")
+# kind-ok: fixed-port the documented URL, replaced by a free port before it runs
 MCP_ADDR, AS_ADDR = "http://127.0.0.1:8000", "http://127.0.0.1:9000"
 SCOPES = ["notes:read", "notes:write"]
 JSON = dict[str, Any]
@@ -228,6 +229,7 @@ async def check_dev_server_in_process(tmp_path: Path, monkeypatch: pytest.Monkey
     ns = run("dev-server-in-process", block("dev-server-in-process"))
     token = await ns["issue_a_token"]()
     claims = jwt.decode(token, options={"verify_signature": False})
+    # kind-ok: fixed-port the documented audience, compared only
     assert claims["aud"] == "http://127.0.0.1:8000/mcp"
     assert claims["scope"] == "notes:read"
     assert claims["sub"] == "dev-user"
@@ -363,6 +365,7 @@ async def check_auth_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     (line,) = commands("auth-server")
+    # kind-ok: fixed-port the documented URL, replaced by a free port before it runs
     line = line.replace("--port 9000", f"--port {port}")
     env = shell_env(tmp_path)
     async with await anyio.open_process(["bash", "-c", f"exec {line}"], env=env) as proc:

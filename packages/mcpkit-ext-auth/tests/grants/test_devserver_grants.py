@@ -21,7 +21,7 @@ from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
 
 pytestmark = pytest.mark.anyio
 
-RESOURCE = "http://127.0.0.1:9/mcp"
+RESOURCE = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port a resource (audience), never connected
 
 
 @pytest.fixture

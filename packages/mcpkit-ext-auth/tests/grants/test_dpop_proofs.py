@@ -69,6 +69,7 @@ def test_token_request_proof_claims() -> None:
 def test_resource_request_proof_has_ath_of_the_access_token() -> None:
     key = DPoPKey()
     token = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1In0.sig"
+    # kind-ok: fixed-port a DPoP htu claim, never connected
     _, claims = verify(key.proof("GET", "http://127.0.0.1:9000/mcp", access_token=token))
     assert claims["ath"] == b64url(hashlib.sha256(token.encode("ascii")).digest())
     assert claims["ath"] == access_token_hash(token)
@@ -169,4 +170,5 @@ def test_repr_shows_no_key_material() -> None:
 
 def test_htu_drops_query_and_fragment_and_keeps_the_path() -> None:
     assert htu("HTTPS://Example.COM/a/b?c=d#e") == "https://example.com/a/b"
+    # kind-ok: fixed-port parsed only, never served
     assert htu("http://127.0.0.1:8080") == "http://127.0.0.1:8080/"

@@ -193,14 +193,18 @@ class ProtectedServer:
     def declared_extensions(self) -> set[str]:
         """Extension ids the client declared, in ``initialize`` or the 2026-07-28
         per-request ``_meta`` capabilities."""
-        found: set[str] = set()
+        return {ext_id for ext_id, _ in self.declared_entries()}
+
+    def declared_entries(self) -> list[tuple[str, Any]]:
+        """Every ``(id, settings object)`` the client declared, as sent."""
+        found: list[tuple[str, Any]] = []
         for body in self.bodies:
             params = body.get("params") or {}
             caps = params.get("capabilities") or (params.get("_meta") or {}).get(
                 "io.modelcontextprotocol/clientCapabilities"
             )
             if isinstance(caps, dict):
-                found |= set((caps.get("extensions") or {}).keys())
+                found += list((caps.get("extensions") or {}).items())
         return found
 
 
@@ -222,6 +226,8 @@ async def test_client_credentials_with_dpop_bound_token_and_resource_nonce() -> 
     assert rs.nonce_challenges == 1
     assert len(rs.jtis) == len(set(rs.jtis)) >= 5
     assert "io.modelcontextprotocol/oauth-client-credentials" in rs.declared_extensions()
+    # The extension defines no client settings: every declaration is exactly {} (SEP-2133)
+    assert [entry for _, entry in rs.declared_entries() if entry != {}] == []
 
 
 async def test_workload_identity_bearer_token_declares_no_extension() -> None:
@@ -258,6 +264,7 @@ async def test_enterprise_managed_declares_its_extension() -> None:
     assert exchange["resource"] == f"{rs.base}/mcp"
     assert bearer["assertion"] == "an.id.jag"
     assert "io.modelcontextprotocol/enterprise-managed-authorization" in rs.declared_extensions()
+    assert [entry for _, entry in rs.declared_entries() if entry != {}] == []
 
 
 @pytest.mark.parametrize(

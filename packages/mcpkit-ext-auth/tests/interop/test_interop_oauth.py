@@ -122,6 +122,7 @@ async def test_the_official_client_logs_in_to_a_protected_mcpkit_server() -> Non
         provider = OAuthClientProvider(
             server_url=url,
             client_metadata=OAuthClientMetadata(
+                # kind-ok: fixed-port a redirect URI, matched and never fetched
                 redirect_uris=["http://127.0.0.1:3030/callback"],  # type: ignore[list-item]
                 client_name="official sdk client",
             ),

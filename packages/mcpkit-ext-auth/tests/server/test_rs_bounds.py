@@ -5,6 +5,7 @@ token and proof sizes, key-set and introspection answer sizes, the ``jti`` cache
 from __future__ import annotations
 
 import logging
+import socket
 from typing import Any
 
 import pytest
@@ -65,7 +66,7 @@ async def test_a_key_set_over_max_jwks_bytes_is_refused(
     local_issuer: LocalIssuer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    aud = "http://127.0.0.1:9/mcp"
+    aud = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port an audience, never connected
     async with serve(big_json_app("/jwks", "GET")) as base:
         v = JWTValidator(
             issuer=local_issuer.url,
@@ -83,7 +84,7 @@ async def test_an_introspection_answer_over_its_bound_is_refused() -> None:
     async with serve(big_json_app("/introspect", "POST")) as base:
         v = IntrospectionValidator(
             url=base + "/introspect",
-            audience=["http://127.0.0.1:9/mcp"],
+            audience=["http://127.0.0.1:9/mcp"],  # kind-ok: fixed-port an audience, never connected
             limits=ResourceServerLimits(max_introspection_bytes=1_000),
         )
         with pytest.raises(InvalidToken, match="could not be checked"):
@@ -94,7 +95,7 @@ async def test_an_introspection_answer_over_its_bound_is_refused() -> None:
 def test_the_jti_cache_is_bounded() -> None:
     verifier = DPoPVerifier(DPoPSettings(replay_cache=True), ResourceServerLimits(max_dpop_jti=3))
     key = DPoPKey()
-    url = "http://127.0.0.1:9/mcp"
+    url = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port an audience, never connected
     proofs = [key.proof("POST", url, "tok", jti=f"j{n}") for n in range(5)]
     for p in proofs:
         verifier.verify([p], method="POST", urls=[url], access_token="tok", jkt=key.jkt)
@@ -106,8 +107,13 @@ def test_the_jti_cache_is_bounded() -> None:
 
 
 async def test_unreachable_key_set_is_401_not_a_crash(local_issuer: LocalIssuer) -> None:
-    aud = "http://127.0.0.1:9/mcp"
-    v = JWTValidator(issuer=local_issuer.url, jwks_url="http://127.0.0.1:9/jwks", audience=[aud])
-    with pytest.raises(InvalidToken, match="unknown signing key"):
-        await v.validate(local_issuer.mint(aud=aud))
-    await v.aclose()
+    aud = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port an audience, never connected
+    # A port held but never listening refuses connections, whatever else runs here
+    # (port 9 was assumed closed: a root process may well listen there).
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        jwks_url = f"http://127.0.0.1:{closed.getsockname()[1]}/jwks"
+        v = JWTValidator(issuer=local_issuer.url, jwks_url=jwks_url, audience=[aud])
+        with pytest.raises(InvalidToken, match="unknown signing key"):
+            await v.validate(local_issuer.mint(aud=aud))
+        await v.aclose()

@@ -26,6 +26,7 @@ async def test_a_protected_server_over_a_non_http_transport_checks_nothing(era: 
 
     auth = protect(
         server,
+        # kind-ok: fixed-port a resource (audience), never connected
         AuthSettings(server_url="http://127.0.0.1:1/mcp", required_scopes=["mcp"]),
         validator=StaticTokenValidator({}),
     )
@@ -37,6 +38,7 @@ async def test_a_protected_server_over_a_non_http_transport_checks_nothing(era: 
 
 def test_protecting_twice_is_refused() -> None:
     server = Server("twice")
+    # kind-ok: fixed-port a resource (audience), never connected
     settings = AuthSettings(server_url="http://127.0.0.1:1/mcp")
     protect(server, settings, validator=StaticTokenValidator({}))
     with pytest.raises(ValueError, match="already protected"):

@@ -41,7 +41,7 @@ async def test_unknown_kid_refetches_the_key_set_at_most_once_per_interval(
 ) -> None:
     """A key rotated in mid-test: a local signer (the development server keeps one key)."""
     issuer = local_issuer
-    aud = "http://127.0.0.1:9/mcp"
+    aud = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port a resource (audience), never connected
     limits = ResourceServerLimits(jwks_min_refetch_interval_s=1.0)
     v = JWTValidator(issuer=issuer.url, jwks_url=issuer.jwks_url, audience=[aud], limits=limits)
     try:
@@ -67,7 +67,7 @@ async def test_unknown_kid_refetches_the_key_set_at_most_once_per_interval(
 
 async def test_concurrent_first_use_fetches_once(local_issuer: LocalIssuer) -> None:
     issuer = local_issuer
-    aud = "http://127.0.0.1:9/mcp"
+    aud = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port a resource (audience), never connected
     v = JWTValidator(issuer=issuer.url, jwks_url=issuer.jwks_url, audience=[aud])
     token = issuer.mint(aud=aud)
     try:
@@ -129,7 +129,7 @@ class Introspection:
 
 
 async def test_introspection_with_a_bounded_cache() -> None:
-    aud = "http://127.0.0.1:9/mcp"
+    aud = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port a resource (audience), never connected
     endpoint = Introspection()
     now = int(time.time())
     for n in range(3):

@@ -12,8 +12,11 @@ Rules:
 1. The target is a URL (``http://``/``https://``: Streamable HTTP) or a command line, split
    like a shell would but run without one (stdio). The client's adaptive mode picks the
    era unless ``--mode`` pins it.
-2. ``ls`` prints the server's identity and era, then tools, prompts, resources and
-   resource templates as aligned tables; a kind the server does not offer is skipped.
+2. ``ls`` prints the server's identity and era, then tools, prompts, resources,
+   resource templates and extensions as aligned tables; a kind the server does not offer
+   is skipped. An extension's row shows its settings object as sent and the spec version
+   and stability the server gave in the result's ``_meta["io.mcpkit/extensions"]``
+   (:meth:`~mcpkit.client.Client.server_extension`; empty when it gave none).
 3. ``call`` prints the result once (:mod:`mcpkit.cli.render` rule 3); a tool error exits
    with status 1; bad arguments, a protocol error or a failed connection with status 2.
    Arguments are one JSON object or ``key=value`` words read by the tool's
@@ -198,6 +201,17 @@ async def _ls(client: Client) -> str:
         if templates:
             rows = [[t.uri_template, t.name, first_line(t.description)] for t in templates]
             out.append(table("Resource templates", ["URI TEMPLATE", "NAME", "DESCRIPTION"], rows))
+    exts: Any = caps.get("extensions")
+    if isinstance(exts, dict) and exts:
+        ext_rows: list[list[str]] = []
+        for ext_id in [str(i) for i in exts]:  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            found = client.server_extension(ext_id)
+            about = found.about() if found is not None else {}
+            settings = json.dumps(dict(found.config) if found is not None else {})
+            version, stability = about.get("specVersion", ""), about.get("stability", "")
+            ext_rows.append([ext_id, version, stability, settings])
+        headers = ["ID", "SPEC VERSION", "STABILITY", "SETTINGS"]
+        out.append(table("Extensions", headers, ext_rows))
     return "\n\n".join(out)
 
 

@@ -168,9 +168,15 @@ def _serve(server: Any, args: argparse.Namespace) -> None:
     if args.transport == "stdio":
         server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
         return
-    from mcpkit.cli.run import check_port_free
+    from mcpkit.server.http.run import ListenError
 
-    check_port_free(args.host, args.port)  # run rule 3
+    try:
+        _serve_http(server, args)
+    except ListenError as exc:  # run rule 3: checked after the configuration
+        raise CliError(str(exc)) from None
+
+
+def _serve_http(server: Any, args: argparse.Namespace) -> None:
     server.run(
         "http",
         shutdown_grace_s=args.shutdown_grace_s,

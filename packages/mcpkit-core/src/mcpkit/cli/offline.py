@@ -13,7 +13,10 @@ Rules:
 3. ``--json`` prints one object: ``server`` (the ``serverInfo``), ``instructions``,
    ``tools``/``prompts``/``resources``/``resourceTemplates`` (the wire definitions as a
    client would list them, each tool and prompt with a ``signature`` added) and
-   ``extensions`` (the advertised ``capabilities.extensions`` entries).
+   ``extensions`` (the advertised ``capabilities.extensions`` entries, each exactly
+   its extension's settings object) and ``_meta`` (``{"io.mcpkit/extensions": {id:
+   {"specVersion", "stability"}}}``, as the ``initialize`` result carries it; absent
+   when no extension says either).
 """
 
 from __future__ import annotations
@@ -113,13 +116,13 @@ def signature_of(binding: Any) -> str:
 
 def describe(server: Any) -> JSON:
     """Rule 3's object for ``server``."""
-    from mcpkit.core.extensions import advertised_extensions
+    from mcpkit.core.extensions import EXTENSIONS_META, advertised_extensions, extensions_meta
 
     tools = [{**t.definition, "signature": signature_of(t.binding)} for t in server.tools.values()]
     prompts = [
         {**p.definition, "signature": signature_of(p.binding)} for p in server.prompts.values()
     ]
-    return {
+    summary: JSON = {
         "server": dict(server.info),
         "instructions": server.instructions,
         "tools": tools,
@@ -128,6 +131,10 @@ def describe(server: Any) -> JSON:
         "resourceTemplates": [dict(t.definition) for t in server.templates],
         "extensions": advertised_extensions(server.extensions),
     }
+    about = extensions_meta(server.extensions)
+    if about:
+        summary["_meta"] = {EXTENSIONS_META: about}
+    return summary
 
 
 def _line(text: Any) -> str:
@@ -162,9 +169,7 @@ def render(summary: JSON) -> str:
     templates = [
         (str(t["uriTemplate"]), _line(t.get("description"))) for t in summary["resourceTemplates"]
     ]
-    extensions = [
-        (ext_id, _extension_line(config)) for ext_id, config in summary["extensions"].items()
-    ]
+    extensions = [(ext_id, _extension_line(summary, ext_id)) for ext_id in summary["extensions"]]
     for title, rows in (
         ("Tools", tools),
         ("Prompts", prompts),
@@ -179,11 +184,13 @@ def render(summary: JSON) -> str:
     return "\n".join(out)
 
 
-def _extension_line(config: Any) -> str:
+def _extension_line(summary: JSON, extension_id: str) -> str:
+    """``specVersion X, stability Y`` from rule 3's ``_meta`` map (empty when unsaid)."""
     from mcpkit.client._json import as_object
+    from mcpkit.core.extensions import EXTENSIONS_META
 
-    meta = as_object((as_object(config) or {}).get("_meta")) or {}
-    mine = as_object(meta.get("io.mcpkit/extension")) or {}
+    meta = as_object(summary.get("_meta")) or {}
+    mine = as_object((as_object(meta.get(EXTENSIONS_META)) or {}).get(extension_id)) or {}
     return ", ".join(f"{k} {v}" for k, v in mine.items())
 
 

@@ -11,9 +11,12 @@ Rules:
    something that is not a Server, a port already in use. An exception raised by the
    user's module while it is imported is the user's bug: its traceback is shown, and
    the status is 1.
-3. ``--port`` is checked by the parser (0..65535; 0 = any free port). Before serving
-   HTTP the address is bound once, so a port in use is reported before the server
-   says it is serving.
+3. ``--port`` is checked by the parser (0..65535; 0 = any free port). The server's
+   configuration (workers, Redis, the shared secret, the HTTP stack, the endpoint's
+   options) is checked first, since that is cheap and deterministic; only then is the
+   address bound once (:func:`mcpkit.server.http.run.check_listen`), so a port in use
+   is reported before the server says it is serving, and never hides a bad
+   configuration.
 4. ``--reload`` runs the same command without ``--reload`` in a child process and
    restarts it when a ``.py`` file under the target's directory changes (``watchfiles``,
    the ``mcpkit-core[reload]`` extra; without it a one-line message says how to install).
@@ -23,12 +26,10 @@ Rules:
 
 from __future__ import annotations
 
-import errno
 import importlib
 import importlib.util
 import inspect
 import shlex
-import socket
 import sys
 import traceback
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Any
 
 from mcpkit.cli.plugins import CliError
 
-__all__ = ["DEFAULT_ATTRS", "UserCodeError", "check_port_free", "load_server", "reload"]
+__all__ = ["DEFAULT_ATTRS", "UserCodeError", "load_server", "reload"]
 
 DEFAULT_ATTRS = ("server", "mcp", "app")
 """Attributes tried, in order, when the target names none (rule 1)."""
@@ -150,28 +151,6 @@ def load_server(target: str) -> Any:
     if not isinstance(obj, Server):
         raise CliError(f"{target} is not an mcpkit Server (got {type(obj).__name__})")
     return obj
-
-
-def check_port_free(host: str, port_number: int) -> None:
-    """Rule 3: bind ``host:port`` once (as uvicorn will, with ``SO_REUSEADDR``) and raise
-    :class:`CliError` naming the address when that fails."""
-    if port_number == 0:
-        return
-    try:
-        infos = socket.getaddrinfo(host, port_number, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise CliError(f"cannot resolve --host {host!r}: {exc}") from None
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(address)
-        except OSError as exc:
-            reason = "already in use" if exc.errno == errno.EADDRINUSE else exc.strerror
-            raise CliError(
-                f"cannot listen on {host}:{port_number}: {reason}\n"
-                "    choose another --port (0 = any free port)"
-            ) from None
 
 
 def _watched_dir(target: str) -> Path:

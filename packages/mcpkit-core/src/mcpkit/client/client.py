@@ -355,14 +355,15 @@ class Client(ListMethods):
     def server_extension(self, extension_id: str) -> Extension | None:
         """The server's ``capabilities.extensions`` entry for ``extension_id`` as an
         :class:`~mcpkit.core.Extension` (None when not advertised): ``config`` is its
-        settings object, ``spec_version``/``stability`` come from the entry's
-        ``_meta["io.mcpkit/extension"]`` (``""`` and ``Stability.UNSPECIFIED`` when the
-        server did not say; :mod:`mcpkit.core.extensions` rule 5). Read from
-        ``initialize`` (handshake era) or ``server/discover`` (2026-07-28)."""
+        settings object as sent, ``spec_version``/``stability`` come from the result's
+        ``_meta["io.mcpkit/extensions"][extension_id]`` (``""`` and
+        ``Stability.UNSPECIFIED`` when the server did not say;
+        :mod:`mcpkit.core.extensions` rule 5). Read from ``initialize`` (handshake era)
+        or ``server/discover`` (2026-07-28)."""
         exts: Any = self.server.capabilities.get("extensions")
         if not isinstance(exts, Mapping) or extension_id not in exts:
             return None
-        return extension_from_entry(extension_id, exts[extension_id])
+        return extension_from_entry(extension_id, exts[extension_id], self.server.raw.get("_meta"))
 
     # -- extension surfaces --------------------------------------------------------------
     def add_send_middleware(self, middleware: SendMiddleware) -> None:

@@ -177,7 +177,7 @@ class ClientSession:
     def capabilities(self) -> JSON:
         caps = self.handlers.capabilities()
         if self.extensions:
-            caps["extensions"] = advertised_extensions(self.extensions, meta=False)
+            caps["extensions"] = advertised_extensions(self.extensions)
         return caps
 
     def envelope(self, params: JSON | None, version: str | None = None) -> JSON:

@@ -15,13 +15,17 @@ Rules:
 4. Anything with ``extension() -> Extension`` is an :class:`ExtensionProvider`, so an
    extension package can hand the server or client one object that both describes and
    installs it.
-5. A server advertises ``spec_version`` and ``stability`` in-band, inside the entry's
-   settings object under ``_meta["io.mcpkit/extension"]`` =
-   ``{"specVersion": ..., "stability": ...}`` (each only when set). Each extension owns
-   the schema of its settings (SEP-2133), so no top-level key is ever added; a ``_meta``
-   already in ``config`` is kept and extended. :func:`extension_from_entry` reads the
-   two values back and returns ``config`` without that key; a peer that sent none
-   gives ``spec_version=""`` and :attr:`Stability.UNSPECIFIED`.
+5. An extension's settings object belongs to that extension's specification (SEP-2133):
+   the advertised entry is exactly ``config``, and mcpkit puts nothing of its own in it
+   (SEP-2663's tasks entry is ``{}``; a client such as the official TypeScript tasks
+   client accepts nothing else). A server carries ``spec_version`` and ``stability``
+   in-band in the result's own ``_meta`` under our key ``io.mcpkit/extensions``
+   (:data:`EXTENSIONS_META`) = ``{"<id>": {"specVersion": ..., "stability": ...}}``,
+   each only when set, on the ``initialize`` result and on ``server/discover``
+   (:func:`extensions_meta`). Keys under ``io.modelcontextprotocol/`` are reserved and
+   never used for this. :func:`extension_from_entry` reads the two values back from that
+   map; a peer that sent none gives ``spec_version=""`` and
+   :attr:`Stability.UNSPECIFIED`.
 6. ``protocol_versions`` (None: every version) names the protocol versions an extension
    is served on; :func:`advertised_extensions` leaves it out of the capabilities of any
    other version, so a client never sees an extension whose methods would be -32601.
@@ -37,19 +41,20 @@ from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
-    "EXTENSION_META",
+    "EXTENSIONS_META",
     "Extension",
     "ExtensionProvider",
     "Stability",
     "advertised_extensions",
     "as_extension",
     "extension_from_entry",
+    "extensions_meta",
     "peer_supports_extension",
 ]
 
-EXTENSION_META = "io.mcpkit/extension"
-"""The ``_meta`` key inside an extension's settings object that carries its spec version
-and stability (rule 5)."""
+EXTENSIONS_META = "io.mcpkit/extensions"
+"""The key of an ``initialize`` or ``server/discover`` result's ``_meta`` that maps each
+advertised extension id to ``{"specVersion", "stability"}`` (rule 5)."""
 
 _LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
@@ -82,8 +87,8 @@ class Extension:
       ``mcpkit.core.versions.MODERN_VERSIONS`` (stored as a ``frozenset``); None
       (default) means every version (rule 6). A bare string is a ``TypeError``.
 
-    ``spec_version`` and ``stability`` travel in ``config["_meta"]["io.mcpkit/extension"]``
-    of the advertised entry (rule 5).
+    ``spec_version`` and ``stability`` travel beside the entry, in the result's
+    ``_meta["io.mcpkit/extensions"][id]`` (rule 5); the entry itself is ``config``.
     """
 
     id: str
@@ -114,20 +119,14 @@ class Extension:
         """A fresh copy of :attr:`config`, as the extension defines it."""
         return dict(self.config)
 
-    def advertised(self) -> dict[str, Any]:
-        """The wire settings object: :meth:`settings` with ``spec_version`` and
-        ``stability`` under ``_meta["io.mcpkit/extension"]`` (rule 5)."""
-        out = dict(self.config)
-        about: dict[str, Any] = {}
+    def about(self) -> dict[str, Any]:
+        """Rule 5: ``{"specVersion": ..., "stability": ...}``, each only when set (an
+        empty ``spec_version`` or :attr:`Stability.UNSPECIFIED` is left out)."""
+        out: dict[str, Any] = {}
         if self.spec_version:
-            about["specVersion"] = self.spec_version
+            out["specVersion"] = self.spec_version
         if self.stability is not Stability.UNSPECIFIED:
-            about["stability"] = self.stability.value
-        if about:
-            meta: Any = out.get("_meta")
-            base: dict[str, Any] = dict(meta) if isinstance(meta, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-            base[EXTENSION_META] = about
-            out["_meta"] = base
+            out["stability"] = self.stability.value
         return out
 
 
@@ -149,42 +148,61 @@ def as_extension(item: Extension | ExtensionProvider) -> Extension:
 
 
 def advertised_extensions(
-    extensions: Mapping[str, Extension], protocol_version: str | None = None, *, meta: bool = True
+    extensions: Mapping[str, Extension], protocol_version: str | None = None
 ) -> dict[str, Any]:
     """The ``capabilities.extensions`` map for a set of registered extensions: those
-    served on ``protocol_version`` (all when None; rule 6), each with its spec version
-    and stability in ``_meta`` (rule 5) unless ``meta`` is false."""
+    served on ``protocol_version`` (all when None; rule 6), each entry exactly the
+    settings object its extension defines (rule 5)."""
     return {
-        ext_id: ext.advertised() if meta else ext.settings()
+        ext_id: ext.settings()
         for ext_id, ext in extensions.items()
         if protocol_version is None or ext.serves(protocol_version)
     }
 
 
-def extension_from_entry(extension_id: str, entry: Any) -> Extension:
+def extensions_meta(
+    extensions: Mapping[str, Extension], protocol_version: str | None = None
+) -> dict[str, Any]:
+    """Rule 5: the value of ``_meta["io.mcpkit/extensions"]`` beside
+    :func:`advertised_extensions` (same selection): ``{id: {"specVersion",
+    "stability"}}``, leaving out extensions with neither."""
+    out: dict[str, Any] = {}
+    for ext_id, ext in extensions.items():
+        if protocol_version is None or ext.serves(protocol_version):
+            about = ext.about()
+            if about:
+                out[ext_id] = about
+    return out
+
+
+def extension_from_entry(extension_id: str, entry: Any, result_meta: Any = None) -> Extension:
     """The :class:`Extension` a peer advertised as ``extension_id`` with settings
-    ``entry`` (rule 5). Lenient (rule 3): a non-object entry counts as ``{}``, an unknown
-    or missing stability as :attr:`Stability.UNSPECIFIED`, a non-string spec version as
-    ``""``. Raises ``ValueError`` for a malformed id."""
+    ``entry``; ``result_meta`` is the ``_meta`` of the result that carried it
+    (``initialize`` or ``server/discover``), where rule 5's ``io.mcpkit/extensions`` map
+    gives the spec version and stability. Lenient (rule 3): a non-object entry counts as
+    ``{}``, an unknown or missing stability as :attr:`Stability.UNSPECIFIED`, a
+    non-string spec version as ``""``. Raises ``ValueError`` for a malformed id."""
     config: dict[str, Any] = dict(entry) if isinstance(entry, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
     spec_version = ""
     stability = Stability.UNSPECIFIED
-    meta: Any = config.get("_meta")
-    if isinstance(meta, Mapping) and EXTENSION_META in meta:
-        rest: dict[str, Any] = dict(meta)  # pyright: ignore[reportUnknownArgumentType]
-        about: Any = rest.pop(EXTENSION_META)
-        if rest:
-            config["_meta"] = rest
-        else:
-            del config["_meta"]
-        if isinstance(about, Mapping):
-            fields: Mapping[str, Any] = about  # pyright: ignore[reportUnknownVariableType]
-            version: Any = fields.get("specVersion")
-            spec_version = version if isinstance(version, str) else ""
-            label: Any = fields.get("stability")
-            if isinstance(label, str) and label != Stability.UNSPECIFIED.value:
-                stability = _BY_VALUE.get(label, Stability.UNSPECIFIED)
+    mine: Any = _entry(result_meta, EXTENSIONS_META)
+    about: Any = _entry(mine, extension_id)
+    if isinstance(about, Mapping):
+        fields: Mapping[str, Any] = about  # pyright: ignore[reportUnknownVariableType]
+        version: Any = fields.get("specVersion")
+        spec_version = version if isinstance(version, str) else ""
+        label: Any = fields.get("stability")
+        if isinstance(label, str) and label != Stability.UNSPECIFIED.value:
+            stability = _BY_VALUE.get(label, Stability.UNSPECIFIED)
     return Extension(extension_id, spec_version, stability, config)
+
+
+def _entry(value: Any, key: str) -> Any:
+    """``value[key]`` when ``value`` is a mapping, else None."""
+    if not isinstance(value, Mapping):
+        return None
+    found: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    return found.get(key)
 
 
 def peer_supports_extension(capabilities: Mapping[str, Any] | None, extension_id: str) -> bool:

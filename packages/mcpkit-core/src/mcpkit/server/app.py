@@ -56,7 +56,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import anyio
 
-from mcpkit.core.extensions import Extension, ExtensionProvider, advertised_extensions, as_extension
+from mcpkit.core.extensions import (
+    EXTENSIONS_META,
+    Extension,
+    ExtensionProvider,
+    advertised_extensions,
+    as_extension,
+    extensions_meta,
+)
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.limits import Limits
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
@@ -213,6 +220,7 @@ class Server:
         self._send_middleware: list[SendMiddleware] = []
         self._notification_handlers: dict[str, Callable[..., Awaitable[None]]] = {}
         self._capabilities: dict[str, Callable[[Era], Any]] = {}
+        self._extension_meta_sources: list[Callable[[Era], Any]] = []
         self._listen_filters: dict[str, ListenFilter] = {}
         self._session_filters: list[Callable[[LegacySession, Change], bool]] = []
         self.request_guards: list[RequestGuard] = []
@@ -538,6 +546,15 @@ class Server:
         ``(era) -> value | None`` evaluated per answer (None omits it)."""
         self._capabilities[name] = value if callable(value) else (lambda _era, v=value: v)
 
+    def add_extensions_meta_source(self, source: Callable[[Era], Any]) -> None:
+        """Contribute ``{id: {"specVersion", "stability"}}`` entries to the
+        ``_meta["io.mcpkit/extensions"]`` of ``initialize`` / ``server/discover`` for
+        extensions this server advertises without registering them (a proxy mirroring
+        its upstream's): ``source(era)`` is evaluated per answer (None: nothing). Only
+        ids present in the answered ``capabilities.extensions`` are kept, and a
+        registered extension's own values win (:mod:`mcpkit.core.extensions` rule 5)."""
+        self._extension_meta_sources.append(source)
+
     def add_listen_filter(self, field: str, build: ListenFilter) -> None:
         """Accept an extra ``subscriptions/listen`` filter field: ``build(ctx, value)``
         returns ``(honoured value, accepts(change))`` or None to decline it."""
@@ -627,7 +644,26 @@ class Server:
         }
         if self.instructions:
             result["instructions"] = self.instructions
+        self.add_extensions_meta(result, "legacy", version)
         return result
+
+    def add_extensions_meta(self, result: JSON, era: Era, protocol_version: str) -> None:
+        """Put the spec version and stability of the extensions ``result`` advertises in
+        ``result["_meta"]["io.mcpkit/extensions"]`` (beside ``capabilities.extensions``,
+        never inside an entry: :mod:`mcpkit.core.extensions` rule 5): the registered
+        ones served on ``protocol_version``, then :meth:`add_extensions_meta_source`'s;
+        nothing when there is none. Used for ``initialize`` and ``server/discover``."""
+        caps: JSON = result.get("capabilities") or {}
+        advertised: Any = caps.get("extensions") or {}
+        about: JSON = {}
+        for source in self._extension_meta_sources:
+            extra: Any = source(era)
+            if isinstance(extra, dict):
+                about.update({k: v for k, v in extra.items() if k in advertised and v})  # pyright: ignore[reportUnknownVariableType]
+        about.update(extensions_meta(self.extensions, protocol_version))
+        if about:
+            meta: Any = result.get("_meta")
+            result["_meta"] = {**(meta if isinstance(meta, dict) else {}), EXTENSIONS_META: about}
 
     def listen_filter(
         self, ctx: Context, requested: Mapping[str, Any]

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.core.versions import Era
+from mcpkit.core.versions import MODERN_VERSION, Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Change, Listener
@@ -234,6 +234,7 @@ async def server_discover(ctx: Context) -> JSON:
     }
     if server.instructions:
         result["instructions"] = server.instructions
+    server.add_extensions_meta(result, "modern", ctx.protocol_version or MODERN_VERSION)
     return _hint(ctx, "server/discover", result)
 
 

@@ -5,8 +5,8 @@ Source: MCP 2025-11-25 ``basic/transports`` §Sending Messages, §Listening for 
 
 Rules:
 1. Session lookup comes before any stream opens: an unknown (or expired, deleted, or
-   another principal's) ``Mcp-Session-Id`` is 404; a missing one on anything but
-   ``initialize`` is 400 on a stateful endpoint.
+   another principal's) ``Mcp-Session-Id`` is 404 (a MUST); a missing one on anything
+   but ``initialize`` is 400 on a stateful endpoint (a SHOULD), except on GET (rule 6).
 2. ``MCP-Protocol-Version``, when present, must be a handshake-era version (400
    otherwise); when absent, a session's negotiated version applies, and a stateless
    request is served as 2025-03-26.
@@ -20,7 +20,12 @@ Rules:
    of a batch is admitted before any of its notifications is handled, so a
    ``notifications/cancelled`` in the same batch cancels its request whatever the
    order of the items (the request gets no response).
-6. GET opens the standalone stream of a session (405 when not offered). The transport
+6. GET opens the standalone stream of a session (405 when not offered). A GET without
+   ``Mcp-Session-Id`` on a stateful endpoint is 405 with ``Allow: GET, POST, DELETE``,
+   after the checks the spec makes MUSTs (403 for a bad ``Origin``, 400 for a bad
+   ``MCP-Protocol-Version``, 401/403 for the caller, 404 for an unknown session): the
+   missing-session 400 is only a SHOULD, and clients that probe GET before ``initialize``
+   accept only 405 there (python-sdk#3102). The transport
    allows only ``text/event-stream`` or 405 there, so ``Accept`` is not a reason to
    refuse, and a second GET takes the stream over: the previous connection ends, and
    the session's messages go to the newest one only (never broadcast). With
@@ -150,15 +155,26 @@ def _from_modern_client(h: RequestHeaders) -> bool:
 
 
 async def _required_session(
-    ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders
+    ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders, *, get: bool = False
 ) -> HTTPSession | None:
     """The session of a GET or DELETE: rule 2's version check, the caller's identity
-    (endpoint rule 5), then rule 1's lookup; None once a refusal was sent."""
+    (endpoint rule 5), then rule 1's lookup (rule 6 for a GET without a session id);
+    None once a refusal was sent."""
     if (why := _version_error(h)) is not None:
         await send_error(send, 400, INVALID_REQUEST, why)
         return None
     ok, principal = await ep.caller(scope, send)
     if not ok:
+        return None
+    if get and h.session_id is None:  # rule 6: 405, not the SHOULD's 400
+        await send_error(
+            send,
+            405,
+            INVALID_REQUEST,
+            "Method Not Allowed: a GET stream belongs to a session; send initialize (POST) "
+            "first, then GET with its Mcp-Session-Id",
+            headers=[(b"allow", ep.allow().encode())],
+        )
         return None
     ok, session = await _session(ep, send, h, principal, required=True)
     return session if ok else None
@@ -563,7 +579,7 @@ async def serve_get(
             headers=[(b"allow", ep.allow().encode())],
         )
         return
-    session = await _required_session(ep, scope, send, h)
+    session = await _required_session(ep, scope, send, h, get=True)
     if session is None:
         return
     if ep.session_store is not None:  # rule 10: the newest GET takes over everywhere

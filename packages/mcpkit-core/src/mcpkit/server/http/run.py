@@ -12,7 +12,12 @@ Rules:
    (POSTs in progress, sessions open) and starts the shutdown of rule 2; a second one
    exits at once; no ``KeyboardInterrupt`` traceback afterwards (uvicorn would re-raise
    the signal it caught once it has shut down).
-5. Multi-replica mode (Redis configured: ``redis=`` / ``redis_url=`` /
+5. Configuration comes before the address: every check that needs no socket (the HTTP
+   stack, the endpoint's options, the multi-replica setup below) runs first, and only
+   then is the address bound once (:func:`check_listen`, ``SO_REUSEADDR`` as uvicorn
+   binds), so a bad configuration is reported as such whatever holds the port, and a
+   port in use (:class:`ListenError`) before anything says it is serving.
+   Multi-replica mode (Redis configured: ``redis=`` / ``redis_url=`` /
    ``MCPKIT_REDIS_URL``; or ``workers > 1``) is checked before anything is bound: the
    shared secret (:mod:`mcpkit.server.replication` rules 1-3), then Redis is wired with
    :func:`mcpkit.server.redis.replicate` and several workers are started by
@@ -25,6 +30,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import socket
@@ -44,7 +50,35 @@ if TYPE_CHECKING:
     from mcpkit.server.http.workers import HttpStack
     from mcpkit.server.redis.settings import RedisSettings
 
-__all__ = ["UvicornServer", "run_http"]
+__all__ = ["ListenError", "UvicornServer", "check_listen", "run_http"]
+
+
+class ListenError(Exception):
+    """The address to serve on cannot be bound (in use, not permitted, not resolvable);
+    the message names ``host:port`` and the reason (rule 5)."""
+
+
+def check_listen(host: str, port: int) -> None:
+    """Rule 5: bind ``host:port`` once, as uvicorn will (``SO_REUSEADDR``), and release
+    it; raises :class:`ListenError` when that fails. Port 0 (any free port) always
+    succeeds and is not tried."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise ListenError(f"cannot resolve --host {host!r}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            reason = "already in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+            raise ListenError(
+                f"cannot listen on {host}:{port}: {reason}\n"
+                "    choose another --port (0 = any free port)"
+            ) from None
 
 
 class UvicornServer(uvicorn.Server):
@@ -131,7 +165,8 @@ def run_http(
     ``MCPKIT_SECRET``...); ``stack``: ``"auto"``, ``"fast"`` or ``"standard"``;
     ``announce``: print the startup lines. Raises
     :class:`~mcpkit.server.replication.ReplicaModeError` (or its ``SecretError``) for a
-    multi-replica setup that cannot work, before binding anything."""
+    multi-replica setup that cannot work, before binding anything, then
+    :class:`ListenError` when ``host:port`` cannot be bound (rule 5)."""
     from mcpkit.server.http.workers import http_stack
 
     loop, http, label = http_stack(stack)
@@ -191,6 +226,8 @@ def run_http(
     if fd is not None:  # an inherited listening socket (a worker, .workers rule 1)
         config.fd = None
         sockets = [socket.socket(fileno=fd)]
+    elif config.uds is None:
+        check_listen(host, port)  # rule 5: configuration first, then the address
     if announce:
         print(f"mcpkit: HTTP stack {label}", file=sys.stderr, flush=True)
     uvicorn_server = UvicornServer(config, app.state.mcp, path, shutdown_grace_s=shutdown_grace_s)
@@ -258,6 +295,7 @@ def _serve_workers(
             "workers > 1: only JSON endpoint options reach the worker processes; set the "
             "others where the server is built"
         ) from None
+    check_listen(host, port)  # rule 5: configuration first, then the address
     status = serve_workers(
         target=target,
         workers=workers,

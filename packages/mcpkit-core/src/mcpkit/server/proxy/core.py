@@ -12,8 +12,10 @@ Rules:
    ``experimental`` (an era's own entries, such as 2025-11-25 ``tasks``, mean nothing in
    the other). ``logging`` is the proxy's own (it filters by the downstream client's
    level); ``resources.subscribe`` is offered to handshake-era clients when the upstream
-   can deliver updates. Unless the caller names the proxy (``name=``), ``serverInfo``
-   and ``instructions`` are the upstream's once it has been reached.
+   can deliver updates. The mirrored extensions' version and stability (the upstream
+   result's ``_meta["io.mcpkit/extensions"]``) are answered beside them. Unless the
+   caller names the proxy (``name=``), ``serverInfo`` and ``instructions`` are the
+   upstream's once it has been reached.
 4. When an upstream connection fails as if the upstream restarted, cached list pages
    are dropped; when the shared connection is opened again, every downstream listener
    is told ``list_changed`` for each kind the upstream serves: what it lists may have
@@ -249,6 +251,8 @@ def proxy(
     server.add_lifespan(state.lifespan)
     for kind in (*_MIRRORED, "resources"):
         server.add_capability(kind, partial(state.capability, kind))
+    # the mirrored extensions' version and stability travel beside them (rule 2)
+    server.add_extensions_meta_source(lambda _era: state.upstream.extensions_meta)
     for method, (name_param, input_capable) in _CALLS.items():
         server.add_method(method, state.call, input_capable=input_capable, name_param=name_param)
     for method in LIST_METHODS:

@@ -87,6 +87,20 @@ def forwarded_caps(caps: JSON) -> JSON:
     return {k: caps[k] for k in FORWARDED_CAPABILITIES if k in caps}
 
 
+def extensions_meta_of(client: Client) -> JSON:
+    """The version and stability a connected ``client``'s server sent for each extension
+    it advertises (:mod:`mcpkit.core.extensions` rule 5), as the same map."""
+    exts: Any = client.server_capabilities.get("extensions")
+    ids: list[str] = [str(i) for i in exts] if isinstance(exts, dict) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    out: JSON = {}
+    for ext_id in ids:
+        found = client.server_extension(ext_id)
+        about: JSON = found.about() if found is not None else {}
+        if about:
+            out[ext_id] = about
+    return out
+
+
 def caps_key(caps: JSON) -> str:
     return json.dumps(forwarded_caps(caps), sort_keys=True, separators=(",", ":"))
 
@@ -201,6 +215,8 @@ class Upstream:
         self._idle: dict[str, list[Conn]] = {}
         self._slots = anyio.Semaphore(limits.max_connections)
         self.capabilities: JSON = {}
+        self.extensions_meta: JSON = {}
+        """The upstream's ``_meta["io.mcpkit/extensions"]`` (version and stability)."""
         self.server_info: JSON = {}
         self.instructions: str | None = None
         self.era: str | None = None
@@ -312,6 +328,7 @@ class Upstream:
             conn = await self._open("", caps, main=True)
             client = conn.client
             self.capabilities = dict(client.server_capabilities)
+            self.extensions_meta = extensions_meta_of(client)
             self.server_info = dict(client.server_info)
             self.instructions = client.instructions
             self.era = client.era

@@ -4,7 +4,8 @@ Sources: ``extensions/tasks`` (``tasks.md`` + ``schema.json``), SEP-2663.
 
 Rules:
 1. The extension is advertised as ``capabilities.extensions["io.modelcontextprotocol/
-   tasks"]`` (no settings are defined; only core's ``_meta["io.mcpkit/extension"]``) and
+   tasks"]`` as ``{}`` (no settings are defined; core carries its version and stability
+   in the result's ``_meta["io.mcpkit/extensions"]``, never inside the entry) and
    never as ``capabilities.tasks``; on 2026-07-28 only (``Extension.protocol_versions``),
    so a handshake-era session, for which ``tasks/update`` is -32601, never sees it.
 2. Task creation is server-directed and per request: a ``tools/call`` of a tool with
