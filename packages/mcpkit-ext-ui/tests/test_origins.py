@@ -18,8 +18,8 @@ from mcpkit.ext.ui.server.meta import check_origin as server_check
         ("HTTPS://API.Example.COM/", "https://api.example.com"),
         ("wss://rt.example.com:8443", "wss://rt.example.com:8443"),
         ("https://*.cdn.example.com", "https://*.cdn.example.com"),
-        ("http://127.0.0.1:8000", "http://127.0.0.1:8000"),
-        ("http://[::1]:9", "http://[::1]:9"),
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000"),  # kind-ok: fixed-port parsed only
+        ("http://[::1]:9", "http://[::1]:9"),  # kind-ok: fixed-port parsed only here
         ("http://[0:0::1]", "http://[::1]"),
     ],
 )

@@ -46,7 +46,7 @@ pytestmark = pytest.mark.anyio
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-CALLBACK = "http://127.0.0.1:9/callback"
+CALLBACK = "http://127.0.0.1:9/callback"  # kind-ok: fixed-port redirect URI matched, never fetched
 
 
 @dataclass

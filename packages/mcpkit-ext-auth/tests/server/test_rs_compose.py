@@ -44,6 +44,7 @@ def protected_child(issuer: DevIssuer) -> Server:
     def admin() -> str:
         return "admin"
 
+    # kind-ok: fixed-port the resource URL is an audience only, never fetched
     auth = protect(child, settings(issuer, "http://127.0.0.1:1/child", required_scopes=["mcp"]))
     auth.require(tool="admin", all_of=["admin"])
     return child
@@ -83,7 +84,7 @@ async def test_a_parent_trusting_another_authorization_server_is_refused(
     protect(
         app,
         AuthSettings(
-            server_url="http://127.0.0.1:1/mcp",
+            server_url="http://127.0.0.1:1/mcp",  # kind-ok: fixed-port an audience, never fetched
             authorization_servers=["https://other.example"],
             jwks_url="https://other.example/jwks",
         ),
