@@ -96,3 +96,32 @@ async def test_every_post_carrying_a_request_is_json_or_sse(
             if r.headers["content-type"] == "text/event-stream":
                 assert r.headers["cache-control"] == "no-cache, no-transform"
                 assert r.headers["x-accel-buffering"] == "no"
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://localhost:8000//",  # the old rstrip("/") made these the allowed origin
+        "http://localhost:8000/?",
+        "http://localhost:8000/#",
+        "http://localhost:8000/x",
+        "http://user@localhost:8000",
+        "http://localhost:99999",
+        "http://local\thost:8000",  # urlsplit alone would drop the tab
+        "http://localhost\u00a0:8000",
+        "null",
+        "localhost:8000",
+    ],
+)
+def test_an_origin_is_parsed_as_a_serialized_origin_never_trimmed(origin: str) -> None:
+    # Rule 5 (issue 25 §2, URLs read with a parser): only scheme://host[:port] passes.
+    loopback = {"server": ("127.0.0.1", 8000)}
+    public = {"server": ("10.1.2.3", 8000)}
+    listed = OriginGuard(allowed_origins=["http://localhost:8000"])
+    assert OriginGuard().check(loopback, "localhost:8000", origin) is not None
+    assert OriginGuard().check(public, "localhost:8000", origin) is not None
+    assert listed.check(loopback, "localhost:8000", origin) is not None
+    assert OriginGuard().check(loopback, "localhost:8000", "http://localhost:8000") is None
+    assert OriginGuard().check(loopback, "localhost:8000", "http://localhost:8000/") is None
+    assert listed.check(loopback, "localhost:8000", "HTTP://LOCALHOST:8000") is None
+    assert OriginGuard().check(loopback, "[::1]:8000", "http://[::1]:8000") is None

@@ -19,6 +19,11 @@ Rules:
    subdomain, any port), ``*`` (anything). Origin patterns: ``scheme://host[:port]``
    exact, ``scheme://host:*`` (any port), ``*``; without a configured origin list an
    ``http``/``https`` origin is allowed when its host matches a host pattern.
+5. An ``Origin`` value is read with ``urllib.parse`` as a serialized origin (RFC 6454
+   §6.2: ``scheme "://" host [":" port]``, an optional lone ``/`` tolerated), never by
+   trimming text: a value with user info, a path, a query, a fragment, a bad port,
+   white space or a control character is no origin, and is refused (403) where an
+   origin is checked.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import functools
 import ipaddress
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["LOOPBACK_HOSTS", "OriginGuard"]
 
@@ -45,6 +51,23 @@ def _split_host(value: str) -> tuple[str, str | None]:
     if not colon or not (port.isascii() and port.isdigit()):
         return value, None
     return host, port
+
+
+def _origin(value: str) -> tuple[str, str] | None:
+    """Rule 5: ``(scheme, "host[:port]")`` of a serialized origin, lowercased; ``None``
+    when ``value`` is not one."""
+    if not value.isascii() or not value.isprintable() or " " in value:
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number in range
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname or "@" in parts.netloc:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment or value.endswith(("?", "#")):
+        return None
+    return parts.scheme.lower(), parts.netloc.lower()
 
 
 @functools.lru_cache(maxsize=64)
@@ -73,9 +96,10 @@ def _same_origin(origin: str, host: str | None) -> bool:
     """Rule 2: whether ``origin`` names the host and port of the ``Host`` header."""
     if host is None:
         return False
-    scheme, sep, rest = origin.strip().lower().rstrip("/").partition("://")
-    if not sep or scheme not in ("http", "https"):
+    parsed = _origin(origin)
+    if parsed is None or parsed[0] not in ("http", "https"):
         return False
+    scheme, rest = parsed
     default = "443" if scheme == "https" else "80"
     o_host, o_port = _split_host(rest)
     h_host, h_port = _split_host(host)
@@ -127,9 +151,10 @@ class OriginGuard:
         return any(_host_matches(pat, h, p) for pat in self._hosts)
 
     def _origin_ok(self, origin: str) -> bool:
-        value = origin.strip().lower().rstrip("/")
-        if value == "null":
+        parsed = _origin(origin)
+        if parsed is None:  # rule 5; "null" too
             return False
+        value = f"{parsed[0]}://{parsed[1]}"
         if self._origins:
             for pat in self._origins:
                 if pat == "*" or pat == value:
@@ -142,8 +167,7 @@ class OriginGuard:
                 ):
                     return True
             return False
-        scheme, sep, rest = value.partition("://")
-        if not sep or scheme not in ("http", "https"):
+        if parsed[0] not in ("http", "https"):
             return False
-        h, p = _split_host(rest)
+        h, p = _split_host(parsed[1])
         return any(_host_matches(pat, h, p) for pat in self._hosts)
