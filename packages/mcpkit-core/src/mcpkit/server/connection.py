@@ -18,7 +18,9 @@ Rules:
    server's ``streaming_methods`` do not count (:mod:`mcpkit.core.engine` rule 9).
 7. Tracing: every notification goes through
    :func:`~mcpkit.server.tracing.handle_notification_traced`; a tracer sees the
-   connection's ``transport_name`` (``"stdio"``, ``"memory"``) as ``transport["name"]``.
+   connection's ``transport_name`` (``"stdio"``, ``"memory"``) as ``transport["name"]``,
+   and so do handlers and list filters (``ctx.transport["name"]``, a copy per request):
+   an extension whose rules hold on HTTP only tells where it is from it.
 """
 
 from __future__ import annotations
@@ -96,12 +98,25 @@ class ServerConnection:
         if looks_modern(params) and not (
             request.method == "initialize" and "protocolVersion" in (params or ())
         ):
-            return await handle_modern(self.server, request, principal=self.principal)
-        result = await handle_legacy(self.server, request, self.session, principal=self.principal)
+            return await handle_modern(
+                self.server, request, principal=self.principal, transport=self._facts(request)
+            )
+        result = await handle_legacy(
+            self.server,
+            request,
+            self.session,
+            principal=self.principal,
+            transport=self._facts(request),
+        )
         if request.method == "initialize" and not self._pumping and self._tg is not None:
             self._pumping = True
             self._tg.start_soon(self.session.pump, self.connection.notify)
         return result
+
+    @staticmethod
+    def _facts(request: InboundRequest) -> JSON | None:
+        """Rule 7: the connection's facts as this request's ``ctx.transport``."""
+        return dict(request.transport) if request.transport else None
 
     async def handle_notification(self, method: str, params: JSON | None) -> None:
         await handle_notification_traced(
