@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -255,3 +256,19 @@ async def test_without_http_nothing_is_hidden_as_nothing_is_refused(era: Any) ->
     assert "t0" in tools
     assert result.content[0].text == "ok"  # type: ignore[union-attr]
     assert "file:///hr/salaries" in resources
+
+
+async def test_listen_needs_the_subscribe_rule_of_each_uri(
+    issuer: DevIssuer, validator: JWTValidator
+) -> None:
+    """``subscriptions/listen`` honoured a ``resourceSubscriptions`` URI that
+    ``resources/subscribe`` refuses (403), so a caller without the scopes learnt of every
+    change to the resource. Listing filters nothing here (no ``hide_unauthorized``
+    needed): the guard now holds listen to the subscribe rule."""
+    rule = [(("resource", "file:///hr/{name}"), ("hr",), ())]
+    listen = {"notifications": {"resourceSubscriptions": ["file:///docs/x", "file:///hr/a"]}}
+    async with endpoint(validator, issuer, rule, ()) as ep:
+        with anyio.fail_after(20):  # before, the stream opened and never ended
+            r = await ep.post("subscriptions/listen", listen)
+        assert r.status_code == 403, r.text
+        assert challenges(r)[0][1]["scope"] == "mcp hr"

@@ -10,7 +10,9 @@ Rules:
    (``prompts/get``, by ``name``), the resource (``resources/read``,
    ``resources/subscribe``, ``resources/unsubscribe``, by ``uri``: an exact URI, else
    every URI template registered as a requirement's key that matches it); and
-   ``completion/complete`` the requirement of the prompt or resource its ``ref`` names.
+   ``completion/complete`` the requirement of the prompt or resource its ``ref`` names;
+   ``subscriptions/listen`` (2026-07-28) also that of ``resources/subscribe`` on each
+   URI of its ``resourceSubscriptions``, as the handshake era's subscribe needs.
 2. A call whose requirements the caller's scopes do not meet refuses the whole POST with
    HTTP 403 and ``WWW-Authenticate: Bearer error="insufficient_scope", scope="...",
    resource_metadata="..."`` (``DPoP`` scheme for a DPoP-bound caller), before
@@ -151,9 +153,9 @@ class ScopePolicy:
     def requirements_for(self, method: str, kind: str | None, key: Any) -> list[Requirement]:
         """Rule 1: every requirement of a ``method`` call on the item ``key`` of ``kind``
         (``"tools"``, ``"prompts"``, ``"resources"``; None: no item): the base, the
-        method's, and the item's (a resource's: its exact URI's and every matching
-        template's, since which template serves a URI is the server's registration
-        order, which the policy does not know: fail closed)."""
+        method's, and the item's (a resource's: its exact URI's rule, else every
+        matching template's, since which template serves a URI is the server's
+        registration order, which the policy does not know: fail closed)."""
         out = [self.base] if self.base.all_of else []
         by_method = self._methods.get(method)
         if by_method is not None:
@@ -161,12 +163,10 @@ class ScopePolicy:
         if kind is None or kind not in self._items or not isinstance(key, str):
             return out
         found = self._items[kind].get(key)
-        if found is not None:
+        if found is not None:  # an exact rule is the item's own (it may relax a template's)
             out.append(found)
-        if kind == "resources":
-            out.extend(
-                r for m, r in self._templates if m.template != key and m.match(key) is not None
-            )
+        elif kind == "resources":
+            out.extend(r for m, r in self._templates if m.match(key) is not None)
         return out
 
     def permits(self, scopes: frozenset[str], method: str, kind: str | None, key: Any) -> bool:
@@ -176,6 +176,20 @@ class ScopePolicy:
         if kind == "resourceTemplates":
             return any(self.permits(scopes, method, "resources", u) for u in _probe_uris(key))
         return all(r.met_by(scopes) for r in self.requirements_for(method, kind, key))
+
+    @staticmethod
+    def targets(call: GuardedCall) -> list[tuple[str, str | None, Any]]:
+        """Rule 1: ``(method, kind, key)`` of each use a call makes of an item."""
+        out = [ScopePolicy.target(call)]
+        if call.method == "subscriptions/listen":
+            wanted: Any = call.params.get("notifications")
+            subs: Any = None
+            if isinstance(wanted, dict):
+                subs = cast("dict[str, Any]", wanted).get("resourceSubscriptions")
+            if isinstance(subs, list):
+                uris = {u for u in cast("list[Any]", subs) if isinstance(u, str)}
+                out.extend(("resources/subscribe", "resources", u) for u in sorted(uris))
+        return out
 
     @staticmethod
     def target(call: GuardedCall) -> tuple[str, str | None, Any]:
@@ -194,7 +208,7 @@ class ScopePolicy:
 
     def requirements(self, call: GuardedCall) -> list[Requirement]:
         """Rule 1: every requirement ``call`` must meet."""
-        return self.requirements_for(*self.target(call))
+        return [r for use in self.targets(call) for r in self.requirements_for(*use)]
 
     async def guard(self, request: GuardedRequest) -> None:
         """Rule 2 (a core request guard)."""
@@ -217,7 +231,8 @@ class ScopePolicy:
             needed = [self.base]
         else:
             calls = request.calls
-            if all(self.permits(scopes, *self.target(call)) for call in calls):
+            uses = [use for call in calls for use in self.targets(call)]
+            if all(self.permits(scopes, *use) for use in uses):
                 return
             needed = [r for call in calls for r in self.requirements(call)]
         named: list[str] = []
