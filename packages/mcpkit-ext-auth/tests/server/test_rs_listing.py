@@ -155,8 +155,10 @@ def _template_uris(template: str, values: list[str]) -> Iterator[str]:
             yield uri
 
 
-@settings(
+@settings(  # reproducible, and nothing written into the tree (as tests/fuzz does)
     max_examples=40,
+    derandomize=True,
+    database=None,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
