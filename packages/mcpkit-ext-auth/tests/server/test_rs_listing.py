@@ -274,3 +274,26 @@ async def test_listen_needs_the_subscribe_rule_of_each_uri(
             r = await ep.post("subscriptions/listen", listen)
         assert r.status_code == 403, r.text
         assert challenges(r)[0][1]["scope"] == "mcp hr"
+
+
+def test_the_probe_cache_is_bounded_in_entries_and_bytes() -> None:
+    """Listed templates may come from a proxied upstream: what the policy keeps of them
+    is bounded by count and by each template's length."""
+    server = catalogue()
+    auth = protect(
+        server,
+        AuthSettings(server_url=URL, hide_unauthorized=True),
+        validator=StaticTokenValidator({}),
+    )
+    auth.require(resource="x:///{+p}", all_of=["x"])
+    policy = auth.policy
+    long = "x:///" + "a" * 100_000 + "{v}"
+    assert not policy.permits(frozenset(), "resources/read", "resourceTemplates", long)
+    for i in range(1_000):
+        template = f"x:///{i}/{{v}}"
+        assert not policy.permits(frozenset(), "resources/read", "resourceTemplates", template)
+        assert policy.permits(frozenset({"x"}), "resources/read", "resourceTemplates", template)
+    kept = policy._probes  # pyright: ignore[reportPrivateUsage]
+    assert len(kept) <= 256
+    assert sum(len(t) + sum(map(len, uris)) for t, uris in kept.items()) < 256 * 3 * 2048
+    assert long not in kept

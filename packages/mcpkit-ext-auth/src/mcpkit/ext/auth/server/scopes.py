@@ -40,6 +40,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -74,6 +75,10 @@ _LISTED_USE = {  # rule 3: list kind -> (the call that uses an item, kind, key f
 _PROBE_VALUES = ("p", "mcpkit-probe." * 24, "a/b?c#d&e=f %")
 """Rule 3: each template variable takes each of these values in turn: short, long (past
 prefix modifiers), and reserved characters (which only ``+``/``#`` keep raw)."""
+_PROBE_CACHE_ENTRIES = 256
+_PROBE_CACHE_MAX_TEMPLATE_BYTES = 2048
+"""Probe URIs are kept for at most this many templates, each at most this long (a
+proxied server's templates come from its upstream): longer ones are expanded anew."""
 _UNCHECKED_TRANSPORTS = frozenset({"stdio", "memory"})
 """Rule 4: transports where no rule applies (``ctx.transport["name"]``)."""
 
@@ -112,6 +117,7 @@ class ScopePolicy:
         self._methods: dict[str, Requirement] = {}
         self._templates: list[tuple[TemplateMatcher, Requirement]] = []
         self._base_only = True
+        self._probes: OrderedDict[str, list[str]] = OrderedDict()
 
     def require(
         self,
@@ -174,8 +180,23 @@ class ScopePolicy:
         ``"resourceTemplates"`` item (``key`` a URI template) is permitted when a probe
         URI expanded from it is (rule 3); an invalid template is not."""
         if kind == "resourceTemplates":
-            return any(self.permits(scopes, method, "resources", u) for u in _probe_uris(key))
+            return any(self.permits(scopes, method, "resources", u) for u in self._probe(key))
         return all(r.met_by(scopes) for r in self.requirements_for(method, kind, key))
+
+    def _probe(self, template: Any) -> list[str]:
+        """:func:`_probe_uris`, kept (bounded) for templates listed again and again."""
+        if not isinstance(template, str):
+            return []
+        found = self._probes.get(template)
+        if found is not None:
+            self._probes.move_to_end(template)
+            return found
+        uris = _probe_uris(template)
+        if len(template.encode()) <= _PROBE_CACHE_MAX_TEMPLATE_BYTES:
+            self._probes[template] = uris
+            if len(self._probes) > _PROBE_CACHE_ENTRIES:
+                self._probes.popitem(last=False)
+        return uris
 
     @staticmethod
     def targets(call: GuardedCall) -> list[tuple[str, str | None, Any]]:
@@ -270,12 +291,10 @@ class ScopePolicy:
         return self.permits(scopes, method, item_kind, definition.get(field))
 
 
-def _probe_uris(template: Any) -> list[str]:
+def _probe_uris(template: str) -> list[str]:
     """Rule 3: ``template`` expanded with each probe value for every variable, keeping
     the URIs the template itself matches (those the server would serve with it); []
     for an invalid template."""
-    if not isinstance(template, str):
-        return []
     try:
         matcher = TemplateMatcher(template)
     except ValueError:
