@@ -66,7 +66,7 @@ class TemplateMatcher:
         if not uri_template.validate(template):
             raise ValueError(f"invalid URI template {template!r} (RFC 6570)")
         parsed = uri_template.URITemplate(template)
-        self._parsed = parsed
+        self._parsed: Any = parsed  # the library is untyped
         self.template = template
         self.variable_names: tuple[str, ...] = tuple(v.name for v in parsed.variables)
         self._vars: list[tuple[str, _Var]] = []
