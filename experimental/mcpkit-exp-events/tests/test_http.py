@@ -52,22 +52,27 @@ async def test_poll_and_stream_over_http() -> None:
         assert err.value.code == W.NOT_FOUND
 
 
+def stream_request(name: str) -> dict[str, Any]:
+    """A raw 2026-07-28 ``events/stream`` request for the event type ``name``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": W.EVENTS_STREAM,
+        "params": {
+            "name": name,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    }
+
+
 async def test_stream_is_always_sse_and_refused_without_it() -> None:
     server, _ = demo_server()
     async with serve_http(server) as url:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": W.EVENTS_STREAM,
-            "params": {
-                "name": "tick",
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-                },
-            },
-        }
+        body = stream_request("tick")
         headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": W.EVENTS_STREAM}
         async with httpx2.AsyncClient(timeout=10) as http:
             refused = await http.post(
@@ -230,19 +235,7 @@ async def test_a_push_stream_ends_when_its_credential_does() -> None:
 
     server, events = demo_server()
     server.add_http_middleware(credential_layer)
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": W.EVENTS_STREAM,
-        "params": {
-            "name": "tick",
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-    }
+    body = stream_request("tick")
     headers = {
         "MCP-Protocol-Version": "2026-07-28",
         "Mcp-Method": W.EVENTS_STREAM,

@@ -9,7 +9,9 @@ or RFC 7662 introspection against that server).
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -42,6 +44,14 @@ def get_headers(token: str, session: str) -> dict[str, str]:
     }
 
 
+@contextlib.asynccontextmanager
+async def open_get(site: Any, token: str, session: str) -> AsyncIterator[httpx2.Response]:
+    """The session's GET stream, opened (200)."""
+    async with site.client.stream("GET", site.url, headers=get_headers(token, session)) as r:
+        assert r.status_code == 200
+        yield r
+
+
 async def read_until_closed(response: httpx2.Response) -> float:
     """Read the SSE body to its end; the wall-clock time it ended."""
     async for _chunk in response.aiter_bytes():
@@ -55,10 +65,7 @@ async def test_a_get_stream_ends_when_its_token_expires(protected: Any, issuer: 
         token = issuer.mint(aud=site.url, exp=exp)
         sid = await initialize(site.client, site.url, token)
         with anyio.fail_after(BOUND_S + 5):
-            async with site.client.stream(
-                "GET", site.url, headers=get_headers(token, sid)
-            ) as stream:
-                assert stream.status_code == 200
+            async with open_get(site, token, sid) as stream:
                 ended = await read_until_closed(stream)
         assert exp <= ended <= exp + BOUND_S
         again = await site.client.get(site.url, headers=get_headers(token, sid))
@@ -108,10 +115,7 @@ async def test_a_revoked_introspected_token_ends_the_stream_after_the_ttl(
         token = issuer.mint(aud=site.url, ttl_s=600)
         sid = await initialize(site.client, site.url, token)
         with anyio.fail_after(BOUND_S + 5):
-            async with site.client.stream(
-                "GET", site.url, headers=get_headers(token, sid)
-            ) as stream:
-                assert stream.status_code == 200
+            async with open_get(site, token, sid) as stream:
                 revoked = await site.client.post(
                     dev.revocation_endpoint, data={"token": token, "client_id": "test-client"}
                 )
