@@ -52,22 +52,27 @@ async def test_poll_and_stream_over_http() -> None:
         assert err.value.code == W.NOT_FOUND
 
 
+def stream_request(name: str) -> dict[str, Any]:
+    """A raw 2026-07-28 ``events/stream`` request for the event type ``name``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": W.EVENTS_STREAM,
+        "params": {
+            "name": name,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    }
+
+
 async def test_stream_is_always_sse_and_refused_without_it() -> None:
     server, _ = demo_server()
     async with serve_http(server) as url:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": W.EVENTS_STREAM,
-            "params": {
-                "name": "tick",
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-                },
-            },
-        }
+        body = stream_request("tick")
         headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": W.EVENTS_STREAM}
         async with httpx2.AsyncClient(timeout=10) as http:
             refused = await http.post(
@@ -209,3 +214,44 @@ async def test_list_changed_and_eras_over_http() -> None:
             with pytest.raises(JSONRPCError) as err:
                 await legacy.request(W.EVENTS_POLL, {"name": "tick"})
             assert err.value.code == W.METHOD_NOT_FOUND
+
+
+async def test_a_push_stream_ends_when_its_credential_does() -> None:
+    """Issue 25 §7: a push stream outlived the credential it was opened with (checked
+    once, at open, by the auth layer). Core ends a long-lived stream when the request's
+    ``AUTHORITY_ENDS`` returns (``mcpkit.server.guards`` rule 6), as at shutdown: the
+    stream's ``on_close`` ends it."""
+    from mcpkit.server.guards import AUTHORITY_ENDS
+
+    over = anyio.Event()
+
+    def credential_layer(app: Any) -> Any:  # what an auth middleware does
+        async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                scope.setdefault("state", {})[AUTHORITY_ENDS] = over.wait
+            await app(scope, receive, send)
+
+        return wrapped
+
+    server, events = demo_server()
+    server.add_http_middleware(credential_layer)
+    body = stream_request("tick")
+    headers = {
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": W.EVENTS_STREAM,
+        "Accept": "application/json, text/event-stream",
+    }
+    async with serve_http(server) as url, httpx2.AsyncClient(timeout=10) as http:
+        with anyio.fail_after(20):
+            async with http.stream("POST", url, json=body, headers=headers) as resp:
+                assert resp.status_code == 200
+                lines = resp.aiter_lines()
+                async for line in lines:
+                    if W.NOTIFY_ACTIVE in line:
+                        break
+                assert len(events.streams) == 1
+                over.set()
+                async for _ in lines:
+                    pass
+            while len(events.streams):
+                await anyio.sleep(0.01)

@@ -18,7 +18,9 @@ Rules:
    server's ``streaming_methods`` do not count (:mod:`mcpkit.core.engine` rule 9).
 7. Tracing: every notification goes through
    :func:`~mcpkit.server.tracing.handle_notification_traced`; a tracer sees the
-   connection's ``transport_name`` (``"stdio"``, ``"memory"``) as ``transport["name"]``.
+   connection's ``transport_name`` (``"stdio"``, ``"memory"``) as ``transport["name"]``,
+   and so do handlers and list filters (``ctx.transport["name"]``, a copy per request):
+   an extension whose rules hold on HTTP only tells where it is from it.
 8. The connection mints its caller token when it is created
    (:func:`mcpkit.server.identity.new_connection_key`): its session's ``caller`` and,
    for 2026-07-28 requests, ``ctx.transport["connection_key"]``. A connection is one
@@ -91,7 +93,6 @@ class ServerConnection:
         self.connection.inflight.exempt = server.streaming_methods  # rule 6 (live set)
         if transport_name is not None:  # what a tracer sees as the transport (rule 7)
             self.connection.facts = {"name": transport_name}
-        self._facts: JSON = {**(self.connection.facts or {}), CONNECTION_KEY: self.caller}
         self._tg: anyio.abc.TaskGroup | None = None
         self._pumping = False
 
@@ -106,15 +107,24 @@ class ServerConnection:
             request.method == "initialize" and "protocolVersion" in (params or ())
         ):
             return await handle_modern(
-                self.server, request, principal=self.principal, transport=self._facts
+                self.server, request, principal=self.principal, transport=self._facts(request)
             )
         result = await handle_legacy(
-            self.server, request, self.session, principal=self.principal, transport=self._facts
+            self.server,
+            request,
+            self.session,
+            principal=self.principal,
+            transport=self._facts(request),
         )
         if request.method == "initialize" and not self._pumping and self._tg is not None:
             self._pumping = True
             self._tg.start_soon(self.session.pump, self.connection.notify)
         return result
+
+    def _facts(self, request: InboundRequest) -> JSON:
+        """Rules 7-8: the connection's facts and caller token as this request's
+        ``ctx.transport``, a copy per request."""
+        return {**(request.transport or {}), CONNECTION_KEY: self.caller}
 
     async def handle_notification(self, method: str, params: JSON | None) -> None:
         await handle_notification_traced(

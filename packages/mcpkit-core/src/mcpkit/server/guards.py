@@ -36,18 +36,31 @@ Rules:
    :func:`apply_http_middleware`.
 5. Guards cost nothing they do not use: a :class:`GuardedRequest` parses its ``calls``
    and ``headers`` only when a guard reads them.
+6. A credential's authority can end while a response is still streaming (a token
+   expires, is revoked). HTTP middleware that authenticates requests puts
+   ``scope["state"][AUTHORITY_ENDS]``: an ``async () -> None`` that returns when a new
+   request with the same credential would be refused. The endpoint ends the request's
+   long-lived response then (:func:`authority_watch`): a handshake-era GET stream ends
+   (the client reconnects, with ``Last-Event-ID``, and meets the refusal), a
+   2026-07-28 long-lived POST stream (``subscriptions/listen``, streaming methods)
+   closes as at shutdown. A callable that raises ends the response too (fail closed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+import anyio
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError, RequestId
 from mcpkit.core.versions import Era
 
 __all__ = [
+    "AUTHORITY_ENDS",
     "GuardedCall",
     "GuardedRequest",
     "HTTPMiddleware",
@@ -55,7 +68,14 @@ __all__ = [
     "RequestGuard",
     "RouteBuilder",
     "apply_http_middleware",
+    "authority_watch",
 ]
+
+logger = logging.getLogger("mcpkit.server.http")
+
+AUTHORITY_ENDS = "mcp_authority_ends"
+"""Rule 6: the ``scope["state"]`` key of ``async () -> None``, which returns when the
+request's credential stops being good."""
 
 JSON = dict[str, Any]
 ASGIApp = Callable[..., Awaitable[None]]
@@ -183,3 +203,37 @@ def guarded_calls(message: Any) -> tuple[GuardedCall, ...]:
             GuardedCall(method, params if isinstance(params, dict) else {}, msg.get("id"))  # pyright: ignore[reportUnknownArgumentType]
         )
     return tuple(calls)
+
+
+@contextlib.asynccontextmanager
+async def authority_watch(
+    scope: Mapping[str, Any], end: Callable[[], Awaitable[Any] | Any]
+) -> AsyncGenerator[None]:
+    """Rule 6: while the body runs, call ``end()`` (sync or async) once the request's
+    :data:`AUTHORITY_ENDS` returns or raises; without one, nothing is watched."""
+    state: Any = scope.get("state")
+    ends: Any = (
+        cast("dict[str, Any]", state).get(AUTHORITY_ENDS) if isinstance(state, dict) else None
+    )
+    if ends is None:
+        yield
+        return
+
+    async def watch() -> None:
+        try:
+            await ends()
+        except Exception as exc:  # cannot tell: the authority is over (fail closed)
+            logger.warning(
+                "the credential re-check failed (%s); ending the stream", type(exc).__name__
+            )
+        logger.info("a streaming response ended: its credential is no longer good")
+        done = end()
+        if isinstance(done, Awaitable):
+            await done
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        try:
+            yield
+        finally:
+            tg.cancel_scope.cancel()

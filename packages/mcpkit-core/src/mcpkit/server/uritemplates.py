@@ -20,6 +20,8 @@ Rules:
    (``{;keys*}``, ``{?keys*}``, ``{&keys*}``, and ``{keys*}`` whose items carry a raw
    ``=``, which simple expansion always encodes inside values).
 5. The match is anchored: the whole URI must be consumed.
+6. :meth:`TemplateMatcher.expand` is the forward direction (the library's RFC 6570
+   expansion): ``match(expand(values))`` gives back ``values`` for the shapes above.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class _Var:
 class TemplateMatcher:
     """A compiled template; ``match(uri)`` returns variables or None."""
 
-    __slots__ = ("_pattern", "_query", "_vars", "template", "variable_names")
+    __slots__ = ("_parsed", "_pattern", "_query", "_vars", "template", "variable_names")
 
     def __init__(self, template: str) -> None:
         import uri_template  # deferred: only servers with templates pay for it
@@ -64,6 +66,7 @@ class TemplateMatcher:
         if not uri_template.validate(template):
             raise ValueError(f"invalid URI template {template!r} (RFC 6570)")
         parsed = uri_template.URITemplate(template)
+        self._parsed: Any = parsed  # the library is untyped
         self.template = template
         self.variable_names: tuple[str, ...] = tuple(v.name for v in parsed.variables)
         self._vars: list[tuple[str, _Var]] = []
@@ -90,6 +93,11 @@ class TemplateMatcher:
             regex.append(_expression(op, variables))
         regex.append("$")
         self._pattern = re.compile("".join(regex), re.DOTALL)
+
+    def expand(self, values: dict[str, Any]) -> str:
+        """Rule 6: the URI for ``values`` (variable name to a string, a list or a dict;
+        a variable left out is undefined and expands to nothing)."""
+        return str(self._parsed.expand(**values))
 
     def match(self, uri: str) -> dict[str, Any] | None:
         m = self._pattern.match(uri)

@@ -33,7 +33,8 @@ Rules:
    session's: the missed events are replayed and the stream continues on this
    response. The standalone stream
    carries the session's list_changed and resource-update notifications; changes made
-   while no GET stream is open wait (coalesced) for the next one.
+   while no GET stream is open wait (coalesced) for the next one. A GET response ends
+   when its credential's authority does (:mod:`mcpkit.server.guards` rule 6).
 7. DELETE ends the session (204); afterwards its id is 404. Its
    ``MCP-Protocol-Version`` is checked as in rule 2.
 8. Every message with a session id marks the session active; a session's POSTs and
@@ -80,6 +81,7 @@ from mcpkit.core.versions import (
     MODERN_VERSION,
 )
 from mcpkit.server.frontend import handle_legacy
+from mcpkit.server.guards import authority_watch
 from mcpkit.server.http import shared, sse
 from mcpkit.server.http.responses import send_empty, send_error
 from mcpkit.server.http.sessions import HTTPSession, new_copy_tag, new_session_id
@@ -590,8 +592,10 @@ async def serve_get(
             return
     session.busy += 1
     session.attached += 1
+    sink = Sink(send, send_timeout_s=ep.send_timeout_s)
     try:
-        await _get(ep, receive, send, h, session)
+        async with authority_watch(scope, sink.end):  # guards rule 6
+            await _get(ep, receive, send, sink, h, session)
     finally:
         session.attached -= 1
         session.busy -= 1
@@ -599,9 +603,13 @@ async def serve_get(
 
 
 async def _get(
-    ep: StreamableHTTP, receive: Receive, send: Send, h: RequestHeaders, session: HTTPSession
+    ep: StreamableHTTP,
+    receive: Receive,
+    send: Send,
+    sink: Sink,
+    h: RequestHeaders,
+    session: HTTPSession,
 ) -> None:
-    sink = Sink(send, send_timeout_s=ep.send_timeout_s)
     replay: list[tuple[str, bytes]] | None = None
     after: str | None = None
     if h.last_event_id is not None and ep.store is not None:

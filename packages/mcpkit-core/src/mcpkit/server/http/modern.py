@@ -26,11 +26,14 @@ Rules:
    whatever the response mode (the mode governs ordinary request answers; a listen
    stream is the only way to deliver the ``listChanged`` and resource updates
    ``server/discover`` advertises).
-   Without ``text/event-stream`` in ``Accept`` it is refused with 406.
+   Without ``text/event-stream`` in ``Accept`` it is refused with 406. Such a stream
+   ends when its credential's authority does (:mod:`mcpkit.server.guards` rule 6): as
+   at shutdown (its ``on_close`` callbacks), else its handler is cancelled.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
@@ -51,6 +54,7 @@ from mcpkit.core.jsonrpc import (
     result_message,
 )
 from mcpkit.server.frontend import handle_modern, read_envelope
+from mcpkit.server.guards import authority_watch
 from mcpkit.server.http.headers import check_param_headers, check_routing_headers
 from mcpkit.server.http.responses import send_empty, send_error
 from mcpkit.server.http.streams import DisconnectWatch, Exchange
@@ -222,24 +226,31 @@ async def serve_post(
         with anyio.CancelScope() as cancel_scope:
             exchange.cancel_scope = cancel_scope
             status = 200
-            with DisconnectWatch(
-                receive, cancel_scope.cancel, exchange, keepalive_s=ep.keepalive_s
-            ):
-                try:
-                    result = await handle_modern(
-                        ep.server,
-                        request,
-                        principal=principal,
-                        transport=transport,
-                        envelope=envelope,
-                    )
-                    msg = result_message(c.id, result)  # type: ignore[arg-type]
-                except JSONRPCError as exc:
-                    msg = {"jsonrpc": "2.0", "id": c.id, "error": exc.to_error()}
-                    status = status_for(exc.code)
-                except Exception:
-                    logger.exception("handler for %s (id %r) failed", c.method, c.id)
-                    msg = error_message(c.id, INTERNAL_ERROR, "Internal error")
+            if long_lived:  # guards rule 6: ends as at shutdown, else cancelled
+                watch = authority_watch(
+                    scope, lambda: exchange.close_gracefully() or cancel_scope.cancel()
+                )
+            else:
+                watch = contextlib.nullcontext()
+            async with watch:
+                with DisconnectWatch(
+                    receive, cancel_scope.cancel, exchange, keepalive_s=ep.keepalive_s
+                ):
+                    try:
+                        result = await handle_modern(
+                            ep.server,
+                            request,
+                            principal=principal,
+                            transport=transport,
+                            envelope=envelope,
+                        )
+                        msg = result_message(c.id, result)  # type: ignore[arg-type]
+                    except JSONRPCError as exc:
+                        msg = {"jsonrpc": "2.0", "id": c.id, "error": exc.to_error()}
+                        status = status_for(exc.code)
+                    except Exception:
+                        logger.exception("handler for %s (id %r) failed", c.method, c.id)
+                        msg = error_message(c.id, INTERNAL_ERROR, "Internal error")
             await exchange.respond(msg, status)
     finally:
         ep.active.discard(exchange)

@@ -356,12 +356,15 @@ class Exchange:
 
         return unregister
 
-    def close_gracefully(self) -> None:
-        for callback in list(self._close_callbacks):
+    def close_gracefully(self) -> bool:
+        """Run the ``on_close`` callbacks; False when none is registered."""
+        callbacks = list(self._close_callbacks)
+        for callback in callbacks:
             try:
                 callback()
             except Exception:
                 logger.exception("close callback failed")
+        return bool(callbacks)
 
     # -- the outcome -----------------------------------------------------------------
     async def respond(self, message: JSON, status: int = 200) -> None:

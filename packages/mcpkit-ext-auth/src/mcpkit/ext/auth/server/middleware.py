@@ -21,7 +21,16 @@ Rules:
 4. An accepted request goes on with ``scope["state"]["mcp_principal"]`` set to the
    :class:`~.principal.Principal`, which the endpoint hands to handlers
    (``ctx.principal``) and binds sessions to (its ``stable_key``).
-5. Refusals carry a JSON-RPC error body (``id: null``, -32600) and a log line at INFO
+5. GET and DELETE (every method but POST, whose calls the scope guard checks with
+   their items' rules: :mod:`.scopes`) are held to the base rule, ``required_scopes``:
+   without them, 403 ``insufficient_scope`` with the same challenge a POST gets.
+6. A request's authority lasts as long as its token would be accepted
+   (:mod:`mcpkit.server.guards` rule 6, ``AUTHORITY_ENDS``): until ``exp`` plus
+   ``leeway_s``, and, for a validator with a ``cache_ttl_s`` (introspection), until a
+   re-validation every ``cache_ttl_s`` (at least ``MIN_RECHECK_S``) refuses the token
+   or its scopes no longer meet ``required_scopes``. The endpoint ends a GET stream
+   (and a 2026-07-28 long-lived POST stream) then, as a new request would be refused.
+7. Refusals carry a JSON-RPC error body (``id: null``, -32600) and a log line at INFO
    with the fixed reason only: no token, proof or header text reaches a log, a response
    or an upstream request.
 """
@@ -29,7 +38,11 @@ Rules:
 from __future__ import annotations
 
 import logging
+import time
+from functools import partial
 from typing import Any, Protocol
+
+import anyio
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST
 from mcpkit.ext.auth.server.cache import TokenCache, token_digest
@@ -37,10 +50,16 @@ from mcpkit.ext.auth.server.challenge import Challenge, challenge_headers
 from mcpkit.ext.auth.server.dpop import DPoPVerifier
 from mcpkit.ext.auth.server.errors import InvalidToken
 from mcpkit.ext.auth.server.principal import Principal
+from mcpkit.ext.auth.server.scopes import Requirement
 from mcpkit.ext.auth.server.settings import AuthSettings
+from mcpkit.server.guards import AUTHORITY_ENDS
 from mcpkit.server.http.responses import send_error
 
-__all__ = ["AuthMiddleware", "TokenValidator"]
+__all__ = ["MIN_RECHECK_S", "AuthMiddleware", "TokenValidator"]
+
+MIN_RECHECK_S = 1.0
+"""Rule 6: the shortest interval between re-validations of a streaming request's token
+(seconds), whatever the validator's ``cache_ttl_s``."""
 
 logger = logging.getLogger("mcpkit.ext.auth")
 
@@ -60,7 +79,8 @@ class TokenValidator(Protocol):
 
 
 class AuthMiddleware:
-    """Rules 1-5 around ``app`` (the MCP endpoint)."""
+    """Rules 1-7 around ``app`` (the MCP endpoint). ``required``: the base rule
+    (``required_scopes``) for rules 5 and 6."""
 
     def __init__(
         self,
@@ -71,8 +91,10 @@ class AuthMiddleware:
         challenge: Challenge,
         cache: TokenCache,
         dpop: DPoPVerifier | None,
+        required: Requirement | None = None,
     ) -> None:
         self.app = app
+        self.required = required or Requirement()
         self.settings = settings
         self.validator = validator
         self.challenge = challenge
@@ -92,23 +114,48 @@ class AuthMiddleware:
             elif name == b"dpop":
                 proofs.append(value.decode("latin-1"))
         try:
-            principal = await self._authenticate(scope, authorization, proofs)
+            found = await self._authenticate(scope, authorization, proofs)
         except InvalidToken as exc:
             await self._refuse(send, exc)
             return
-        if principal is None:
+        if found is None:
             await self._unauthorized(send)
+            return
+        principal, token = found
+        if scope.get("method") != "POST" and not self.required.met_by(principal.scopes):
+            await self._forbidden(send, principal)  # rule 5
             return
         state = scope.get("state")
         if state is None:
             state = scope["state"] = {}
         state["mcp_principal"] = principal
+        state[AUTHORITY_ENDS] = partial(self._authority_ends, token, principal)  # rule 6
         await self.app(scope, receive, send)
+
+    async def _authority_ends(self, token: str, principal: Principal) -> None:
+        """Rule 6: returns once a request with ``token`` would be refused."""
+        ttl_s: Any = getattr(self.validator, "cache_ttl_s", None)
+        recheck_s = max(float(ttl_s), MIN_RECHECK_S) if isinstance(ttl_s, int | float) else None
+        while True:
+            waits: list[float] = [] if recheck_s is None else [recheck_s]
+            if principal.expires_at is not None:
+                waits.append(principal.expires_at + self.settings.leeway_s - time.time())
+            if not waits:
+                await anyio.sleep_forever()
+            await anyio.sleep(max(min(waits), 0.05))  # 0.05 s: never a busy loop
+            try:
+                principal = await self._principal(token)
+            except InvalidToken as exc:
+                logger.info("auth: a streaming request's token is over: %s", exc.description)
+                return
+            if not self.required.met_by(principal.scopes):
+                logger.info("auth: a streaming request's token lost its required scopes")
+                return
 
     async def _authenticate(
         self, scope: Any, authorization: str | None, proofs: list[str]
-    ) -> Principal | None:
-        """Rules 1-3: the caller, None when no credential was presented."""
+    ) -> tuple[Principal, str] | None:
+        """Rules 1-3: the caller and its token, None when no credential was presented."""
         if authorization is None:
             return None
         scheme, _, token = authorization.strip().partition(" ")
@@ -125,7 +172,7 @@ class AuthMiddleware:
                 raise InvalidToken("a DPoP-bound token needs the DPoP scheme and a proof")
             if self.dpop is not None and self.dpop.settings.required:
                 raise InvalidToken("this server accepts DPoP-bound tokens only", dpop=True)
-            return principal
+            return principal, token
         if self.dpop is None:
             raise InvalidToken("DPoP is not accepted here")
         if jkt is None:
@@ -137,7 +184,7 @@ class AuthMiddleware:
             access_token=token,
             jkt=jkt,
         )
-        return principal
+        return principal, token
 
     async def _principal(self, token: str) -> Principal:
         """Rule 2: cached by hash until ``exp``."""
@@ -166,6 +213,20 @@ class AuthMiddleware:
             INVALID_REQUEST,
             "Unauthorized: an access token is required (see the WWW-Authenticate header)",
             headers=challenge_headers(self.challenge.unauthorized()),
+        )
+
+    async def _forbidden(self, send: Any, principal: Principal) -> None:
+        """Rule 5: the 403 the scope guard answers a POST missing the base scopes."""
+        named = self.required.challenge_scopes(principal.scopes)
+        logger.info("auth: refused a request: insufficient_scope")
+        dpop = principal.confirmation_jkt is not None
+        await send_error(
+            send,
+            403,
+            INVALID_REQUEST,
+            "Forbidden: insufficient_scope: the operation needs scope " + " ".join(named),
+            data={"error": "insufficient_scope", "scope": " ".join(named)},
+            headers=challenge_headers(self.challenge.forbidden(named, dpop=dpop)),
         )
 
     async def _refuse(self, send: Any, exc: InvalidToken) -> None:

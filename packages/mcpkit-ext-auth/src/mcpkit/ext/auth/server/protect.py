@@ -168,6 +168,7 @@ class Auth:
             challenge=self.challenge,
             cache=self.cache,
             dpop=self.dpop,
+            required=self.policy.base,
         )
 
     def routes(self, mcp_path: str) -> list[Route]:

@@ -10,26 +10,37 @@ Rules:
    (``prompts/get``, by ``name``), the resource (``resources/read``,
    ``resources/subscribe``, ``resources/unsubscribe``, by ``uri``: an exact URI, else
    every URI template registered as a requirement's key that matches it); and
-   ``completion/complete`` the requirement of the prompt or resource its ``ref`` names.
+   ``completion/complete`` the requirement of the prompt or resource its ``ref`` names;
+   ``subscriptions/listen`` (2026-07-28) also that of ``resources/subscribe`` on each
+   URI of its ``resourceSubscriptions``, as the handshake era's subscribe needs.
 2. A call whose requirements the caller's scopes do not meet refuses the whole POST with
    HTTP 403 and ``WWW-Authenticate: Bearer error="insufficient_scope", scope="...",
    resource_metadata="..."`` (``DPoP`` scheme for a DPoP-bound caller), before
    dispatch (a core request guard), on both eras and for every call of a batch. The
    ``scope`` names every scope the POST needs: the all-of ones and, for each any-of
    group the caller misses, its first scope (the one to ask for).
-3. With ``hide_unauthorized``, ``*/list`` leaves out the tools, prompts, resources and
-   templates whose requirement the caller does not meet (core list filter). Calling
-   one still answers 403, so a client can step up.
+3. One decision, :meth:`ScopePolicy.permits` (``scopes``, a method, an item), answers
+   both the guard (rule 2) and, with ``hide_unauthorized``, the ``*/list`` filter, so
+   a listed item is usable and a refused one is not listed. An item is listed when
+   the call that uses it is permitted: a tool by ``tools/call``, a prompt by
+   ``prompts/get``, a resource by ``resources/read`` of its URI (exact rules, every
+   matching template rule and method-wide rules alike), a resource template when
+   ``resources/read`` of one of its URIs is (probe URIs expanded from the template:
+   a template whose every URI a rule covers is hidden; one a rule covers in part
+   stays listed and the covered URIs answer 403). Calling a hidden item still
+   answers 403, so a client can step up.
 4. A POST whose caller is not a :class:`~.principal.Principal` did not pass the auth
    layer (an app built before ``protect()``, an endpoint mounted without
    ``Auth.wrap``): it is refused with 401 and the challenge, and logged at ERROR (fail
    closed; it would otherwise be served anonymously). In list filters such a caller
-   holds no scopes.
+   holds no scopes, except over stdio and in memory, where no rule applies
+   (:mod:`.protect` rule 2) and so nothing is hidden.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -55,12 +66,21 @@ _COMPLETION_REF: dict[str, tuple[str | None, str]] = {
     "ref/prompt": ("prompts", "name"),
     "ref/resource": ("resources", "uri"),
 }
-_LIST_FIELD = {
-    "tools": ("tools", "name"),
-    "prompts": ("prompts", "name"),
-    "resources": ("resources", "uri"),
-    "resourceTemplates": ("resources", "uriTemplate"),
+_LISTED_USE = {  # rule 3: list kind -> (the call that uses an item, kind, key field)
+    "tools": ("tools/call", "tools", "name"),
+    "prompts": ("prompts/get", "prompts", "name"),
+    "resources": ("resources/read", "resources", "uri"),
+    "resourceTemplates": ("resources/read", "resourceTemplates", "uriTemplate"),
 }
+_PROBE_VALUES = ("p", "mcpkit-probe." * 24, "a/b?c#d&e=f %")
+"""Rule 3: each template variable takes each of these values in turn: short, long (past
+prefix modifiers), and reserved characters (which only ``+``/``#`` keep raw)."""
+_PROBE_CACHE_ENTRIES = 256
+_PROBE_CACHE_MAX_TEMPLATE_BYTES = 2048
+"""Probe URIs are kept for at most this many templates, each at most this long (a
+proxied server's templates come from its upstream): longer ones are expanded anew."""
+_UNCHECKED_TRANSPORTS = frozenset({"stdio", "memory"})
+"""Rule 4: transports where no rule applies (``ctx.transport["name"]``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +117,7 @@ class ScopePolicy:
         self._methods: dict[str, Requirement] = {}
         self._templates: list[tuple[TemplateMatcher, Requirement]] = []
         self._base_only = True
+        self._probes: OrderedDict[str, list[str]] = OrderedDict()
 
     def require(
         self,
@@ -135,33 +156,80 @@ class ScopePolicy:
             self._templates = [(m, r) for m, r in self._templates if m.template != name]
             self._templates.append((TemplateMatcher(name), requirement))
 
-    def _item(self, kind: str, name: Any) -> list[Requirement]:
-        if not isinstance(name, str):
-            return []
-        found = self._items[kind].get(name)
-        if found is not None or kind != "resources":
-            return [found] if found is not None else []
-        # Every matching template's requirement: which template serves the URI is the
-        # server's registration order, which the policy does not know (fail closed).
-        return [r for matcher, r in self._templates if matcher.match(name) is not None]
-
-    def requirements(self, call: GuardedCall) -> list[Requirement]:
-        """Rule 1: every requirement ``call`` must meet."""
+    def requirements_for(self, method: str, kind: str | None, key: Any) -> list[Requirement]:
+        """Rule 1: every requirement of a ``method`` call on the item ``key`` of ``kind``
+        (``"tools"``, ``"prompts"``, ``"resources"``; None: no item): the base, the
+        method's, and the item's (a resource's: its exact URI's rule, else every
+        matching template's, since which template serves a URI is the server's
+        registration order, which the policy does not know: fail closed)."""
         out = [self.base] if self.base.all_of else []
-        by_method = self._methods.get(call.method)
+        by_method = self._methods.get(method)
         if by_method is not None:
             out.append(by_method)
+        if kind is None or kind not in self._items or not isinstance(key, str):
+            return out
+        found = self._items[kind].get(key)
+        if found is not None:  # an exact rule is the item's own (it may relax a template's)
+            out.append(found)
+        elif kind == "resources":
+            out.extend(r for m, r in self._templates if m.match(key) is not None)
+        return out
+
+    def permits(self, scopes: frozenset[str], method: str, kind: str | None, key: Any) -> bool:
+        """Rules 1-3: the one decision behind both the guard and the list filter. A
+        ``"resourceTemplates"`` item (``key`` a URI template) is permitted when a probe
+        URI expanded from it is (rule 3); an invalid template is not."""
+        if kind == "resourceTemplates":
+            return any(self.permits(scopes, method, "resources", u) for u in self._probe(key))
+        return all(r.met_by(scopes) for r in self.requirements_for(method, kind, key))
+
+    def _probe(self, template: Any) -> list[str]:
+        """:func:`_probe_uris`, kept (bounded) for templates listed again and again."""
+        if not isinstance(template, str):
+            return []
+        found = self._probes.get(template)
+        if found is not None:
+            self._probes.move_to_end(template)
+            return found
+        uris = _probe_uris(template)
+        if len(template.encode()) <= _PROBE_CACHE_MAX_TEMPLATE_BYTES:
+            self._probes[template] = uris
+            if len(self._probes) > _PROBE_CACHE_ENTRIES:
+                self._probes.popitem(last=False)
+        return uris
+
+    @staticmethod
+    def targets(call: GuardedCall) -> list[tuple[str, str | None, Any]]:
+        """Rule 1: ``(method, kind, key)`` of each use a call makes of an item."""
+        out = [ScopePolicy.target(call)]
+        if call.method == "subscriptions/listen":
+            wanted: Any = call.params.get("notifications")
+            subs: Any = None
+            if isinstance(wanted, dict):
+                subs = cast("dict[str, Any]", wanted).get("resourceSubscriptions")
+            if isinstance(subs, list):
+                uris = {u for u in cast("list[Any]", subs) if isinstance(u, str)}
+                out.extend(("resources/subscribe", "resources", u) for u in sorted(uris))
+        return out
+
+    @staticmethod
+    def target(call: GuardedCall) -> tuple[str, str | None, Any]:
+        """Rule 1: ``(method, kind, key)`` of the item a call uses (kind None: none)."""
         item = _ITEM_KIND.get(call.method)
         if item is not None:
-            out.extend(self._item(item[0], call.params.get(item[1])))
-        elif call.method == "completion/complete":  # completing an item's arguments
+            return call.method, item[0], call.params.get(item[1])
+        if call.method == "completion/complete":  # completing an item's arguments
             ref: Any = call.params.get("ref")
             if isinstance(ref, dict):
                 fields = cast("dict[str, Any]", ref)
                 kind, key = _COMPLETION_REF.get(str(fields.get("type")), (None, ""))
                 if kind is not None:
-                    out.extend(self._item(kind, fields.get(key)))
-        return out
+                    return call.method, kind, fields.get(key)
+        return call.method, None, None
+
+    def requirements(self, call: GuardedCall) -> list[Requirement]:
+        """Rule 1: every requirement ``call`` must meet."""
+        return [r for use in self.targets(call) for r in self.requirements_for(*use)]
 
     async def guard(self, request: GuardedRequest) -> None:
         """Rule 2 (a core request guard)."""
@@ -183,9 +251,11 @@ class ScopePolicy:
                 return
             needed = [self.base]
         else:
-            needed = [r for call in request.calls for r in self.requirements(call)]
-        if all(r.met_by(scopes) for r in needed):
-            return
+            calls = request.calls
+            uses = [use for call in calls for use in self.targets(call)]
+            if all(self.permits(scopes, *use) for use in uses):
+                return
+            needed = [r for call in calls for r in self.requirements(call)]
         named: list[str] = []
         for requirement in needed:
             for s in requirement.challenge_scopes(scopes):
@@ -201,13 +271,34 @@ class ScopePolicy:
         )
 
     def visible(self, ctx: Any, kind: str, definition: Mapping[str, Any]) -> bool:
-        """Rule 3 (a core list filter)."""
-        where = _LIST_FIELD.get(kind)
-        if where is None:
-            return True
-        requirement = self._items[where[0]].get(definition.get(where[1]))  # pyright: ignore[reportArgumentType]
-        if requirement is None:
+        """Rule 3 (a core list filter): listed when :meth:`permits` the call that uses
+        the item; rule 4 for a caller that is not a :class:`Principal`."""
+        use = _LISTED_USE.get(kind)
+        if use is None:
             return True
         caller = getattr(ctx, "principal", None)
-        scopes = caller.scopes if isinstance(caller, Principal) else frozenset[str]()
-        return requirement.met_by(scopes)
+        if isinstance(caller, Principal):
+            scopes = caller.scopes
+        else:
+            transport: Any = getattr(ctx, "transport", None)
+            name: Any = None
+            if isinstance(transport, Mapping):
+                name = cast("Mapping[str, Any]", transport).get("name")
+            if name in _UNCHECKED_TRANSPORTS:
+                return True
+            scopes = frozenset[str]()
+        method, item_kind, field = use
+        return self.permits(scopes, method, item_kind, definition.get(field))
+
+
+def _probe_uris(template: str) -> list[str]:
+    """Rule 3: ``template`` expanded with each probe value for every variable, keeping
+    the URIs the template itself matches (those the server would serve with it); []
+    for an invalid template."""
+    try:
+        matcher = TemplateMatcher(template)
+    except ValueError:
+        return []
+    names = matcher.variable_names
+    uris = (matcher.expand(dict.fromkeys(names, value)) for value in _PROBE_VALUES)
+    return [uri for uri in uris if matcher.match(uri) is not None]
