@@ -77,6 +77,7 @@ async def logged_in(
         return server.http_app()
 
     async with serve_dev_auth_server(dev), serve(app, lifespan="on") as base:
+        # kind-ok: fixed-port a redirect URI the headless grant matches, never fetched
         grant = AuthorizationCode(HeadlessRedirect("http://127.0.0.1:9/callback"))
         provider = OAuthProvider(grant, scopes=SCOPES)
         async with Client(f"{base}/mcp", auth=provider, mode=era, **client_options) as client:
