@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
@@ -82,6 +83,7 @@ async def tools_call(ctx: Context) -> JSON:
     tool = visibility.tool(ctx, name)
     if tool is None:
         raise unknown_tool(name, visibility.names(ctx, "tools"))
+    set_target(tool.name)
     args = ctx.params.get("arguments")
     if args is not None and not isinstance(args, dict):
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
@@ -103,6 +105,7 @@ async def prompts_get(ctx: Context) -> JSON:
         raise JSONRPCError(
             INVALID_PARAMS, f"prompts/get: unknown prompt {name!r}; known prompts: {known}"
         )
+    set_target(prompt.name)
     args = ctx.params.get("arguments")
     if args is not None and not isinstance(args, dict):
         raise JSONRPCError(INVALID_PARAMS, "prompts/get: params.arguments must be an object")

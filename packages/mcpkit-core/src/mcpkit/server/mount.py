@@ -77,6 +77,7 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
 )
 from mcpkit.core.shapes import as_list, as_object
+from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import Context
@@ -494,7 +495,13 @@ class _Mounts:
         src, local = found
         if src.own:
             return await self.originals[(ctx.era, method)].handler(ctx)
-        return await self.run(src, ctx, method, {**ctx.params, "name": local})
+        try:
+            result = await self.run(src, ctx, method, {**ctx.params, "name": local})
+        except BaseException:
+            set_target(None)  # not served: the mounted server's own name is not ours
+            raise
+        set_target(name)  # served under this name: the parent's registered name
+        return result
 
     async def complete(self, ctx: Context) -> JSON:
         """``completion/complete`` (rule 5)."""

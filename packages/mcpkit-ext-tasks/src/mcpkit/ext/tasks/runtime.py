@@ -65,7 +65,7 @@ import anyio.lowlevel
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
-from mcpkit.core.tracing import TraceContext, TracedMessage, current, run_work
+from mcpkit.core.tracing import TraceContext, TracedMessage, current, run_work, set_target
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
 from mcpkit.ext.tasks.model import EXTENSION_ID, RELATED_TASK, TaskRecord, obj
@@ -340,6 +340,7 @@ class Tasks:
         tool = self.server.visibility.tool(ctx, name) if self.server else None
         if tool is None:
             return await call_next(ctx)
+        set_target(tool.name)  # registered: a tracer may name the span after it
         if ctx.era == "modern" and self.modern:
             from mcpkit.ext.tasks.modern import tools_call
 
