@@ -1,0 +1,69 @@
+"""Tables that keep what a peer chooses are bounded by bytes, not only by count (issue
+25 §3). Each test fills one store with long peer-chosen texts and sums the bytes of the
+text it holds (:func:`mcpkit.core.bounded.text_bytes`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from peer import raw
+
+from mcpkit.core import meta as M
+from mcpkit.core.bounded import text_bytes
+from mcpkit.core.versions import MODERN_VERSION
+from mcpkit.server import Server, proxy
+
+pytestmark = pytest.mark.anyio
+
+LONG = 1_000_000
+"""One peer-chosen text: 1 MB (a 4 MiB HTTP body holds four)."""
+PAGE_BYTES = 16 * 1024 * 1024
+"""``ProxyLimits.max_cached_page_bytes``' default."""
+
+
+async def test_the_client_result_cache_counts_its_keys() -> None:
+    """client/cache.py ResultCache rule 6: a server's cursors are part of the key."""
+    from mcpkit.client.cache import ResultCache
+
+    cache = ResultCache(max_entries=512, max_bytes=4 * 1024 * 1024)
+    page: dict[str, Any] = {"tools": [], "ttlMs": 60_000}
+    for i in range(40):
+        assert cache.put("tools/list", {"cursor": f"{i}" + "c" * LONG}, page) or i > 0
+    held = text_bytes(list(cache._entries))  # pyright: ignore[reportPrivateUsage]
+    assert held <= 2 * cache.max_bytes  # the key text counted once as JSON, once as str
+    assert cache.bytes <= cache.max_bytes
+
+
+def upstream() -> Server:
+    server = Server("up")
+
+    @server.tool()
+    async def plain() -> str:
+        return "plain"
+
+    return server
+
+
+def modern(caps: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "_meta": {
+            M.PROTOCOL_VERSION: MODERN_VERSION,
+            M.CLIENT_INFO: {"name": "t", "version": "1"},
+            M.CLIENT_CAPABILITIES: caps,
+        }
+    }
+
+
+async def test_the_proxys_page_cache_is_bounded_by_bytes() -> None:
+    """proxy/lists.py ProxyLists.pages: each distinct downstream capability set is a key
+    (the client chooses it), and each gets its own cached page."""
+    front = proxy(upstream(), mode="modern")
+    async with raw(front) as wire:
+        for i in range(40):
+            caps = {"experimental": {"pad": f"{i}" + "p" * LONG}}
+            answer = await wire.call(i + 1, "tools/list", modern(caps))
+            assert "result" in answer, answer
+    pages = front.proxy.lists.pages  # type: ignore[attr-defined]
+    assert 0 < len(pages) < 40
+    assert text_bytes(list(pages.items())) <= PAGE_BYTES
