@@ -67,3 +67,26 @@ async def test_the_proxys_page_cache_is_bounded_by_bytes() -> None:
     pages = front.proxy.lists.pages  # type: ignore[attr-defined]
     assert 0 < len(pages) < 40
     assert text_bytes(list(pages.items())) <= PAGE_BYTES
+
+
+def test_the_media_type_caches_keep_no_long_header_value() -> None:
+    """server/http/media.py ``_COMMON`` / ``_JSON_TYPES`` (rule 5)."""
+    from mcpkit.server.http import media
+
+    for i in range(64):
+        media.negotiate(f"application/json;x={i}" + ";y=1" * 25_000)
+        media.is_json_content_type(f"application/json;x={i}" + ";y=1" * 25_000)
+    held = text_bytes(list(media._COMMON), list(media._JSON_TYPES))  # pyright: ignore[reportPrivateUsage]
+    assert held <= 2 * 64 * 400
+
+
+def test_the_schema_cache_is_bounded_by_bytes() -> None:
+    """core/jsonschema.py: a client compiles each server's ``outputSchema``."""
+    from mcpkit.core import jsonschema as J
+
+    J._cache.clear()  # pyright: ignore[reportPrivateUsage]
+    for i in range(64):
+        J.compile_schema({"type": "object", "description": f"{i}" + "d" * LONG})
+    held = text_bytes(list(J._cache._entries))  # pyright: ignore[reportPrivateUsage]
+    J._cache.clear()  # pyright: ignore[reportPrivateUsage]
+    assert held <= 16 * 1024 * 1024
