@@ -171,6 +171,7 @@ class AppHost:
         self.limits = limits
         self.resource: AppResource | None = None
         self.tool: JSON | None = None
+        # kind-ok: unbounded-table replaced whole, HostLimits.max_tool_index_bytes
         self._tools: dict[str, JSON] = {}
         self._channel = ViewChannel(limits)
         self.initialized = anyio.Event()
@@ -193,7 +194,10 @@ class AppHost:
         """Re-read the server's tool list (all pages, at most ``max_tool_pages``;
         ``use_cache``: what the client's cache holds as fresh may answer)."""
         tools = await list_server_tools(
-            self.client, self.limits.max_tool_pages, use_cache=use_cache
+            self.client,
+            self.limits.max_tool_pages,
+            max_bytes=self.limits.max_tool_index_bytes,
+            use_cache=use_cache,
         )
         self._tools = tools
         self.tool = tools.get(self.tool_name)
