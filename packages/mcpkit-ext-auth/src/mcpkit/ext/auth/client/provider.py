@@ -134,6 +134,7 @@ class OAuthProvider:
         self._tokens: TokenSet | None = None
         self._loaded = False
         self._requested: list[str] = []
+        # kind-ok: unbounded-table keys are the origins this provider sends to, one nonce each
         self._nonces: dict[str, str] = {}
         self._lock = anyio.Lock()
 
