@@ -15,14 +15,16 @@ Rules (``ast`` over ``packages/*/src`` and ``experimental/*/src``):
 2. It is reported only when some scanned module *grows* that name: ``x[k] = v``,
    ``x[k] += v``, ``x.setdefault(...)``, ``x.add(...)``, ``x.update(...)``,
    ``x |= ...``, on the same attribute name (through any object:
-   ``session.x.add(k)`` counts), through a local alias (``seen = self.x``), or on the
-   module name. A table filled once at construction and never grown is not a growth
-   risk.
+   ``session.x.add(k)`` counts) or through a local alias (``seen = self.x``); a
+   module-level table only by its own module. A table filled once at construction and
+   never grown is not a growth risk.
 3. It is reported only when its keys may be strings: the annotation's key (a dict's
-   first type argument, a set's element) mentions ``str``, ``bytes``, ``Any``,
-   ``object``, ``Hashable``, a type variable, or a type alias whose definition
-   mentions one of them (aliases are read from every scanned module); an unannotated
-   table counts as string-keyed. ``dict[int, X]`` or ``set[Session]`` is not reported.
+   first type argument, a set's element; through tuples and unions, not into another
+   generic's arguments) is ``str``, ``bytes``, ``Any``, ``object``, ``Hashable``, a
+   type variable, or a type alias whose definition mentions one of them (aliases are
+   read from every scanned module); an unannotated table counts as string-keyed.
+   ``dict[int, X]``, ``set[Session]`` or ``dict[asyncio.Task[Any], X]`` is not
+   reported.
 4. Weak containers (``WeakKeyDictionary``, ``WeakValueDictionary``, ``WeakSet``) are not
    tables: the objects' lifetimes bound them.
 """
@@ -154,12 +156,15 @@ def _key_annotation(annotation: ast.expr | None) -> ast.expr | None:
 
 
 class _Table:
-    __slots__ = ("annotation", "line", "name")
+    __slots__ = ("annotation", "line", "module_level", "name")
 
-    def __init__(self, name: str, line: int, annotation: ast.expr | None) -> None:
+    def __init__(
+        self, name: str, line: int, annotation: ast.expr | None, module_level: bool = False
+    ) -> None:
         self.name = name
         self.line = line
         self.annotation = annotation
+        self.module_level = module_level
 
 
 def _tables(tree: ast.Module) -> Iterator[_Table]:
@@ -168,13 +173,13 @@ def _tables(tree: ast.Module) -> Iterator[_Table]:
         if isinstance(stmt, ast.Assign) and _is_table_value(stmt.value):
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
-                    yield _Table(target.id, stmt.lineno, None)
+                    yield _Table(target.id, stmt.lineno, None, module_level=True)
         elif (
             isinstance(stmt, ast.AnnAssign)
             and isinstance(stmt.target, ast.Name)
             and _is_table_value(stmt.value)
         ):
-            yield _Table(stmt.target.id, stmt.lineno, stmt.annotation)
+            yield _Table(stmt.target.id, stmt.lineno, stmt.annotation, module_level=True)
     for cls in ast.walk(tree):
         if not isinstance(cls, ast.ClassDef):
             continue
@@ -242,12 +247,35 @@ def _grown(tree: ast.Module) -> set[str]:
     return out
 
 
+_UNIONS = {"tuple", "Tuple", "Union", "Optional", "Literal", "Annotated"}
+
+
+def _key_names(key: ast.expr) -> set[str]:
+    """The type names a key may be: through tuples, unions and ``X | Y``, but not a
+    generic's own arguments (``asyncio.Task[Any]`` is a task, not ``Any``)."""
+    if isinstance(key, ast.BinOp):
+        return _key_names(key.left) | _key_names(key.right)
+    if isinstance(key, ast.Tuple):
+        return set().union(*(_key_names(e) for e in key.elts))
+    if isinstance(key, ast.Subscript):
+        base = _callee(key.value)
+        if base in _UNIONS:
+            return _key_names(key.slice)
+        return {base} if base else set()
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        try:
+            return _key_names(ast.parse(key.value, mode="eval").body)
+        except SyntaxError:
+            return set()
+    name = _callee(key)
+    return {name} if name else set()
+
+
 def _stringy(key: ast.expr | None, aliases: set[str], typevars: set[str]) -> bool:
     """Rule 3."""
     if key is None:
         return True
-    used = _names(key)
-    return bool(used & (_STRINGY | aliases | typevars))
+    return bool(_key_names(key) & (_STRINGY | aliases | typevars))
 
 
 def check(root: Path) -> Iterable[Finding]:
@@ -258,13 +286,14 @@ def check(root: Path) -> Iterable[Finding]:
         except SyntaxError:
             continue
     aliases, typevars = _aliases(tree for _, tree in parsed)
-    grown: set[str] = set()
-    for _, tree in parsed:
-        grown |= _grown(tree)
+    local = {path: _grown(tree) for path, tree in parsed}
+    grown: set[str] = set().union(*local.values())
     for path, tree in parsed:
         seen: set[tuple[str, int]] = set()
         for table in _tables(tree):
-            if table.name not in grown or (table.name, table.line) in seen:
+            if table.name not in (local[path] if table.module_level else grown):
+                continue
+            if (table.name, table.line) in seen:
                 continue
             seen.add((table.name, table.line))
             if not _stringy(_key_annotation(table.annotation), aliases, typevars):

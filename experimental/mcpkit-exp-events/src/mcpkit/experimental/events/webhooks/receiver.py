@@ -45,7 +45,9 @@ Rules:
    acknowledgement contract); if it raises, 500 (the sender retries) and the id is not
    remembered.
 8. The latest cursor per ``(route, id)`` (from events and ``gap``) is kept for refreshes
-   (:meth:`WebhookReceiver.cursor`). Secrets never reach logs.
+   (:meth:`WebhookReceiver.cursor`), when it is at most :data:`MAX_CURSOR_BYTES` (the
+   server's choice: a longer one is kept as None, so ``max_subscriptions`` cursors
+   hold at most that many KiB; issue 25 §3). Secrets never reach logs.
 9. :meth:`WebhookReceiver.routes` mounts the receiver and serves the receiver document
    ``/.well-known/mcp-webhook-receiver.json`` for the mount (SEP option 4,
    :mod:`.wellknown`), so servers verify the callback URLs below it without a challenge.
@@ -91,6 +93,10 @@ if TYPE_CHECKING:
     from mcpkit.experimental.events.webhooks.identity import ServerKeys
 
 __all__ = ["SubscriptionIdConflict", "WebhookMessage", "WebhookReceiver"]
+
+MAX_CURSOR_BYTES = 1024
+"""Rule 8: the longest cursor kept (UTF-8 bytes; ``EventsLimits.max_cursor_bytes``'
+default, the longest an mcpkit server accepts back)."""
 
 logger = logging.getLogger("mcpkit.experimental.events.webhooks")
 JSON = dict[str, Any]
@@ -178,6 +184,7 @@ class WebhookReceiver:
         self._seen: dict[str, OrderedDict[bytes, float]] = {}
         self._seen_total = 0
         self._busy: set[tuple[str, bytes]] = set()
+        # kind-ok: unbounded-table keys are bound ids (max_subscriptions), cursors MAX_CURSOR_BYTES
         self._cursors: dict[tuple[str, str], str | None] = {}
 
     # -- routes ---------------------------------------------------------------------
@@ -400,7 +407,8 @@ class WebhookReceiver:
         self._remember(key)
         if typed != "terminated" and "cursor" in message and (route, sub_id) in self._bound:
             cursor = message["cursor"]
-            self._cursors[(route, sub_id)] = cursor if isinstance(cursor, str) else None
+            kept = isinstance(cursor, str) and len(cursor.encode()) <= MAX_CURSOR_BYTES
+            self._cursors[(route, sub_id)] = cursor if kept else None
         elif typed == "terminated":
             self.forget(sub_id, route=route)
         return Response(status_code=204)
