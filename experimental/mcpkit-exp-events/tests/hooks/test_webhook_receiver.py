@@ -245,3 +245,15 @@ async def test_kept_cursors_are_bounded_by_bytes() -> None:
     assert h.receiver.cursor("sub_0", route=R) is None  # too long to keep
     assert await h.post("sub_0", secret, event("short"), "e-short") == 204
     assert h.receiver.cursor("sub_0", route=R) == "short"
+
+
+def test_a_subscription_id_over_the_byte_bound_is_not_bound() -> None:
+    """Rule 4 (issue 25 §3): the server chooses ids; at most 1 KiB each is kept."""
+    h = Harness()
+    secret = generate_secret()
+    h.receiver.register(secret, route=R)
+    with pytest.raises(ValueError, match="subscription id"):
+        h.receiver.bind("s" * 2000, secret, route=R)
+    assert len(h.receiver._bound) == 0  # pyright: ignore[reportPrivateUsage]
+    h.receiver.bind("s" * 1000, secret, route=R)
+    assert len(h.receiver._bound) == 1  # pyright: ignore[reportPrivateUsage]

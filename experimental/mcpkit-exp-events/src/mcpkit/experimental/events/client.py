@@ -80,6 +80,7 @@ class _Dedup:
 
     def __init__(self, size: int) -> None:
         self.size = size
+        # kind-ok: unbounded-table dedup_window entries, 16-byte digests
         self.seen: OrderedDict[bytes, None] = OrderedDict()
         self.dropped = 0
 

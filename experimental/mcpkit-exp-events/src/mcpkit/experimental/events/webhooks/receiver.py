@@ -26,7 +26,8 @@ Rules:
    is never verified with another subscription's secret nor with a registered secret
    not yet bound. A delivery for an id with no bound secret is 425 (retryable: the
    subscribe response may not have arrived yet). At most ``max_subscriptions`` ids are
-   bound over all routes (the least recently bound is forgotten, with its cursor).
+   bound over all routes (the least recently bound is forgotten, with its cursor),
+   each of at most :data:`MAX_SUBSCRIPTION_ID_BYTES` (a longer one is refused).
 5. A ``verification`` envelope whose signature verifies with a secret bound to
    ``(route, id)`` or a secret registered (pending) in the route is answered
    ``200 {"challenge": <nonce>}``; it binds nothing and is not forwarded.
@@ -94,6 +95,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SubscriptionIdConflict", "WebhookMessage", "WebhookReceiver"]
 
+MAX_SUBSCRIPTION_ID_BYTES = 1024
+"""Rule 4: the longest subscription id bound (UTF-8 bytes): ``max_subscriptions`` ids
+hold at most that many KiB whatever a server returns."""
 MAX_CURSOR_BYTES = 1024
 """Rule 8: the longest cursor kept (UTF-8 bytes; ``EventsLimits.max_cursor_bytes``'
 default, the longest an mcpkit server accepts back)."""
@@ -177,12 +181,17 @@ class WebhookReceiver:
         self.max_pending_secrets = max_pending_secrets
         self.max_subscriptions = max_subscriptions
         self.server_keys = server_keys
+        # kind-ok: unbounded-table max_subscriptions routes, 32 hex digits each
         self._servers: dict[str, str] = {}
         """Rule 11: route -> the MCP server URL its deliveries come from."""
+        # kind-ok: unbounded-table max_subscriptions, ids MAX_SUBSCRIPTION_ID_BYTES
         self._bound: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
+        # kind-ok: unbounded-table max_pending_secrets secrets this client generated
         self._pending: OrderedDict[tuple[str, str], None] = OrderedDict()
+        # kind-ok: unbounded-table max_seen 32-byte digests over all routes
         self._seen: dict[str, OrderedDict[bytes, float]] = {}
         self._seen_total = 0
+        # kind-ok: unbounded-table deliveries being handled now, 32-byte digests
         self._busy: set[tuple[str, bytes]] = set()
         # kind-ok: unbounded-table keys are bound ids (max_subscriptions), cursors MAX_CURSOR_BYTES
         self._cursors: dict[tuple[str, str], str | None] = {}
@@ -244,7 +253,12 @@ class WebhookReceiver:
         rule 4). An id bound to other secrets is rebound only when ``replaces`` is one of
         them (a rotation: both verify until the next one); otherwise
         :class:`SubscriptionIdConflict`. Beyond ``max_subscriptions`` bound ids the least
-        recently bound is forgotten."""
+        recently bound is forgotten. ``ValueError`` for an id over
+        :data:`MAX_SUBSCRIPTION_ID_BYTES` (the server's choice: rule 4)."""
+        if len(subscription_id.encode()) > MAX_SUBSCRIPTION_ID_BYTES:
+            raise ValueError(
+                f"a subscription id over {MAX_SUBSCRIPTION_ID_BYTES} bytes is not bound"
+            )
         key = (check_route(route), subscription_id)
         current = self._bound.get(key)
         if current and secret not in current and replaces not in current:

@@ -105,6 +105,7 @@ class Sender:
         self.request_timeout_s = request_timeout_s
         self.max_response_bytes = max_response_bytes
         self.max_clients = max_clients
+        # kind-ok: unbounded-table max_clients hosts of validated callback URLs
         self._clients: OrderedDict[str, httpx2.AsyncClient] = OrderedDict()
         self._retired: list[httpx2.AsyncClient] = []
 
