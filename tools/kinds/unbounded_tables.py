@@ -10,8 +10,9 @@ names``).
 Rules (``ast`` over ``packages/*/src`` and ``experimental/*/src``):
 1. A *table* is a growable mapping or set: ``{}``, ``set()``, ``dict()``, a dict or set
    comprehension, ``defaultdict(...)``, ``OrderedDict()``, ``Counter()``, or
-   ``field(default_factory=dict|set|defaultdict|OrderedDict)``, assigned to an instance
-   attribute (``self.x = ...``), a class attribute or a module-level name.
+   ``field(default_factory=dict|set|defaultdict|OrderedDict)`` (``dict[str, X]``
+   too), assigned to an instance attribute (``self.x = ...``), a class attribute or a
+   module-level name.
 2. It is reported only when some scanned module *grows* that name: ``x[k] = v``,
    ``x[k] += v``, ``x.setdefault(...)``, ``x.add(...)``, ``x.update(...)``,
    ``x |= ...``, on the same attribute name (through any object:
@@ -80,7 +81,8 @@ def _is_table_value(value: ast.expr | None) -> bool:
             return True
         if name == "field":
             for kw in value.keywords:
-                if kw.arg == "default_factory" and _callee(kw.value) in _FACTORIES:
+                factory = kw.value.value if isinstance(kw.value, ast.Subscript) else kw.value
+                if kw.arg == "default_factory" and _callee(factory) in _FACTORIES:
                     return True
     return False
 

@@ -79,6 +79,7 @@ class ResultCache:
         self.bytes = 0
         """Bytes of entries held now (rule 6)."""
         self.clock = clock
+        # kind-ok: unbounded-table max_entries and max_bytes, keys counted (rule 6)
         self._entries: OrderedDict[tuple[str, str | None], _Entry] = OrderedDict()
 
     def __len__(self) -> int:

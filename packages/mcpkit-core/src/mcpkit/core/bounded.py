@@ -90,6 +90,7 @@ class BoundedMap(Generic[K, V]):
         self.max_bytes = max_bytes
         self.weigh: Callable[[K, V], int] = weigh if weigh is not None else _default_weigh
         self.on_evict = on_evict
+        # kind-ok: unbounded-table bounded by max_entries and max_bytes here
         self._entries: OrderedDict[K, V] = OrderedDict()
         self._charges: dict[K, int] = {}  # kind-ok: unbounded-table mirrors _entries keys
         self._bytes = 0

@@ -82,7 +82,9 @@ class LegacySession:
         self.client_capabilities: JSON = {}
         self.client_info: JSON | None = None
         self.log_level: str | None = None
+        # kind-ok: unbounded-table Limits.max_subscriptions URIs of max_uri_bytes
         self.subscriptions: set[str] = set()
+        # kind-ok: unbounded-table keys chosen by server code and extensions
         self.state: JSON = {}
         self.listener: Listener | None = None
         self._detach: Callable[[], None] | None = None

@@ -195,6 +195,7 @@ class _Relay(Listener):
     def __init__(self, target: NotificationHub) -> None:  # pyright: ignore[reportMissingSuperCall]
         self.target = target
         self.accepts = _RELAYED.__contains__
+        # kind-ok: unbounded-table relayed notifications, coalesced per accepted change
         self._pending = {}
         self.closed = False
 
@@ -265,7 +266,9 @@ class _Mounts:
     def __init__(self, parent: Server) -> None:
         self._parent = weakref.ref(parent)  # _MOUNTS must not keep its key alive
         self.entries: list[_Mounted] = []
+        # kind-ok: unbounded-table methods the parent and mounted servers register
         self.originals: dict[tuple[Era, str], MethodSpec] = {}
+        # kind-ok: unbounded-table methods the parent and mounted servers register
         self.installed: dict[tuple[Era, str], MethodSpec] = {}
         handlers: dict[str, Callable[[Context], Awaitable[JSON]]] = {
             **{m: partial(self.listing, m) for m in _LISTS},

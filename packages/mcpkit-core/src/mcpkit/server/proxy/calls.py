@@ -71,6 +71,7 @@ class Admission:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
+        # kind-ok: unbounded-table callers with calls in flight, max_http_inflight
         self.inflight: dict[str, int] = {}
 
     @asynccontextmanager

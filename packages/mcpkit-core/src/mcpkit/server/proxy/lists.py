@@ -104,9 +104,12 @@ class ProxyLists:
             weigh=_page_bytes,
         )
         self.param_headers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
+        # kind-ok: unbounded-table one whole listing per list method (four keys)
         self.listings: dict[str, list[JSON]] = {}
         """Whole upstream listings by list method (rule 7), until that kind changes."""
+        # kind-ok: unbounded-table templates of the cached upstream listing
         self.matchers: dict[str, TemplateMatcher | None] = {}
+        # kind-ok: unbounded-table ProxyLimits.max_upstream_subscriptions URIs of max_uri_bytes
         self.subscribed: set[str] = set()
         self._sub_lock = anyio.Lock()
 

@@ -155,6 +155,7 @@ class OtelTracer:
         self.outbound = Recorder("client", tracer, durations_out, **options)
         self.tracer = tracer
         self.propagator = propagator
+        # kind-ok: unbounded-table two fixed keys, server and client
         self.sessions = {"server": durations_in.session, "client": durations_out.session}
         self.facts = _Facts()
 

@@ -154,8 +154,10 @@ class Job:
     log_level: str | None = None
     handle: TaskHandle | None = None
     scope: anyio.CancelScope | None = None
+    # kind-ok: unbounded-table one task's input keys, chosen by server code
     relaying: set[str] = field(default_factory=set[str])
     trace_context: TraceContext | None = None
+    # kind-ok: unbounded-table one request's transport facts, built by core
     transport: JSON = field(default_factory=dict[str, Any])
 
 
@@ -257,7 +259,9 @@ class Tasks:
         self.poll_interval_ms = poll_interval_ms
         self.watch_interval_s = watch_interval_s
         self.server: Server | None = None
+        # kind-ok: unbounded-table tools the server's code registers
         self.options: dict[str, ToolTaskOptions] = {}
+        # kind-ok: unbounded-table running tasks, max_tasks, ids minted here
         self.running: dict[str, Job] = {}
         self._groups: list[anyio.abc.TaskGroup] = []
 

@@ -55,6 +55,7 @@ class GetResult:
     status: int | None
     error: str | None
     body: bytes = b""
+    # kind-ok: unbounded-table one delivery's headers, built here
     headers: dict[str, str] = field(default_factory=dict[str, str])
     oversize: bool = False
 

@@ -212,6 +212,7 @@ class GrantContext:
     scopes: list[str]
     registration: ClientRegistration
     dpop: DPoPSigner | None = None
+    # kind-ok: unbounded-table keys are origins this grant talks to
     nonces: dict[str, str] = field(default_factory=dict[str, str])
     """Last ``DPoP-Nonce`` per origin (rule 2), shared with the resource requests."""
 

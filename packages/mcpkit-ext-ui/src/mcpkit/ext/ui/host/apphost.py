@@ -156,6 +156,7 @@ class AppHost:
         self.resource_uri = resource_uri
         self.host_info: JSON = dict(host_info or {"name": "mcpkit-host", "version": "1"})
         self._extra_capabilities: JSON = dict(host_capabilities or {})
+        # kind-ok: unbounded-table context the host application configures
         self.host_context: JSON = dict(host_context or {})
         self.host_context.setdefault("displayMode", "inline")
         self.callbacks = Callbacks(
