@@ -59,7 +59,7 @@ def subscribe(session: Session, uri: str) -> None:
 
 def test_string_keyed_tables_grown_at_run_time_are_flagged(tmp_path: Path) -> None:
     root = tree(tmp_path, BAD)
-    assert flagged(root) == [("mod.py", 5), ("mod.py", 10), ("mod.py", 11), ("mod.py", 12), ("mod.py", 24)]
+    assert [line for _, line in flagged(root)] == [5, 10, 11, 12, 24]
 
 
 GOOD = """\
