@@ -87,3 +87,19 @@ async def test_a_declared_version_we_do_not_speak_is_not_reported() -> None:
     assert [m.protocol_version for m in lists] == [None, MODERN_VERSION]
     notes = recorder.find("server", "notification", "notifications/x")
     assert [m.protocol_version for m in notes] == [None]
+
+
+async def test_a_proxy_names_only_what_its_upstream_served() -> None:
+    """Proxy calls rule 7: the upstream's result shows the name is one it serves."""
+    from mcpkit.server import proxy
+
+    upstream, _ = build()
+    front = proxy(upstream, mode="legacy")
+    recorder = Recorder()
+    front.set_tracer(recorder)
+    async with raw(front) as wire:
+        await wire.initialize(LATEST_LEGACY_VERSION)
+        await wire.call(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
+        await wire.call(2, "tools/call", {"name": LONG, "arguments": {}})
+    calls = recorder.find("server", "request", "tools/call")
+    assert [m.target for m in calls] == ["echo", None]
