@@ -90,3 +90,28 @@ def test_the_schema_cache_is_bounded_by_bytes() -> None:
     held = text_bytes(list(J._cache._entries))  # pyright: ignore[reportPrivateUsage]
     J._cache.clear()  # pyright: ignore[reportPrivateUsage]
     assert held <= 16 * 1024 * 1024
+
+
+async def test_a_session_keeps_no_more_than_max_client_info_bytes_of_initialize() -> None:
+    """server/lifecycle.py rule 4: capabilities and clientInfo live as long as the
+    session (and ``max_sessions`` sessions at once)."""
+    from mcpkit.core.jsonrpc import JSONRPCError
+    from mcpkit.server.lifecycle import LegacySession
+
+    server = upstream()
+    session = LegacySession(server)
+    huge = {"experimental": {"pad": "i" * LONG}}
+    params = {"protocolVersion": "2025-11-25", "capabilities": huge, "clientInfo": {"name": "x"}}
+    refused: JSONRPCError | None = None
+    try:
+        session.initialize(params)
+    except JSONRPCError as exc:
+        refused = exc
+    held = text_bytes(session.client_capabilities, session.client_info)
+    session.close()
+    assert held <= 64 * 1024
+    assert refused is not None
+    assert refused.code == -32602
+    assert "max_client_info_bytes" in refused.message
+    async with raw(server) as wire:  # a usual initialize is served
+        assert "result" in await wire.initialize()
