@@ -115,3 +115,21 @@ async def test_a_session_keeps_no_more_than_max_client_info_bytes_of_initialize(
     assert "max_client_info_bytes" in refused.message
     async with raw(server) as wire:  # a usual initialize is served
         assert "result" in await wire.initialize()
+
+
+async def test_a_refusal_quotes_an_unknown_name_only_in_part() -> None:
+    """An unknown tool or prompt name goes back in the error, into logs, spans and the
+    resumable event store: its first 64 characters and its length, not all of it."""
+    server = upstream()
+    async with raw(server) as wire:
+        await wire.initialize()
+        for i, (method, params) in enumerate(
+            [
+                ("tools/call", {"name": "t" * LONG, "arguments": {}}),
+                ("prompts/get", {"name": "p" * LONG}),
+            ]
+        ):
+            answer = await wire.call(i + 1, method, params)
+            message = answer["error"]["message"]
+            assert len(message) < 1024
+            assert f"({LONG} characters)" in message

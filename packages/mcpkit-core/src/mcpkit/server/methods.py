@@ -42,7 +42,7 @@ from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Change, Listener
 from mcpkit.server.pagination import page
 from mcpkit.server.resources import ResourceNotFoundError, check_uri_length
-from mcpkit.server.tools import unknown_tool
+from mcpkit.server.tools import quoted_name, unknown_tool
 from mcpkit.server.visibility import ListKind
 
 if TYPE_CHECKING:
@@ -103,7 +103,8 @@ async def prompts_get(ctx: Context) -> JSON:
     if prompt is None:
         known = ", ".join(sorted(visibility.names(ctx, "prompts"))[:20]) or "(none)"
         raise JSONRPCError(
-            INVALID_PARAMS, f"prompts/get: unknown prompt {name!r}; known prompts: {known}"
+            INVALID_PARAMS,
+            f"prompts/get: unknown prompt {quoted_name(name)}; known prompts: {known}",
         )
     set_target(prompt.name)
     args = ctx.params.get("arguments")
@@ -207,13 +208,17 @@ async def completion_complete(ctx: Context) -> JSON:
     server = ctx.server
     visibility = server.visibility
     if kind == "ref/prompt" and visibility.prompt(ctx, name) is None:
-        raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown prompt {name!r}")
+        raise JSONRPCError(
+            INVALID_PARAMS, f"completion/complete: unknown prompt {quoted_name(name)}"
+        )
     if (
         kind == "ref/resource"
         and visibility.resource(ctx, name) is None
         and not any(t.matcher.template == name for t in visibility.templates(ctx))
     ):
-        raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown resource {name!r}")
+        raise JSONRPCError(
+            INVALID_PARAMS, f"completion/complete: unknown resource {quoted_name(name)}"
+        )
     completer = server.completers.get((kind, name))
     if completer is None:
         return {"completion": {"values": [], "hasMore": False}}

@@ -87,7 +87,7 @@ from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import request_digest
 from mcpkit.server.pagination import page
 from mcpkit.server.resources import ResourceNotFoundError
-from mcpkit.server.tools import unknown_tool
+from mcpkit.server.tools import quoted_name, unknown_tool
 
 if TYPE_CHECKING:
     from mcpkit.server.app import MethodSpec, Server
@@ -493,7 +493,8 @@ class _Mounts:
                 raise unknown_tool(name, known)
             shown = ", ".join(sorted(known)[:20]) or "(none)"
             raise JSONRPCError(
-                INVALID_PARAMS, f"prompts/get: unknown prompt {name!r}; known prompts: {shown}"
+                INVALID_PARAMS,
+                f"prompts/get: unknown prompt {quoted_name(name)}; known prompts: {shown}",
             )
         src, local = found
         if src.own:
@@ -512,7 +513,9 @@ class _Mounts:
         found = await self.owner(ctx, "prompts" if kind == "ref/prompt" else "refs", name)
         if found is None:
             what = "prompt" if kind == "ref/prompt" else "resource"
-            raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown {what} {name!r}")
+            raise JSONRPCError(
+                INVALID_PARAMS, f"completion/complete: unknown {what} {quoted_name(name)}"
+            )
         src, local = found
         if src.own:
             return await self.originals[(ctx.era, "completion/complete")].handler(ctx)
