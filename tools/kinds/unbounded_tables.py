@@ -281,6 +281,7 @@ def _stringy(key: ast.expr | None, aliases: set[str], typevars: set[str]) -> boo
 
 
 def check(root: Path) -> Iterable[Finding]:
+    root = root.resolve()
     parsed: list[tuple[Path, ast.Module]] = []
     for path in _sources(root):
         try:
