@@ -114,3 +114,19 @@ async def test_the_client_names_a_span_only_after_the_server_served_the_name(
     assert held(sent) <= HELD_BOUND
     mine = [s for s in telemetry.spans() if s.kind is SpanKind.CLIENT and "tools/call" in s.name]
     assert [s.name for s in mine] == ["tools/call echo"] + ["tools/call"] * CALLS
+
+
+async def test_an_error_code_that_is_no_32_bit_integer_is_other(telemetry: Telemetry) -> None:
+    """Recorder rule 9: the digits of a peer's huge "code" never become ``error.type``
+    (a metric attribute: each distinct value is a metric stream)."""
+    from mcpkit.core.tracing import TracedMessage, run_sent
+
+    tracer = instrumented(telemetry)[1]
+
+    async def refused(meta: dict[str, object]) -> dict[str, object]:
+        raise JSONRPCError(10**300, "no")
+
+    with pytest.raises(JSONRPCError):
+        await run_sent(tracer, TracedMessage("client", "request", "ping", {}), refused)
+    span = next(s for s in telemetry.spans() if s.name == "ping")
+    assert dict(span.attributes or {})["error.type"] == "_OTHER"

@@ -33,7 +33,8 @@ Rules:
    result), renaming the span ``{mcp.method.name} {target}`` and setting
    ``gen_ai.tool.name`` / ``gen_ai.prompt.name`` on the span and the duration point.
    An unknown name leaves the span ``{mcp.method.name}`` (semconv rule 1).
-9. Recorded texts a peer chooses are bounded: the span status message by
+9. Recorded texts a peer chooses are bounded: an error code outside 32 bits is
+   ``error.type=_OTHER`` (not its digits); the span status message by
    :data:`~.semconv.MAX_TEXT_BYTES`, ``gen_ai.tool.call.arguments`` and
    ``gen_ai.tool.call.result`` by :data:`MAX_RECORDED_BYTES` (semconv rule 9).
 """
@@ -243,8 +244,8 @@ class Recorder:
         message = error.get("message")
         extra = (
             S.error_code_attributes(code)
-            if isinstance(code, int)
-            else {S.ERROR_TYPE: S.OTHER_ERROR}
+            if isinstance(code, int) and _INT32[0] <= code <= _INT32[1]
+            else {S.ERROR_TYPE: S.OTHER_ERROR}  # not a code: the peer's text (rule 9)
         )
         op.attributes.update(extra)
         op.metric = None
@@ -264,6 +265,10 @@ class Recorder:
         if isinstance(error, Exception):
             op.span.record_exception(error)
         op.span.set_status(Status(StatusCode.ERROR, S.bounded_text(str(error)) or kind))
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+"""JSON-RPC error codes in use are 32-bit; a longer integer from a peer is ``_OTHER``."""
 
 
 def _is_jsonrpc_error(error: BaseException) -> bool:
