@@ -211,8 +211,10 @@ async def test_unknown_tool_is_an_error_code(telemetry: Telemetry) -> None:
         with pytest.raises(JSONRPCError):
             await client.call_tool("nope", {})
     for kind in (SpanKind.SERVER, SpanKind.CLIENT):
-        span = by_name(telemetry.spans(), "tools/call nope", kind)
+        # an unregistered name is never a span name nor an attribute (issue 25 §3)
+        span = by_name(telemetry.spans(), "tools/call", kind)
         attrs = dict(span.attributes or {})
+        assert "gen_ai.tool.name" not in attrs
         assert attrs["error.type"] == attrs["rpc.response.status_code"] == "-32602"
         assert span.status.status_code is StatusCode.ERROR
         assert span.status.description

@@ -6,10 +6,34 @@ from mcpkit.ext.otel import semconv as S
 
 
 def test_span_name_is_method_and_tool_or_prompt_name() -> None:
-    assert S.span_name("tools/call", {"name": "get-weather"}) == "tools/call get-weather"
-    assert S.span_name("prompts/get", {"name": "review"}) == "prompts/get review"
+    assert S.span_name("tools/call", target="get-weather") == "tools/call get-weather"
+    assert S.span_name("prompts/get", target="review") == "prompts/get review"
     assert S.span_name("tools/list", {}) == "tools/list"
     assert S.span_name("initialize", None) == "initialize"
+
+
+def test_a_name_in_params_is_never_a_target() -> None:
+    """Rule 1 (issue 25 §3): only the registered name the caller gives is a target;
+    the conventions' fallback is ``{mcp.method.name}`` alone."""
+    assert S.span_name("tools/call", {"name": "get-weather"}) == "tools/call"
+    assert "gen_ai.tool.name" not in S.request_attributes("tools/call", {"name": "x"}, 1)
+    assert "gen_ai.prompt.name" not in S.request_attributes("prompts/get", {"name": "x"}, 1)
+    long_name = "n" * (S.MAX_TARGET_BYTES + 1)
+    assert S.span_name("tools/call", target=long_name) == "tools/call"
+    assert S.target_attributes("tools/call", long_name) == {}
+
+
+def test_peer_texts_are_cut_to_a_byte_bound_at_a_character_boundary() -> None:
+    """Rule 9: a resource URI is kept, cut to MAX_TEXT_BYTES UTF-8 bytes."""
+    uri = "file:///" + "é" * 3_000_000
+    attrs = S.request_attributes("resources/read", {"uri": uri}, 1)
+    kept = attrs["mcp.resource.uri"]
+    assert isinstance(kept, str)
+    assert uri.startswith(kept)
+    assert len(kept.encode()) <= S.MAX_TEXT_BYTES
+    name = S.span_name("resources/read", {"uri": uri}, uri_in_span_name=True)
+    assert len(name.encode()) <= S.MAX_TEXT_BYTES + len("resources/read ")
+    assert S.bounded_text("short") == "short"
 
 
 def test_resource_uri_is_a_span_name_target_only_when_opted_in() -> None:
@@ -21,7 +45,8 @@ def test_resource_uri_is_a_span_name_target_only_when_opted_in() -> None:
 
 
 def test_tools_call_attributes() -> None:
-    attrs = S.request_attributes("tools/call", {"name": "add", "arguments": {"a": 1}}, 7)
+    params = {"name": "add", "arguments": {"a": 1}}
+    attrs = S.request_attributes("tools/call", params, 7, target="add")
     assert attrs == {
         "mcp.method.name": "tools/call",
         "jsonrpc.request.id": "7",
@@ -36,7 +61,7 @@ def test_operation_name_only_for_tools_call_and_no_id_for_notifications() -> Non
         "mcp.method.name": "notifications/resources/updated",
         "mcp.resource.uri": "x://y",
     }
-    attrs = S.request_attributes("prompts/get", {"name": "p"}, "r-1")
+    attrs = S.request_attributes("prompts/get", {"name": "p"}, "r-1", target="p")
     assert attrs == {
         "mcp.method.name": "prompts/get",
         "jsonrpc.request.id": "r-1",

@@ -35,9 +35,13 @@ def tracer_for(telemetry: Telemetry, **options: Any) -> OtelTracer:
     )
 
 
-def inbound(method: str, params: dict[str, Any] | None, **kw: Any) -> TracedMessage:
+def inbound(
+    method: str, params: dict[str, Any] | None, *, registered: bool = True, **kw: Any
+) -> TracedMessage:
+    """An inbound message; a ``tools/call`` / ``prompts/get`` name is ``registered`` (as
+    the core's handler reports it with ``set_target``) unless told otherwise."""
     meta = (params or {}).get("_meta")
-    return TracedMessage(
+    msg = TracedMessage(
         "server",
         kw.pop("kind", "request"),
         method,
@@ -46,6 +50,10 @@ def inbound(method: str, params: dict[str, Any] | None, **kw: Any) -> TracedMess
         meta=meta if isinstance(meta, dict) else None,
         **kw,
     )
+    name = (params or {}).get("name")
+    if registered and method in ("tools/call", "prompts/get") and isinstance(name, str):
+        msg.target = name
+    return msg
 
 
 async def test_server_span_parent_is_the_meta_context_and_handler_spans_nest(
@@ -297,6 +305,7 @@ async def test_work_continues_the_creating_trace(telemetry: Telemetry) -> None:
     t = tracer_for(telemetry)
     creating = TraceContext.parse(PARENT)
     msg = TracedMessage("server", "work", "tools/call", {"name": "slow"}, link=creating)
+    msg.target = "slow"  # the task runs a registered tool (the handler reports it)
     await run_work(t, msg, _ok)
     span = telemetry.span("tools/call slow")
     assert span.kind is SpanKind.INTERNAL

@@ -150,3 +150,29 @@ async def test_a_removed_server_leaves_the_index_and_ends_the_collision() -> Non
         assert registry.route("show_weather").server == "weather"
         with pytest.raises(ValueError, match="already registered"):
             await registry.add("weather", registry.clients["weather"])
+
+
+def wordy_server(count: int, size: int) -> Server:
+    """A server whose tools have long names and descriptions (its own choice)."""
+    server = Server("wordy")
+    for i in range(count):
+
+        def tool() -> str:
+            return "ok"
+
+        server.tool(name=f"t{i}_" + "n" * 100, description=f"{i}" + "d" * size)(tool)
+    return server
+
+
+async def test_the_index_keeps_no_more_than_its_byte_bound_of_a_servers_tools() -> None:
+    """Registry rule 5 (issue 25 §3): a server listing 40 MB of definitions is refused
+    like an unreadable list; the registry holds none of it."""
+    from mcpkit.core.bounded import text_bytes
+
+    async with Client(wordy_server(40, 1_000_000)) as wordy, Client(second_server()) as maps:
+        registry = ServerRegistry()
+        await registry.add("maps", maps)
+        await registry.add("wordy", wordy)
+        held = text_bytes(list(registry._by_server.items()))  # pyright: ignore[reportPrivateUsage]
+        assert held <= 8 * 1024 * 1024  # HostLimits.max_tool_index_bytes
+        assert {t.server for t in registry.tools()} == {"maps"}

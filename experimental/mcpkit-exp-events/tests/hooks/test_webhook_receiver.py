@@ -227,3 +227,33 @@ async def test_routes_serve_the_document_for_the_mount(
         posted = await http.post(f"{prefix}{R}", content=raw, headers=headers)
         assert posted.status_code == 204
     assert [m.route for m in h.got] == [R]
+
+
+async def test_kept_cursors_are_bounded_by_bytes() -> None:
+    """Rule 8 (issue 25 §3): a server sending long cursors for every bound id holds at
+    most ``max_subscriptions`` cursors of 1 KiB each."""
+    from mcpkit.core.bounded import text_bytes
+
+    h = Harness(max_subscriptions=40)
+    secret = generate_secret()
+    h.receiver.register(secret, route=R)
+    for n in range(40):
+        h.receiver.bind(f"sub_{n}", secret, route=R)
+        assert await h.post(f"sub_{n}", secret, event(f"{n}" + "c" * 200_000), f"e{n}") == 204
+    held = text_bytes(list(h.receiver._cursors.items()))  # pyright: ignore[reportPrivateUsage]
+    assert held <= 40 * 2048
+    assert h.receiver.cursor("sub_0", route=R) is None  # too long to keep
+    assert await h.post("sub_0", secret, event("short"), "e-short") == 204
+    assert h.receiver.cursor("sub_0", route=R) == "short"
+
+
+def test_a_subscription_id_over_the_byte_bound_is_not_bound() -> None:
+    """Rule 4 (issue 25 §3): the server chooses ids; at most 1 KiB each is kept."""
+    h = Harness()
+    secret = generate_secret()
+    h.receiver.register(secret, route=R)
+    with pytest.raises(ValueError, match="subscription id"):
+        h.receiver.bind("s" * 2000, secret, route=R)
+    assert len(h.receiver._bound) == 0  # pyright: ignore[reportPrivateUsage]
+    h.receiver.bind("s" * 1000, secret, route=R)
+    assert len(h.receiver._bound) == 1  # pyright: ignore[reportPrivateUsage]

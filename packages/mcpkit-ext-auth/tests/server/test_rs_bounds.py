@@ -106,6 +106,22 @@ def test_the_jti_cache_is_bounded() -> None:
     verifier.verify([proofs[0]], method="POST", urls=[url], access_token="tok", jkt=key.jkt)
 
 
+def test_the_jti_cache_holds_a_fixed_size_per_proof_whatever_its_jti() -> None:
+    """dpop rule 5 (issue 25 §3): each remembered proof costs a 32-byte digest, not the
+    client's 256-character ``jti``."""
+    from mcpkit.core.bounded import text_bytes
+
+    verifier = DPoPVerifier(DPoPSettings(replay_cache=True), ResourceServerLimits())
+    key = DPoPKey()
+    url = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port a DPoP htu claim, never fetched
+    for n in range(200):
+        proof = key.proof("POST", url, "tok", jti=f"{n:03d}" + "j" * 253)
+        verifier.verify([proof], method="POST", urls=[url], access_token="tok", jkt=key.jkt)
+    seen = verifier._seen  # pyright: ignore[reportPrivateUsage]
+    assert len(seen) == 200
+    assert text_bytes(list(seen)) <= 200 * 80
+
+
 async def test_unreachable_key_set_is_401_not_a_crash(local_issuer: LocalIssuer) -> None:
     aud = "http://127.0.0.1:9/mcp"  # kind-ok: fixed-port an audience, never connected
     # A port held but never listening refuses connections, whatever else runs here

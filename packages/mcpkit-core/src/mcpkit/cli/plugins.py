@@ -75,6 +75,7 @@ class ClientConfig:
     """
 
     target: str
+    # kind-ok: unbounded-table configuration the user writes
     headers: dict[str, str] = field(default_factory=dict[str, str])
     auth: Any = None
     set_by: str | None = None

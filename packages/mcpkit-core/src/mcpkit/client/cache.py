@@ -16,9 +16,10 @@ Rules:
 5. ``notifications/<kind>/list_changed`` invalidates that kind's list entries (resources
    also drops its template list); ``notifications/resources/updated`` invalidates the reads
    of that URI. A cursor error should call :meth:`ResultCache.invalidate_method`.
-6. At most ``max_entries`` entries and ``max_bytes`` bytes of results (their JSON text's
-   length, default 16 MiB) are kept; the oldest go first. A result larger than
-   ``max_bytes`` on its own is not stored (issue 11 §3).
+6. At most ``max_entries`` entries and ``max_bytes`` bytes (default 16 MiB) are kept;
+   the oldest go first. An entry's bytes are its result's JSON text's length plus its
+   key's and URI's (a cursor is the server's choice, and may be long: issue 25 §3).
+   An entry larger than ``max_bytes`` on its own is not stored (issue 11 §3).
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ class ResultCache:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.bytes = 0
-        """Bytes of results held now (rule 6)."""
+        """Bytes of entries held now (rule 6)."""
         self.clock = clock
+        # kind-ok: unbounded-table max_entries and max_bytes, keys counted (rule 6)
         self._entries: OrderedDict[tuple[str, str | None], _Entry] = OrderedDict()
 
     def __len__(self) -> int:
@@ -114,10 +116,11 @@ class ResultCache:
             return False
         scope = result.get("cacheScope")
         slot = (_key(method, params), None if scope == "public" else partition)
-        size = len(dumps(result))
+        uri = (params or {}).get("uri") if method == "resources/read" else None
+        texts = (slot[0], slot[1] or "", uri if isinstance(uri, str) else "")
+        size = len(dumps(result)) + sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
         if size > self.max_bytes:
             return False
-        uri = (params or {}).get("uri") if method == "resources/read" else None
         if slot in self._entries:
             self._drop(slot)
         self._entries[slot] = _Entry(

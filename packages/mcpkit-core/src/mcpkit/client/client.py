@@ -191,6 +191,7 @@ class Client(ListMethods):
         self.on_log = on_log
         self.on_list_changed = on_list_changed
         self.on_resource_updated = on_resource_updated
+        # kind-ok: unbounded-table extensions the application installs
         self.extensions: dict[str, Extension] = {}
         for item in extensions:
             ext = as_extension(item)
@@ -211,15 +212,21 @@ class Client(ListMethods):
         self.server = ServerState()
         self._send_mw: list[SendMiddleware] = []
         self._recv_mw: list[ReceiveMiddleware] = []
+        # kind-ok: unbounded-table handlers the application registers
         self._notification_handlers: dict[str, list[NotificationCallback]] = {}
+        # kind-ok: unbounded-table handlers the application registers
         self._request_handlers: dict[str, Callable[[JSON | None], Any]] = {}
+        # kind-ok: unbounded-table handlers the application registers
         self._result_handlers: dict[str, ResultHandler] = {}
+        # kind-ok: unbounded-table methods the application or its extensions declare
         self._name_params: dict[str, str] = {}
         self._session: ClientSession | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
+        # kind-ok: unbounded-table mirrors the last listing the application read, max_pages
         self._tools: dict[str, JSON] = {}
         self._tools_listed = False
+        # kind-ok: unbounded-table mirrors the last listing the application read, max_pages
         self._rejected: dict[str, str] = {}
         self._reinit_lock = anyio.Lock()
         self._session_generation = 0

@@ -188,6 +188,7 @@ class HttpTransport:
         self.max_message_bytes = max_message_bytes
         self.max_queue_messages = max_queue_messages
         self.max_queue_bytes = max_queue_bytes
+        # kind-ok: unbounded-table headers the application configures
         self.headers = dict(headers or {})
         self.auth = auth
         self.http_client = http_client
@@ -255,6 +256,7 @@ class HttpStream:
         self._tg = tg
         self.inbox = Inbox(transport.max_queue_messages, transport.max_queue_bytes)
         """Messages read and not yet processed (rule 10)."""
+        # kind-ok: unbounded-table exchanges in flight, ids minted by this client
         self._exchanges: dict[RequestId, anyio.CancelScope] = {}
         self._get_scope: anyio.CancelScope | None = None
         self._fail: FailCallback | None = None

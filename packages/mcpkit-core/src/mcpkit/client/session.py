@@ -152,6 +152,7 @@ class ClientSession:
         self.receive_middleware: list[ReceiveMiddleware] = []
         self.notification_handlers: dict[str, list[NotificationCallback]] = {}
         self.request_handlers: dict[str, Callable[[JSON | None], Awaitable[JSON]]] = {}
+        # kind-ok: unbounded-table listen requests in flight, ids minted by this client
         self.subscriptions: dict[RequestId, ChangeBuffer] = {}
         """Open ``subscriptions/listen`` streams by request id (rule 4)."""
         self.listeners: set[ChangeBuffer] = set()

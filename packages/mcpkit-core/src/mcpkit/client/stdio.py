@@ -80,6 +80,7 @@ class _StdioStream(PipeStream):
     ) -> None:
         super().__init__(stream, "stdio")
         self._exited = exited
+        # kind-ok: unbounded-table requests in flight, ids minted by this client
         self._waiting: set[RequestId] = set()
         self._fail: FailCallback | None = None
 
@@ -144,6 +145,7 @@ class StdioTransport:
         self.command = command
         self.max_message_bytes = max_message_bytes
         self.args = list(args)
+        # kind-ok: unbounded-table environment the application configures
         self.env = dict(env or {})
         self.cwd = cwd
         self.inherit_env = inherit_env

@@ -204,6 +204,7 @@ class Inflight:
     __slots__ = ("_exempt_n", "_idle", "_scope_class", "_slots", "exempt", "limit")
 
     def __init__(self, limit: int = 1024, exempt: AbstractSet[str] = frozenset()) -> None:
+        # kind-ok: unbounded-table requests in flight only, Limits.max_inflight
         self._slots: dict[RequestId, _Slot] = {}
         self._idle: anyio.Event | None = None
         self._scope_class: type[anyio.CancelScope] | None = None
@@ -364,7 +365,9 @@ class Pending:
 
     def __init__(self) -> None:
         self._next_id = 0
+        # kind-ok: unbounded-table requests in flight, ids minted by this side
         self._waiters: dict[RequestId, _Waiter] = {}
+        # kind-ok: unbounded-table requests in flight, tokens chosen by this side
         self._progress: dict[RequestId, ProgressCallback] = {}
         self.closed: BaseException | None = None
 

@@ -17,8 +17,10 @@ Rules:
    compiled (so a tool with one fails at registration, not on every call), and makes
    validation fail the same way if it is only met there.
 4. Compiled validators are cached by the schema's canonical JSON, at most
-   :data:`CACHE_SIZE` of them (least recently used evicted), so validating many
-   results against the same schema compiles it once and memory stays bounded.
+   :data:`CACHE_SIZE` of them and :data:`CACHE_BYTES` of keys and schemas (least
+   recently used evicted; a schema is a peer's choice when a client checks a server's
+   ``outputSchema``, issue 25 §3), so validating many results against the same schema
+   compiles it once and memory stays bounded.
 5. Failures are reported as at most ``limit`` readable messages, each naming the JSON
    path of the bad value (``address.city: 5 is not of type 'string'``), in path order,
    each cut to :data:`MESSAGE_CHARS` characters (a message quotes the bad value, which a
@@ -28,7 +30,7 @@ Rules:
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
+import sys
 from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urljoin
@@ -41,9 +43,11 @@ import referencing.exceptions
 import referencing.jsonschema
 from jsonschema_specifications import REGISTRY as _jsonschema_specifications
 
+from mcpkit.core.bounded import ENTRY_OVERHEAD_BYTES, BoundedMap
 from mcpkit.core.shapes import as_list, as_object
 
 __all__ = [
+    "CACHE_BYTES",
     "CACHE_SIZE",
     "DEFAULT_DIALECT",
     "MESSAGE_CHARS",
@@ -56,6 +60,9 @@ __all__ = [
 
 DEFAULT_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 CACHE_SIZE: Final = 256
+CACHE_BYTES: Final = 16 * 1024 * 1024
+"""Rule 4: bytes of cached schemas (their canonical JSON, counted twice: key and the
+validator's own copy; 16 MiB)."""
 """Compiled validators kept (rule 4)."""
 MESSAGE_CHARS: Final = 300
 """Longest failure message, in characters; longer ones end with ``...`` (rule 5)."""
@@ -75,23 +82,24 @@ class UnsupportedDialectError(SchemaError):
     """The schema's ``$schema`` names a dialect that is not supported (rule 1)."""
 
 
+def _validator_bytes(key: str, validator: jsonschema.protocols.Validator) -> int:
+    """Rule 4: a cached validator's charge: its key, and the schema it holds (as large)."""
+    return ENTRY_OVERHEAD_BYTES + 2 * sys.getsizeof(key)
+
+
 class _Cache:
     __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._entries: OrderedDict[str, jsonschema.protocols.Validator] = OrderedDict()
+        self._entries: BoundedMap[str, jsonschema.protocols.Validator] = BoundedMap(
+            max_entries=CACHE_SIZE, max_bytes=CACHE_BYTES, weigh=_validator_bytes
+        )
 
     def get(self, key: str) -> jsonschema.protocols.Validator | None:
-        found = self._entries.get(key)
-        if found is not None:
-            self._entries.move_to_end(key)
-        return found
+        return self._entries.get(key)
 
     def put(self, key: str, validator: jsonschema.protocols.Validator) -> None:
-        self._entries[key] = validator
-        self._entries.move_to_end(key)
-        while len(self._entries) > CACHE_SIZE:
-            self._entries.popitem(last=False)
+        self._entries.put(key, validator)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -39,6 +39,9 @@ Rules:
    - ``max_subscriptions`` and ``max_uri_bytes``: ``resources/subscribe`` URIs per
      session and the ``resourceSubscriptions`` of one ``subscriptions/listen``, and the
      length of each URI (UTF-8 bytes); over either, -32602 naming the limit.
+   - ``max_client_info_bytes``: an ``initialize``'s ``capabilities`` and
+     ``clientInfo`` together (compact JSON), kept by the session for its lifetime;
+     over it, -32602 naming the limit.
    - ``max_client_queue_messages`` / ``max_client_queue_bytes`` (client side): messages
      the client's HTTP transport has read from the server but not yet processed. When
      either is reached, reading from the server pauses (backpressure on its streams)
@@ -142,6 +145,9 @@ class Limits:
     ``resourceSubscriptions`` of one ``subscriptions/listen``."""
     max_uri_bytes: int = 8192
     """Length of a subscribed resource URI (UTF-8 bytes)."""
+    max_client_info_bytes: int = 64 * 1024
+    """An ``initialize``'s ``capabilities`` plus ``clientInfo`` (compact JSON, 64 KiB),
+    which a handshake-era session keeps for its lifetime."""
     elicitation_timeout_s: float = 600.0
     """Seconds ``ctx.elicit`` / ``ctx.elicit_url`` wait for the client (a person answers)."""
     sampling_timeout_s: float = 60.0
@@ -190,6 +196,7 @@ class Limits:
             "max_event_store_bytes",
             "max_subscriptions",
             "max_uri_bytes",
+            "max_client_info_bytes",
             "max_client_queue_messages",
             "max_client_queue_bytes",
             "max_client_redirects",

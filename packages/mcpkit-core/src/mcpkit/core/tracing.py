@@ -44,6 +44,12 @@ Rules:
    again on exit.
 8. A tracer never breaks the protocol: an exception from its hooks or their context
    managers is logged and the message is handled (or sent) untraced.
+9. ``target`` (issue 25 §3): the name a ``tools/call`` or ``prompts/get`` addresses is
+   the peer's choice and may be megabytes long, so it reaches a tracer only once the
+   server has found it registered: the handler calls :func:`set_target` with the
+   registered name (the last call wins: a parent that mounts a server names the item
+   as its own listing shows it once the mounted server has served it). A tracer reads
+   ``target`` on exit; it is None for a name nothing serves.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ __all__ = [
     "run_sent",
     "run_work",
     "set_link",
+    "set_target",
     "to_meta",
     "use",
 ]
@@ -296,6 +303,16 @@ def set_link(ctx: TraceContext | None) -> None:
         message.link = ctx
 
 
+def set_target(name: str | None) -> None:
+    """Record that the inbound message being handled addresses ``name``, a tool or
+    prompt this server serves (rule 9): pass the registered name, never an unchecked
+    one (None: forget an earlier one). It becomes ``message.target`` for the tracer,
+    which reads it on exit. No-op without a tracer or outside a handled message."""
+    message = _MESSAGE.get()
+    if message is not None:
+        message.target = name
+
+
 @contextmanager
 def use(ctx: TraceContext | None) -> Generator[TraceContext | None]:
     """Make ``ctx`` current inside the block (None: no context); restores on exit."""
@@ -338,6 +355,9 @@ class TracedMessage:
       creating request's for a task's work and its ``tasks/*`` polls.
     - ``meta``: the ``_meta`` object received (read it, do not change it) or being sent
       (outbound: write your own context here, the inject step).
+    - ``target``: inbound ``tools/call`` / ``prompts/get``: the registered name the
+      handler found (rule 9, :func:`set_target`; set while handling, read it on exit);
+      None when the name is not registered, and on other messages.
 
     Set by the tracer: ``span_context``: inbound and work: the context of the tracer's
     own span; the core makes it current while the message is handled (rule 4).
@@ -363,6 +383,7 @@ class TracedMessage:
         "session_id",
         "side",
         "span_context",
+        "target",
         "trace_context",
         "transport",
     )
@@ -396,6 +417,7 @@ class TracedMessage:
         self.link = link
         self.meta: JSON = meta if meta is not None else {}
         self.span_context: TraceContext | None = None
+        self.target: str | None = None
         self.result: JSON | None = None
         self.error: JSON | None = None
         self.exception: BaseException | None = None

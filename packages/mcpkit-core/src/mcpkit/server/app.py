@@ -197,13 +197,19 @@ class Server:
         self.info = info
         self.instructions = instructions
         self.page_size = page_size
+        # kind-ok: unbounded-table names the server's code registers
         self.tools: dict[str, Tool] = {}
+        # kind-ok: unbounded-table names the server's code registers
         self.prompts: dict[str, Prompt] = {}
+        # kind-ok: unbounded-table URIs the server's code registers
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
+        # kind-ok: unbounded-table references the server's code registers
         self.completers: dict[tuple[str, str], Completer] = {}
+        # kind-ok: unbounded-table extensions the server's code installs
         self.extensions: dict[str, Extension] = {}
         self.methods: dict[Era, dict[str, MethodSpec]] = {"legacy": {}, "modern": {}}
+        # kind-ok: unbounded-table methods the server's code declares
         self.streaming_methods: set[str] = set()
         """Long-lived request methods exempt from the in-flight caps (``add_method``)."""
         self._lifespans: list[Lifespan] = [lifespan] if lifespan is not None else []
@@ -218,9 +224,12 @@ class Server:
         self._tool_defs: list[JSON] | None = None
         self._middleware: list[Middleware] = []
         self._send_middleware: list[SendMiddleware] = []
+        # kind-ok: unbounded-table handlers the server's code registers
         self._notification_handlers: dict[str, Callable[..., Awaitable[None]]] = {}
+        # kind-ok: unbounded-table capabilities the server's code declares
         self._capabilities: dict[str, Callable[[Era], Any]] = {}
         self._extension_meta_sources: list[Callable[[Era], Any]] = []
+        # kind-ok: unbounded-table filters the server's code registers
         self._listen_filters: dict[str, ListenFilter] = {}
         self._session_filters: list[Callable[[LegacySession, Change], bool]] = []
         self.request_guards: list[RequestGuard] = []

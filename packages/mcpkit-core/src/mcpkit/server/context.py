@@ -217,8 +217,10 @@ class Context(Generic[LifespanT]):
         self.log_level = log_level
         self.principal = principal
         self.transport: JSON = transport if transport is not None else {}
+        # kind-ok: unbounded-table one request's lifetime, keys chosen by server code
         self.state: JSON = {}
         self._answers: JSON = answers if answers is not None else {}
+        # kind-ok: unbounded-table one request's input keys, chosen by server code
         self.asked: set[str] = set()
         self.input_provider: InputProvider | None = None
         self._input_seq = 0

@@ -55,7 +55,7 @@ from mcpkit.core.jsonrpc import (
 )
 from mcpkit.core.shapes import as_object, as_str
 from mcpkit.core.tracing import TraceContext, TracedMessage, carries_trace, from_meta
-from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, is_supported
 from mcpkit.server.context import LOG_LEVELS, Context
 from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import SEALED_KEY_PREFIX, InputRequired, request_digest
@@ -239,7 +239,9 @@ async def handle_modern(
     link = None
     if server.tracer is not None and "requestState" in params:
         link = _first_round(server, request.method, params, principal)
-    version = as_str(meta.get(M.PROTOCOL_VERSION))
+    declared = as_str(meta.get(M.PROTOCOL_VERSION))
+    # the peer's text reaches a tracer only when it is a version we speak (issue 25 §3)
+    version = declared if declared is not None and is_supported(declared) else None
     return await handle_traced(server, request, "modern", version, transport, serve, link=link)
 
 

@@ -53,6 +53,7 @@ class Change:
 
     method: str
     key: str | None = None
+    # kind-ok: unbounded-table one notification's params, built by server code
     params: dict[str, Any] = field(default_factory=dict[str, Any], hash=False, compare=False)
     local: bool = field(default=False, hash=False, compare=False)
 
@@ -64,6 +65,7 @@ class Listener:
 
     def __init__(self, accepts: Callable[[Change], bool]) -> None:
         self.accepts = accepts
+        # kind-ok: unbounded-table coalesced per accepted change, the listener's subscriptions
         self._pending: dict[tuple[str, str | None], Change] = {}
         self._event = anyio.Event()
         self.closed = False

@@ -9,7 +9,10 @@ Rules:
    ``notifications/initialized`` arrives (J2: HTTP may reorder them). ``ping`` is
    answered in every state.
 4. Capabilities, client info and the negotiated version are fixed for the session;
-   ``logging/setLevel`` and ``resources/subscribe`` are the only mutable state.
+   ``logging/setLevel`` and ``resources/subscribe`` are the only mutable state. The
+   session keeps them for its lifetime, so together (compact JSON) they are at most
+   ``Limits.max_client_info_bytes``; a bigger ``initialize`` is -32602 naming the limit
+   (issue 25 §3).
 5. The session listens on the server's notification hub for list changes (always) and
    resource updates (for subscribed URIs only); :meth:`LegacySession.pump` sends them.
    A replica's copy of a shared HTTP session listens only while it holds the session's
@@ -32,7 +35,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
+from mcpkit.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError, dumps
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
 from mcpkit.server.hub import Change, Listener
 
@@ -91,7 +94,9 @@ class LegacySession:
         self.client_capabilities: JSON = {}
         self.client_info: JSON | None = None
         self.log_level: str | None = None
+        # kind-ok: unbounded-table Limits.max_subscriptions URIs of max_uri_bytes
         self.subscriptions: set[str] = set()
+        # kind-ok: unbounded-table keys chosen by server code and extensions
         self.state: JSON = {}
         self.listener: Listener | None = None
         self._detach: Callable[[], None] | None = None
@@ -121,6 +126,14 @@ class LegacySession:
         if not isinstance(caps, dict):
             raise JSONRPCError(INVALID_PARAMS, "initialize: params.capabilities must be an object")
         info = params.get("clientInfo")
+        limit = self.server.limits.max_client_info_bytes
+        if len(dumps(caps)) + len(dumps(info)) > limit:
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                f"initialize: capabilities and clientInfo exceed {limit} bytes "
+                "(Limits.max_client_info_bytes)",
+                {"limit": limit},
+            )
         version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
         self.protocol_version = version
         self.client_capabilities = caps  # pyright: ignore[reportUnknownMemberType]

@@ -35,13 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import MODERN_VERSION, Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Change, Listener
 from mcpkit.server.pagination import page
 from mcpkit.server.resources import ResourceNotFoundError, check_uri_length
-from mcpkit.server.tools import unknown_tool
+from mcpkit.server.tools import quoted_name, unknown_tool
 from mcpkit.server.visibility import ListKind
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ async def tools_call(ctx: Context) -> JSON:
     tool = visibility.tool(ctx, name)
     if tool is None:
         raise unknown_tool(name, visibility.names(ctx, "tools"))
+    set_target(tool.name)
     args = ctx.params.get("arguments")
     if args is not None and not isinstance(args, dict):
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
@@ -101,8 +103,10 @@ async def prompts_get(ctx: Context) -> JSON:
     if prompt is None:
         known = ", ".join(sorted(visibility.names(ctx, "prompts"))[:20]) or "(none)"
         raise JSONRPCError(
-            INVALID_PARAMS, f"prompts/get: unknown prompt {name!r}; known prompts: {known}"
+            INVALID_PARAMS,
+            f"prompts/get: unknown prompt {quoted_name(name)}; known prompts: {known}",
         )
+    set_target(prompt.name)
     args = ctx.params.get("arguments")
     if args is not None and not isinstance(args, dict):
         raise JSONRPCError(INVALID_PARAMS, "prompts/get: params.arguments must be an object")
@@ -204,13 +208,17 @@ async def completion_complete(ctx: Context) -> JSON:
     server = ctx.server
     visibility = server.visibility
     if kind == "ref/prompt" and visibility.prompt(ctx, name) is None:
-        raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown prompt {name!r}")
+        raise JSONRPCError(
+            INVALID_PARAMS, f"completion/complete: unknown prompt {quoted_name(name)}"
+        )
     if (
         kind == "ref/resource"
         and visibility.resource(ctx, name) is None
         and not any(t.matcher.template == name for t in visibility.templates(ctx))
     ):
-        raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown resource {name!r}")
+        raise JSONRPCError(
+            INVALID_PARAMS, f"completion/complete: unknown resource {quoted_name(name)}"
+        )
     completer = server.completers.get((kind, name))
     if completer is None:
         return {"completion": {"values": [], "hasMore": False}}

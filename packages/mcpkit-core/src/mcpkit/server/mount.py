@@ -85,6 +85,7 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
 )
 from mcpkit.core.shapes import as_list, as_object
+from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import Era
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import Context
@@ -95,7 +96,7 @@ from mcpkit.server.mrtr import request_digest
 from mcpkit.server.pagination import page
 from mcpkit.server.protections import compose
 from mcpkit.server.resources import ResourceNotFoundError
-from mcpkit.server.tools import unknown_tool
+from mcpkit.server.tools import quoted_name, unknown_tool
 
 if TYPE_CHECKING:
     from mcpkit.server.app import MethodSpec, Server
@@ -209,6 +210,7 @@ class _Relay(Listener):
     def __init__(self, target: NotificationHub) -> None:  # pyright: ignore[reportMissingSuperCall]
         self.target = target
         self.accepts = _RELAYED.__contains__
+        # kind-ok: unbounded-table relayed notifications, coalesced per accepted change
         self._pending = {}
         self.closed = False
 
@@ -279,7 +281,9 @@ class _Mounts:
     def __init__(self, parent: Server) -> None:
         self._parent = weakref.ref(parent)  # _MOUNTS must not keep its key alive
         self.entries: list[_Mounted] = []
+        # kind-ok: unbounded-table methods the parent and mounted servers register
         self.originals: dict[tuple[Era, str], MethodSpec] = {}
+        # kind-ok: unbounded-table methods the parent and mounted servers register
         self.installed: dict[tuple[Era, str], MethodSpec] = {}
         handlers: dict[str, Callable[[Context], Awaitable[JSON]]] = {
             **{m: partial(self.listing, m) for m in _LISTS},
@@ -504,12 +508,19 @@ class _Mounts:
                 raise unknown_tool(name, known)
             shown = ", ".join(sorted(known)[:20]) or "(none)"
             raise JSONRPCError(
-                INVALID_PARAMS, f"prompts/get: unknown prompt {name!r}; known prompts: {shown}"
+                INVALID_PARAMS,
+                f"prompts/get: unknown prompt {quoted_name(name)}; known prompts: {shown}",
             )
         src, local = found
         if src.own:
             return await self.originals[(ctx.era, method)].handler(ctx)
-        return await self.run(src, ctx, method, {**ctx.params, "name": local})
+        try:
+            result = await self.run(src, ctx, method, {**ctx.params, "name": local})
+        except BaseException:
+            set_target(None)  # not served: the mounted server's own name is not ours
+            raise
+        set_target(name)  # served under this name: the parent's registered name
+        return result
 
     async def complete(self, ctx: Context) -> JSON:
         """``completion/complete`` (rule 5)."""
@@ -517,7 +528,9 @@ class _Mounts:
         found = await self.owner(ctx, "prompts" if kind == "ref/prompt" else "refs", name)
         if found is None:
             what = "prompt" if kind == "ref/prompt" else "resource"
-            raise JSONRPCError(INVALID_PARAMS, f"completion/complete: unknown {what} {name!r}")
+            raise JSONRPCError(
+                INVALID_PARAMS, f"completion/complete: unknown {what} {quoted_name(name)}"
+            )
         src, local = found
         if src.own:
             return await self.originals[(ctx.era, "completion/complete")].handler(ctx)

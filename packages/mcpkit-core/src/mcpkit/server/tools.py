@@ -429,9 +429,21 @@ def tool_result(value: Any) -> JSON:
     return {"content": to_content_list(value), "isError": False}
 
 
+def quoted_name(name: Any, max_chars: int = 64) -> str:
+    """``repr(name)`` cut to about ``max_chars`` characters: an unknown name is the
+    peer's choice, and an error message quoting it whole would carry it into logs,
+    spans and event stores (issue 25 §3)."""
+    if isinstance(name, str) and len(name) > max_chars:
+        return f"{name[:max_chars]!r}... ({len(name)} characters)"
+    text = repr(name)
+    return text if len(text) <= max_chars + 2 else text[:max_chars] + "..."
+
+
 def unknown_tool(name: Any, known: Sequence[str]) -> JSONRPCError:
     shown = ", ".join(sorted(known)[:20]) or "(none)"
-    return JSONRPCError(INVALID_PARAMS, f"tools/call: unknown tool {name!r}; known tools: {shown}")
+    return JSONRPCError(
+        INVALID_PARAMS, f"tools/call: unknown tool {quoted_name(name)}; known tools: {shown}"
+    )
 
 
 @functools.cache

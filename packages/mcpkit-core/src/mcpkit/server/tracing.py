@@ -17,6 +17,9 @@ Rules:
 4. Notifications: with a tracer, every inbound notification is reported (the built-in
    ones too: cancelled, progress, initialized); without one, a notification that
    carries a context is handled with it current.
+5. A protocol version declared in ``_meta`` reaches the tracer only when it is one
+   mcpkit speaks (:func:`mcpkit.core.versions.is_supported`); any other text is
+   reported as None (it is the peer's choice, issue 25 §3).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from mcpkit.core.tracing import (
     run_handled,
     run_sent,
 )
+from mcpkit.core.versions import is_supported
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -147,6 +151,8 @@ async def handle_notification_traced(
     meta: JSON = raw if type(raw) is dict else {}  # pyright: ignore[reportUnknownVariableType]
     declared: Any = meta.get(M.PROTOCOL_VERSION)
     modern = type(declared) is str
+    if modern and not is_supported(declared):
+        declared = None  # rule 5: the peer's text is not a version we report
     message = inbound_message(
         server,
         "notification",

@@ -19,7 +19,8 @@ Rules:
    it reconnects with the last cursor (backoff from 0.1 s to 5 s, at most
    ``max_reconnects`` in a row without a delivered event).
 5. Duplicates are dropped by ``eventId`` within a window of the last ``dedup_window``
-   ids (poll and stream), as at-least-once delivery intends.
+   ids (poll and stream), as at-least-once delivery intends; each id is kept as a
+   16-byte digest, so a server choosing long ids grows nothing.
 6. ``notifications/events/terminated`` raises :class:`StreamTerminated` carrying the
    error (NotFound / Unsupported: rediscover and resubscribe; Forbidden: stop), and so
    does such an error (or InvalidParams) answering a reconnect; an error answer to the
@@ -29,6 +30,7 @@ Rules:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -73,19 +75,22 @@ class PollBatch:
 
 
 class _Dedup:
-    """Rule 5: the last ``size`` event ids."""
+    """Rule 5: the last ``size`` event ids, each as its 16-byte BLAKE2b digest (the
+    server chooses ids and their length: issue 25 §3)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.seen: OrderedDict[str, None] = OrderedDict()
+        # kind-ok: unbounded-table dedup_window entries, 16-byte digests
+        self.seen: OrderedDict[bytes, None] = OrderedDict()
         self.dropped = 0
 
     def fresh(self, event_id: str) -> bool:
-        if event_id in self.seen:
-            self.seen.move_to_end(event_id)
+        key = hashlib.blake2b(event_id.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        if key in self.seen:
+            self.seen.move_to_end(key)
             self.dropped += 1
             return False
-        self.seen[event_id] = None
+        self.seen[key] = None
         if len(self.seen) > self.size:
             self.seen.popitem(last=False)
         return True

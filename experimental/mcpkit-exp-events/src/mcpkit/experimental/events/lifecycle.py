@@ -134,7 +134,9 @@ class InMemoryPollLeases:
     """:class:`PollLeases` in this process (one replica), on the monotonic clock."""
 
     def __init__(self) -> None:
+        # kind-ok: unbounded-table max_poll_leases, digest ids, arguments max_arguments_bytes
         self.entries: dict[str, tuple[float, PollLease]] = {}
+        # kind-ok: unbounded-table one key per held lease's principal, max_poll_leases
         self.per_principal: Counter[str | None] = Counter()
 
     def __len__(self) -> int:
@@ -175,7 +177,9 @@ class Lifecycle:
 
     def __init__(self, ext: EventsExtension) -> None:
         self.ext = ext
+        # kind-ok: unbounded-table hooks the server's code registers per source
         self.on_subscribe: dict[str, Hook] = {}
+        # kind-ok: unbounded-table hooks the server's code registers per source
         self.on_unsubscribe: dict[str, Hook] = {}
         shared: Any = getattr(ext.store, "poll_leases", None)
         leases: PollLeases = InMemoryPollLeases()

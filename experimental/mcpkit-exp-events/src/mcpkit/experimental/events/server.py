@@ -141,6 +141,7 @@ class EventsExtension:
         self.limits = limits or EventsLimits()
         self.authorize = authorize
         self.list_changed = list_changed
+        # kind-ok: unbounded-table event sources the server's code registers
         self.sources: dict[str, EventSource] = {}
         self.streams = StreamRegistry(self)
         self.lifecycle = Lifecycle(self)

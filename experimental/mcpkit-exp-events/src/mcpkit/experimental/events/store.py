@@ -182,6 +182,7 @@ class InMemoryStore:
         self.max_events = max_events
         self.max_age_ms = max_age_ms
         self.path = Path(path) if path is not None else None
+        # kind-ok: unbounded-table keys are names of registered sources, events max_events
         self._logs: dict[str, _Log] = {}
         self._listeners: list[WatchListener] = []
         self._epoch = uuid.uuid4().hex

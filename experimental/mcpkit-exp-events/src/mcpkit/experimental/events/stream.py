@@ -84,6 +84,7 @@ class StreamRegistry:
     def __init__(self, ext: EventsExtension) -> None:
         self.ext = ext
         self.live: set[_Live] = set()
+        # kind-ok: unbounded-table one key per open stream's principal, max_streams
         self.per_principal: Counter[str] = Counter()
 
     def __len__(self) -> int:

@@ -256,6 +256,7 @@ class StreamableHTTP:
         self.max_followers = limits.max_stream_followers
         self.max_followers_per_session = limits.max_stream_followers_per_session
         self.max_forwarded_bytes = limits.max_forwarded_message_bytes
+        # kind-ok: unbounded-table session ids minted here, max_stream_followers
         self.followers: dict[str, int] = {}
         """Resume GETs following another replica's stream now, by session id
         (:func:`~mcpkit.server.http.shared.follow`)."""
@@ -264,6 +265,7 @@ class StreamableHTTP:
         self.active = ActiveExchanges()
         self.closing = False
         self._closed = False
+        # kind-ok: unbounded-table keys are registered tool names
         self._annotations: dict[str, tuple[JSON, list[tuple[str, tuple[str, ...]]]]] = {}
 
     # -- ASGI -----------------------------------------------------------------------

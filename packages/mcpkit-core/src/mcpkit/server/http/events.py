@@ -108,7 +108,9 @@ class InMemoryEventStore:
         self.max_bytes = max_bytes
         self.size = 0
         """Bytes kept now, over all streams (rule 7)."""
+        # kind-ok: unbounded-table max_event_streams and byte limits, ids minted here
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
+        # kind-ok: unbounded-table mirrors _streams keys, max_event_streams
         self._finished: OrderedDict[str, float] = OrderedDict()
 
     @classmethod

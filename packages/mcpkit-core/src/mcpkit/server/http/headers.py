@@ -81,6 +81,7 @@ class RequestHeaders:
         self.last_event_id: str | None = None
         self.mcp_method: str | None = None
         self.mcp_name: str | None = None
+        # kind-ok: unbounded-table one request's headers, bounded by the HTTP parser
         self.params: dict[str, str] = {}
 
 

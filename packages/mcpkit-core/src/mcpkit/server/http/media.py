@@ -16,6 +16,9 @@ Rules:
 4. A request body is JSON when ``Content-Type`` is absent, ``application/json`` or a
    ``+json`` type, with no ``charset`` or ``charset=utf-8`` (JSON is UTF-8, RFC 8259
    §8.1). Anything else is refused with 415 by the caller.
+5. The answers for ``Accept`` and ``Content-Type`` values seen before are cached, at
+   most 64 values of at most 256 characters each (header values are the peer's
+   choice: issue 25 §3); a longer value is parsed every time.
 """
 
 from __future__ import annotations
@@ -119,7 +122,11 @@ def _quality(ranges: list[MediaRange], kind: str, sub: str) -> float:
     return best_q
 
 
-_COMMON: dict[str, Acceptable] = {}
+_CACHED = 64
+"""Header values each cache keeps (rule 5)."""
+_CACHED_CHARS = 256
+"""The longest header value cached (rule 5): 64 of them hold at most 64 KiB."""
+_COMMON: dict[str, Acceptable] = {}  # kind-ok: unbounded-table _CACHED values of _CACHED_CHARS
 
 
 def negotiate(accept: str | None) -> Acceptable:
@@ -131,12 +138,12 @@ def negotiate(accept: str | None) -> Acceptable:
         return hit
     ranges = parse_media_ranges(accept)
     result = Acceptable(_quality(ranges, *JSON_TYPE) > 0, _quality(ranges, *SSE_TYPE) > 0)
-    if len(_COMMON) < 64:
+    if len(_COMMON) < _CACHED and len(key) <= _CACHED_CHARS:
         _COMMON[key] = result
     return result
 
 
-_JSON_TYPES: dict[str, bool] = {}
+_JSON_TYPES: dict[str, bool] = {}  # kind-ok: unbounded-table _CACHED values of _CACHED_CHARS
 
 
 def is_json_content_type(value: str | None) -> bool:
@@ -147,7 +154,7 @@ def is_json_content_type(value: str | None) -> bool:
     hit = _JSON_TYPES.get(value)
     if hit is None:
         hit = _check_json_type(value)
-        if len(_JSON_TYPES) < 64:
+        if len(_JSON_TYPES) < _CACHED and len(value) <= _CACHED_CHARS:
             _JSON_TYPES[value] = hit
     return hit
 

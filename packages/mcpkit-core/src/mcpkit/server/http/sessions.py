@@ -137,6 +137,7 @@ class HTTPSession:
         """When this copy was last checked against the shared store (monotonic s)."""
         self.generation = 0
         """The GET-stream generation this copy serves (:mod:`.shared` rule 5)."""
+        # kind-ok: unbounded-table stream ids minted here, one session's streams
         self.streams: dict[str, LiveStream] = {}
         self.standalone: LiveStream | None = None
         self.standalone_sink: Sink | None = None
@@ -200,6 +201,7 @@ class SessionTable:
         self.max_sessions = max_sessions
         self.forget_events = forget_events
         """Whether dropping a session forgets its events (False with a shared store, rule 6)."""
+        # kind-ok: unbounded-table Limits.max_sessions, ids minted here
         self._sessions: dict[str, HTTPSession] = {}
         self._last_sweep = time.monotonic()
 

@@ -116,7 +116,9 @@ class SessionRecord:
     client_info: JSON | None = None
     client_initialized: bool = False
     log_level: str | None = None
+    # kind-ok: unbounded-table Limits.max_subscriptions URIs of max_uri_bytes
     subscriptions: set[str] = field(default_factory=set[str])
+    # kind-ok: unbounded-table keys chosen by server code and extensions
     state: JSON = field(default_factory=dict[str, Any])
     version: int = 0
 

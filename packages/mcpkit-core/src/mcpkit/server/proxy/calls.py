@@ -36,6 +36,9 @@ Rules:
    sent downstream (the downstream client is told).
 6. The proxy's own list filters are checked before anything is forwarded
    (:mod:`.visible`): a hidden item is unknown.
+7. A ``tools/call`` or ``prompts/get`` name reaches the proxy's tracer
+   (:func:`mcpkit.core.tracing.set_target`) only once the upstream has answered it with
+   a result: an unknown name, which the upstream refuses, never does.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.core.tracing import set_target
 from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import request_digest
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
@@ -69,6 +73,7 @@ class Admission:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
+        # kind-ok: unbounded-table callers with calls in flight, max_http_inflight
         self.inflight: dict[str, int] = {}
 
     @asynccontextmanager
@@ -115,15 +120,28 @@ async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
             await proxy.lists.check_param_headers(ctx)  # lists rule 6
         upstream = proxy.upstream
         if ctx.era == "modern" and upstream.era == "legacy" and not upstream.shared_only:
-            return await proxy.parked.run(ctx)
+            result = await proxy.parked.run(ctx)
+            _served(ctx)
+            return result
         for attempt in (1, 2):
             try:
-                return await _once(proxy, ctx)
+                result = await _once(proxy, ctx)
             except Retry as exc:
                 upstream.lost()
                 if attempt == 2:
                     raise unavailable(ctx.method, str(exc)) from None
+            else:
+                _served(ctx)
+                return result
         raise AssertionError("unreachable")
+
+
+def _served(ctx: Context) -> None:
+    """Rule 7: the upstream answered a ``tools/call`` / ``prompts/get`` with a result,
+    so the name is one it serves: the tracer may show it (core tracing rule 9)."""
+    name = ctx.params.get("name")
+    if ctx.method in ("tools/call", "prompts/get") and isinstance(name, str):
+        set_target(name)
 
 
 async def _once(proxy: Proxy, ctx: Context) -> JSON:

@@ -3,8 +3,9 @@
 Rules:
 1. ``tools/list``, ``prompts/list``, ``resources/list`` and ``resources/templates/list``
    are forwarded page by page on the shared connection; cursors pass through unchanged
-   both ways (wire case I2). Pages are cached (at most ``ProxyLimits.max_cached_pages``)
-   until the upstream says the kind's list changed; a request carrying ``_meta`` keys of
+   both ways (wire case I2). Pages are cached (at most ``ProxyLimits.max_cached_pages``
+   pages and ``max_cached_page_bytes`` bytes of pages and keys, least recently used
+   first out) until the upstream says the kind's list changed; a request carrying ``_meta`` keys of
    its own (trace context) bypasses the cache. A handshake-era upstream fixed the
    capabilities it lists for at ``initialize`` and may list per capability (a tool that
    samples only for clients that can sample): its lists are fetched on a connection
@@ -42,13 +43,13 @@ Rules:
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mcpkit.core import meta as M
-from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
+from mcpkit.core.bounded import ENTRY_OVERHEAD_BYTES, BoundedMap, text_bytes
+from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError, dumps
 from mcpkit.server.http.headers import check_param_headers, param_annotations, read_headers
 from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
@@ -91,16 +92,29 @@ _LISTEN_FIELDS = {
 _ENVELOPE = frozenset({M.PROTOCOL_VERSION, M.CLIENT_CAPABILITIES, M.CLIENT_INFO, M.LOG_LEVEL})
 
 
+def _page_bytes(key: tuple[str, Any, str], page: JSON) -> int:
+    """Rule 1: what a cached page costs: its JSON text and the text of its key."""
+    return ENTRY_OVERHEAD_BYTES + text_bytes(key) + len(dumps(page))
+
+
 class ProxyLists:
     """List cache, change fan-out and shared subscriptions (see the module rules)."""
 
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
-        self.pages: OrderedDict[tuple[str, Any, str], JSON] = OrderedDict()
+        limits = proxy.limits
+        self.pages: BoundedMap[tuple[str, Any, str], JSON] = BoundedMap(
+            max_entries=limits.max_cached_pages,
+            max_bytes=limits.max_cached_page_bytes,
+            weigh=_page_bytes,
+        )
         self.param_headers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
+        # kind-ok: unbounded-table one whole listing per list method (four keys)
         self.listings: dict[str, list[JSON]] = {}
         """Whole upstream listings by list method (rule 7), until that kind changes."""
+        # kind-ok: unbounded-table templates of the cached upstream listing
         self.matchers: dict[str, TemplateMatcher | None] = {}
+        # kind-ok: unbounded-table ProxyLimits.max_upstream_subscriptions URIs of max_uri_bytes
         self.subscribed: set[str] = set()
         self._sub_lock = anyio.Lock()
 
@@ -129,8 +143,6 @@ class ProxyLists:
             hit = await (self._fetch_leased(ctx) if leased else self.fetch(ctx, method))
             if cacheable:
                 self.pages[key] = hit
-                while len(self.pages) > self.proxy.limits.max_cached_pages:
-                    self.pages.popitem(last=False)
         return filter_page(ctx, LIST_METHODS[method], downstream_result(ctx, method, hit))
 
     async def fetch(self, ctx: Context | None, method: str, params: JSON | None = None) -> JSON:

@@ -56,7 +56,11 @@ class ProxyLimits:
       server's ``state_ttl_s`` is cancelled upstream.
     - ``max_input_rounds`` (10): MRTR rounds the proxy drives itself (a handshake-era
       downstream client behind a 2026-07-28 upstream).
-    - ``max_cached_pages`` (256): list pages kept (until the upstream says list_changed).
+    - ``max_cached_pages`` (256) and ``max_cached_page_bytes`` (16 MiB): list pages
+      kept (until the upstream says list_changed), by count and by bytes (each page's
+      JSON text plus its key: the downstream cursor and capabilities, which the client
+      chooses); the least recently used go first, a page larger than the byte bound
+      alone is not kept.
     """
 
     timeout_s: float = 30.0
@@ -68,6 +72,7 @@ class ProxyLimits:
     max_parked_calls: int = 256
     max_input_rounds: int = 10
     max_cached_pages: int = 256
+    max_cached_page_bytes: int = 16 * 1024 * 1024
 
 
 def client_factory(

@@ -60,8 +60,11 @@ class _Call:
         self.first = ctx
         self.owner = client_key(ctx)
         self.caller = Caller(ctx, self.ask)
+        # kind-ok: unbounded-table this call's input requests, max_parked_calls calls
         self.pending: dict[str, JSON] = {}
+        # kind-ok: unbounded-table answers to this call's input requests only
         self.answers: dict[str, JSON] = {}
+        # kind-ok: unbounded-table this call's input requests, max_parked_calls calls
         self.arrived: dict[str, anyio.Event] = {}
         self.outcome: tuple[JSON | None, JSONRPCError | None] | None = None
         self.changed = anyio.Event()
@@ -105,6 +108,7 @@ class Parked:
 
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
+        # kind-ok: unbounded-table ProxyLimits.max_parked_calls, ids minted here
         self.calls: dict[str, _Call] = {}
 
     async def run(self, ctx: Context) -> JSON:

@@ -78,6 +78,7 @@ class Pin:
         self.token = next(_tokens)
         self.sessions: weakref.WeakSet[Any] = weakref.WeakSet()
         self.had_session = False
+        # kind-ok: unbounded-table max_upstream_subscriptions URIs (rule 5), each max_uri_bytes
         self.subscribed: set[str] = set()
         self.listens = 0
         """Open ``subscriptions/listen`` streams of the caller that rely on this process."""
@@ -96,6 +97,7 @@ class Pins:
     def __init__(self, upstream: Upstream, publish: Callable[[Change], None]) -> None:
         self.upstream = upstream
         self._publish = publish
+        # kind-ok: unbounded-table at most ProxyLimits.max_connections pins (rule 5), keyed by caller key
         self._pins: OrderedDict[str, Pin] = OrderedDict()
         self._lock = anyio.Lock()
 

@@ -212,6 +212,7 @@ class Upstream:
         self._tgs: list[anyio.abc.TaskGroup] = []
         self._main: Conn | None = None
         self._main_lock = anyio.Lock()
+        # kind-ok: unbounded-table ProxyLimits.max_idle_connections connections in all
         self._idle: dict[str, list[Conn]] = {}
         self._slots = anyio.Semaphore(limits.max_connections)
         self.capabilities: JSON = {}
@@ -220,6 +221,7 @@ class Upstream:
         self.server_info: JSON = {}
         self.instructions: str | None = None
         self.era: str | None = None
+        # kind-ok: unbounded-table ProxyLimits.max_upstream_subscriptions URIs of max_uri_bytes
         self.listen_uris: set[str] = set()
         self._listen_scope: anyio.CancelScope | None = None
         self.pins: Pins | None = None

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import as_object
 from mcpkit.server.resources import ResourceNotFoundError
+from mcpkit.server.tools import quoted_name
 from mcpkit.server.uritemplates import TemplateMatcher
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ async def _named(lists: ProxyLists, ctx: Context, kind: ListKind, name: Any, wha
     for item in await lists.items(f"{kind}/list"):
         if item.get("name") == name and visibility.shows(ctx, kind, item):
             return
-    raise JSONRPCError(INVALID_PARAMS, f"{what} {name!r}")
+    raise JSONRPCError(INVALID_PARAMS, f"{what} {quoted_name(name)}")
 
 
 async def _resource_visible(lists: ProxyLists, ctx: Context, uri: str) -> bool:

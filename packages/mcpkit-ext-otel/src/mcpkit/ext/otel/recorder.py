@@ -20,11 +20,23 @@ Rules:
    recorded only when ``record_arguments`` is on (they may be sensitive).
 6. Each operation records one ``mcp.{side}.operation.duration`` point (seconds) with the
    metric's attribute subset when it ends.
-7. What a message's shape gives (span name, the attributes of its method, target and
-   transport facts, their metric subset) is computed once per shape and kept in a
-   bounded table (``MAX_SHAPES`` entries, emptied when full: a peer choosing names
-   costs recomputation, never memory); each operation copies the span attributes, and
-   a successful one records the shared metric attributes as they are.
+7. What a message's shape gives (span name, the attributes of its method, resource URI
+   and transport facts, their metric subset) is computed once per shape and kept in a
+   table bounded by entries and bytes (``MAX_SHAPES`` entries, ``MAX_SHAPE_BYTES`` of
+   text; least recently used dropped: a peer choosing URIs costs recomputation, never
+   memory); each operation copies the span attributes, and a successful one records
+   the shared metric attributes as they are.
+8. A tool or prompt name (the peer's choice, issue 25 §3) is never read from the
+   message: the span starts as ``{mcp.method.name}`` and takes the ``target`` given at
+   :meth:`Recorder.end` (the server's registered name, the core's
+   ``TracedMessage.target``; on the sending side, the name the peer answered with a
+   result), renaming the span ``{mcp.method.name} {target}`` and setting
+   ``gen_ai.tool.name`` / ``gen_ai.prompt.name`` on the span and the duration point.
+   An unknown name leaves the span ``{mcp.method.name}`` (semconv rule 1).
+9. Recorded texts a peer chooses are bounded: an error code outside 32 bits is
+   ``error.type=_OTHER`` (not its digits); the span status message by
+   :data:`~.semconv.MAX_TEXT_BYTES`, ``gen_ai.tool.call.arguments`` and
+   ``gen_ai.tool.call.result`` by :data:`MAX_RECORDED_BYTES` (semconv rule 9).
 """
 
 from __future__ import annotations
@@ -38,15 +50,25 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from mcpkit.core.bounded import BoundedMap
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
 
-__all__ = ["MAX_SHAPES", "Operation", "Recorder"]
+__all__ = ["MAX_RECORDED_BYTES", "MAX_SHAPES", "MAX_SHAPE_BYTES", "Operation", "Recorder"]
 
 JSON = dict[str, Any]
 MAX_SHAPES = 1024
-"""Rule 7: the shapes one recorder keeps (method, target, transport facts)."""
+"""Rule 7: the shapes one recorder keeps (method, resource URI, transport facts)."""
+MAX_SHAPE_BYTES = 4 * 1024 * 1024
+"""Rule 7: the bytes of text those shapes hold in all (keys and attributes, 4 MiB)."""
+MAX_RECORDED_BYTES = 64 * 1024
+"""Rule 9: the longest recorded ``gen_ai.tool.call.arguments`` / ``.result`` (UTF-8)."""
+
+
+def shape_table() -> BoundedMap[Hashable, Any]:
+    """Rule 7: a table of shapes bounded by ``MAX_SHAPES`` and ``MAX_SHAPE_BYTES``."""
+    return BoundedMap(max_entries=MAX_SHAPES, max_bytes=MAX_SHAPE_BYTES)
 
 
 class Operation:
@@ -69,8 +91,9 @@ class Operation:
         self.token: object | None = None
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
+def _recorded(value: Any) -> str:
+    """Rule 9: ``value`` as compact JSON, cut to ``MAX_RECORDED_BYTES``."""
+    return S.bounded_text(json.dumps(value, separators=(",", ":"), default=str), MAX_RECORDED_BYTES)
 
 
 class Recorder:
@@ -92,7 +115,7 @@ class Recorder:
         self.record_arguments = record_arguments
         self.uri_in_span_name = uri_in_span_name
         self.metric_resource_uri = metric_resource_uri
-        self._shapes: dict[Hashable, tuple[str, S.Attributes, S.Attributes]] = {}
+        self._shapes: BoundedMap[Hashable, tuple[str, S.Attributes, S.Attributes]] = shape_table()
 
     def _shape(
         self,
@@ -102,13 +125,10 @@ class Recorder:
         extra_key: Hashable | None,
     ) -> tuple[str, S.Attributes, S.Attributes]:
         """Rule 7: ``(span name, span attributes without the request id, metric
-        attributes)`` of a message of this method, target and transport facts."""
-        target: Any = None
-        if params is not None:
-            target = params.get("name") if method in _NAMED else params.get("uri")
-            if not isinstance(target, str):
-                target = None
-        key = (method, target, extra_key) if extra_key is not None else None
+        attributes)`` of a message of this method, resource URI and transport facts
+        (never its tool or prompt name: rule 8)."""
+        uri = S.resource_uri(method, params)  # bounded (semconv rule 9)
+        key = (method, uri, extra_key) if extra_key is not None else None
         if key is not None:
             shape = self._shapes.get(key)
             if shape is not None:
@@ -122,8 +142,6 @@ class Recorder:
         )
         shape = (name, attrs, metric)
         if key is not None:
-            if len(self._shapes) >= MAX_SHAPES:
-                self._shapes.clear()
             self._shapes[key] = shape
         return shape
 
@@ -152,7 +170,7 @@ class Recorder:
         if self.record_arguments and method == "tools/call" and params is not None:
             args = params.get("arguments")
             if args is not None:
-                attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(args)
+                attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _recorded(args)
         if self.side == "server":
             if remote is not None:
                 ambient = trace.get_current_span().get_span_context()
@@ -175,11 +193,15 @@ class Recorder:
         result: Mapping[str, Any] | None = None,
         error: BaseException | None = None,
         error_object: Mapping[str, Any] | None = None,
+        target: str | None = None,
     ) -> None:
         """Close the span with the outcome (rules 4-5) and record the duration (rule 6).
         ``error_object``: a JSON-RPC error ``{code, message}`` answered or received;
-        ``error``: any other exception."""
+        ``error``: any other exception; ``target``: the registered tool or prompt name
+        (rule 8)."""
         span = op.span
+        if target is not None:
+            self._name(op, target)
         try:
             if error_object is not None:
                 self._error_response(op, error_object)
@@ -193,7 +215,7 @@ class Recorder:
                     span.set_status(Status(StatusCode.ERROR))
                 if self.record_arguments:
                     shown = {k: v for k, v in result.items() if k != "_meta"}
-                    span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, _json(shown))
+                    span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, _recorded(shown))
         finally:
             if op.token is not None:
                 otel_context.detach(op.token)  # type: ignore[arg-type]
@@ -206,18 +228,30 @@ class Recorder:
                 )
             self.durations.operation.record(time.perf_counter() - op.start, metric)
 
+    def _name(self, op: Operation, target: str) -> None:
+        """Rule 8: rename the span after its registered target and record it."""
+        named = S.target_attributes(op.method, target)
+        if not named:
+            return
+        op.span.update_name(S.span_name(op.method, target=target))
+        op.span.set_attributes(named)
+        op.attributes.update(named)
+        if op.metric is not None:
+            op.metric = {**op.metric, **named}
+
     def _error_response(self, op: Operation, error: Mapping[str, Any]) -> None:
         code = error.get("code")
         message = error.get("message")
         extra = (
             S.error_code_attributes(code)
-            if isinstance(code, int)
-            else {S.ERROR_TYPE: S.OTHER_ERROR}
+            if isinstance(code, int) and _INT32[0] <= code <= _INT32[1]
+            else {S.ERROR_TYPE: S.OTHER_ERROR}  # not a code: the peer's text (rule 9)
         )
         op.attributes.update(extra)
         op.metric = None
         op.span.set_attributes(extra)
-        op.span.set_status(Status(StatusCode.ERROR, message if isinstance(message, str) else None))
+        shown = S.bounded_text(message) if isinstance(message, str) else None
+        op.span.set_status(Status(StatusCode.ERROR, shown))
 
     def _fail(self, op: Operation, error: BaseException) -> None:
         code = getattr(error, "code", None)
@@ -230,11 +264,11 @@ class Recorder:
         op.span.set_attribute(S.ERROR_TYPE, kind)
         if isinstance(error, Exception):
             op.span.record_exception(error)
-        op.span.set_status(Status(StatusCode.ERROR, str(error) or kind))
+        op.span.set_status(Status(StatusCode.ERROR, S.bounded_text(str(error)) or kind))
 
 
-_NAMED = frozenset({"tools/call", "prompts/get"})
-"""Methods whose target is ``params.name`` (the others': ``params.uri``, rule 7)."""
+_INT32 = (-(2**31), 2**31 - 1)
+"""JSON-RPC error codes in use are 32-bit; a longer integer from a peer is ``_OTHER``."""
 
 
 def _is_jsonrpc_error(error: BaseException) -> bool:

@@ -8,8 +8,15 @@ Source: OpenTelemetry semantic conventions, ``docs/gen-ai/mcp.md`` and
 Rules:
 1. The span name is ``{mcp.method.name} {target}`` where the target is the tool name
    (``tools/call``) or the prompt name (``prompts/get``), else ``{mcp.method.name}``
-   alone. The resource URI is a target only when the user opts in
+   alone. The target is given by the caller, never read from ``params``: only a name
+   the server has found registered is one (issue 25 §3; the conventions: "if there is
+   no low-cardinality target available, the span name SHOULD be
+   ``{mcp.method.name}``"), and only when it is at most :data:`MAX_TARGET_BYTES`
+   (UTF-8). The resource URI is a target only when the user opts in
    (``uri_in_span_name``): it is high-cardinality.
+9. A peer-chosen text recorded as an attribute value or span name (the resource URI,
+   an error message received) is cut to :data:`MAX_TEXT_BYTES` UTF-8 bytes at a
+   character boundary, as an OpenTelemetry attribute length limit would.
 2. ``gen_ai.operation.name`` is ``execute_tool`` for ``tools/call`` and never set
    otherwise.
 3. ``jsonrpc.request.id`` is the id's string form; never set for a notification or a
@@ -40,6 +47,9 @@ __all__ = [
     "CLIENT_SESSION_DURATION",
     "DURATION_BUCKETS_S",
     "EXECUTE_TOOL",
+    "MAX_TARGET_BYTES",
+    "MAX_TEXT_BYTES",
+    "NAMED_METHODS",
     "OPERATION_METRIC_KEYS",
     "RESOURCE_URI_METHODS",
     "SERVER_OPERATION_DURATION",
@@ -47,10 +57,14 @@ __all__ = [
     "SESSION_METRIC_KEYS",
     "TOOL_ERROR",
     "TransportInfo",
+    "bounded_text",
     "error_code_attributes",
     "metric_attributes",
     "request_attributes",
+    "resource_uri",
     "span_name",
+    "target_attributes",
+    "usable_target",
 ]
 
 # -- attribute keys (registry: mcp, gen_ai, jsonrpc, rpc, error, network, server, client)
@@ -149,6 +163,31 @@ SESSION_METRIC_KEYS: Final = frozenset(
 
 Attributes = dict[str, str | int | bool | float]
 
+MAX_TARGET_BYTES: Final = 512
+"""Rule 1: the longest tool or prompt name used as a span name target and attribute
+(UTF-8 bytes; the spec advises names of at most 128 characters)."""
+MAX_TEXT_BYTES: Final = 1024
+"""Rule 9: the longest peer-chosen text kept in an attribute or span name (UTF-8 bytes)."""
+
+
+def bounded_text(text: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """Rule 9: ``text`` cut to at most ``max_bytes`` UTF-8 bytes at a character
+    boundary (``text`` itself when it fits)."""
+    if len(text) * 4 <= max_bytes:  # fits whatever its characters
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= max_bytes:
+        return text
+    return raw[:max_bytes].decode("utf-8", "ignore")
+
+
+def usable_target(name: str | None) -> str | None:
+    """Rule 1: ``name`` when it may be a span name target (a registered name given by
+    the caller, at most :data:`MAX_TARGET_BYTES`), else None."""
+    if name is None or not name or len(name.encode("utf-8", "surrogatepass")) > MAX_TARGET_BYTES:
+        return None
+    return name
+
 
 class TransportInfo:
     """What the conventions record of a transport (rule 6): ``kind`` is ``"stdio"``,
@@ -179,50 +218,59 @@ class TransportInfo:
         self.attributes: Attributes = attrs
 
 
-def _target(method: str, params: Mapping[str, Any] | None) -> str | None:
-    if params is None or method not in ("tools/call", "prompts/get"):
+NAMED_METHODS: Final = frozenset({"tools/call", "prompts/get"})
+"""Methods whose target is a tool or prompt name (rule 1)."""
+_NAME_KEY: Final = {"tools/call": GEN_AI_TOOL_NAME, "prompts/get": GEN_AI_PROMPT_NAME}
+
+
+def resource_uri(method: str, params: Mapping[str, Any] | None) -> str | None:
+    """Rules 4, 9: the (bounded) resource URI of a message that carries one, else None."""
+    if params is None or method not in RESOURCE_URI_METHODS:
         return None
-    name = params.get("name")
-    return name if isinstance(name, str) else None
+    uri = params.get("uri")
+    return bounded_text(uri) if isinstance(uri, str) else None
 
 
 def span_name(
-    method: str, params: Mapping[str, Any] | None, *, uri_in_span_name: bool = False
+    method: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    target: str | None = None,
+    uri_in_span_name: bool = False,
 ) -> str:
-    """Rule 1: ``"tools/call get-weather"``, ``"prompts/get review"``, ``"ping"``."""
-    target = _target(method, params)
-    if (
-        target is None
-        and uri_in_span_name
-        and params is not None
-        and method in RESOURCE_URI_METHODS
-    ):
-        uri = params.get("uri")
-        target = uri if isinstance(uri, str) else None
-    return method if target is None else f"{method} {target}"
+    """Rule 1: ``"tools/call get-weather"``, ``"prompts/get review"``, ``"ping"``.
+    ``target``: the registered tool or prompt name (never read from ``params``)."""
+    shown = usable_target(target) if method in NAMED_METHODS else None
+    if shown is None and uri_in_span_name:
+        shown = resource_uri(method, params)
+    return method if shown is None else f"{method} {shown}"
+
+
+def target_attributes(method: str, target: str | None) -> Attributes:
+    """Rule 1: ``gen_ai.tool.name`` / ``gen_ai.prompt.name`` for a registered target."""
+    key = _NAME_KEY.get(method)
+    shown = usable_target(target) if key is not None else None
+    return {} if key is None or shown is None else {key: shown}
 
 
 def request_attributes(
-    method: str, params: Mapping[str, Any] | None, request_id: str | int | None
+    method: str,
+    params: Mapping[str, Any] | None,
+    request_id: str | int | None,
+    *,
+    target: str | None = None,
 ) -> Attributes:
-    """Rules 2-4: the attributes a message gives by itself (method, id, tool, prompt,
-    resource URI)."""
+    """Rules 1-4: the attributes a message gives (method, id, the registered tool or
+    prompt name ``target``, resource URI)."""
     attrs: Attributes = {MCP_METHOD_NAME: method}
     if request_id is not None:
         attrs[JSONRPC_REQUEST_ID] = str(request_id)
     if method == "tools/call":
         attrs[GEN_AI_OPERATION_NAME] = EXECUTE_TOOL
-        name = _target(method, params)
-        if name is not None:
-            attrs[GEN_AI_TOOL_NAME] = name
-    elif method == "prompts/get":
-        name = _target(method, params)
-        if name is not None:
-            attrs[GEN_AI_PROMPT_NAME] = name
-    elif method in RESOURCE_URI_METHODS and params is not None:
-        uri = params.get("uri")
-        if isinstance(uri, str):
-            attrs[MCP_RESOURCE_URI] = uri
+    attrs.update(target_attributes(method, target))
+    uri = resource_uri(method, params)
+    if uri is not None:
+        attrs[MCP_RESOURCE_URI] = uri
     return attrs
 
 

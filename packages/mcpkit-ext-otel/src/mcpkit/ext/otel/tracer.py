@@ -27,8 +27,13 @@ Rules:
    ``mcp.server.session.duration`` or ``mcp.client.session.duration`` with the
    protocol version, transport attributes and ``error.type`` when it ended by an error.
 8. A message's facts (transport attributes, protocol version, session id) are computed
-   once per distinct value and kept in a bounded table (``recorder.MAX_SHAPES``
-   entries, emptied when full), keyed by exactly the values they are computed from.
+   once per distinct value and kept in a table bounded by entries and bytes
+   (``recorder.MAX_SHAPES``, ``recorder.MAX_SHAPE_BYTES``; least recently used
+   dropped), keyed by exactly the values they are computed from.
+10. The tool or prompt name (recorder rule 8): a handled message's (and a task's work)
+    is ``message.target``, the name the core found registered; a sent message's is
+    the name it carried once the peer answered it with a result (the peer serves
+    it); otherwise none, and the span keeps the name ``{mcp.method.name}``.
 9. Hooks never raise into mcpkit: the OpenTelemetry API does not raise, and what this
    module computes is guarded by the types it reads.
 """
@@ -48,7 +53,7 @@ from mcpkit.core.tracing import TraceContext, TracedMessage
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
 from mcpkit.ext.otel.propagation import as_trace_context, inject, remote_context
-from mcpkit.ext.otel.recorder import MAX_SHAPES, Operation, Recorder
+from mcpkit.ext.otel.recorder import Operation, Recorder, shape_table
 
 __all__ = ["OtelTracer", "transport_attributes"]
 
@@ -106,7 +111,7 @@ class _Facts:
     __slots__ = ("table",)
 
     def __init__(self) -> None:
-        self.table: dict[Hashable, S.Attributes] = {}
+        self.table = shape_table()
 
     def of(self, message: TracedMessage) -> tuple[Hashable, S.Attributes]:
         """``(key, attributes)``; the attributes are shared: never mutate them."""
@@ -123,8 +128,6 @@ class _Facts:
                 attrs[S.MCP_PROTOCOL_VERSION] = message.protocol_version
             if message.session_id is not None:
                 attrs[S.MCP_SESSION_ID] = message.session_id
-            if len(self.table) >= MAX_SHAPES:
-                self.table.clear()
             self.table[key] = attrs
         return key, attrs
 
@@ -152,6 +155,7 @@ class OtelTracer:
         self.outbound = Recorder("client", tracer, durations_out, **options)
         self.tracer = tracer
         self.propagator = propagator
+        # kind-ok: unbounded-table two fixed keys, server and client
         self.sessions = {"server": durations_in.session, "client": durations_out.session}
         self.facts = _Facts()
 
@@ -196,7 +200,7 @@ class OtelTracer:
         parent = self._remote(message.link or message.trace_context)
         attrs = S.request_attributes(message.method, message.params, None)
         attrs.update(self.facts.of(message)[1])
-        name = S.span_name(message.method, message.params)
+        name = S.span_name(message.method, message.params)  # named on exit (rule 10)
         span = self.tracer.start_span(
             name, context=parent, kind=SpanKind.INTERNAL, attributes=attrs
         )
@@ -245,7 +249,7 @@ class _Handled:
             # set while handling (a tasks/* poll names its task's creating request)
             for link in self.owner._link(message.link) or ():  # pyright: ignore[reportPrivateUsage]
                 op.span.add_link(link.context)
-        self.owner.inbound.end(op, **_outcome(message))
+        self.owner.inbound.end(op, target=message.target, **_outcome(message))
 
 
 class _Sent:
@@ -273,7 +277,17 @@ class _Sent:
         inject(message.meta, op.span, trace.set_span_in_context(op.span), owner.propagator)
 
     def __exit__(self, *exc_info: object) -> None:
-        self.owner.outbound.end(self.op, **_outcome(self.message))
+        message = self.message
+        self.owner.outbound.end(self.op, target=_answered_name(message), **_outcome(message))
+
+
+def _answered_name(message: TracedMessage) -> str | None:
+    """Rule 10: the tool or prompt name a sent request carried, once the peer answered
+    it with a result."""
+    if message.result is None or message.method not in S.NAMED_METHODS:
+        return None
+    name: Any = (message.params or {}).get("name")
+    return name if isinstance(name, str) else None
 
 
 def _outcome(message: TracedMessage) -> dict[str, Any]:

@@ -146,6 +146,7 @@ class TaskClient:
         client.extensions.setdefault(EXTENSION_ID, TASKS_EXTENSION)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             client.add_name_param(method, "taskId")  # Mcp-Name over HTTP (SEP-2663)
+        # kind-ok: unbounded-table tasks this client awaits, dropped when each ends
         self._answered: dict[str, set[str]] = {}
 
     @property

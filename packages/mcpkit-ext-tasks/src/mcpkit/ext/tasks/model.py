@@ -105,6 +105,7 @@ class TaskRecord:
     result: JSON | None = None
     error: JSON | None = None
     input_requests: dict[str, JSON] = field(default_factory=dict[str, JSON])
+    # kind-ok: unbounded-table keys are outstanding input requests, taken by the task
     responses: dict[str, JSON] = field(default_factory=dict[str, JSON])
     cancel_requested: bool = False
     seq: int = 0

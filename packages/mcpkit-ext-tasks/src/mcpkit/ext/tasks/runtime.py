@@ -65,7 +65,7 @@ import anyio.lowlevel
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
-from mcpkit.core.tracing import TraceContext, TracedMessage, current, run_work
+from mcpkit.core.tracing import TraceContext, TracedMessage, current, run_work, set_target
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
 from mcpkit.ext.tasks.model import EXTENSION_ID, RELATED_TASK, TaskRecord, obj
@@ -154,8 +154,10 @@ class Job:
     log_level: str | None = None
     handle: TaskHandle | None = None
     scope: anyio.CancelScope | None = None
+    # kind-ok: unbounded-table one task's input keys, chosen by server code
     relaying: set[str] = field(default_factory=set[str])
     trace_context: TraceContext | None = None
+    # kind-ok: unbounded-table one request's transport facts, built by core
     transport: JSON = field(default_factory=dict[str, Any])
 
 
@@ -262,7 +264,9 @@ class Tasks:
         self.poll_interval_ms = poll_interval_ms
         self.watch_interval_s = watch_interval_s
         self.server: Server | None = None
+        # kind-ok: unbounded-table tools the server's code registers
         self.options: dict[str, ToolTaskOptions] = {}
+        # kind-ok: unbounded-table running tasks, max_tasks, ids minted here
         self.running: dict[str, Job] = {}
         self._groups: list[anyio.abc.TaskGroup] = []
 
@@ -347,6 +351,7 @@ class Tasks:
         tool = self.server.visibility.tool(ctx, name) if self.server else None
         if tool is None:
             return await call_next(ctx)
+        set_target(tool.name)  # registered: a tracer may name the span after it
         if ctx.era == "modern" and self.modern:
             from mcpkit.ext.tasks.modern import tools_call
 

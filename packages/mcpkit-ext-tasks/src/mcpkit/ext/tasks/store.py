@@ -180,6 +180,7 @@ class ChangeFeed:
     does not relay what each replica publishes itself."""
 
     def __init__(self) -> None:
+        # kind-ok: unbounded-table waiters on live tasks, ids minted here
         self._events: dict[str, anyio.Event] = {}
         self._callbacks: list[ChangeCallback] = []
 
@@ -247,13 +248,18 @@ class InMemoryTaskStore(ChangeFeed):
         self.max_result_bytes_total = max_result_bytes_total
         self.result_bytes = 0
         """JSON bytes of the finished tasks' payloads held now (rule 7)."""
+        # kind-ok: unbounded-table finished tasks, max_tasks, ids minted here
         self._payload: dict[str, int] = {}
         self.max_active_per_owner = max_active_per_owner
         self.clock = clock
+        # kind-ok: unbounded-table max_tasks tasks, ids minted here, payload bytes bounded
         self._tasks: dict[str, TaskRecord] = {}
         self._expiry: list[tuple[float, str]] = []
+        # kind-ok: unbounded-table mirrors _tasks keys, max_tasks
         self._finished: dict[str, None] = {}
+        # kind-ok: unbounded-table owners of held tasks, max_tasks
         self._by_owner: dict[str | None, dict[str, None]] = {}
+        # kind-ok: unbounded-table owners of held tasks, max_tasks
         self._active: dict[str | None, int] = {}
         self._seq = 0
 

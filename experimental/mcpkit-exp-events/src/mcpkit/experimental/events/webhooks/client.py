@@ -61,6 +61,7 @@ class WebhookSubscription:
     route: str
     secret: str = field(repr=False)
     ttl_ms: Any = _OMIT
+    # kind-ok: unbounded-table one subscribe result, the server's answer
     result: JSON = field(default_factory=dict[str, Any])
     bound_secret: str | None = field(default=None, repr=False)
 

@@ -305,6 +305,7 @@ class ServerKeys:
         self.max_signatures = max_signatures
         self.min_refresh_s = min_refresh_s
         self._static = [key for doc in jwks for key in self._parse(doc)]
+        # kind-ok: unbounded-table keys are the configured JWKS URLs
         self._fetched: dict[str, list[tuple[str, Ed25519PublicKey]]] = {}
         self._fetched_at = float("-inf")
         self._lock = anyio.Lock()

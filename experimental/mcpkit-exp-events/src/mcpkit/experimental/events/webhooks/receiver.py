@@ -26,7 +26,8 @@ Rules:
    is never verified with another subscription's secret nor with a registered secret
    not yet bound. A delivery for an id with no bound secret is 425 (retryable: the
    subscribe response may not have arrived yet). At most ``max_subscriptions`` ids are
-   bound over all routes (the least recently bound is forgotten, with its cursor).
+   bound over all routes (the least recently bound is forgotten, with its cursor),
+   each of at most :data:`MAX_SUBSCRIPTION_ID_BYTES` (a longer one is refused).
 5. A ``verification`` envelope whose signature verifies with a secret bound to
    ``(route, id)`` or a secret registered (pending) in the route is answered
    ``200 {"challenge": <nonce>}``; it binds nothing and is not forwarded.
@@ -45,7 +46,9 @@ Rules:
    acknowledgement contract); if it raises, 500 (the sender retries) and the id is not
    remembered.
 8. The latest cursor per ``(route, id)`` (from events and ``gap``) is kept for refreshes
-   (:meth:`WebhookReceiver.cursor`). Secrets never reach logs.
+   (:meth:`WebhookReceiver.cursor`), when it is at most :data:`MAX_CURSOR_BYTES` (the
+   server's choice: a longer one is kept as None, so ``max_subscriptions`` cursors
+   hold at most that many KiB; issue 25 §3). Secrets never reach logs.
 9. :meth:`WebhookReceiver.routes` mounts the receiver and serves the receiver document
    ``/.well-known/mcp-webhook-receiver.json`` for the mount (SEP option 4,
    :mod:`.wellknown`), so servers verify the callback URLs below it without a challenge.
@@ -91,6 +94,13 @@ if TYPE_CHECKING:
     from mcpkit.experimental.events.webhooks.identity import ServerKeys
 
 __all__ = ["SubscriptionIdConflict", "WebhookMessage", "WebhookReceiver"]
+
+MAX_SUBSCRIPTION_ID_BYTES = 1024
+"""Rule 4: the longest subscription id bound (UTF-8 bytes): ``max_subscriptions`` ids
+hold at most that many KiB whatever a server returns."""
+MAX_CURSOR_BYTES = 1024
+"""Rule 8: the longest cursor kept (UTF-8 bytes; ``EventsLimits.max_cursor_bytes``'
+default, the longest an mcpkit server accepts back)."""
 
 logger = logging.getLogger("mcpkit.experimental.events.webhooks")
 JSON = dict[str, Any]
@@ -171,13 +181,19 @@ class WebhookReceiver:
         self.max_pending_secrets = max_pending_secrets
         self.max_subscriptions = max_subscriptions
         self.server_keys = server_keys
+        # kind-ok: unbounded-table max_subscriptions routes, 32 hex digits each
         self._servers: dict[str, str] = {}
         """Rule 11: route -> the MCP server URL its deliveries come from."""
+        # kind-ok: unbounded-table max_subscriptions, ids MAX_SUBSCRIPTION_ID_BYTES
         self._bound: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
+        # kind-ok: unbounded-table max_pending_secrets secrets this client generated
         self._pending: OrderedDict[tuple[str, str], None] = OrderedDict()
+        # kind-ok: unbounded-table max_seen 32-byte digests over all routes
         self._seen: dict[str, OrderedDict[bytes, float]] = {}
         self._seen_total = 0
+        # kind-ok: unbounded-table deliveries being handled now, 32-byte digests
         self._busy: set[tuple[str, bytes]] = set()
+        # kind-ok: unbounded-table keys are bound ids (max_subscriptions), cursors MAX_CURSOR_BYTES
         self._cursors: dict[tuple[str, str], str | None] = {}
 
     # -- routes ---------------------------------------------------------------------
@@ -237,7 +253,12 @@ class WebhookReceiver:
         rule 4). An id bound to other secrets is rebound only when ``replaces`` is one of
         them (a rotation: both verify until the next one); otherwise
         :class:`SubscriptionIdConflict`. Beyond ``max_subscriptions`` bound ids the least
-        recently bound is forgotten."""
+        recently bound is forgotten. ``ValueError`` for an id over
+        :data:`MAX_SUBSCRIPTION_ID_BYTES` (the server's choice: rule 4)."""
+        if len(subscription_id.encode()) > MAX_SUBSCRIPTION_ID_BYTES:
+            raise ValueError(
+                f"a subscription id over {MAX_SUBSCRIPTION_ID_BYTES} bytes is not bound"
+            )
         key = (check_route(route), subscription_id)
         current = self._bound.get(key)
         if current and secret not in current and replaces not in current:
@@ -400,7 +421,8 @@ class WebhookReceiver:
         self._remember(key)
         if typed != "terminated" and "cursor" in message and (route, sub_id) in self._bound:
             cursor = message["cursor"]
-            self._cursors[(route, sub_id)] = cursor if isinstance(cursor, str) else None
+            kept = isinstance(cursor, str) and len(cursor.encode()) <= MAX_CURSOR_BYTES
+            self._cursors[(route, sub_id)] = cursor if kept else None
         elif typed == "terminated":
             self.forget(sub_id, route=route)
         return Response(status_code=204)

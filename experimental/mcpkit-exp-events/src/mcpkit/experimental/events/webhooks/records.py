@@ -204,9 +204,13 @@ class InMemorySubscriptions:
     durable = False
 
     def __init__(self, *, max_verifications: int = 10_000) -> None:
+        # kind-ok: unbounded-table max_subscriptions records, callback URLs max_url_bytes
         self._subs: dict[str, WebhookSubscription] = {}
+        # kind-ok: unbounded-table one per stored subscription, max_subscriptions
         self._states: dict[str, DeliveryState] = {}
+        # kind-ok: unbounded-table one per stored subscription, max_subscriptions
         self._positions: dict[str, tuple[str, int]] = {}
+        # kind-ok: unbounded-table max_verifications, URLs max_url_bytes
         self._verified: OrderedDict[tuple[str, str], float] = OrderedDict()
         self.max_verifications = max_verifications
 

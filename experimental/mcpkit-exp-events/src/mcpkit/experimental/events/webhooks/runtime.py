@@ -209,8 +209,11 @@ class Webhooks:
         self.reauthorize_s = reauthorize_s
         self.authorize_timeout_s = authorize_timeout_s
         self.hook_timeout_s = hook_timeout_s
+        # kind-ok: unbounded-table one per stored subscription, max_subscriptions
         self.deliveries: dict[str, SubscriptionDelivery] = {}
+        # kind-ok: unbounded-table one per stored subscription, max_subscriptions
         self._scopes: dict[str, anyio.CancelScope] = {}
+        # kind-ok: unbounded-table one per stored subscription, max_subscriptions
         self._recheck: dict[str, anyio.Event] = {}
         """Rule 7: set to make a delivery's authorization task check (and resume) now."""
         self._kick = anyio.Event()

@@ -55,6 +55,7 @@ class GetResult:
     status: int | None
     error: str | None
     body: bytes = b""
+    # kind-ok: unbounded-table one delivery's headers, built here
     headers: dict[str, str] = field(default_factory=dict[str, str])
     oversize: bool = False
 
@@ -105,6 +106,7 @@ class Sender:
         self.request_timeout_s = request_timeout_s
         self.max_response_bytes = max_response_bytes
         self.max_clients = max_clients
+        # kind-ok: unbounded-table max_clients hosts of validated callback URLs
         self._clients: OrderedDict[str, httpx2.AsyncClient] = OrderedDict()
         self._retired: list[httpx2.AsyncClient] = []
 

@@ -117,6 +117,7 @@ class Verifier:
         self.verified_urls = tuple(verified_urls)
         self.spacer = HostSpacer(limits.verification_interval_s, limits.max_verifications)
         self.documents = ReceiverDocuments(sender, well_known or WellKnownPolicy())
+        # kind-ok: unbounded-table verifications in progress only, max_verifications
         self._turns: dict[tuple[str, str], tuple[anyio.Lock, int]] = {}
 
     @contextlib.asynccontextmanager

@@ -101,6 +101,7 @@ class HostSpacer:
     def __init__(self, interval_s: float, max_hosts: int) -> None:
         self.interval_s = interval_s
         self.max_hosts = max_hosts
+        # kind-ok: unbounded-table max_hosts hosts, rate-limit table
         self._last: OrderedDict[str, float] = OrderedDict()
         self._lock = anyio.Lock()
 
@@ -203,7 +204,9 @@ class ReceiverDocuments:
         self.sender = sender
         self.policy = policy
         self.spacer = HostSpacer(policy.fetch_interval_s, policy.max_origins)
+        # kind-ok: unbounded-table max_origins origins of validated callback URLs
         self._cache: OrderedDict[Origin, tuple[float, tuple[str, ...] | None]] = OrderedDict()
+        # kind-ok: unbounded-table fetches in progress only, origins of validated URLs
         self._inflight: dict[Origin, anyio.Event] = {}
 
     async def covers(self, url: str) -> bool:

@@ -219,6 +219,7 @@ class GrantContext:
     scopes: list[str]
     registration: ClientRegistration
     dpop: DPoPSigner | None = None
+    # kind-ok: unbounded-table keys are origins this grant talks to
     nonces: dict[str, str] = field(default_factory=dict[str, str])
     """Last ``DPoP-Nonce`` per authorization-server origin (rule 2); the provider keeps
     the resource servers' nonces apart, so one server's nonce never goes to another

@@ -177,8 +177,11 @@ class OAuthProvider:
         self.extensions: list[Any] = list(getattr(grant, "extensions", ()) or ())
         self.discovery: Discovery | None = None
         """What the last flow discovered, for any server (None before the first 401)."""
+        # kind-ok: unbounded-table at most MAX_TARGETS endpoints, URLs the application connects to
         self._targets: OrderedDict[str, _Target] = OrderedDict()
+        # kind-ok: unbounded-table keys are the origins this provider sends to, one nonce each
         self._rs_nonces: dict[str, str] = {}
+        # kind-ok: unbounded-table keys are the origins this provider sends to, one nonce each
         self._as_nonces: dict[str, str] = {}
         self._registration_issuer: str | None = registration.issuer if registration else None
 

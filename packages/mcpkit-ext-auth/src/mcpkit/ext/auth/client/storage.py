@@ -54,7 +54,9 @@ class MemoryTokenStorage:
     """Rule 2."""
 
     def __init__(self) -> None:
+        # kind-ok: unbounded-table keys are the resources this client is configured for
         self._tokens: dict[str, TokenSet] = {}
+        # kind-ok: unbounded-table keys are configured resources and their issuers
         self._registrations: dict[tuple[str, str], ClientRegistration] = {}
 
     async def get_tokens(self, resource: str) -> TokenSet | None:

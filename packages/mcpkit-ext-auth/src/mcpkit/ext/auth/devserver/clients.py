@@ -109,6 +109,7 @@ class ClientStore:
     ``cimd_ttl_s``)."""
 
     def __init__(self, limits: DevServerLimits) -> None:
+        # kind-ok: unbounded-table clients the operator pre-registers
         self._static: dict[str, DevClient] = {}
         self._dynamic: ExpiringStore[DevClient] = ExpiringStore(
             max_entries=limits.max_clients, ttl_s=limits.client_ttl_s

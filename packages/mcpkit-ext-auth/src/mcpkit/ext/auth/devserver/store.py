@@ -32,6 +32,7 @@ class ExpiringStore(Generic[V]):
         self.max_entries = max_entries
         self.ttl_s = ttl_s
         self._clock = clock
+        # kind-ok: unbounded-table max_entries, each built from a size-bounded request
         self._entries: OrderedDict[str, tuple[float, V]] = OrderedDict()
 
     def __len__(self) -> int:

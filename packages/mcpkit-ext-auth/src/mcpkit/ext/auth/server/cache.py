@@ -31,6 +31,7 @@ class TokenCache:
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
+        # kind-ok: unbounded-table max_entries, 32-byte digest keys, tokens under max_token_bytes
         self._entries: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
         self._clock = time.time
 

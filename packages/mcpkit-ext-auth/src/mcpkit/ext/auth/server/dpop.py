@@ -19,7 +19,8 @@ Rules:
    ``nonce_secret``, so any replica with the secret checks it without state; a proof
    without a nonce, or with one that does not open or is older than ``nonce_ttl_s``,
    is refused with ``use_dpop_nonce`` and a fresh nonce in ``DPoP-Nonce``.
-5. The optional replay cache remembers ``(thumbprint, jti)`` until the proof's ``iat``
+5. The optional replay cache remembers ``(thumbprint, jti)`` (as its SHA-256 digest:
+   32 bytes whatever the proof says) until the proof's ``iat``
    leaves the window, at most ``max_dpop_jti`` entries (the oldest go first); a second
    use is ``invalid_dpop_proof``.
 6. Every failure is :class:`~.errors.InvalidToken` with ``error="invalid_dpop_proof"``
@@ -89,7 +90,8 @@ class DPoPVerifier:
         if len(secret) not in (16, 24, 32):
             raise ValueError("DPoPSettings.nonce_secret must be 16, 24 or 32 bytes")
         self._aead = AESGCM(secret)
-        self._seen: OrderedDict[tuple[str, str], float] = OrderedDict()
+        # kind-ok: unbounded-table max_dpop_jti entries, keys 32-byte digests
+        self._seen: OrderedDict[bytes, float] = OrderedDict()
 
     # -- nonces (rule 4) -----------------------------------------------------------
     def new_nonce(self) -> str:
@@ -195,7 +197,8 @@ class DPoPVerifier:
             if until > now:
                 break
             del seen[oldest_key]
-        key = (thumbprint, str(claims["jti"]))
+        # a fixed-size digest: the proof's text is the client's choice (issue 25 §3)
+        key = hashlib.sha256(f"{thumbprint} {claims['jti']}".encode()).digest()
         if key in seen:
             raise _fail("DPoP proof replayed")
         seen[key] = float(claims["iat"]) + self.settings.iat_window_s

@@ -25,6 +25,7 @@ class StaticTokenValidator:
     is then ``"dev"``)."""
 
     def __init__(self, tokens: Mapping[str, Principal | Iterable[str]]) -> None:
+        # kind-ok: unbounded-table tokens the operator configures
         self._table: dict[bytes, Principal] = {}
         for token, value in tokens.items():
             principal = (

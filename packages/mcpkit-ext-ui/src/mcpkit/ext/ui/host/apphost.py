@@ -154,6 +154,7 @@ class AppHost:
         self.resource_uri = resource_uri
         self.host_info: JSON = dict(host_info or {"name": "mcpkit-host", "version": "1"})
         self._extra_capabilities: JSON = dict(host_capabilities or {})
+        # kind-ok: unbounded-table context the host application configures
         self.host_context: JSON = dict(host_context or {})
         self.host_context.setdefault("displayMode", "inline")
         self.callbacks = Callbacks(
@@ -169,6 +170,7 @@ class AppHost:
         self.limits = limits
         self.resource: AppResource | None = None
         self.tool: JSON | None = None
+        # kind-ok: unbounded-table replaced whole, HostLimits.max_tool_index_bytes
         self._tools: dict[str, JSON] = {}
         self._channel = ViewChannel(limits)
         self.initialized = anyio.Event()
@@ -191,7 +193,10 @@ class AppHost:
         """Re-read the server's tool list (all pages, at most ``max_tool_pages``;
         ``use_cache``: what the client's cache holds as fresh may answer)."""
         tools = await list_server_tools(
-            self.client, self.limits.max_tool_pages, use_cache=use_cache
+            self.client,
+            self.limits.max_tool_pages,
+            max_bytes=self.limits.max_tool_index_bytes,
+            use_cache=use_cache,
         )
         self._tools = tools
         self.tool = tools.get(self.tool_name)

@@ -96,8 +96,11 @@ class ViewTable:
     def __init__(self, max_views: int, idle_s: float) -> None:
         self.max_views = max_views
         self.idle_s = idle_s
+        # kind-ok: unbounded-table HostLimits.max_views, ids minted here
         self.views: dict[str, AppHost] = {}
+        # kind-ok: unbounded-table HostLimits.max_views, ids minted here
         self.reading: set[str] = set()
+        # kind-ok: unbounded-table HostLimits.max_views, ids minted here
         self.seen: dict[str, float] = {}
 
     def add(self, host: AppHost) -> str:

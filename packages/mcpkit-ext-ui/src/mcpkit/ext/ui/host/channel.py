@@ -65,6 +65,7 @@ class ViewChannel:
         self._held: list[JSON] = []
         self.open = False
         self.closed = False
+        # kind-ok: unbounded-table max_pending_host_requests, ids minted here
         self._pending: dict[str, _Pending] = {}
         self._next_id = 0
 

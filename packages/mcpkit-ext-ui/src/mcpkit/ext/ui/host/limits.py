@@ -14,6 +14,8 @@ Rules:
    policy).
 3. The bridge endpoint holds at most ``max_views`` views (views idle for
    ``view_idle_timeout_s`` make room) and reads at most ``max_body_bytes`` of a body.
+4. What a server lists is kept up to ``max_tool_pages`` pages and
+   ``max_tool_index_bytes`` of tool definitions per server (issue 25 §3).
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ class HostLimits:
     """How long the bridge's ``DELETE`` waits for the view to answer ``ui/resource-teardown``."""
     max_tool_pages: int = 100
     """``tools/list`` pages read when the host indexes the server's tools."""
+    max_tool_index_bytes: int = 8 * 1024 * 1024
+    """The tool definitions kept of one server (compact JSON, 8 MiB): the server chooses
+    their names and descriptions; a bigger listing is refused, the last index kept."""
     max_views: int = 64
     """Views one bridge endpoint holds at once."""
     max_body_bytes: int = 4 * 1024 * 1024

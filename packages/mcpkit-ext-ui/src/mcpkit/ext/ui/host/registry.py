@@ -24,7 +24,9 @@ Rules:
    re-index that server (both eras); :attr:`ServerRegistry.generation` counts re-indexes
    and :meth:`ServerRegistry.changed` waits for the next one. A server whose list cannot
    be read keeps its last index and the failure is logged.
-5. Every server's list is read at most ``max_tool_pages`` pages.
+5. Every server's list is read at most ``max_tool_pages`` pages and kept up to
+   ``max_tool_index_bytes`` of definitions (a bigger one is refused like an unreadable
+   one: the last index is kept; issue 25 §3).
 """
 
 from __future__ import annotations
@@ -87,14 +89,16 @@ class ServerRegistry:
     ) -> None:
         self.resolver = resolver
         self.limits = limits
+        # kind-ok: unbounded-table keys are server names the host registers
         self.clients: dict[str, Client] = {}
+        # kind-ok: unbounded-table one index per registered server, each max_tool_index_bytes
         self._by_server: dict[str, dict[str, JSON]] = {}
         self._routes: dict[str, RoutedTool] = {}
         self.conflicts: list[str] = []
         self.generation = 0
         self._changed = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
-        self.watching: set[str] = set()
+        self.watching: set[str] = set()  # kind-ok: unbounded-table names of registered servers
         """Servers whose list changes are being tracked now (rule 4)."""
 
     # -- servers ------------------------------------------------------------------------
@@ -121,7 +125,9 @@ class ServerRegistry:
                 raise LookupError(f"unknown server {server!r}")
             try:
                 self._by_server[server] = await list_server_tools(
-                    client, self.limits.max_tool_pages
+                    client,
+                    self.limits.max_tool_pages,
+                    max_bytes=self.limits.max_tool_index_bytes,
                 )
             except Exception as exc:
                 logger.warning("tools/list of server %r failed: %s", server, exc)

@@ -17,6 +17,10 @@ Rules:
    is not a string starting with ``ui://`` means no app (fails closed).
 4. Tools may be wire dicts or typed objects with a ``meta`` attribute (mcpkit's
    :class:`~mcpkit.core.types.Tool`); both are read the same way.
+5. A server's tool index (:func:`list_server_tools`) holds at most ``max_bytes`` of
+   tool definitions (their compact JSON text; the server chooses names and
+   descriptions, issue 25 §3): a listing beyond it raises ``ValueError`` and the
+   caller keeps what it had.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mcpkit.core.jsonrpc import dumps
 from mcpkit.core.shapes import as_list, as_object, as_str
 from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY, TOOLS_LIST
 from mcpkit.ext.ui.visibility import AGENT, APP, listed, may_use, tool_meta, tool_visibility
@@ -59,12 +64,14 @@ def _ui(tool: Any) -> Mapping[str, Any]:
 
 
 async def list_server_tools(
-    client: Client, max_pages: int, *, use_cache: bool = False
+    client: Client, max_pages: int, *, max_bytes: int, use_cache: bool = False
 ) -> dict[str, JSON]:
     """The server's tools by name, reading at most ``max_pages`` pages of ``tools/list``
     (from the client's cache only with ``use_cache``: an entry the server declared fresh
-    and no ``list_changed`` since); entries without a string name are skipped."""
+    and no ``list_changed`` since); entries without a string name are skipped. Raises
+    ``ValueError`` when the definitions kept exceed ``max_bytes`` (rule 5)."""
     tools: dict[str, JSON] = {}
+    held = 0
     cursor: str | None = None
     for _ in range(max_pages):
         page = await client.request(
@@ -74,6 +81,12 @@ async def list_server_tools(
             tool = as_object(item)
             name = as_str(tool.get("name")) if tool is not None else None
             if tool is not None and name is not None:
+                held += len(dumps(tool))
+                if held > max_bytes:
+                    raise ValueError(
+                        f"the server's tools exceed {max_bytes} bytes "
+                        "(HostLimits.max_tool_index_bytes)"
+                    )
                 tools[name] = tool
         cursor = as_str(page.get("nextCursor")) or None
         if cursor is None:
