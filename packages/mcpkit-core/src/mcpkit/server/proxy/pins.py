@@ -97,7 +97,7 @@ class Pins:
     def __init__(self, upstream: Upstream, publish: Callable[[Change], None]) -> None:
         self.upstream = upstream
         self._publish = publish
-        # kind-ok: unbounded-table at most ProxyLimits.max_connections pins (rule 5), keyed by caller key
+        # kind-ok: unbounded-table at most ProxyLimits.max_connections pins (rule 5)
         self._pins: OrderedDict[str, Pin] = OrderedDict()
         self._lock = anyio.Lock()
 
