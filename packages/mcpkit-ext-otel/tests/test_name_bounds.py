@@ -130,3 +130,42 @@ async def test_an_error_code_that_is_no_32_bit_integer_is_other(telemetry: Telem
         await run_sent(tracer, TracedMessage("client", "request", "ping", {}), refused)
     span = next(s for s in telemetry.spans() if s.name == "ping")
     assert dict(span.attributes or {})["error.type"] == "_OTHER"
+
+
+async def test_methods_nothing_serves_are_never_kept_at_length_nor_as_metric_streams(
+    telemetry: Telemetry,
+) -> None:
+    """Semconv rule 10, recorder rule 9: ``mcp.method.name`` is the peer's text. Before,
+    40 requests and 40 notifications with 1 MB method names left 80 MB in span names
+    and, worse, 80 MB in the duration histogram's attribute sets, which the metrics SDK
+    keeps for the process's life (up to its cardinality limit of 2,000 streams); short
+    unknown methods each made a metric stream of their own."""
+    server, tracer = instrumented(telemetry)
+    async with Client(server, mode="legacy") as client:
+        for i in range(CALLS):
+            with pytest.raises(JSONRPCError):
+                await client.request(f"{i:02d}" + "m" * NAME_BYTES, {})
+            with pytest.raises(JSONRPCError):
+                await client.request(f"custom/{i:02d}", {})  # short, still the peer's
+            await client.notify(f"notifications/{i:02d}" + "n" * NAME_BYTES, {})
+        with pytest.raises(JSONRPCError):
+            await client.request("sampling/createMessage", {})  # a client method
+        await client.call_tool("echo", {"text": "hi"})
+    assert held(tracer) <= HELD_BOUND
+    spans = telemetry.spans()
+    assert sum(len(s.name.encode()) for s in spans) <= len(spans) * TEXT_BOUND
+    for span in spans:
+        assert len(str(dict(span.attributes or {}).get("mcp.method.name")).encode()) <= 512
+    points = telemetry.points("mcp.server.operation.duration")
+    methods = {str(dict(p.attributes).get("mcp.method.name")) for p in points}
+    assert methods <= {
+        "_OTHER",
+        "initialize",
+        "notifications/initialized",
+        "sampling/createMessage",  # a well-known method stays itself when refused
+        "tools/call",
+        "tools/list",  # the client's call_tool reads the listing
+    }
+    assert "sampling/createMessage" in methods
+    assert "_OTHER" in methods
+    assert sum(len(str(dict(p.attributes))) for p in points) <= 64 * 1024

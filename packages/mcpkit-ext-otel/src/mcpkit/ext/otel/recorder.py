@@ -36,7 +36,11 @@ Rules:
 9. Recorded texts a peer chooses are bounded: an error code outside 32 bits is
    ``error.type=_OTHER`` (not its digits); the span status message by
    :data:`~.semconv.MAX_TEXT_BYTES`, ``gen_ai.tool.call.arguments`` and
-   ``gen_ai.tool.call.result`` by :data:`MAX_RECORDED_BYTES` (semconv rule 9).
+   ``gen_ai.tool.call.result`` by :data:`MAX_RECORDED_BYTES` (semconv rule 9). A method
+   longer than :data:`~.semconv.MAX_TARGET_BYTES` is ``_OTHER``, and so is a method
+   outside the conventions' well-known values once answered -32601 (the peer sent a
+   method nothing serves): the span is renamed ``_OTHER`` and the duration point
+   carries ``mcp.method.name=_OTHER`` (semconv rule 10).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from mcpkit.core.bounded import BoundedMap
-from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.core.jsonrpc import METHOD_NOT_FOUND, JSONRPCError
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
 
@@ -128,7 +132,7 @@ class Recorder:
         attributes)`` of a message of this method, resource URI and transport facts
         (never its tool or prompt name: rule 8)."""
         uri = S.resource_uri(method, params)  # bounded (semconv rule 9)
-        key = (method, uri, extra_key) if extra_key is not None else None
+        key = (S.method_name(method), uri, extra_key) if extra_key is not None else None
         if key is not None:
             shape = self._shapes.get(key)
             if shape is not None:
@@ -247,6 +251,9 @@ class Recorder:
             if isinstance(code, int) and _INT32[0] <= code <= _INT32[1]
             else {S.ERROR_TYPE: S.OTHER_ERROR}  # not a code: the peer's text (rule 9)
         )
+        if code == METHOD_NOT_FOUND and op.method not in S.KNOWN_METHODS:
+            extra = {**extra, S.MCP_METHOD_NAME: S.OTHER_ERROR}  # rule 9, semconv rule 10
+            op.span.update_name(S.OTHER_ERROR)
         op.attributes.update(extra)
         op.metric = None
         op.span.set_attributes(extra)

@@ -14,6 +14,7 @@ Rules:
    ``{mcp.method.name}``"), and only when it is at most :data:`MAX_TARGET_BYTES`
    (UTF-8). The resource URI is a target only when the user opts in
    (``uri_in_span_name``): it is high-cardinality.
+   ``{mcp.method.name}`` is the method as :func:`method_name` records it (rule 10).
 9. A peer-chosen text recorded as an attribute value or span name (the resource URI,
    an error message received) is cut to :data:`MAX_TEXT_BYTES` UTF-8 bytes at a
    character boundary, as an OpenTelemetry attribute length limit would.
@@ -35,6 +36,12 @@ Rules:
    ``[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]``.
 8. Metric attributes are the low-cardinality subset the conventions list per metric:
    never ``jsonrpc.request.id`` or ``mcp.session.id``.
+10. ``mcp.method.name`` is the peer's text too (a method nothing serves is still traced,
+   and a notification's method is never answered): a method longer than
+   :data:`MAX_TARGET_BYTES` is recorded as ``_OTHER``, and so is a method that is not
+   one of the conventions' well-known values (:data:`KNOWN_METHODS`) once the request
+   was answered -32601 (the recorder's rule 9): each distinct value on the duration
+   histogram is a metric stream the SDK keeps for the process's life.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ __all__ = [
     "CLIENT_SESSION_DURATION",
     "DURATION_BUCKETS_S",
     "EXECUTE_TOOL",
+    "KNOWN_METHODS",
     "MAX_TARGET_BYTES",
     "MAX_TEXT_BYTES",
     "NAMED_METHODS",
@@ -59,6 +67,7 @@ __all__ = [
     "TransportInfo",
     "bounded_text",
     "error_code_attributes",
+    "method_name",
     "metric_attributes",
     "request_attributes",
     "resource_uri",
@@ -91,6 +100,37 @@ CLIENT_PORT: Final = "client.port"
 EXECUTE_TOOL: Final = "execute_tool"
 TOOL_ERROR: Final = "tool_error"
 OTHER_ERROR: Final = "_OTHER"
+
+KNOWN_METHODS: Final = frozenset(
+    {
+        "completion/complete",
+        "elicitation/create",
+        "initialize",
+        "logging/setLevel",
+        "notifications/cancelled",
+        "notifications/initialized",
+        "notifications/message",
+        "notifications/progress",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+        "notifications/roots/list_changed",
+        "notifications/tools/list_changed",
+        "ping",
+        "prompts/get",
+        "prompts/list",
+        "resources/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/templates/list",
+        "resources/unsubscribe",
+        "roots/list",
+        "sampling/createMessage",
+        "tools/call",
+        "tools/list",
+    }
+)
+"""Rule 10: the conventions' well-known values of ``mcp.method.name``."""
 
 RESOURCE_URI_METHODS: Final = frozenset(
     {
@@ -181,6 +221,14 @@ def bounded_text(text: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
     return raw[:max_bytes].decode("utf-8", "ignore")
 
 
+def method_name(method: str) -> str:
+    """Rule 10: ``method`` as ``mcp.method.name`` and the span name's first part:
+    itself when at most :data:`MAX_TARGET_BYTES` (UTF-8), else ``_OTHER``."""
+    if len(method) * 4 <= MAX_TARGET_BYTES:
+        return method
+    return method if usable_target(method) is not None else OTHER_ERROR
+
+
 def usable_target(name: str | None) -> str | None:
     """Rule 1: ``name`` when it may be a span name target (a registered name given by
     the caller, at most :data:`MAX_TARGET_BYTES`), else None."""
@@ -243,7 +291,8 @@ def span_name(
     shown = usable_target(target) if method in NAMED_METHODS else None
     if shown is None and uri_in_span_name:
         shown = resource_uri(method, params)
-    return method if shown is None else f"{method} {shown}"
+    recorded = method_name(method)  # rule 10
+    return recorded if shown is None else f"{recorded} {shown}"
 
 
 def target_attributes(method: str, target: str | None) -> Attributes:
@@ -262,7 +311,7 @@ def request_attributes(
 ) -> Attributes:
     """Rules 1-4: the attributes a message gives (method, id, the registered tool or
     prompt name ``target``, resource URI)."""
-    attrs: Attributes = {MCP_METHOD_NAME: method}
+    attrs: Attributes = {MCP_METHOD_NAME: method_name(method)}  # rule 10
     if request_id is not None:
         attrs[JSONRPC_REQUEST_ID] = str(request_id)
     if method == "tools/call":
