@@ -170,3 +170,22 @@ async def test_methods_nothing_serves_are_never_kept_at_length_nor_as_metric_str
     assert "sampling/createMessage" in methods
     assert "_OTHER" in methods
     assert sum(len(str(a)) for a in attributes) <= 64 * 1024
+
+
+async def test_a_long_request_id_is_cut_on_the_span(telemetry: Telemetry) -> None:
+    """Semconv rule 9: ``jsonrpc.request.id`` is the peer's text (a 2 MB string id is a
+    valid JSON-RPC id, accepted over HTTP); before, each span held it at full length."""
+    from mcpkit.core.tracing import TracedMessage, run_handled
+
+    tracer = instrumented(telemetry)[1]
+    long_id = "i" * NAME_BYTES
+    message = TracedMessage("server", "request", "ping", {}, request_id=long_id)
+
+    async def served() -> dict[str, object]:
+        return {}
+
+    await run_handled(tracer, message, served)
+    recorded = dict(telemetry.span("ping").attributes or {})["jsonrpc.request.id"]
+    assert isinstance(recorded, str)
+    assert recorded == long_id[: len(recorded)]
+    assert len(recorded.encode()) <= TEXT_BOUND

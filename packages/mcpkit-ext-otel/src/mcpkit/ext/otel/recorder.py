@@ -170,7 +170,7 @@ class Recorder:
         name, base, metric = self._shape(method, params, extra, extra_key)
         attrs = base.copy()
         if request_id is not None:
-            attrs[S.JSONRPC_REQUEST_ID] = str(request_id)
+            attrs[S.JSONRPC_REQUEST_ID] = S.bounded_text(str(request_id))  # semconv rule 9
         if self.record_arguments and method == "tools/call" and params is not None:
             args = params.get("arguments")
             if args is not None:

@@ -16,7 +16,7 @@ Rules:
    (``uri_in_span_name``): it is high-cardinality.
    ``{mcp.method.name}`` is the method as :func:`method_name` records it (rule 10).
 9. A peer-chosen text recorded as an attribute value or span name (the resource URI,
-   an error message received) is cut to :data:`MAX_TEXT_BYTES` UTF-8 bytes at a
+   a request id, an error message received) is cut to :data:`MAX_TEXT_BYTES` UTF-8 bytes at a
    character boundary, as an OpenTelemetry attribute length limit would.
 2. ``gen_ai.operation.name`` is ``execute_tool`` for ``tools/call`` and never set
    otherwise.
@@ -313,7 +313,7 @@ def request_attributes(
     prompt name ``target``, resource URI)."""
     attrs: Attributes = {MCP_METHOD_NAME: method_name(method)}  # rule 10
     if request_id is not None:
-        attrs[JSONRPC_REQUEST_ID] = str(request_id)
+        attrs[JSONRPC_REQUEST_ID] = bounded_text(str(request_id))  # rule 9
     if method == "tools/call":
         attrs[GEN_AI_OPERATION_NAME] = EXECUTE_TOOL
     attrs.update(target_attributes(method, target))
