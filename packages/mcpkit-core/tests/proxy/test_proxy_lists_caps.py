@@ -14,6 +14,7 @@ from proxy_helpers import answer_sampling
 
 from mcpkit.client import Client
 from mcpkit.server import Context, Server, proxy
+from mcpkit.server.proxy.core import MAX_MIRRORED_CAPABILITIES, MAX_MIRRORED_NAME_BYTES, Proxy
 
 pytestmark = pytest.mark.anyio
 
@@ -53,3 +54,30 @@ async def test_each_client_sees_the_list_its_capabilities_get(down: str) -> None
     assert sampled == ["plain", "summarize"]
     assert plain_later == ["plain"]  # the sampler's cached page is not served to others
     assert result.is_error is False
+
+
+async def test_the_capability_names_an_upstream_chooses_are_mirrored_within_a_bound() -> None:
+    # Issue 25 §3 (strings a peer chooses): the proxy kept every top-level capability
+    # name its upstream ever sent, in ``mirrored`` and as one capability entry each,
+    # never dropped, and answered them to every downstream client. An upstream (a peer)
+    # sending 2,000 names of 1 KB each pinned 2 MB per connection, more per reconnect.
+    upstream = Server("many-caps")
+    for i in range(2000):
+        upstream.add_capability(f"c{i:04d}" + "x" * 1000, {})
+    upstream.add_capability("tasks", {"list": {}})  # an era's own: still mirrored
+
+    @upstream.tool()
+    def hello() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "hi"
+
+    front = proxy(upstream, mode="legacy")
+    async with Client(front, mode="legacy") as client:
+        await client.call_tool("hello")
+    state: Proxy = getattr(front, "proxy")  # noqa: B009
+    assert len(state.mirrored) <= MAX_MIRRORED_CAPABILITIES
+    assert all(len(name.encode()) <= MAX_MIRRORED_NAME_BYTES for name in state.mirrored)
+    assert "tasks" in state.mirrored
+    async with Client(front, mode="legacy") as client:
+        caps = client.server_capabilities
+    assert "tasks" in caps
+    assert not any(name.startswith("c0") for name in caps)

@@ -12,10 +12,13 @@ Rules:
    ``experimental`` (an era's own entries, such as 2025-11-25 ``tasks``, mean nothing in
    the other). ``logging`` is the proxy's own (it filters by the downstream client's
    level); ``resources.subscribe`` is offered to handshake-era clients when the upstream
-   can deliver updates. The mirrored extensions' version and stability (the upstream
-   result's ``_meta["io.mcpkit/extensions"]``) are answered beside them. Unless the
-   caller names the proxy (``name=``), ``serverInfo`` and ``instructions`` are the
-   upstream's once it has been reached.
+   can deliver updates. The names are the upstream's choice and kept for the proxy's
+   life: at most ``MAX_MIRRORED_CAPABILITIES`` names of ``MAX_MIRRORED_NAME_BYTES``
+   each are mirrored (others are not offered, with a warning). The mirrored
+   extensions' version and stability (the upstream result's
+   ``_meta["io.mcpkit/extensions"]``) are answered beside them. Unless the caller
+   names the proxy (``name=``), ``serverInfo`` and ``instructions`` are the upstream's
+   once it has been reached.
 4. When an upstream connection fails as if the upstream restarted, cached list pages
    are dropped; when the shared connection is opened again, every downstream listener
    is told ``list_changed`` for each kind the upstream serves: what it lists may have
@@ -35,6 +38,7 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -56,12 +60,18 @@ if TYPE_CHECKING:
     from mcpkit.client.negotiate import Mode
     from mcpkit.server.context import Context
 
-__all__ = ["Proxy", "proxy"]
+__all__ = ["MAX_MIRRORED_CAPABILITIES", "MAX_MIRRORED_NAME_BYTES", "Proxy", "proxy"]
+
+logger = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 _REMOVED_ON_MODERN = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )
+MAX_MIRRORED_CAPABILITIES = 32
+"""Rule 2: the most top-level capability names the proxy mirrors (its own included)."""
+MAX_MIRRORED_NAME_BYTES = 64
+"""Rule 2: the longest upstream capability name mirrored (UTF-8 bytes)."""
 _MIRRORED = ("tools", "prompts", "completions", "extensions", "experimental")
 _CROSS_ERA = frozenset({*_MIRRORED, "resources"})
 _CALLS = {
@@ -84,6 +94,7 @@ class Proxy:
         self.lists = ProxyLists(self)
         self.admission = Admission(limits.max_inflight_per_client)
         self.parked = Parked(self)
+        # kind-ok: unbounded-table MAX_MIRRORED_CAPABILITIES names of MAX_MIRRORED_NAME_BYTES
         self.mirrored: set[str] = {*_MIRRORED, "resources"}
         self.connected_before = False
         factory, shared_only = client_factory(limits=limits, **upstream_args)
@@ -122,10 +133,26 @@ class Proxy:
         if not self.named and up.server_info:
             self.server.info = dict(up.server_info)
             self.server.instructions = up.instructions
+        skipped = 0
         for name in up.capabilities:
-            if name not in self.mirrored and name != "logging":
-                self.mirrored.add(name)
-                self.server.add_capability(name, partial(self.capability, name))
+            if name in self.mirrored or name == "logging":
+                continue
+            if (
+                len(self.mirrored) >= MAX_MIRRORED_CAPABILITIES
+                or len(name.encode("utf-8", "surrogatepass")) > MAX_MIRRORED_NAME_BYTES
+            ):
+                skipped += 1  # the upstream's choice: never kept beyond the bound
+                continue
+            self.mirrored.add(name)
+            self.server.add_capability(name, partial(self.capability, name))
+        if skipped:
+            logger.warning(
+                "proxy: %d upstream capability names not mirrored (at most %d names of "
+                "at most %d bytes)",
+                skipped,
+                MAX_MIRRORED_CAPABILITIES,
+                MAX_MIRRORED_NAME_BYTES,
+            )
 
     def capability(self, name: str, era: Era) -> Any:
         """Rule 2: same era, every upstream capability; across eras only the core
