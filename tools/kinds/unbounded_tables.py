@@ -8,14 +8,17 @@ on the line that says what bounds it (``# kind-ok: unbounded-table keys are regi
 names``).
 
 Rules (``ast`` over ``packages/*/src`` and ``experimental/*/src``):
-1. A *table* is a growable mapping or set: ``{}``, ``set()``, ``dict()``, a dict or set
-   comprehension, ``defaultdict(...)``, ``OrderedDict()``, ``Counter()``, or
+1. A *table* is a growable mapping or set: ``{}``, ``set()``, ``dict()``, a set display
+   (``{"a"}``), ``dict.fromkeys(...)``, a dict or set comprehension,
+   ``defaultdict(...)``, ``OrderedDict()``, ``Counter()``, or
    ``field(default_factory=dict|set|defaultdict|OrderedDict)`` (``dict[str, X]``
    too), assigned to an instance attribute (``self.x = ...``), a class attribute or a
    module-level name.
 2. It is reported only when some scanned module *grows* that name: ``x[k] = v``,
    ``x[k] += v``, ``x.setdefault(...)``, ``x.add(...)``, ``x.update(...)``,
-   ``x |= ...``, on the same attribute name (through any object:
+   ``x |= ...``, and ``x[k].append(v)`` (any growing method called on an entry:
+   a ``defaultdict`` inserts ``k`` on the read, and a table whose entries grow grows),
+   on the same attribute name (through any object:
    ``session.x.add(k)`` counts) or through a local alias (``seen = self.x``); a
    module-level table only by its own module. A table filled once at construction and
    never grown is not a growth risk.
@@ -46,6 +49,7 @@ WHAT = (
 
 _FACTORIES = {"dict", "set", "defaultdict", "OrderedDict", "Counter"}
 _GROW_METHODS = {"setdefault", "add", "update"}
+_ENTRY_GROW_METHODS = _GROW_METHODS | {"append", "appendleft", "extend", "insert"}
 _STRINGY = {"str", "bytes", "Any", "object", "Hashable", "AnyStr", "LiteralString"}
 _MAPPING_TYPES = {"dict", "Dict", "defaultdict", "DefaultDict", "OrderedDict", "Counter"}
 _SET_TYPES = {"set", "Set"}
@@ -73,11 +77,11 @@ def _is_table_value(value: ast.expr | None) -> bool:
     """Rule 1 (and rule 4: weak containers are not calls to these names)."""
     if value is None:
         return False
-    if isinstance(value, ast.Dict | ast.DictComp | ast.SetComp):
+    if isinstance(value, ast.Dict | ast.DictComp | ast.SetComp | ast.Set):
         return True
     if isinstance(value, ast.Call):
         name = _callee(value.func)
-        if name in _FACTORIES:
+        if name in _FACTORIES or name == "fromkeys":
             return True
         if name == "field":
             for kw in value.keywords:
@@ -246,6 +250,13 @@ def _grown(tree: ast.Module) -> set[str]:
             and node.func.attr in _GROW_METHODS
         ):
             grow(node.func.value)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _ENTRY_GROW_METHODS
+            and isinstance(node.func.value, ast.Subscript)
+        ):
+            grow(node.func.value.value)  # ``x[k].append(v)``: a defaultdict inserts k
     return out
 
 

@@ -102,3 +102,31 @@ def test_only_distribution_sources_are_read(tmp_path: Path) -> None:
     assert flagged(tmp_path) == []
     tree(tmp_path, BAD, "experimental/demo/src/demo/mod.py")
     assert len(flagged(tmp_path)) == 5
+
+
+GROWN_BY_ENTRY = """\
+from collections import defaultdict
+
+
+class Log:
+    def __init__(self) -> None:
+        self.by_name: defaultdict[str, list[str]] = defaultdict(list)
+        self.seen = {"initial"}
+        self.counts: dict[str, int] = dict.fromkeys(("a", "b"), 0)
+        self.by_id: defaultdict[int, list[str]] = defaultdict(list)
+
+    def record(self, name: str, n: int) -> None:
+        self.by_name[name].append(n)  # a defaultdict inserts the key on the read
+        self.seen.add(name)
+        self.counts[name] = n
+        self.by_id[n].append(name)
+"""
+
+
+def test_tables_grown_through_an_entry_set_displays_and_fromkeys_are_flagged(
+    tmp_path: Path,
+) -> None:
+    # Evasions written the ordinary way: ``x[k].append(v)`` on a defaultdict (the
+    # idiom grows x without ``x[k] = v``), a set display, ``dict.fromkeys``.
+    root = tree(tmp_path, GROWN_BY_ENTRY)
+    assert [line for _, line in flagged(root)] == [6, 7, 8]
