@@ -15,8 +15,13 @@ Rules:
    set member (literal or comprehension); the key argument of ``.get``, ``.pop``,
    ``.setdefault``, ``.add``, ``.discard``, ``.remove``, ``.__contains__`` or
    ``.__getitem__``; or the left side of ``in`` / ``not in``.
-3. Any other use (``id(a) == id(b)``, a log argument) is not a key and is left alone.
-4. A justified exception carries ``# kind-ok: id-key <reason>`` (``check_kinds`` rule 2).
+3. Through a name: ``key = id(x)`` (also ``key: int = id(x)``, or ``key = (id(x), n)``)
+   is a finding when that name, in the same function (or module), is used in one of
+   rule 2's ways (``pool[key]``, ``f"s:{key}"``, ``seen.add(key)``). ``return id(x)``
+   is a finding anywhere but ``__hash__`` (a function returning an address is a key
+   function: ``def client_key(ctx): return id(ctx.session)``).
+4. Any other use (``id(a) == id(b)``, a log argument) is not a key and is left alone.
+5. A justified exception carries ``# kind-ok: id-key <reason>`` (``check_kinds`` rule 2).
 """
 
 from __future__ import annotations
@@ -102,6 +107,42 @@ def _why(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str | None:
     return None
 
 
+def _scope(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
+    """The function (or module) ``node`` is in."""
+    up = parents.get(node)
+    while up is not None and not isinstance(
+        up, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module
+    ):
+        up = parents.get(up)
+    return up if up is not None else node
+
+
+def _why_through_name(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str | None:
+    """Rule 3: ``key = id(x)`` then ``pool[key]``; ``return id(x)`` outside ``__hash__``."""
+    cur, parent = node, parents.get(node)
+    while isinstance(parent, ast.Tuple):
+        cur, parent = parent, parents.get(parent)
+    if isinstance(parent, ast.Return) and parent.value is cur:
+        scope = _scope(parent, parents)
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and scope.name == "__hash__":
+            return None
+        return "a key function's result (returned)"
+    names: set[str] = set()
+    if isinstance(parent, ast.Assign) and parent.value is cur:
+        names = {t.id for t in parent.targets if isinstance(t, ast.Name)}
+    elif isinstance(parent, ast.AnnAssign) and parent.value is cur:
+        if isinstance(parent.target, ast.Name):
+            names = {parent.target.id}
+    if not names:
+        return None
+    for use in ast.walk(_scope(parent, parents)):
+        if isinstance(use, ast.Name) and isinstance(use.ctx, ast.Load) and use.id in names:
+            why = _why(use, parents)
+            if why is not None:
+                return f"{why} (through {use.id!r})"
+    return None
+
+
 def findings_in(source: str, path: Path) -> Iterator[Finding]:
     """Rule 2 over one module's source (``path`` is reported as given)."""
     try:
@@ -113,7 +154,7 @@ def findings_in(source: str, path: Path) -> Iterator[Finding]:
     for node in ast.walk(tree):
         if not _is_id_call(node):
             continue
-        why = _why(node, parents)
+        why = _why(node, parents) or _why_through_name(node, parents)
         if why is not None:
             yield Finding(
                 path,

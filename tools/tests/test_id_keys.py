@@ -32,6 +32,12 @@ BAD = {
     "set add": "seen.add(id(session))",
     "membership": "found = id(session) in seen",
     "builtins": "import builtins\nkey = f'{builtins.id(session)}'",
+    # through a name (rule 3): the ordinary way to write the pool of issue 25 §1
+    "name then subscript": "key = id(ctx.session)\nconn = pool[key]",
+    "name then get": "def lease(ctx):\n    key = id(ctx.session)\n    return pool.get(key)",
+    "annotated name then f-string": "sid: int = id(session)\nname = f's:{sid}'",
+    "tuple name then subscript": "k = (id(ctx), name)\npool[k] = conn",
+    "returned": "def client_key(ctx):\n    return id(ctx.session)",
 }
 
 GOOD = {
@@ -40,6 +46,10 @@ GOOD = {
     "a method named id": "key = f'{record.id()}'",
     "an attribute named id": "notes[session.id] = note",
     "caller key": "notes[caller_key(ctx)] = note",
+    "name compared": "a_id = id(a)\nsame = a_id == id(b)",
+    "name in another function": "def f():\n    key = id(a)\n    return key == 1\n"
+    "def g(key):\n    return pool[key]",
+    "__hash__": "class A:\n    def __hash__(self):\n        return id(self)",
 }
 
 
