@@ -130,10 +130,13 @@ def _why_through_name(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str | N
     names: set[str] = set()
     if isinstance(parent, ast.Assign) and parent.value is cur:
         names = {t.id for t in parent.targets if isinstance(t, ast.Name)}
-    elif isinstance(parent, ast.AnnAssign) and parent.value is cur:
-        if isinstance(parent.target, ast.Name):
-            names = {parent.target.id}
-    if not names:
+    elif (
+        isinstance(parent, ast.AnnAssign)
+        and parent.value is cur
+        and isinstance(parent.target, ast.Name)
+    ):
+        names = {parent.target.id}
+    if not names or parent is None:
         return None
     for use in ast.walk(_scope(parent, parents)):
         if isinstance(use, ast.Name) and isinstance(use.ctx, ast.Load) and use.id in names:
