@@ -9,7 +9,8 @@ Rules (Python files of the test trees: every ``tests`` directory, ``scale/``,
 1. A ``port=`` keyword, or an assignment to a name ending in ``port``, whose value is a
    literal port other than 0.
 2. ``"--port"`` followed by a literal port other than 0, as the next item of a list,
-   tuple or call, or as the next word of one string (a shell command line).
+   tuple or call, or as the next word of one string (a shell command line); or
+   ``--port=N`` (argparse's other spelling) as one item or word.
 3. An address tuple ``(host, N)`` passed to ``bind``, ``connect``, ``connect_ex``,
    ``create_connection`` or ``create_server``, or a literal port argument of
    ``open_connection`` / ``start_server``, with N other than 0.
@@ -135,8 +136,20 @@ def literal_port(node: ast.AST) -> int | None:
     return None
 
 
+def _joined_port(word: str) -> str | None:
+    """Rule 2: the ``N`` of ``--port=N``, else None."""
+    option, eq, value = word.partition("=")
+    return value if eq and option == "--port" else None
+
+
 def _port_options(items: list[ast.expr]) -> Iterator[tuple[int, str]]:
     """Rule 2 over the items of a list, tuple or argument list."""
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):
+            joined = _joined_port(item.value)
+            port = literal_port(ast.Constant(joined)) if joined is not None else None
+            if port is not None:
+                yield item.lineno, f"--port={port}: pass --port 0 and read the served URL"
     for option, value in pairwise(items):
         port = literal_port(value)
         if isinstance(option, ast.Constant) and option.value == "--port" and port is not None:
@@ -146,7 +159,8 @@ def _port_options(items: list[ast.expr]) -> Iterator[tuple[int, str]]:
 def _default_port_argv(items: list[ast.expr]) -> Iterator[tuple[int, str]]:
     """Rule 5 over an argument list: a command that serves HTTP on the default port."""
     words = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
-    if "--port" in words or any(isinstance(i, ast.Starred) for i in items):
+    named = any(w == "--port" or _joined_port(w) is not None for w in words)
+    if named or any(isinstance(i, ast.Starred) for i in items):
         return
     pairs = list(pairwise(words))
     http = ("--transport", "http") in pairs
@@ -183,6 +197,10 @@ def _address_call(call: ast.Call) -> Iterator[tuple[int, str]]:
 def _string(node: ast.Constant) -> Iterator[tuple[int, str]]:
     """Rules 2 (a command line) and 4 (a URL), word by word."""
     words = str(node.value).replace('"', " ").replace("'", " ").split()
+    for word in words:
+        joined = _joined_port(word)
+        if joined is not None and joined.isascii() and joined.isdigit() and int(joined) != 0:
+            yield node.lineno, f"--port={joined} in a command line: use --port 0"
     for option, value in pairwise(words):
         if option == "--port" and value.isascii() and value.isdigit() and int(value) != 0:
             yield node.lineno, f"--port {value} in a command line: use --port 0"

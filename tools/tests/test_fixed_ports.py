@@ -29,6 +29,9 @@ def lines_of(source: str) -> list[int]:
         'argv = ["mcpkit", "run", "app.py", "--port", "8080"]',  # rule 2
         'subprocess.run(["mcpkit", "demo", "--port", 8765])',
         'os.system("mcpkit run app.py --transport http --port 8765")',
+        'argv = ["mcpkit", "run", "app.py", "--port=8080"]',  # argparse's joined spelling
+        'argv = ["mcpkit", "run", "app.py", "--transport", "http", "--port=8080"]',
+        'os.system("mcpkit demo --port=8765")',
         'sock.bind(("127.0.0.1", 1234))',  # rule 3
         'probe.connect_ex(("127.0.0.1", 8765))',
         'await asyncio.open_connection("127.0.0.1", 6379)',
@@ -56,6 +59,8 @@ def test_each_rule_flags_a_fixed_port(source: str) -> None:
         'origin_of("https://mcp.example.com:8443/mcp")',  # not a local host
         'client.get("http://127.0.0.1/mcp")',  # no port given
         'argv = ["mcpkit", "demo", "--transport", "stdio"]',
+        'argv = ["mcpkit", "demo", "--port=0"]',
+        'os.system("mcpkit demo --port=0")',
         'server.run("http", **options)',  # the options may carry the port
         'argv = ["mcpkit", "run", "app.py", "--transport", "http", *extra]',
         'timeout = 8765\nsize = {"port": "not a number"}',
