@@ -10,9 +10,11 @@ Rules:
 1. Python: every ``.py`` file under ``packages/*/src`` and ``experimental/*/src`` (the
    code each distribution ships). A call of ``re`` (or ``regex``) — ``compile``,
    ``match``, ``fullmatch``, ``search``, ``findall``, ``finditer``, ``sub``, ``subn``,
-   ``split``, also imported by name — whose pattern is a string literal (plain, raw,
-   f-string or implicitly concatenated; the literal parts of an f-string are read; a name
-   assigned such a string at module level) is a finding when the pattern reads markup
+   ``split``, also imported by name or through a module alias (``import re as _re``) —
+   whose pattern is a string literal (plain, raw, f-string or implicitly concatenated;
+   the literal parts of an f-string are read; a name assigned such a string in the
+   module, a class or a function, also read as ``Class.NAME`` / ``self.NAME``) is a
+   finding when the pattern reads markup
    (:func:`markup_pattern`) or URLs (:func:`url_pattern`).
 2. JavaScript: every ``.js`` file and the ``<script>`` elements of every ``.html`` file
    under ``packages/*/src`` and ``experimental/*/src`` (the script text is taken out with
@@ -91,6 +93,8 @@ def _literal(node: ast.expr, names: dict[str, ast.expr] | None = None) -> str | 
     the module-level string it is assigned, when ``names`` has it)."""
     if isinstance(node, ast.Name) and names and node.id in names:
         return _literal(names[node.id])
+    if isinstance(node, ast.Attribute) and names and node.attr in names:
+        return _literal(names[node.attr])  # a class constant: ``View.DOCTYPE``
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
@@ -105,9 +109,12 @@ def _literal(node: ast.expr, names: dict[str, ast.expr] | None = None) -> str | 
 
 def _regex_calls(tree: ast.AST) -> Iterator[ast.Call]:
     imported: set[str] = set()
+    modules = set(_RE_MODULES)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module in _RE_MODULES:
             imported.update(a.asname or a.name for a in node.names if a.name in _RE_FUNCS)
+        elif isinstance(node, ast.Import):  # ``import re as _re``
+            modules.update(a.asname for a in node.names if a.name in _RE_MODULES and a.asname)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not node.args:
             continue
@@ -116,7 +123,7 @@ def _regex_calls(tree: ast.AST) -> Iterator[ast.Call]:
             isinstance(func, ast.Attribute)
             and func.attr in _RE_FUNCS
             and isinstance(func.value, ast.Name)
-            and func.value.id in _RE_MODULES
+            and func.value.id in modules
         ) or (isinstance(func, ast.Name) and func.id in imported):
             yield node
 
@@ -128,7 +135,7 @@ def python_findings(path: Path, text: str, shown: Path) -> Iterator[Finding]:
     except SyntaxError:
         return
     names: dict[str, ast.expr] = {}
-    for statement in tree.body:
+    for statement in ast.walk(tree):  # module, class and function scopes
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
             if isinstance(target, ast.Name):

@@ -44,6 +44,27 @@ def test_python_patterns_on_markup_or_urls_are_found(tmp_path: Path) -> None:
     assert [line for _, line in found] == [3, 5, 6, 7, 8, 9, 12]
 
 
+def test_a_module_alias_and_names_in_classes_and_functions_are_followed(
+    tmp_path: Path,
+) -> None:
+    # Evasions written the ordinary way: ``import re as _re``; a pattern kept in a class
+    # constant or a local name before it is compiled.
+    write(
+        tmp_path,
+        f"{SRC}/aliased.py",
+        "import re as _re\n"
+        'HEAD = _re.compile(r"<head[^>]*>", _re.I)\n'
+        "class View:\n"
+        '    DOCTYPE = r"^\\s*<!doctype"\n'
+        "    def strip(self, html):\n"
+        "        return _re.sub(View.DOCTYPE, '', html)\n"
+        "def scheme(url):\n"
+        '    pattern = r"^(https?)://"\n'
+        "    return _re.match(pattern, url)\n",
+    )
+    assert [line for _, line in lines_found(tmp_path)] == [2, 6, 9]
+
+
 def test_python_parsers_and_other_patterns_are_not_found(tmp_path: Path) -> None:
     write(
         tmp_path,
