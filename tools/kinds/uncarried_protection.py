@@ -7,7 +7,8 @@ proxied. Shipped code (``packages/*/src``, ``experimental/*/src``) passes
 ``proxy`` carry the hook, or that they refuse): without it the hook is recorded as one
 that cannot be carried, and every composition of the server is refused with a generic
 message. The check finds calls of either method, as an attribute call, without a
-``protection=`` keyword (a ``**options`` spread counts as passing it).
+``protection=`` keyword (a ``**options`` spread counts as passing it; an explicit
+``protection=None``, the default, does not).
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ WHAT = (
 HOOKS = frozenset({"add_request_guard", "add_http_middleware"})
 
 
+def _none(value: ast.expr) -> bool:
+    """``protection=None`` says nothing: it is the default (no way to carry the hook)."""
+    return isinstance(value, ast.Constant) and value.value is None
+
+
 def findings(tree: ast.AST) -> Iterable[tuple[int, str]]:
     """``(line, hook)`` of each hook call without ``protection=``."""
     for node in ast.walk(tree):
@@ -33,7 +39,9 @@ def findings(tree: ast.AST) -> Iterable[tuple[int, str]]:
             continue
         if node.func.attr not in HOOKS:
             continue
-        if any(k.arg in ("protection", None) for k in node.keywords):
+        if any(
+            k.arg is None or (k.arg == "protection" and not _none(k.value)) for k in node.keywords
+        ):
             continue
         yield node.lineno, node.func.attr
 

@@ -28,6 +28,16 @@ def test_a_hook_without_protection_in_shipped_code_is_flagged(tmp_path: Path) ->
     ]
 
 
+def test_protection_none_is_no_protection(tmp_path: Path) -> None:
+    # ``protection=None`` is the default spelled out: the hook still cannot be carried.
+    code = "server.add_request_guard(guard, protection=None)\n"
+    root = tree_with(tmp_path, "packages/ext/src/mod.py", code)
+    found = list(uncarried_protection.check(root))
+    assert [(f.line, f.message) for f in found] == [
+        (1, "add_request_guard(...) without protection="),
+    ]
+
+
 def test_a_hook_with_protection_a_spread_or_in_tests_is_not(tmp_path: Path) -> None:
     good = "server.add_request_guard(guard, protection=p)\nserver.add_http_middleware(w, **o)\n"
     tree_with(tmp_path, "packages/ext/src/mod.py", good)
