@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -54,8 +55,9 @@ class StreamCounter:
 @contextlib.asynccontextmanager
 async def logged_in(
     era: str, **client_options: Any
-) -> AsyncIterator[tuple[Server, StreamCounter, Client]]:
-    """A protected server (tokens of 2 s, no leeway) and our client logged in to it."""
+) -> AsyncIterator[tuple[Server, StreamCounter, Client, DevAuthServer]]:
+    """A protected server (tokens of 2 s, no leeway), our client logged in to it, and the
+    authorization server (its ``limits`` are read at each grant)."""
     dev = DevAuthServer(scopes_supported=SCOPES, limits=DevServerLimits(access_token_ttl_s=2))
     server = Server("notes")
     counter = StreamCounter(era)
@@ -81,7 +83,7 @@ async def logged_in(
         grant = AuthorizationCode(HeadlessRedirect("http://127.0.0.1:9/callback"))
         provider = OAuthProvider(grant, scopes=SCOPES)
         async with Client(f"{base}/mcp", auth=provider, mode=era, **client_options) as client:
-            yield server, counter, client
+            yield server, counter, client, dev
 
 
 async def test_the_client_reopens_its_get_stream_with_a_fresh_token() -> None:
@@ -91,7 +93,7 @@ async def test_the_client_reopens_its_get_stream_with_a_fresh_token() -> None:
         changed.append(kind)
 
     with anyio.fail_after(60):
-        async with logged_in("legacy", on_list_changed=on_list_changed) as (server, counter, c):
+        async with logged_in("legacy", on_list_changed=on_list_changed) as (server, counter, c, _):
             assert [t.name for t in await c.list_tools()] == ["first"]
             while counter.opened < 2:  # the first GET stream ended with its token
                 await anyio.sleep(0.05)
@@ -104,10 +106,14 @@ async def test_the_client_reopens_its_get_stream_with_a_fresh_token() -> None:
 
 async def test_a_listen_ends_with_its_token_and_a_new_one_carries_on() -> None:
     with anyio.fail_after(60):
-        async with logged_in("modern") as (server, counter, client):
+        async with logged_in("modern") as (server, counter, client, dev):
             async with client.listen(tools=True) as first:
                 async for _ in first:  # ends gracefully when its token does
                     pass
+            # The next token outlives the test: on a loaded machine a 2 s token could end
+            # the second listen before the change below reached it (a quiet-machine
+            # assumption; changes made while no listen is open are not replayed).
+            dev.limits = replace(dev.limits, access_token_ttl_s=600)
             async with client.listen(tools=True) as second:
                 server.add_tool(lambda: "2", name="second")
                 got: list[str] = []
