@@ -103,3 +103,34 @@ async def test_a_proxy_names_only_what_its_upstream_served() -> None:
         await wire.call(2, "tools/call", {"name": LONG, "arguments": {}})
     calls = recorder.find("server", "request", "tools/call")
     assert [m.target for m in calls] == ["echo", None]
+
+
+async def test_a_proxied_name_the_upstream_refuses_with_a_tool_error_is_never_the_target() -> None:
+    """Proxy calls rule 7: the official Python SDK answers an unknown tool with a result
+    (``isError: true``, "Unknown tool: <name>"), not an error; before, the proxy took
+    that result for "served" and gave the tracer every name a caller chose."""
+    from mcpkit.server import Context, proxy
+
+    upstream = Server("sdk-like")
+
+    @upstream.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    async def call_tool(ctx: Context) -> dict[str, object]:
+        name = ctx.params.get("name")
+        if name == "echo":
+            return {"content": [{"type": "text", "text": "x"}]}
+        return {"content": [{"type": "text", "text": f"Unknown tool: {name}"}], "isError": True}
+
+    upstream.add_method("tools/call", call_tool)
+    front = proxy(upstream, mode="legacy")
+    recorder = Recorder()
+    front.set_tracer(recorder)
+    async with raw(front) as wire:
+        await wire.initialize(LATEST_LEGACY_VERSION)
+        await wire.call(1, "tools/list", {})
+        await wire.call(2, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
+        await wire.call(3, "tools/call", {"name": "n" * 500, "arguments": {}})
+    calls = recorder.find("server", "request", "tools/call")
+    assert [m.target for m in calls] == ["echo", None]

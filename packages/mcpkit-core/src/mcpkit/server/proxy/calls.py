@@ -38,7 +38,10 @@ Rules:
    (:mod:`.visible`): a hidden item is unknown.
 7. A ``tools/call`` or ``prompts/get`` name reaches the proxy's tracer
    (:func:`mcpkit.core.tracing.set_target`) only once the upstream has answered it with
-   a result: an unknown name, which the upstream refuses, never does.
+   a result: an unknown name, which the upstream refuses, never does. A tool result
+   with ``isError: true`` is how some servers refuse an unknown name (the official
+   Python SDK answers "Unknown tool: <name>" so), so such a name is shown only when the
+   proxy's cached upstream listing (lists rule 7) has it.
 """
 
 from __future__ import annotations
@@ -121,7 +124,7 @@ async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
         upstream = proxy.upstream
         if ctx.era == "modern" and upstream.era == "legacy" and not upstream.shared_only:
             result = await proxy.parked.run(ctx)
-            _served(ctx)
+            _served(proxy, ctx, result)
             return result
         for attempt in (1, 2):
             try:
@@ -131,17 +134,21 @@ async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
                 if attempt == 2:
                     raise unavailable(ctx.method, str(exc)) from None
             else:
-                _served(ctx)
+                _served(proxy, ctx, result)
                 return result
         raise AssertionError("unreachable")
 
 
-def _served(ctx: Context) -> None:
+def _served(proxy: Proxy, ctx: Context, result: JSON) -> None:
     """Rule 7: the upstream answered a ``tools/call`` / ``prompts/get`` with a result,
-    so the name is one it serves: the tracer may show it (core tracing rule 9)."""
+    so the name is one it serves: the tracer may show it (core tracing rule 9), unless
+    the result is a tool error for a name the cached listing does not have."""
     name = ctx.params.get("name")
-    if ctx.method in ("tools/call", "prompts/get") and isinstance(name, str):
-        set_target(name)
+    if ctx.method not in ("tools/call", "prompts/get") or not isinstance(name, str):
+        return
+    if result.get("isError") is True and not proxy.lists.cached_name("tools/list", name):
+        return
+    set_target(name)
 
 
 async def _once(proxy: Proxy, ctx: Context) -> JSON:

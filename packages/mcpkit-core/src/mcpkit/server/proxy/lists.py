@@ -200,6 +200,11 @@ class ProxyLists:
             seen.add(cursor)
         return items
 
+    def cached_name(self, method: str, name: str) -> bool:
+        """Whether the cached whole listing of ``method`` (rule 7; never fetched here)
+        has an item named ``name``."""
+        return any(item.get("name") == name for item in self.listings.get(method, ()))
+
     async def items(self, method: str) -> list[JSON]:
         """Rule 7: the whole upstream listing of ``method``, kept until it changes."""
         found = self.listings.get(method)
