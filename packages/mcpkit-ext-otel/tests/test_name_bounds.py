@@ -189,3 +189,29 @@ async def test_a_long_request_id_is_cut_on_the_span(telemetry: Telemetry) -> Non
     assert isinstance(recorded, str)
     assert recorded == long_id[: len(recorded)]
     assert len(recorded.encode()) <= TEXT_BOUND
+
+
+async def test_the_client_does_not_name_a_span_after_a_tool_error_result(
+    telemetry: Telemetry,
+) -> None:
+    """Tracer rule 10: the official Python SDK answers an unknown tool with a result
+    (``isError: true``); a proxy's upstream client forwards names its callers chose, so
+    before, each became a span name and a ``gen_ai.tool.name`` metric stream."""
+    from mcpkit.server import Context
+
+    server = Server("sdk-like")
+
+    async def call_tool(ctx: Context) -> dict[str, object]:
+        name = ctx.params.get("name")
+        return {"content": [{"type": "text", "text": f"Unknown tool: {name}"}], "isError": True}
+
+    server.add_method("tools/call", call_tool)
+    client = Client(server, mode="legacy")
+    sent = instrument(client, tracer_provider=telemetry.tracer_provider)
+    assert isinstance(sent, OtelTracer)
+    async with client:
+        for i in range(3):
+            await client.request("tools/call", {"name": f"chosen-{i}", "arguments": {}})
+    mine = [s for s in telemetry.spans() if s.kind is SpanKind.CLIENT and "tools/call" in s.name]
+    assert [s.name for s in mine] == ["tools/call"] * 3
+    assert all("gen_ai.tool.name" not in dict(s.attributes or {}) for s in mine)

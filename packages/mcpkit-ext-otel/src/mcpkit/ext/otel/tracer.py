@@ -33,7 +33,9 @@ Rules:
 10. The tool or prompt name (recorder rule 8): a handled message's (and a task's work)
     is ``message.target``, the name the core found registered; a sent message's is
     the name it carried once the peer answered it with a result (the peer serves
-    it); otherwise none, and the span keeps the name ``{mcp.method.name}``.
+    it), but not a tool result with ``isError: true``: that is how the official
+    Python SDK refuses an unknown name, and a proxy's upstream client forwards names
+    its own callers chose; otherwise none, and the span keeps ``{mcp.method.name}``.
 9. Hooks never raise into mcpkit: the OpenTelemetry API does not raise, and what this
    module computes is guarded by the types it reads.
 """
@@ -285,6 +287,8 @@ def _answered_name(message: TracedMessage) -> str | None:
     """Rule 10: the tool or prompt name a sent request carried, once the peer answered
     it with a result."""
     if message.result is None or message.method not in S.NAMED_METHODS:
+        return None
+    if message.result.get("isError") is True:  # maybe "Unknown tool: <name>"
         return None
     name: Any = (message.params or {}).get("name")
     return name if isinstance(name, str) else None
