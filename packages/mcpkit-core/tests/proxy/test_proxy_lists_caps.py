@@ -81,3 +81,25 @@ async def test_the_capability_names_an_upstream_chooses_are_mirrored_within_a_bo
         caps = client.server_capabilities
     assert "tasks" in caps
     assert not any(name.startswith("c0") for name in caps)
+
+
+async def test_a_whole_upstream_listing_the_proxy_keeps_is_bounded_by_bytes() -> None:
+    # Lists rule 5: a proxy with list filters (and the 2026-07-28 header check) keeps a
+    # whole upstream listing; the upstream chooses its size (up to 1,000 pages). Before,
+    # it was kept whatever its size: here 300 tools of 4 KB descriptions, 1.2 MB held
+    # for a limit of 256 KB.
+    from mcpkit.core.jsonrpc import JSONRPCError, dumps
+    from mcpkit.server import ProxyLimits
+
+    upstream = Server("big")
+    for i in range(300):
+        upstream.add_tool(lambda: "x", name=f"t{i:03d}", description="d" * 4000)
+    limits = ProxyLimits(max_cached_page_bytes=256 * 1024)
+    front = proxy(upstream, mode="legacy", proxy_limits=limits)
+    front.add_list_filter(lambda ctx, kind, item: True)
+    async with Client(front, mode="legacy") as client:
+        with pytest.raises(JSONRPCError) as refused:
+            await client.call_tool("t000")
+    assert "max_cached_page_bytes" in refused.value.message
+    state: Proxy = getattr(front, "proxy")  # noqa: B009
+    assert len(dumps(state.lists.listings)) <= limits.max_cached_page_bytes

@@ -27,7 +27,10 @@ Rules:
    upstream advertises and every requested URI (the upstream decides what exists),
    then forwards the admitted changes tagged with the listen request's id.
 5. :meth:`ProxyLists.all_items` follows ``nextCursor`` through every page (at most
-   1000 pages, a repeated cursor stops) for code that needs a whole list (mount).
+   1000 pages, a repeated cursor stops) for code that needs a whole list (mount). The
+   pages' JSON text adds up to at most ``ProxyLimits.max_cached_page_bytes`` (the
+   upstream chooses how much it lists, and rules 6 and 7 keep the whole listing):
+   beyond it the request that needed the listing is -32603 and nothing is kept.
 6. A 2026-07-28 ``tools/call`` that came over HTTP has its ``Mcp-Param-*`` headers
    checked against the upstream tool's ``x-mcp-header`` parameters, as the endpoint
    checks its own tools' (SEP-2243; -32020 on a mismatch), before anything is forwarded.
@@ -189,8 +192,16 @@ class ProxyLists:
         items: list[JSON] = []
         cursor: Any = None
         seen: set[str] = set()
+        budget = self.proxy.limits.max_cached_page_bytes
         for _ in range(1000):
             page = await self.fetch(None, method, {"cursor": cursor} if cursor else None)
+            budget -= len(dumps(page))
+            if budget < 0:
+                raise JSONRPCError(
+                    INTERNAL_ERROR,
+                    f"the upstream's {method} listing exceeds "
+                    f"ProxyLimits.max_cached_page_bytes={self.proxy.limits.max_cached_page_bytes}",
+                )
             found: Any = page.get(field)
             if isinstance(found, list):
                 items.extend(x for x in found if isinstance(x, dict))  # pyright: ignore
