@@ -96,7 +96,7 @@ class Proxy:
             on_connected=self.adopt_upstream_info,
             on_lost=self.lists.clear,
         )
-        self.upstream.pins = Pins(self.upstream, lambda change: self.server.hub.publish(change))
+        self.upstream.pins = Pins(self.upstream)
         target: Any = upstream_args["target"]
         self.inner: Server | None = target if isinstance(target, Server) else None
 

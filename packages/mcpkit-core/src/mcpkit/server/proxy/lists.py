@@ -334,8 +334,8 @@ class ProxyLists:
         if pin is None:
             return await serve_listen(ctx, honoured, accepts)
         pin.listens += 1  # the process stays while the stream is open (pins rule 5)
-        try:
-            return await serve_listen(ctx, honoured, accepts)
+        try:  # its updates reach this stream alone, never the hub (pins rule 3)
+            return await serve_listen(ctx, honoured, accepts, pin.attach)
         finally:
             pin.listens -= 1
 
