@@ -77,6 +77,23 @@ async def test_mounting_a_protected_server_into_an_unprotected_parent_is_refused
     assert issuer.url in str(refused.value)
 
 
+async def test_protecting_a_child_after_mounting_it_is_refused(issuer: DevIssuer) -> None:
+    """Protections rule 4: ``protect(child, ...)`` after ``parent.mount(child)`` used to
+    protect only the child's own endpoint, and the parent served its tools anonymously."""
+    app, child = parent(), Server("late-protected")
+
+    @child.tool()
+    def write() -> str:
+        return "wrote"
+
+    app.mount(child, namespace="files")
+    with pytest.raises(ProtectionError) as refused:
+        # kind-ok: fixed-port the resource URL is an audience only, never fetched
+        protect(child, settings(issuer, "http://127.0.0.1:1/child", required_scopes=["mcp"]))
+    assert "added after composing" in str(refused.value)
+    assert "protect(parent, AuthSettings(...))" in str(refused.value)
+
+
 async def test_a_parent_trusting_another_authorization_server_is_refused(
     issuer: DevIssuer,
 ) -> None:
