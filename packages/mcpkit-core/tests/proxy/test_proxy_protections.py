@@ -179,6 +179,16 @@ async def test_a_guard_added_to_a_proxied_server_after_the_start_is_refused() ->
             child.add_request_guard(no_blocked)
 
 
+async def test_a_refused_proxy_start_is_refused_again() -> None:
+    """Proxy rule 5: the check is skipped only once it passed; a start that failed (a
+    supervisor retrying it) used to be let through the second time, unprotected."""
+    front = proxy(guarded_child())
+    for _ in range(2):
+        with pytest.raises(ProtectionError, match="proxying 'vault' into"):
+            async with front.lifespan():
+                pass
+
+
 # -- list filters: they run inside the inner server ------------------------------------
 def filtered_child() -> Server:
     child = Server("hr")

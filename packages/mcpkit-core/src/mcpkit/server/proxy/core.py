@@ -102,9 +102,10 @@ class Proxy:
 
     @asynccontextmanager
     async def lifespan(self, _server: Server) -> AsyncGenerator[None]:
-        inner, self.inner = self.inner, None
-        if inner is not None:
-            compose(self.server, inner, "proxy", "")  # rule 5, once
+        if self.inner is not None:
+            # rule 5, once it succeeds: a start that was refused is refused again
+            compose(self.server, self.inner, "proxy", "")
+            self.inner = None
         async with self.upstream.running():
             yield
 
