@@ -157,8 +157,10 @@ async def test_a_guard_added_to_a_child_after_mounting_is_refused_or_carried(dep
         child.add_request_guard(no_blocked)
     message = str(refused.value)
     assert "added after composing" in message
-    assert "no_blocked" in message and "parent_protects=True" in message
-    assert not child.protections and not top.protections
+    assert "no_blocked" in message
+    assert "parent_protects=True" in message
+    assert not child.protections
+    assert not top.protections
 
     def carry(site: Composition) -> Installer | None:
         return partial(site.outer.add_request_guard, no_blocked, protection=p)
