@@ -14,9 +14,10 @@ Rules:
    everything it does goes there: calls, lists, completions, extension methods, parked
    2026-07-28 calls, ``resources/subscribe`` and the URIs of its
    ``subscriptions/listen`` streams. Another caller never reaches it. A caller with no
-   identity (``client_key`` is ``None``) is pinned nowhere: each of its calls gets a
-   process of its own (:mod:`.upstream` rule 7), and its lists and listen streams use
-   one process kept for such callers, which no call reaches.
+   identity (``client_key`` is ``None``) is pinned nowhere: each of its calls and
+   uncached list requests gets a process of its own (:mod:`.upstream` rule 7; a fresh
+   process holds nobody's state, so such pages are cached for all such callers), and
+   its listen streams use one process kept for such callers, which no call reaches.
 3. ``notifications/resources/updated`` from a caller's process reaches only that
    caller's subscribed handshake-era sessions and listen streams, offered to them
    directly and never published on the server's hub: a hub change is matched against
