@@ -12,7 +12,11 @@ Rules:
    leased with the downstream client's capabilities (:mod:`.upstream` rule 2). A
    2026-07-28 upstream is sent them with every list request (``clientCapabilities``)
    and may list per capability too. Pages are cached per capability set, so each
-   client sees what the upstream would show it.
+   client sees what the upstream would show it; a handshake-era upstream's pages also
+   per caller (:func:`.upstream.client_key`), since they come from the caller's own
+   upstream session, whose listing may depend on what that session did (a tool
+   unlocked for it): another caller never gets them. A caller with no identity lists
+   on a fresh upstream session (:mod:`.upstream` rule 7), which holds nobody's state.
 2. Upstream ``notifications/*/list_changed`` drop the cached pages of that kind and are
    published to every downstream listener (handshake-era sessions and
    ``subscriptions/listen`` streams alike); ``notifications/resources/updated`` reaches
@@ -136,7 +140,7 @@ class ProxyLists:
         await upstream.main()  # its era decides where lists come from (rule 1)
         leased = upstream.era == "legacy" and not upstream.shared_only
         key = (method, cursor, caps_key(ctx.client_capabilities))  # both eras list per caps
-        if await self._pinned():  # each caller's own process lists for it alone
+        if leased:  # the caller's own upstream session (or process) lists for it alone
             key = (method, cursor, f"{key[2]} {client_key(ctx)}")
         hit = self.pages.get(key) if cacheable else None
         if hit is None:
@@ -223,10 +227,6 @@ class ProxyLists:
 
     async def on_resource_updated(self, uri: str) -> None:
         self.proxy.server.notify_resource_updated(uri)
-
-    async def _pinned(self) -> bool:
-        pins = self.proxy.upstream.pins
-        return pins is not None and await pins.applies()
 
     # -- rule 3 ------------------------------------------------------------------------
     async def subscribe_upstream(self, uris: list[str]) -> None:
