@@ -16,7 +16,8 @@ import pytest
 from proxy_helpers import serve_http
 
 from mcpkit.client import Client
-from mcpkit.server import proxy
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.server import ProxyLimits, proxy
 from mcpkit.server.http import http_app
 
 if TYPE_CHECKING:
@@ -141,3 +142,32 @@ async def test_a_caller_cannot_subscribe_to_another_callers_pinned_updates(
             await bob_event.wait()
         assert alice_got == ["notes://alice"]
         assert bob_got == ["notes://bob"]
+
+
+async def test_one_anonymous_caller_cannot_fill_the_shared_process_for_the_others(
+    command: list[str],
+) -> None:
+    """Pins rule 5: the process that serves the listen streams of callers with no
+    identity dropped no subscription, so one such caller subscribing to as many URIs
+    as the bound allows refused every later one's listen (-32602) for good. It now goes
+    with its last stream."""
+    front = proxy(command, mode="legacy", proxy_limits=ProxyLimits(max_upstream_subscriptions=2))
+    async with serve_http(http_app(front)) as url:
+        async with (
+            Client(url, mode="modern", client_info=INFO) as mallory,
+            mallory.listen(resource_uris=["notes://1", "notes://2"]),
+        ):
+            pass
+        refusals: list[str] = []
+        async with Client(url, mode="modern", client_info=INFO) as ann:
+            listened = False
+            for _ in range(100):  # the proxy ends Mallory's stream when it reads the close
+                try:
+                    async with ann.listen(resource_uris=["notes://3"]):
+                        listened = True
+                    break
+                except JSONRPCError as refused:
+                    refusals.append(refused.message)
+                    await anyio.sleep(0.05)
+            assert listened
+        assert all("max_upstream_subscriptions" in m for m in refusals)

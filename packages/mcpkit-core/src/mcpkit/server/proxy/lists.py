@@ -314,10 +314,10 @@ class ProxyLists:
                 methods.add(_LIST_CHANGED[kind])
         keys: set[str | None] = set()
         pin: Pin | None = None
+        pins = self.proxy.upstream.pins
         subs: Any = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
             uris: list[str] = sorted(set(self.check_uris(ctx.method, subs)))  # pyright: ignore
-            pins = self.proxy.upstream.pins
             if uris and pins is not None and await pins.applies():  # rule 8
                 pin = await pins.subscribe(ctx, uris)
                 keys = {pinned_key(pin.token, uri) for uri in uris}
@@ -331,13 +331,13 @@ class ProxyLists:
                 return change.key in keys
             return change.method in methods
 
-        if pin is None:
+        if pin is None or pins is None:
             return await serve_listen(ctx, honoured, accepts)
         pin.listens += 1  # the process stays while the stream is open (pins rule 5)
         try:  # its updates reach this stream alone, never the hub (pins rule 3)
             return await serve_listen(ctx, honoured, accepts, pin.attach)
         finally:
-            pin.listens -= 1
+            pins.stream_ended(pin)
 
     # -- rule 6 ------------------------------------------------------------------------
     async def check_param_headers(self, ctx: Context) -> None:

@@ -37,6 +37,9 @@ Rules:
    a caller's live session is never moved to a fresh process behind its back: when no
    process is free the call is refused with -32603 naming the bound. One
    process holds at most ``ProxyLimits.max_upstream_subscriptions`` URIs (-32602).
+   The process kept for callers with no identity (rule 2) is closed when its last
+   listen stream ends, so the URIs one such caller subscribed there do not stay to
+   fill that bound for every later one.
 6. A pinned process that failed is replaced by a fresh one on the caller's next
    request; its state, subscriptions included, is gone with it.
 """
@@ -175,6 +178,14 @@ class Pins:
             f"(ProxyLimits.max_connections={bound})",
             {"limit": bound},
         )
+
+    def stream_ended(self, pin: Pin) -> None:
+        """Rule 5: a listen stream on ``pin`` ended; the process kept for callers with no
+        identity goes with its last one."""
+        pin.listens -= 1
+        if self._pins.get(_NOBODY) is pin and not pin.held():
+            del self._pins[_NOBODY]
+            pin.conn.close()
 
     async def subscribe(self, ctx: Context, uris: list[str]) -> Pin:
         """Rule 2: subscribe ``uris`` on the caller's own process."""
