@@ -227,6 +227,26 @@ async def test_a_list_filter_travels_with_the_composed_server(era: str, kind: st
         assert unknown.value.code == -32602
 
 
+async def test_a_mounted_list_filter_keeps_the_parents_listing_private() -> None:
+    """Mount rule 9: the parent's listing depends on the caller when a mounted server
+    filters it; a public cache hint on the parent (which filters nothing itself) marked
+    it ``cacheScope: "public"``, so a shared cache could hand one caller's listing to
+    another, past the child's filter."""
+    from mcpkit.server.app import CacheHint
+
+    outer = Server("assistant", cache_hints={"tools/list": CacheHint(60_000, "public")})
+    mid = Server("middle")
+    mid.mount(filtered_child(), namespace="hr")
+    outer.mount(mid, namespace="mid")
+    async with Client(outer, mode="modern") as client:
+        result = await client.request("tools/list", {})
+        assert result["cacheScope"] == "private"
+    plain = Server("plain", cache_hints={"tools/list": CacheHint(60_000, "public")})
+    plain.mount(open_child(), namespace="vault")
+    async with Client(plain, mode="modern") as client:
+        assert (await client.request("tools/list", {}))["cacheScope"] == "public"
+
+
 # -- a proxy's own upstream credentials ------------------------------------------------
 async def test_a_credentialed_proxy_refuses_anonymous_http_callers() -> None:
     async with serve_http(http_app(upstream_server())) as upstream_url:
