@@ -224,3 +224,17 @@ async def test_a_callers_listing_from_its_own_upstream_session_never_reaches_ano
         assert {t.name for t in await bob.list_tools()} == {"unlock"}
     async with Client(front, mode=down) as carol:  # type: ignore[arg-type]
         assert {t.name for t in await carol.list_tools()} == {"unlock"}
+
+
+async def test_a_callers_listing_from_its_own_upstream_session_is_private() -> None:
+    """Lists rule 1: the page came from the caller's own upstream session, so a public
+    cache hint on the proxy does not make it shareable (``cacheScope: "private"``)."""
+    from mcpkit.server.app import CacheHint
+
+    front = proxy(unlockable(), mode="legacy")
+    front.cache_hints["tools/list"] = CacheHint(60_000, "public")
+    async with Client(front, mode="modern") as alice:
+        await alice.call_tool("unlock")
+        result = await alice.request("tools/list", {})
+        assert "payroll_export" in {t["name"] for t in result["tools"]}
+        assert result["cacheScope"] == "private"

@@ -15,8 +15,10 @@ Rules:
    client sees what the upstream would show it; a handshake-era upstream's pages also
    per caller (:func:`.upstream.client_key`), since they come from the caller's own
    upstream session, whose listing may depend on what that session did (a tool
-   unlocked for it): another caller never gets them. A caller with no identity lists
-   on a fresh upstream session (:mod:`.upstream` rule 7), which holds nobody's state.
+   unlocked for it): another caller never gets them, and to a 2026-07-28 client they are
+   ``cacheScope: "private"`` whatever the proxy's cache hint says. A caller with no
+   identity lists on a fresh upstream session (:mod:`.upstream` rule 7), which holds
+   nobody's state.
 2. Upstream ``notifications/*/list_changed`` drop the cached pages of that kind and are
    published to every downstream listener (handshake-era sessions and
    ``subscriptions/listen`` streams alike); ``notifications/resources/updated`` reaches
@@ -147,7 +149,10 @@ class ProxyLists:
             hit = await (self._fetch_leased(ctx) if leased else self.fetch(ctx, method))
             if cacheable:
                 self.pages[key] = hit
-        return filter_page(ctx, LIST_METHODS[method], downstream_result(ctx, method, hit))
+        out = downstream_result(ctx, method, hit)
+        if leased and "cacheScope" in out:  # the proxy's hint on a page for this caller
+            out["cacheScope"] = "private"
+        return filter_page(ctx, LIST_METHODS[method], out)
 
     async def fetch(self, ctx: Context | None, method: str, params: JSON | None = None) -> JSON:
         """One request on the shared connection, retried once on a fresh one."""
