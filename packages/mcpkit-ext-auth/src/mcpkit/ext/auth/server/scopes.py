@@ -13,7 +13,8 @@ Rules:
    ``completion/complete`` the requirement of the prompt its ``ref/prompt`` names, or
    of the resource template its ``ref/resource`` names, decided as that template's
    listing is (rule 3: its probe URIs, so a rule spelled with other variable names
-   than the server's template still applies);
+   than the server's template still applies), method-wide rules on ``prompts/get`` or
+   ``resources/read`` included (they hide the item, so they refuse completing it);
    ``subscriptions/listen`` (2026-07-28) also that of ``resources/subscribe`` on each
    URI of its ``resourceSubscriptions``, as the handshake era's subscribe needs.
 2. A call whose requirements the caller's scopes do not meet refuses the whole POST with
@@ -68,6 +69,11 @@ _ITEM_KIND = {
 _COMPLETION_REF: dict[str, tuple[str | None, str]] = {
     "ref/prompt": ("prompts", "name"),
     "ref/resource": ("resourceTemplates", "uri"),  # a template's URI (rule 1)
+}
+_COMPLETED_USE = {  # rule 1: the call whose method-wide rule also holds for completing
+    "prompts": "prompts/get",
+    "resources": "resources/read",
+    "resourceTemplates": "resources/read",
 }
 _LISTED_USE = {  # rule 3: list kind -> (the call that uses an item, kind, key field)
     "tools": ("tools/call", "tools", "name"),
@@ -173,6 +179,10 @@ class ScopePolicy:
         by_method = self._methods.get(method)
         if by_method is not None:
             out.append(by_method)
+        if method == "completion/complete" and kind in _COMPLETED_USE:
+            by_use = self._methods.get(_COMPLETED_USE[kind])  # rule 1: the item's use
+            if by_use is not None and by_use not in out:
+                out.append(by_use)
         if kind == "resourceTemplates":  # rule 3: what its probe URIs need
             head = len(out)
             for uri in self._probe(key):
