@@ -151,7 +151,7 @@ async def _get_json(http: httpx2.AsyncClient, url: str, headers: dict[str, str])
         return None
     try:
         data: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth
         return None
     return cast(JSON, data) if isinstance(data, dict) else None
 
