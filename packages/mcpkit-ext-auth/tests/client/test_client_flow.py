@@ -268,9 +268,7 @@ async def test_march_2025_metadata_at_the_origin_is_used_with_its_own_issuer() -
     assert len(s.at("/token")) == 1
 
 
-async def test_march_2025_metadata_naming_another_issuer_gets_none_of_its_credentials() -> (
-    None
-):
+async def test_march_2025_metadata_naming_another_issuer_gets_none_of_its_credentials() -> None:
     # A server without protected-resource metadata chooses the document at its origin:
     # naming another authorization server's issuer there passed the issuer binding of
     # credentials registered at that one (rule 10), which then went to this server.
