@@ -87,6 +87,21 @@ async def test_the_sandbox_page_always_carries_the_views_policy_header() -> None
         assert "'self' *" not in declared.headers["content-security-policy"]
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_deeply_nested_csp_parameter_gets_the_default_policy_not_an_error() -> None:
+    """A ``csp`` parameter of 16,000 ``[`` (under the byte bound) raised RecursionError out
+    of the JSON parser: the sandbox page answered 500 instead of failing closed to the
+    restrictive default."""
+    nested = "[" * (MAX_CSP_PARAM_BYTES - 1)
+    assert sandbox_policy(nested) == DEFAULT_CSP
+    transport = httpx2.ASGITransport(app=assets_app(["sandbox.html"]))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        page = await http.get("/sandbox.html", params={"csp": nested})
+    assert page.status_code == 200
+    assert page.headers["content-security-policy"] == DEFAULT_CSP
+
+
 def test_the_built_wheel_ships_the_assets(tmp_path: Path) -> None:
     uv = shutil.which("uv")
     assert uv is not None, "uv builds the wheel (it runs nox)"

@@ -176,7 +176,9 @@ def test_the_result_cache_is_bounded_in_bytes_oldest_first() -> None:
     assert not cache.put("resources/read", {"uri": "d"}, {"contents": ["y" * 20_000], "ttlMs": 1})
     cache.put("resources/read", {"uri": "c"}, {"contents": [], "ttlMs": 60_000})  # replaced
     cache.invalidate_uri("b")
-    assert cache.bytes == len(dumps({"contents": [], "ttlMs": 60_000}))
+    # rule 6: the result's JSON text plus its key's and URI's bytes
+    key = "resources/read " + dumps({"uri": "c"}).decode()
+    assert cache.bytes == len(dumps({"contents": [], "ttlMs": 60_000})) + len(key) + len("c")
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])

@@ -6,6 +6,7 @@ gets an upstream session of its own per request, pooled for nobody."""
 from __future__ import annotations
 
 import gc
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -184,3 +185,56 @@ async def test_a_departed_callers_idle_connection_makes_room_for_a_new_caller() 
             await bob.call_tool("remember", {"note": "bob's note"})
             assert text(await bob.call_tool("recall")) == "bob's note"
         assert state.upstream.idle_count() == 1
+
+
+def unlockable() -> Server:
+    """A handshake-era upstream that lists a tool only to a session that unlocked it."""
+    server = Server("per-session-lists")
+
+    @server.tool()
+    def unlock(ctx: Context) -> str:
+        assert ctx.session is not None
+        ctx.session.state["unlocked"] = True
+        return "ok"
+
+    @server.tool()
+    def payroll_export() -> str:
+        return "rows"
+
+    def only_unlocked(ctx: Context, kind: str, item: Mapping[str, Any]) -> bool:
+        if item.get("name") != "payroll_export":
+            return True
+        return ctx.session is not None and bool(ctx.session.state.get("unlocked"))
+
+    server.add_list_filter(only_unlocked)
+    return server
+
+
+@pytest.mark.parametrize("down", ["legacy", "modern"])
+async def test_a_callers_listing_from_its_own_upstream_session_never_reaches_another(
+    down: str,
+) -> None:
+    """Lists rule 1: a handshake-era upstream lists on the caller's own (pooled) upstream
+    session; the page was cached per capability set alone, so Bob, with the same
+    capabilities, was served the listing Alice's session had unlocked."""
+    front = proxy(unlockable(), mode="legacy")
+    async with Client(front, mode=down) as alice, Client(front, mode=down) as bob:  # type: ignore[arg-type]
+        await alice.call_tool("unlock")
+        assert "payroll_export" in {t.name for t in await alice.list_tools()}
+        assert {t.name for t in await bob.list_tools()} == {"unlock"}
+    async with Client(front, mode=down) as carol:  # type: ignore[arg-type]
+        assert {t.name for t in await carol.list_tools()} == {"unlock"}
+
+
+async def test_a_callers_listing_from_its_own_upstream_session_is_private() -> None:
+    """Lists rule 1: the page came from the caller's own upstream session, so a public
+    cache hint on the proxy does not make it shareable (``cacheScope: "private"``)."""
+    from mcpkit.server.app import CacheHint
+
+    front = proxy(unlockable(), mode="legacy")
+    front.cache_hints["tools/list"] = CacheHint(60_000, "public")
+    async with Client(front, mode="modern") as alice:
+        await alice.call_tool("unlock")
+        result = await alice.request("tools/list", {})
+        assert "payroll_export" in {t["name"] for t in result["tools"]}
+        assert result["cacheScope"] == "private"

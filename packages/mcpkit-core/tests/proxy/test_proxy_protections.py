@@ -125,6 +125,72 @@ async def test_a_carried_guard_travels_to_the_proxy() -> None:
         assert "blocked by the vault's guard" in r.text
 
 
+def open_child() -> Server:
+    child = Server("vault")
+
+    @child.tool()
+    def secret() -> str:
+        return "the vault's data"
+
+    return child
+
+
+async def no_blocked(request: GuardedRequest) -> None:
+    if "x-blocked" in request.headers:
+        raise HTTPRefusal(403, "blocked by the vault's guard")
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+async def test_a_guard_added_to_a_child_after_mounting_is_refused_or_carried(depth: int) -> None:
+    """Protections rule 4: ``parent.mount(child)`` first, then a guard on the child (the
+    order ``protect(child, ...)`` after mounting takes): the guard used to be recorded on
+    the child alone, and the parent served the child's tools past it. Nested mounts
+    (``top.mount(mid)``, ``mid.mount(child)``) likewise."""
+    top, child = parent(), open_child()
+    if depth == 1:
+        top.mount(child, namespace="vault")
+    else:
+        mid = Server("middle")
+        mid.mount(child, namespace="vault")
+        top.mount(mid, namespace="mid")
+    with pytest.raises(ProtectionError) as refused:
+        child.add_request_guard(no_blocked)
+    message = str(refused.value)
+    assert "added after composing" in message
+    assert "no_blocked" in message
+    assert "parent_protects=True" in message
+    assert not child.protections
+    assert not top.protections
+
+    def carry(site: Composition) -> Installer | None:
+        return partial(site.outer.add_request_guard, no_blocked, protection=p)
+
+    p = Protection("the vault's guard", "unused", carry)
+    child.add_request_guard(no_blocked, protection=p)  # one that travels: carried now
+    assert p in top.protections
+    async with serve_http(http_app(top)) as url, httpx2.AsyncClient(timeout=10) as http:
+        r = await http.post(url, json=INIT, headers={**HEADERS, "x-blocked": "1"})
+        assert r.status_code == 403
+
+
+async def test_a_guard_added_to_a_proxied_server_after_the_start_is_refused() -> None:
+    child = open_child()
+    front = proxy(child)
+    async with front.lifespan():
+        with pytest.raises(ProtectionError, match="added after composing: proxying 'vault'"):
+            child.add_request_guard(no_blocked)
+
+
+async def test_a_refused_proxy_start_is_refused_again() -> None:
+    """Proxy rule 5: the check is skipped only once it passed; a start that failed (a
+    supervisor retrying it) used to be let through the second time, unprotected."""
+    front = proxy(guarded_child())
+    for _ in range(2):
+        with pytest.raises(ProtectionError, match="proxying 'vault' into"):
+            async with front.lifespan():
+                pass
+
+
 # -- list filters: they run inside the inner server ------------------------------------
 def filtered_child() -> Server:
     child = Server("hr")
@@ -159,6 +225,26 @@ async def test_a_list_filter_travels_with_the_composed_server(era: str, kind: st
         with pytest.raises(JSONRPCError) as unknown:
             await client.call_tool(prefix + "salaries")
         assert unknown.value.code == -32602
+
+
+async def test_a_mounted_list_filter_keeps_the_parents_listing_private() -> None:
+    """Mount rule 9: the parent's listing depends on the caller when a mounted server
+    filters it; a public cache hint on the parent (which filters nothing itself) marked
+    it ``cacheScope: "public"``, so a shared cache could hand one caller's listing to
+    another, past the child's filter."""
+    from mcpkit.server.app import CacheHint
+
+    outer = Server("assistant", cache_hints={"tools/list": CacheHint(60_000, "public")})
+    mid = Server("middle")
+    mid.mount(filtered_child(), namespace="hr")
+    outer.mount(mid, namespace="mid")
+    async with Client(outer, mode="modern") as client:
+        result = await client.request("tools/list", {})
+        assert result["cacheScope"] == "private"
+    plain = Server("plain", cache_hints={"tools/list": CacheHint(60_000, "public")})
+    plain.mount(open_child(), namespace="vault")
+    async with Client(plain, mode="modern") as client:
+        assert (await client.request("tools/list", {}))["cacheScope"] == "public"
 
 
 # -- a proxy's own upstream credentials ------------------------------------------------

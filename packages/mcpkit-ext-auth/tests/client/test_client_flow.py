@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from oauth_peer import Script, running
 
@@ -17,6 +18,7 @@ from mcpkit.ext.auth.client import (
     OAuthError,
     OAuthProvider,
 )
+from mcpkit.ext.auth.client.discovery import discover
 
 pytestmark = pytest.mark.anyio
 # kind-ok: fixed-port a redirect URI, matched and never fetched
@@ -264,6 +266,26 @@ async def test_march_2025_metadata_at_the_origin_is_used_with_its_own_issuer() -
     assert auth.discovery.issuer == s.base + "/oauth"
     assert s.at("/authorize")[0].query["resource"] == s.mcp_url
     assert len(s.at("/token")) == 1
+
+
+async def test_march_2025_metadata_naming_another_issuer_gets_none_of_its_credentials() -> None:
+    # A server without protected-resource metadata chooses the document at its origin:
+    # naming another authorization server's issuer there passed the issuer binding of
+    # credentials registered at that one (rule 10), which then went to this server.
+    other = "https://as.example.com"
+    async with running(prm_path=None) as s:
+        s.issuer_override = other
+        reg = ClientRegistration("pre-1", client_secret="s3c", issuer=other)
+        with pytest.raises(OAuthError) as caught:
+            await connect(s, provider(registration=reg))
+    assert caught.value.error == "invalid_client"
+    assert s.at("/authorize") == []
+    assert s.at("/token") == []
+    async with running(prm_path=None) as s, httpx2.AsyncClient(timeout=10) as http:
+        s.issuer_override = other
+        found = await discover(http, s.mcp_url)
+    assert found.fallback
+    assert (found.issuer, found.server_metadata["issuer"]) == (s.base, s.base)
 
 
 async def test_concurrent_401s_run_one_flow_and_share_its_token() -> None:

@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import httpx2
 import pytest
 from rs_helpers import DevIssuer, initialize, legacy_headers, rpc, serve
 
@@ -77,6 +78,23 @@ async def test_mounting_a_protected_server_into_an_unprotected_parent_is_refused
     assert issuer.url in str(refused.value)
 
 
+async def test_protecting_a_child_after_mounting_it_is_refused(issuer: DevIssuer) -> None:
+    """Protections rule 4: ``protect(child, ...)`` after ``parent.mount(child)`` used to
+    protect only the child's own endpoint, and the parent served its tools anonymously."""
+    app, child = parent(), Server("late-protected")
+
+    @child.tool()
+    def write() -> str:
+        return "wrote"
+
+    app.mount(child, namespace="files")
+    with pytest.raises(ProtectionError) as refused:
+        # kind-ok: fixed-port the resource URL is an audience only, never fetched
+        protect(child, settings(issuer, "http://127.0.0.1:1/child", required_scopes=["mcp"]))
+    assert "added after composing" in str(refused.value)
+    assert "protect(parent, AuthSettings(...))" in str(refused.value)
+
+
 async def test_a_parent_trusting_another_authorization_server_is_refused(
     issuer: DevIssuer,
 ) -> None:
@@ -132,6 +150,34 @@ async def test_protection_travels_into_a_parent_protected_alike(issuer: DevIssue
         assert await _post_tool(issuer, app, base, url, "files_write", "other") == 403
         # ... not for the parent's own
         assert await _post_tool(issuer, app, base, url, "status", "other") == 200
+
+
+async def test_a_parent_hiding_the_unauthorized_hides_what_the_carried_rules_refuse(
+    issuer: DevIssuer,
+) -> None:
+    """The child's scope rules were carried onto the parent's guard only: a parent with
+    ``hide_unauthorized`` listed ``files_admin`` to a caller whose call it refused (403)."""
+    from rs_helpers import free_port
+
+    sock = free_port()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    url = base + "/mcp"
+    app = parent()
+    protect(app, settings(issuer, url, hide_unauthorized=True))
+    app.mount(protected_child(issuer), namespace="files")
+    async with serve(app.http_app("/mcp"), sock), httpx2.AsyncClient(timeout=10) as http:
+        for scope, admin in (("mcp", False), ("mcp admin", True)):
+            token = issuer.mint(aud=url, scope=scope)
+            sid = await initialize(http, url, token)
+            r = await http.post(
+                url, json=rpc(2, "tools/list", {}), headers=legacy_headers(token, sid)
+            )
+            names = {t["name"] for t in r.json()["result"]["tools"]}
+            assert {"status", "files_write"} <= names
+            assert ("files_admin" in names) == admin, (scope, names)
+            assert await _post_tool(issuer, app, base, url, "files_admin", scope) == (
+                200 if admin else 403
+            )
 
 
 async def test_proxying_a_protected_server_needs_a_proxy_protected_alike(

@@ -68,6 +68,15 @@ def catalogue() -> Server:
     readers = (lambda name: name, lambda name: name, lambda dept, name: name, lambda path: path)
     for i, (template, read) in enumerate(zip(TEMPLATES, readers, strict=True)):
         server.add_resource(read, template, name=f"rt{i}", description=template)
+
+    @server.completion(prompt="p0")
+    def topics(argument: Any, value: Any, context: Any) -> list[str]:  # pyright: ignore[reportUnusedFunction]
+        return ["mergers"]
+
+    @server.completion(resource="file:///hr/{name}")
+    def names(argument: Any, value: Any, context: Any) -> list[str]:  # pyright: ignore[reportUnusedFunction]
+        return ["salaries"]
+
     return server
 
 
@@ -274,6 +283,56 @@ async def test_listen_needs_the_subscribe_rule_of_each_uri(
             r = await ep.post("subscriptions/listen", listen)
         assert r.status_code == 403, r.text
         assert challenges(r)[0][1]["scope"] == "mcp hr"
+
+
+@pytest.mark.parametrize("rule_template", ["file:///hr/{name}", "file:///hr/{id}", "file:///{+p}"])
+async def test_completing_a_hidden_template_is_refused_whatever_the_rule_names_its_variables(
+    issuer: DevIssuer, validator: JWTValidator, rule_template: str
+) -> None:
+    """``completion/complete`` on ``ref/resource`` looked the template up as a URI: a
+    rule spelled ``file:///hr/{id}`` (or ``{+p}``) hid the server's ``file:///hr/{name}``
+    from the list, yet completing its arguments answered the values (here the file
+    names under /hr/) to a caller without the scope."""
+    rule = [(("resource", rule_template), ("hr",), ())]
+    params = {
+        "ref": {"type": "ref/resource", "uri": "file:///hr/{name}"},
+        "argument": {"name": "name", "value": "s"},
+    }
+    async with endpoint(validator, issuer, rule, ()) as ep:
+        assert "file:///hr/{name}" not in await ep.listed("resourceTemplates")
+        r = await ep.post("completion/complete", params)
+        assert r.status_code == 403, r.text
+        assert challenges(r)[0][1]["scope"] == "mcp hr"
+        assert "salaries" not in r.text
+    async with endpoint(validator, issuer, rule, ("hr",)) as ep:
+        assert "file:///hr/{name}" in await ep.listed("resourceTemplates")
+        r = await ep.post("completion/complete", params)
+        assert r.status_code == 200, r.text
+        assert r.json()["result"]["completion"]["values"] == ["salaries"]
+
+
+@pytest.mark.parametrize(
+    ("method", "ref", "value"),
+    [
+        ("prompts/get", {"type": "ref/prompt", "name": "p0"}, "mergers"),
+        ("resources/read", {"type": "ref/resource", "uri": "file:///hr/{name}"}, "salaries"),
+    ],
+)
+async def test_a_method_wide_rule_refuses_completing_what_it_hides(
+    issuer: DevIssuer, validator: JWTValidator, method: str, ref: dict[str, str], value: str
+) -> None:
+    """A method-wide rule on ``prompts/get`` (or ``resources/read``) hid every prompt
+    (template) from the list, yet ``completion/complete`` on one answered its values."""
+    rule = [(("method", method), ("x",), ())]
+    params = {"ref": ref, "argument": {"name": "name", "value": ""}}
+    async with endpoint(validator, issuer, rule, ()) as ep:
+        r = await ep.post("completion/complete", params)
+        assert r.status_code == 403, r.text
+        assert challenges(r)[0][1]["scope"] == "mcp x"
+        assert value not in r.text
+    async with endpoint(validator, issuer, rule, ("x",)) as ep:
+        r = await ep.post("completion/complete", params)
+        assert r.json()["result"]["completion"]["values"] == [value], r.text
 
 
 def test_the_probe_cache_is_bounded_in_entries_and_bytes() -> None:

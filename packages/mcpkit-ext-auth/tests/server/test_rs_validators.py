@@ -205,3 +205,22 @@ async def test_no_token_text_in_logs_or_responses(
         assert token[-20:] not in caplog.text
         for body in bodies:
             assert token not in body
+
+
+async def test_a_key_set_nested_past_the_parsers_depth_refuses_the_token(
+    issuer: DevIssuer,
+) -> None:
+    """A JWKS answer of 100,000 ``[`` (under the byte bound) raised RecursionError out of
+    the validator (a 500 at the endpoint) instead of refusing the token."""
+    from starlette.responses import Response
+
+    async def nested(request: Request) -> Response:
+        return Response(b"[" * 100_000, media_type="application/json")
+
+    async with serve(Starlette(routes=[Route("/jwks", nested)])) as base:
+        v = JWTValidator(issuer=issuer.url, jwks_url=f"{base}/jwks", audience=["urn:x"])
+        try:
+            with pytest.raises(InvalidToken):
+                await v.validate(issuer.mint(aud="urn:x"))
+        finally:
+            await v.aclose()

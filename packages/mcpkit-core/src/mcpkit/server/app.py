@@ -82,7 +82,7 @@ from mcpkit.server.logs import configure_logging, logging_configured, report_fai
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import InputRequired, RequestStateSealer
 from mcpkit.server.prompts import Prompt, PromptOptions
-from mcpkit.server.protections import Protection, generic
+from mcpkit.server.protections import Protection, composed_later, generic
 from mcpkit.server.resources import Resource, ResourceOptions, ResourceTemplate
 from mcpkit.server.tools import Tool, ToolError, ToolOptions
 from mcpkit.server.visibility import ListFilter, Visibility
@@ -602,8 +602,12 @@ class Server:
 
     def add_protection(self, protection: Protection) -> None:
         """Record what protects this server at its HTTP endpoint, for ``mount`` and
-        ``proxy`` to carry or refuse (:mod:`mcpkit.server.protections`); once each."""
+        ``proxy`` to carry or refuse (:mod:`mcpkit.server.protections`); once each.
+        On a server already mounted or proxied, it is carried onto the outer server
+        first, or :class:`~mcpkit.server.protections.ProtectionError` is raised and
+        nothing is recorded (protections rule 4)."""
         if not any(p is protection for p in self.protections):
+            composed_later(self, protection)
             self.protections.append(protection)
 
     def add_http_routes(self, build: RouteBuilder) -> None:

@@ -260,15 +260,23 @@ async def subscriptions_listen(ctx: Context) -> JSON:
     return await serve_listen(ctx, honoured, accepts)
 
 
-async def serve_listen(ctx: Context, honoured: JSON, accepts: Callable[[Change], bool]) -> JSON:
+async def serve_listen(
+    ctx: Context,
+    honoured: JSON,
+    accepts: Callable[[Change], bool],
+    attach: Callable[[Listener], Callable[[], None]] | None = None,
+) -> JSON:
     """Rule 3 once the filter is decided: acknowledge ``honoured``, then forward the hub's
     changes that ``accepts`` admits until the listener closes (also used by the proxy,
-    whose filter the upstream decides)."""
+    whose filter the upstream decides). ``attach(listener) -> detach``, when given, is a
+    source of changes for this stream alone besides the hub (a proxy's pinned upstream
+    process): what it offers reaches no other listener."""
     channel = ctx.channel
     assert channel is not None
     tag = {M.SUBSCRIPTION_ID: ctx.request_id}
     listener = Listener(accepts)
     detach = ctx.server.hub.subscribe(listener)
+    detach_own = attach(listener) if attach is not None else None
     # A transport ending the stream gracefully (shutdown) closes the listener: the
     # request then completes with its result instead of being cancelled.
     on_close = ctx.transport.get("on_close")
@@ -286,6 +294,8 @@ async def serve_listen(ctx: Context, honoured: JSON, accepts: Callable[[Change],
                 await channel.notify(change.method, {**change.params, "_meta": dict(tag)})
     finally:
         detach()
+        if detach_own is not None:
+            detach_own()
         if callable(unregister):
             unregister()
     return {"_meta": dict(tag)}

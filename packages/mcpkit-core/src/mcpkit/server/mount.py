@@ -227,6 +227,13 @@ def _entries(server: Server) -> list[_Mounted]:
     return mounts.entries if mounts is not None else []
 
 
+def _filtered(server: Server) -> bool:
+    """Whether what ``server`` lists depends on the caller: a list filter of its own or
+    of a server mounted into it, at any depth (rule 9; a public cache hint would let a
+    shared cache hand one caller's listing to another)."""
+    return bool(server.visibility.filters) or any(_filtered(m.server) for m in _entries(server))
+
+
 def _reaches(server: Server, target: Server) -> bool:
     return server is target or any(_reaches(m.server, target) for m in _entries(server))
 
@@ -431,7 +438,8 @@ class _Mounts:
         hint = self.parent.cache_hints.get(method)
         if ctx.era == "modern" and hint is not None:  # methods rule 1
             result["ttlMs"] = hint.ttl_ms
-            result["cacheScope"] = "private" if self.parent.visibility.filters else hint.scope
+            per_caller = _filtered(self.parent)  # a mounted server's filters count too
+            result["cacheScope"] = "private" if per_caller else hint.scope
         return result
 
     # -- routing by name ---------------------------------------------------------------

@@ -31,7 +31,13 @@ Rules:
 3. ``mount(..., parent_protects=True)`` is the caller's statement that the parent
    enforces the child's protections itself (for example a hand-written guard registered
    on the parent again, with the prefixed names): nothing is asked or installed.
-4. A proxy checks its in-memory ``Server`` target when it starts serving (its
+4. A composition is remembered (weakly): a protection the inner server records after it
+   was composed (``protect(child, ...)`` after ``parent.mount(child)``, a guard added to
+   a proxied server after the proxy started) is carried onto every outer server then, or
+   :meth:`~mcpkit.server.Server.add_protection` raises :class:`ProtectionError` naming
+   it, and the inner server does not record it. A ``parent_protects=True`` mount is not
+   remembered (rule 3).
+5. A proxy checks its in-memory ``Server`` target when it starts serving (its
    lifespan, once), since the proxy server is usually protected after ``proxy()``
    returns; a refusal fails the start. A URL or command target enforces its own
    protections against the proxy's credentials; a proxy holding credentials of its own
@@ -40,6 +46,7 @@ Rules:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -47,7 +54,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
-__all__ = ["Composition", "Installer", "Protection", "ProtectionError", "compose"]
+__all__ = ["Composition", "Installer", "Protection", "ProtectionError", "compose", "composed_later"]
 
 Installer = Callable[[], None]
 """Installs a carried protection on the outer server (rule 2)."""
@@ -105,25 +112,53 @@ def generic(hook: str, target: object) -> Protection:
     )
 
 
+# kind-ok: unbounded-table one entry per mount or proxy the application composes, weakly held
+_COMPOSED: weakref.WeakKeyDictionary[
+    Server, list[tuple[weakref.ref[Server], Literal["mount", "proxy"], str]]
+] = weakref.WeakKeyDictionary()
+"""Rule 4: inner server -> (outer server, kind, prefix) of each composition."""
+
+
 def compose(outer: Server, inner: Server, kind: Literal["mount", "proxy"], prefix: str) -> None:
     """Rule 2: carry every protection of ``inner`` onto ``outer``, or raise
-    :class:`ProtectionError` having installed nothing."""
-    site = Composition(outer, inner, kind, prefix)
+    :class:`ProtectionError` having installed nothing. Remembers the composition
+    (rule 4)."""
+    installers = _plan(Composition(outer, inner, kind, prefix), inner.protections, "")
+    for install in installers:
+        install()
+    _COMPOSED.setdefault(inner, []).append((weakref.ref(outer), kind, prefix))
+
+
+def composed_later(inner: Server, protection: Protection) -> None:
+    """Rule 4: carry ``protection``, which ``inner`` is about to record, onto every
+    server ``inner`` was composed into, or raise :class:`ProtectionError` having
+    installed nothing."""
+    installers: list[Installer] = []
+    for ref, kind, prefix in list(_COMPOSED.get(inner, ())):
+        outer = ref()
+        if outer is not None:
+            site = Composition(outer, inner, kind, prefix)
+            installers += _plan(site, [protection], "a protection added after composing: ")
+    for install in installers:
+        install()
+
+
+def _plan(site: Composition, protections: list[Protection], why: str) -> list[Installer]:
+    """Rule 2: the installers carrying ``protections`` to ``site``, or raise."""
     installers: list[Installer] = []
     refused: list[Protection] = []
-    for protection in inner.protections:
+    for protection in protections:
         installer = protection.carry(site) if protection.carry is not None else None
         if installer is None:
             refused.append(protection)
         else:
             installers.append(installer)
     if refused:
-        what = "mounting" if kind == "mount" else "proxying"
+        what = "mounting" if site.kind == "mount" else "proxying"
         lines = "; ".join(f"{p.name}: {p.remedy}" for p in refused)
         raise ProtectionError(
-            f"{what} {inner.info.get('name')!r} into {outer.info.get('name')!r} would drop "
-            f"what protects it at its HTTP endpoint (the outer server's endpoint is the one "
-            f"served). {lines}"
+            f"{why}{what} {site.inner.info.get('name')!r} into "
+            f"{site.outer.info.get('name')!r} would drop what protects it at its HTTP "
+            f"endpoint (the outer server's endpoint is the one served). {lines}"
         )
-    for install in installers:
-        install()
+    return installers

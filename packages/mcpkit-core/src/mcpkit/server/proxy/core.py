@@ -107,15 +107,16 @@ class Proxy:
             on_connected=self.adopt_upstream_info,
             on_lost=self.lists.clear,
         )
-        self.upstream.pins = Pins(self.upstream, lambda change: self.server.hub.publish(change))
+        self.upstream.pins = Pins(self.upstream)
         target: Any = upstream_args["target"]
         self.inner: Server | None = target if isinstance(target, Server) else None
 
     @asynccontextmanager
     async def lifespan(self, _server: Server) -> AsyncGenerator[None]:
-        inner, self.inner = self.inner, None
-        if inner is not None:
-            compose(self.server, inner, "proxy", "")  # rule 5, once
+        if self.inner is not None:
+            # rule 5, once it succeeds: a start that was refused is refused again
+            compose(self.server, self.inner, "proxy", "")
+            self.inner = None
         async with self.upstream.running():
             yield
 

@@ -12,7 +12,13 @@ Rules:
    leased with the downstream client's capabilities (:mod:`.upstream` rule 2). A
    2026-07-28 upstream is sent them with every list request (``clientCapabilities``)
    and may list per capability too. Pages are cached per capability set, so each
-   client sees what the upstream would show it.
+   client sees what the upstream would show it; a handshake-era upstream's pages also
+   per caller (:func:`.upstream.client_key`), since they come from the caller's own
+   upstream session, whose listing may depend on what that session did (a tool
+   unlocked for it): another caller never gets them, and to a 2026-07-28 client they are
+   ``cacheScope: "private"`` whatever the proxy's cache hint says. A caller with no
+   identity lists on a fresh upstream session (:mod:`.upstream` rule 7), which holds
+   nobody's state.
 2. Upstream ``notifications/*/list_changed`` drop the cached pages of that kind and are
    published to every downstream listener (handshake-era sessions and
    ``subscriptions/listen`` streams alike); ``notifications/resources/updated`` reaches
@@ -139,14 +145,17 @@ class ProxyLists:
         await upstream.main()  # its era decides where lists come from (rule 1)
         leased = upstream.era == "legacy" and not upstream.shared_only
         key = (method, cursor, caps_key(ctx.client_capabilities))  # both eras list per caps
-        if await self._pinned():  # each caller's own process lists for it alone
+        if leased:  # the caller's own upstream session (or process) lists for it alone
             key = (method, cursor, f"{key[2]} {client_key(ctx)}")
         hit = self.pages.get(key) if cacheable else None
         if hit is None:
             hit = await (self._fetch_leased(ctx) if leased else self.fetch(ctx, method))
             if cacheable:
                 self.pages[key] = hit
-        return filter_page(ctx, LIST_METHODS[method], downstream_result(ctx, method, hit))
+        out = downstream_result(ctx, method, hit)
+        if leased and "cacheScope" in out:  # the proxy's hint on a page for this caller
+            out["cacheScope"] = "private"
+        return filter_page(ctx, LIST_METHODS[method], out)
 
     async def fetch(self, ctx: Context | None, method: str, params: JSON | None = None) -> JSON:
         """One request on the shared connection, retried once on a fresh one."""
@@ -240,10 +249,6 @@ class ProxyLists:
     async def on_resource_updated(self, uri: str) -> None:
         self.proxy.server.notify_resource_updated(uri)
 
-    async def _pinned(self) -> bool:
-        pins = self.proxy.upstream.pins
-        return pins is not None and await pins.applies()
-
     # -- rule 3 ------------------------------------------------------------------------
     async def subscribe_upstream(self, uris: list[str]) -> None:
         async with self._sub_lock:
@@ -330,10 +335,10 @@ class ProxyLists:
                 methods.add(_LIST_CHANGED[kind])
         keys: set[str | None] = set()
         pin: Pin | None = None
+        pins = self.proxy.upstream.pins
         subs: Any = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
             uris: list[str] = sorted(set(self.check_uris(ctx.method, subs)))  # pyright: ignore
-            pins = self.proxy.upstream.pins
             if uris and pins is not None and await pins.applies():  # rule 8
                 pin = await pins.subscribe(ctx, uris)
                 keys = {pinned_key(pin.token, uri) for uri in uris}
@@ -347,13 +352,13 @@ class ProxyLists:
                 return change.key in keys
             return change.method in methods
 
-        if pin is None:
+        if pin is None or pins is None:
             return await serve_listen(ctx, honoured, accepts)
         pin.listens += 1  # the process stays while the stream is open (pins rule 5)
-        try:
-            return await serve_listen(ctx, honoured, accepts)
+        try:  # its updates reach this stream alone, never the hub (pins rule 3)
+            return await serve_listen(ctx, honoured, accepts, pin.attach)
         finally:
-            pin.listens -= 1
+            pins.stream_ended(pin)
 
     # -- rule 6 ------------------------------------------------------------------------
     async def check_param_headers(self, ctx: Context) -> None:

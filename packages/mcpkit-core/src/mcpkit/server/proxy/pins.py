@@ -14,12 +14,17 @@ Rules:
    everything it does goes there: calls, lists, completions, extension methods, parked
    2026-07-28 calls, ``resources/subscribe`` and the URIs of its
    ``subscriptions/listen`` streams. Another caller never reaches it. A caller with no
-   identity (``client_key`` is ``None``) is pinned nowhere: each of its calls gets a
-   process of its own (:mod:`.upstream` rule 7), and its lists and listen streams use
-   one process kept for such callers, which no call reaches.
+   identity (``client_key`` is ``None``) is pinned nowhere: each of its calls and
+   uncached list requests gets a process of its own (:mod:`.upstream` rule 7; a fresh
+   process holds nobody's state, so such pages are cached for all such callers), and
+   its listen streams use one process kept for such callers, which no call reaches.
 3. ``notifications/resources/updated`` from a caller's process reaches only that
-   caller's subscribed handshake-era sessions and listen streams; ``list_changed`` from
-   it drops the proxy's cached pages and is published as usual.
+   caller's subscribed handshake-era sessions and listen streams, offered to them
+   directly and never published on the server's hub: a hub change is matched against
+   URIs a peer names, so any key it carried could be subscribed to by another caller
+   (a handshake-era session subscribing to the URI ``pin:<token> <uri>`` got another
+   caller's updates). ``list_changed`` from it drops the proxy's cached pages and is
+   published as usual.
 4. Requests the upstream sends on a process (elicitation, sampling, roots) and its log
    messages carry no link to the call they belong to, so they reach the caller only
    while exactly one call is in flight on that process. With two or more, an input
@@ -32,6 +37,9 @@ Rules:
    a caller's live session is never moved to a fresh process behind its back: when no
    process is free the call is refused with -32603 naming the bound. One
    process holds at most ``ProxyLimits.max_upstream_subscriptions`` URIs (-32602).
+   The process kept for callers with no identity (rule 2) is closed when its last
+   listen stream ends, so the URIs one such caller subscribed there do not stay to
+   fill that bound for every later one.
 6. A pinned process that failed is replaced by a fresh one on the caller's next
    request; its state, subscriptions included, is gone with it.
 """
@@ -47,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
-from mcpkit.server.hub import Change
+from mcpkit.server.hub import Change, Listener
 from mcpkit.server.proxy.upstream import Conn, client_key, forwarded_caps
 
 if TYPE_CHECKING:
@@ -63,15 +71,15 @@ _NOBODY = "nobody:"  # rule 2: never a caller key (those start p:, s: or c:)
 
 
 def pinned_key(token: int, uri: str) -> str:
-    """The hub key of an update from pinned process ``token`` (rule 3): a listen stream
-    of that caller accepts it; no handshake-era session's subscription set holds it."""
+    """The key of an update from pinned process ``token`` (rule 3), offered only to the
+    listen streams attached to that process (:meth:`Pin.attach`), never on the hub."""
     return f"pin:{token} {uri}"
 
 
 class Pin:
     """One caller's upstream process (rule 2) and what relies on it (rule 5)."""
 
-    __slots__ = ("conn", "had_session", "listens", "sessions", "subscribed", "token")
+    __slots__ = ("conn", "had_session", "listens", "sessions", "streams", "subscribed", "token")
 
     def __init__(self, conn: Conn) -> None:
         self.conn = conn
@@ -82,6 +90,13 @@ class Pin:
         self.subscribed: set[str] = set()
         self.listens = 0
         """Open ``subscriptions/listen`` streams of the caller that rely on this process."""
+        self.streams: set[Listener] = set()
+        """Their listeners (rule 3), at most ``listens`` of them."""
+
+    def attach(self, listener: Listener) -> Callable[[], None]:
+        """Rule 3: offer this process's updates to ``listener``; returns the detach."""
+        self.streams.add(listener)
+        return lambda: self.streams.discard(listener)
 
     def held(self) -> bool:
         """Rule 5: a call, a live session or an open listen stream relies on it."""
@@ -94,9 +109,8 @@ class Pin:
 class Pins:
     """The pinned processes of one upstream (see the module rules)."""
 
-    def __init__(self, upstream: Upstream, publish: Callable[[Change], None]) -> None:
+    def __init__(self, upstream: Upstream) -> None:
         self.upstream = upstream
-        self._publish = publish
         # kind-ok: unbounded-table at most ProxyLimits.max_connections pins (rule 5)
         self._pins: OrderedDict[str, Pin] = OrderedDict()
         self._lock = anyio.Lock()
@@ -165,6 +179,14 @@ class Pins:
             {"limit": bound},
         )
 
+    def stream_ended(self, pin: Pin) -> None:
+        """Rule 5: a listen stream on ``pin`` ended; the process kept for callers with no
+        identity goes with its last one."""
+        pin.listens -= 1
+        if self._pins.get(_NOBODY) is pin and not pin.held():
+            del self._pins[_NOBODY]
+            pin.conn.close()
+
     async def subscribe(self, ctx: Context, uris: list[str]) -> Pin:
         """Rule 2: subscribe ``uris`` on the caller's own process."""
         from mcpkit.server.proxy.forward import Retry, send
@@ -198,4 +220,5 @@ class Pins:
             listener: Any = getattr(session, "listener", None)
             if listener is not None and uri in session.subscriptions:
                 listener.offer(Change(UPDATED, uri, {"uri": uri}))
-        self._publish(Change(UPDATED, pinned_key(pin.token, uri), {"uri": uri}, local=True))
+        for stream in list(pin.streams):
+            stream.offer(Change(UPDATED, pinned_key(pin.token, uri), {"uri": uri}))

@@ -20,7 +20,11 @@ Rules:
    authorization server base URL (metadata at the origin's well-known URL, else the
    default endpoints ``/authorize``, ``/token``, ``/register`` at the origin). That
    revision binds no issuer to the base URL, so rule 4's equality check does not apply
-   there; the document's own ``issuer`` is recorded (for RFC 9207).
+   there; the document's own ``issuer`` is recorded (for RFC 9207) when it has the MCP
+   server's origin, else the origin is: the server chooses that document, so an issuer
+   of another origin would let it pass as that authorization server, and be handed the
+   credentials bound to it (:mod:`.provider` rule 10) or a client assertion whose
+   ``aud`` is that issuer.
 4. Authorization-server metadata for an issuer with a path is tried at
    ``/.well-known/oauth-authorization-server/<path>``,
    ``/.well-known/openid-configuration/<path>``, ``<path>/.well-known/openid-configuration``;
@@ -98,6 +102,13 @@ def resource_matches(resource: str, server_url: str) -> bool:
     return have == want or have.startswith(want + "/")
 
 
+def _same_origin(url: str, origin: str) -> bool:
+    try:
+        return origin_of(url) == origin
+    except ValueError:
+        return False
+
+
 def resource_metadata_urls(server_url: str, challenge_url: str | None) -> list[str]:
     """Rule 1: the candidate PRM URLs, in order."""
     urls: list[str] = []
@@ -140,7 +151,7 @@ async def _get_json(http: httpx2.AsyncClient, url: str, headers: dict[str, str])
         return None
     try:
         data: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth
         return None
     return cast(JSON, data) if isinstance(data, dict) else None
 
@@ -217,8 +228,8 @@ async def discover(
                 "code_challenge_methods_supported": ["S256"],
             }
         issuer = asm.get("issuer")
-        if not isinstance(issuer, str) or not issuer:
-            asm = {**asm, "issuer": origin}
+        if not isinstance(issuer, str) or not _same_origin(issuer, origin):
+            asm = {**asm, "issuer": origin}  # rule 3: never another origin's identifier
         return Discovery(
             resource=canonical_resource(server_url),
             server_metadata=asm,

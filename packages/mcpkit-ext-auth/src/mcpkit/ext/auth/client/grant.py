@@ -332,7 +332,7 @@ def parse_token_response(response: httpx2.Response, *, issuer: str | None) -> To
     """A :class:`TokenSet` from a token endpoint answer (rule 3); :class:`OAuthError` else."""
     try:
         data: Any = json.loads(response.content) if response.content else None
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth
         data = None
     status = response.status_code
     if not 200 <= status < 300 or not isinstance(data, dict):

@@ -113,7 +113,7 @@ async def register_client(
     response = await http.post(endpoint, json=body, headers={"Accept": "application/json"})
     try:
         data: Any = json.loads(response.content) if response.content else None
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth
         data = None
     if response.status_code not in (200, 201) or not isinstance(data, dict):
         info = cast(JSON, data) if isinstance(data, dict) else {}

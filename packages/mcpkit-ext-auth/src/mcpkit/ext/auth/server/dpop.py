@@ -162,7 +162,7 @@ class DPoPVerifier:
             claims = json.loads(verified.payload)
         except InvalidToken:
             raise
-        except (JoseError, ValueError, TypeError):
+        except (JoseError, ValueError, TypeError, RecursionError):
             raise _fail("bad DPoP proof signature") from None
         if not isinstance(claims, dict):
             raise _fail("malformed DPoP proof")

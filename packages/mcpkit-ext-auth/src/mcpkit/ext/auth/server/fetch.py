@@ -60,7 +60,7 @@ class JSONFetcher:
             raise FetchError(f"{url} could not be reached ({type(exc).__name__})") from None
         try:
             value = json.loads(b"".join(chunks))
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser's depth
             raise FetchError(f"{url} did not answer JSON") from None
         if not isinstance(value, dict):
             raise FetchError(f"{url} did not answer a JSON object")

@@ -35,7 +35,9 @@ Rules:
    server lists them (``weather_forecast`` is the inner ``forecast``). Calls naming
    another server's tools or prompts, and session plumbing (``initialize``, ``ping``,
    ``server/discover``, ``logging/setLevel``, notifications), are not held to them;
-   every other call is (lists, resources, completions: fail closed). An unprotected
+   every other call is (lists, resources, completions: fail closed). With the outer
+   server's ``hide_unauthorized``, its list filter applies the inner rules the same
+   way (:meth:`Auth.visible`), so what it lists its guard lets through. An unprotected
    outer server, or one trusting other authorization servers, is refused
    (``ProtectionError`` naming ``protect(parent, ...)``).
 """
@@ -43,7 +45,7 @@ Rules:
 from __future__ import annotations
 
 import weakref
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -136,6 +138,7 @@ class Auth:
             self._carry,
         )
         self._carried: list[RequestGuard] = []
+        self._carried_visible: list[Callable[[Any, str, Mapping[str, Any]], bool]] = []
 
     def require(
         self,
@@ -184,7 +187,7 @@ class Auth:
         server.add_http_routes(self.routes)
         server.add_request_guard(self.guard, protection=self.protection)
         if self.settings.hide_unauthorized:
-            server.add_list_filter(self.policy.visible)
+            server.add_list_filter(self.visible)
         server.add_lifespan(self._lifespan)
         return self
 
@@ -193,6 +196,14 @@ class Auth:
         await self.policy.guard(request)
         for carried in self._carried:
             await carried(request)
+
+    def visible(self, ctx: Any, kind: str, definition: Mapping[str, Any]) -> bool:
+        """The list filter of ``hide_unauthorized``: this server's rules and those of
+        the servers composed into it (rule 5), as :meth:`guard` holds them, so a listed
+        item is one the guard lets through."""
+        if not self.policy.visible(ctx, kind, definition):
+            return False
+        return all(visible(ctx, kind, definition) for visible in self._carried_visible)
 
     def _carry(self, site: Composition) -> Installer | None:
         """Rule 5: hold this server's scope rules on ``site.outer``'s POSTs, or None."""
@@ -208,7 +219,22 @@ class Auth:
                 inner = GuardedRequest(request.era, calls, request.principal, request.scope)
                 await inner_guard(inner)
 
-        return partial(outer._carried.append, composed)
+        inner_visible = self.visible
+
+        def composed_visible(ctx: Any, kind: str, definition: Mapping[str, Any]) -> bool:
+            name: Any = definition.get("name")
+            if kind in ("tools", "prompts") and isinstance(name, str):
+                inner = site.inner_name(name)
+                if inner is None:  # not the inner server's: its rules do not apply
+                    return True
+                definition = {**definition, "name": inner}
+            return inner_visible(ctx, kind, definition)
+
+        def install() -> None:
+            outer._carried.append(composed)
+            outer._carried_visible.append(composed_visible)
+
+        return install
 
     @asynccontextmanager
     async def _lifespan(self, _server: Server) -> AsyncGenerator[None]:

@@ -10,7 +10,11 @@ Rules:
    (``prompts/get``, by ``name``), the resource (``resources/read``,
    ``resources/subscribe``, ``resources/unsubscribe``, by ``uri``: an exact URI, else
    every URI template registered as a requirement's key that matches it); and
-   ``completion/complete`` the requirement of the prompt or resource its ``ref`` names;
+   ``completion/complete`` the requirement of the prompt its ``ref/prompt`` names, or
+   of the resource template its ``ref/resource`` names, decided as that template's
+   listing is (rule 3: its probe URIs, so a rule spelled with other variable names
+   than the server's template still applies), method-wide rules on ``prompts/get`` or
+   ``resources/read`` included (they hide the item, so they refuse completing it);
    ``subscriptions/listen`` (2026-07-28) also that of ``resources/subscribe`` on each
    URI of its ``resourceSubscriptions``, as the handshake era's subscribe needs.
 2. A call whose requirements the caller's scopes do not meet refuses the whole POST with
@@ -64,7 +68,12 @@ _ITEM_KIND = {
 }
 _COMPLETION_REF: dict[str, tuple[str | None, str]] = {
     "ref/prompt": ("prompts", "name"),
-    "ref/resource": ("resources", "uri"),
+    "ref/resource": ("resourceTemplates", "uri"),  # a template's URI (rule 1)
+}
+_COMPLETED_USE = {  # rule 1: the call whose method-wide rule also holds for completing
+    "prompts": "prompts/get",
+    "resources": "resources/read",
+    "resourceTemplates": "resources/read",
 }
 _LISTED_USE = {  # rule 3: list kind -> (the call that uses an item, kind, key field)
     "tools": ("tools/call", "tools", "name"),
@@ -161,7 +170,8 @@ class ScopePolicy:
 
     def requirements_for(self, method: str, kind: str | None, key: Any) -> list[Requirement]:
         """Rule 1: every requirement of a ``method`` call on the item ``key`` of ``kind``
-        (``"tools"``, ``"prompts"``, ``"resources"``; None: no item): the base, the
+        (``"tools"``, ``"prompts"``, ``"resources"``, ``"resourceTemplates"``; None: no
+        item): the base, the
         method's, and the item's (a resource's: its exact URI's rule, else every
         matching template's, since which template serves a URI is the server's
         registration order, which the policy does not know: fail closed)."""
@@ -169,6 +179,17 @@ class ScopePolicy:
         by_method = self._methods.get(method)
         if by_method is not None:
             out.append(by_method)
+        if method == "completion/complete" and kind in _COMPLETED_USE:
+            by_use = self._methods.get(_COMPLETED_USE[kind])  # rule 1: the item's use
+            if by_use is not None and by_use not in out:
+                out.append(by_use)
+        if kind == "resourceTemplates":  # rule 3: what its probe URIs need
+            head = len(out)
+            for uri in self._probe(key):
+                for r in self.requirements_for(method, "resources", uri)[head:]:
+                    if r not in out:
+                        out.append(r)
+            return out
         if kind is None or kind not in self._items or not isinstance(key, str):
             return out
         found = self._items[kind].get(key)

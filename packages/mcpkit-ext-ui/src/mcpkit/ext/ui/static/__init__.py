@@ -63,13 +63,13 @@ def sandbox_policy(csp_param: str | None) -> str:
     """The ``Content-Security-Policy`` of a sandbox proxy page (rule 4): ``csp_param`` is
     the ``csp`` query parameter, ``McpUiResourceCsp`` as JSON. The restrictive default
     (:data:`~mcpkit.ext.ui.host.csp.DEFAULT_CSP`) when it is absent, longer than
-    :data:`MAX_CSP_PARAM_BYTES` or not JSON; origins that rule 3 of
-    :mod:`mcpkit.ext.ui.host.csp` refuses are dropped."""
+    :data:`MAX_CSP_PARAM_BYTES` or not JSON (nested past the parser's depth too);
+    origins that rule 3 of :mod:`mcpkit.ext.ui.host.csp` refuses are dropped."""
     if not csp_param or len(csp_param.encode("utf-8")) > MAX_CSP_PARAM_BYTES:
         return DEFAULT_CSP
     try:
         raw = json.loads(csp_param)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the parser goes: not JSON
         return DEFAULT_CSP
     return build_csp(sanitize_csp(raw))
 

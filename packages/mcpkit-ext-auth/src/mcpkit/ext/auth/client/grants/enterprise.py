@@ -224,6 +224,6 @@ class EnterpriseManagedAuthorization:
 def _json_object(body: bytes) -> dict[str, Any] | None:
     try:
         data: Any = json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth
         return None
     return cast(dict[str, Any], data) if isinstance(data, dict) else None
