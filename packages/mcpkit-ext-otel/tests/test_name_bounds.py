@@ -215,3 +215,25 @@ async def test_the_client_does_not_name_a_span_after_a_tool_error_result(
     mine = [s for s in telemetry.spans() if s.kind is SpanKind.CLIENT and "tools/call" in s.name]
     assert [s.name for s in mine] == ["tools/call"] * 3
     assert all("gen_ai.tool.name" not in dict(s.attributes or {}) for s in mine)
+
+
+async def test_a_long_session_id_a_server_chose_is_cut_on_the_client_span(
+    telemetry: Telemetry,
+) -> None:
+    """Semconv rule 9: on the client side ``mcp.session.id`` is the server's
+    ``Mcp-Session-Id`` (up to the HTTP client's header limit); before, every client span
+    carried it whole."""
+    from mcpkit.core.tracing import TracedMessage, run_sent
+
+    tracer = instrumented(telemetry)[1]
+    long_sid = "s" * 16_000
+    message = TracedMessage("client", "request", "ping", {}, session_id=long_sid)
+
+    async def answered(meta: dict[str, object]) -> dict[str, object]:
+        return {}
+
+    await run_sent(tracer, message, answered)
+    recorded = dict(telemetry.span("ping").attributes or {})["mcp.session.id"]
+    assert isinstance(recorded, str)
+    assert recorded == long_sid[: len(recorded)]
+    assert len(recorded.encode()) <= TEXT_BOUND

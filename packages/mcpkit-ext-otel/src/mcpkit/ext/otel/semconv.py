@@ -16,8 +16,9 @@ Rules:
    (``uri_in_span_name``): it is high-cardinality.
    ``{mcp.method.name}`` is the method as :func:`method_name` records it (rule 10).
 9. A peer-chosen text recorded as an attribute value or span name (the resource URI,
-   a request id, an error message received) is cut to :data:`MAX_TEXT_BYTES` UTF-8 bytes at a
-   character boundary, as an OpenTelemetry attribute length limit would.
+   a request id, a session id a server chose, an error message received) is cut to
+   :data:`MAX_TEXT_BYTES` UTF-8 bytes at a character boundary, as an OpenTelemetry
+   attribute length limit would.
 2. ``gen_ai.operation.name`` is ``execute_tool`` for ``tools/call`` and never set
    otherwise.
 3. ``jsonrpc.request.id`` is the id's string form; never set for a notification or a

@@ -129,7 +129,8 @@ class _Facts:
             if message.protocol_version is not None:
                 attrs[S.MCP_PROTOCOL_VERSION] = message.protocol_version
             if message.session_id is not None:
-                attrs[S.MCP_SESSION_ID] = message.session_id
+                # the server's choice on the client side (semconv rule 9)
+                attrs[S.MCP_SESSION_ID] = S.bounded_text(message.session_id)
             self.table[key] = attrs
         return key, attrs
 
