@@ -63,3 +63,25 @@ def test_count_bound_and_lru_order() -> None:
 def test_bounds_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_bytes"):
         BoundedMap[str, str](max_entries=1, max_bytes=0)
+
+
+def test_text_bytes_counts_strings_inside_container_subclasses() -> None:
+    # Rule 1: before, only the exact built-in types were walked, so a value held in an
+    # OrderedDict, a defaultdict or a named tuple was charged nothing, and a BoundedMap
+    # of such values kept any number of bytes within its entry count.
+    from collections import OrderedDict, defaultdict
+    from typing import NamedTuple
+
+    class Shape(NamedTuple):
+        name: str
+
+    name = "n" * 100_000
+    by_key: defaultdict[str, list[str]] = defaultdict(list)
+    by_key["k"].append(name)
+    values: list[object] = [OrderedDict(k=name), by_key, Shape(name)]
+    for value in values:
+        assert text_bytes(value) >= 100_000
+    table: BoundedMap[str, Shape] = BoundedMap(max_entries=100, max_bytes=300_000)
+    for i in range(10):
+        table[f"k{i}"] = Shape(name + str(i))
+    assert len(table) <= 2

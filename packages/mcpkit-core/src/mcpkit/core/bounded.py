@@ -8,7 +8,8 @@ hold again.
 Rules:
 1. An entry's charge is :data:`ENTRY_OVERHEAD_BYTES` plus the in-memory size
    (``sys.getsizeof``) of every ``str``, ``bytes`` and ``bytearray`` reachable from its
-   key and value through tuples, lists, sets, frozensets and dicts (:func:`text_bytes`);
+   key and value through tuples, lists, sets, frozensets and dicts, their subclasses
+   included (``OrderedDict``, ``defaultdict``, named tuples) (:func:`text_bytes`);
    a custom ``weigh(key, value)`` may replace it.
 2. ``put`` (and ``m[k] = v``) makes the entry the most recently used and then evicts
    least recently used entries while more than ``max_entries`` are held or their
@@ -51,12 +52,13 @@ def text_bytes(*values: object) -> int:
         item = stack.pop()
         if isinstance(item, _TEXT):
             total += sys.getsizeof(item)
-        elif type(item) in _NESTED:
+        elif isinstance(item, _NESTED):  # subclasses too: OrderedDict, a NamedTuple
+            container = cast("object", item)
             # kind-ok: id-key cycle guard of one walk; every object seen is alive until it ends
-            if id(item) in seen:
+            if id(container) in seen:
                 continue
-            seen.add(id(item))  # kind-ok: id-key the same walk's cycle guard
-            if type(item) is dict:
+            seen.add(id(container))  # kind-ok: id-key the same walk's cycle guard
+            if isinstance(item, dict):
                 mapping = cast("dict[object, object]", item)
                 stack.extend(mapping.keys())
                 stack.extend(mapping.values())
