@@ -197,12 +197,9 @@ class Server:
         self.info = info
         self.instructions = instructions
         self.page_size = page_size
-        # kind-ok: unbounded-table names the server's code registers
-        self.tools: dict[str, Tool] = {}
-        # kind-ok: unbounded-table names the server's code registers
-        self.prompts: dict[str, Prompt] = {}
-        # kind-ok: unbounded-table URIs the server's code registers
-        self.resources: dict[str, Resource] = {}
+        self.tools: dict[str, Tool] = {}  # kind-ok: unbounded-table names registered by code
+        self.prompts: dict[str, Prompt] = {}  # kind-ok: unbounded-table names registered by code
+        self.resources: dict[str, Resource] = {}  # kind-ok: unbounded-table URIs registered by code
         self.templates: list[ResourceTemplate] = []
         # kind-ok: unbounded-table references the server's code registers
         self.completers: dict[tuple[str, str], Completer] = {}
