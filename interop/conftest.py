@@ -1,5 +1,6 @@
 """Fixtures for the interop suite: peers nobody here wrote, installed by
-``conformance/toolchain.py`` (Node 22 and ``@modelcontextprotocol/server-everything``),
+``conformance/toolchain.py`` (Node 22, ``@modelcontextprotocol/server-everything``, and
+the TypeScript tasks client ``@modelcontextprotocol/ext-tasks`` with its SDK peer),
 and the mcpkit proxy in front of them (``conformance/proxied.py``, served by ``mcpkit run``).
 
 Run by ``uv run nox -s interop`` inside a loopback-only network namespace, because
