@@ -214,3 +214,37 @@ async def test_modern_era_sees_the_guarded_header_value() -> None:
         )
     assert seen[0].headers["authorization"] == "Bearer t"
     assert seen[0].principal is None
+
+
+async def test_a_bad_origin_is_403_before_any_middleware_on_every_wrapping_path() -> None:
+    # Guards rule 4: the endpoint's Host/Origin check sits outside the server's HTTP
+    # middleware whether http_app wraps it or a user mounting StreamableHTTP calls
+    # apply_http_middleware, and the endpoint does not check a second time.
+    import httpx2
+    from starlette.applications import Starlette
+
+    from mcpkit.server.guards import apply_http_middleware
+    from mcpkit.server.http import StreamableHTTP, http_app
+
+    def deny_all(app: Any) -> Any:
+        async def refuse(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            await PlainTextResponse("no token", status_code=401)(scope, receive, send)
+
+        return refuse
+
+    server = Server("guarded", "1")
+    # kind-ok: uncarried-protection a test of status order, never composed
+    server.add_http_middleware(deny_all, protection=None)
+    endpoint = StreamableHTTP(server)
+    own = Starlette(routes=[Route("/mcp", apply_http_middleware(endpoint, server.http_middleware))])
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
+    for app in (http_app(server), own):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            evil = await client.post("/mcp", json=body, headers={"Origin": "http://evil.test"})
+            plain = await client.post("/mcp", json=body)
+        assert evil.status_code == 403
+        assert plain.status_code == 401

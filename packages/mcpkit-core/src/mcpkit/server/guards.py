@@ -33,7 +33,10 @@ Rules:
 4. Middleware registered first is outermost; routes are added after the endpoint's own,
    so they never shadow it. :func:`~mcpkit.server.http.http_app` applies both; a user
    mounting :class:`~mcpkit.server.http.StreamableHTTP` directly wraps it with
-   :func:`apply_http_middleware`.
+   :func:`apply_http_middleware`. Wrapping an endpoint that has a ``check_first(app)``
+   (:class:`~mcpkit.server.http.StreamableHTTP`: its ``Host`` / ``Origin`` check) puts
+   that check outside all middleware, on every path: a bad ``Origin`` is 403, the
+   transport's MUST, whatever a middleware would answer first (an auth layer's 401).
 5. Guards cost nothing they do not use: a :class:`GuardedRequest` parses its ``calls``
    and ``headers`` only when a guard reads them.
 6. A credential's authority can end while a response is still streaming (a token
@@ -180,11 +183,17 @@ class _ASGI:
 
 
 def apply_http_middleware(app: Any, middleware: Sequence[HTTPMiddleware]) -> Any:
-    """``app`` wrapped in ``middleware``, the first outermost (rule 4). Without
-    middleware ``app`` itself is returned."""
+    """``app`` wrapped in ``middleware``, the first outermost, behind ``app``'s own
+    ``check_first`` when it has one (rule 4). Without middleware ``app`` itself is
+    returned."""
+    if not middleware:
+        return app
+    check_first: Any = getattr(app, "check_first", None)
     for wrap in reversed(middleware):
         app = wrap(app)
-    return app if not middleware else _ASGI(app)
+    if callable(check_first):
+        app = check_first(app)
+    return _ASGI(app)
 
 
 def guarded_calls(message: Any) -> tuple[GuardedCall, ...]:

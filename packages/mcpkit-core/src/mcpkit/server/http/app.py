@@ -19,8 +19,9 @@ Rules:
    wraps the endpoint on both paths, fast or not; the server's extra routes
    (:meth:`~mcpkit.server.app.Server.add_http_routes`) follow the endpoint's routes.
 5. The endpoint's ``Host`` / ``Origin`` check (403/421, :mod:`.security`) runs before
-   that middleware too: an invalid ``Origin`` is 403 (the transport's MUST) whatever a
-   middleware would answer first (``protect()``'s 401 to a caller without a token).
+   that middleware too (:func:`~mcpkit.server.guards.apply_http_middleware`): an invalid
+   ``Origin`` is 403 (the transport's MUST) whatever a middleware would answer first
+   (``protect()``'s 401 to a caller without a token).
 """
 
 from __future__ import annotations
@@ -31,11 +32,8 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcpkit.core.jsonrpc import INVALID_REQUEST
 from mcpkit.server.guards import apply_http_middleware
 from mcpkit.server.http.endpoint import StreamableHTTP
-from mcpkit.server.http.headers import read_headers
-from mcpkit.server.http.responses import send_error
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -89,26 +87,6 @@ class _MCPApp(Starlette):
         await super().__call__(scope, receive, send)
 
 
-class _HostOriginFirst:
-    """Rule 5: the endpoint's ``Host`` / ``Origin`` refusal before the server's HTTP
-    middleware."""
-
-    __slots__ = ("app", "endpoint")
-
-    def __init__(self, endpoint: StreamableHTTP, app: ASGIApp) -> None:
-        self.endpoint = endpoint
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            h = read_headers(scope["headers"])
-            denied = self.endpoint.guard.check(scope, h.host, h.origin)
-            if denied is not None:
-                await send_error(send, denied[0], INVALID_REQUEST, denied[1])
-                return
-        await self.app(scope, receive, send)
-
-
 def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
     """A Starlette app serving ``server`` at ``path`` (``options``: see
     :class:`~mcpkit.server.http.endpoint.StreamableHTTP`)."""
@@ -116,8 +94,6 @@ def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
         raise ValueError(f"path must start with '/', got {path!r}")
     endpoint = StreamableHTTP(server, **options)
     served = apply_http_middleware(endpoint, server.http_middleware)  # rule 4
-    if server.http_middleware:
-        served = _HostOriginFirst(endpoint, served)  # rule 5
     clean = path.rstrip("/") or "/"
     routes = [Route(clean, served)]
     if clean != "/":

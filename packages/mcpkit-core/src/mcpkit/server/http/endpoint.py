@@ -77,6 +77,9 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ResponseMode = Literal["auto", "json", "sse"]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+_CHECKED = "mcpkit.host_origin_checked"
+"""Scope key set by :meth:`StreamableHTTP.check_first` once the request passed it."""
 logger = logging.getLogger("mcpkit.server.http")
 
 
@@ -288,12 +291,31 @@ class StreamableHTTP:
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1003})
 
+    def check_first(self, app: ASGIApp) -> ASGIApp:
+        """``app`` (this endpoint inside the server's HTTP middleware) behind this
+        endpoint's ``Host`` / ``Origin`` check, which it then does not repeat
+        (:func:`~mcpkit.server.guards.apply_http_middleware`, guards rule 4)."""
+        guard = self.guard
+
+        async def checked(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                h = read_headers(scope["headers"])
+                denied = guard.check(scope, h.host, h.origin)
+                if denied is not None:
+                    await send_error(send, denied[0], INVALID_REQUEST, denied[1])
+                    return
+                scope[_CHECKED] = True
+            await app(scope, receive, send)
+
+        return checked
+
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         h = read_headers(scope["headers"])
-        denied = self.guard.check(scope, h.host, h.origin)
-        if denied is not None:
-            await send_error(send, denied[0], INVALID_REQUEST, denied[1])
-            return
+        if not scope.get(_CHECKED):  # done already outside the middleware (check_first)
+            denied = self.guard.check(scope, h.host, h.origin)
+            if denied is not None:
+                await send_error(send, denied[0], INVALID_REQUEST, denied[1])
+                return
         if self.closing:
             await send_error(
                 send, 503, INTERNAL_ERROR, "Service Unavailable: the server is shutting down"
