@@ -141,10 +141,32 @@ async def test_calls_beyond_the_pool_wait_for_a_free_thread(
     assert peak == 2
 
 
-async def test_consecutive_calls_reuse_the_most_recently_idle_thread() -> None:
-    """Rule 1: under light load one warm thread serves every call."""
+async def test_consecutive_calls_reuse_the_most_recently_idle_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 1: under light load one warm thread serves every call.
+
+    A worker hands its result back before it puts itself on the idle stack, so on a busy
+    machine the next call can arrive first and (rightly) go to another idle thread. The
+    test waits until every thread of its own pool is idle again before each call: that
+    is what "light load" means, and the claim is then exact, whatever the machine does.
+    """
+    pool = T._Pool(T.MAX_WORKERS)  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(T, "_pool", pool)
     T.prestart()
-    names = {await T.run_sync(lambda: threading.current_thread().ident) for _ in range(20)}
+
+    async def all_idle() -> None:
+        with anyio.fail_after(10):
+            while True:
+                with pool.lock:
+                    if len(pool.idle) == pool.threads:
+                        return
+                await anyio.sleep(0.001)
+
+    names: set[int | None] = set()
+    for _ in range(20):
+        await all_idle()
+        names.add(await T.run_sync(lambda: threading.current_thread().ident))
     assert len(names) == 1
 
 
