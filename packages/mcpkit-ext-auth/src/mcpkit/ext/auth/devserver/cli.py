@@ -14,6 +14,11 @@ Rules:
    ``client_secret_basic``/``client_secret_post``; ``--redirect-uri`` repeatable, loopback
    ones match any port). Without it clients register dynamically or by CIMD URL.
 4. Runs until SIGINT or SIGTERM, then exits 0; a bind failure exits 2 with the reason.
+5. ``--client-scopes offered`` (the default here, unlike the library class's
+   ``"registered"``): a client that registered with a ``scope`` may still ask for any
+   scope the server offers, so the official SDKs (which register with their first
+   challenge's scope) can step up; ``--client-scopes registered`` limits it to its
+   registered scope, as a production server may. The stderr note names the policy.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Sequence
 
 import anyio
 
+from mcpkit.ext.auth.devserver.clients import CLIENT_SCOPES
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.server import DevAuthServer, serve_dev_auth_server
 
@@ -48,6 +54,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="scopes_supported",
         metavar="SCOPE",
         help="a scope it offers (repeatable; default: any scope is granted)",
+    )
+    parser.add_argument(
+        "--client-scopes",
+        choices=CLIENT_SCOPES,
+        default="offered",
+        help="offered (default, development): a registered client may ask for any scope "
+        "offered, so clients that registered with their first scope can step up; "
+        "registered: only scopes within its registered scope (RFC 7591)",
     )
     parser.add_argument("--alg", choices=("ES256", "RS256"), default="ES256")
     parser.add_argument("--subject", default="dev-user", help="the test user (dev-user)")
@@ -91,6 +105,7 @@ def build_server(args: argparse.Namespace) -> DevAuthServer:
         limits=DevServerLimits(access_token_ttl_s=args.token_ttl),
         require_dpop_nonce=args.dpop_nonce,
         trusted_issuers=dict.fromkeys(args.trusted_issuers),
+        client_scopes=args.client_scopes,
     )
     if args.client_id:
         server.register_client(
@@ -113,9 +128,14 @@ def run(args: argparse.Namespace) -> int:
                 print(f"issuer: {running.issuer}", flush=True)
                 print(f"metadata: {running.metadata_url}", flush=True)
                 print(f"jwks: {running.jwks_url}", flush=True)
+                scopes = (
+                    "registered clients may ask for any offered scope (--client-scopes)"
+                    if running.client_scopes == "offered"
+                    else "registered clients get only their registered scope"
+                )
                 print(
                     f"mcpkit auth-server: development only; {running.subject!r} consents to "
-                    "every request. Ctrl-C stops it.",
+                    f"every request; {scopes}. Ctrl-C stops it.",
                     file=sys.stderr,
                     flush=True,
                 )

@@ -21,7 +21,7 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 
-from mcpkit.ext.auth.devserver.clients import ClientStore, DevClient
+from mcpkit.ext.auth.devserver.clients import ClientScopes, ClientStore, DevClient
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.signer import SigningAlg, TokenSigner
 from mcpkit.ext.auth.devserver.store import ExpiringStore
@@ -54,7 +54,13 @@ class DevAuthServer:
     client id metadata document URLs besides ``https`` ones; ``require_dpop_nonce``: a
     DPoP proof at the token endpoint must carry the server's nonce (RFC 9449 section 8);
     ``trusted_issuers``: workload identity issuers whose JWTs the JWT-bearer grant accepts
-    (SEP-1933), each mapped to its JWKS or to ``None`` (found by OpenID discovery)."""
+    (SEP-1933), each mapped to its JWKS or to ``None`` (found by OpenID discovery);
+    ``client_scopes``: ``"registered"`` (default: a client that registered dynamically or
+    by CIMD with a ``scope`` may ask only for scopes within it, as RFC 7591 allows and a
+    production server does) or ``"offered"`` (development: it may ask for any scope the
+    server offers, so the official SDKs, which register with their first challenge's
+    scope, can step up; ``mcpkit auth-server``'s default). Any other value is
+    ``ValueError``."""
 
     def __init__(
         self,
@@ -68,6 +74,7 @@ class DevAuthServer:
         allow_loopback_cimd: bool = True,
         require_dpop_nonce: bool = False,
         trusted_issuers: Mapping[str, Mapping[str, Any] | None] | None = None,
+        client_scopes: ClientScopes = "registered",
     ) -> None:
         if issuer_path and (not issuer_path.startswith("/") or issuer_path.endswith("/")):
             raise ValueError(f"issuer_path: start with '/' and not end with '/': {issuer_path!r}")
@@ -82,7 +89,8 @@ class DevAuthServer:
         self.require_dpop_nonce = require_dpop_nonce
         self.signer = TokenSigner(alg)
         lim = self.limits
-        self.clients = ClientStore(lim)
+        self.clients = ClientStore(lim, client_scopes)
+        self.client_scopes = self.clients.client_scopes
         self.codes: ExpiringStore[CodeRecord] = ExpiringStore(
             max_entries=lim.max_codes, ttl_s=lim.code_ttl_s
         )
