@@ -9,8 +9,14 @@ loopback HTTP with the development authorization server issuing real signed toke
    headless redirect) logs in to an official ``MCPServer`` whose auth settings point at
    the development authorization server and whose token verifier checks the JWT with
    PyJWT against that server's key set, and calls a tool.
+3. Step-up (issue 26): the official client's default flow registers dynamically with
+   its first challenge's scope only, then meets a ``403 insufficient_scope`` naming a
+   wider one and re-authorizes with the same registration. With the development
+   server's ``client_scopes="offered"`` (``mcpkit auth-server``'s default) the call then
+   succeeds; with ``"registered"`` (RFC 7591's limit) the token keeps the registered scope
+   and the SDK raises the retried call's 403.
 
-The "browser" in both is an HTTP GET of the authorization URL: the development
+The "browser" in all three is an HTTP GET of the authorization URL: the development
 authorization server consents for its test user at once and redirects with the code.
 """
 
@@ -32,6 +38,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings as SdkAuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.exceptions import MCPError
 
 from mcpkit.client import Client
 from mcpkit.ext.auth.client.authcode import AuthorizationCode
@@ -231,3 +238,79 @@ async def test_mcpkits_client_logs_in_to_a_protected_official_server() -> None:
             assert provider.discovery is not None
             assert provider.discovery.issuer == auth_server.issuer
             assert verifiers[0].checked >= 2  # every request carried the validated token
+
+
+# -- 3. the official client's step-up against the development authorization server -----
+
+
+async def sdk_step_up(client_scopes: str) -> tuple[SdkTokenStore, HeadlessBrowser, Any, Any]:
+    """The official client's default flow against a server whose first challenge names
+    ``notes:read`` and whose ``add_note`` needs ``notes:write`` (a 403
+    ``insufficient_scope`` naming both); the authorization server runs ``client_scopes``.
+    Returns the token store, the browser, ``whoami``'s result and ``add_note``'s outcome
+    (its result, or the exception the call raised)."""
+    async with (
+        serve_dev_auth_server(scopes_supported=SCOPES, client_scopes=client_scopes) as auth,
+        serve(
+            lambda base: whoami_app(
+                base,
+                auth.issuer,
+                required_scopes=["notes:read"],
+                scopes_supported=SCOPES,
+                writer_scope="notes:write",
+            )
+        ) as base,
+    ):
+        url = f"{base}/mcp"
+        browser = HeadlessBrowser()
+        store = SdkTokenStore()
+        provider = OAuthClientProvider(
+            server_url=url,
+            client_metadata=OAuthClientMetadata(
+                redirect_uris=["http://127.0.0.1/callback"],  # type: ignore[list-item]
+                client_name="official sdk client",
+            ),
+            storage=store,
+            redirect_handler=browser.redirect,
+            callback_handler=browser.callback,
+        )
+        async with (
+            httpx2.AsyncClient(auth=provider, timeout=30) as http,
+            SdkClient(streamable_http_client(url, http_client=http)) as client,
+        ):
+            who = await client.call_tool("whoami", {})
+            added: Any
+            try:
+                added = await client.call_tool("add_note", {"text": "stepped up"})
+            except MCPError as error:  # the SDK raises the refused call
+                added = error
+    return store, browser, who, added
+
+
+def scopes_asked(browser: HeadlessBrowser) -> list[list[str]]:
+    return [sorted(dict(parse_qsl(urlsplit(v).query))["scope"].split()) for v in browser.visits]
+
+
+async def test_the_official_client_steps_up_against_the_development_server() -> None:
+    store, browser, who, added = await sdk_step_up("offered")
+    assert store.client_info is not None
+    assert store.client_info.scope == "notes:read"  # registered with the first challenge's
+    assert who.content[0].text == f"dev-user {store.client_info.client_id} notes:read"
+    assert not isinstance(added, Exception), added
+    assert not added.is_error, added
+    assert added.content[0].text == "saved stepped up"
+    assert scopes_asked(browser) == [["notes:read"], SCOPES]  # login, then the step-up
+    assert store.tokens is not None
+    claims = jwt.decode(store.tokens.access_token, options={"verify_signature": False})
+    assert sorted(claims["scope"].split()) == SCOPES
+
+
+async def test_the_official_client_cannot_step_up_when_limited_to_its_registered_scope() -> None:
+    # Why the development server offers "offered": RFC 7591 lets it hold the client to the
+    # scope it registered with, and the SDK registers with its first challenge's only.
+    store, browser, _, added = await sdk_step_up("registered")
+    assert scopes_asked(browser) == [["notes:read"], SCOPES]  # it did ask for both
+    assert store.tokens is not None
+    assert store.tokens.scope == "notes:read"  # and got its registered scope only
+    assert isinstance(added, MCPError), added  # the retried call's 403, as the SDK raises it
+    assert added.error.data == {"error": "insufficient_scope", "scope": "notes:read notes:write"}
