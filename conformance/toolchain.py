@@ -31,8 +31,8 @@ CLI::
     python conformance/toolchain.py run TOOL -- ARGS    # run TOOL with Node 22 first on PATH
 
 TOOL is ``NAME@VERSION`` or, for the default version, ``NAME``; names: ``conformance``,
-``server-everything``, ``ext-tasks`` (a library: ``argv`` and ``run`` refuse it; ``ensure``
-prints its prefix), ``node``. Example::
+``server-everything``, ``ext-tasks`` and ``sdk`` (the TypeScript SDK v1; libraries:
+``argv`` and ``run`` refuse them; ``ensure`` prints their prefixes), ``node``. Example::
 
     python conformance/toolchain.py run conformance@0.2.0-alpha.12 -- server --url URL
 """
@@ -86,6 +86,7 @@ PINNED: Mapping[str, tuple[str, ...]] = {
     "conformance": ("0.1.16", "0.2.0-alpha.12"),
     "server-everything": ("2026.8.31",),
     "ext-tasks": ("0.2.2",),
+    "sdk": ("1.32.2",),
 }
 """Tool versions that ``ensure`` installs. Other exact versions may be asked for explicitly."""
 
@@ -93,6 +94,7 @@ DEFAULT_VERSIONS: Mapping[str, str] = {
     "conformance": "0.1.16",
     "server-everything": "2026.8.31",
     "ext-tasks": "0.2.2",
+    "sdk": "1.32.2",
     "node": NODE_VERSION,
 }
 
@@ -100,6 +102,8 @@ NPM_PACKAGES: Mapping[str, str] = {
     "conformance": "@modelcontextprotocol/conformance",
     "server-everything": "@modelcontextprotocol/server-everything",
     "ext-tasks": "@modelcontextprotocol/ext-tasks",
+    # The TypeScript SDK v1 (interop/ts_oauth_step_up.mjs); v2's client is ext-tasks' peer.
+    "sdk": "@modelcontextprotocol/sdk",
 }
 
 PEERS: Mapping[str, tuple[str, ...]] = {
@@ -108,7 +112,7 @@ PEERS: Mapping[str, tuple[str, ...]] = {
 }
 """Exact ``package@version`` peers installed in a tool's prefix beside it."""
 
-LIBRARIES = frozenset({"ext-tasks"})
+LIBRARIES = frozenset({"ext-tasks", "sdk"})
 """Tools that are libraries (no CLI): imported by scripts, never run."""
 
 CACHE_ENV = "MCPKIT_TOOLCHAIN_CACHE"

@@ -1,6 +1,7 @@
-"""Processes the interop tests start: server-everything over streamable HTTP, and the
-mcpkit proxy (``conformance/proxied.py`` served by ``mcpkit run``) over stdio or HTTP.
-Each gets a free port and is always stopped. The proxy binds 127.0.0.1; server-everything
+"""Servers the interop tests start: server-everything over streamable HTTP, the mcpkit
+proxy (``conformance/proxied.py`` served by ``mcpkit run``) over stdio or HTTP, and an
+ASGI app under uvicorn in the test's event loop (:func:`serve_app`). Each gets a free
+port and is always stopped. The proxy binds 127.0.0.1; server-everything
 binds every interface, which is why ``nox -s interop`` runs inside a loopback-only network
 namespace."""
 
@@ -13,8 +14,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import anyio
+import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "conformance"))
 
@@ -99,3 +104,26 @@ def serve_proxy_http(upstream: str | list[str], mode: str = "legacy") -> Iterato
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         _stop(proc)
+
+
+@contextlib.asynccontextmanager
+async def serve_app(make_app: Callable[[str], Any]) -> AsyncIterator[str]:
+    """``make_app(base_url)`` (the app learns its URL first, as a protected server must)
+    under uvicorn on a free 127.0.0.1 port in the caller's event loop; yields the base URL
+    (``http://127.0.0.1:PORT``) once it listens (bounded: 10 s)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    config = uvicorn.Config(
+        make_app(base), log_level="warning", lifespan="on", timeout_graceful_shutdown=3
+    )
+    runner = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(runner.serve, [sock])
+        with anyio.fail_after(10):
+            while not runner.started:  # noqa: ASYNC110 - uvicorn exposes only this flag
+                await anyio.sleep(0.01)
+        try:
+            yield base
+        finally:
+            runner.should_exit = True

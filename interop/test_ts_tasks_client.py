@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 import anyio
 import pytest
 import toolchain
-import uvicorn
+from interop_servers import serve_app
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.versions import MODERN_VERSIONS
@@ -50,22 +49,8 @@ def ts_tasks() -> tuple[str, str]:
 @contextlib.asynccontextmanager
 async def serve(server: Server) -> AsyncGenerator[str]:
     """``server`` under uvicorn on a free 127.0.0.1 port; yields the endpoint URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        server.http_app(), log_level="warning", lifespan="on", timeout_graceful_shutdown=3
-    )
-    runner = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(runner.serve, [sock])
-        with anyio.fail_after(10):
-            while not runner.started:  # noqa: ASYNC110 - uvicorn exposes only this flag
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            runner.should_exit = True
+    async with serve_app(lambda _: server.http_app()) as base:
+        yield f"{base}/mcp"
 
 
 async def run_client(ts_tasks: tuple[str, str], url: str, era: str) -> JSON:
