@@ -236,6 +236,47 @@ async def check_dev_server_in_process(tmp_path: Path, monkeypatch: pytest.Monkey
     assert jwt.get_unverified_header(token)["typ"] == "at+jwt"
 
 
+async def granted_on_step_up(issuer: str) -> list[str]:
+    """At the authorization server ``issuer``: register a public client with
+    ``notes:read`` (as the official SDKs do), then ask for both scopes in an
+    authorization code flow with PKCE; the scopes of the token it gets."""
+    import base64
+    import hashlib
+    import secrets
+    from urllib.parse import parse_qs, urlsplit
+
+    redirect = "http://127.0.0.1/callback"
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    challenge = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    async with httpx2.AsyncClient(timeout=10) as http:
+        metadata = {"redirect_uris": [redirect], "token_endpoint_auth_method": "none"}
+        registered = await http.post(f"{issuer}/register", json={**metadata, "scope": SCOPES[0]})
+        client_id = registered.json()["client_id"]
+        query = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": redirect,
+            "scope": " ".join(SCOPES),
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        }
+        answer = await http.get(f"{issuer}/authorize", params=query)
+        code = parse_qs(urlsplit(answer.headers["location"]).query)["code"][0]
+        form = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier}
+        form |= {"client_id": client_id, "redirect_uri": redirect}
+        tokens = (await http.post(f"{issuer}/token", data=form)).json()
+    return sorted(tokens["scope"].split())
+
+
+async def check_dev_server_step_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = run("dev-server-step-up", block("dev-server-step-up"))
+    async with serve_dev_auth_server(ns["auth_server"]) as auth_server:
+        assert await granted_on_step_up(auth_server.issuer) == SCOPES
+    async with serve_dev_auth_server(scopes_supported=SCOPES) as default:  # the class's
+        assert await granted_on_step_up(default.issuer) == ["notes:read"]
+
+
 async def check_production_idp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ns = run("production-idp", block("production-idp"))
     async with (
@@ -384,6 +425,7 @@ async def check_auth_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
             assert metadata["issuer"] == printed["issuer"]
             assert set(SCOPES) <= set(metadata["scopes_supported"])
             assert jwks["keys"][0]["alg"] == "ES256"
+            assert await granted_on_step_up(printed["issuer"]) == SCOPES  # --client-scopes
         finally:
             proc.send_signal(signal.SIGINT)
             with anyio.fail_after(30):
@@ -428,6 +470,7 @@ CHECKS: dict[str, Check] = {
     "client-credentials": check_client_credentials,
     "client-several-servers": check_client_several_servers,
     "dev-server-in-process": check_dev_server_in_process,
+    "dev-server-step-up": check_dev_server_step_up,
     "production-idp": check_production_idp,
     "dpop-server": check_dpop_server,
     "rs-scopes": check_rs_scopes,
