@@ -491,8 +491,9 @@ def interop(session: nox.Session) -> None:
     server-everything (stdio and streamableHttp) and the official Python SDK's server
     (stdio and HTTP), inside a loopback-only network namespace (`interop/`); the official
     TypeScript tasks client (@modelcontextprotocol/ext-tasks) drives the tasks demo on both
-    eras; and the comparison page's three servers (mcpkit, FastMCP, the official SDK)
-    answer alike."""
+    eras; the TypeScript SDK's OAuth client (v1 and v2) steps up against the development
+    authorization server; and the comparison page's three servers (mcpkit, FastMCP, the
+    official SDK) answer alike."""
     sync(session, "mcpkit-core", "test", "comparison", "interop")
     session.run("python", str(ROOT / "conformance" / "toolchain.py"), "ensure", silent=True)
     prefix = _loopback_prefix(session)

@@ -1,6 +1,8 @@
 """Fixtures for the interop suite: peers nobody here wrote, installed by
-``conformance/toolchain.py`` (Node 22, ``@modelcontextprotocol/server-everything``, and
-the TypeScript tasks client ``@modelcontextprotocol/ext-tasks`` with its SDK peer),
+``conformance/toolchain.py`` (Node 22, ``@modelcontextprotocol/server-everything``, the
+TypeScript tasks client ``@modelcontextprotocol/ext-tasks`` with its SDK v2 peer
+``@modelcontextprotocol/client``, and the TypeScript SDK v1 ``@modelcontextprotocol/sdk``,
+whose OAuth clients step up against the development authorization server),
 and the mcpkit proxy in front of them (``conformance/proxied.py``, served by ``mcpkit run``).
 
 Run by ``uv run nox -s interop`` inside a loopback-only network namespace, because

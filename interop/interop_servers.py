@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,7 @@ def serve_proxy_http(upstream: str | list[str], mode: str = "legacy") -> Iterato
 
 
 @contextlib.asynccontextmanager
-async def serve_app(make_app: Callable[[str], Any]) -> AsyncIterator[str]:
+async def serve_app(make_app: Callable[[str], Any]) -> AsyncGenerator[str]:
     """``make_app(base_url)`` (the app learns its URL first, as a protected server must)
     under uvicorn on a free 127.0.0.1 port in the caller's event loop; yields the base URL
     (``http://127.0.0.1:PORT``) once it listens (bounded: 10 s)."""

@@ -17,8 +17,9 @@ v1 (1.32.2) answers a 403 by running its ``auth()`` again, which refreshes the t
 it holds a refresh token instead of asking for the wider scope; a refresh cannot widen a
 grant (RFC 6749 section 6), so with the grant types of the SDK's own OAuth example
 (``authorization_code`` and ``refresh_token``) it never asks for ``notes:write`` and
-gives up with "Server returned 403 after trying upscoping". Registered without
-``refresh_token`` it steps up. v2 (2.4.0) skips the refresh when the challenge asks for
+gives up with "Server returned 403 after trying upscoping" (reported upstream as
+modelcontextprotocol/typescript-sdk issue 2255). Registered without ``refresh_token`` it
+steps up. v2 (2.4.0) skips the refresh when the challenge asks for
 more than the token holds, and steps up with the example's grant types.
 """
 

@@ -10,6 +10,7 @@ served JWKS.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -105,8 +106,12 @@ async def test_client_credentials_follow_the_same_policy(
 
 def test_the_library_class_defaults_to_registered_and_refuses_other_values() -> None:
     assert DevAuthServer().client_scopes == "registered"
-    with pytest.raises(ValueError, match=r"client_scopes='offerd'.*did you mean 'offered'"):
+    message = "client_scopes='offerd' is not 'registered' or 'offered'; did you mean 'offered'?"
+    with pytest.raises(ValueError, match="client_scopes=") as refused:
         DevAuthServer(client_scopes="offerd")  # type: ignore[arg-type]
+    assert str(refused.value) == message
+    # docs/server.md's table of mistakes caught at start-up shows this very message.
+    assert f"`{message}`" in (Path(__file__).resolve().parents[4] / "docs/server.md").read_text()
 
 
 def test_the_command_line_defaults_to_offered() -> None:

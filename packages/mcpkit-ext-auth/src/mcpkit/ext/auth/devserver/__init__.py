@@ -29,6 +29,10 @@ pre-registers one (``client_secret_basic`` with a secret, ``private_key_jwt`` wi
 ``jwks=``, else public); ``POST <issuer>/register`` registers dynamically (RFC 7591); a
 client id that is an ``https`` URL (or ``http://127.0.0.1...``) is a Client ID Metadata
 Document, fetched on first use.
+``client_scopes="offered"`` (``mcpkit auth-server``'s default; the class defaults to
+``"registered"``) lets a client that registered with a ``scope`` ask for any scope the
+server offers, so the official SDKs, which register with their first challenge's scope,
+can step up (development only; see ``clients`` rule 5).
 
 Endpoints (under the issuer): ``/authorize`` (GET or POST; the test user consents at
 once, the 302 carries ``code``, ``state`` and ``iss``), ``/token``
