@@ -50,6 +50,7 @@ from mcpkit.server.app import MethodSpec, Server
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
 from mcpkit.server.protections import Composition, Installer, Protection, compose
 from mcpkit.server.proxy.calls import Admission, forward_call
+from mcpkit.server.proxy.era import EraProbe
 from mcpkit.server.proxy.lists import LIST_METHODS, ProxyLists
 from mcpkit.server.proxy.options import ProxyLimits, client_factory
 from mcpkit.server.proxy.parked import Parked
@@ -97,7 +98,13 @@ class Proxy:
         # kind-ok: unbounded-table MAX_MIRRORED_CAPABILITIES names of MAX_MIRRORED_NAME_BYTES
         self.mirrored: set[str] = {*_MIRRORED, "resources"}
         self.connected_before = False
-        factory, shared_only = client_factory(limits=limits, **upstream_args)
+        factory, shared_only, make = client_factory(limits=limits, **upstream_args)
+        mode: str = upstream_args["mode"]
+        probe = (
+            EraProbe(make, mode, limits.connect_timeout_s)
+            if make is not None and mode != "adaptive"
+            else None
+        )
         self.upstream = Upstream(
             factory,
             shared_only=shared_only,
@@ -106,6 +113,7 @@ class Proxy:
             on_resource_updated=self.lists.on_resource_updated,
             on_connected=self.adopt_upstream_info,
             on_lost=self.lists.clear,
+            era_probe=probe,
         )
         self.upstream.pins = Pins(self.upstream)
         target: Any = upstream_args["target"]
