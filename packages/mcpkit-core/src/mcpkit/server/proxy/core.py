@@ -55,6 +55,7 @@ from mcpkit.server.proxy.lists import LIST_METHODS, ProxyLists
 from mcpkit.server.proxy.options import ProxyLimits, client_factory
 from mcpkit.server.proxy.parked import Parked
 from mcpkit.server.proxy.pins import Pins
+from mcpkit.server.proxy.task_calls import bridged_extensions
 from mcpkit.server.proxy.upstream import Upstream
 
 if TYPE_CHECKING:
@@ -178,6 +179,8 @@ class Proxy:
             if era == "legacy" and can_update:
                 value["subscribe"] = True
             return value
+        if name == "extensions":  # task_calls rule 5
+            return bridged_extensions(caps.get(name), era, self.upstream.era)
         return caps.get(name)
 
     def fallback(self, era: Era, method: str) -> MethodSpec | None:

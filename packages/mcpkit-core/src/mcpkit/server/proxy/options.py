@@ -94,7 +94,6 @@ def client_factory(
     if callable(target) and not _is_server(target):
         return cast(ClientFactory, target), False, None
     options: dict[str, Any] = {
-        "mode": mode,
         "auth": auth,
         "timeout_s": limits.timeout_s,
         "probe_timeout_s": limits.connect_timeout_s,
@@ -105,8 +104,8 @@ def client_factory(
     if client_info is not None:
         options["client_info"] = client_info
 
-    def make(mode: Mode = mode) -> Client:
-        return Client(target, **{**options, "mode": mode})
+    def make(era: Mode = mode) -> Client:
+        return Client(target, **options, mode=era)
 
     return make, False, make
 
