@@ -26,13 +26,13 @@ JSON = dict[str, Any]
 
 
 @contextlib.asynccontextmanager
-async def serve_in_process(server: Server | None = None) -> AsyncIterator[str]:
-    """``server`` (default: the tasks demo) under uvicorn on a free 127.0.0.1 port;
+async def serve_in_process(served: Server | None = None) -> AsyncIterator[str]:
+    """``served`` (default: the tasks demo) under uvicorn on a free 127.0.0.1 port;
     yields the endpoint URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = (server or build_server()).http_app()
+    app = (served or build_server()).http_app()
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:

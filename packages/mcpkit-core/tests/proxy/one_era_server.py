@@ -49,7 +49,8 @@ def answer(method: str, params: dict[str, Any], state: dict[str, Any]) -> dict[s
     if method == "tools/list":
         return {"tools": TOOLS}
     if method == "tools/call":
-        text = str((params.get("arguments") or {}).get("text", ""))
+        arguments: dict[str, Any] = params.get("arguments") or {}
+        text = str(arguments.get("text", ""))
         return {"content": [{"type": "text", "text": text}]}
     if method == "ping":
         return {}

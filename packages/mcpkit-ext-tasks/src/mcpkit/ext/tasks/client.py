@@ -103,6 +103,7 @@ class TaskNotCreatedError(ValueError):
             "nothing to wait for (use it as the outcome; call_tool_as_task returns a "
             "TaskState only when a task was created)"
         )
+        # kind-ok: unbounded-table a copy of one result the client already holds
         self.result: JSON = dict(result)
 
 
