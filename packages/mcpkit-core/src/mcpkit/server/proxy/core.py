@@ -10,7 +10,8 @@ Rules:
 2. Capabilities mirror the upstream's (wire case I2): in the same era every entry; across
    eras only ``tools``, ``prompts``, ``resources``, ``completions``, ``extensions`` and
    ``experimental`` (an era's own entries, such as 2025-11-25 ``tasks``, mean nothing in
-   the other). ``logging`` is the proxy's own (it filters by the downstream client's
+   the other; nor do the 2026-07-28-only extensions to a handshake-era client,
+   :mod:`.task_calls` rule 5). ``logging`` is the proxy's own (it filters by the downstream client's
    level); ``resources.subscribe`` is offered to handshake-era clients when the upstream
    can deliver updates. The names are the upstream's choice and kept for the proxy's
    life: at most ``MAX_MIRRORED_CAPABILITIES`` names of ``MAX_MIRRORED_NAME_BYTES``
@@ -268,6 +269,11 @@ def proxy(
     Forwarding failures reach the client as JSON-RPC errors: -32603 for an upstream
     that is unavailable, too slow (``ProxyLimits.timeout_s``) or a proxy bound reached;
     the upstream's own errors as they are. See ``docs/proxy.md``.
+
+    A pinned ``mode`` the upstream does not speak (it answers in the other era) is
+    :class:`~mcpkit.server.proxy.era.UpstreamEraError` (-32603, naming the era it
+    speaks): raised when the proxy starts serving, or, when the upstream was down then,
+    by the first request that reaches it (upstream rule 9).
     """
     limits = proxy_limits if proxy_limits is not None else ProxyLimits()
     server = Server(name or "mcpkit-proxy", version, **server_options)
