@@ -18,6 +18,8 @@ upstream's live ``sampling/createMessage`` and ``elicitation/create`` reach the 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -236,3 +238,25 @@ async def test_official_client_drives_server_everything_through_the_proxy(
             prompt = await client.get_prompt("args-prompt", {"city": "Oslo"})
             assert isinstance(prompt.messages[0].content, official.TextContent)
             assert prompt.messages[0].content.text == "What's weather in Oslo?"
+
+
+def test_a_proxy_pinned_to_2026_before_server_everything_names_the_era_it_speaks(
+    everything_http: str,
+) -> None:
+    """Issue 26, against the reference server (handshake era only): before, the proxy
+    answered ``initialize`` with no capabilities and every call with -32000 "Server not
+    initialized"; now it stops at start-up naming the era the upstream speaks."""
+    argv = [sys.executable, "-m", "mcpkit.cli.main", "proxy", "--upstream-era", "modern"]
+    done = subprocess.run(
+        [*argv, everything_http],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith("mcpkit proxy: the upstream does not speak 2026-07-28")
+    assert "it speaks the handshake era (2025-11-25)" in line
+    assert line.endswith("use --upstream-era legacy (or adaptive)")

@@ -10,7 +10,12 @@ import pytest
 from helpers import Endless, connect
 
 from mcpkit.ext.tasks import TaskClient, call_tool_as_task, enable_task_results
-from mcpkit.ext.tasks.client import TaskCancelledError, TaskFailedError, TaskState
+from mcpkit.ext.tasks.client import (
+    TaskCancelledError,
+    TaskFailedError,
+    TaskNotCreatedError,
+    TaskState,
+)
 from mcpkit.server.app import Server
 
 pytestmark = pytest.mark.anyio
@@ -38,6 +43,22 @@ async def test_call_tool_as_task_gives_a_task_or_the_sync_result(tasks_server: S
     assert task.poll_interval_ms == 200
     assert isinstance(sync, dict)
     assert sync["content"][0]["text"] == "Hello, Bo!"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_waiting_on_a_result_that_is_not_a_task_says_so(
+    tasks_server: Server, era: str
+) -> None:
+    """Rule 6 (issue 26): the server answered at once; nothing is polled, and the error
+    carries the answer (before: a tasks/get for task 'None')."""
+    async with connect(tasks_server, mode=era) as client:
+        tasks = TaskClient(client)
+        sync = await tasks.call_tool("greet", {"name": "Bo"})
+        for waiting in (tasks.wait, tasks.result):
+            with pytest.raises(TaskNotCreatedError) as told:
+                await waiting(sync)
+            assert told.value.result == sync
+            assert "the server answered without creating a task" in str(told.value)
 
 
 async def test_wait_polls_to_the_end_answering_each_input_request_once(

@@ -91,10 +91,19 @@ async def check_redis_replicas(ns: dict[str, Any], request: pytest.FixtureReques
     await ns["store"].aclose()
 
 
+async def check_no_task(ns: dict[str, Any], request: pytest.FixtureRequest) -> None:
+    """The handshake-era client behind a bridging proxy gets the tool's result at once,
+    and ``wait`` says no task was made (issue 26)."""
+    (code,) = [c for n, c in examples() if n == "long-running-tool"]
+    server = run("long-running-tool", code)["server"]
+    assert await ns["through_the_bridge"](server) == "published a 1-page report"
+
+
 CHECKS: dict[str, Check] = {
     "long-running-tool": check_long_running_tool,
     "preamble": check_preamble,
     "client": check_client,
+    "no-task": check_no_task,
     "redis-replicas": check_redis_replicas,
 }
 

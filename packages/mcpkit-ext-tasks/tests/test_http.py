@@ -19,18 +19,20 @@ from mcpkit.client import Client
 from mcpkit.ext.tasks import EXTENSION_ID, TaskClient, enable_task_results
 from mcpkit.ext.tasks.client import TaskCancelledError
 from mcpkit.ext.tasks.demo import build_server
+from mcpkit.server import Server
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
 
 
 @contextlib.asynccontextmanager
-async def serve_in_process() -> AsyncIterator[str]:
-    """The tasks demo under uvicorn on a free 127.0.0.1 port; yields the endpoint URL."""
+async def serve_in_process(served: Server | None = None) -> AsyncIterator[str]:
+    """``served`` (default: the tasks demo) under uvicorn on a free 127.0.0.1 port;
+    yields the endpoint URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = build_server().http_app()
+    app = (served or build_server()).http_app()
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:

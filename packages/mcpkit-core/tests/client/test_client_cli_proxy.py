@@ -120,3 +120,28 @@ def test_proxy_takes_mcpkit_runs_serve_options_and_a_command_after_dashes() -> N
     assert command.upstream_timeout_s == 5.0
     front = build_proxy(parser.parse_args(["proxy", "python -m mcpkit.cli.main demo"]))
     assert front.info["name"]  # a Server, not yet connected (the upstream starts lazily)
+
+
+ONE_ERA = str(Path(__file__).parent.parent / "proxy" / "one_era_server.py")
+
+
+def test_an_upstream_era_the_upstream_does_not_speak_stops_the_start() -> None:
+    """Issue 26: before, the proxy answered ``initialize`` with no capabilities and every
+    call with an error; now it stops at start-up naming the era and the flag. Here the
+    mirror case of docs/proxy.md's transcript (run by ``test_docs_proxy``): a handshake-era
+    pin before a 2026-07-28-only server, served over HTTP (whose server would otherwise
+    report a failed start-up as a traceback)."""
+    speaks = "modern"
+    serve = ["--transport", "http", "--port", "0"]
+    argv = mcpkit_argv(
+        "proxy", "--upstream-era", "legacy", *serve, "--", sys.executable, ONE_ERA, speaks
+    )
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("mcpkit proxy: the upstream does not speak ")
+    assert f"use --upstream-era {speaks} (or adaptive)" in lines[-1]
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -5,7 +5,9 @@ Every ```python block compiles. A complete program (it ends by running
 ``anyio.run(main)``) runs in a fresh interpreter against a real ``mcpkit demo`` on a free
 loopback port (the documented URL, ``DOCUMENTED_URL``, is replaced by its URL) and
 must exit 0; when a ```text block follows it, that is exactly what it must print. The
-``mcpkit proxy`` command lines shown run too, against the same demo.
+``mcpkit proxy`` command lines shown run too, against the same demo. The transcript of
+a proxy pinned to an era its upstream does not speak is produced by that command, with
+``tests/proxy/one_era_server.py legacy`` as the handshake-only server.
 """
 
 from __future__ import annotations
@@ -115,3 +117,27 @@ def test_the_bridge_failures_listed_are_those_ci_expects() -> None:
     expected = {(run, name) for run, names in listed.items() for name in names}
     assert documented_bridge_failures() == expected
     assert all(why.strip() for names in listed.values() for why in names.values())
+
+
+HANDSHAKE_ONLY = "python handshake_only_server.py"
+ONE_ERA = Path(__file__).resolve().parents[1] / "proxy" / "one_era_server.py"
+
+
+def test_the_wrong_era_transcript_is_what_mcpkit_proxy_prints() -> None:
+    """Issue 26: the page's ``--upstream-era modern`` transcript, run against a
+    handshake-only server, prints exactly the line shown and exits 2."""
+    (block,) = [c for lang, c, _, _ in fenced() if lang == "console" and HANDSHAKE_ONLY in c]
+    command, shown = block.strip().splitlines()
+    words = command.removeprefix("$ ").replace(HANDSHAKE_ONLY, "SERVER").split()
+    assert words[:2] == ["mcpkit", "proxy"]
+    argv = [sys.executable, "-m", "mcpkit.cli.main", *words[1:-1], sys.executable, str(ONE_ERA)]
+    done = subprocess.run(
+        [*argv, "legacy"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == shown

@@ -30,6 +30,11 @@ Rules:
    error to the client, never a hang.
 6. A usage error (bad header, empty command, plugin refusal) exits with status 2 and
    one line on stderr; on stdio, stdout belongs to the protocol.
+7. With ``--upstream-era legacy|modern`` the upstream is reached once before serving:
+   one that speaks only the other era stops the start with status 2 and one line
+   naming the era it speaks and the ``--upstream-era`` to use
+   (:mod:`mcpkit.server.proxy.era`). An upstream that cannot be reached at all is a
+   warning; the proxy serves and reaches it when it can.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ import shlex
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
+
+import anyio
 
 from mcpkit.cli.plugins import CliError, LoadedPlugin
 
@@ -169,6 +176,14 @@ def run_proxy(
     args: argparse.Namespace, *, serve: Serve, plugins: Sequence[LoadedPlugin] = ()
 ) -> int:
     """Build the proxy and serve it until stopped (rule 2); returns the exit status."""
+    from mcpkit.server.proxy.era import UpstreamEraError
+
     server = build_proxy(args, plugins)
-    serve(server, args)
+    try:
+        if args.transport != "stdio" and server.proxy.upstream.era_probe is not None:
+            # rule 7: the HTTP server would report its failed start-up as a traceback
+            anyio.run(server.proxy.upstream.check_era)
+        serve(server, args)
+    except UpstreamEraError as exc:
+        raise CliError(exc.advice(cli=True)) from None
     return 0

@@ -17,7 +17,9 @@ Modules, one job each:
 - :mod:`.parked`: 2026-07-28 clients behind a handshake-era upstream (parked calls);
 - :mod:`.lists`: lists, change notifications, subscriptions;
 - :mod:`.visible`: the proxy's own list filters over forwarded lists and calls;
-- :mod:`.options`: :class:`ProxyLimits` and the upstream client factory.
+- :mod:`.options`: :class:`ProxyLimits` and the upstream client factory;
+- :mod:`.era`: an upstream that does not speak the pinned era (:class:`UpstreamEraError`);
+- :mod:`.task_calls`: task-augmented calls listed only where they are offered.
 
 What crosses which era pair (upstream -> downstream):
 
@@ -50,9 +52,10 @@ import types
 from typing import Any
 
 from mcpkit.server.proxy.core import Proxy, proxy
+from mcpkit.server.proxy.era import UpstreamEraError
 from mcpkit.server.proxy.options import ProxyLimits
 
-__all__ = ["Proxy", "ProxyLimits", "proxy"]
+__all__ = ["Proxy", "ProxyLimits", "UpstreamEraError", "proxy"]
 
 
 class _CallableModule(types.ModuleType):

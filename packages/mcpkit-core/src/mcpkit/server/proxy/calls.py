@@ -56,6 +56,7 @@ from mcpkit.core.tracing import set_target
 from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import request_digest
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.server.proxy.task_calls import task_param_dropped
 from mcpkit.server.proxy.upstream import Caller, Conn, client_key
 from mcpkit.server.proxy.visible import check_visible
 
@@ -119,6 +120,7 @@ async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
     """Forward ``ctx``'s request as a call (see the module table)."""
     async with proxy.admission.admit(ctx):
         await check_visible(proxy.lists, ctx)  # rule 6
+        task_param_dropped(proxy, ctx)  # task_calls rule 3
         if ctx.method == "tools/call":
             await proxy.lists.check_param_headers(ctx)  # lists rule 6
         upstream = proxy.upstream

@@ -10,7 +10,8 @@ Rules:
 2. Capabilities mirror the upstream's (wire case I2): in the same era every entry; across
    eras only ``tools``, ``prompts``, ``resources``, ``completions``, ``extensions`` and
    ``experimental`` (an era's own entries, such as 2025-11-25 ``tasks``, mean nothing in
-   the other). ``logging`` is the proxy's own (it filters by the downstream client's
+   the other; nor do the 2026-07-28-only extensions to a handshake-era client,
+   :mod:`.task_calls` rule 5). ``logging`` is the proxy's own (it filters by the downstream client's
    level); ``resources.subscribe`` is offered to handshake-era clients when the upstream
    can deliver updates. The names are the upstream's choice and kept for the proxy's
    life: at most ``MAX_MIRRORED_CAPABILITIES`` names of ``MAX_MIRRORED_NAME_BYTES``
@@ -50,10 +51,12 @@ from mcpkit.server.app import MethodSpec, Server
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
 from mcpkit.server.protections import Composition, Installer, Protection, compose
 from mcpkit.server.proxy.calls import Admission, forward_call
+from mcpkit.server.proxy.era import EraProbe
 from mcpkit.server.proxy.lists import LIST_METHODS, ProxyLists
 from mcpkit.server.proxy.options import ProxyLimits, client_factory
 from mcpkit.server.proxy.parked import Parked
 from mcpkit.server.proxy.pins import Pins
+from mcpkit.server.proxy.task_calls import bridged_extensions
 from mcpkit.server.proxy.upstream import Upstream
 
 if TYPE_CHECKING:
@@ -97,7 +100,13 @@ class Proxy:
         # kind-ok: unbounded-table MAX_MIRRORED_CAPABILITIES names of MAX_MIRRORED_NAME_BYTES
         self.mirrored: set[str] = {*_MIRRORED, "resources"}
         self.connected_before = False
-        factory, shared_only = client_factory(limits=limits, **upstream_args)
+        factory, shared_only, make = client_factory(limits=limits, **upstream_args)
+        mode: str = upstream_args["mode"]
+        probe = (
+            EraProbe(make, mode, limits.connect_timeout_s)
+            if make is not None and mode != "adaptive"
+            else None
+        )
         self.upstream = Upstream(
             factory,
             shared_only=shared_only,
@@ -106,6 +115,7 @@ class Proxy:
             on_resource_updated=self.lists.on_resource_updated,
             on_connected=self.adopt_upstream_info,
             on_lost=self.lists.clear,
+            era_probe=probe,
         )
         self.upstream.pins = Pins(self.upstream)
         target: Any = upstream_args["target"]
@@ -170,6 +180,8 @@ class Proxy:
             if era == "legacy" and can_update:
                 value["subscribe"] = True
             return value
+        if name == "extensions":  # task_calls rule 5
+            return bridged_extensions(caps.get(name), era, self.upstream.era)
         return caps.get(name)
 
     def fallback(self, era: Era, method: str) -> MethodSpec | None:
@@ -257,6 +269,11 @@ def proxy(
     Forwarding failures reach the client as JSON-RPC errors: -32603 for an upstream
     that is unavailable, too slow (``ProxyLimits.timeout_s``) or a proxy bound reached;
     the upstream's own errors as they are. See ``docs/proxy.md``.
+
+    A pinned ``mode`` the upstream does not speak (it answers in the other era) is
+    :class:`~mcpkit.server.proxy.era.UpstreamEraError` (-32603, naming the era it
+    speaks): raised when the proxy starts serving, or, when the upstream was down then,
+    by the first request that reaches it (upstream rule 9).
     """
     limits = proxy_limits if proxy_limits is not None else ProxyLimits()
     server = Server(name or "mcpkit-proxy", version, **server_options)

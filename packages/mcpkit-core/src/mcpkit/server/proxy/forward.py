@@ -13,7 +13,9 @@ Rules:
    forwarded verbatim.
 2. Towards a 2026-07-28 upstream the envelope names the upstream's protocol version,
    the downstream client's capabilities (sampling, elicitation, roots, extensions,
-   experimental: the upstream asks for what the downstream client can answer) and the
+   experimental: the upstream asks for what the downstream client can answer; a
+   handshake-era client's extensions without the 2026-07-28-only ones,
+   :mod:`.task_calls` rule 5) and the
    log level the downstream asked for (a handshake-era downstream session without a
    level gets every message, as that era does, so ``debug``).
 3. Upstream progress for a request reaches the downstream request with the downstream
@@ -59,6 +61,7 @@ from mcpkit.core.jsonrpc import (
     RESOURCE_NOT_FOUND_LEGACY,
     JSONRPCError,
 )
+from mcpkit.server.proxy.task_calls import bridged_extensions
 from mcpkit.server.proxy.upstream import Conn, forwarded_caps
 from mcpkit.server.resources import ResourceNotFoundError
 
@@ -87,7 +90,10 @@ def upstream_params(ctx: Context, conn: Conn, params: JSON | None = None) -> JSO
     client = conn.client
     if client.era == "modern":
         meta[M.PROTOCOL_VERSION] = client.protocol_version
-        meta[M.CLIENT_CAPABILITIES] = forwarded_caps(ctx.client_capabilities)
+        caps = forwarded_caps(ctx.client_capabilities)
+        if "extensions" in caps:  # task_calls rule 5
+            caps["extensions"] = bridged_extensions(caps["extensions"], ctx.era, client.era)
+        meta[M.CLIENT_CAPABILITIES] = caps
         meta[M.CLIENT_INFO] = client.client_info
         level = ctx.log_level or ("debug" if ctx.era == "legacy" else None)
         if level is not None:

@@ -64,6 +64,7 @@ from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
 from mcpkit.server.proxy.pins import UPDATED, Pin, pinned_key
+from mcpkit.server.proxy.task_calls import without_task_support
 from mcpkit.server.proxy.upstream import Caller, caps_key, client_key
 from mcpkit.server.proxy.visible import filter_page
 from mcpkit.server.resources import check_uri_length
@@ -155,6 +156,8 @@ class ProxyLists:
         out = downstream_result(ctx, method, hit)
         if leased and "cacheScope" in out:  # the proxy's hint on a page for this caller
             out["cacheScope"] = "private"
+        if method == "tools/list":
+            out = without_task_support(self.proxy, ctx, out)  # task_calls rule 2
         return filter_page(ctx, LIST_METHODS[method], out)
 
     async def fetch(self, ctx: Context | None, method: str, params: JSON | None = None) -> JSON:

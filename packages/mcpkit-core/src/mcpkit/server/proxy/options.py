@@ -12,6 +12,8 @@ Rules:
    ``Client``); nothing the downstream client sent (``Authorization``, cookies, tokens)
    is ever forwarded: the spec forbids token passthrough (2025-11-25
    ``basic/security_best_practices`` §Token Passthrough).
+4. A URL, command or server target can also be reached in another era than ``mode``
+   (the probe of :mod:`.era`); a ``Client`` or a factory cannot: its maker chose.
 """
 
 from __future__ import annotations
@@ -83,15 +85,15 @@ def client_factory(
     limits: ProxyLimits,
     protocol_version: str | None,
     client_info: dict[str, Any] | None,
-) -> tuple[ClientFactory, bool]:
-    """Rule 2: ``(factory, shared_only)``; ``shared_only`` is True for a ``Client``
-    instance (one connection, never more)."""
+) -> tuple[ClientFactory, bool, Callable[[Mode], Client] | None]:
+    """Rule 2: ``(factory, shared_only, make)``; ``shared_only`` is True for a ``Client``
+    instance (one connection, never more); ``make(mode)`` makes a client of the target in
+    another era (:mod:`.era`), ``None`` for a ``Client`` or factory target (rule 4)."""
     if isinstance(target, Client):
-        return (lambda: target), True
+        return (lambda: target), True, None
     if callable(target) and not _is_server(target):
-        return cast(ClientFactory, target), False
+        return cast(ClientFactory, target), False, None
     options: dict[str, Any] = {
-        "mode": mode,
         "auth": auth,
         "timeout_s": limits.timeout_s,
         "probe_timeout_s": limits.connect_timeout_s,
@@ -102,10 +104,10 @@ def client_factory(
     if client_info is not None:
         options["client_info"] = client_info
 
-    def make() -> Client:
-        return Client(target, **options)
+    def make(era: Mode = mode) -> Client:
+        return Client(target, **options, mode=era)
 
-    return make, False
+    return make, False, make
 
 
 def _is_server(target: Any) -> bool:

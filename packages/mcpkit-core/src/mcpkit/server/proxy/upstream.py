@@ -46,6 +46,11 @@ Rules:
    is a process, a server of its own, so one caller's calls, lists and subscriptions
    all go to one process pinned to that caller (:mod:`.pins`), never split across
    processes (issue 25 §11).
+9. When the shared connection cannot be opened in a pinned era, the upstream is
+   probed in the other era (:mod:`.era`): a server that speaks only that one makes
+   the failure an :class:`~mcpkit.server.proxy.era.UpstreamEraError` naming the era it
+   speaks, which refuses the proxy's start-up (any other failure at start-up is a
+   warning: the upstream may come up later) and reaches later requests as is.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ import anyio.abc
 from mcpkit.client.handlers import InputHandlers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.server.identity import caller_key
+from mcpkit.server.proxy.era import EraProbe, UpstreamEraError
 from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
 
 if TYPE_CHECKING:
@@ -201,8 +207,12 @@ class Upstream:
         on_resource_updated: Callable[[str], Awaitable[None]],
         on_connected: Callable[[], None] = lambda: None,
         on_lost: Callable[[], None] = lambda: None,
+        era_probe: EraProbe | None = None,
     ) -> None:
         self._factory = factory
+        self.era_probe = era_probe
+        """Rule 9: the other era's probe; ``None`` when the mode is adaptive or the
+        target is a ``Client`` or factory."""
         self.shared_only = shared_only
         self.limits = limits
         self._on_list_changed = on_list_changed
@@ -229,20 +239,27 @@ class Upstream:
 
     # -- lifetime ----------------------------------------------------------------------
     @asynccontextmanager
-    async def running(self) -> AsyncGenerator[None]:
+    async def running(self, *, warn: bool = True) -> AsyncGenerator[None]:
         """Hold the connections while the proxy serves (rule 1). Transports enter it per
         serving (stdio: the process; HTTP: the app; in memory: each connection); the
         newest entry's task group holds new connections, and connections of an entry
-        that ends die with it (they are reopened on demand)."""
+        that ends die with it (they are reopened on demand). Raises
+        :class:`~mcpkit.server.proxy.era.UpstreamEraError` at the first entry (rule 9)."""
+        refused: UpstreamEraError | None = None
         async with anyio.create_task_group() as tg:
             self._tgs.append(tg)
             try:
                 if len(self._tgs) == 1:
                     try:
                         await self.main()
+                    except UpstreamEraError as exc:
+                        refused = exc  # rule 9: raised below, outside the task group
                     except JSONRPCError as exc:
-                        logger.warning("proxy: upstream not reachable at start: %s", exc.message)
-                yield
+                        if warn:
+                            why = exc.message
+                            logger.warning("proxy: upstream not reachable at start: %s", why)
+                if refused is None:
+                    yield
             finally:
                 self._tgs.remove(tg)
                 if not self._tgs:
@@ -251,6 +268,15 @@ class Upstream:
                     if self.pins is not None:
                         self.pins.clear()
                 tg.cancel_scope.cancel()
+        if refused is not None:
+            raise refused
+
+    async def check_era(self) -> None:
+        """Rule 9 before serving: open the shared connection once, then close it. Raises
+        :class:`~mcpkit.server.proxy.era.UpstreamEraError`; any other failure is left to
+        the serving that follows (it warns then)."""
+        async with self.running(warn=False):
+            pass
 
     @property
     def task_group(self) -> anyio.abc.TaskGroup:
@@ -327,7 +353,12 @@ class Upstream:
             if conn is not None and not conn.dead:
                 return conn
             caps = ALL_INPUT_CAPABILITIES if self.shared_only else {}
-            conn = await self._open("", caps, main=True)
+            try:
+                conn = await self._open("", caps, main=True)
+            except JSONRPCError as exc:
+                if self.era_probe is None:
+                    raise
+                raise await self.era_probe.explain(exc) from None  # rule 9
             client = conn.client
             self.capabilities = dict(client.server_capabilities)
             self.extensions_meta = extensions_meta_of(client)

@@ -24,6 +24,12 @@ Rules:
 5. A ``tasks/get`` answered with a retryable error (``data.retryable: true``, e.g. the
    server's task store is briefly unreachable) is retried after ``data.retryAfterMs``
    by :meth:`TaskClient.wait`, for up to ``retry_for_s`` seconds; then it is raised.
+6. A result that is not a task (the server ran the call at once: it answers the tool's
+   ``CallToolResult`` when it creates no task, which it may always do on 2026-07-28,
+   and does on 2025-11-25 when it lacks the ``tasks.requests.tools.call`` capability or
+   the tool's ``execution.taskSupport``) is never polled for: :meth:`TaskClient.wait`
+   and :meth:`TaskClient.result` raise :class:`TaskNotCreatedError` carrying it,
+   before any request.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ __all__ = [
     "TaskCancelledError",
     "TaskClient",
     "TaskFailedError",
+    "TaskNotCreatedError",
     "TaskState",
     "call_tool_as_task",
     "enable_task_results",
@@ -81,6 +88,33 @@ class TaskCancelledError(Exception):
     def __init__(self, task_id: str) -> None:
         super().__init__(f"task {task_id!r} was cancelled")
         self.task_id = task_id
+
+
+class TaskNotCreatedError(ValueError):
+    """What :meth:`TaskClient.wait` or :meth:`TaskClient.result` was given is not a task
+    (rule 6): the server answered the call at once, with ``result`` (the wire result,
+    usually the tool's ``CallToolResult``), and there is nothing to wait for. Use
+    ``result`` as the call's outcome; :func:`call_tool_as_task` tells the two answers
+    apart (a :class:`TaskState` only for a task)."""
+
+    def __init__(self, result: Mapping[str, Any]) -> None:
+        super().__init__(
+            "the server answered without creating a task: this is the call's own result, "
+            "nothing to wait for (use it as the outcome; call_tool_as_task returns a "
+            "TaskState only when a task was created)"
+        )
+        # kind-ok: unbounded-table a copy of one result the client already holds
+        self.result: JSON = dict(result)
+
+
+def _task_state(task: Mapping[str, Any]) -> TaskState:
+    """``task`` (a ``CreateTaskResult`` of either era, or a ``Task``) as a
+    :class:`TaskState`; raises :class:`TaskNotCreatedError` for anything without a
+    string ``taskId`` (rule 6)."""
+    body: Any = task.get("task", task)
+    if not isinstance(body, Mapping) or not isinstance(body.get("taskId"), str):  # pyright: ignore[reportUnknownMemberType]
+        raise TaskNotCreatedError(task)
+    return TaskState.from_wire(task)
 
 
 @dataclass(slots=True)
@@ -156,8 +190,9 @@ class TaskClient:
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> JSON:
         """``tools/call`` allowing a task: the wire result, either a ``CreateTaskResult``
         (``resultType: "task"``, or ``{"task": ...}`` on 2025-11-25) or the tool's own
-        result when the server answered synchronously. MRTR rounds before the task are
-        answered by the client's handlers."""
+        result when the server answered synchronously (:meth:`wait` raises
+        :class:`TaskNotCreatedError` for that one; :func:`call_tool_as_task` tells them
+        apart). MRTR rounds before the task are answered by the client's handlers."""
         params: JSON = {"name": name, "arguments": dict(arguments or {})}
         if not self.modern and await self._legacy_task_allowed(name):
             params["task"] = {}
@@ -220,8 +255,11 @@ class TaskClient:
         requestor SHOULD call ``tasks/result`` (2025-11-25 ``basic/utilities/tasks``,
         "Input Required Status"), which delivers the server's questions as live requests
         answered by the client's handlers. That call runs alongside the polling (the spec
-        says to keep polling) and ends when the task does."""
-        state = TaskState.from_wire(task) if isinstance(task, Mapping) else await self.get(task)
+        says to keep polling) and ends when the task does.
+
+        Raises :class:`TaskNotCreatedError` when ``task`` is a result that is not a task
+        (the server answered at once; rule 6)."""
+        state = _task_state(task) if isinstance(task, Mapping) else await self.get(task)
         failure: Exception | None = None
         async with anyio.create_task_group() as tg:  # hosts the 2025-11-25 tasks/result call
             try:
@@ -288,7 +326,9 @@ class TaskClient:
 
     async def result(self, task: str | Mapping[str, Any]) -> JSON:
         """The task's final result (rule 4): waits, then returns the ``CallToolResult``
-        dict or raises :class:`TaskFailedError` / :class:`TaskCancelledError`."""
+        dict or raises :class:`TaskFailedError` / :class:`TaskCancelledError`;
+        :class:`TaskNotCreatedError` when ``task`` is a result that is not a task (rule 6).
+        """
         if not self.modern:
             return await self._legacy_result(task)
         state = await self.wait(task)
@@ -299,7 +339,7 @@ class TaskClient:
         raise TaskCancelledError(state.task_id)
 
     async def _legacy_result(self, task: str | Mapping[str, Any]) -> JSON:
-        task_id = task if isinstance(task, str) else TaskState.from_wire(task).task_id
+        task_id = task if isinstance(task, str) else _task_state(task).task_id
         try:
             result = await self.client.request("tasks/result", {"taskId": task_id}, timeout_s=None)
         except JSONRPCError as exc:
