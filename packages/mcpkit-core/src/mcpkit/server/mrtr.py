@@ -91,19 +91,24 @@ class RequestStateSealer:
     """Seals and opens ``requestState`` values (rule 2).
 
     ``secret``: at least 32 bytes; give every replica of a deployment the same one
-    (``MCPKIT_STATE_SECRET`` hex, else a random per-process key). ``ttl_s``: how long a
+    (without one, the configured shared secret: ``MCPKIT_SECRET`` or
+    ``MCPKIT_SECRET_FILE``, read by :func:`mcpkit.server.replication.load_secret`, else a
+    random per-process key). Raises :class:`~mcpkit.server.replication.SecretError` (a
+    ``ValueError``) for a short or placeholder configured secret. ``ttl_s``: how long a
     state stays valid, in seconds (default 600).
     """
 
     def __init__(self, secret: bytes | None = None, *, ttl_s: float = 600.0) -> None:
         self.configured = True
-        """False when the key is random (no ``secret``, no ``MCPKIT_STATE_SECRET``): then
+        """False when the key is random (no ``secret``, none configured): then
         no other process can open this one's states, and multi-replica mode refuses to
         start (:mod:`mcpkit.server.replication`)."""
         if secret is None:
-            env = os.environ.get("MCPKIT_STATE_SECRET")
-            self.configured = bool(env)
-            secret = bytes.fromhex(env) if env else os.urandom(32)
+            from mcpkit.server.replication import load_secret
+
+            secret = load_secret()
+            self.configured = secret is not None
+            secret = secret if secret is not None else os.urandom(32)
         if len(secret) < 32:
             raise ValueError("requestState secret must be at least 32 bytes")
         self._key = secret
