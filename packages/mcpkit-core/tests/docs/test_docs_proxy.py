@@ -4,14 +4,17 @@ conformance scenarios that cannot pass through the era bridge is the list CI use
 Every ```python block compiles. A complete program (it ends by running
 ``anyio.run(main)``) runs in a fresh interpreter against a real ``mcpkit demo`` on a free
 loopback port (the documented URL, ``DOCUMENTED_URL``, is replaced by its URL) and
-must exit 0; when a ```text block follows it, that is exactly what it must print. The
-``mcpkit proxy`` command lines shown run too, against the same demo.
+must exit 0; when a ```text block follows it (only its ``docs-block`` line between),
+that is exactly what it must print. The ``mcpkit proxy`` command lines shown parse with
+the real CLI parser, and the one whose upstream is on this machine (the bundled demo over
+stdio) runs: ``mcpkit ls`` lists the demo's tools through it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +25,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))
 from demo_process import DemoProcess, demo_process
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
+from docs_blocks import marked
+
+from mcpkit.cli.main import build_parser
+
 ROOT = Path(__file__).resolve().parents[4]
 PAGE = ROOT / "docs" / "proxy.md"
 BRIDGE_LIST = ROOT / "conformance" / "proxy-bridge-by-design.json"
@@ -29,6 +37,16 @@ BRIDGE_LIST = ROOT / "conformance" / "proxy-bridge-by-design.json"
 DOCUMENTED_URL = "http://127.0.0.1:8765/mcp"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.DOTALL | re.MULTILINE)
 PROGRAM_END = "anyio.run(main)"
+GAP = re.compile(r"\s*(<!-- docs-block: [\w-]+ -->)?\s*")
+OUTPUTS = (
+    "proxy-output-kitchen",
+    "proxy-output-mount-refused",
+    "proxy-output-mounted",
+    "proxy-output-modern",
+    "proxy-output-bridge",
+    "proxy-output-era",
+)
+COMMANDS = ("proxy-cli-url", "proxy-cli-http", "proxy-cli-legacy")
 
 
 def fenced() -> list[tuple[str, str, int, int]]:
@@ -47,7 +65,8 @@ def programs() -> list[tuple[int, str, str | None]]:
             continue
         expected = None
         following = blocks[index + 1] if index + 1 < len(blocks) else None
-        if following and following[0] == "text" and not text[end : following[2]].strip():
+        gap = text[end : following[2]] if following else ""
+        if following and following[0] == "text" and GAP.fullmatch(gap):
             expected = following[1]
         found.append((index, code, expected))
     return found
@@ -115,3 +134,42 @@ def test_the_bridge_failures_listed_are_those_ci_expects() -> None:
     expected = {(run, name) for run, names in listed.items() for name in names}
     assert documented_bridge_failures() == expected
     assert all(why.strip() for names in listed.values() for why in names.values())
+
+
+def test_every_output_block_is_what_a_program_prints() -> None:
+    """Each ```text block of the page is the expected output of the program above it."""
+    shown = [b for b in marked(PAGE) if b.lang == "text"]
+    assert [b.name for b in shown] == list(OUTPUTS)
+    assert [b.body for b in shown] == [expected for _, _, expected in PROGRAMS]
+
+
+def commands() -> list[list[str]]:
+    shown = [b for b in marked(PAGE) if b.lang == "console"]
+    assert [b.name for b in shown] == list(COMMANDS)
+    lines = [b.body.strip() for b in shown]
+    assert all(line.startswith("$ mcpkit proxy ") for line in lines), lines
+    return [shlex.split(line.removeprefix("$ mcpkit ")) for line in lines]
+
+
+def test_every_proxy_command_line_parses() -> None:
+    for words in commands():
+        parsed = build_parser().parse_args(words)
+        assert parsed.command == "proxy"
+
+
+def test_the_proxy_of_the_bundled_demo_runs() -> None:
+    """``mcpkit proxy --upstream-era legacy -- python -m mcpkit.cli.main demo ...``
+    serves the demo over stdio: ``mcpkit ls`` through it lists the demo's tools."""
+    (words,) = [w for w in commands() if "--" in w]
+    proxy_line = shlex.join([sys.executable, "-m", "mcpkit.cli.main", *words]).replace(
+        " python -m mcpkit.cli.main demo", f" {shlex.quote(sys.executable)} -m mcpkit.cli.main demo"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit.cli.main", "ls", proxy_line, "--connect-timeout", "60"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "echo" in done.stdout
