@@ -103,7 +103,9 @@ class UvicornServer(uvicorn.Server):
 
     def _describe(self) -> str:
         ep = self.endpoint
-        return f"{describe_inflight(ep.posts, [], noun='POST')}, {len(ep.sessions)} sessions open"
+        open_ = len(ep.sessions)
+        sessions = f"{open_} session open" if open_ == 1 else f"{open_} sessions open"
+        return f"{describe_inflight(ep.posts, [], noun='POST')}, {sessions}"
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None]:
