@@ -17,7 +17,7 @@ from cluster import ROOT, haproxy_config, nginx_config, running
 from wire import Session, sse_events
 
 sys.path.insert(0, str(ROOT / "tools"))
-from docs_blocks import block as docs_block  # noqa: E402
+from docs_blocks import block as docs_block
 
 DOC = ROOT / "docs" / "deployment.md"
 BACKENDS = [("r1", 8001), ("r2", 8002), ("r3", 8003)]

@@ -22,7 +22,7 @@ from pathlib import Path
 from check_kinds import Finding, files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from docs_blocks import fences, pages  # noqa: E402
+from docs_blocks import fences, pages
 
 NAME = "unchecked-docs-block"
 WHAT = (

@@ -12,15 +12,14 @@ trace is the page's tree (``otel-trace-tree``), and the options the page lists
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
-
-import inspect
 import urllib.parse
+from pathlib import Path
 
 from harness import otlp_receiver
 from opentelemetry.exporter.otlp.proto.http import trace_exporter
@@ -30,7 +29,7 @@ from opentelemetry.sdk import environment_variables
 from mcpkit.ext.otel import instrument
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
-from docs_blocks import block  # noqa: E402
+from docs_blocks import block
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "otel.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)

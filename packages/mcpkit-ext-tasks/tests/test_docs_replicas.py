@@ -23,8 +23,10 @@ from typing import Any
 import httpx2
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+from docs_blocks import block
+
 DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "tasks.md"
-BLOCK = re.compile(r"<!-- docs-block: tasks-two-replicas -->\n```sh\n(.*?)^```", re.S | re.M)
 EXAMPLE = re.compile(r"^```python\n(# docs-example: redis-replicas\n.*?)^```", re.S | re.M)
 SERVING = re.compile(r"mcpkit: serving streamable HTTP at (http://\S+)")
 # kind-ok: fixed-port the documented addresses, replaced by loopback and port 0 before it runs
@@ -35,10 +37,7 @@ JSON = dict[str, Any]
 
 def recipe(redis_url: str) -> str:
     """The documented commands, pointed at the test's Redis, loopback and port 0."""
-    text = DOC.read_text("utf-8")
-    found = BLOCK.search(text)
-    assert found, "tasks.md lost its two-replica recipe"
-    script = found.group(1)
+    script = block(DOC, "tasks-two-replicas")
     documented_redis = re.search(r"^export REDIS_URL=(\S+)$", script, re.M)
     assert documented_redis
     script = script.replace(documented_redis.group(1), redis_url)

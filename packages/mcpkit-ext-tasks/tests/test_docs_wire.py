@@ -25,7 +25,7 @@ from mcpkit.client import Client
 from mcpkit.ext.tasks.client import TASKS_EXTENSION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
-from docs_blocks import block  # noqa: E402
+from docs_blocks import block
 
 pytestmark = pytest.mark.anyio
 

@@ -84,6 +84,7 @@ def test_the_stdio_line_serves_the_app() -> None:
 def test_the_http_lines_serve_where_their_comments_say() -> None:
     _, (http, http_comment), (checkout, checkout_comment) = lines()
     assert http[:2] == ["mcpkit", "ui-demo"]
+    # kind-ok: fixed-port the documented port, compared, then replaced by 0
     assert http[-2:] == ["--port", "8765"]
     url = served_url([*MCPKIT, *http[1:-1], "0"])
     assert normalise(url) == normalise(http_comment)

@@ -153,10 +153,11 @@ def test_documented_command_lines_parse(page: str, name: str) -> None:
 
 
 def test_the_quick_start_demo_serves_where_the_readme_says() -> None:
-    """``uv run mcpkit demo   # ... Streamable HTTP at http://127.0.0.1:8765/mcp``."""
+    """``uv run mcpkit demo``: its comment names the demo's default address."""
     text = block("README.md", "readme-quick-start")
     # kind-ok: fixed-port the documented default, compared, never bound
     assert "Streamable HTTP at http://127.0.0.1:8765/mcp" in text
+    # kind-ok: fixed-port parsed only, to read the defaults; nothing is served
     args = build_parser().parse_args(["demo"])
     assert (args.transport, args.host, args.port, args.path) == ("http", "127.0.0.1", 8765, "/mcp")
 

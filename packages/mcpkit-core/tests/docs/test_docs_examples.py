@@ -99,9 +99,13 @@ async def check_capability(ns: dict[str, Any]) -> None:
     documented = json.loads(docs_block("docs/extensions.md", "extensions-capability-json"))
     assert answered == documented
     # the shorter sample above it, in the page's prose, is a part of the same answer
-    sample = json.loads("{" + docs_block("docs/extensions.md", "extensions-capability-sample") + "}")
+    sample = json.loads(
+        "{" + docs_block("docs/extensions.md", "extensions-capability-sample") + "}"
+    )
     search = "com.example/search"
-    assert sample["capabilities"]["extensions"] == {search: answered["capabilities"]["extensions"][search]}
+    assert sample["capabilities"]["extensions"] == {
+        search: answered["capabilities"]["extensions"][search]
+    }
     assert sample["_meta"]["io.mcpkit/extensions"] == {
         search: answered["_meta"]["io.mcpkit/extensions"][search]
     }
@@ -229,9 +233,7 @@ async def check_cli_plugin(ns: dict[str, Any]) -> None:
 
     from mcpkit.cli.inspect import client_config
     from mcpkit.cli.main import build_parser
-    from mcpkit.cli.plugins import CliError, LoadedPlugin
-
-    from mcpkit.cli.plugins import ENTRY_POINT_GROUP
+    from mcpkit.cli.plugins import ENTRY_POINT_GROUP, CliError, LoadedPlugin
 
     # the page's entry point (pyproject.toml) names the group the CLI loads and the
     # example's plugin object, loaded as the CLI loads it

@@ -23,7 +23,7 @@ from http_helpers import LATEST, body_of, headers, initialize, request
 from stdio_process import FIXTURE_SERVER
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
-from docs_blocks import block as docs_block  # noqa: E402
+from docs_blocks import block as docs_block
 
 pytestmark = pytest.mark.anyio
 

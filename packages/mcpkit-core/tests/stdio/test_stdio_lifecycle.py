@@ -29,7 +29,7 @@ from stdio_process import FIXTURE_SERVER, clean_env, mcpkit_argv, spawn, tool_ca
 from mcpkit.core.stdio import CLOSE_FLUSH_S
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
-from docs_blocks import block as docs_block  # noqa: E402
+from docs_blocks import block as docs_block
 
 pytestmark = pytest.mark.anyio
 
