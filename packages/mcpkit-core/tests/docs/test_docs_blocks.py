@@ -21,6 +21,7 @@ already, by what they are:
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import json
@@ -234,3 +235,42 @@ def test_the_architecture_diagram_names_real_modules() -> None:
     assert len(named) >= 7
     for module in named:
         importlib.import_module(module)
+
+
+# -- lines the prose quotes ----------------------------------------------------------------
+
+INLINE = re.compile(r"`(mcpkit: [^`]+)`")
+
+
+def printed_templates() -> list[re.Pattern[str]]:
+    """Every string literal of core's source that starts with ``mcpkit: ``, as a
+    pattern: an f-string's replacement fields match any text."""
+    found: list[re.Pattern[str]] = []
+    for path in (ROOT / "packages" / "mcpkit-core" / "src").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.JoinedStr):
+                parts = [
+                    re.escape(v.value) if isinstance(v, ast.Constant) else ".+" for v in node.values
+                ]
+                pattern = "".join(parts)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                pattern = re.escape(node.value)
+            else:
+                continue
+            if pattern.startswith(re.escape("mcpkit: ")):
+                found.append(re.compile(pattern))
+    return found
+
+
+def test_every_line_the_prose_quotes_is_one_the_code_prints() -> None:
+    """An inline ```mcpkit: ...``` sample matches a line core's source prints (an
+    upper-case placeholder such as ``PORT`` stands for any value)."""
+    templates = printed_templates()
+    quoted = [
+        (page.name, sample)
+        for page in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+        for sample in INLINE.findall(page.read_text("utf-8"))
+    ]
+    assert len(quoted) >= 2
+    for name, sample in quoted:
+        assert any(t.fullmatch(sample) for t in templates), (name, sample)
