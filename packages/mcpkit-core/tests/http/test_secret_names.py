@@ -117,3 +117,13 @@ def test_the_docs_name_only_the_new_names() -> None:
     pages = [ROOT / "README.md", *ROOT.glob("docs/**/*.md")]
     naming = [str(p.relative_to(ROOT)) for p in pages if "MCPKIT_STATE_SECRET" in p.read_text()]
     assert naming == []
+
+
+def test_a_placeholder_secret_stops_the_server_with_the_documented_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/server.md, "Mistakes caught at start-up", shows the message raised."""
+    monkeypatch.setenv("MCPKIT_SECRET", "k" * 40)
+    with pytest.raises(SecretError) as refused:
+        Server("s")
+    assert f"`{refused.value}`" in (ROOT / "docs" / "server.md").read_text("utf-8")
