@@ -14,7 +14,7 @@ import pytest
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.server import Server, replication
 from mcpkit.server.mrtr import RequestStateSealer
-from mcpkit.server.replication import SecretError, load_secret
+from mcpkit.server.replication import SecretError, apply_shared_secret, load_secret
 
 ROOT = Path(__file__).resolve().parents[4]
 HEX = "0123456789abcdef" * 4  # 64 hex digits: 32 bytes
@@ -57,12 +57,18 @@ def test_the_request_state_sealer_reads_the_secret_file(
     assert opens(sealer, RequestStateSealer(b"a long enough passphrase, read from a file"))
 
 
-def test_the_sealer_refuses_a_placeholder_from_the_environment(
+def test_the_sealer_does_not_use_a_placeholder_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Importing the server still works (a single process runs, with a warning); multi-
+    replica mode refuses to start, naming the problem."""
     monkeypatch.setenv("MCPKIT_SECRET", "k" * 40)
-    with pytest.raises(SecretError, match="MCPKIT_SECRET is a placeholder"):
-        RequestStateSealer()
+    with pytest.warns(RuntimeWarning, match="MCPKIT_SECRET is a placeholder"):
+        server = Server("s")
+    assert not server.sealer.configured
+    assert not opens(server.sealer, RequestStateSealer(b"k" * 40))
+    with pytest.raises(SecretError, match=r"\(--workers 2\): the shared secret from MCPKIT_SECRET"):
+        apply_shared_secret(server, None, why="--workers 2")
 
 
 def test_no_secret_means_a_random_unconfigured_key() -> None:
@@ -119,11 +125,11 @@ def test_the_docs_name_only_the_new_names() -> None:
     assert naming == []
 
 
-def test_a_placeholder_secret_stops_the_server_with_the_documented_message(
+def test_a_placeholder_secret_is_refused_with_the_documented_message(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """docs/server.md, "Mistakes caught at start-up", shows the message raised."""
     monkeypatch.setenv("MCPKIT_SECRET", "k" * 40)
     with pytest.raises(SecretError) as refused:
-        Server("s")
+        load_secret()
     assert f"`{refused.value}`" in (ROOT / "docs" / "server.md").read_text("utf-8")

@@ -39,6 +39,7 @@ import hashlib
 import hmac
 import os
 import time
+import warnings
 from typing import Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps, loads
@@ -93,8 +94,9 @@ class RequestStateSealer:
     ``secret``: at least 32 bytes; give every replica of a deployment the same one
     (without one, the configured shared secret: ``MCPKIT_SECRET`` or
     ``MCPKIT_SECRET_FILE``, read by :func:`mcpkit.server.replication.load_secret`, else a
-    random per-process key). Raises :class:`~mcpkit.server.replication.SecretError` (a
-    ``ValueError``) for a short or placeholder configured secret. ``ttl_s``: how long a
+    random per-process key; a configured one that is short, a placeholder or unreadable
+    is not used: :attr:`problem` holds why, and a :class:`RuntimeWarning` says so).
+    ``ttl_s``: how long a
     state stays valid, in seconds (default 600).
     """
 
@@ -103,10 +105,23 @@ class RequestStateSealer:
         """False when the key is random (no ``secret``, none configured): then
         no other process can open this one's states, and multi-replica mode refuses to
         start (:mod:`mcpkit.server.replication`)."""
+        self.problem: ValueError | None = None
+        """Why the configured secret was not usable (short, a placeholder, an unreadable
+        file), or None: the key is then random, a :class:`RuntimeWarning` says so, and
+        multi-replica mode refuses to start with this error."""
         if secret is None:
-            from mcpkit.server.replication import load_secret
+            from mcpkit.server.replication import SecretError, load_secret
 
-            secret = load_secret()
+            try:
+                secret = load_secret()
+            except SecretError as exc:
+                self.problem = exc
+                warnings.warn(
+                    f"{exc}: this process seals requestState with a random key "
+                    "(multi-replica mode refuses to start)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
             self.configured = secret is not None
             secret = secret if secret is not None else os.urandom(32)
         if len(secret) < 32:

@@ -17,7 +17,8 @@ Rules:
    :func:`load_secret` is the one reader of these names: the CLI, ``run_http``, the
    worker processes and :class:`~mcpkit.server.mrtr.RequestStateSealer` all go through it
    (and :func:`secret_origin`, which says where it comes from).
-2. In multi-replica mode a server whose secret is random (none configured) or a
+2. In multi-replica mode a server whose secret is random (none configured, or the one
+   configured was unusable: its :class:`SecretError` is raised) or a
    placeholder (``Server(state_secret=b"k" * 32)``) is refused with a one-line
    :class:`SecretError` before anything is served; the CLI prints it and exits 2.
 3. Without Redis, ``workers > 1`` refuses stateful HTTP (the handshake era keeps its
@@ -147,6 +148,8 @@ def apply_shared_secret(server: Server, secret: bytes | None, *, why: str) -> No
     if secret is not None and not sealer.configured:
         server.sealer = RequestStateSealer(secret, ttl_s=sealer.ttl_s)
         return
+    if not sealer.configured and sealer.problem is not None:
+        raise SecretError(f"multi-replica mode ({why}): {sealer.problem}")
     if not sealer.configured:
         raise SecretError(
             f"multi-replica mode ({why}) needs one secret shared by every process: set "
