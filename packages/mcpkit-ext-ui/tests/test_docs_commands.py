@@ -1,7 +1,7 @@
 """``docs/extensions/ui.md``, "Example app": the three ways the page serves the example
 (``<!-- docs-block: ui-demo-commands -->``) run, and each serves where its comment says.
 
-The stdio line is listed through the real ``mcpkit ls``; the two HTTP lines run with
+The stdio line is spawned and listed by a client; the two HTTP lines run with
 port 0 instead of the page's 8765, and the URL each prints is the comment's, its port
 normalised (``tools/docs_blocks.py``).
 """
@@ -14,6 +14,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+
+import anyio
+import pytest
+
+from mcpkit.client import Client
+from mcpkit.client.stdio import StdioTransport
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -65,20 +71,17 @@ def served_url(argv: list[str]) -> str:
     return found[0]
 
 
-def test_the_stdio_line_serves_the_app() -> None:
+@pytest.mark.anyio
+async def test_the_stdio_line_serves_the_app() -> None:
+    """Listed as ``mcpkit ls`` lists it: a client of the spawned command."""
     (words, comment), *_ = lines()
     assert words == ["mcpkit", "ui-demo"]
     assert comment.startswith("stdio")
-    target = shlex.join([*MCPKIT, *words[1:]])
-    done = subprocess.run(
-        [*MCPKIT, "ls", target, "--connect-timeout", "60"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "show_chart" in done.stdout
+    transport = StdioTransport(sys.executable, [*MCPKIT[1:], *words[1:]], stderr="capture")
+    with anyio.fail_after(60):
+        async with Client(transport) as client:
+            tools = await client.list_tools()
+    assert "show_chart" in [t.name for t in tools]
 
 
 def test_the_http_lines_serve_where_their_comments_say() -> None:
