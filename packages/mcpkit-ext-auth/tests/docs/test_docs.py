@@ -13,6 +13,7 @@ shell blocks run the installed ``mcpkit`` command through ``bash``.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import signal
@@ -311,9 +312,11 @@ async def check_rs_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 async def check_rs_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 25 §4: refused into an unprotected parent, carried into a protected one.
     ns: dict[str, Any] = {}
+    printed = io.StringIO()
 
     def make_app(base: str) -> Any:
-        ns.update(run("rs-mount", localised(block("rs-mount"), base)))
+        with contextlib.redirect_stdout(printed):
+            ns.update(run("rs-mount", localised(block("rs-mount"), base)))
         return ns["gateway"].http_app()
 
     async with serve(make_app) as base, httpx2.AsyncClient(timeout=10) as http:
@@ -325,6 +328,10 @@ async def check_rs_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
                 await reader.call_tool("files_purge", {})
         assert refused.value.status == 403
         assert 'scope="ops"' in refused.value.challenge
+        # the line the page says the example prints
+        said = re.search(r"It prints `([^`]+)`", DOC.read_text("utf-8"))
+        assert said
+        assert printed.getvalue() == " ".join(said.group(1).split()) + "\n"
         async with Client(url, auth=BearerToken("admin")) as admin:
             purged = await admin.call_tool("files_purge", {})
         assert purged.content[0].text == "purged"  # type: ignore[union-attr]
