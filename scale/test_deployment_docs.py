@@ -16,6 +16,9 @@ import httpx2
 from cluster import ROOT, haproxy_config, nginx_config, running
 from wire import Session, sse_events
 
+sys.path.insert(0, str(ROOT / "tools"))
+from docs_blocks import block as docs_block
+
 DOC = ROOT / "docs" / "deployment.md"
 BACKENDS = [("r1", 8001), ("r2", 8002), ("r3", 8003)]
 
@@ -29,11 +32,11 @@ def block(lang: str, marker: str = "") -> str:
 
 
 def test_haproxy_config_is_the_one_the_tests_use() -> None:
-    assert block("haproxy") == haproxy_config(8000, 8404, BACKENDS)
+    assert docs_block(DOC, "deployment-haproxy") == haproxy_config(8000, 8404, BACKENDS)
 
 
 def test_nginx_config_is_the_one_the_tests_use() -> None:
-    assert block("nginx") == nginx_config(8000, BACKENDS)
+    assert docs_block(DOC, "deployment-nginx") == nginx_config(8000, BACKENDS)
 
 
 def test_replicate_example_runs_on_redis(redis_url: str, tmp_path: Path) -> None:

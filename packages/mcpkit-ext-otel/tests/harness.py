@@ -79,6 +79,7 @@ class Receiver:
     url: str
     requests: list[ExportTraceServiceRequest] = field(default_factory=list)
     content_types: list[str] = field(default_factory=list)
+    authorizations: list[str | None] = field(default_factory=list)
 
     def spans(self) -> Sequence[Any]:
         return [
@@ -108,6 +109,7 @@ def otlp_receiver() -> Iterator[Receiver]:
             with lock:
                 receiver.requests.append(req)
                 receiver.content_types.append(self.headers.get("content-type", ""))
+                receiver.authorizations.append(self.headers.get("authorization"))
             answer = ExportTraceServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("content-type", "application/x-protobuf")

@@ -136,7 +136,7 @@ def two_replicas(redis_url: str, **settings: str) -> Iterator[tuple[Replica, Rep
     env = {
         **os.environ,
         "MCPKIT_TASKS_REDIS_URL": redis_url,
-        "MCPKIT_STATE_SECRET": secrets.token_hex(32),
+        "MCPKIT_SECRET": secrets.token_hex(32),
         **settings,
     }
     one = Replica(env)

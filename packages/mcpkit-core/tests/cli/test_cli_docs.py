@@ -2,7 +2,8 @@
 examples, and the page's ``notes.py``), and the output the page shows checked.
 
 A command marked ``# serves until Ctrl-C`` is parsed, not run. A ``text`` block right
-after a command is its expected output: each of its lines must appear in stdout.
+after a command is its expected output: each of its lines must appear in stdout. Every
+``sh`` and ``text`` block of the page is one of ``NAMES`` (their ``docs-block`` names).
 """
 
 from __future__ import annotations
@@ -18,11 +19,32 @@ from cli_helpers import CONNECT, DemoProcess, demo_process, mcpkit
 
 from mcpkit.cli.main import build_parser
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
+from docs_blocks import marked
+
 DOC = Path(__file__).parents[4] / "docs" / "cli.md"
 # kind-ok: fixed-port the documented URL, replaced by a free port before it runs
 DOC_URL = "http://127.0.0.1:8765/mcp"
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 CLIENT_COMMANDS = ("ls", "call", "read", "prompt")
+NAMES = (
+    "cli-run",
+    "cli-demo",
+    "cli-ls",
+    "cli-call",
+    "cli-call-output",
+    "cli-call-json",
+    "cli-call-stdio",
+    "cli-call-stdio-output",
+    "cli-read",
+    "cli-prompt",
+    "cli-prompt-output",
+    "cli-inspect",
+    "cli-inspect-output",
+    "cli-install-mcp-json",
+    "cli-install-print",
+    "cli-replicas",
+)
 
 
 def blocks() -> list[tuple[str, str]]:
@@ -55,6 +77,12 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = next(body for lang, body in blocks() if lang == "python")
     (directory / "notes.py").write_text(source)
     return directory
+
+
+def test_every_shell_and_output_block_is_one_this_module_runs() -> None:
+    shown = marked(DOC)
+    assert [b.name for b in shown] == list(NAMES)
+    assert {b.lang for b in shown} == {"sh", "text"}
 
 
 def test_the_page_has_an_example_for_every_subcommand() -> None:

@@ -11,13 +11,18 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tomllib
 from collections.abc import Awaitable, Callable
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
 from peer import connect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
+from docs_blocks import block as docs_block
 from stdio_process import mcpkit_argv, spawn
 
 from mcpkit.client import Client
@@ -91,10 +96,19 @@ async def check_readme_notes(ns: dict[str, Any]) -> None:
 async def check_capability(ns: dict[str, Any]) -> None:
     async with connect(ns["server"]) as peer:
         answered = {k: peer.init_result[k] for k in ("capabilities", "_meta")}
-    documented = json.loads(
-        next(code for file, code in blocks("json") if file == "docs/extensions.md")
-    )
+    documented = json.loads(docs_block("docs/extensions.md", "extensions-capability-json"))
     assert answered == documented
+    # the shorter sample above it, in the page's prose, is a part of the same answer
+    sample = json.loads(
+        "{" + docs_block("docs/extensions.md", "extensions-capability-sample") + "}"
+    )
+    search = "com.example/search"
+    assert sample["capabilities"]["extensions"] == {
+        search: answered["capabilities"]["extensions"][search]
+    }
+    assert sample["_meta"]["io.mcpkit/extensions"] == {
+        search: answered["_meta"]["io.mcpkit/extensions"][search]
+    }
 
 
 async def check_method_namespace(ns: dict[str, Any]) -> None:
@@ -219,8 +233,20 @@ async def check_cli_plugin(ns: dict[str, Any]) -> None:
 
     from mcpkit.cli.inspect import client_config
     from mcpkit.cli.main import build_parser
-    from mcpkit.cli.plugins import CliError, LoadedPlugin
+    from mcpkit.cli.plugins import ENTRY_POINT_GROUP, CliError, LoadedPlugin
 
+    # the page's entry point (pyproject.toml) names the group the CLI loads and the
+    # example's plugin object, loaded as the CLI loads it
+    toml = tomllib.loads(docs_block("docs/extensions.md", "extensions-cli-entry-point"))
+    ((group, points),) = toml["project"]["entry-points"].items()
+    assert group == ENTRY_POINT_GROUP
+    module_name = points["glossary"].split(":")[0]
+    sys.modules[module_name] = sys.modules[ns["__name__"]]
+    try:
+        target = EntryPoint("glossary", points["glossary"], group).load()
+    finally:
+        del sys.modules[module_name]
+    assert target is ns["plugin"]
     loaded = LoadedPlugin("glossary", "glossary-cli", ns["plugin"])
     parser = build_parser([loaded])
     define = parser.parse_args(["define", "mcp"])

@@ -4,25 +4,36 @@ conformance scenarios that cannot pass through the era bridge is the list CI use
 Every ```python block compiles. A complete program (it ends by running
 ``anyio.run(main)``) runs in a fresh interpreter against a real ``mcpkit demo`` on a free
 loopback port (the documented URL, ``DOCUMENTED_URL``, is replaced by its URL) and
-must exit 0; when a ```text block follows it, that is exactly what it must print. The
-``mcpkit proxy`` command lines shown run too, against the same demo. The transcript of
-a proxy pinned to an era its upstream does not speak is produced by that command, with
-``tests/proxy/one_era_server.py legacy`` as the handshake-only server.
+must exit 0; when a ```text block follows it (only its ``docs-block`` line between),
+that is exactly what it must print. The ``mcpkit proxy`` command lines shown parse with
+the real CLI parser, and the one whose upstream is on this machine (the bundled demo over
+stdio) runs: ``mcpkit ls`` lists the demo's tools through it. The
+transcript of a proxy pinned to an era its upstream does not speak is produced by that
+command, with ``tests/proxy/one_era_server.py legacy`` as the handshake-only server.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))
 from demo_process import DemoProcess, demo_process
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
+from docs_blocks import marked
+
+from mcpkit.cli.main import build_parser
+from mcpkit.client import Client
+from mcpkit.client.stdio import StdioTransport
 
 ROOT = Path(__file__).resolve().parents[4]
 PAGE = ROOT / "docs" / "proxy.md"
@@ -31,6 +42,16 @@ BRIDGE_LIST = ROOT / "conformance" / "proxy-bridge-by-design.json"
 DOCUMENTED_URL = "http://127.0.0.1:8765/mcp"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.DOTALL | re.MULTILINE)
 PROGRAM_END = "anyio.run(main)"
+GAP = re.compile(r"\s*(<!-- docs-block: [\w-]+ -->)?\s*")
+OUTPUTS = (
+    "proxy-output-kitchen",
+    "proxy-output-mount-refused",
+    "proxy-output-mounted",
+    "proxy-output-modern",
+    "proxy-output-bridge",
+    "proxy-output-era",
+)
+COMMANDS = ("proxy-cli-url", "proxy-cli-http", "proxy-cli-legacy")
 
 
 def fenced() -> list[tuple[str, str, int, int]]:
@@ -49,7 +70,8 @@ def programs() -> list[tuple[int, str, str | None]]:
             continue
         expected = None
         following = blocks[index + 1] if index + 1 < len(blocks) else None
-        if following and following[0] == "text" and not text[end : following[2]].strip():
+        gap = text[end : following[2]] if following else ""
+        if following and following[0] == "text" and GAP.fullmatch(gap):
             expected = following[1]
         found.append((index, code, expected))
     return found
@@ -126,8 +148,8 @@ ONE_ERA = Path(__file__).resolve().parents[1] / "proxy" / "one_era_server.py"
 def test_the_wrong_era_transcript_is_what_mcpkit_proxy_prints() -> None:
     """Issue 26: the page's ``--upstream-era modern`` transcript, run against a
     handshake-only server, prints exactly the line shown and exits 2."""
-    (block,) = [c for lang, c, _, _ in fenced() if lang == "console" and HANDSHAKE_ONLY in c]
-    command, shown = block.strip().splitlines()
+    (block,) = [b for b in marked(PAGE) if b.name == "proxy-cli-wrong-era"]
+    command, shown = block.body.strip().splitlines()
     words = command.removeprefix("$ ").replace(HANDSHAKE_ONLY, "SERVER").split()
     assert words[:2] == ["mcpkit", "proxy"]
     argv = [sys.executable, "-m", "mcpkit.cli.main", *words[1:-1], sys.executable, str(ONE_ERA)]
@@ -141,3 +163,39 @@ def test_the_wrong_era_transcript_is_what_mcpkit_proxy_prints() -> None:
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == shown
+
+
+def test_every_output_block_is_what_a_program_prints() -> None:
+    """Each ```text block of the page is the expected output of the program above it."""
+    shown = [b for b in marked(PAGE) if b.lang == "text"]
+    assert [b.name for b in shown] == list(OUTPUTS)
+    assert [b.body for b in shown] == [expected for _, _, expected in PROGRAMS]
+
+
+def commands() -> list[list[str]]:
+    shown = [b for b in marked(PAGE) if b.lang == "console" and b.name != "proxy-cli-wrong-era"]
+    assert [b.name for b in shown] == list(COMMANDS)
+    lines = [b.body.strip() for b in shown]
+    assert all(line.startswith("$ mcpkit proxy ") for line in lines), lines
+    return [shlex.split(line.removeprefix("$ mcpkit ")) for line in lines]
+
+
+def test_every_proxy_command_line_parses() -> None:
+    for words in commands():
+        parsed = build_parser().parse_args(words)
+        assert parsed.command == "proxy"
+
+
+@pytest.mark.anyio
+async def test_the_proxy_of_the_bundled_demo_runs() -> None:
+    """``mcpkit proxy --upstream-era legacy -- python -m mcpkit.cli.main demo ...``
+    serves the demo over stdio: a client of it lists the demo's tools."""
+    (words,) = [w for w in commands() if "--" in w]
+    cut = words.index("--")
+    upstream = [sys.executable if w == "python" else w for w in words[cut + 1 :]]
+    args = ["-m", "mcpkit.cli.main", *words[: cut + 1], *upstream]
+    transport = StdioTransport(sys.executable, args, stderr="capture")
+    with anyio.fail_after(60):
+        async with Client(transport) as client:
+            tools = await client.list_tools()
+    assert "echo" in [t.name for t in tools]

@@ -13,6 +13,7 @@ import contextlib
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -20,6 +21,9 @@ import pytest
 from demo_process import DemoProcess, demo_process
 from http_helpers import LATEST, body_of, headers, initialize, request
 from stdio_process import FIXTURE_SERVER
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
+from docs_blocks import block as docs_block
 
 pytestmark = pytest.mark.anyio
 
@@ -68,6 +72,12 @@ async def test_a_signal_lets_a_running_call_be_answered_then_exits(signum: int) 
     assert len(shutting) == 1
     assert signal.Signals(signum).name in shutting[0]
     assert "1 POST in flight" in shutting[0]
+    # the line docs/transports.md shows, for this signal and grace period
+    shown = docs_block("docs/transports.md", "transports-shutdown-http")
+    shown = shown.replace("SIGTERM", signal.Signals(signum).name, 1).replace(
+        "up to 5 s", f"up to {grace_s:g} s"
+    )
+    assert shutting[0] == shown.strip()
     assert len(lines) <= 4  # import banner, serving at, shutting down
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcpkit.core.versions import MODERN_VERSION
-from mcpkit.server import Server
+from mcpkit.server import Server, replication
 from mcpkit.server.replication import (
     ReplicaModeError,
     SecretError,
@@ -28,8 +28,10 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_sources_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert load_secret() is None
+    monkeypatch.setattr(replication, "_legacy_warned", False)
     monkeypatch.setenv("MCPKIT_STATE_SECRET", HEX)
-    assert load_secret() == bytes.fromhex(HEX)
+    with pytest.warns(FutureWarning, match="set MCPKIT_SECRET"):
+        assert load_secret() == bytes.fromhex(HEX)  # the older name, read last
     env_file = tmp_path / "env-secret"
     env_file.write_text("a long enough passphrase, read from a file\n")
     monkeypatch.setenv("MCPKIT_SECRET_FILE", str(env_file))

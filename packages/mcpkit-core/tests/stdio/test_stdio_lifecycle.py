@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,9 @@ import pytest
 from stdio_process import FIXTURE_SERVER, clean_env, mcpkit_argv, spawn, tool_call
 
 from mcpkit.core.stdio import CLOSE_FLUSH_S
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
+from docs_blocks import block as docs_block
 
 pytestmark = pytest.mark.anyio
 
@@ -158,6 +162,14 @@ async def test_a_signal_lets_a_running_request_finish_and_be_answered(signum: in
     assert signal.Signals(signum).name in shutting[0]
     # (the ping's slot may not be released yet when the signal handler runs)
     assert "in flight (tools/call #1" in shutting[0]
+    # the line docs/transports.md shows, for this signal and grace period
+    said = shutting[0].replace(
+        "2 requests in flight (tools/call #1, ping #2)", "1 request in flight (tools/call #1)"
+    )
+    shown = docs_block("docs/transports.md", "transports-shutdown-stdio").replace(
+        "SIGINT", signal.Signals(signum).name
+    )
+    assert said == shown.strip().replace("up to 5 s", f"up to {grace_s:g} s")
     assert len(err) <= 3  # the fixture's import banner, the shutdown line
 
 

@@ -13,6 +13,7 @@ shell blocks run the installed ``mcpkit`` command through ``bash``.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import signal
@@ -31,11 +32,13 @@ import jwt
 import pytest
 from cli_helpers import browser_env, cli_env, follow_in_thread, serve
 
-from mcpkit.client import Client
+from mcpkit.client import Client, MemoryTransport
 from mcpkit.client.errors import HTTPAuthError
+from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError
 from mcpkit.ext.auth.cli import BearerToken
 from mcpkit.ext.auth.client import OAuthError
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
+from mcpkit.ext.auth.server import Principal
 
 pytestmark = pytest.mark.anyio
 
@@ -126,6 +129,10 @@ async def check_protect_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         assert 'error="insufficient_scope"' in refused.value.challenge
         assert await call_with_token(s.url, s.token(SCOPES)) == "saved for dev-user"
         assert s.namespace["notes"] == ["hi"]
+        # over stdio (here in memory) no token is checked: no principal, a clear -32600
+        stdio = await unauthorized_in_memory(s.namespace["server"], "add_note", {"text": "x"})
+        assert stdio.code == INVALID_REQUEST
+        assert stdio.message.startswith("Unauthorized:")
 
 
 async def check_client_interactive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -346,9 +353,11 @@ async def check_rs_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 async def check_rs_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 25 §4: refused into an unprotected parent, carried into a protected one.
     ns: dict[str, Any] = {}
+    printed = io.StringIO()
 
     def make_app(base: str) -> Any:
-        ns.update(run("rs-mount", localised(block("rs-mount"), base)))
+        with contextlib.redirect_stdout(printed):
+            ns.update(run("rs-mount", localised(block("rs-mount"), base)))
         return ns["gateway"].http_app()
 
     async with serve(make_app) as base, httpx2.AsyncClient(timeout=10) as http:
@@ -360,6 +369,10 @@ async def check_rs_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
                 await reader.call_tool("files_purge", {})
         assert refused.value.status == 403
         assert 'scope="ops"' in refused.value.challenge
+        # the line the page says the example prints
+        said = re.search(r"It prints `([^`]+)`", DOC.read_text("utf-8"))
+        assert said
+        assert printed.getvalue() == " ".join(said.group(1).split()) + "\n"
         async with Client(url, auth=BearerToken("admin")) as admin:
             purged = await admin.call_tool("files_purge", {})
         assert purged.content[0].text == "purged"  # type: ignore[union-attr]
@@ -462,9 +475,35 @@ async def check_cli_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert out.stdout.decode().strip() == "saved for dev-user"
 
 
+async def unauthorized_in_memory(server: Any, tool: str, arguments: JSON) -> JSONRPCError:
+    """The error ``tool`` answers a caller without a principal (in memory, as on stdio)."""
+    async with Client(MemoryTransport(server)) as client:
+        with pytest.raises(JSONRPCError) as refused:
+            await client.call_tool(tool, arguments)
+    return refused.value
+
+
+async def check_principal_or_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = run("principal-or-none", block("principal-or-none"))
+    async with Client(MemoryTransport(ns["server"])) as client:
+        who = await client.call_tool("whoami", {})
+    assert who.content[0].text == "a local user"  # type: ignore[union-attr]
+    refused = await unauthorized_in_memory(ns["server"], "close_account", {})
+    assert refused.code == INVALID_REQUEST
+    assert refused.message.startswith("Unauthorized: this operation needs an authenticated")
+    assert refused.data is None
+    ada = Principal(subject="ada", issuer="https://idp.example")
+    async with Client(MemoryTransport(ns["server"], principal=ada)) as client:
+        who = await client.call_tool("whoami", {})
+        closed = await client.call_tool("close_account", {})
+    assert who.content[0].text == "ada"  # type: ignore[union-attr]
+    assert closed.content[0].text == "closed ada"  # type: ignore[union-attr]
+
+
 Check = Callable[[Path, pytest.MonkeyPatch], Awaitable[None]]
 CHECKS: dict[str, Check] = {
     "protect-server": check_protect_server,
+    "principal-or-none": check_principal_or_none,
     "client-interactive": check_client_interactive,
     "client-headless": check_client_headless,
     "client-credentials": check_client_credentials,

@@ -39,6 +39,7 @@ import hashlib
 import hmac
 import os
 import time
+import warnings
 from typing import Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps, loads
@@ -91,19 +92,38 @@ class RequestStateSealer:
     """Seals and opens ``requestState`` values (rule 2).
 
     ``secret``: at least 32 bytes; give every replica of a deployment the same one
-    (``MCPKIT_STATE_SECRET`` hex, else a random per-process key). ``ttl_s``: how long a
+    (without one, the configured shared secret: ``MCPKIT_SECRET`` or
+    ``MCPKIT_SECRET_FILE``, read by :func:`mcpkit.server.replication.load_secret`, else a
+    random per-process key; a configured one that is short, a placeholder or unreadable
+    is not used: :attr:`problem` holds why, and a :class:`RuntimeWarning` says so).
+    ``ttl_s``: how long a
     state stays valid, in seconds (default 600).
     """
 
     def __init__(self, secret: bytes | None = None, *, ttl_s: float = 600.0) -> None:
         self.configured = True
-        """False when the key is random (no ``secret``, no ``MCPKIT_STATE_SECRET``): then
+        """False when the key is random (no ``secret``, none configured): then
         no other process can open this one's states, and multi-replica mode refuses to
         start (:mod:`mcpkit.server.replication`)."""
+        self.problem: ValueError | None = None
+        """Why the configured secret was not usable (short, a placeholder, an unreadable
+        file), or None: the key is then random, a :class:`RuntimeWarning` says so, and
+        multi-replica mode refuses to start with this error."""
         if secret is None:
-            env = os.environ.get("MCPKIT_STATE_SECRET")
-            self.configured = bool(env)
-            secret = bytes.fromhex(env) if env else os.urandom(32)
+            from mcpkit.server.replication import SecretError, load_secret
+
+            try:
+                secret = load_secret()
+            except SecretError as exc:
+                self.problem = exc
+                warnings.warn(
+                    f"{exc}: this process seals requestState with a random key "
+                    "(multi-replica mode refuses to start)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            self.configured = secret is not None
+            secret = secret if secret is not None else os.urandom(32)
         if len(secret) < 32:
             raise ValueError("requestState secret must be at least 32 bytes")
         self._key = secret

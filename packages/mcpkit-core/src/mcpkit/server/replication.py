@@ -10,10 +10,15 @@ retry or a resumption landing on another process is refused.
 Rules:
 1. The shared secret is, in order: the one given in code (``secret=``), a file
    (``secret_file=`` / ``--secret-file``), ``MCPKIT_SECRET``, ``MCPKIT_SECRET_FILE``,
-   else ``MCPKIT_STATE_SECRET`` (hex, the older name). A value of 64 or more hex digits is
-   decoded as hex; anything else is taken as its UTF-8 bytes. It must be at least 32
-   bytes with at least 8 distinct byte values (:class:`SecretError` otherwise).
-2. In multi-replica mode a server whose secret is random (none configured) or a
+   else ``MCPKIT_STATE_SECRET`` (hex, the older name: it still works and warns once per
+   process with a :class:`FutureWarning` naming ``MCPKIT_SECRET``). A value of 64 or more
+   hex digits is decoded as hex; anything else is taken as its UTF-8 bytes. It must be at
+   least 32 bytes with at least 8 distinct byte values (:class:`SecretError` otherwise).
+   :func:`load_secret` is the one reader of these names: the CLI, ``run_http``, the
+   worker processes and :class:`~mcpkit.server.mrtr.RequestStateSealer` all go through it
+   (and :func:`secret_origin`, which says where it comes from).
+2. In multi-replica mode a server whose secret is random (none configured, or the one
+   configured was unusable: its :class:`SecretError` is raised) or a
    placeholder (``Server(state_secret=b"k" * 32)``) is refused with a one-line
    :class:`SecretError` before anything is served; the CLI prints it and exits 2.
 3. Without Redis, ``workers > 1`` refuses stateful HTTP (the handshake era keeps its
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import os
 import string
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +39,7 @@ if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
 __all__ = [
+    "LEGACY_SECRET_ENV",
     "SECRET_ENV",
     "SECRET_FILE_ENV",
     "ReplicaModeError",
@@ -40,10 +47,14 @@ __all__ = [
     "apply_shared_secret",
     "check_workers",
     "load_secret",
+    "secret_origin",
 ]
 
 SECRET_ENV = "MCPKIT_SECRET"
 SECRET_FILE_ENV = "MCPKIT_SECRET_FILE"
+LEGACY_SECRET_ENV = "MCPKIT_STATE_SECRET"
+"""The older name of :data:`SECRET_ENV` (hex only); read last, with a warning (rule 1)."""
+_legacy_warned = False
 _HEX = frozenset(string.hexdigits)
 
 
@@ -72,6 +83,36 @@ def _decode(text: str | bytes, where: str) -> bytes:
     return raw
 
 
+def _warn_legacy() -> None:
+    global _legacy_warned
+    if _legacy_warned:
+        return
+    _legacy_warned = True
+    warnings.warn(
+        f"{LEGACY_SECRET_ENV} is the older name of the shared secret: set {SECRET_ENV} "
+        f"(64 hex digits) or {SECRET_FILE_ENV} instead",
+        FutureWarning,
+        stacklevel=4,
+    )
+
+
+def secret_origin(secret_file: str | Path | None = None) -> tuple[str, str] | None:
+    """Where the shared secret comes from (rule 1, after ``secret=``):
+    ``("file", path)``, ``("env", name)`` or None when none is configured. Reading
+    :data:`LEGACY_SECRET_ENV` warns once per process (:class:`FutureWarning`)."""
+    env = os.environ
+    if secret_file:
+        return ("file", str(secret_file))
+    if env.get(SECRET_ENV):
+        return ("env", SECRET_ENV)
+    if env.get(SECRET_FILE_ENV):
+        return ("file", env[SECRET_FILE_ENV])
+    if env.get(LEGACY_SECRET_ENV):
+        _warn_legacy()
+        return ("env", LEGACY_SECRET_ENV)
+    return None
+
+
 def load_secret(
     secret: bytes | str | None = None, *, secret_file: str | Path | None = None
 ) -> bytes | None:
@@ -79,25 +120,22 @@ def load_secret(
     :class:`SecretError` for an unreadable file or a short or placeholder secret."""
     if secret is not None:
         return _decode(secret, "secret=")
-    env = os.environ
-    file = secret_file
-    if file is None and not env.get(SECRET_ENV):
-        file = env.get(SECRET_FILE_ENV)
-    if file:
+    origin = secret_origin(secret_file)
+    if origin is None:
+        return None
+    kind, where = origin
+    if kind == "file":
         try:
-            text = Path(file).read_text(encoding="utf-8")
+            text = Path(where).read_text(encoding="utf-8")
         except OSError as exc:
-            raise SecretError(f"cannot read the secret file {file}: {exc.strerror}") from None
-        return _decode(text, f"the file {file}")
-    if env.get(SECRET_ENV):
-        return _decode(env[SECRET_ENV], SECRET_ENV)
-    legacy = env.get("MCPKIT_STATE_SECRET")
-    if legacy:
+            raise SecretError(f"cannot read the secret file {where}: {exc.strerror}") from None
+        return _decode(text, f"the file {where}")
+    if where == LEGACY_SECRET_ENV:
         try:
-            return _decode(bytes.fromhex(legacy), "MCPKIT_STATE_SECRET")
+            return _decode(bytes.fromhex(os.environ[where]), where)
         except ValueError:
-            raise SecretError("MCPKIT_STATE_SECRET is not hex") from None
-    return None
+            raise SecretError(f"{where} is not hex") from None
+    return _decode(os.environ[where], where)
 
 
 def apply_shared_secret(server: Server, secret: bytes | None, *, why: str) -> None:
@@ -110,6 +148,8 @@ def apply_shared_secret(server: Server, secret: bytes | None, *, why: str) -> No
     if secret is not None and not sealer.configured:
         server.sealer = RequestStateSealer(secret, ttl_s=sealer.ttl_s)
         return
+    if not sealer.configured and sealer.problem is not None:
+        raise SecretError(f"multi-replica mode ({why}): {sealer.problem}")
     if not sealer.configured:
         raise SecretError(
             f"multi-replica mode ({why}) needs one secret shared by every process: set "

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
-import os
 import socket
 import sys
 from collections.abc import Generator
@@ -104,7 +103,9 @@ class UvicornServer(uvicorn.Server):
 
     def _describe(self) -> str:
         ep = self.endpoint
-        return f"{describe_inflight(ep.posts, [], noun='POST')}, {len(ep.sessions)} sessions open"
+        open_ = len(ep.sessions)
+        sessions = f"{open_} session open" if open_ == 1 else f"{open_} sessions open"
+        return f"{describe_inflight(ep.posts, [], noun='POST')}, {sessions}"
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None]:
@@ -254,15 +255,12 @@ def _settings_json(settings: RedisSettings) -> dict[str, Any]:
 def _secret_source(secret: bytes | str | None, secret_file: str | None) -> str | None:
     """The file :func:`~mcpkit.server.replication.load_secret` read the secret from, if
     it came from one (workers pass the path, not the secret, .workers rule 1)."""
-    from mcpkit.server.replication import SECRET_ENV, SECRET_FILE_ENV
+    from mcpkit.server.replication import secret_origin
 
     if secret is not None:
         return None
-    if secret_file is not None:
-        return secret_file
-    if os.environ.get(SECRET_ENV):
-        return None
-    return os.environ.get(SECRET_FILE_ENV) or None
+    origin = secret_origin(secret_file)
+    return origin[1] if origin is not None and origin[0] == "file" else None
 
 
 def _serve_workers(

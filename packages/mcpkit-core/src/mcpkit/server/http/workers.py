@@ -26,7 +26,7 @@ Rules:
    always given to uvicorn explicitly (uvicorn's own ``"auto"`` would pick uvloop
    whenever it is installed), and named on stderr at startup.
 5. The worker loads the secret and then deletes ``MCPKIT_SECRET``, ``MCPKIT_SECRET_FILE``
-   and ``MCPKIT_STATE_SECRET`` from its ``os.environ`` before serving, so subprocesses
+   and the older ``MCPKIT_STATE_SECRET`` from its ``os.environ`` before serving, so subprocesses
    its tools start do not inherit the secret.
 """
 
@@ -44,7 +44,7 @@ import time
 from types import FrameType
 from typing import Any, Literal
 
-from mcpkit.server.replication import SECRET_ENV, SECRET_FILE_ENV
+from mcpkit.server.replication import LEGACY_SECRET_ENV, SECRET_ENV, SECRET_FILE_ENV
 
 __all__ = ["STACK_ENV", "HttpStack", "http_stack", "main_target", "serve_workers"]
 
@@ -52,7 +52,7 @@ HttpStack = Literal["auto", "fast", "standard"]
 STACK_ENV = "MCPKIT_HTTP_STACK"
 """Overrides the ``"auto"`` choice of :func:`http_stack` (``fast`` or ``standard``)."""
 _SPEC_ENV = "MCPKIT_WORKER_SPEC"
-_SECRET_ENVS = (SECRET_ENV, SECRET_FILE_ENV, "MCPKIT_STATE_SECRET")
+_SECRET_ENVS = (SECRET_ENV, SECRET_FILE_ENV, LEGACY_SECRET_ENV)
 logger = logging.getLogger("mcpkit.server")
 
 

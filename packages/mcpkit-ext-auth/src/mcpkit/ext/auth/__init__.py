@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         Principal,
         principal,
         protect,
+        require_principal,
     )
 
 _SERVER = "mcpkit.ext.auth.server"
@@ -55,6 +56,7 @@ _WHERE: dict[str, str] = {
     "Principal": _SERVER,
     "principal": _SERVER,
     "protect": _SERVER,
+    "require_principal": _SERVER,
     # the client: the OAuth provider, authorization code, redirects, token storage
     "AuthorizationCode": _CLIENT,
     "ClientRegistration": _CLIENT,
@@ -94,5 +96,6 @@ __all__ = [
     "WorkloadIdentity",
     "principal",
     "protect",
+    "require_principal",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE)

@@ -1,7 +1,7 @@
 """The tasks demo server: ``mcpkit run mcpkit.ext.tasks.demo:build_server``.
 
 Replicas: start several with the same ``MCPKIT_TASKS_REDIS_URL`` (and the same
-``MCPKIT_STATE_SECRET``, so MRTR ``requestState`` verifies on each). With Redis,
+``MCPKIT_SECRET``, so MRTR ``requestState`` verifies on each). With Redis,
 ``MCPKIT_TASKS_LEASE_S`` (15), ``MCPKIT_TASKS_REDIS_TIMEOUT_S`` (5) and
 ``MCPKIT_TASKS_WATCH_INTERVAL_S`` (1) set the replica lease, the Redis call timeout and the
 re-read interval, in seconds (see :class:`~mcpkit.ext.tasks.redis_store.RedisTaskStore`).

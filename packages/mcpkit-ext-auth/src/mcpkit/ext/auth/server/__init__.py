@@ -19,8 +19,9 @@
     auth.require(tool="write_file", all_of=["files:write"])
     server.run("http")  # 401/403 challenges, RFC 9728 metadata, ctx.principal
 
-Handlers read the caller with :func:`principal` (``principal(ctx).subject``). Over
-stdio nothing is checked (stdio servers use environment credentials).
+Handlers read the caller with :func:`principal`, None over stdio (nothing is checked
+there: stdio servers use environment credentials), or with :func:`require_principal`,
+which raises -32600 "Unauthorized: ..." when there is no caller.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from mcpkit.ext.auth.server.introspection import IntrospectionValidator
 from mcpkit.ext.auth.server.jwt import JWTValidator
 from mcpkit.ext.auth.server.metadata import metadata_url
 from mcpkit.ext.auth.server.middleware import TokenValidator
-from mcpkit.ext.auth.server.principal import Principal, principal, scopes_of
+from mcpkit.ext.auth.server.principal import Principal, principal, require_principal, scopes_of
 from mcpkit.ext.auth.server.protect import Auth, build_validator, protect
 from mcpkit.ext.auth.server.scopes import Requirement
 from mcpkit.ext.auth.server.settings import (
@@ -60,5 +61,6 @@ __all__ = [
     "metadata_url",
     "principal",
     "protect",
+    "require_principal",
     "scopes_of",
 ]

@@ -18,6 +18,12 @@ Rules:
 4. Handlers read it with :func:`principal` (``auth.principal(ctx)``): the principal of
    a request that came through the auth layer, else None (stdio, an unprotected
    transport). ``ctx.principal`` is the same object.
+5. :func:`require_principal` is :func:`principal` for a handler that cannot work without
+   a caller: with none (stdio, an unprotected transport) it raises -32600 (invalid
+   request) "Unauthorized: ...", the code and wording of the HTTP layer's 401 body, with
+   no ``data.error`` (RFC 6750 §3.1: a request without credentials gets no error code),
+   so the client sees what is missing instead of an internal error (-32603) from
+   ``None.subject``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Principal", "principal", "scopes_of"]
+from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError
+
+__all__ = ["Principal", "principal", "require_principal", "scopes_of"]
 
 
 def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
@@ -108,3 +116,24 @@ def principal(ctx: Any) -> Principal | None:
     :class:`~mcpkit.server.Context`), None when it did not come through the auth layer."""
     value = getattr(ctx, "principal", None)
     return value if isinstance(value, Principal) else None
+
+
+def require_principal(ctx: Any) -> Principal:
+    """Rule 5: the :class:`Principal` of the request behind ``ctx`` (a
+    :class:`~mcpkit.server.Context`).
+
+    Raises :class:`~mcpkit.core.jsonrpc.JSONRPCError` -32600 (``INVALID_REQUEST``) with
+    the message ``"Unauthorized: ..."`` when the request did not come through the auth
+    layer (over stdio, or on a transport :func:`~mcpkit.ext.auth.server.protect` does
+    not cover): the same code the protected HTTP endpoint puts in its 401 body (MCP
+    ``basic/authorization`` §Error Handling), without ``data`` (RFC 6750 §3.1).
+    """
+    found = principal(ctx)
+    if found is None:
+        raise JSONRPCError(
+            INVALID_REQUEST,
+            "Unauthorized: this operation needs an authenticated caller, and the request "
+            "has none (stdio and unprotected transports carry no access token; serve it "
+            "over HTTP with protect(), or handle principal(ctx) being None)",
+        )
+    return found
