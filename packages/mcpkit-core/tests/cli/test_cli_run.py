@@ -122,6 +122,41 @@ def test_an_exception_in_the_users_module_shows_only_the_users_frames(
     assert "<frozen" not in err
 
 
+def test_an_error_mcpkit_raises_for_the_users_module_shows_no_mcpkit_frames(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/cli.md: "your frames only", also when the error is raised inside mcpkit (a
+    misspelt decorator option) and when it is chained; was five mcpkit frames."""
+    path = write(
+        tmp_path,
+        "misspelt_mod.py",
+        """
+        from mcpkit.server import Server
+
+        server = Server("s")
+
+
+        def register():
+            try:
+                server.tool(titel="x")(lambda: None)
+            except TypeError as exc:
+                raise RuntimeError("registering failed") from exc
+
+
+        register()
+        """,
+    )
+    code, _, err = in_process(capsys, "run", str(path))
+    assert code == 1
+    assert "unknown option 'titel'" in err
+    assert "RuntimeError: registering failed" in err
+    assert f'File "{path}", line 9, in register' in err
+    frames = [line for line in err.splitlines() if line.lstrip().startswith("File ")]
+    assert frames, err
+    assert all(str(path) in line for line in frames), err
+    assert "frames inside mcpkit not shown" in err
+
+
 def test_port_is_range_checked_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = in_process(capsys, "run", "x.py", "--port", "65536")
     assert code == 2
