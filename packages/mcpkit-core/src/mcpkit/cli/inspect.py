@@ -37,6 +37,9 @@ Rules:
    an interactive login); each later request by ``--timeout`` (default 60).
 8. Elicitation is answered interactively on a terminal and cancelled otherwise
    (:mod:`mcpkit.cli.elicit`); sampling is not offered.
+9. A library error is worded for the shell (:func:`mcpkit.cli.errors.cli_message`): its
+   problem, then the fix in flags (a plugin's, e.g. ``--auth``, else core's), never a
+   constructor argument.
 """
 
 from __future__ import annotations
@@ -299,8 +302,16 @@ async def _session(client: Client, args: argparse.Namespace) -> tuple[str, int]:
     return await _prompt(client, args)
 
 
-def _failure(exc: BaseException, transport: Any, connect_s: float, connected: bool) -> str:
-    """Rule 4 and 7: the message for a failed command."""
+def _failure(
+    exc: BaseException,
+    transport: Any,
+    connect_s: float,
+    connected: bool,
+    args: argparse.Namespace,
+    plugins: Sequence[LoadedPlugin],
+) -> str:
+    """Rules 4, 7 and 9: the message for a failed command."""
+    from mcpkit.cli.errors import cli_message
     from mcpkit.client.errors import TransportClosedError
 
     if not connected and isinstance(exc, TimeoutError):
@@ -314,7 +325,7 @@ def _failure(exc: BaseException, transport: Any, connect_s: float, connected: bo
         exit_error = ServerExitedError(transport.command, code, transport.stderr_tail())
     if isinstance(exc, TransportClosedError) and exit_error is not None:
         return str(exit_error)
-    text = f"{type(exc).__name__}: {exc}"
+    text = cli_message(exc, args, plugins)
     tail = getattr(transport, "stderr_text", "")
     if tail:
         text += "\n--- server stderr (tail) ---\n" + transport.stderr_tail()
@@ -366,7 +377,7 @@ def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin]
         print(f"mcpkit {args.command}: server error {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     except Exception as exc:
-        message = _failure(exc, transport, connect_s, connected)
+        message = _failure(exc, transport, connect_s, connected, args, plugins)
         print(f"mcpkit {args.command}: {message}", file=sys.stderr)
         return 2
     print(text)

@@ -14,6 +14,8 @@ Rules:
    ``client_secret_basic``/``client_secret_post``; ``--redirect-uri`` repeatable, loopback
    ones match any port). Without it clients register dynamically or by CIMD URL.
 4. Runs until SIGINT or SIGTERM, then exits 0; a bind failure exits 2 with the reason.
+5. A refused option value exits 2 naming the flag (``--issuer-path``), not the
+   constructor argument (:func:`mcpkit.cli.errors.cli_message`).
 """
 
 from __future__ import annotations
@@ -103,8 +105,11 @@ def run(args: argparse.Namespace) -> int:
     """Rules 1, 2 and 4: serve until a signal; the exit status."""
     try:
         server = build_server(args)
-    except ValueError as error:
-        print(f"mcpkit auth-server: {error}", file=sys.stderr)
+    except ValueError as error:  # rule 5: the option named by its flag
+        from mcpkit.cli.errors import cli_message, option_flags
+
+        message = cli_message(error, args, flags=option_flags(add_arguments), bare=True)
+        print(f"mcpkit auth-server: {message}", file=sys.stderr)
         return 2
 
     async def serve() -> None:
