@@ -281,3 +281,30 @@ def test_a_checkout_installs_the_reload_extra_so_uv_run_reload_works() -> None:
     assert "reload" in extras
     core_project = tomllib.loads((root / "packages/mcpkit-core/pyproject.toml").read_text())
     assert core_project["project"]["optional-dependencies"]["reload"] == ["watchfiles>=1.0"]
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        (("--path", "nope"), "mcpkit {cmd}: --path: must start with '/', got 'nope'"),
+        (("--workers", "0"), "argument --workers: 0 is below 1"),
+        (("--shutdown-grace", "-1"), "argument --shutdown-grace: -1.0 is below 0"),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_a_refused_serve_option_is_named_by_its_flag(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    option: tuple[str, str],
+    expected: str,
+    command: str,
+) -> None:
+    """Issue 26: `--path nope` was a traceback ending in "path must start with '/'";
+    `--workers 0` said "workers"; a negative `--shutdown-grace` was accepted."""
+    target = [str(write(tmp_path, "ok_mod.py", SERVER.format(name="server", version="1")))]
+    argv = [command, *(target if command == "run" else []), "--transport", "http"]
+    code, out, err = in_process(capsys, *argv, "--port", "0", *option)
+    assert code == 2
+    assert expected.format(cmd=command) in err
+    assert "Traceback" not in err
+    assert out == ""
