@@ -9,8 +9,11 @@ in mcpkit-ext-auth's tests/cli/test_cli_token.py.
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import pytest
+from cli_helpers import CONNECT, mcpkit
 
 from mcpkit.cli.errors import cli_message, option_flags
 from mcpkit.cli.plugins import CliPlugin, LoadedPlugin
@@ -73,3 +76,18 @@ def test_a_refused_option_is_named_by_its_flag() -> None:
     assert isinstance(exc, ValueError)
     assert str(exc) == "issuer_path: start with '/'"
     assert cli_message(exc, flags=flags) == "--issuer-path: start with '/'"
+
+
+def test_a_request_that_times_out_names_the_timeout_flag(tmp_path: Path) -> None:
+    """Core's own flags for core's errors: a request past --timeout says --timeout."""
+    server = tmp_path / "stuck.py"
+    server.write_text(
+        "import anyio\nfrom mcpkit.server import Server\nserver = Server('stuck')\n"
+        "@server.tool()\nasync def wait() -> str:\n    await anyio.sleep_forever()\n    return ''\n"
+    )
+    target = f"{sys.executable} -m mcpkit.cli.main run {server}"
+    out = mcpkit("call", target, "wait", "--timeout", "0.5", *CONNECT)
+    assert out.returncode == 2
+    assert "no response within 0.5 s; give it longer with --timeout SECONDS (now 0.5)" in (
+        out.stderr
+    )

@@ -38,8 +38,8 @@ Rules:
 8. Elicitation is answered interactively on a terminal and cancelled otherwise
    (:mod:`mcpkit.cli.elicit`); sampling is not offered.
 9. A library error is worded for the shell (:func:`mcpkit.cli.errors.cli_message`): its
-   problem, then the fix in flags (a plugin's, e.g. ``--auth``, else core's), never a
-   constructor argument.
+   problem, then the fix in flags (a plugin's, e.g. ``--auth``, else core's: a request
+   that timed out names ``--timeout``), never a constructor argument.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.cli.plugins import ClientConfig, CliError, LoadedPlugin
+from mcpkit.cli.plugins import ClientConfig, CliError, CliPlugin, LoadedPlugin
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -332,6 +332,15 @@ def _failure(
     return text
 
 
+def _explain(exc: BaseException, args: argparse.Namespace) -> str | None:
+    """Rule 9: core's own flags for the errors core's options fix (plugins answer first)."""
+    from mcpkit.client.errors import RequestTimeoutError
+
+    if isinstance(exc, RequestTimeoutError):
+        return f"give it longer with --timeout SECONDS (now {args.timeout:g})"
+    return None
+
+
 def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) -> int:
     """Run ``ls``, ``call``, ``read`` or ``prompt`` (rules 1-8); returns the exit status."""
     import anyio
@@ -377,7 +386,8 @@ def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin]
         print(f"mcpkit {args.command}: server error {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     except Exception as exc:
-        message = _failure(exc, transport, connect_s, connected, args, plugins)
+        core = LoadedPlugin("mcpkit", "mcpkit-core", CliPlugin(explain_error=_explain))
+        message = _failure(exc, transport, connect_s, connected, args, [*plugins, core])
         print(f"mcpkit {args.command}: {message}", file=sys.stderr)
         return 2
     print(text)
