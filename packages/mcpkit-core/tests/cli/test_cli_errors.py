@@ -85,7 +85,7 @@ def test_a_request_that_times_out_names_the_timeout_flag(tmp_path: Path) -> None
         "import anyio\nfrom mcpkit.server import Server\nserver = Server('stuck')\n"
         "@server.tool()\nasync def wait() -> str:\n    await anyio.sleep_forever()\n    return ''\n"
     )
-    target = f"{sys.executable} -m mcpkit.cli.main run {server}"
+    target = f"{sys.executable} -m mcpkit.cli.main run {server} --shutdown-grace 0"
     out = mcpkit("call", target, "wait", "--timeout", "0.5", *CONNECT)
     assert out.returncode == 2
     assert "no response within 0.5 s; give it longer with --timeout SECONDS (now 0.5)" in (
