@@ -115,20 +115,35 @@ def test_uv_run_with_install_writes_a_command_that_starts_the_server(tmp_path: P
     )
     app = tmp_path / "app.py"
     app.write_text(textwrap.dedent(SERVER.format(imports="import helperpkg")))
-    env = {**os.environ, "UV_OFFLINE": "1"}
+    # The user's project, whose environment is this test's (UV_PROJECT_ENVIRONMENT; uv
+    # run syncs inexactly, and the project adds nothing), so nothing is downloaded.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "project"\nversion = "0"\ndependencies = []\n'
+        "[tool.uv]\npackage = false\n"
+    )
+    env = {**os.environ, "UV_OFFLINE": "1", "UV_PROJECT_ENVIRONMENT": sys.prefix}
     env.pop("VIRTUAL_ENV", None)
     done = subprocess.run(
         [UV, "run", "--with-editable", str(package), "mcpkit", "install", "mcp-json", str(app),
          "--print"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "writing a `uv run` command with what its environment added" in done.stderr
     entry = json.loads(done.stdout)["mcpServers"]["installed"]
     assert "builds-v0" not in json.dumps(entry)
-    assert entry["args"][entry["args"].index("--with-editable") + 1] == str(package)
+    uv = Path(entry["command"])  # $UV, the binary uv ran this with
+    assert uv.is_absolute()
+    assert uv.is_file()
+    assert entry["args"] == [
+        "run", "--project", str(project), "--with-editable", str(package),
+        "mcpkit", "run", str(app),
+    ]  # fmt: skip
     # the host's view: the command starts the server, from any directory
     command = shlex.join([entry["command"], *entry["args"]])
-    listed = mcpkit("ls", command, "--connect-timeout", "60", env={"UV_OFFLINE": "1"}, cwd="/")
+    host_env = {"UV_OFFLINE": "1", "UV_PROJECT_ENVIRONMENT": sys.prefix, "VIRTUAL_ENV": ""}
+    listed = mcpkit("ls", command, "--connect-timeout", "60", env=host_env, cwd="/")
     assert listed.returncode == 0, listed.stderr
     assert "ping" in listed.stdout

@@ -19,13 +19,6 @@ Rules:
    ``-m mcpkit.cli.main run`` and the absolute path of a file target; a module target
    keeps its name and gets ``PYTHONPATH`` set to the current directory. ``--env``
    adds variables.
-6. An interpreter that will not exist when the host starts the server (uv's cache, e.g.
-   ``uv run --with PKG``'s ``builds-v0/.tmpXXXX``, or the temporary directory:
-   :mod:`mcpkit.cli.interpreter` rule 1) is never written. With ``--with PKG``
-   (repeatable), ``--with-editable DIR`` (repeatable), ``--python VERSION`` or
-   ``--env-file PATH``, or such an interpreter, the entry is a ``uv run ... mcpkit run
-   TARGET`` command instead (:mod:`mcpkit.cli.interpreter` rules 2-3); without uv that
-   is refused (status 2) with the fix, and nothing is written.
 3. Writing merges: the file's other keys and other servers stay as they were. An
    existing entry of the same name is replaced only with ``--force``; without it the
    command refuses (status 2) and changes nothing. A file that is not a JSON object,
@@ -33,6 +26,13 @@ Rules:
 4. The file is written whole to a temporary file in the same directory and renamed
    over the old one (never half-written); missing directories are created.
 5. ``--print`` writes nothing: it prints what would be written (or the command line).
+6. An interpreter that will not exist when the host starts the server (uv's cache, e.g.
+   ``uv run --with PKG``'s ``builds-v0/.tmpXXXX``, or the temporary directory:
+   :mod:`mcpkit.cli.interpreter` rule 1) is never written. With ``--with PKG``
+   (repeatable), ``--with-editable DIR`` (repeatable), ``--python VERSION`` or
+   ``--env-file PATH``, or such an interpreter, the entry is a ``uv run ... mcpkit run
+   TARGET`` command instead (:mod:`mcpkit.cli.interpreter` rules 2-4); without uv that
+   is refused (status 2) with the fix, and nothing is written.
 """
 
 from __future__ import annotations
