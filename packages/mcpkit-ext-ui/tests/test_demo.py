@@ -106,3 +106,22 @@ async def test_demo_serves_over_http(argv: Callable[[int], list[str]]) -> None:
             proc.terminate()
             with anyio.fail_after(30):
                 await proc.wait()
+
+
+def test_a_port_in_use_is_one_line_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 26: a plugin's command meeting a library error (core's ListenError) says the
+    fix in flags, without a traceback."""
+    from mcpkit.cli.main import main
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(SystemExit) as exited:
+            main(["ui-demo", "--transport", "http", "--port", str(port)])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert err == (
+        f"mcpkit ui-demo: cannot listen on 127.0.0.1:{port}: already in use; "
+        "choose another --port (0 = any free port)\n"
+    )

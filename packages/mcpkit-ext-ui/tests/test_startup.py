@@ -4,7 +4,9 @@ in-memory transport and under uvicorn."""
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 
 import pytest
 from ui_helpers import served
@@ -94,3 +96,40 @@ async def test_no_warning_when_every_view_is_served(caplog: pytest.LogCaptureFix
     async with Client(server) as client:
         await client.ping()
     assert _warnings(caplog) == []
+
+
+def test_mcpkit_inspect_warns_about_a_dangling_view_like_run_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26: `mcpkit inspect` did not warn about a missing ui:// view; `run` did."""
+    from mcpkit.cli.main import main
+
+    app = tmp_path / "views_app.py"
+    app.write_text(
+        "from mcpkit.server import Server\n"
+        "from mcpkit.ext.ui import AppsExtension\n"
+        "server = Server('views')\n"
+        "apps = AppsExtension(server)\n"
+        "apps.resource('ui://served', html='<p>ok</p>')\n"
+        "@apps.tool(resource_uri='ui://served')\n"
+        "def fine() -> str:\n    return 'x'\n"
+        "@apps.tool(resource_uri='ui://chrat')\n"
+        "def chart() -> str:\n    return 'x'\n"
+    )
+    with pytest.raises(SystemExit) as exited:
+        main(["inspect", str(app)])
+    out = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert "\nApp views (2)\n" in out
+    assert "  chart  ui://chrat  (no resource serves it)\n" in out
+    assert "  fine   ui://served\n" in out
+    assert (
+        "warning: tool 'chart' points at the view 'ui://chrat', but no resource serves it "
+        "(register it with AppsExtension.resource('ui://chrat', html=...)"
+    ) in out
+    with pytest.raises(SystemExit):
+        main(["inspect", str(app), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["sections"]["io.modelcontextprotocol/ui"]["dangling"] == [
+        ["chart", "ui://chrat"]
+    ]

@@ -122,6 +122,41 @@ def test_an_exception_in_the_users_module_shows_only_the_users_frames(
     assert "<frozen" not in err
 
 
+def test_an_error_mcpkit_raises_for_the_users_module_shows_no_mcpkit_frames(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/cli.md: "your frames only", also when the error is raised inside mcpkit (a
+    misspelt decorator option) and when it is chained; was five mcpkit frames."""
+    path = write(
+        tmp_path,
+        "misspelt_mod.py",
+        """
+        from mcpkit.server import Server
+
+        server = Server("s")
+
+
+        def register():
+            try:
+                server.tool(titel="x")(lambda: None)
+            except TypeError as exc:
+                raise RuntimeError("registering failed") from exc
+
+
+        register()
+        """,
+    )
+    code, _, err = in_process(capsys, "run", str(path))
+    assert code == 1
+    assert "unknown option 'titel'" in err
+    assert "RuntimeError: registering failed" in err
+    assert f'File "{path}", line 9, in register' in err
+    frames = [line for line in err.splitlines() if line.lstrip().startswith("File ")]
+    assert frames, err
+    assert all(str(path) in line for line in frames), err
+    assert "frames inside mcpkit not shown" in err
+
+
 def test_port_is_range_checked_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = in_process(capsys, "run", "x.py", "--port", "65536")
     assert code == 2
@@ -246,3 +281,30 @@ def test_a_checkout_installs_the_reload_extra_so_uv_run_reload_works() -> None:
     assert "reload" in extras
     core_project = tomllib.loads((root / "packages/mcpkit-core/pyproject.toml").read_text())
     assert core_project["project"]["optional-dependencies"]["reload"] == ["watchfiles>=1.0"]
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        (("--path", "nope"), "mcpkit {cmd}: --path: must start with '/', got 'nope'"),
+        (("--workers", "0"), "argument --workers: 0 is below 1"),
+        (("--shutdown-grace", "-1"), "argument --shutdown-grace: -1.0 is below 0"),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_a_refused_serve_option_is_named_by_its_flag(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    option: tuple[str, str],
+    expected: str,
+    command: str,
+) -> None:
+    """Issue 26: `--path nope` was a traceback ending in "path must start with '/'";
+    `--workers 0` said "workers"; a negative `--shutdown-grace` was accepted."""
+    target = [str(write(tmp_path, "ok_mod.py", SERVER.format(name="server", version="1")))]
+    argv = [command, *(target if command == "run" else []), "--transport", "http"]
+    code, out, err = in_process(capsys, *argv, "--port", "0", *option)
+    assert code == 2
+    assert expected.format(cmd=command) in err
+    assert "Traceback" not in err
+    assert out == ""

@@ -46,6 +46,23 @@ async def test_without_a_token_the_401_fails_the_command(url: str, tmp_path: Pat
     assert out.stdout == b""
 
 
+async def test_a_401_at_the_shell_names_the_flags_not_the_constructor(
+    url: str, tmp_path: Path
+) -> None:
+    """Issue 26: `mcpkit ls URL` ended with "pass Client(url, auth=...)"."""
+    out = await mcpkit(tmp_path, "ls", url)
+    err = out.stderr.decode()
+    assert out.returncode == 2
+    assert "HTTP 401" in err
+    assert "sign in with --auth (OAuth in the browser), or send a bearer token with --token" in err
+    assert "Client(" not in err
+    assert "auth=" not in err
+    refused = await mcpkit(tmp_path, "ls", url, "--token", "wrong-token")
+    assert "the server refused the --token: get a fresh one, or sign in with --auth" in (
+        refused.stderr.decode()
+    )
+
+
 async def test_a_wrong_token_fails_and_is_never_printed(url: str, tmp_path: Path) -> None:
     secret = "not-the-token-but-a-secret-7f3a"
     out = await mcpkit(tmp_path, "call", url, "whoami", "--token", secret)
@@ -89,3 +106,20 @@ def test_the_plugin_loads_without_warnings_and_documents_its_options(tmp_path: P
 def test_a_stdio_server_still_works_with_the_plugin_installed(tmp_path: Path) -> None:
     out = mcpkit_sync(tmp_path, "call", DEMO, "echo", '{"text": "plain"}')
     assert (out.returncode, out.stdout, out.stderr) == (0, "plain\n", "")
+
+
+async def test_a_403_for_a_missing_scope_names_the_scope_flags(tmp_path: Path) -> None:
+    validator = StaticTokenValidator(
+        {TOKEN: Principal("dev", client_id="cli", scopes=frozenset({"files:read"}))}
+    )
+    async with serve(
+        lambda base: whoami_app(
+            base, "https://as.invalid", validator=validator, writer_scope="notes:write"
+        )
+    ) as base:
+        out = await mcpkit(tmp_path, "call", f"{base}/mcp", "add_note", "text=hi", "--token", TOKEN)
+    err = out.stderr.decode()
+    assert out.returncode == 2, err
+    assert "HTTP 403" in err
+    assert "sign in again with --auth --scope notes:write" in err
+    assert "Client(" not in err

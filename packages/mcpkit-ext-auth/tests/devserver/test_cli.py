@@ -41,5 +41,8 @@ def test_process_prints_issuer_serves_and_stops_on_sigterm() -> None:
 
 
 def test_bad_issuer_path_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """The option is named by its flag, not the constructor argument (issue 26)."""
     assert main(["--issuer-path", "no-slash"]) == 2
-    assert "issuer_path" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("mcpkit auth-server: --issuer-path: start with '/'")
+    assert "issuer_path" not in err

@@ -37,6 +37,9 @@ Rules:
    an interactive login); each later request by ``--timeout`` (default 60).
 8. Elicitation is answered interactively on a terminal and cancelled otherwise
    (:mod:`mcpkit.cli.elicit`); sampling is not offered.
+9. A library error is worded for the shell (:func:`mcpkit.cli.errors.cli_message`): its
+   problem, then the fix in flags (a plugin's, e.g. ``--auth``, else core's: a request
+   that timed out names ``--timeout``), never a constructor argument.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.cli.plugins import ClientConfig, CliError, LoadedPlugin
+from mcpkit.cli.plugins import ClientConfig, CliError, CliPlugin, LoadedPlugin
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -299,8 +302,16 @@ async def _session(client: Client, args: argparse.Namespace) -> tuple[str, int]:
     return await _prompt(client, args)
 
 
-def _failure(exc: BaseException, transport: Any, connect_s: float, connected: bool) -> str:
-    """Rule 4 and 7: the message for a failed command."""
+def _failure(
+    exc: BaseException,
+    transport: Any,
+    connect_s: float,
+    connected: bool,
+    args: argparse.Namespace,
+    plugins: Sequence[LoadedPlugin],
+) -> str:
+    """Rules 4, 7 and 9: the message for a failed command."""
+    from mcpkit.cli.errors import cli_message
     from mcpkit.client.errors import TransportClosedError
 
     if not connected and isinstance(exc, TimeoutError):
@@ -314,11 +325,20 @@ def _failure(exc: BaseException, transport: Any, connect_s: float, connected: bo
         exit_error = ServerExitedError(transport.command, code, transport.stderr_tail())
     if isinstance(exc, TransportClosedError) and exit_error is not None:
         return str(exit_error)
-    text = f"{type(exc).__name__}: {exc}"
+    text = cli_message(exc, args, plugins)
     tail = getattr(transport, "stderr_text", "")
     if tail:
         text += "\n--- server stderr (tail) ---\n" + transport.stderr_tail()
     return text
+
+
+def _explain(exc: BaseException, args: argparse.Namespace) -> str | None:
+    """Rule 9: core's own flags for the errors core's options fix (plugins answer first)."""
+    from mcpkit.client.errors import RequestTimeoutError
+
+    if isinstance(exc, RequestTimeoutError):
+        return f"give it longer with --timeout SECONDS (now {args.timeout:g})"
+    return None
 
 
 def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) -> int:
@@ -366,7 +386,8 @@ def run_client_command(args: argparse.Namespace, plugins: Sequence[LoadedPlugin]
         print(f"mcpkit {args.command}: server error {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     except Exception as exc:
-        message = _failure(exc, transport, connect_s, connected)
+        core = LoadedPlugin("mcpkit", "mcpkit-core", CliPlugin(explain_error=_explain))
+        message = _failure(exc, transport, connect_s, connected, args, [*plugins, core])
         print(f"mcpkit {args.command}: {message}", file=sys.stderr)
         return 2
     print(text)

@@ -18,7 +18,7 @@ Rules:
 2. The entry runs the current interpreter (``sys.executable``, an absolute path) with
    ``-m mcpkit.cli.main run`` and the absolute path of a file target; a module target
    keeps its name and gets ``PYTHONPATH`` set to the current directory. ``--env``
-   adds variables. Nothing is published yet, so no ``uvx``/``pip`` command is written.
+   adds variables.
 3. Writing merges: the file's other keys and other servers stay as they were. An
    existing entry of the same name is replaced only with ``--force``; without it the
    command refuses (status 2) and changes nothing. A file that is not a JSON object,
@@ -26,6 +26,13 @@ Rules:
 4. The file is written whole to a temporary file in the same directory and renamed
    over the old one (never half-written); missing directories are created.
 5. ``--print`` writes nothing: it prints what would be written (or the command line).
+6. An interpreter that will not exist when the host starts the server (uv's cache, e.g.
+   ``uv run --with PKG``'s ``builds-v0/.tmpXXXX``, or the temporary directory:
+   :mod:`mcpkit.cli.interpreter` rule 1) is never written. With ``--with PKG``
+   (repeatable), ``--with-editable DIR`` (repeatable), ``--python VERSION`` or
+   ``--env-file PATH``, or such an interpreter, the entry is a ``uv run ... mcpkit run
+   TARGET`` command instead (:mod:`mcpkit.cli.interpreter` rules 2-4); without uv that
+   is refused (status 2) with the fix, and nothing is written.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mcpkit.cli.interpreter import UvRun, ephemeral_additions, ephemeral_reason, find_uv
 from mcpkit.cli.plugins import CliError
 from mcpkit.client._json import as_object
 
@@ -53,7 +61,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``mcpkit install`` (registered lazily by :mod:`mcpkit.cli.main`)."""
     p.description = (
         "Write (or print) an MCP host's configuration entry that runs this server with "
-        "the current Python interpreter."
+        "the current Python interpreter, or through `uv run` (--with, --with-editable, "
+        "--python, --env-file, or when this interpreter is uv's temporary one)."
     )
     p.add_argument("host", choices=HOSTS)
     p.add_argument("target", help="module[:attr] or path/to/file.py[:attr]")
@@ -65,6 +74,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="environment variable for the server (repeatable)",
     )
+    uv = p.add_argument_group(
+        "run through uv (the entry becomes `uv run ... mcpkit run TARGET`; needs uv)"
+    )
+    uv.add_argument(
+        "--with",
+        action="append",
+        default=[],
+        dest="with_packages",
+        metavar="PKG",
+        help="a package the server needs (repeatable; any uv requirement)",
+    )
+    uv.add_argument(
+        "--with-editable",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a local project installed editable (repeatable)",
+    )
+    uv.add_argument("--python", metavar="VERSION", help="the Python uv runs the server with")
+    uv.add_argument("--env-file", metavar="PATH", help="a .env file uv loads for the server")
     p.add_argument("--config", type=Path, help="configuration file to write instead")
     p.add_argument("--force", action="store_true", help="replace an entry of the same name")
     p.add_argument("--print", action="store_true", dest="print_only", help="print, write nothing")
@@ -91,8 +120,10 @@ def config_path(host: str) -> Path | None:
     return None
 
 
-def server_entry(target: str, env: dict[str, str], *, claude_code: bool = False) -> JSON:
-    """Rule 2's ``mcpServers`` entry for ``target``."""
+def server_entry(
+    target: str, env: dict[str, str], *, claude_code: bool = False, uv: UvRun | None = None
+) -> JSON:
+    """Rule 2's ``mcpServers`` entry for ``target`` (rule 6's ``uv run`` one with ``uv``)."""
     module_name, sep, attr = target.partition(":")
     env = dict(env)
     if module_name.endswith(".py") or "/" in module_name:
@@ -100,11 +131,65 @@ def server_entry(target: str, env: dict[str, str], *, claude_code: bool = False)
     else:
         env.setdefault("PYTHONPATH", str(Path.cwd()))
     entry: JSON = {"type": "stdio"} if claude_code else {}
-    entry["command"] = sys.executable
-    entry["args"] = ["-m", "mcpkit.cli.main", "run", target]
+    if uv is not None:
+        command, *args = uv.argv(target)
+        entry["command"], entry["args"] = command, args
+    else:
+        entry["command"] = sys.executable
+        entry["args"] = ["-m", "mcpkit.cli.main", "run", target]
     if env:
         entry["env"] = env
     return entry
+
+
+def _uv_run(args: argparse.Namespace) -> UvRun | None:
+    """Rule 6: the ``uv run`` form when asked for or needed; :class:`CliError` when it is
+    needed and uv is not found."""
+    asked = [
+        flag
+        for flag, value in (
+            ("--with", args.with_packages),
+            ("--with-editable", args.with_editable),
+            ("--python", args.python),
+            ("--env-file", args.env_file),
+        )
+        if value
+    ]
+    why = ephemeral_reason()
+    if not asked and why is None:
+        return None
+    uv = find_uv()
+    if uv is None:
+        if asked:
+            raise CliError(
+                f"{', '.join(asked)} {'needs' if len(asked) == 1 else 'need'} uv, which is "
+                "not on PATH: install it "
+                "(https://docs.astral.sh/uv/), or leave them out and run mcpkit install "
+                "from an environment that has the packages"
+            )
+        raise CliError(
+            f"this Python ({sys.executable}) will be gone when the host starts the server: "
+            f"{why}; install uv (https://docs.astral.sh/uv/) so the entry can be a `uv run` "
+            "command, or run mcpkit install from a lasting environment "
+            "(python -m venv .venv && .venv/bin/pip install mcpkit-core ...)"
+        )
+    if args.env_file and not Path(args.env_file).is_file():
+        raise CliError(f"--env-file {args.env_file}: no such file")
+    carried = ephemeral_additions() if why is not None else []
+    if why is not None:
+        added = " ".join(" ".join(option) for option in carried) or "nothing of its own"
+        sys.stderr.write(
+            f"mcpkit install: this Python will be gone when the host starts the server "
+            f"({why}); writing a `uv run` command with what its environment added: {added}\n"
+        )
+    return UvRun(
+        uv,
+        with_packages=list(args.with_packages),
+        with_editable=list(args.with_editable),
+        python=args.python,
+        env_file=args.env_file,
+        carried=carried,
+    )
 
 
 def _env_pairs(items: list[str]) -> dict[str, str]:
@@ -151,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
     from mcpkit.cli.run import UserCodeError, load_server
 
     env = _env_pairs(args.env)
+    uv = _uv_run(args)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             server = load_server(args.target)
@@ -158,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"mcpkit install: {exc}\n")
         return 1
     name = args.name or str(server.info.get("name") or "mcpkit-server")
-    entry = server_entry(args.target, env, claude_code=args.host == "claude-code")
+    entry = server_entry(args.target, env, claude_code=args.host == "claude-code", uv=uv)
     path: Path | None = args.config or config_path(args.host)
     if args.print_only or path is None:
         if args.host == "claude-code" and args.config is None:

@@ -25,6 +25,11 @@ Rules:
    :func:`~mcpkit.server.http.run.run_http`; a multi-replica setup that cannot work (no
    shared secret, stateful HTTP on several workers without Redis) or a missing extra is
    one line on stderr and exit status 2, before anything is bound.
+9. Every message speaks flags: ``--workers`` below 1 and a negative ``--shutdown-grace``
+   are refused by the parser; an option value the server refuses (``--path`` without a
+   leading ``/``) is named by its flag (:mod:`mcpkit.cli.errors`), status 2; so is a
+   library error carrying a remedy (:mod:`mcpkit.core.remedies`) that a subcommand,
+   a plugin's included, lets through (a port in use under ``mcpkit ui-demo``).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from mcpkit.cli.plugins import (
     LoadedPlugin,
     load_plugins,
 )
+from mcpkit.core.remedies import Remedied
 from mcpkit.core.stdio import ensure_std_fds
 from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S
 
@@ -82,6 +88,21 @@ def port(text: str) -> int:
     return value
 
 
+def _at_least(low: float, kind: type[int] | type[float]) -> Any:
+    """argparse ``type``: a number of ``kind`` not below ``low`` (rule 9)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low:g}")
+        return value
+
+    return parse
+
+
 def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> None:
     p.add_argument(
         "--transport",
@@ -91,7 +112,7 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
     )
     p.add_argument(
         "--shutdown-grace",
-        type=float,
+        type=_at_least(0, float),
         default=DEFAULT_SHUTDOWN_GRACE_S,
         metavar="SECONDS",
         dest="shutdown_grace_s",
@@ -131,7 +152,7 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
     scale = p.add_argument_group("several processes (docs/deployment.md)")
     scale.add_argument(
         "--workers",
-        type=int,
+        type=_at_least(1, int),
         default=1,
         metavar="N",
         help="worker processes serving one socket (default 1); N > 1 needs a shared "
@@ -168,12 +189,15 @@ def _serve(server: Any, args: argparse.Namespace) -> None:
     if args.transport == "stdio":
         server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
         return
+    from mcpkit.cli.errors import cli_message, option_flags
+    from mcpkit.core.remedies import OptionError
     from mcpkit.server.http.run import ListenError
 
     try:
         _serve_http(server, args)
-    except ListenError as exc:  # run rule 3: checked after the configuration
-        raise CliError(str(exc)) from None
+    except (ListenError, OptionError) as exc:  # run rule 3; rule 9: flags, not arguments
+        flags = option_flags(lambda p: _add_serve_options(p, args.transport))
+        raise CliError(cli_message(exc, args, flags=flags)) from None
 
 
 def _serve_http(server: Any, args: argparse.Namespace) -> None:
@@ -255,6 +279,11 @@ def _main(argv: list[str] | None) -> None:
             status = handler(args)
         except CliError as exc:
             sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
+            sys.exit(2)
+        except Remedied as exc:  # rule 9: a plugin's command met a library error
+            from mcpkit.cli.errors import cli_message
+
+            sys.stderr.write(f"mcpkit {args.command}: {cli_message(exc, args, plugins)}\n")
             sys.exit(2)
         sys.exit(status or 0)
     if args.command in ("run", "demo"):

@@ -17,6 +17,11 @@ Rules:
    its extension's settings object) and ``_meta`` (``{"io.mcpkit/extensions": {id:
    {"specVersion", "stability"}}}``, as the ``initialize`` result carries it; absent
    when no extension says either).
+4. Extensions describe what they add (scope rules, task support, app views) through
+   :mod:`mcpkit.server.inspection`: each section follows core's in the text, and its
+   warnings (a view no resource serves) close the output as ``warning:`` lines; in
+   ``--json``, ``sections`` maps each section's key to its data and ``warnings`` lists
+   every warning (both absent when no extension added any).
 """
 
 from __future__ import annotations
@@ -28,10 +33,13 @@ import json
 import sys
 import types
 import typing
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+
+from mcpkit.server.inspection import InspectSection, inspect_sections
 
 __all__ = ["add_arguments", "describe", "run", "signature_of"]
 
@@ -114,9 +122,13 @@ def signature_of(binding: Any) -> str:
     return out + (f" -> {returns}" if returns else "")
 
 
-def describe(server: Any) -> JSON:
-    """Rule 3's object for ``server``."""
+def describe(server: Any, sections: Sequence[InspectSection] | None = None) -> JSON:
+    """Rule 3's object for ``server``, with rule 4's ``sections`` (default: those of
+    :func:`~mcpkit.server.inspection.inspect_sections`)."""
     from mcpkit.core.extensions import EXTENSIONS_META, advertised_extensions, extensions_meta
+
+    if sections is None:
+        sections = inspect_sections(server)
 
     tools = [{**t.definition, "signature": signature_of(t.binding)} for t in server.tools.values()]
     prompts = [
@@ -134,7 +146,17 @@ def describe(server: Any) -> JSON:
     about = extensions_meta(server.extensions)
     if about:
         summary["_meta"] = {EXTENSIONS_META: about}
+    _add_extension_sections(summary, sections)
     return summary
+
+
+def _add_extension_sections(summary: JSON, sections: Sequence[InspectSection]) -> None:
+    """Rule 4: the sections extensions contribute, as ``--json`` holds them."""
+    if sections:
+        summary["sections"] = {section.key: section.as_json() for section in sections}
+    warnings = [w for section in sections for w in section.warnings]
+    if warnings:
+        summary["warnings"] = warnings
 
 
 def _line(text: Any) -> str:
@@ -151,8 +173,8 @@ def _section(title: str, rows: list[tuple[str, str]]) -> list[str]:
     return lines
 
 
-def render(summary: JSON) -> str:
-    """Rule 2's text for :func:`describe`'s object."""
+def render(summary: JSON, sections: Sequence[InspectSection] = ()) -> str:
+    """Rule 2's text for :func:`describe`'s object, then rule 4's ``sections``."""
     info = summary["server"]
     out = [f"{info.get('name', '?')} {info.get('version', '')}".rstrip()]
     if summary["instructions"]:
@@ -181,7 +203,21 @@ def render(summary: JSON) -> str:
         if section:
             out.append("")
             out += section
+    out += _render_extension_sections(sections)
     return "\n".join(out)
+
+
+def _render_extension_sections(sections: Sequence[InspectSection]) -> list[str]:
+    """Rule 4: each extension's section after core's, then every warning."""
+    lines: list[str] = []
+    for section in sections:
+        rows = [(str(a), str(b)) for a, b in section.rows]
+        if rows:
+            lines += ["", *_section(section.title, rows)]
+    warnings = [str(w) for section in sections for w in section.warnings]
+    if warnings:
+        lines += ["", *(f"warning: {w}" for w in warnings)]
+    return lines
 
 
 def _extension_line(summary: JSON, extension_id: str) -> str:
@@ -204,9 +240,10 @@ def run(args: argparse.Namespace) -> int:
     except UserCodeError as exc:
         sys.stderr.write(f"mcpkit inspect: {exc}\n")
         return 1
-    summary = describe(server)
+    sections = inspect_sections(server)
+    summary = describe(server, sections)
     if args.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
     else:
-        print(render(summary))
+        print(render(summary, sections))
     return 0

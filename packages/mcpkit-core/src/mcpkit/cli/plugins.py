@@ -31,6 +31,10 @@ Rules:
    when that subcommand is parsed or its help shown, so a plugin's heavy dependencies do
    not slow every ``mcpkit`` start. A module that fails to import then is a usage error
    (status 2) naming the plugin.
+7. ``explain_error(exc, args)`` says how to fix a library error with this plugin's flags
+   (``--auth`` for an HTTP 401), or returns None; ``mcpkit`` shows the first answer
+   after the error's problem, in place of the library's Python advice
+   (:mod:`mcpkit.cli.errors`).
 """
 
 from __future__ import annotations
@@ -129,13 +133,15 @@ class CliPlugin:
     ``commands``: :class:`LazyCommand` subcommands (rule 6). ``add_commands(subparsers)``:
     add subcommands directly (rule 3). ``add_client_options(parser)``: add options to
     ``ls`` and ``call``. ``configure_client(args, config)``: apply them to the
-    :class:`ClientConfig` (rule 4).
+    :class:`ClientConfig` (rule 4). ``explain_error(exc, args)``: the fix of a library
+    error in this plugin's flags, or None (rule 7).
     """
 
     commands: tuple[LazyCommand, ...] = ()
     add_commands: Callable[[Any], None] | None = None
     add_client_options: Callable[[argparse.ArgumentParser], None] | None = None
     configure_client: Callable[[argparse.Namespace, ClientConfig], None] | None = None
+    explain_error: Callable[[BaseException, argparse.Namespace], str | None] | None = None
 
 
 @dataclass

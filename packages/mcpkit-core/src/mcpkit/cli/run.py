@@ -9,8 +9,9 @@ Rules:
    never a traceback: a missing file or module, a missing attribute (naming the
    Servers the module does define), a syntax error in the user's code (``file:line``),
    something that is not a Server, a port already in use. An exception raised by the
-   user's module while it is imported is the user's bug: its traceback is shown, and
-   the status is 1.
+   user's module while it is imported is the user's bug: its traceback is shown with
+   the user's frames only (mcpkit's own, core or extension, and importlib's are left
+   out, counted on one line), and the status is 1.
 3. ``--port`` is checked by the parser (0..65535; 0 = any free port). The server's
    configuration (workers, Redis, the shared secret, the HTTP stack, the endpoint's
    options) is checked first, since that is cheap and deterministic; only then is the
@@ -33,7 +34,7 @@ import shlex
 import sys
 import traceback
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any
 
 from mcpkit.cli.plugins import CliError
@@ -69,14 +70,44 @@ def _import_module(name: str) -> Any:
     return holder[0]
 
 
+def _is_users(frame: FrameType) -> bool:
+    """Rule 2: a frame of the user's code, not of mcpkit (core or an extension) or of
+    the import machinery."""
+    module = str(frame.f_globals.get("__name__", ""))
+    if module == "mcpkit" or module.startswith("mcpkit."):
+        return False
+    return not frame.f_code.co_filename.startswith("<frozen")
+
+
+def _strip_frames(tb: traceback.TracebackException, exc: BaseException | None) -> int:
+    """Keep only the user's frames of ``tb`` (built from ``exc``) and of the exceptions
+    chained to it; returns how many frames left out were called by the user's code."""
+    if exc is None:
+        return 0
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    hidden = 0
+    if len(frames) == len(tb.stack):
+        users = [_is_users(f) for f in frames]
+        kept = [s for s, mine in zip(tb.stack, users, strict=True) if mine]
+        # what the user's code called into (the loader's own frames go unsaid)
+        hidden = users[users.index(True) :].count(False) if True in users else 0
+        tb.stack = traceback.StackSummary.from_list(kept)
+    if tb.__cause__ is not None:
+        hidden += _strip_frames(tb.__cause__, exc.__cause__)
+    if tb.__context__ is not None:
+        hidden += _strip_frames(tb.__context__, exc.__context__)
+    return hidden
+
+
 def _user_traceback(exc: BaseException) -> str:
-    """The traceback of ``exc`` without mcpkit's and importlib's own frames."""
-    here = str(Path(__file__).parent)
+    """Rule 2: the traceback of ``exc`` without mcpkit's and importlib's own frames
+    (and a line saying how many of mcpkit's the user's code had called)."""
     tb = traceback.TracebackException.from_exception(exc)
-    tb.stack = traceback.StackSummary.from_list(
-        [f for f in tb.stack if not f.filename.startswith((here, "<frozen"))]
-    )
-    return "".join(tb.format()).rstrip()
+    hidden = _strip_frames(tb, exc)
+    text = "".join(tb.format()).rstrip()
+    if hidden:
+        text += f"\n({hidden} frames inside mcpkit not shown)"
+    return text
 
 
 def _execute(run: Any, what: str, *, module: str | None = None) -> None:

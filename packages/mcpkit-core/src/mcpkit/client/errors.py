@@ -20,6 +20,10 @@ Rules:
 5. A message from the server larger than ``max_message_bytes`` fails the exchange that
    carried it with :class:`MessageTooLargeError` (HTTP; on stdio the line is discarded
    and the request ends at its timeout).
+6. An error whose fix is a client argument says it as a
+   :class:`~mcpkit.core.remedies.Remedy` apart from the problem (``problem``,
+   ``remedy``), with the ``mcpkit`` flags where core has them, so the CLI shows flags,
+   not constructor arguments (:mod:`mcpkit.core.remedies`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpkit.core import engine
+from mcpkit.core.remedies import Remedied, Remedy, explain
 
 __all__ = [
     "ClientError",
@@ -96,7 +101,7 @@ class RedirectError(HTTPStatusError):
         self.location = location
 
 
-class HTTPAuthError(HTTPStatusError):
+class HTTPAuthError(HTTPStatusError, Remedied):
     """HTTP 401 or 403 that no HTTP plugin (``Client(auth=...)``) resolved: the server wants
     credentials, or other ones (rule 4; 2025-11-25 and 2026-07-28 ``basic/authorization``
     §Error Handling). ``status`` is 401 or 403; ``challenge`` the ``WWW-Authenticate``
@@ -105,29 +110,33 @@ class HTTPAuthError(HTTPStatusError):
 
     def __init__(self, method: str, status: int, challenge: str = "", body: str = "") -> None:
         what = "authorization required" if status == 401 else "forbidden"
-        ClientError.__init__(
-            self,
-            f"{method}: HTTP {status} ({what})"
-            + (f"; WWW-Authenticate: {challenge[:300]}" if challenge else "")
-            + "; pass Client(url, auth=...) with credentials the server accepts",
+        self.problem = f"{method}: HTTP {status} ({what})" + (
+            f"; WWW-Authenticate: {challenge[:300]}" if challenge else ""
         )
+        self.remedy = Remedy(
+            python="pass Client(url, auth=...) with credentials the server accepts",
+            cli="send credentials the server accepts: --header 'Authorization: Bearer TOKEN'",
+        )
+        self.option = ""
+        ClientError.__init__(self, explain(self, "python"))
         self.method = method
         self.status = status
         self.body = body
         self.challenge = challenge
 
 
-class MessageTooLargeError(HTTPStatusError):
+class MessageTooLargeError(HTTPStatusError, Remedied):
     """A JSON body or SSE event from the server is larger than ``max_message_bytes``;
     it was not buffered further (rule 5). ``status`` is the HTTP status it came with,
     ``limit`` the bound in bytes."""
 
     def __init__(self, method: str, status: int, limit: int, what: str = "response body") -> None:
-        ClientError.__init__(
-            self,
-            f"{method}: {what} from the server larger than {limit} bytes "
-            "(max_message_bytes); not read further",
+        self.problem = (
+            f"{method}: {what} from the server larger than {limit} bytes; not read further"
         )
+        self.remedy = Remedy(python="raise the client's max_message_bytes if it is expected")
+        self.option = ""
+        ClientError.__init__(self, explain(self, "python"))
         self.method = method
         self.status = status
         self.body = ""
@@ -168,15 +177,15 @@ def local_error(exc: Exception) -> ClientError | None:
     return None
 
 
-class InputRoundsExceededError(ClientError):
+class InputRoundsExceededError(ClientError, Remedied):
     """The server kept answering ``input_required`` past the client's bound on MRTR
     rounds (SEP-2322)."""
 
     def __init__(self, method: str, rounds: int) -> None:
-        super().__init__(
-            f"{method}: server still asked for input after {rounds} rounds "
-            f"(max_input_rounds={rounds}); giving up"
-        )
+        self.problem = f"{method}: server still asked for input after {rounds} rounds; giving up"
+        self.remedy = Remedy(python=f"the client's max_input_rounds is {rounds}")
+        self.option = ""
+        ClientError.__init__(self, explain(self, "python"))
         self.method = method
         self.rounds = rounds
 

@@ -32,6 +32,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcpkit.core.remedies import OptionError
 from mcpkit.server.guards import apply_http_middleware
 from mcpkit.server.http.endpoint import StreamableHTTP
 
@@ -91,7 +92,7 @@ def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
     """A Starlette app serving ``server`` at ``path`` (``options``: see
     :class:`~mcpkit.server.http.endpoint.StreamableHTTP`)."""
     if not path.startswith("/"):
-        raise ValueError(f"path must start with '/', got {path!r}")
+        raise OptionError(f"must start with '/', got {path!r}", option="path")
     endpoint = StreamableHTTP(server, **options)
     served = apply_http_middleware(endpoint, server.http_middleware)  # rule 4
     clean = path.rstrip("/") or "/"

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import uvicorn
 
+from mcpkit.core.remedies import Remedied, Remedy
 from mcpkit.server.http.app import http_app
 from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S, SignalShutdown, describe_inflight
 
@@ -52,9 +53,10 @@ if TYPE_CHECKING:
 __all__ = ["ListenError", "UvicornServer", "check_listen", "run_http"]
 
 
-class ListenError(Exception):
+class ListenError(Remedied):
     """The address to serve on cannot be bound (in use, not permitted, not resolvable);
-    the message names ``host:port`` and the reason (rule 5)."""
+    the message names ``host:port`` and the reason (rule 5), and the fix for code
+    (``port=``) and for ``mcpkit`` (``--port``) apart (:mod:`mcpkit.core.remedies`)."""
 
 
 def check_listen(host: str, port: int) -> None:
@@ -66,7 +68,10 @@ def check_listen(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
-        raise ListenError(f"cannot resolve --host {host!r}: {exc}") from None
+        raise ListenError(
+            f"cannot resolve the host {host!r}: {exc}",
+            Remedy(python="pass another host=", cli="give another --host"),
+        ) from None
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -75,8 +80,11 @@ def check_listen(host: str, port: int) -> None:
         except OSError as exc:
             reason = "already in use" if exc.errno == errno.EADDRINUSE else exc.strerror
             raise ListenError(
-                f"cannot listen on {host}:{port}: {reason}\n"
-                "    choose another --port (0 = any free port)"
+                f"cannot listen on {host}:{port}: {reason}",
+                Remedy(
+                    python="choose another port= (0 = any free port)",
+                    cli="choose another --port (0 = any free port)",
+                ),
             ) from None
 
 

@@ -31,6 +31,10 @@ Rules:
    by default; a lazy command, imported only when used (rule 6).
 6. Importing this module imports nothing of the OAuth or crypto libraries: ``mcpkit`` loads
    it on every start, so they are imported only when an option is used.
+7. An HTTP 401 or 403 the client could not resolve is explained in these flags (core's
+   ``explain_error`` hook): without credentials, ``--auth`` or ``--token``; a refused
+   ``--token`` or ``--auth`` token, how to get another; a challenge naming scopes,
+   ``--auth --scope S`` for each.
 """
 
 from __future__ import annotations
@@ -170,6 +174,29 @@ def configure_client(args: argparse.Namespace, config: ClientConfig) -> None:
     config.connect_timeout_s = LOGIN_TIMEOUT_S + 60.0
 
 
+def explain_error(exc: BaseException, args: argparse.Namespace) -> str | None:
+    """Rule 7: the fix of an HTTP 401/403 in this plugin's flags, from what was passed
+    and what the server's challenge asks for; None for any other error."""
+    from mcpkit.client.errors import HTTPAuthError
+
+    if not isinstance(exc, HTTPAuthError):
+        return None
+    from mcpkit.ext.auth.client._http import bearer_challenge
+
+    challenge = bearer_challenge(exc.challenge)
+    scopes = challenge.get("scope", "").split()
+    if exc.status == 403 or challenge.get("error") == "insufficient_scope":
+        if scopes:
+            wanted = " ".join(f"--scope {s}" for s in scopes)
+            return f"the credentials lack a scope it asks for: sign in again with --auth {wanted}"
+        return "these credentials are not allowed this: sign in as someone who is (--auth)"
+    if getattr(args, "token", None) is not None:
+        return "the server refused the --token: get a fresh one, or sign in with --auth"
+    if getattr(args, "auth", False):
+        return "the server refused the token --auth obtained: sign in again with --auth"
+    return "sign in with --auth (OAuth in the browser), or send a bearer token with --token TOKEN"
+
+
 plugin = CliPlugin(
     commands=(
         LazyCommand(
@@ -180,5 +207,6 @@ plugin = CliPlugin(
     ),
     add_client_options=add_client_options,
     configure_client=configure_client,
+    explain_error=explain_error,
 )
 """The ``mcpkit.cli`` entry point of mcpkit-ext-auth (``auth = "mcpkit.ext.auth.cli:plugin"``)."""

@@ -286,7 +286,9 @@ class Tasks:
     def install(self, server: Server) -> Tasks:
         """Register everything on ``server`` (once per instance); returns self."""
         from mcpkit.ext.tasks import legacy, modern
+        from mcpkit.ext.tasks.inspection import task_support_section
         from mcpkit.ext.tasks.protection import TASK_OWNERSHIP
+        from mcpkit.server.inspection import add_inspect_source
 
         if self.server is not None:
             raise RuntimeError("this Tasks instance is already installed on a server")
@@ -299,6 +301,7 @@ class Tasks:
         server.add_lifespan(lambda _server: self.lifespan())
         server.add_protection(TASK_OWNERSHIP)  # composition keeps it or refuses (issue 25 §4)
         self.store.subscribe(self._on_change)
+        add_inspect_source(server, partial(task_support_section, self))  # mcpkit inspect
         return self
 
     def tool(

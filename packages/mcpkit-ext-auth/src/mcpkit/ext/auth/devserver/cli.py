@@ -19,6 +19,8 @@ Rules:
    scope the server offers, so the official SDKs (which register with their first
    challenge's scope) can step up; ``--client-scopes registered`` limits it to its
    registered scope, as a production server may. The stderr note names the policy.
+6. A refused option value exits 2 naming the flag (``--issuer-path``), not the
+   constructor argument (:func:`mcpkit.cli.errors.cli_message`).
 """
 
 from __future__ import annotations
@@ -118,8 +120,11 @@ def run(args: argparse.Namespace) -> int:
     """Rules 1, 2 and 4: serve until a signal; the exit status."""
     try:
         server = build_server(args)
-    except ValueError as error:
-        print(f"mcpkit auth-server: {error}", file=sys.stderr)
+    except ValueError as error:  # rule 5: the option named by its flag
+        from mcpkit.cli.errors import cli_message, option_flags
+
+        message = cli_message(error, args, flags=option_flags(add_arguments), bare=True)
+        print(f"mcpkit auth-server: {message}", file=sys.stderr)
         return 2
 
     async def serve() -> None:

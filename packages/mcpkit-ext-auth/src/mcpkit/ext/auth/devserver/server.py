@@ -21,6 +21,7 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 
+from mcpkit.core.remedies import OptionError
 from mcpkit.ext.auth.devserver.clients import ClientScopes, ClientStore, DevClient
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.signer import SigningAlg, TokenSigner
@@ -77,7 +78,9 @@ class DevAuthServer:
         client_scopes: ClientScopes = "registered",
     ) -> None:
         if issuer_path and (not issuer_path.startswith("/") or issuer_path.endswith("/")):
-            raise ValueError(f"issuer_path: start with '/' and not end with '/': {issuer_path!r}")
+            raise OptionError(
+                f"start with '/' and not end with '/': {issuer_path!r}", option="issuer_path"
+            )
         self.issuer_path = issuer_path
         self._issuer = issuer.rstrip("/") if issuer is not None else None
         if self._issuer is not None:

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.ext.auth.server.cache import TokenCache
 from mcpkit.ext.auth.server.challenge import Challenge
 from mcpkit.ext.auth.server.dpop import DPoPVerifier
+from mcpkit.ext.auth.server.inspection import scope_rules_section
 from mcpkit.ext.auth.server.introspection import IntrospectionValidator
 from mcpkit.ext.auth.server.jwt import JWTValidator
 from mcpkit.ext.auth.server.metadata import metadata_document, metadata_routes, metadata_url
@@ -60,6 +61,7 @@ from mcpkit.ext.auth.server.middleware import AuthMiddleware, TokenValidator
 from mcpkit.ext.auth.server.scopes import ScopePolicy
 from mcpkit.ext.auth.server.settings import AuthSettings
 from mcpkit.server.guards import GuardedCall, GuardedRequest, RequestGuard
+from mcpkit.server.inspection import add_inspect_source
 from mcpkit.server.protections import Composition, Installer, Protection
 
 if TYPE_CHECKING:
@@ -189,6 +191,7 @@ class Auth:
         if self.settings.hide_unauthorized:
             server.add_list_filter(self.visible)
         server.add_lifespan(self._lifespan)
+        add_inspect_source(server, partial(scope_rules_section, self))  # mcpkit inspect
         return self
 
     async def guard(self, request: GuardedRequest) -> None:

@@ -314,6 +314,19 @@ class ScopePolicy:
         method, item_kind, field = use
         return self.permits(scopes, method, item_kind, definition.get(field))
 
+    def rules(self) -> list[tuple[str, str, Requirement]]:
+        """Every requirement as ``(kind, key, requirement)``, ``kind`` one of
+        ``"server"`` (``required_scopes``, key ``""``; only when it names scopes),
+        ``"method"``, ``"tool"``, ``"prompt"``, ``"resource"``; in that order, each
+        kind in registration order (``mcpkit inspect`` shows them)."""
+        out: list[tuple[str, str, Requirement]] = []
+        if self.base.all_of or self.base.any_of:
+            out.append(("server", "", self.base))
+        out += [("method", name, req) for name, req in self._methods.items()]
+        for kind, items in self._items.items():
+            out += [(kind.removesuffix("s"), name, req) for name, req in items.items()]
+        return out
+
 
 def _probe_uris(template: str) -> list[str]:
     """Rule 3: ``template`` expanded with each probe value for every variable, keeping

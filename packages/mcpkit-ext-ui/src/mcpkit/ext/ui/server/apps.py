@@ -41,8 +41,9 @@ from mcpkit.ext.ui.server.meta import (
     UiToolMeta,
     check_ui_uri,
 )
-from mcpkit.ext.ui.server.startup import check_views_lifespan
+from mcpkit.ext.ui.server.startup import check_views_lifespan, views_section
 from mcpkit.server.forms import decorate
+from mcpkit.server.inspection import add_inspect_source
 from mcpkit.server.tools import ToolOptions
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ class AppsExtension:
         setattr(server, _INSTALLED, True)
         server.add_list_filter(app_list_filter(strict=self.strict))
         server.add_lifespan(check_views_lifespan)
+        add_inspect_source(server, views_section)  # mcpkit inspect (startup rule 3)
 
     # -- app tools -----------------------------------------------------------------
     @overload
