@@ -43,6 +43,8 @@ NAMES = (
     "cli-inspect-output",
     "cli-install-mcp-json",
     "cli-install-print",
+    "cli-install-with",
+    "cli-install-with-output",
     "cli-replicas",
 )
 
