@@ -19,6 +19,10 @@ from proxy_helpers import (
     upstream_server,
 )
 from pydantic import Field
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
@@ -184,3 +188,27 @@ async def test_a_modern_upstream_tool_with_header_parameters_is_called() -> None
     ):
         r = await client.call_tool("regional", {"region": "eu-west"})
     assert r.content[0].text == "served in eu-west"  # type: ignore[union-attr]
+
+
+async def test_an_upstream_refusing_the_proxy_tells_the_client_no_python_advice(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 26 (the kind "advice for the wrong reader"): an upstream answering 401 made
+    every downstream error end with "pass Client(url, auth=...)", advice for the proxy's
+    operator in Python. The client hears the problem; the operator's log has the fix."""
+
+    async def refuse(request: Request) -> Response:
+        challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/x"'
+        return Response(status_code=401, headers={"WWW-Authenticate": challenge})
+
+    app = Starlette(routes=[Route("/mcp", refuse, methods=["GET", "POST", "DELETE"])])
+    async with serve_http(app) as upstream_url:
+        front = proxy(upstream_url, proxy_limits=ProxyLimits(connect_timeout_s=5.0))
+        async with Client(front) as client:
+            with anyio.fail_after(20), pytest.raises(JSONRPCError) as info:
+                await client.call_tool("anything")
+    assert info.value.code == -32603
+    assert "HTTP 401" in info.value.message
+    assert "Client(" not in info.value.message
+    assert "auth=" not in info.value.message
+    assert any("Client(url, auth=...)" in r.getMessage() for r in caplog.records)

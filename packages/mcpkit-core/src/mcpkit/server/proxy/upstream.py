@@ -51,6 +51,10 @@ Rules:
    the failure an :class:`~mcpkit.server.proxy.era.UpstreamEraError` naming the era it
    speaks, which refuses the proxy's start-up (any other failure at start-up is a
    warning: the upstream may come up later) and reaches later requests as is.
+10. A connection that fails is -32603 "upstream unavailable" to the downstream client,
+    with what went wrong but not the fix addressed to the proxy's operator (an error's
+    :class:`~mcpkit.core.remedies.Remedy`, e.g. "pass Client(url, auth=...)"): that goes
+    to the proxy's log.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ import anyio.abc
 
 from mcpkit.client.handlers import InputHandlers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.core.remedies import explain
 from mcpkit.server.identity import caller_key
 from mcpkit.server.proxy.era import EraProbe, UpstreamEraError
 from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
@@ -322,8 +327,14 @@ class Upstream:
         except JSONRPCError:
             raise
         except Exception as exc:
+            # rule 10: the downstream client hears what went wrong, not the advice meant
+            # for the proxy's operator (a Client(...) argument or an mcpkit flag)
+            problem = getattr(exc, "problem", None)
+            said = problem if isinstance(problem, str) else str(exc)
+            if problem is not None:
+                logger.warning("proxy: upstream unavailable: %s", explain(exc, "python"))
             raise JSONRPCError(
-                INTERNAL_ERROR, f"upstream unavailable: {type(exc).__name__}: {exc}"
+                INTERNAL_ERROR, f"upstream unavailable: {type(exc).__name__}: {said}"
             ) from None
         return conn
 
