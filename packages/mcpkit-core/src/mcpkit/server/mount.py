@@ -101,7 +101,7 @@ from mcpkit.server.tools import quoted_name, unknown_tool
 if TYPE_CHECKING:
     from mcpkit.server.app import MethodSpec, Server
 
-__all__ = ["mount"]
+__all__ = ["mount", "mounted"]
 
 JSON = dict[str, Any]
 Kind = Literal["tools", "prompts", "refs"]
@@ -220,6 +220,12 @@ class _Relay(Listener):
 
     def close(self) -> None:
         self.closed = True
+
+
+def mounted(server: Server) -> list[tuple[Server, str]]:
+    """The servers mounted directly into ``server``, each with its name prefix
+    (``"weather_"``; ``""`` without a namespace), in mount order."""
+    return [(m.server, m.prefix) for m in _entries(server)]
 
 
 def _entries(server: Server) -> list[_Mounted]:

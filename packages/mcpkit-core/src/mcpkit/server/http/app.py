@@ -22,6 +22,10 @@ Rules:
    that middleware too (:func:`~mcpkit.server.guards.apply_http_middleware`): an invalid
    ``Origin`` is 403 (the transport's MUST) whatever a middleware would answer first
    (``protect()``'s 401 to a caller without a token).
+6. Building the app checks the server's rules keyed by a name or URI
+   (:func:`mcpkit.server.names.check_names`): a protecting rule naming nothing
+   registered raises :class:`~mcpkit.server.names.NameRuleError` here, before anything
+   is bound.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpkit.server.guards import apply_http_middleware
 from mcpkit.server.http.endpoint import StreamableHTTP
+from mcpkit.server.names import check_names
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -92,6 +97,7 @@ def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
     :class:`~mcpkit.server.http.endpoint.StreamableHTTP`)."""
     if not path.startswith("/"):
         raise ValueError(f"path must start with '/', got {path!r}")
+    check_names(server)  # rule 6
     endpoint = StreamableHTTP(server, **options)
     served = apply_http_middleware(endpoint, server.http_middleware)  # rule 4
     clean = path.rstrip("/") or "/"
