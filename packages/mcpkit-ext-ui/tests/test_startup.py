@@ -1,6 +1,7 @@
 """The dangling-view warning at startup (startup.py rules 1, 2; spec §Resource
-Discovery: "Resource MUST exist on the server"), through core's lifespan hook, on the
-in-memory transport and under uvicorn."""
+Discovery: "Resource MUST exist on the server"), through core's name-keyed rules
+(:mod:`mcpkit.server.names`), on the in-memory transport, under uvicorn and when the
+HTTP app is built: once per server, naming the closest registered resource."""
 
 from __future__ import annotations
 
@@ -72,6 +73,26 @@ async def test_startup_warns_once_per_dangling_view_in_memory(
     assert "'ui://views/missing'" in messages[1]
     assert "'flat'" in messages[0]
     assert "'ui://views/flat-missing'" in messages[0]
+
+
+async def test_startup_warns_once_per_server_and_names_the_closest_view(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    server = build()
+    for _ in range(3):  # every in-memory connection starts serving again
+        async with Client(server) as client:
+            await client.ping()
+    messages = _warnings(caplog)
+    assert len(messages) == 2
+    assert "closest registered resource: 'ui://views/served'" in messages[1]
+    assert "AppsExtension.resource('ui://views/missing', html=...)" in messages[1]
+
+
+def test_building_the_http_app_warns(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    build().http_app()
+    assert len(_warnings(caplog)) == 2
 
 
 async def test_startup_warns_over_http(caplog: pytest.LogCaptureFixture) -> None:

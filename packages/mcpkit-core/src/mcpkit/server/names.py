@@ -40,7 +40,6 @@ Rules:
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import logging
 import weakref
@@ -212,6 +211,8 @@ def _check(server: Server, rule: NamedRule) -> str | None:
 
 
 def _message(rule: NamedRule, reason: str, names: Iterable[str]) -> str:
+    import difflib  # deferred: defining a server stays cheap to import
+
     candidates = sorted(names)
     close = difflib.get_close_matches(rule.name, candidates, n=1, cutoff=0.6)
     if close:

@@ -25,6 +25,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast, overload
 
@@ -41,8 +42,9 @@ from mcpkit.ext.ui.server.meta import (
     UiToolMeta,
     check_ui_uri,
 )
-from mcpkit.ext.ui.server.startup import check_views_lifespan
+from mcpkit.ext.ui.server.startup import view_rules
 from mcpkit.server.forms import decorate
+from mcpkit.server.names import declare_rules
 from mcpkit.server.tools import ToolOptions
 
 if TYPE_CHECKING:
@@ -97,7 +99,7 @@ class AppsExtension:
             return
         setattr(server, _INSTALLED, True)
         server.add_list_filter(app_list_filter(strict=self.strict))
-        server.add_lifespan(check_views_lifespan)
+        declare_rules(server, partial(view_rules, server))
 
     # -- app tools -----------------------------------------------------------------
     @overload

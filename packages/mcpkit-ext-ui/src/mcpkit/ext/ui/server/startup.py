@@ -8,26 +8,27 @@ Rules:
    (registered through :class:`~.apps.AppsExtension` or not) whose ``_meta.ui.resourceUri``
    or deprecated flat ``_meta["ui/resourceUri"]`` names a URI that no static resource
    and no resource template of the server serves.
-2. :func:`check_views_lifespan` is a core lifespan (``Server.add_lifespan``): when the
-   server starts serving, on any transport, it logs one WARNING per dangling view on
-   the ``mcpkit.ext.ui`` logger, then serves on (a warning, not a failure: a resource
-   may legitimately be added later, e.g. by a mounted server's lifespan).
+2. :func:`view_rules` declares each view as a core name-keyed rule
+   (:mod:`mcpkit.server.names`): when the server starts serving, on any transport, and
+   when its HTTP app is built, each dangling view is one WARNING on the
+   ``mcpkit.ext.ui`` logger (once per server), naming the tool, the URI, the closest
+   registered resource and the fix; serving goes on (a warning, not a failure: a
+   resource may legitimately be added later, e.g. by a mounted server's lifespan).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.ext.ui.server.listing import tool_ui_meta
 from mcpkit.ext.ui.server.meta import DEPRECATED_RESOURCE_URI_KEY
+from mcpkit.server.names import NamedRule
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
-__all__ = ["check_views_lifespan", "dangling_views", "logger"]
+__all__ = ["dangling_views", "logger", "view_rules"]
 
 logger = logging.getLogger("mcpkit.ext.ui")
 
@@ -58,15 +59,17 @@ def dangling_views(server: Server) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-@asynccontextmanager
-async def check_views_lifespan(server: Server) -> AsyncGenerator[None]:
-    """Rule 2: warn about each dangling view when serving starts."""
-    for name, uri in dangling_views(server):
-        logger.warning(
-            "tool %r points at the view %r, but no resource serves it (register it with "
-            "AppsExtension.resource(%r, html=...); SEP-1865: the resource MUST exist)",
-            name,
-            uri,
-            uri,
-        )
-    yield
+def view_rules(server: Server) -> list[NamedRule]:
+    """Rule 2: each tool's view as a core name-keyed rule (not protecting), by tool
+    name and URI."""
+    found: list[NamedRule] = []
+    for name, tool in sorted(server.tools.items()):
+        for uri in sorted(_views(tool.definition)):
+            fix = (
+                f"register it with AppsExtension.resource({uri!r}, html=...) or fix the URI "
+                "(SEP-1865: the resource MUST exist)"
+            )
+            found.append(
+                NamedRule("resource", uri, f"tool {name!r} (resource_uri)", fix=fix, logger=logger.name)
+            )
+    return found
