@@ -246,3 +246,34 @@ def test_a_checkout_installs_the_reload_extra_so_uv_run_reload_works() -> None:
     assert "reload" in extras
     core_project = tomllib.loads((root / "packages/mcpkit-core/pyproject.toml").read_text())
     assert core_project["project"]["optional-dependencies"]["reload"] == ["watchfiles>=1.0"]
+
+
+def test_a_protecting_rule_naming_nothing_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        "typo_rule.py",
+        """
+        from mcpkit.server import Server
+        from mcpkit.server.names import NamedRule, declare_rules
+
+        server = Server("guarded")
+
+
+        @server.tool()
+        def save_note() -> str:
+            return "saved"
+
+
+        declare_rules(
+            server, lambda: [NamedRule("tool", "sav_note", "guard(tool='sav_note')", protects=True)]
+        )
+        """,
+    )
+    code, out, err = in_process(capsys, "run", str(path))
+    assert code == 2
+    assert err.startswith("mcpkit run: guard(tool='sav_note') protects tool 'sav_note'")
+    assert "closest registered tool: 'save_note'" in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert out == ""

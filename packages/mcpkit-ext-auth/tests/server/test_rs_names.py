@@ -132,3 +132,14 @@ def test_a_parent_rule_names_a_mounted_tool_by_its_mounted_name(name: str, refus
             parent.http_app()
     else:
         parent.http_app()
+
+
+def test_inspect_lists_a_late_bound_scope_rule() -> None:
+    from mcpkit.cli.offline import describe, render
+
+    server, auth = notes()
+    auth.require(tool="export", all_of=["notes:export"], late_bound=True)
+    [rule] = describe(server)["lateBoundRules"]
+    assert rule["source"] == "auth.require(tool='export', all_of=['notes:export'])"
+    assert rule["where"].startswith(__file__.removesuffix("c"))
+    assert "Late-bound rules (1)" in render(describe(server))

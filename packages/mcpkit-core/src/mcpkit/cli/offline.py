@@ -17,6 +17,10 @@ Rules:
    its extension's settings object) and ``_meta`` (``{"io.mcpkit/extensions": {id:
    {"specVersion", "stability"}}}``, as the ``initialize`` result carries it; absent
    when no extension says either).
+4. Late-bound rules (:func:`mcpkit.server.names.late_bound_rules`: rules keyed by a
+   name that start-up does not check because the item is added at run time) are listed
+   as ``Late-bound rules`` (text) and ``lateBoundRules`` (JSON: ``kind``, ``name``,
+   ``source``, ``where``, ``protects``), when there are any (:func:`late_bound`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-__all__ = ["add_arguments", "describe", "run", "signature_of"]
+__all__ = ["add_arguments", "describe", "late_bound", "late_bound_rows", "run", "signature_of"]
 
 JSON = dict[str, Any]
 
@@ -134,6 +138,7 @@ def describe(server: Any) -> JSON:
     about = extensions_meta(server.extensions)
     if about:
         summary["_meta"] = {EXTENSIONS_META: about}
+    summary.update(late_bound(server))  # rule 4
     return summary
 
 
@@ -176,6 +181,7 @@ def render(summary: JSON) -> str:
         ("Resources", resources),
         ("Resource templates", templates),
         ("Extensions", extensions),
+        ("Late-bound rules", late_bound_rows(summary)),
     ):
         section = _section(title, rows)
         if section:
@@ -210,3 +216,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(summary))
     return 0
+
+
+def late_bound(server: Any) -> JSON:
+    """Rule 4: ``{"lateBoundRules": [...]}``, or ``{}`` when the server has none."""
+    from mcpkit.server.names import late_bound_rules
+
+    rules = [
+        {"kind": r.kind, "name": r.name, "source": r.source, "where": r.where, "protects": r.protects}
+        for r in late_bound_rules(server)
+    ]
+    return {"lateBoundRules": rules} if rules else {}
+
+
+def late_bound_rows(summary: JSON) -> list[tuple[str, str]]:
+    """Rule 4's text rows: ``tool 'export'`` and the rule's source."""
+    rules: list[JSON] = summary.get("lateBoundRules") or []
+    return [(f"{r['kind']} {r['name']!r}", str(r["source"])) for r in rules]
