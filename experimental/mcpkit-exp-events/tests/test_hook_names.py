@@ -58,3 +58,22 @@ def test_hooks_for_declared_types_say_nothing(caplog: pytest.LogCaptureFixture) 
 
     server.http_app()
     assert warnings_of(caplog) == []
+
+
+def test_the_message_documented_in_server_md_is_the_one_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[3] / "docs" / "server.md"
+    [sample] = re.findall(r"`(@events\.on_unsubscribe[^`]+)`", doc.read_text("utf-8"))
+    server, events = build()
+    events.on_unsubscribe("deploy.finish")(hook)
+    server.http_app()
+    [message] = warnings_of(caplog)
+    assert re.sub(r" \(/[^)]+\.py:\d+\)", " (app.py:30)", message) == sample
+
+
+async def hook(ctx: Any, arguments: dict[str, Any], sub_id: Any) -> None:
+    return None

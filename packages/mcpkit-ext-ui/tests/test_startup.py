@@ -115,3 +115,24 @@ async def test_no_warning_when_every_view_is_served(caplog: pytest.LogCaptureFix
     async with Client(server) as client:
         await client.ping()
     assert _warnings(caplog) == []
+
+
+def test_the_message_documented_in_server_md_is_the_one_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import re
+    from pathlib import Path
+
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    doc = Path(__file__).resolve().parents[3] / "docs" / "server.md"
+    [sample] = re.findall(r"`(tool 'chart' \(resource_uri\)[^`]+)`", doc.read_text("utf-8"))
+    server = Server("charts")
+    ui = AppsExtension(server)
+
+    @ui.tool(resource_uri="ui://chart/vew")
+    def chart() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "ok"
+
+    ui.resource("ui://chart/view", html="<!DOCTYPE html>")
+    server.http_app()
+    assert _warnings(caplog) == [sample]

@@ -195,3 +195,39 @@ def test_a_proxy_declares_its_names_dynamic(late_bound: bool) -> None:
     else:
         with pytest.raises(NameRuleError, match="come from run time"):
             check_names(front)
+
+
+def test_an_http_name_field_for_a_method_not_served_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = notes()
+    server.http_app(name_fields={"task/get": "taskId"})
+    [message] = warnings_of(caplog)
+    assert message.startswith("StreamableHTTP(name_fields={'task/get': ...}) names method")
+
+
+def test_the_core_messages_documented_in_server_md_are_the_ones_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import re
+    from pathlib import Path
+
+    from mcpkit.server.app import CacheHint
+
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "server.md").read_text("utf-8")
+    samples = re.findall(r"`((?:@server\.completion|Server\(cache_hints)[^`]+ names [^`]+)`", doc)
+    server = Server("hints", cache_hints={"tools/lst": CacheHint(5_000)})
+
+    @server.prompt()
+    def summary() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "sum"
+
+    @server.completion(prompt="sumary")
+    def complete(argument: str, value: str, context: dict[str, str]) -> list[str]:  # pyright: ignore[reportUnusedFunction]
+        return []
+
+    server.http_app()
+    logged = warnings_of(caplog)
+    assert len(samples) == len(logged) == 2
+    for sample, message in zip(samples, logged, strict=True):
+        assert message.startswith(sample.removesuffix("...").removesuffix(", ").rstrip("; "))

@@ -143,3 +143,16 @@ def test_inspect_lists_a_late_bound_scope_rule() -> None:
     assert rule["source"] == "auth.require(tool='export', all_of=['notes:export'])"
     assert rule["where"].startswith(__file__.removesuffix("c"))
     assert "Late-bound rules (1)" in render(describe(server))
+
+
+def test_the_message_documented_in_server_md_is_the_one_printed() -> None:
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[4] / "docs" / "server.md"
+    [sample] = re.findall(r"`(auth\.require\(tool='sav_note'[^`]+)`", doc.read_text("utf-8"))
+    server, auth = notes()
+    auth.require(tool="sav_note", all_of=["notes:write"])
+    with pytest.raises(NameRuleError) as caught:
+        check_names(server)
+    assert re.sub(r" \(/[^)]+\.py:\d+\)", " (app.py:14)", str(caught.value)) == sample

@@ -97,8 +97,8 @@ def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
     :class:`~mcpkit.server.http.endpoint.StreamableHTTP`)."""
     if not path.startswith("/"):
         raise ValueError(f"path must start with '/', got {path!r}")
-    check_names(server)  # rule 6
     endpoint = StreamableHTTP(server, **options)
+    check_names(server)  # rule 6
     served = apply_http_middleware(endpoint, server.http_middleware)  # rule 4
     clean = path.rstrip("/") or "/"
     routes = [Route(clean, served)]
