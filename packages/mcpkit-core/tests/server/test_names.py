@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+
 import pytest
 
 from mcpkit.client import Client
@@ -99,8 +100,9 @@ def test_rules_naming_registered_items_say_nothing(caplog: pytest.LogCaptureFixt
     assert warnings_of(caplog) == []
 
 
-def rule(name: str, **options: bool) -> NamedRule:
-    return NamedRule("tool", name, f"guard(tool={name!r})", **options)
+def rule(name: str, *, protects: bool = False, late_bound: bool = False) -> NamedRule:
+    source = f"guard(tool={name!r})"
+    return NamedRule("tool", name, source, protects=protects, late_bound=late_bound)
 
 
 def test_an_extension_protecting_rule_refuses_start_up_everywhere() -> None:

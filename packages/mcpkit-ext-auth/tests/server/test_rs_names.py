@@ -114,9 +114,7 @@ async def test_a_late_bound_rule_starts_and_protects_the_tool_added_later() -> N
     )
 
 
-@pytest.mark.parametrize(
-    ("name", "refused"), [("forecast", True), ("weather_forecast", False)]
-)
+@pytest.mark.parametrize(("name", "refused"), [("forecast", True), ("weather_forecast", False)])
 def test_a_parent_rule_names_a_mounted_tool_by_its_mounted_name(name: str, refused: bool) -> None:
     parent, auth = notes()
     child = Server("weather")

@@ -223,7 +223,13 @@ def late_bound(server: Any) -> JSON:
     from mcpkit.server.names import late_bound_rules
 
     rules = [
-        {"kind": r.kind, "name": r.name, "source": r.source, "where": r.where, "protects": r.protects}
+        {
+            "kind": r.kind,
+            "name": r.name,
+            "source": r.source,
+            "where": r.where,
+            "protects": r.protects,
+        }
         for r in late_bound_rules(server)
     ]
     return {"lateBoundRules": rules} if rules else {}

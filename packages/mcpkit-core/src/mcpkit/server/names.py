@@ -108,6 +108,7 @@ class _Registry:
     names: dict[str, Callable[[], Iterable[str]]] = field(
         default_factory=dict[str, Callable[[], Iterable[str]]]
     )
+    # kind-ok: unbounded-table kinds the server's code declares dynamic
     dynamic: set[str] = field(default_factory=set[str])
     # kind-ok: unbounded-table one entry per rule the server's code declares
     warned: set[str] = field(default_factory=set[str])
@@ -205,7 +206,9 @@ def _check(server: Server, rule: NamedRule) -> str | None:
     elif rule.name in names or (rule.kind == "resource" and _templated(server, rule.name)):
         return None
     if dynamic is not None and rule.name.startswith(dynamic):
-        unknown = f"this server's {rule.kind}s come from run time (a proxy), so it cannot be checked"
+        unknown = (
+            f"this server's {rule.kind}s come from run time (a proxy), so it cannot be checked"
+        )
         return _message(rule, unknown, names)
     return _message(rule, f"no {rule.kind} of that name is registered", names)
 
@@ -225,8 +228,7 @@ def _message(rule: NamedRule, reason: str, names: Iterable[str]) -> str:
         hint = f"no {rule.kind} is registered"
     verb = "protects" if rule.protects else "names"
     fix = rule.fix or (
-        f"fix the name, or mark the rule late_bound=True if the {rule.kind} is added "
-        "at run time"
+        f"fix the name, or mark the rule late_bound=True if the {rule.kind} is added at run time"
     )
     return f"{rule.describe()} {verb} {rule.kind} {rule.name!r}, but {reason} ({hint}); {fix}"
 
@@ -302,18 +304,16 @@ def _template_covers(server: Server, template: str) -> bool:
 
 
 def core_rules(server: Server) -> Iterator[NamedRule]:
-    """Core's own rules (always part of :func:`named_rules`): completion handlers (``@server.completion(prompt=...)``,
-    ``resource=...``) and ``cache_hints`` keys; none protects."""
+    """Core's own rules (always part of :func:`named_rules`): completion handlers
+    (``@server.completion(prompt=...)``, ``resource=...``) and ``cache_hints`` keys;
+    none protects."""
     for (ref, name), _completer in server.completers.items():
         if ref == "ref/prompt":
             yield NamedRule("prompt", name, f"@server.completion(prompt={name!r})")
         elif name not in _all_resources(server):
-            yield NamedRule(
-                "resource template", name, f"@server.completion(resource={name!r})"
-            )
+            yield NamedRule("resource template", name, f"@server.completion(resource={name!r})")
     from mcpkit.server.app import DEFAULT_CACHE_HINTS
 
     for method in server.cache_hints:
         if method not in DEFAULT_CACHE_HINTS:
             yield NamedRule("method", method, f"Server(cache_hints={{{method!r}: ...}})")
-

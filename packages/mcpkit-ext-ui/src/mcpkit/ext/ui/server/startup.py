@@ -70,6 +70,8 @@ def view_rules(server: Server) -> list[NamedRule]:
                 "(SEP-1865: the resource MUST exist)"
             )
             found.append(
-                NamedRule("resource", uri, f"tool {name!r} (resource_uri)", fix=fix, logger=logger.name)
+                NamedRule(
+                    "resource", uri, f"tool {name!r} (resource_uri)", fix=fix, logger=logger.name
+                )
             )
     return found
