@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -212,7 +213,6 @@ def test_the_core_messages_documented_in_server_md_are_the_ones_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     import re
-    from pathlib import Path
 
     from mcpkit.server.app import CacheHint
 
@@ -233,3 +233,30 @@ def test_the_core_messages_documented_in_server_md_are_the_ones_logged(
     assert len(samples) == len(logged) == 2
     for sample, message in zip(samples, logged, strict=True):
         assert message.startswith(sample.removesuffix("...").removesuffix(", ").rstrip("; "))
+
+
+def test_a_name_registered_after_mounting_that_hides_a_mounted_one_warns_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    parent = notes()
+    child = Server("weather")
+    parent.mount(child, "weather")
+
+    @child.tool()
+    def forecast() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "child"
+
+    @parent.tool(name="weather_forecast")
+    def own() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "parent"
+
+    parent.http_app()
+    check_names(parent)
+    [message] = warnings_of(caplog)
+    assert message == (
+        "mount 'weather' ('weather'): tool 'weather_forecast' is hidden by the server's own "
+        "tool of that name (mount rule 3: the first wins); rename one of them or mount "
+        "under another namespace"
+    )
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "server.md").read_text("utf-8")
+    assert f"`{message}`" in doc  # the table's sample is what is logged

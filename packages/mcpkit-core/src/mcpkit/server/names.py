@@ -36,6 +36,8 @@ Rules:
    rule's logger (default ``mcpkit.server``), once per server and rule however often
    the server starts. Late-bound rules are not warned about.
 6. :func:`late_bound_rules` lists the late-bound rules (``mcpkit inspect`` shows them).
+7. Mount namespaces: a tool or prompt registered after ``mount`` that hides another
+   (:func:`mcpkit.server.mount.shadowed`) is warned about the same way, once.
 """
 
 from __future__ import annotations
@@ -181,13 +183,19 @@ def problems(server: Server) -> list[tuple[NamedRule, str]]:
 def check_names(server: Server) -> None:
     """Rules 4, 5: raise :class:`NameRuleError` for the first protecting rule naming
     nothing (unless it is a URI template); warn once about the others."""
+    from mcpkit.server.mount import shadowed
+
     registry = _registry(server)
+    warnings: list[tuple[str, str]] = []
     for rule, message in problems(server):
         if rule.protects and not _is_template(rule):
             raise NameRuleError(message)
+        warnings.append((rule.logger, message))
+    warnings += [("mcpkit.server", message) for message in shadowed(server)]  # rule 7
+    for logger, message in warnings:
         if message not in registry.warned:
             registry.warned.add(message)
-            logging.getLogger(rule.logger).warning("%s", message)
+            logging.getLogger(logger).warning("%s", message)
 
 
 # -- what is registered (rule 3) ------------------------------------------------------
