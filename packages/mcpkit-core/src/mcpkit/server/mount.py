@@ -229,6 +229,8 @@ def shadowed(server: Server) -> list[str]:
     mounting (on the parent, or on a child) whose name hides another one; one message
     per hidden entry (warned at start-up by :func:`mcpkit.server.names.check_names`)."""
     out: list[str] = []
+    if not _entries(server):
+        return out
     for kind in ("tools", "prompts"):
         owner = dict.fromkeys(
             server.tools if kind == "tools" else server.prompts, "the server's own"
