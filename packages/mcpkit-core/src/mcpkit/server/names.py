@@ -171,10 +171,13 @@ def problems(server: Server) -> list[tuple[NamedRule, str]]:
     """Each rule of ``server`` naming nothing registered, with its one-line message
     (rules 3-5); late-bound rules are left out."""
     out: list[tuple[NamedRule, str]] = []
+    known: dict[str, tuple[set[str], str | None]] = {}  # each kind computed once per check
     for rule in named_rules(server):
         if rule.late_bound:
             continue
-        message = _check(server, rule)
+        if rule.kind not in known:
+            known[rule.kind] = _registered(server, rule.kind)
+        message = _check(server, rule, known[rule.kind])
         if message is not None:
             out.append((rule, message))
     return out
@@ -203,9 +206,10 @@ def _is_template(rule: NamedRule) -> bool:
     return rule.kind == "resource" and "{" in rule.name
 
 
-def _check(server: Server, rule: NamedRule) -> str | None:
-    """The message for ``rule`` when it names nothing registered, else None."""
-    names, dynamic = _registered(server, rule.kind)
+def _check(server: Server, rule: NamedRule, known: tuple[set[str], str | None]) -> str | None:
+    """The message for ``rule`` when it names nothing registered (``known``: what
+    :func:`_registered` says of its kind), else None."""
+    names, dynamic = known
     if _is_template(rule):
         if _template_covers(server, rule.name):
             return None
