@@ -7,8 +7,10 @@
 
     server = Server("files")
 
+
     @server.tool()
     def write_file(path: str, text: str) -> str: ...
+
 
     auth = protect(
         server,
