@@ -1,6 +1,7 @@
 """The dangling-view warning at startup (startup.py rules 1, 2; spec §Resource
-Discovery: "Resource MUST exist on the server"), through core's lifespan hook, on the
-in-memory transport and under uvicorn."""
+Discovery: "Resource MUST exist on the server"), through core's name-keyed rules
+(:mod:`mcpkit.server.names`), on the in-memory transport, under uvicorn and when the
+HTTP app is built: once per server, naming the closest registered resource."""
 
 from __future__ import annotations
 
@@ -76,6 +77,26 @@ async def test_startup_warns_once_per_dangling_view_in_memory(
     assert "'ui://views/flat-missing'" in messages[0]
 
 
+async def test_startup_warns_once_per_server_and_names_the_closest_view(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    server = build()
+    for _ in range(3):  # every in-memory connection starts serving again
+        async with Client(server) as client:
+            await client.ping()
+    messages = _warnings(caplog)
+    assert len(messages) == 2
+    assert "closest registered resource: 'ui://views/served'" in messages[1]
+    assert "AppsExtension.resource('ui://views/missing', html=...)" in messages[1]
+
+
+def test_building_the_http_app_warns(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    build().http_app()
+    assert len(_warnings(caplog)) == 2
+
+
 async def test_startup_warns_over_http(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
     async with served(build()):
@@ -124,8 +145,9 @@ def test_mcpkit_inspect_warns_about_a_dangling_view_like_run_does(
     assert "  chart  ui://chrat  (no resource serves it)\n" in out
     assert "  fine   ui://served\n" in out
     assert (
-        "warning: tool 'chart' points at the view 'ui://chrat', but no resource serves it "
-        "(register it with AppsExtension.resource('ui://chrat', html=...)"
+        "warning: tool 'chart' (resource_uri) names resource 'ui://chrat', but no resource "
+        "of that name is registered (registered resources: 'ui://served'); register "
+        "it with AppsExtension.resource('ui://chrat', html=...)"
     ) in out
     with pytest.raises(SystemExit):
         main(["inspect", str(app), "--json"])
@@ -133,3 +155,22 @@ def test_mcpkit_inspect_warns_about_a_dangling_view_like_run_does(
     assert summary["sections"]["io.modelcontextprotocol/ui"]["dangling"] == [
         ["chart", "ui://chrat"]
     ]
+def test_the_message_documented_in_server_md_is_the_one_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import re
+    from pathlib import Path
+
+    caplog.set_level(logging.WARNING, logger="mcpkit.ext.ui")
+    doc = Path(__file__).resolve().parents[3] / "docs" / "server.md"
+    [sample] = re.findall(r"`(tool 'chart' \(resource_uri\)[^`]+)`", doc.read_text("utf-8"))
+    server = Server("charts")
+    ui = AppsExtension(server)
+
+    @ui.tool(resource_uri="ui://chart/vew")
+    def chart() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "ok"
+
+    ui.resource("ui://chart/view", html="<!DOCTYPE html>")
+    server.http_app()
+    assert _warnings(caplog) == [sample]

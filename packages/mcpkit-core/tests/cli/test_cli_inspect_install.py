@@ -234,3 +234,35 @@ def test_inspect_shows_annotated_parameters_as_their_type_and_field_defaults_as_
         "limit: int | None = None, size: int = 3, ids: list[int] = ...) -> dict[str, int]"
     ) in out
     assert "FieldInfo" not in out
+
+
+LATE = """
+from mcpkit.server import Server
+from mcpkit.server.names import NamedRule, declare_rules
+
+server = Server("late")
+declare_rules(
+    server,
+    lambda: [NamedRule("tool", "export", "guard(tool='export')", protects=True, late_bound=True)],
+)
+"""
+
+
+def test_inspect_lists_the_late_bound_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "late_rules.py"
+    path.write_text(LATE)
+    code, out, err = in_process(capsys, "inspect", str(path))
+    assert code == 0, err
+    assert "Late-bound rules (1)\n  tool 'export'  guard(tool='export')" in out
+    code, out, err = in_process(capsys, "inspect", str(path), "--json")
+    assert json.loads(out)["lateBoundRules"] == [
+        {
+            "kind": "tool",
+            "name": "export",
+            "source": "guard(tool='export')",
+            "where": None,
+            "protects": True,
+        }
+    ]

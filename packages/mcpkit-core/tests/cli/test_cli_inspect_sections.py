@@ -83,3 +83,47 @@ def test_a_server_without_sources_has_none_and_sources_are_per_server() -> None:
     add_inspect_source(other, lambda s: InspectSection("k", "T", rows=[("a", s.info["name"])]))
     assert inspect_sections(plain) == []
     assert [s.rows for s in inspect_sections(other)] == [[("a", "other")]]
+
+
+NAMES_APP = """
+from mcpkit.server import Server
+from mcpkit.server.names import NamedRule, declare_rules
+
+server = Server("typos")
+
+
+@server.prompt()
+def summary(text: str) -> str:
+    return text
+
+
+@server.completion(prompt="sumary")
+def complete(argument, context=None):
+    return []
+
+
+declare_rules(
+    server, lambda: [NamedRule("tool", "sav_note", "guard(tool='sav_note')", protects=True)]
+)
+"""
+
+
+def test_inspect_warns_about_every_rule_that_names_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26: `inspect` said nothing of a rule naming nothing, which `run` refuses or
+    warns about; now each is a ``warning:`` line with run's message (a refusing rule
+    too: inspect describes the server, it does not refuse it)."""
+    path = tmp_path / "typos_app.py"
+    path.write_text(textwrap.dedent(NAMES_APP))
+    code, out, err = in_process(capsys, "inspect", str(path))
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert any(
+        line.startswith("warning: guard(tool='sav_note') protects tool 'sav_note'")
+        for line in lines
+    ), out
+    assert any("@server.completion(prompt='sumary')" in line for line in lines), out
+    assert any("closest registered prompt: 'summary'" in line for line in lines), out
+    code, out, _ = in_process(capsys, "inspect", str(path), "--json")
+    assert len(json.loads(out)["warnings"]) == 2

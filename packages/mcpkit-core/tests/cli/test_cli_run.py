@@ -303,8 +303,36 @@ def test_a_refused_serve_option_is_named_by_its_flag(
     `--workers 0` said "workers"; a negative `--shutdown-grace` was accepted."""
     target = [str(write(tmp_path, "ok_mod.py", SERVER.format(name="server", version="1")))]
     argv = [command, *(target if command == "run" else []), "--transport", "http"]
-    code, out, err = in_process(capsys, *argv, "--port", "0", *option)
+    code, _out, err = in_process(capsys, *argv, "--port", "0", *option)
     assert code == 2
     assert expected.format(cmd=command) in err
     assert "Traceback" not in err
+def test_a_protecting_rule_naming_nothing_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        "typo_rule.py",
+        """
+        from mcpkit.server import Server
+        from mcpkit.server.names import NamedRule, declare_rules
+
+        server = Server("guarded")
+
+
+        @server.tool()
+        def save_note() -> str:
+            return "saved"
+
+
+        declare_rules(
+            server, lambda: [NamedRule("tool", "sav_note", "guard(tool='sav_note')", protects=True)]
+        )
+        """,
+    )
+    code, out, err = in_process(capsys, "run", str(path))
+    assert code == 2
+    assert err.startswith("mcpkit run: guard(tool='sav_note') protects tool 'sav_note'")
+    assert "closest registered tool: 'save_note'" in err
+    assert len(err.strip().splitlines()) == 1, err
     assert out == ""

@@ -396,6 +396,16 @@ async def check_server_errors(ns: dict[str, Any]) -> None:
     assert re.search(r"error id [0-9a-f]{8}", text)
 
 
+async def check_server_names(ns: dict[str, Any]) -> None:
+    from mcpkit.server.names import late_bound_rules
+
+    text = " ".join((ROOT / "docs/server.md").read_text("utf-8").split())
+    documented = re.search(r"`message` is `([^`]+)`", text)
+    assert documented is not None
+    assert ns["message"] == documented.group(1)  # the sample is what the code says
+    assert [r.name for r in late_bound_rules(ns["server"])] == ["export"]
+
+
 async def check_trace_context(ns: dict[str, Any]) -> None:
     trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
     assert await ns["main"]() == f"Oslo: trace {trace_id}"
@@ -428,6 +438,7 @@ CHECKS: dict[str, Check] = {
     "server-sync": check_server_sync,
     "server-caller": check_server_caller,
     "server-errors": check_server_errors,
+    "server-names": check_server_names,
 }
 
 

@@ -378,6 +378,36 @@ async def check_rs_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         assert purged.content[0].text == "purged"  # type: ignore[union-attr]
 
 
+async def check_rs_late_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 26: a scope rule naming nothing refuses start-up; late_bound=True does not.
+    import io
+
+    ns: dict[str, Any] = {}
+    printed = io.StringIO()
+
+    def make_app(base: str) -> Any:
+        with contextlib.redirect_stdout(printed):
+            ns.update(run("rs-late-bound", localised(block("rs-late-bound"), base)))
+        return ns["server"].http_app()
+
+    text = " ".join(DOC.read_text("utf-8").split())
+    documented = re.search(r"It prints `(auth\.require\(tool='sav_note'[^`]+)`", text)
+    assert documented is not None
+    async with serve(make_app) as base:
+        assert printed.getvalue().strip() == documented.group(1)
+        url = f"{base}/mcp"
+        for tool in ("save_note", "export"):
+            with pytest.raises(HTTPAuthError) as refused:
+                async with Client(url, auth=BearerToken("reader")) as reader:
+                    await reader.call_tool(tool, {"text": "x"})
+            assert refused.value.status == 403
+            assert 'scope="notes:read notes:write"' in refused.value.challenge
+            ns["server"].add_tool(lambda: "exported", name="export")  # registered while serving
+        async with Client(url, auth=BearerToken("writer")) as writer:
+            exported = await writer.call_tool("export", {})
+        assert exported.content[0].text == "exported"  # type: ignore[union-attr]
+
+
 async def check_client_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # auth-grants: the section "More grants" (DPoP client against the dpop-server block).
     async with stack("dpop-server") as s:
@@ -514,6 +544,7 @@ CHECKS: dict[str, Check] = {
     "dpop-server": check_dpop_server,
     "rs-scopes": check_rs_scopes,
     "rs-mount": check_rs_mount,
+    "rs-late-bound": check_rs_late_bound,
     "client-grants": check_client_grants,
     "auth-server": check_auth_server,
     "cli-login": check_cli_login,

@@ -186,6 +186,12 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
 
 
 def _serve(server: Any, args: argparse.Namespace) -> None:
+    from mcpkit.server.names import NameRuleError, check_names
+
+    try:
+        check_names(server)  # a rule naming nothing: one line, status 2 (names rule 4)
+    except NameRuleError as exc:
+        raise CliError(str(exc)) from None
     if args.transport == "stdio":
         server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
         return

@@ -22,6 +22,16 @@ Rules:
    warnings (a view no resource serves) close the output as ``warning:`` lines; in
    ``--json``, ``sections`` maps each section's key to its data and ``warnings`` lists
    every warning (both absent when no extension added any).
+5. Late-bound rules (:func:`mcpkit.server.names.late_bound_rules`: rules keyed by a
+   name that start-up does not check because the item is added at run time) are listed
+   as ``Late-bound rules`` (text) and ``lateBoundRules`` (JSON: ``kind``, ``name``,
+   ``source``, ``where``, ``protects``), when there are any (:func:`late_bound`).
+6. Every rule keyed by a name that names nothing registered, and every mounted name
+   hidden by a later registration (:func:`mcpkit.server.names.problems`,
+   :func:`mcpkit.server.mount.shadowed`), is a ``warning:`` line with the message
+   ``mcpkit run`` logs or refuses with (a refusing one included: ``inspect`` describes
+   a server that would not start, it does not refuse it); ``--json`` lists them in
+   ``warnings`` too.
 """
 
 from __future__ import annotations
@@ -41,7 +51,7 @@ from pydantic_core import PydanticUndefined
 
 from mcpkit.server.inspection import InspectSection, inspect_sections
 
-__all__ = ["add_arguments", "describe", "run", "signature_of"]
+__all__ = ["add_arguments", "describe", "late_bound", "late_bound_rows", "run", "signature_of"]
 
 JSON = dict[str, Any]
 
@@ -146,15 +156,27 @@ def describe(server: Any, sections: Sequence[InspectSection] | None = None) -> J
     about = extensions_meta(server.extensions)
     if about:
         summary["_meta"] = {EXTENSIONS_META: about}
-    _add_extension_sections(summary, sections)
+    summary.update(late_bound(server))  # rule 5
+    _add_extension_sections(summary, sections, _name_warnings(server))
     return summary
 
 
-def _add_extension_sections(summary: JSON, sections: Sequence[InspectSection]) -> None:
-    """Rule 4: the sections extensions contribute, as ``--json`` holds them."""
+def _name_warnings(server: Any) -> list[str]:
+    """Rule 6: what start-up would refuse or warn about, one line each."""
+    from mcpkit.server.mount import shadowed
+    from mcpkit.server.names import problems
+
+    return [message for _, message in problems(server)] + list(shadowed(server))
+
+
+def _add_extension_sections(
+    summary: JSON, sections: Sequence[InspectSection], core_warnings: Sequence[str] = ()
+) -> None:
+    """Rules 4, 6: the sections extensions contribute and every warning, as ``--json``
+    holds them."""
     if sections:
         summary["sections"] = {section.key: section.as_json() for section in sections}
-    warnings = [w for section in sections for w in section.warnings]
+    warnings = [*core_warnings, *(w for section in sections for w in section.warnings)]
     if warnings:
         summary["warnings"] = warnings
 
@@ -198,23 +220,25 @@ def render(summary: JSON, sections: Sequence[InspectSection] = ()) -> str:
         ("Resources", resources),
         ("Resource templates", templates),
         ("Extensions", extensions),
+        ("Late-bound rules", late_bound_rows(summary)),
     ):
         section = _section(title, rows)
         if section:
             out.append("")
             out += section
-    out += _render_extension_sections(sections)
+    out += _render_extension_sections(sections, summary.get("warnings", ()))
     return "\n".join(out)
 
 
-def _render_extension_sections(sections: Sequence[InspectSection]) -> list[str]:
-    """Rule 4: each extension's section after core's, then every warning."""
+def _render_extension_sections(
+    sections: Sequence[InspectSection], warnings: Sequence[str]
+) -> list[str]:
+    """Rules 4, 6: each extension's section after core's, then every warning."""
     lines: list[str] = []
     for section in sections:
         rows = [(str(a), str(b)) for a, b in section.rows]
         if rows:
             lines += ["", *_section(section.title, rows)]
-    warnings = [str(w) for section in sections for w in section.warnings]
     if warnings:
         lines += ["", *(f"warning: {w}" for w in warnings)]
     return lines
@@ -247,3 +271,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(summary, sections))
     return 0
+
+
+def late_bound(server: Any) -> JSON:
+    """Rule 4: ``{"lateBoundRules": [...]}``, or ``{}`` when the server has none."""
+    from mcpkit.server.names import late_bound_rules
+
+    rules = [
+        {
+            "kind": r.kind,
+            "name": r.name,
+            "source": r.source,
+            "where": r.where,
+            "protects": r.protects,
+        }
+        for r in late_bound_rules(server)
+    ]
+    return {"lateBoundRules": rules} if rules else {}
+
+
+def late_bound_rows(summary: JSON) -> list[tuple[str, str]]:
+    """Rule 4's text rows: ``tool 'export'`` and the rule's source."""
+    rules: list[JSON] = summary.get("lateBoundRules") or []
+    return [(f"{r['kind']} {r['name']!r}", str(r["source"])) for r in rules]

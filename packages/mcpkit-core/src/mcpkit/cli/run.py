@@ -8,8 +8,9 @@ Rules:
 2. A user error is one or two lines on stderr (``mcpkit run: ...``) and exit status 2,
    never a traceback: a missing file or module, a missing attribute (naming the
    Servers the module does define), a syntax error in the user's code (``file:line``),
-   something that is not a Server, a port already in use. An exception raised by the
-   user's module while it is imported is the user's bug: its traceback is shown with
+   something that is not a Server, a port already in use, a rule keyed by a name that
+   names nothing registered (:mod:`mcpkit.server.names` rule 4). An exception raised by
+   the user's module while it is imported is the user's bug: its traceback is shown with
    the user's frames only (mcpkit's own, core or extension, and importlib's are left
    out, counted on one line), and the status is 1.
 3. ``--port`` is checked by the parser (0..65535; 0 = any free port). The server's

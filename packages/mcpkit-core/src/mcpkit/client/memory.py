@@ -13,6 +13,9 @@ Rules:
 4. The server-to-client buffer holds at most :func:`~mcpkit.core.memory.memory_pair`'s
    ``buffer`` messages; a full buffer holds the server's sends back (no bytes are copied:
    the messages are the in-process server's own objects).
+5. The server's name-keyed rules are checked before it is served
+   (:func:`mcpkit.server.names.check_names`): a refusal is raised from ``connect()``,
+   not only logged (rule 3).
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ class MemoryTransport:
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[ClientStream]:
         from mcpkit.server.connection import ServerConnection
+        from mcpkit.server.names import check_names
+
+        check_names(self.server)  # rule 5: a refusal reaches the caller as raised
 
         client_end, server_end = memory_pair(serialize=self.serialize)
         connection = ServerConnection(

@@ -9,6 +9,9 @@ Rules:
 2. The first value other than None that they yield is the server's lifespan state
    (``Server.lifespan_state``, ``ctx.lifespan``) from the moment they are all entered
    until they start exiting.
+3. Before any lifespan is entered, the server's rules keyed by a name or URI are checked
+   against what it registers (:func:`mcpkit.server.names.check_names`): a protecting
+   rule naming nothing fails startup with :class:`~mcpkit.server.names.NameRuleError`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+
+from mcpkit.server.names import check_names
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -38,7 +43,9 @@ async def serve_lifespans(
     server: Server, factories: Sequence[Lifespan], states: list[Any]
 ) -> AsyncGenerator[None]:
     """Hold ``factories`` open around the body (rule 1); ``states`` receives the lifespan
-    state while they are (rule 2). Entry and exit errors are raised here, as they are."""
+    state while they are (rule 2). Entry and exit errors are raised here, as they are.
+    The server's name-keyed rules are checked first (rule 3)."""
+    check_names(server)
     if not factories:
         yield
         return

@@ -19,7 +19,9 @@ Rules:
    does not answer "resource not found" serves a URI). ``mount`` raises ``ValueError``
    for what is known when it is called: a namespace mounted already, a child that is
    the parent or mounts it (a cycle), or a tool or prompt name registered on both
-   sides that collides after prefixing.
+   sides that collides after prefixing. A collision made later (a name registered
+   after mounting) is one WARNING when the parent starts serving or its HTTP app is
+   built (:func:`shadowed`, :mod:`mcpkit.server.names`).
 4. Delegation: a request for a mounted entry runs the child's handler inside the
    child's receive middleware, with a :class:`~mcpkit.server.context.Context` whose
    ``server`` is the child and which carries the parent request's channel, session,
@@ -101,7 +103,7 @@ from mcpkit.server.tools import quoted_name, unknown_tool
 if TYPE_CHECKING:
     from mcpkit.server.app import MethodSpec, Server
 
-__all__ = ["mount"]
+__all__ = ["mount", "mounted", "shadowed"]
 
 JSON = dict[str, Any]
 Kind = Literal["tools", "prompts", "refs"]
@@ -220,6 +222,37 @@ class _Relay(Listener):
 
     def close(self) -> None:
         self.closed = True
+
+
+def shadowed(server: Server) -> list[str]:
+    """Rule 3 for what ``mount`` could not know: a tool or prompt registered after
+    mounting (on the parent, or on a child) whose name hides another one; one message
+    per hidden entry (warned at start-up by :func:`mcpkit.server.names.check_names`)."""
+    out: list[str] = []
+    if not _entries(server):
+        return out
+    for kind in ("tools", "prompts"):
+        owner = dict.fromkeys(
+            server.tools if kind == "tools" else server.prompts, "the server's own"
+        )
+        for m in _entries(server):
+            where = f"mount {m.namespace!r} ({m.server.info['name']!r})"
+            for name in sorted(m.prefix + n for n in _static_names(m.server, kind)):
+                if name in owner:
+                    out.append(
+                        f"{where}: {kind[:-1]} {name!r} is hidden by {owner[name]} "
+                        f"{kind[:-1]} of that name (mount rule 3: the first wins); rename one "
+                        "of them or mount under another namespace"
+                    )
+                else:
+                    owner[name] = f"{where}'s"
+    return out
+
+
+def mounted(server: Server) -> list[tuple[Server, str]]:
+    """The servers mounted directly into ``server``, each with its name prefix
+    (``"weather_"``; ``""`` without a namespace), in mount order."""
+    return [(m.server, m.prefix) for m in _entries(server)]
 
 
 def _entries(server: Server) -> list[_Mounted]:

@@ -48,6 +48,11 @@ Rules:
    that has not answered within ``EventsLimits.authorize_timeout_s`` (``TimeoutError``),
    is a refusal (fail closed: -32024 at subscribe time, a termination at delivery
    time), logged with the exception's type only (its text may carry secrets).
+10. The declared event types are a kind of name core checks rules against
+    (:mod:`mcpkit.server.names`, ``"event type"``): an ``on_subscribe`` /
+    ``on_unsubscribe`` hook for a type not declared when the server starts serving (or
+    its HTTP app is built) is one WARNING naming the hook, the closest declared type and
+    the fix (a hook is not a protection: it never refuses a subscription).
 """
 
 from __future__ import annotations
@@ -82,6 +87,7 @@ from mcpkit.experimental.events.sources import (
 )
 from mcpkit.experimental.events.store import InMemoryStore, OccurrenceStore, now_ms, read_matching
 from mcpkit.server.hub import Change
+from mcpkit.server.names import NamedRule, declare_names, declare_rules
 from mcpkit.server.pagination import page
 
 if TYPE_CHECKING:
@@ -158,6 +164,30 @@ class EventsExtension:
         server.add_method(W.EVENTS_STREAM, self.streams.handle, eras=("modern",), streaming=True)
         server.add_listen_filter(W.LISTEN_FILTER_FIELD, self._listen_filter)
         server.add_lifespan(self._lifespan)
+        declare_names(server, "event type", lambda: self.sources)  # rule 10
+        declare_rules(server, self._hook_rules)
+
+    def _hook_rules(self) -> list[NamedRule]:
+        """Rule 10: each lifecycle hook as a core name-keyed rule (not protecting)."""
+        found: list[NamedRule] = []
+        for which, hooks in (
+            ("on_subscribe", self.lifecycle.on_subscribe),
+            ("on_unsubscribe", self.lifecycle.on_unsubscribe),
+        ):
+            for name, hook in hooks.items():
+                code = getattr(hook, "__code__", None)
+                where = f"{code.co_filename}:{code.co_firstlineno}" if code else None
+                found.append(
+                    NamedRule(
+                        "event type",
+                        name,
+                        f"@events.{which}({name!r})",
+                        fix="fix the name, or declare the event type with events.source(...)",
+                        where=where,
+                        logger=logger.name,
+                    )
+                )
+        return found
 
     # -- the extension entry (rule 1) ----------------------------------------------------
     def extension(self) -> Extension:

@@ -22,6 +22,10 @@ Rules:
    that middleware too (:func:`~mcpkit.server.guards.apply_http_middleware`): an invalid
    ``Origin`` is 403 (the transport's MUST) whatever a middleware would answer first
    (``protect()``'s 401 to a caller without a token).
+6. Building the app checks the server's rules keyed by a name or URI
+   (:func:`mcpkit.server.names.check_names`): a protecting rule naming nothing
+   registered raises :class:`~mcpkit.server.names.NameRuleError` here, before anything
+   is bound.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcpkit.core.remedies import OptionError
 from mcpkit.server.guards import apply_http_middleware
 from mcpkit.server.http.endpoint import StreamableHTTP
+from mcpkit.server.names import check_names
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -94,6 +99,7 @@ def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
     if not path.startswith("/"):
         raise OptionError(f"must start with '/', got {path!r}", option="path")
     endpoint = StreamableHTTP(server, **options)
+    check_names(server)  # rule 6
     served = apply_http_middleware(endpoint, server.http_middleware)  # rule 4
     clean = path.rstrip("/") or "/"
     routes = [Route(clean, served)]

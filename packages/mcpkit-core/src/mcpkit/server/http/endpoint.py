@@ -65,6 +65,7 @@ from mcpkit.server.http.security import OriginGuard
 from mcpkit.server.http.sessions import HTTPSession, SessionTable
 from mcpkit.server.http.shared import SessionStore
 from mcpkit.server.identity import UnidentifiedPrincipal, principal_key
+from mcpkit.server.names import NamedRule, declare_rules
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -265,6 +266,9 @@ class StreamableHTTP:
         (:func:`~mcpkit.server.http.shared.follow`)."""
         self.shutdown_grace_s = shutdown_grace_s
         self.name_fields: dict[str, str] = {**NAME_FIELDS, **(name_fields or {})}
+        if name_fields:  # each key names a method the server serves (mcpkit.server.names)
+            extra = dict(name_fields)
+            declare_rules(server, lambda: [_name_field_rule(m) for m in extra])
         self.active = ActiveExchanges()
         self.closing = False
         self._closed = False
@@ -615,3 +619,9 @@ def _single_id(request: GuardedRequest, message: Any) -> Any:
         return None
     calls = request.calls
     return calls[0].id if len(calls) == 1 else None
+
+
+def _name_field_rule(method: str) -> NamedRule:
+    """A ``name_fields`` key as a name-keyed rule (not protecting): a method the server
+    does not serve is warned about when it starts serving."""
+    return NamedRule("method", method, f"StreamableHTTP(name_fields={{{method!r}: ...}})")

@@ -49,6 +49,7 @@ from mcpkit.core.jsonrpc import INVALID_REQUEST
 from mcpkit.core.versions import Era
 from mcpkit.server.app import MethodSpec, Server
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
+from mcpkit.server.names import declare_dynamic
 from mcpkit.server.protections import Composition, Installer, Protection, compose
 from mcpkit.server.proxy.calls import Admission, forward_call
 from mcpkit.server.proxy.era import EraProbe
@@ -305,5 +306,6 @@ def proxy(
     server.add_method("resources/subscribe", state.lists.resources_subscribe, eras=("legacy",))
     server.add_method("subscriptions/listen", state.lists.listen, eras=("modern",))
     server.set_method_fallback(state.fallback)
+    declare_dynamic(server, "tool", "prompt", "resource", "method")  # names rule 3
     server.set_notification_fallback(state.notification)
     return server

@@ -6,6 +6,12 @@
     from mcpkit.server import Server
 
     server = Server("files")
+
+
+    @server.tool()
+    def write_file(path: str, text: str) -> str: ...
+
+
     auth = protect(
         server,
         AuthSettings(

@@ -62,6 +62,7 @@ from mcpkit.ext.auth.server.scopes import ScopePolicy
 from mcpkit.ext.auth.server.settings import AuthSettings
 from mcpkit.server.guards import GuardedCall, GuardedRequest, RequestGuard
 from mcpkit.server.inspection import add_inspect_source
+from mcpkit.server.names import declare_rules
 from mcpkit.server.protections import Composition, Installer, Protection
 
 if TYPE_CHECKING:
@@ -151,12 +152,22 @@ class Auth:
         method: str | None = None,
         all_of: Iterable[str] = (),
         any_of: Iterable[str] = (),
+        late_bound: bool = False,
     ) -> Auth:
         """Scopes needed by one tool, prompt, resource (URI or URI template) or method:
         every one of ``all_of`` and one of ``any_of``. A caller without them gets HTTP
-        403 ``insufficient_scope`` (:mod:`.scopes`). Returns ``self`` for chaining."""
+        403 ``insufficient_scope`` (:mod:`.scopes`). Returns ``self`` for chaining.
+        A rule naming nothing registered refuses start-up
+        (:class:`~mcpkit.server.names.NameRuleError`), unless ``late_bound=True``
+        says the item is added at run time (:mod:`.scopes` rule 5)."""
         self.policy.require(
-            tool=tool, prompt=prompt, resource=resource, method=method, all_of=all_of, any_of=any_of
+            tool=tool,
+            prompt=prompt,
+            resource=resource,
+            method=method,
+            all_of=all_of,
+            any_of=any_of,
+            late_bound=late_bound,
         )
         return self
 
@@ -192,6 +203,7 @@ class Auth:
             server.add_list_filter(self.visible)
         server.add_lifespan(self._lifespan)
         add_inspect_source(server, partial(scope_rules_section, self))  # mcpkit inspect
+        declare_rules(server, self.policy.named_rules)  # scopes rule 5
         return self
 
     async def guard(self, request: GuardedRequest) -> None:

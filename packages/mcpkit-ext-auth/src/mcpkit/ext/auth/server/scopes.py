@@ -39,6 +39,12 @@ Rules:
    closed; it would otherwise be served anonymously). In list filters such a caller
    holds no scopes, except over stdio and in memory, where no rule applies
    (:mod:`.protect` rule 2) and so nothing is hidden.
+5. Every ``require(...)`` is a protecting name-keyed rule of the server
+   (:mod:`mcpkit.server.names`): when the server starts serving or its HTTP app is
+   built, one naming no registered tool, prompt, resource or method refuses start-up
+   with one line (the rule, where it was declared, the closest registered name, the
+   fix), unless it is a URI template or was declared ``late_bound=True`` (an item
+   added at run time).
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from mcpkit.core.jsonrpc import INVALID_REQUEST
 from mcpkit.ext.auth.server.challenge import Challenge
 from mcpkit.ext.auth.server.principal import Principal
 from mcpkit.server.guards import GuardedCall, GuardedRequest, HTTPRefusal
+from mcpkit.server.names import NamedRule, declared_at
 from mcpkit.server.uritemplates import TemplateMatcher
 
 __all__ = ["Requirement", "ScopePolicy"]
@@ -81,6 +88,8 @@ _LISTED_USE = {  # rule 3: list kind -> (the call that uses an item, kind, key f
     "resources": ("resources/read", "resources", "uri"),
     "resourceTemplates": ("resources/read", "resourceTemplates", "uriTemplate"),
 }
+_RULE_KIND = {"tools": "tool", "prompts": "prompt", "resources": "resource", "method": "method"}
+"""Rule 5: the core kind (:mod:`mcpkit.server.names`) of each ``require()`` target."""
 _PROBE_VALUES = ("p", "mcpkit-probe." * 24, "a/b?c#d&e=f %")
 """Rule 3: each template variable takes each of these values in turn: short, long (past
 prefix modifiers), and reserved characters (which only ``+``/``#`` keep raw)."""
@@ -128,6 +137,8 @@ class ScopePolicy:
         self._methods: dict[str, Requirement] = {}
         self._templates: list[tuple[TemplateMatcher, Requirement]] = []
         self._base_only = True
+        # kind-ok: unbounded-table rules the server's code declares
+        self._declared: dict[tuple[str, str], NamedRule] = {}
         # kind-ok: unbounded-table _PROBE_CACHE_ENTRIES templates the server lists, probes capped
         self._probes: OrderedDict[str, list[str]] = OrderedDict()
 
@@ -140,9 +151,12 @@ class ScopePolicy:
         method: str | None = None,
         all_of: Iterable[str] = (),
         any_of: Iterable[str] = (),
+        late_bound: bool = False,
     ) -> None:
         """Rule 1: exactly one of ``tool``, ``prompt``, ``resource`` (a URI or a URI
-        template) or ``method`` needs ``all_of`` and one of ``any_of``."""
+        template) or ``method`` needs ``all_of`` and one of ``any_of``. ``late_bound``:
+        the item is added at run time, so start-up does not refuse a rule naming
+        nothing registered yet (rule 5)."""
         targets = [
             (k, v)
             for k, v in (
@@ -160,6 +174,19 @@ class ScopePolicy:
             raise ValueError("require() needs scopes: all_of= and/or any_of=")
         kind, name = targets[0]
         self._base_only = False
+        self._declared[(kind, name)] = NamedRule(
+            _RULE_KIND[kind],
+            name,
+            _source(kind, name, requirement),
+            protects=True,
+            late_bound=late_bound,
+            fix=(
+                "fix the name, or pass late_bound=True to auth.require() if the "
+                f"{_RULE_KIND[kind]} is added at run time"
+            ),
+            where=declared_at(),
+            logger=logger.name,
+        )
         if kind == "method":
             self._methods[name] = requirement
             return
@@ -167,6 +194,10 @@ class ScopePolicy:
         if kind == "resources" and "{" in name:
             self._templates = [(m, r) for m, r in self._templates if m.template != name]
             self._templates.append((TemplateMatcher(name), requirement))
+
+    def named_rules(self) -> list[NamedRule]:
+        """Rule 5: every ``require(...)`` as a core name-keyed rule, the latest per item."""
+        return list(self._declared.values())
 
     def requirements_for(self, method: str, kind: str | None, key: Any) -> list[Requirement]:
         """Rule 1: every requirement of a ``method`` call on the item ``key`` of ``kind``
@@ -326,6 +357,16 @@ class ScopePolicy:
         for kind, items in self._items.items():
             out += [(kind.removesuffix("s"), name, req) for name, req in items.items()]
         return out
+
+
+def _source(kind: str, name: str, requirement: Requirement) -> str:
+    """Rule 5: the ``require(...)`` call as the user wrote it."""
+    parts = [f"{_RULE_KIND[kind]}={name!r}"]
+    if requirement.all_of:
+        parts.append(f"all_of={list(requirement.all_of)!r}")
+    if requirement.any_of:
+        parts.append(f"any_of={list(requirement.any_of)!r}")
+    return f"auth.require({', '.join(parts)})"
 
 
 def _probe_uris(template: str) -> list[str]:

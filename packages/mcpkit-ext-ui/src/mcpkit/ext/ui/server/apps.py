@@ -25,6 +25,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast, overload
 
@@ -41,9 +42,10 @@ from mcpkit.ext.ui.server.meta import (
     UiToolMeta,
     check_ui_uri,
 )
-from mcpkit.ext.ui.server.startup import check_views_lifespan, views_section
+from mcpkit.ext.ui.server.startup import view_rules, views_section
 from mcpkit.server.forms import decorate
 from mcpkit.server.inspection import add_inspect_source
+from mcpkit.server.names import declare_rules
 from mcpkit.server.tools import ToolOptions
 
 if TYPE_CHECKING:
@@ -98,7 +100,7 @@ class AppsExtension:
             return
         setattr(server, _INSTALLED, True)
         server.add_list_filter(app_list_filter(strict=self.strict))
-        server.add_lifespan(check_views_lifespan)
+        declare_rules(server, partial(view_rules, server))  # startup rule 2
         add_inspect_source(server, views_section)  # mcpkit inspect (startup rule 3)
 
     # -- app tools -----------------------------------------------------------------

@@ -8,38 +8,34 @@ Rules:
    (registered through :class:`~.apps.AppsExtension` or not) whose ``_meta.ui.resourceUri``
    or deprecated flat ``_meta["ui/resourceUri"]`` names a URI that no static resource
    and no resource template of the server serves.
-2. :func:`check_views_lifespan` is a core lifespan (``Server.add_lifespan``): when the
-   server starts serving, on any transport, it logs one WARNING per dangling view on
-   the ``mcpkit.ext.ui`` logger, then serves on (a warning, not a failure: a resource
-   may legitimately be added later, e.g. by a mounted server's lifespan).
+2. :func:`view_rules` declares each view as a core name-keyed rule
+   (:mod:`mcpkit.server.names`): when the server starts serving, on any transport, and
+   when its HTTP app is built, each dangling view is one WARNING on the
+   ``mcpkit.ext.ui`` logger (once per server), naming the tool, the URI, the closest
+   registered resource and the fix; serving goes on (a warning, not a failure: a
+   resource may legitimately be added later, e.g. by a mounted server's lifespan).
 3. :func:`views_section` is what ``mcpkit inspect`` shows (core's
    :func:`~mcpkit.server.inspection.add_inspect_source`): one row per app tool and its
-   view, a dangling one marked, and the same warning as rule 2 for each dangling view;
-   ``--json`` data ``{"views": {tool: [uri...]}, "dangling": [[tool, uri]...]}``.
+   view, a dangling one marked; ``--json`` data ``{"views": {tool: [uri...]},
+   "dangling": [[tool, uri]...]}``. Its warnings are rule 2's, which ``mcpkit inspect``
+   prints for every name-keyed rule (core's ``mcpkit.cli.offline`` rule 6).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.ext.ui.server.capability import EXTENSION_ID
 from mcpkit.ext.ui.server.listing import tool_ui_meta
 from mcpkit.ext.ui.server.meta import DEPRECATED_RESOURCE_URI_KEY
 from mcpkit.server.inspection import InspectSection
+from mcpkit.server.names import NamedRule
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
-__all__ = [
-    "check_views_lifespan",
-    "dangling_message",
-    "dangling_views",
-    "logger",
-    "views_section",
-]
+__all__ = ["dangling_views", "logger", "view_rules", "views_section"]
 
 logger = logging.getLogger("mcpkit.ext.ui")
 
@@ -70,20 +66,22 @@ def dangling_views(server: Server) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def dangling_message(name: str, uri: str) -> str:
-    """Rules 2 and 3: the one warning for a dangling view."""
-    return (
-        f"tool {name!r} points at the view {uri!r}, but no resource serves it (register it "
-        f"with AppsExtension.resource({uri!r}, html=...); SEP-1865: the resource MUST exist)"
-    )
-
-
-@asynccontextmanager
-async def check_views_lifespan(server: Server) -> AsyncGenerator[None]:
-    """Rule 2: warn about each dangling view when serving starts."""
-    for name, uri in dangling_views(server):
-        logger.warning("%s", dangling_message(name, uri))
-    yield
+def view_rules(server: Server) -> list[NamedRule]:
+    """Rule 2: each tool's view as a core name-keyed rule (not protecting), by tool
+    name and URI."""
+    found: list[NamedRule] = []
+    for name, tool in sorted(server.tools.items()):
+        for uri in sorted(_views(tool.definition)):
+            fix = (
+                f"register it with AppsExtension.resource({uri!r}, html=...) or fix the URI "
+                "(SEP-1865: the resource MUST exist)"
+            )
+            found.append(
+                NamedRule(
+                    "resource", uri, f"tool {name!r} (resource_uri)", fix=fix, logger=logger.name
+                )
+            )
+    return found
 
 
 def views_section(server: Server) -> InspectSection:
@@ -101,6 +99,5 @@ def views_section(server: Server) -> InspectSection:
         EXTENSION_ID,
         "App views",
         rows=rows,
-        warnings=[dangling_message(name, uri) for name, uri in sorted(dangling)],
         data={"views": data, "dangling": [list(pair) for pair in sorted(dangling)]},
     )
