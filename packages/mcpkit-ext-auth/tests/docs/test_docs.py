@@ -370,7 +370,7 @@ async def check_rs_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         assert refused.value.status == 403
         assert 'scope="ops"' in refused.value.challenge
         # the line the page says the example prints
-        said = re.search(r"It prints `([^`]+)`", DOC.read_text("utf-8"))
+        said = re.search(r"It prints `(refused: [^`]+)`", DOC.read_text("utf-8"))
         assert said
         assert printed.getvalue() == " ".join(said.group(1).split()) + "\n"
         async with Client(url, auth=BearerToken("admin")) as admin:
