@@ -158,16 +158,19 @@ class OptionRegistry:
     ) -> Any:
         """Rules 1-4 and :mod:`mcpkit.server.forms` rules 2-4: check ``fn`` and the
         options, build the item (``make(name=..., **core options)``), check its
-        definition, apply each extension's options; returns the item, not yet stored.
+        options and definition, apply each extension's options; returns the item, not
+        yet stored.
         ``key``: the item's URI (a resource), else its name."""
         check_callable(kind, fn)
         check_options(kind, options, self.names(kind))
         item_name = name_of(kind, fn, name)
         core, chosen = self.split(kind, item_name, options)
+        extra: Any = core.get("extra")
+        check_definition(kind, item_name, {**core, **(extra if isinstance(extra, Mapping) else {})})
         item = make(name=item_name, **core)
-        check_definition(kind, item_name, item.definition)
         for s, values in chosen:
             s.apply(kind, key if key is not None else item_name, item, values)
+        check_definition(kind, item_name, item.definition)  # as the extensions left it
         return item
 
 
