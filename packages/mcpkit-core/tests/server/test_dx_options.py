@@ -167,3 +167,25 @@ def test_an_extension_decorator_built_on_the_forms_names_itself() -> None:
         decorate("tool", "a", ("b",), None, lambda fn, n: None, "Ext.tool")
     with pytest.raises(TypeError, match=r"^Ext\.tool: int is a class"):
         decorate("tool", int, (), None, lambda fn, n: None, "Ext.tool")
+
+
+@pytest.mark.parametrize(
+    ("eras", "message"),
+    [
+        (["moden"], r"eras: 'moden' is not one of 'legacy', 'modern' \(did you mean 'modern'\?\)"),
+        ("modern", r"eras='modern' must be a non-empty list of eras \(did you mean \['modern'\]"),
+        ([], r"eras=\[\] must be a non-empty list"),
+    ],
+)
+def test_add_method_eras_outside_the_set_name_the_method_and_closest(
+    eras: Any, message: str
+) -> None:
+    server = Server("s")
+
+    async def handler(ctx: Any) -> JSON:
+        return {}
+
+    with pytest.raises(ValueError, match=rf"^method 'x/y': {message}"):
+        server.add_method("x/y", handler, eras=eras)
+    assert "x/y" not in server.methods["legacy"]
+    assert "x/y" not in server.methods["modern"]

@@ -76,7 +76,7 @@ from mcpkit.server.lifespans import Lifespan, serve_lifespans
 from mcpkit.server.logs import configure_logging, logging_configured, report_failure
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import InputRequired, RequestStateSealer
-from mcpkit.server.options import ExtensionOptions, OptionRegistry
+from mcpkit.server.options import ExtensionOptions, OptionRegistry, check_eras
 from mcpkit.server.prompts import Prompt, PromptOptions
 from mcpkit.server.protections import Protection, composed_later, generic
 from mcpkit.server.resources import Resource, ResourceOptions, ResourceTemplate
@@ -454,7 +454,7 @@ class Server:
         caps (``Limits.max_inflight``, ``Limits.max_http_inflight``; the extension bounds
         it itself) and on 2026-07-28 HTTP it is always answered with SSE."""
         check_callable("method", handler, "server.add_method(name, async_handler)")
-        spec = MethodSpec(handler, frozenset(eras), input_capable, name_param)
+        spec = MethodSpec(handler, check_eras(method, eras), input_capable, name_param)
         for era in eras:
             self.methods[era][method] = spec
         if streaming:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mcpkit.server.forms import check_callable, check_options, name_of
 
@@ -39,6 +39,7 @@ __all__ = [
     "ExtensionOptions",
     "OptionRegistry",
     "check_definition",
+    "check_eras",
     "choice",
     "closest",
 ]
@@ -51,6 +52,7 @@ Apply = Callable[[str, str, Any, JSON], None]
 resource's URI or URI template; ``item`` the ``Tool``/``Prompt``/``Resource``/
 ``ResourceTemplate`` about to be stored."""
 
+_ERAS = ("legacy", "modern")
 _TASK_SUPPORT = ("forbidden", "optional", "required")
 _THEMES = ("dark", "light")
 _ROLES = ("assistant", "user")
@@ -172,6 +174,20 @@ class OptionRegistry:
             s.apply(kind, key if key is not None else item_name, item, values)
         check_definition(kind, item_name, item.definition)  # as the extensions left it
         return item
+
+
+def check_eras(method: str, eras: Any) -> frozenset[Any]:
+    """Rule 1 for ``add_method(..., eras=...)``: a non-empty list of ``"legacy"`` and
+    ``"modern"``, else ``ValueError`` naming the method and the closest era."""
+    if isinstance(eras, str) or not isinstance(eras, Iterable) or not eras:
+        hint = f" (did you mean [{eras!r}]?)" if eras in _ERAS else ""
+        raise ValueError(f"method {method!r}: eras={eras!r} must be a non-empty list of eras{hint}")
+    for era in cast("Iterable[Any]", eras):
+        try:
+            choice(era, _ERAS)
+        except ValueError as exc:
+            raise ValueError(f"method {method!r}: eras: {exc}") from None
+    return frozenset(cast("Iterable[Any]", eras))
 
 
 def check_definition(kind: str, name: str, definition: Mapping[str, Any]) -> None:
