@@ -350,6 +350,18 @@ async def check_server_lifespan(ns: dict[str, Any]) -> None:
     assert server.lifespan_state is None
 
 
+async def check_extension_options(ns: dict[str, Any]) -> None:
+    assert ns["audited"] == {"purge": "high"}
+    assert ns["mistake"] == (
+        "tool 'purge': audit_level='hihg': 'hihg' is not one of 'low', 'high' "
+        "(did you mean 'high'?)"
+    )
+    async with connect(ns["server"]) as peer:
+        tools = (await peer.request("tools/list"))["tools"]
+    assert [t["name"] for t in tools] == ["purge"]
+    assert "audit_level" not in tools[0]
+
+
 async def check_server_errors(ns: dict[str, Any]) -> None:
     import logging
 
@@ -402,6 +414,7 @@ CHECKS: dict[str, Check] = {
     "server-sync": check_server_sync,
     "server-caller": check_server_caller,
     "server-errors": check_server_errors,
+    "extension-options": check_extension_options,
 }
 
 
