@@ -5,6 +5,7 @@ through core's extension options."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,8 @@ from mcpkit.server import Server
 pytestmark = pytest.mark.anyio
 
 JSON = dict[str, Any]
+STARTUP_TABLE = (Path(__file__).resolve().parents[3] / "docs" / "server.md").read_text("utf-8")
+"""docs/server.md: its "Mistakes caught at start-up" rows quote these messages."""
 
 
 def work(n: int) -> int:
@@ -30,8 +33,9 @@ async def test_task_support_outside_its_set_fails_at_registration_and_lists_stay
         ValueError,
         match=r"tool 'work': task_support='optinal': 'optinal' is not one of 'forbidden', "
         r"'optional', 'required' \(did you mean 'optional'\?\)",
-    ):
+    ) as refused:
         tasks.tool(task_support="optinal")(work)
+    assert f"`ValueError: {refused.value}`" in STARTUP_TABLE
     assert "work" not in server.tools
     async with connect(server) as client:
         listed = await client.list_tools()
@@ -63,8 +67,10 @@ def test_a_misspelt_option_names_tasks_tool_and_suggests_its_own_option() -> Non
         TypeError,
         match=r"^Tasks\.tool\(\): unknown option 'task_suport' \(did you mean 'task_support'\?\)"
         r".*task_support \(mcpkit-ext-tasks",
-    ):
+    ) as misspelt:
         tasks.tool(**options)
+    head = str(misspelt.value).split("; the options are ")[0]
+    assert f"`TypeError: {head}; the options are ...`" in STARTUP_TABLE
     with pytest.raises(TypeError, match=r"^server\.tool\(\): .*did you mean 'task_support'"):
         server.tool(**options)(work)
     with pytest.raises(TypeError, match=r"^Tasks\.tool\(\) takes the name as its only positional"):

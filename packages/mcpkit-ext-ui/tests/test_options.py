@@ -4,6 +4,7 @@ the tool and the closest allowed value; nothing is registered."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,9 @@ from mcpkit.ext.ui import AppsExtension
 from mcpkit.server.app import Server
 
 JSON = dict[str, Any]
+
+STARTUP_TABLE = (Path(__file__).resolve().parents[3] / "docs" / "server.md").read_text("utf-8")
+"""docs/server.md: its "Mistakes caught at start-up" rows quote these messages."""
 
 
 def chart() -> str:
@@ -46,6 +50,8 @@ def test_a_misspelt_option_names_the_apps_decorator_and_suggests_its_own_option(
 def test_a_bad_ui_option_value_names_the_tool(options: JSON, message: str) -> None:
     server = Server("s")
     ui = AppsExtension(server)
-    with pytest.raises(ValueError, match=rf"^tool 'chart': .*{message}"):
+    with pytest.raises(ValueError, match=rf"^tool 'chart': .*{message}") as bad:
         ui.tool(**options)(chart)
+    if options.get("visibility") == ["modle"]:
+        assert f"`ValueError: {bad.value}`" in STARTUP_TABLE
     assert not server.tools

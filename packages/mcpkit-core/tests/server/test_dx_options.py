@@ -189,3 +189,27 @@ def test_add_method_eras_outside_the_set_name_the_method_and_closest(
         server.add_method("x/y", handler, eras=eras)
     assert "x/y" not in server.methods["legacy"]
     assert "x/y" not in server.methods["modern"]
+
+
+def test_the_startup_table_shows_the_messages_as_they_are() -> None:
+    # docs/server.md "Mistakes caught at start-up": the core rows are the real messages
+    from pathlib import Path
+
+    table = (Path(__file__).resolve().parents[4] / "docs" / "server.md").read_text("utf-8")
+    server = Server("s")
+    refused = ExtensionOptions("com.example/audit", {"title": str}, lambda *_: None)
+    for attempt in (
+        lambda: server.add_tool(add, execution={"taskSupport": "optinal"}),
+        lambda: server.add_method("x/y", add, eras=["moden"]),  # type: ignore[arg-type]
+        lambda: server.add_options(refused),
+    ):
+        with pytest.raises(ValueError, match=r"^(tool|method|com)") as caught:
+            attempt()
+        assert f"`ValueError: {caught.value}`" in table
+    with pytest.raises(TypeError, match="unknown option 'titel'") as misspelt:
+        server.tool(titel="x")(add)  # type: ignore[call-overload]
+    head, tail = str(misspelt.value).split("; the options are name, ")
+    assert f"`TypeError: {head}; the options are name, " in table
+    last = "; an extension's option needs the extension installed on the server before the "
+    assert tail.endswith(last + "decorator runs")
+    assert f"{last}decorator runs`" in table

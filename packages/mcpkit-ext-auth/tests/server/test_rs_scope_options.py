@@ -5,6 +5,7 @@ before ``protect()`` fails at registration."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,9 @@ SETTINGS = AuthSettings(
     authorization_servers=["https://login.example.com"],
     jwks_url="https://login.example.com/jwks",
 )
+
+STARTUP_TABLE = (Path(__file__).resolve().parents[4] / "docs" / "server.md").read_text("utf-8")
+"""docs/server.md: its "Mistakes caught at start-up" rows quote these messages."""
 
 
 def save_note(text: str) -> str:
@@ -90,8 +94,10 @@ def test_both_styles_make_the_same_rule() -> None:
 def test_a_bad_scope_value_names_the_tool_and_registers_nothing(value: Any, message: str) -> None:
     server = Server("s")
     auth = protect(server, SETTINGS)
-    with pytest.raises(ValueError, match=rf"^tool 'save_note': all_of_scopes=.*{message}"):
+    with pytest.raises(ValueError, match=rf"^tool 'save_note': all_of_scopes=.*{message}") as bad:
         server.tool(all_of_scopes=value)(save_note)
+    if isinstance(value, str):
+        assert f"`ValueError: {bad.value}`" in STARTUP_TABLE
     assert not server.tools
     assert auth.policy.requirements_for("tools/call", "tools", "save_note") == []
 
