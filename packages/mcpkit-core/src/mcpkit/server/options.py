@@ -69,15 +69,16 @@ def closest(value: Any, allowed: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
-def choice(value: Any, allowed: Iterable[str]) -> str:
+def choice(value: Any, allowed: Iterable[str], where: str = "") -> str:
     """``value`` when it is one of ``allowed``, else ``ValueError`` listing them and
-    naming the closest (rule 1)."""
+    naming the closest (rule 1), after ``where: `` when given."""
     options = list(allowed)
     if isinstance(value, str) and value in options:
         return value
     near = closest(value, options)
     hint = f" (did you mean {near!r}?)" if near else ""
-    raise ValueError(f"{value!r} is not one of {', '.join(map(repr, options))}{hint}")
+    prefix = f"{where}: " if where else ""
+    raise ValueError(f"{prefix}{value!r} is not one of {', '.join(map(repr, options))}{hint}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,7 @@ class OptionRegistry:
         from mcpkit.server.resources import ResourceOptions
         from mcpkit.server.tools import ToolOptions
 
+        # kind-ok: unbounded-table three fixed kinds, never grown
         self.core = {
             "tool": frozenset(ToolOptions.__annotations__),
             "prompt": frozenset(PromptOptions.__annotations__),
@@ -183,10 +185,7 @@ def check_eras(method: str, eras: Any) -> frozenset[Any]:
         hint = f" (did you mean [{eras!r}]?)" if eras in _ERAS else ""
         raise ValueError(f"method {method!r}: eras={eras!r} must be a non-empty list of eras{hint}")
     for era in cast("Iterable[Any]", eras):
-        try:
-            choice(era, _ERAS)
-        except ValueError as exc:
-            raise ValueError(f"method {method!r}: eras: {exc}") from None
+        choice(era, _ERAS, f"method {method!r}: eras")
     return frozenset(cast("Iterable[Any]", eras))
 
 
@@ -204,10 +203,7 @@ def _check(d: Mapping[str, Any]) -> None:
         _mapping("execution", execution)
         support = execution.get("taskSupport")
         if support is not None:
-            try:
-                choice(support, _TASK_SUPPORT)
-            except ValueError as exc:
-                raise ValueError(f"execution taskSupport: {exc}") from None
+            choice(support, _TASK_SUPPORT, "execution taskSupport")
     annotations = d.get("annotations")
     if annotations is not None:
         _mapping("annotations", annotations)
@@ -235,10 +231,7 @@ def _annotations(a: Mapping[str, Any]) -> None:
         if isinstance(audience, str) or not isinstance(audience, Iterable):
             raise ValueError(f"annotations audience={audience!r} must be a list of roles")
         for role in audience:  # pyright: ignore[reportUnknownVariableType]
-            try:
-                choice(role, _ROLES)
-            except ValueError as exc:
-                raise ValueError(f"annotations audience: {exc}") from None
+            choice(role, _ROLES, "annotations audience")
     priority = a.get("priority")
     if priority is not None and (
         isinstance(priority, bool)
@@ -254,10 +247,7 @@ def _icon(icon: Any) -> None:
     fields: Mapping[str, Any] = icon  # pyright: ignore[reportUnknownVariableType]
     theme = fields.get("theme")
     if theme is not None:
-        try:
-            choice(theme, _THEMES)
-        except ValueError as exc:
-            raise ValueError(f"icon theme: {exc}") from None
+        choice(theme, _THEMES, "icon theme")
     sizes = fields.get("sizes")
     if sizes is not None and (
         isinstance(sizes, str)

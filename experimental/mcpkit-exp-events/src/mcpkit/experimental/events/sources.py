@@ -157,10 +157,7 @@ class EventSource:
                 f"{', '.join(map(repr, DELIVERY_MODES))}{hint}"
             )
         for mode in self.delivery:
-            try:
-                choice(mode, DELIVERY_MODES)
-            except ValueError as exc:
-                raise ValueError(f"event type {self.name!r}: delivery: {exc}") from None
+            choice(mode, DELIVERY_MODES, f"event type {self.name!r}: delivery")
         self.validator = compile_schema(self.input_schema)
         compile_schema(self.payload_schema)
 

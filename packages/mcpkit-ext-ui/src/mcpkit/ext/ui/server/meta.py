@@ -187,10 +187,7 @@ class UiToolMeta:
                 f"'app'{hint}"
             )
         for entry in seen:
-            try:
-                choice(entry, sorted(_VISIBILITY))
-            except ValueError as exc:
-                raise ValueError(f"visibility {self.visibility!r}: {exc}") from None
+            choice(entry, sorted(_VISIBILITY), f"visibility {self.visibility!r}")
         if len(set(seen)) != len(seen):
             raise ValueError(f"visibility {self.visibility!r} repeats an entry")
         object.__setattr__(self, "visibility", tuple(seen))
