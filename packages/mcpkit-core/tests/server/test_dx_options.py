@@ -47,6 +47,9 @@ def test_task_support_outside_its_set_fails_at_registration_naming_tool_and_clos
         ("prompt", {"icons": [{"src": "data:,x", "theme": "lite"}]}, r"'light'"),
         ("resource", {"annotations": {"audience": ["usr"]}}, r"did you mean 'user'"),
         ("resource", {"annotations": {"priority": 2}}, r"priority=2 must be a number from 0"),
+        ("resource", {"mime_type": ["text/plain"]}, r"mime_type=\['text/plain'\] must be a str"),
+        ("tool", {"title": 5}, r"title=5 must be a string"),
+        ("prompt", {"meta": "x"}, r"meta='x' must be an object"),
     ],
 )
 def test_definition_values_a_client_would_refuse_fail_at_registration(

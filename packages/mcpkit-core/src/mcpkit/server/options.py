@@ -7,7 +7,8 @@ Rules:
    values and the closest one (:func:`choice`). Core checks what a client's schema
    checks in a definition (spec ``Tool``, ``Prompt``, ``Resource``,
    ``ResourceTemplate``, ``Icon``, ``ToolAnnotations``, ``ToolExecution``,
-   ``Annotations``): ``execution.taskSupport``, the annotation hints' types,
+   ``Annotations``): the types of ``title``, ``description``, ``mimeType`` and
+   ``_meta``, ``execution.taskSupport``, the annotation hints' types,
    ``audience`` and ``priority``, an icon's ``src``/``theme``/``sizes``; so the
    server never lists an item its peers cannot read (before, ``taskSupport:
    "optinal"`` was listed and broke every ``tools/list`` of the client).
@@ -53,6 +54,7 @@ resource's URI or URI template; ``item`` the ``Tool``/``Prompt``/``Resource``/
 ``ResourceTemplate`` about to be stored."""
 
 _ERAS = ("legacy", "modern")
+_TEXTS = ("title", "description", "mime_type", "mimeType")
 _TASK_SUPPORT = ("forbidden", "optional", "required")
 _THEMES = ("dark", "light")
 _ROLES = ("assistant", "user")
@@ -198,6 +200,12 @@ def check_definition(kind: str, name: str, definition: Mapping[str, Any]) -> Non
 
 
 def _check(d: Mapping[str, Any]) -> None:
+    for field in _TEXTS:
+        if d.get(field) is not None and not isinstance(d[field], str):
+            raise ValueError(f"{field}={d[field]!r} must be a string")
+    for field in ("meta", "_meta"):
+        if d.get(field) is not None:
+            _mapping(field, d[field])
     execution = d.get("execution")
     if execution is not None:
         _mapping("execution", execution)
