@@ -50,6 +50,7 @@ def test_task_support_outside_its_set_fails_at_registration_naming_tool_and_clos
         ("resource", {"mime_type": ["text/plain"]}, r"mime_type=\['text/plain'\] must be a str"),
         ("tool", {"title": 5}, r"title=5 must be a string"),
         ("prompt", {"meta": "x"}, r"meta='x' must be an object"),
+        ("tool", {"meta": {"hook": object()}}, r"its definition cannot be sent as JSON"),
     ],
 )
 def test_definition_values_a_client_would_refuse_fail_at_registration(

@@ -11,7 +11,9 @@ Rules:
    ``_meta``, ``execution.taskSupport``, the annotation hints' types,
    ``audience`` and ``priority``, an icon's ``src``/``theme``/``sizes``; so the
    server never lists an item its peers cannot read (before, ``taskSupport:
-   "optinal"`` was listed and broke every ``tools/list`` of the client).
+   "optinal"`` was listed and broke every ``tools/list`` of the client), nor one it
+   cannot encode: a definition that is not JSON (an object in ``meta``) is refused
+   (before, every ``tools/list`` was answered -32603).
 2. An extension adds options to core's decorators (``@server.tool(all_of_scopes=...)``)
    with :meth:`Server.add_options <mcpkit.server.app.Server.add_options>` and an
    :class:`ExtensionOptions`: its owner, the kinds it applies to (``tool``,
@@ -34,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+from mcpkit.core.jsonrpc import dumps
 from mcpkit.server.forms import check_callable, check_options, name_of
 
 __all__ = [
@@ -177,6 +180,13 @@ class OptionRegistry:
         for s, values in chosen:
             s.apply(kind, key if key is not None else item_name, item, values)
         check_definition(kind, item_name, item.definition)  # as the extensions left it
+        try:
+            dumps(item.definition)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{kind} {item_name!r}: its definition cannot be sent as JSON ({exc}); give "
+                "JSON values (str, numbers, bools, None, lists, dicts) in its options"
+            ) from None
         return item
 
 
