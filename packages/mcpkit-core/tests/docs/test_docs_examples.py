@@ -376,6 +376,18 @@ async def check_server_lifespan(ns: dict[str, Any]) -> None:
     assert server.lifespan_state is None
 
 
+async def check_extension_options(ns: dict[str, Any]) -> None:
+    assert ns["audited"] == {"purge": "high"}
+    assert ns["mistake"] == (
+        "tool 'purge': audit_level='hihg': 'hihg' is not one of 'low', 'high' "
+        "(did you mean 'high'?)"
+    )
+    async with connect(ns["server"]) as peer:
+        tools = (await peer.request("tools/list"))["tools"]
+    assert [t["name"] for t in tools] == ["purge"]
+    assert "audit_level" not in tools[0]
+
+
 async def check_server_errors(ns: dict[str, Any]) -> None:
     import logging
 
@@ -439,6 +451,7 @@ CHECKS: dict[str, Check] = {
     "server-caller": check_server_caller,
     "server-errors": check_server_errors,
     "server-names": check_server_names,
+    "extension-options": check_extension_options,
 }
 
 

@@ -324,11 +324,13 @@ async def check_dpop_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert "DPoP" in bearer.headers["www-authenticate"]
 
 
-async def check_rs_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def check_rs_scopes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "rs-scopes"
+) -> None:
     ns: dict[str, Any] = {}
 
     def make_app(base: str) -> Any:
-        ns.update(run("rs-scopes", localised(block("rs-scopes"), base)))
+        ns.update(run(name, localised(block(name), base)))
         return ns["server"].http_app()
 
     async with serve(make_app) as base:
@@ -348,6 +350,11 @@ async def check_rs_scopes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert names == ["purge"]
         assert purged.content[0].text == "purged"  # type: ignore[union-attr]
         assert secret.contents[0].text == "secret x"  # type: ignore[union-attr]
+
+
+async def check_rs_scopes_decorator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 26: the same rules given on the decorators behave the same.
+    await check_rs_scopes(tmp_path, monkeypatch, "rs-scopes-decorator")
 
 
 async def check_rs_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -543,6 +550,7 @@ CHECKS: dict[str, Check] = {
     "production-idp": check_production_idp,
     "dpop-server": check_dpop_server,
     "rs-scopes": check_rs_scopes,
+    "rs-scopes-decorator": check_rs_scopes_decorator,
     "rs-mount": check_rs_mount,
     "rs-late-bound": check_rs_late_bound,
     "client-grants": check_client_grants,

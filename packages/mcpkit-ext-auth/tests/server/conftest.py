@@ -110,6 +110,7 @@ def protected(
         *,
         path: str = "/mcp",
         configure: Callable[[Auth], None] | None = None,
+        register: Callable[[Server], None] | None = None,
         validator: Any = None,
         **settings: Any,
     ) -> AsyncIterator[Site]:
@@ -127,6 +128,8 @@ def protected(
         auth = protect(server, AuthSettings(**options), validator=validator)
         if configure is not None:
             configure(auth)
+        if register is not None:  # decorators after protect(): its options are known
+            register(server)
         app = server.http_app(path)
         async with serve(app, sock), httpx2.AsyncClient(timeout=10) as client:
             yield Site(base + path, base, auth, server, client)

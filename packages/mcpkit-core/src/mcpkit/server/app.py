@@ -36,7 +36,9 @@ Rules:
 10. Registration forms are checked when the decorator runs; ``@server.tool`` and
    ``@server.prompt`` also work bare; a wrong form, a misspelt option or a nameless
    callable without ``name=`` is a ``TypeError`` showing the right one
-   (:mod:`mcpkit.server.forms`).
+   (:mod:`mcpkit.server.forms`); an option value outside its allowed set is a
+   ``ValueError`` naming the item; extensions add options to the decorators with
+   :meth:`Server.add_options` (:mod:`mcpkit.server.options`).
 11. A handler of any request method (tools' own failures are answered by
    :mod:`mcpkit.server.tools` rule 8) that raises an unexpected exception is logged at
    ERROR on ``mcpkit.server`` with its traceback and an error id, and answered -32603
@@ -52,7 +54,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
 
@@ -68,19 +70,13 @@ from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.limits import Limits
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
-from mcpkit.server.forms import (
-    RESOURCE_FORM,
-    check_callable,
-    check_options,
-    decorate,
-    name_of,
-    resource_uri,
-)
+from mcpkit.server.forms import RESOURCE_FORM, check_callable, decorate, resource_uri
 from mcpkit.server.hub import LIST_CHANGED, Change, InMemoryHub, NotificationHub
 from mcpkit.server.lifespans import Lifespan, serve_lifespans
 from mcpkit.server.logs import configure_logging, logging_configured, report_failure
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import InputRequired, RequestStateSealer
+from mcpkit.server.options import ExtensionOptions, OptionRegistry, check_eras
 from mcpkit.server.prompts import Prompt, PromptOptions
 from mcpkit.server.protections import Protection, composed_later, generic
 from mcpkit.server.resources import Resource, ResourceOptions, ResourceTemplate
@@ -240,6 +236,8 @@ class Server:
         carried or refused by ``mount`` and ``proxy``."""
         self.visibility = Visibility()
         """The list filters (:meth:`add_list_filter`) and the lookups that honour them."""
+        self.options = OptionRegistry()
+        """Core's decorator options and the extensions' (:meth:`add_options`)."""
         self._method_fallback: Callable[[Era, str], MethodSpec | None] | None = None
         self._notification_fallback: Callable[[str, JSON | None], Awaitable[None]] | None = None
         self.tracer: Tracer | None = None
@@ -279,9 +277,7 @@ class Server:
         self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[ToolOptions]
     ) -> Tool:
         """Register ``fn`` as a tool (the options of :meth:`tool`); returns the ``Tool``."""
-        check_callable("tool", fn)
-        check_options("tool", options, ToolOptions.__annotations__)
-        tool = Tool(fn, name=name_of("tool", fn, name), **options)
+        tool: Tool = self.options.register("tool", fn, name, options, partial(Tool, fn))
         self.tools[tool.name] = tool
         self._tool_defs = None
         self.notify_list_changed("tools")
@@ -323,9 +319,7 @@ class Server:
         self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[PromptOptions]
     ) -> Prompt:
         """Register ``fn`` as a prompt (the options of :meth:`prompt`)."""
-        check_callable("prompt", fn)
-        check_options("prompt", options, PromptOptions.__annotations__)
-        p = Prompt(fn, name=name_of("prompt", fn, name), **options)
+        p: Prompt = self.options.register("prompt", fn, name, options, partial(Prompt, fn))
         self.prompts[p.name] = p
         self.notify_list_changed("prompts")
         return p
@@ -370,18 +364,19 @@ class Server:
     ) -> Resource | ResourceTemplate:
         """Register ``fn`` as the reader of ``uri`` (a template when ``uri`` holds an
         RFC 6570 expression); the options of :meth:`resource`."""
-        check_callable("resource", fn)
-        check_options("resource", options, ResourceOptions.__annotations__)
-        rname = name_of("resource", fn, name)
         if "{" in uri:
             options.pop("size", None)
+            make: Any = partial(ResourceTemplate, fn, uri_template=uri)
+        else:
+            make = partial(Resource, fn, uri=uri)
+        added: Resource | ResourceTemplate = self.options.register(
+            "resource", fn, name, options, make, uri
+        )
+        if isinstance(added, ResourceTemplate):
             self.templates = [t for t in self.templates if t.matcher.template != uri]
-            added: Resource | ResourceTemplate = ResourceTemplate(
-                fn, uri_template=uri, name=rname, **cast("dict[str, Any]", options)
-            )
             self.templates.append(added)
         else:
-            added = self.resources[uri] = Resource(fn, uri=uri, name=rname, **options)
+            self.resources[uri] = added
         self.notify_list_changed("resources")
         return added
 
@@ -459,7 +454,7 @@ class Server:
         caps (``Limits.max_inflight``, ``Limits.max_http_inflight``; the extension bounds
         it itself) and on 2026-07-28 HTTP it is always answered with SSE."""
         check_callable("method", handler, "server.add_method(name, async_handler)")
-        spec = MethodSpec(handler, frozenset(eras), input_capable, name_param)
+        spec = MethodSpec(handler, check_eras(method, eras), input_capable, name_param)
         for era in eras:
             self.methods[era][method] = spec
         if streaming:
@@ -517,6 +512,11 @@ class Server:
         items: list[Any] = [*self.tools.values(), *self.resources.values(), *self.templates]
         items += self.prompts.values()
         return any(not (i.binding.is_async or i.binding.inline) for i in items)
+
+    def add_options(self, options: ExtensionOptions) -> None:
+        """Add an extension's options to core's decorators
+        (:mod:`mcpkit.server.options` rule 2); ``ValueError`` for a name taken."""
+        self.options.add(options)
 
     def add_extension(self, extension: Extension | ExtensionProvider) -> Extension:
         """Advertise an extension in ``capabilities.extensions`` (SEP-2133)."""

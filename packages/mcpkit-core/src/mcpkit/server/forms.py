@@ -16,12 +16,16 @@ Rules:
 4. A callable without a ``__name__`` (an instance with ``__call__``, a
    ``functools.partial``) needs its name given; without one it raises ``TypeError``
    saying so (it used to be an ``AttributeError``).
+5. An extension's decorator built on these helpers (``where="Tasks.tool"``) is named
+   in their messages instead of ``server.<kind>``, and its own options are listed
+   (before, ``@tasks.tool(task_suport=...)`` said ``server.tool()`` and listed only
+   core's options).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = [
     "RESOURCE_FORM",
@@ -36,32 +40,43 @@ F = TypeVar("F", bound=Callable[..., Any])
 RESOURCE_FORM = '@server.resource("scheme://path", name=..., mime_type=...)'
 
 
-def check_callable(kind: str, fn: Any, form: str | None = None) -> None:
+def check_callable(kind: str, fn: Any, form: str | None = None, where: str | None = None) -> None:
     """Rule 2: ``fn`` must be a function (or a callable instance), not a class."""
-    form = form or f"@server.{kind} on a function"
+    where = where or f"server.{kind}"
+    form = form or f"@{where} on a function"
     if isinstance(fn, type):
         raise TypeError(
-            f"server.{kind}: {fn.__name__} is a class; register a function (or a method "
+            f"{where}: {fn.__name__} is a class; register a function (or a method "
             f"of an instance) instead: {form}"
         )
     if not callable(fn):
-        raise TypeError(
-            f"server.{kind}: expected a function, got {type(fn).__name__} {fn!r}; {form}"
-        )
+        raise TypeError(f"{where}: expected a function, got {type(fn).__name__} {fn!r}; {form}")
 
 
-def check_options(kind: str, options: Mapping[str, Any], known: Iterable[str]) -> None:
-    """Rule 3: every key of ``options`` is one of ``known``, else ``TypeError``."""
-    allowed = sorted(known)
+def check_options(
+    kind: str, options: Mapping[str, Any], known: Iterable[str], where: str | None = None
+) -> None:
+    """Rule 3: every key of ``options`` is one of ``known``, else ``TypeError``.
+    ``known`` may map each option to its owner (``"core"`` or an extension,
+    :meth:`OptionRegistry.names <mcpkit.server.options.OptionRegistry.names>`);
+    ``where`` names the decorator (default ``server.<kind>``, rule 5)."""
+    owners: dict[str, str] = (
+        dict(cast("Mapping[str, str]", known))
+        if isinstance(known, Mapping)
+        else dict.fromkeys(known, "core")
+    )
+    allowed = sorted(owners)
     for key in options:
-        if key not in allowed:
+        if key not in owners:
             import difflib  # a misspelt option only
 
             close = difflib.get_close_matches(key, allowed, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
+            names = ", ".join(k if owners[k] == "core" else f"{k} ({owners[k]})" for k in allowed)
             raise TypeError(
-                f"server.{kind}(): unknown option {key!r}{hint}; the options are "
-                f"name, {', '.join(allowed)}"
+                f"{where or f'server.{kind}'}(): unknown option {key!r}{hint}; the options are "
+                f"name, {names}; an extension's option needs the extension installed on the "
+                "server before the decorator runs"
             )
 
 
@@ -85,26 +100,29 @@ def decorate(
     extra: tuple[Any, ...],
     name: str | None,
     register: Callable[[Callable[..., Any], str | None], object],
+    where: str | None = None,
 ) -> Any:
-    """Rules 1, 2: the bare and called forms of ``@server.tool``/``@server.prompt``."""
-    form = f'@server.{kind}, @server.{kind}() or @server.{kind}("name", title=...)'
+    """Rules 1, 2, 5: the bare and called forms of ``@server.tool``/``@server.prompt``
+    (``where``: an extension's decorator built on them, e.g. ``"Tasks.tool"``)."""
+    where = where or f"server.{kind}"
+    form = f'@{where}, @{where}() or @{where}("name", title=...)'
     if extra:
         raise TypeError(
-            f"server.{kind}() takes the name as its only positional argument; give the "
+            f"{where}() takes the name as its only positional argument; give the "
             f"other options as keywords: {form}"
         )
     if target is None or isinstance(target, str):
         if target is not None and name is not None:
-            raise TypeError(f"server.{kind}(): the name is given twice ({target!r}, name={name!r})")
+            raise TypeError(f"{where}(): the name is given twice ({target!r}, name={name!r})")
         chosen = target if target is not None else name
 
         def decorator(fn: F) -> F:
-            check_callable(kind, fn, form)
+            check_callable(kind, fn, form, where)
             register(fn, chosen)
             return fn
 
         return decorator
-    check_callable(kind, target, form)
+    check_callable(kind, target, form, where)
     register(target, name)
     return target
 

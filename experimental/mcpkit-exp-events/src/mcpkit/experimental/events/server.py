@@ -238,7 +238,7 @@ class EventsExtension:
             description,
             schema_of(arguments),
             schema_of(payload),
-            tuple(delivery),
+            _modes(delivery),
             match=match,
             transform=transform,
             authorize=authorize,
@@ -655,3 +655,8 @@ class EventsExtension:
             "hasMore": result.has_more or len(result.events) > max_events,
             "nextPollMs": self.limits.next_poll_ms,
         }
+
+
+def _modes(delivery: Any) -> Any:
+    """``delivery`` as a tuple; a bare string is kept so the check names it."""
+    return delivery if isinstance(delivery, str) else tuple(delivery)

@@ -7,8 +7,9 @@ Rules:
 1. An event type has a name, a description, an ``inputSchema`` (from a pydantic model,
    a JSON Schema mapping, or ``{"type": "object"}``), a ``payloadSchema`` (from a
    Python type, a mapping, or ``{"type": "object"}``) and a non-empty subset of the
-   delivery modes; a schema that is not valid JSON Schema is refused at declaration
-   (``SchemaError``).
+   delivery modes (a mode outside them, or one mode given as a bare string, is a
+   ``ValueError`` naming the event type and the closest mode); a schema that is not
+   valid JSON Schema is refused at declaration (``SchemaError``).
 2. A producer is one of: ``emit`` calls (push occurrences from callbacks), an async
    generator (each yielded payload is emitted; run while the server serves), or a
    poller ``check`` function over an upstream that has its own cursor.
@@ -35,6 +36,7 @@ from mcpkit.core.jsonschema import compile_schema
 from mcpkit.experimental.events.context import Authorize
 from mcpkit.experimental.events.store import StoredOccurrence, now_ms
 from mcpkit.experimental.events.wire import DELIVERY_MODES, DeliveryMode, EventTypeDescriptor
+from mcpkit.server.options import choice
 
 if TYPE_CHECKING:
     from mcpkit.experimental.events.server import EventsExtension
@@ -147,11 +149,15 @@ class EventSource:
     validator: jsonschema.protocols.Validator = field(init=False)
 
     def __post_init__(self) -> None:
-        if not self.delivery or any(m not in DELIVERY_MODES for m in self.delivery):
+        given: Any = self.delivery
+        if isinstance(given, str) or not given:
+            hint = f" (did you mean [{given!r}]?)" if given in DELIVERY_MODES else ""
             raise ValueError(
-                f"event type {self.name!r}: delivery must be a non-empty subset of "
-                f"{DELIVERY_MODES}, not {self.delivery!r}"
+                f"event type {self.name!r}: delivery={given!r} must be a non-empty list of "
+                f"{', '.join(map(repr, DELIVERY_MODES))}{hint}"
             )
+        for mode in self.delivery:
+            choice(mode, DELIVERY_MODES, f"event type {self.name!r}: delivery")
         self.validator = compile_schema(self.input_schema)
         compile_schema(self.payload_schema)
 

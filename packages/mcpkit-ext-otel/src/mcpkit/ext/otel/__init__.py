@@ -16,7 +16,8 @@ Rules:
 3. Metrics: ``mcp.server.operation.duration``, ``mcp.client.operation.duration``,
    ``mcp.server.session.duration`` and ``mcp.client.session.duration`` (:mod:`.metrics`),
    in seconds with the conventions' buckets.
-4. Tool arguments and results are recorded only with ``record_arguments=True``.
+4. Tool arguments and results are recorded only with ``record_arguments=True``; the
+   flags take a bool only (``"false"`` is a ``TypeError``, not truthy).
 5. Without a tracer or meter provider argument the global ones are used (no-ops until
    the application installs an SDK).
 """
@@ -59,6 +60,14 @@ def otel_tracer(
     """A :class:`~mcpkit.core.tracing.Tracer` emitting spans and metrics; the options
     are :func:`instrument`'s. Install it yourself with ``server.set_tracer(t)`` or
     ``client.set_tracer(t)`` (one tracer may serve several servers and clients)."""
+    flags = {
+        "record_arguments": record_arguments,
+        "uri_in_span_name": uri_in_span_name,
+        "metric_resource_uri": metric_resource_uri,
+    }
+    for flag, value in flags.items():  # "false" is truthy: it would record arguments
+        if not isinstance(value, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f"instrument(): {flag}={value!r} must be True or False")
     tracer = trace.get_tracer(SCOPE, __version__, tracer_provider=tracer_provider)
     meter = meter_for(meter_provider, __version__)
     return OtelTracer(
@@ -98,7 +107,8 @@ def instrument(
       histograms (off: high cardinality).
 
     Returns the installed tracer. Raises ``TypeError`` when ``target`` has no tracing
-    hook (not an mcpkit server or client).
+    hook (not an mcpkit server or client), or when a flag is not a bool (a string
+    ``"false"`` would otherwise turn recording on).
     """
     set_tracer = getattr(target, "set_tracer", None)
     if set_tracer is None:

@@ -78,7 +78,9 @@ from mcpkit.ext.tasks.store import (
     too_large_error,
     unavailable_error,
 )
+from mcpkit.ext.tasks.toolopts import add_tool_options
 from mcpkit.server.context import Context
+from mcpkit.server.forms import check_options, decorate
 from mcpkit.server.hub import Change
 from mcpkit.server.identity import CONNECTION_KEY, principal_key
 from mcpkit.server.mrtr import InputRequired
@@ -300,36 +302,46 @@ class Tasks:
         server.add_middleware(self._middleware)
         server.add_lifespan(lambda _server: self.lifespan())
         server.add_protection(TASK_OWNERSHIP)  # composition keeps it or refuses (issue 25 §4)
+        add_tool_options(server, self)  # @server.tool(task_support=...) (.toolopts)
         self.store.subscribe(self._on_change)
         add_inspect_source(server, partial(task_support_section, self))  # mcpkit inspect
         return self
 
     def tool(
         self,
+        target: Any = None,
+        /,
+        *extra: Any,
         name: str | None = None,
-        *,
         task_support: TaskSupport = "optional",
         preamble: bool = False,
         ttl_ms: int | None = None,
         poll_interval_ms: int | None = None,
         **options: Any,
-    ) -> Callable[[F], F]:
-        """Register a tool that may run as a task: ``server.tool(...)`` plus
-        ``execution.taskSupport`` and per-tool task settings. ``preamble=True``: the
-        tool gathers MRTR input synchronously and calls ``await begin(ctx)`` where the
-        task starts (see :mod:`.handle`). ``ttl_ms``/``poll_interval_ms`` override the
-        extension's defaults (milliseconds)."""
+    ) -> Any:
+        """Register a tool that may run as a task: ``@tasks.tool``, ``@tasks.tool()``,
+        ``@tasks.tool("name", task_support="required")``: ``server.tool(...)`` with
+        ``task_support`` defaulting to ``"optional"`` (``execution.taskSupport``) and
+        per-tool task settings (:mod:`.toolopts`). ``preamble=True``: the tool gathers
+        MRTR input synchronously and calls ``await begin(ctx)`` where the task starts
+        (see :mod:`.handle`). ``ttl_ms``/``poll_interval_ms`` override the extension's
+        defaults (milliseconds). Other options: ``server.tool``'s. A misspelt option is
+        a ``TypeError`` naming ``Tasks.tool()`` and the closest option; a value outside
+        its set a ``ValueError`` naming the tool and the closest value."""
         if self.server is None:
             raise RuntimeError("install the Tasks extension on a server before tasks.tool()")
         server = self.server
-        execution = {**options.pop("execution", {}), "taskSupport": task_support}
-
-        def register(fn: F) -> F:
-            tool = server.add_tool(fn, name=name, execution=execution, **options)
-            self.options[tool.name] = ToolTaskOptions(preamble, ttl_ms, poll_interval_ms)
-            return fn
-
-        return register
+        check_options("tool", options, server.options.names("tool"), "Tasks.tool")
+        options.update(task_support=task_support, preamble=preamble)
+        options.update(ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms)
+        return decorate(
+            "tool",
+            target,
+            extra,
+            name,
+            lambda fn, n: server.add_tool(fn, name=n, **options),
+            "Tasks.tool",
+        )
 
     @staticmethod
     def support(tool: Tool) -> str:

@@ -40,6 +40,15 @@ Rules:
    way (:meth:`Auth.visible`), so what it lists its guard lets through. An unprotected
    outer server, or one trusting other authorization servers, is refused
    (``ProtectionError`` naming ``protect(parent, ...)``).
+6. Scope rules are also given where the item is registered: ``protect()`` adds the
+   options ``all_of_scopes`` and ``any_of_scopes`` to ``@server.tool``,
+   ``@server.prompt`` and ``@server.resource`` (and their ``add_*``; core's extension
+   options, :mod:`mcpkit.server.options`). They make the same rule as
+   ``require(tool=<its name>, all_of=..., any_of=...)`` (``prompt=``, ``resource=``
+   with its URI or URI template), through the same rule store. ``protect()`` must run
+   before the decorators: before it, the options are unknown (``TypeError`` saying
+   so). A value that is not a list of scope strings is a ``ValueError`` naming the
+   item.
 """
 
 from __future__ import annotations
@@ -58,11 +67,17 @@ from mcpkit.ext.auth.server.introspection import IntrospectionValidator
 from mcpkit.ext.auth.server.jwt import JWTValidator
 from mcpkit.ext.auth.server.metadata import metadata_document, metadata_routes, metadata_url
 from mcpkit.ext.auth.server.middleware import AuthMiddleware, TokenValidator
-from mcpkit.ext.auth.server.scopes import ScopePolicy
+from mcpkit.ext.auth.server.scopes import (
+    OPTION_KINDS,
+    SCOPE_OPTIONS,
+    SCOPE_OWNER,
+    ScopePolicy,
+)
 from mcpkit.ext.auth.server.settings import AuthSettings
 from mcpkit.server.guards import GuardedCall, GuardedRequest, RequestGuard
 from mcpkit.server.inspection import add_inspect_source
 from mcpkit.server.names import declare_rules
+from mcpkit.server.options import ExtensionOptions
 from mcpkit.server.protections import Composition, Installer, Protection
 
 if TYPE_CHECKING:
@@ -204,7 +219,15 @@ class Auth:
         server.add_lifespan(self._lifespan)
         add_inspect_source(server, partial(scope_rules_section, self))  # mcpkit inspect
         declare_rules(server, self.policy.named_rules)  # scopes rule 5
+        server.add_options(
+            ExtensionOptions(SCOPE_OWNER, SCOPE_OPTIONS, self._apply_options, OPTION_KINDS)
+        )
         return self
+
+    def _apply_options(self, kind: str, key: str, item: Any, values: dict[str, Any]) -> None:
+        """Rule 6: a decorator's scope options become the item's ``require(...)`` rule."""
+        all_of, any_of = values.get("all_of_scopes", ()), values.get("any_of_scopes", ())
+        self.require(**{kind: key}, all_of=all_of, any_of=any_of)  # the one rule store
 
     async def guard(self, request: GuardedRequest) -> None:
         """The scope rules of this server and of those composed into it (rule 5)."""

@@ -45,6 +45,9 @@ Rules:
    with one line (the rule, where it was declared, the closest registered name, the
    fix), unless it is a URI template or was declared ``late_bound=True`` (an item
    added at run time).
+6. The decorator options ``all_of_scopes``/``any_of_scopes`` (:mod:`.protect` rule 6)
+   take a non-empty list of scope-tokens (RFC 6749 §3.3: no space, quote, backslash
+   or control character); anything else fails at registration (:func:`scope_list`).
 """
 
 from __future__ import annotations
@@ -62,7 +65,14 @@ from mcpkit.server.guards import GuardedCall, GuardedRequest, HTTPRefusal
 from mcpkit.server.names import NamedRule, declared_at
 from mcpkit.server.uritemplates import TemplateMatcher
 
-__all__ = ["Requirement", "ScopePolicy"]
+__all__ = [
+    "OPTION_KINDS",
+    "SCOPE_OPTIONS",
+    "SCOPE_OWNER",
+    "Requirement",
+    "ScopePolicy",
+    "scope_list",
+]
 
 logger = logging.getLogger("mcpkit.ext.auth")
 
@@ -99,6 +109,28 @@ _PROBE_CACHE_MAX_TEMPLATE_BYTES = 2048
 proxied server's templates come from its upstream): longer ones are expanded anew."""
 _UNCHECKED_TRANSPORTS = frozenset({"stdio", "memory"})
 """Rule 4: transports where no rule applies (``ctx.transport["name"]``)."""
+
+
+def scope_list(value: Any) -> tuple[str, ...]:
+    """Rule 5: ``value`` as scopes (a list of RFC 6749 §3.3 scope-tokens), else
+    ``ValueError`` saying what to give."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        hint = f" (did you mean [{value!r}]?)" if isinstance(value, str) else ""
+        raise ValueError(f"give a list of scope strings{hint}")
+    scopes = tuple(cast("Iterable[Any]", value))
+    for scope in scopes:
+        if not isinstance(scope, str) or not scope or any(c in _NOT_IN_SCOPE for c in scope):
+            raise ValueError(f"{scope!r} is not a scope (RFC 6749 §3.3 scope-token)")
+    if not scopes:
+        raise ValueError("give at least one scope")
+    return scopes
+
+
+_NOT_IN_SCOPE = frozenset(' "\\') | frozenset(map(chr, range(0x20))) | {chr(0x7F)}
+SCOPE_OWNER = "mcpkit-ext-auth (protect())"
+SCOPE_OPTIONS = {"all_of_scopes": scope_list, "any_of_scopes": scope_list}
+"""Rule 5: the decorator options :func:`~.protect.protect` adds (core extension options)."""
+OPTION_KINDS = frozenset({"tool", "prompt", "resource"})
 
 
 @dataclass(frozen=True, slots=True)

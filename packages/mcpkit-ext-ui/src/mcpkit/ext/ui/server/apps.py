@@ -19,7 +19,10 @@ Rules:
    zero-argument function returning one, called on each read) or ``path`` (a
    single-file app, read on each read so edits show without a restart).
 4. Registration mistakes (a bad URI, a bad origin, a bad visibility, no or two
-   sources) raise ``ValueError``/``TypeError`` at registration, never on a request.
+   sources) raise ``ValueError``/``TypeError`` at registration, never on a request; an
+   app tool's name the tool, and a misspelt option of :meth:`AppsExtension.tool` names
+   it, the closest option and every option (its own, core's and the installed
+   extensions'), not ``server.tool()`` with core's alone.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from mcpkit.ext.ui.server.meta import (
     check_ui_uri,
 )
 from mcpkit.ext.ui.server.startup import view_rules, views_section
-from mcpkit.server.forms import decorate
+from mcpkit.server.forms import check_options, decorate, name_of
 from mcpkit.server.inspection import add_inspect_source
 from mcpkit.server.names import declare_rules
 from mcpkit.server.tools import ToolOptions
@@ -58,6 +61,9 @@ __all__ = ["AppsExtension"]
 F = TypeVar("F", bound=Callable[..., Any])
 JSON = dict[str, Any]
 _INSTALLED = "_mcpkit_ext_ui_installed"
+_WHERE = "AppsExtension.tool"
+_OWN = dict.fromkeys(("resource_uri", "visibility", "text"), "AppsExtension.tool")
+"""Rule 4: the decorator's own options, listed with core's in a misspelt option's error."""
 
 
 class AppsExtension:
@@ -146,14 +152,26 @@ class AppsExtension:
         ``(return value) -> str``, the text hosts without MCP Apps show
         (:mod:`.fallback`). Other options: core's ``ToolOptions``. Returns the function
         unchanged; ``ValueError`` for a bad URI or visibility."""
-        ui_meta = UiToolMeta(resource_uri, visibility)
+        ui = {"resource_uri": resource_uri, "visibility": visibility, "text": text}
         return decorate(
             "tool",
             target,
             extra,
             name,
-            lambda fn, n: self.add_tool(fn, name=n, ui_meta=ui_meta, text=text, **options),
+            lambda fn, n: self._add(fn, n, ui, options),
+            "AppsExtension.tool",
         )
+
+    def _add(self, fn: Callable[..., Any], name: str | None, ui: JSON, options: Any) -> Tool:
+        """Rule 4: the decorator's options checked, naming it and the tool."""
+        server = self.server
+        check_options("tool", options, {**_OWN, **server.options.names("tool")}, _WHERE)
+        tool_name = name_of("tool", fn, name)
+        try:
+            ui_meta = UiToolMeta(ui["resource_uri"], ui["visibility"])
+        except ValueError as exc:
+            raise ValueError(f"tool {tool_name!r}: {exc}") from None
+        return self.add_tool(fn, name=tool_name, ui_meta=ui_meta, text=ui["text"], **options)
 
     def add_tool(
         self,
@@ -166,8 +184,8 @@ class AppsExtension:
     ) -> Tool:
         """Register ``fn`` as an app tool described by ``ui_meta`` (default: no view,
         both visibilities); returns core's ``Tool`` (rule 2)."""
-        from mcpkit.server.forms import name_of
-
+        names = self.server.options.names("tool")
+        check_options("tool", options, names, "AppsExtension.add_tool")
         ui_meta = ui_meta if ui_meta is not None else UiToolMeta()
         tool_name = name_of("tool", fn, name)
         meta: JSON = dict(options.get("meta") or {})

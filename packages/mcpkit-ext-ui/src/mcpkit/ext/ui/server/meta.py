@@ -14,7 +14,8 @@ Rules (each violation is a ``ValueError`` at construction, i.e. at registration)
    (a trailing ``/`` is accepted and dropped).
 3. ``domain`` is host-dependent (the spec leaves its format to each host): only a
    non-empty string without whitespace is required.
-4. ``visibility`` is a non-empty subset of ``"model"``/``"app"``, without repeats; the
+4. ``visibility`` is a non-empty subset of ``"model"``/``"app"``, without repeats (an
+   entry outside it is named with the closest allowed one); the
    spec default ``["model", "app"]`` is written out explicitly on the wire so hosts
    with another default read the same thing.
 5. Wire output omits what is unset: an empty CSP list is omitted (the spec's secure
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from mcpkit.ext.ui.origins import parse_origin
+from mcpkit.server.options import choice
 
 __all__ = [
     "DEPRECATED_RESOURCE_URI_KEY",
@@ -177,10 +179,15 @@ class UiToolMeta:
         if self.resource_uri is not None:
             check_ui_uri(self.resource_uri)
         seen = list(cast("Sequence[str]", self.visibility))
-        if isinstance(self.visibility, str) or not seen or set(seen) - _VISIBILITY:
+        if isinstance(self.visibility, str) or not seen:
+            given: Any = self.visibility
+            hint = f" (did you mean [{given!r}]?)" if given in ("model", "app") else ""
             raise ValueError(
-                f"visibility {self.visibility!r} must be a non-empty list of 'model' and/or 'app'"
+                f"visibility {self.visibility!r} must be a non-empty list of 'model' and/or "
+                f"'app'{hint}"
             )
+        for entry in seen:
+            choice(entry, sorted(_VISIBILITY), f"visibility {self.visibility!r}")
         if len(set(seen)) != len(seen):
             raise ValueError(f"visibility {self.visibility!r} repeats an entry")
         object.__setattr__(self, "visibility", tuple(seen))
