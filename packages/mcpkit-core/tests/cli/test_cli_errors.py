@@ -91,3 +91,24 @@ def test_a_request_that_times_out_names_the_timeout_flag(tmp_path: Path) -> None
     assert "no response within 0.5 s; give it longer with --timeout SECONDS (now 0.5)" in (
         out.stderr
     )
+
+
+def test_option_flags_finds_options_added_through_groups() -> None:
+    """Rule 2 without argparse's private action list: options a command adds through an
+    argument group or a mutually exclusive group are found too, by their longest flag."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("target")
+        parser.add_argument("-p", "--port", type=int)
+        group = parser.add_argument_group("tls")
+        group.add_argument("--cert-file", dest="cert_file")
+        either = parser.add_mutually_exclusive_group()
+        either.add_argument("-v", "--verbose", action="store_true")
+        either.add_argument("--quiet", action="store_true")
+
+    assert option_flags(add) == {
+        "port": "--port",
+        "cert_file": "--cert-file",
+        "verbose": "--verbose",
+        "quiet": "--quiet",
+    }

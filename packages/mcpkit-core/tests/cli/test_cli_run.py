@@ -307,6 +307,8 @@ def test_a_refused_serve_option_is_named_by_its_flag(
     assert code == 2
     assert expected.format(cmd=command) in err
     assert "Traceback" not in err
+
+
 def test_a_protecting_rule_naming_nothing_is_one_line_and_status_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

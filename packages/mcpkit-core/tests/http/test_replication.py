@@ -58,7 +58,7 @@ def test_short_placeholder_and_unreadable_secrets(tmp_path: Path) -> None:
 def test_random_or_placeholder_server_secret_refused() -> None:
     server = Server("s")
     assert not server.sealer.configured
-    with pytest.raises(SecretError, match="refusing to start with a random"):
+    with pytest.raises(SecretError, match="refuses to start with a random"):
         apply_shared_secret(server, None, why="--workers 2")
     apply_shared_secret(server, bytes.fromhex(HEX), why="--workers 2")
     assert server.sealer.configured
@@ -88,3 +88,23 @@ def test_workers_without_redis_refuse_stateful_http() -> None:
     check_workers(modern, 4, redis=False, stateless=False)
     with pytest.raises(ReplicaModeError, match="at least 1"):
         check_workers(server, 0, redis=False, stateless=True)
+
+
+def test_replica_errors_say_their_fix_in_code_and_at_the_shell() -> None:
+    """Issue 26 (advice for the wrong reader, mirrored): a program calling ``run_http``
+    was told ``--secret-file`` / ``--redis``; each reader now gets its own fix."""
+    from mcpkit.cli.errors import cli_message
+
+    with pytest.raises(SecretError) as no_secret:
+        apply_shared_secret(Server("s"), None, why="2 worker processes")
+    with pytest.raises(ReplicaModeError) as no_redis:
+        check_workers(Server("s"), 4, redis=False, stateless=False)
+    for exc, code, shell in (
+        (no_secret.value, "secret_file=PATH", "--secret-file PATH"),
+        (no_redis.value, "stateless=True", "--stateless"),
+    ):
+        assert code in str(exc)
+        assert "--" not in str(exc)
+        said = cli_message(exc, bare=True)
+        assert shell in said
+        assert code not in said

@@ -33,13 +33,44 @@ __all__ = ["cli_message", "option_flags"]
 
 def option_flags(add_arguments: Callable[[argparse.ArgumentParser], Any]) -> dict[str, str]:
     """Rule 2: ``{dest: "--flag"}`` of the options ``add_arguments`` adds to a parser."""
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = _Recorder()
     add_arguments(parser)
-    flags: dict[str, str] = {}
-    for action in parser._actions:  # pyright: ignore[reportPrivateUsage]  # argparse has no public list
-        if action.option_strings:
-            flags[action.dest] = max(action.option_strings, key=len)
-    return flags
+    return {
+        action.dest: max(action.option_strings, key=len)
+        for action in parser.recorded
+        if action.option_strings
+    }
+
+
+class _Recorder(argparse.ArgumentParser):
+    """A parser that keeps the actions ``add_argument`` returns (argparse's public
+    surface has no list of them), including those added through its groups."""
+
+    def __init__(self) -> None:
+        super().__init__(add_help=False)
+        self.recorded: list[argparse.Action] = []
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.recorded.append(action)
+        return action
+
+    def add_argument_group(self, *args: Any, **kwargs: Any) -> Any:
+        return self._watch(super().add_argument_group(*args, **kwargs))
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> Any:
+        return self._watch(super().add_mutually_exclusive_group(**kwargs))
+
+    def _watch(self, group: Any) -> Any:
+        add = group.add_argument
+
+        def recording(*args: Any, **kwargs: Any) -> argparse.Action:
+            action = add(*args, **kwargs)
+            self.recorded.append(action)
+            return action
+
+        group.add_argument = recording
+        return group
 
 
 def _plugin_remedy(

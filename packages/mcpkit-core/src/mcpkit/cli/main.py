@@ -320,7 +320,12 @@ def _run_or_demo(args: argparse.Namespace, argv: list[str]) -> int:
             _serve(server, args)
         else:
             _serve(load_server(args.target), args)
-    except (CliError, ReplicaModeError, ImportError) as exc:
+    except ReplicaModeError as exc:  # rule 9: its shell fix, not its Python one
+        from mcpkit.cli.errors import cli_message
+
+        sys.stderr.write(f"mcpkit {args.command}: {cli_message(exc, args, bare=True)}\n")
+        return 2
+    except (CliError, ImportError) as exc:
         sys.stderr.write(f"mcpkit {args.command}: {exc}\n")
         return 2
     except UserCodeError as exc:

@@ -25,6 +25,10 @@ Rules:
    sessions in one process) with :class:`ReplicaModeError`, unless the endpoint is
    stateless or the server speaks only 2026-07-28 (no sessions).
 4. The secret is never logged or printed; errors name where it was looked for only.
+5. An error that knows its fix says it for code and for the shell
+   (:mod:`mcpkit.core.remedies`): ``secret_file=``/``redis=``/``stateless=True`` in
+   code, ``--secret-file``/``--redis``/``--stateless`` at the shell (issue 26, "the CLI
+   giving Python advice", and its mirror: the library giving shell advice).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import string
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from mcpkit.core.remedies import Remedied, Remedy
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -56,10 +62,15 @@ LEGACY_SECRET_ENV = "MCPKIT_STATE_SECRET"
 """The older name of :data:`SECRET_ENV` (hex only); read last, with a warning (rule 1)."""
 _legacy_warned = False
 _HEX = frozenset(string.hexdigits)
+_SET_SECRET = Remedy(
+    python=f"set {SECRET_ENV} (64 hex digits) or pass secret_file=PATH",
+    cli=f"set {SECRET_ENV} (64 hex digits) or --secret-file PATH",
+)
 
 
-class ReplicaModeError(ValueError):
-    """A multi-replica configuration that cannot work (rules 2, 3); one line."""
+class ReplicaModeError(Remedied, ValueError):
+    """A multi-replica configuration that cannot work (rules 2, 3); one line, with its
+    fix in code and at the shell when it knows one (rule 5)."""
 
 
 class SecretError(ReplicaModeError):
@@ -152,14 +163,14 @@ def apply_shared_secret(server: Server, secret: bytes | None, *, why: str) -> No
         raise SecretError(f"multi-replica mode ({why}): {sealer.problem}")
     if not sealer.configured:
         raise SecretError(
-            f"multi-replica mode ({why}) needs one secret shared by every process: set "
-            f"{SECRET_ENV} (64 hex digits) or --secret-file; refusing to start with a "
-            "random per-process secret"
+            f"multi-replica mode ({why}) needs one secret shared by every process, and "
+            "refuses to start with a random per-process secret",
+            _SET_SECRET,
         )
     if sealer.weak:
         raise SecretError(
-            f"multi-replica mode ({why}): the server's state_secret is a placeholder; "
-            f"set {SECRET_ENV} (64 hex digits) or --secret-file"
+            f"multi-replica mode ({why}): the server's state_secret is a placeholder",
+            _SET_SECRET,
         )
 
 
@@ -174,6 +185,10 @@ def check_workers(server: Server, workers: int, *, redis: bool, stateless: bool)
     if tuple(server.supported_versions) == (MODERN_VERSION,):
         return
     raise ReplicaModeError(
-        f"--workers {workers} without Redis cannot serve stateful HTTP: handshake-era "
-        "sessions live in one process; add --redis URL (MCPKIT_REDIS_URL), or --stateless"
+        f"{workers} worker processes without Redis cannot serve stateful HTTP: "
+        "handshake-era sessions live in one process",
+        Remedy(
+            python="pass redis='redis://HOST' (or set MCPKIT_REDIS_URL), or stateless=True",
+            cli="add --redis URL (or set MCPKIT_REDIS_URL), or --stateless",
+        ),
     )

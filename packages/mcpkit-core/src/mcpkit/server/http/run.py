@@ -183,7 +183,7 @@ def run_http(
     if settings is not None or workers != 1:
         from mcpkit.server.replication import apply_shared_secret, check_workers, load_secret
 
-        why = f"--workers {workers}" if workers != 1 else "Redis configured"
+        why = f"{workers} worker processes" if workers != 1 else "Redis configured"
         shared = load_secret(secret, secret_file=secret_file)
         check_workers(
             server, workers, redis=settings is not None, stateless=bool(options.get("stateless"))
