@@ -186,16 +186,22 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
 
 
 def _serve(server: Any, args: argparse.Namespace) -> None:
-    from mcpkit.server.names import NameRuleError, check_names
+    import anyio
 
-    try:
-        check_names(server)  # a rule naming nothing: one line, status 2 (names rule 4)
-    except NameRuleError as exc:
-        raise CliError(str(exc)) from None
-    if args.transport == "stdio":
-        server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
-        return
-    from mcpkit.cli.errors import cli_message, option_flags
+    from mcpkit.cli.errors import cli_message
+    from mcpkit.server.startup import configuration_error, run_startup_checks
+
+    try:  # startup rule 4: a mistake found before or while serving starts is one line
+        anyio.run(run_startup_checks, server)
+        if args.transport == "stdio":
+            server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
+            return
+    except Exception as exc:
+        refusal = configuration_error(exc)
+        if refusal is None:
+            raise
+        raise CliError(cli_message(refusal, args, bare=True)) from None
+    from mcpkit.cli.errors import option_flags
     from mcpkit.core.remedies import OptionError
     from mcpkit.server.http.run import ListenError
 

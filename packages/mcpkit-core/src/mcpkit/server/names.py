@@ -49,6 +49,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mcpkit.server.startup import ConfigurationError
+
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
@@ -71,7 +73,7 @@ RuleSource = Callable[[], Iterable["NamedRule"]]
 _SHOWN_CANDIDATES = 5
 
 
-class NameRuleError(ValueError):
+class NameRuleError(ConfigurationError, ValueError):
     """A protecting rule names nothing registered (rule 4); the message is one line."""
 
 

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcpkit.core.remedies import Remedied, Remedy
+from mcpkit.server.startup import ConfigurationError
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -68,7 +69,7 @@ _SET_SECRET = Remedy(
 )
 
 
-class ReplicaModeError(Remedied, ValueError):
+class ReplicaModeError(ConfigurationError, Remedied, ValueError):
     """A multi-replica configuration that cannot work (rules 2, 3); one line, with its
     fix in code and at the shell when it knows one (rule 5)."""
 

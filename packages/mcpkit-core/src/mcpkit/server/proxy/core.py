@@ -59,6 +59,7 @@ from mcpkit.server.proxy.parked import Parked
 from mcpkit.server.proxy.pins import Pins
 from mcpkit.server.proxy.task_calls import bridged_extensions
 from mcpkit.server.proxy.upstream import Upstream
+from mcpkit.server.startup import add_startup_check
 
 if TYPE_CHECKING:
     from mcpkit.client.negotiate import Mode
@@ -295,6 +296,8 @@ def proxy(
     if holds and not serve_anonymous:
         server.add_request_guard(_refuse_anonymous, protection=CREDENTIALS)
     server.add_lifespan(state.lifespan)
+    if state.upstream.era_probe is not None:  # mcpkit run checks a pinned era first
+        add_startup_check(server, state.upstream.check_era)
     for kind in (*_MIRRORED, "resources"):
         server.add_capability(kind, partial(state.capability, kind))
     # the mirrored extensions' version and stability travel beside them (rule 2)

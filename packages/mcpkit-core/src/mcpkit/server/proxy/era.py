@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.server.startup import ConfigurationError
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
@@ -57,7 +58,7 @@ def era_name(era: str, version: str | None = None) -> str:
     return name
 
 
-class UpstreamEraError(JSONRPCError):
+class UpstreamEraError(ConfigurationError, JSONRPCError):
     """The upstream does not speak the era the proxy was told to speak upstream (rule 1).
 
     ``asked``: the proxy's mode (``"legacy"`` or ``"modern"``); ``spoken``: the era the
