@@ -9,6 +9,9 @@ Rules:
 2. The first value other than None that they yield is the server's lifespan state
    (``Server.lifespan_state``, ``ctx.lifespan``) from the moment they are all entered
    until they start exiting.
+3. Before any is entered, the server's completion references are checked: one naming
+   no registered prompt or template fails start-up with ``TypeError``
+   (:mod:`mcpkit.server.agreement` rule 5).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+
+from mcpkit.server.agreement import check_completion_refs
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -38,7 +43,9 @@ async def serve_lifespans(
     server: Server, factories: Sequence[Lifespan], states: list[Any]
 ) -> AsyncGenerator[None]:
     """Hold ``factories`` open around the body (rule 1); ``states`` receives the lifespan
-    state while they are (rule 2). Entry and exit errors are raised here, as they are."""
+    state while they are (rule 2). Entry and exit errors are raised here, as they are.
+    First, rule 3."""
+    check_completion_refs(server)
     if not factories:
         yield
         return
