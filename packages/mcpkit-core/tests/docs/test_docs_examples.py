@@ -308,6 +308,17 @@ async def check_server_caller(ns: dict[str, Any]) -> None:
     assert len(ns["notes"]) == 1
 
 
+async def check_server_parts_agree(ns: dict[str, Any]) -> None:
+    assert "variable {title} is not a parameter" in ns["refused"]
+    assert "rename the parameter 'name' to 'title'" in ns["refused"]
+    assert [t.matcher.template for t in ns["server"].templates] == ["notes://{title}{?lang}"]
+    async with connect(ns["server"]) as peer:
+        plain = await peer.request("resources/read", {"uri": "notes://todo"})
+        french = await peer.request("resources/read", {"uri": "notes://todo?lang=fr"})
+    assert plain["contents"][0]["text"] == "todo (en)"
+    assert french["contents"][0]["text"] == "todo (fr)"
+
+
 HTTP_HELPERS = str(Path(__file__).resolve().parents[1] / "http")
 
 
@@ -426,6 +437,7 @@ CHECKS: dict[str, Check] = {
     "server-lifespan": check_server_lifespan,
     "server-sync": check_server_sync,
     "server-caller": check_server_caller,
+    "server-parts-agree": check_server_parts_agree,
     "server-http-headers": check_server_http_headers,
     "server-errors": check_server_errors,
 }
