@@ -4,6 +4,7 @@ client used the item."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -210,3 +211,71 @@ async def test_a_completion_registered_before_its_prompt_starts() -> None:
             },
         )
     assert got["completion"]["values"] == ["alpha"]
+
+
+def _table_messages() -> list[str]:
+    """The example messages of docs/server.md's rows for these checks."""
+    import re
+
+    text = (Path(__file__).resolve().parents[4] / "docs" / "server.md").read_text("utf-8")
+    section = text.split("## Mistakes caught at start-up", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
+    return [re.findall(r"`([^`]*)`", row.rsplit(" | ", 1)[1])[0] for row in rows]
+
+
+async def test_the_documented_messages_are_the_real_ones() -> None:
+    """Each documented example message (up to its ``...``) is what the check raises."""
+    got: list[str] = []
+
+    def refused(register: Any) -> None:
+        with pytest.raises(TypeError) as err:
+            register()
+        got.append(str(err.value))
+
+    server = Server("notes")
+
+    def read(name: str) -> str:
+        return name
+
+    def two(title: str, folder: str) -> str:
+        return title
+
+    def query(q: str) -> str:
+        return q
+
+    def brief(topic: str) -> str:
+        return topic
+
+    def save(title: str) -> str:
+        return title
+
+    def complete(argument: str, value: str, context: dict[str, str], limit: int) -> list[str]:
+        return []
+
+    refused(lambda: server.add_resource(read, "notes://{title}"))
+    refused(lambda: server.add_resource(two, "notes://{title}"))
+    refused(lambda: server.add_resource(query, "notes://search{?q}"))
+    refused(lambda: server.add_resource(read, "notes://all"))
+    refused(lambda: server.add_prompt(brief, arguments=[{"name": "topc"}]))
+    props = {"titel": {"type": "string"}}
+    refused(lambda: server.add_tool(save, input_schema={"type": "object", "properties": props}))
+    refused(lambda: server.completion(prompt="brief")(complete))
+    server.add_prompt(brief)
+
+    def misnamed(argument: str, value: str) -> list[str]:
+        return []
+
+    server.completion(prompt="breif")(misnamed)
+
+    async def start() -> None:
+        async with server.lifespan():
+            pass
+
+    with pytest.raises(TypeError) as err:
+        await start()
+    got.append(str(err.value))
+    documented = _table_messages()
+    assert len(documented) == len(got)
+    for doc, real in zip(documented, got, strict=True):
+        for part in doc.split("..."):
+            assert part.strip(" ;") in real, (doc, real)
