@@ -29,12 +29,15 @@ Rules (a "parameter" is one of the function's parameters other than the injected
    three required parameters. Its reference names a registered prompt (``prompt=``)
    or a registered resource or template URI (``resource=``) of the same server;
    checked at start-up by :func:`check_completion_refs` (``Server.lifespan``).
+6. A function an extension calls with a fixed set of positional arguments (a UI view's
+   ``html=`` with none, a tool's ``text=`` renderer with the result) accepts exactly
+   those: :func:`check_call_shape`, for extensions registering through core.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from mcpkit.server.uritemplates import TemplateMatcher
 
 __all__ = [
+    "check_call_shape",
     "check_completer",
     "check_completion_refs",
     "check_prompt_arguments",
@@ -204,3 +208,22 @@ def check_completion_refs(server: Server) -> None:
                 f"{_closest(ref, [*templates, *server.resources])}; register it or give "
                 f"the template's exact URI"
             )
+
+
+def check_call_shape(where: str, fn: Callable[..., Any], arguments: Sequence[str]) -> None:
+    """Rule 6: ``fn`` can be called with one positional argument per name in
+    ``arguments``, else ``TypeError`` naming ``where``, the call and the fix. A callable
+    without a readable signature (some builtins) is accepted."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*arguments)
+    except TypeError as exc:
+        name = getattr(fn, "__name__", type(fn).__name__)
+        call = f"{name}({', '.join(arguments)})"
+        raise TypeError(
+            f"{where}: {name} is called as {call}, but {exc}; make it take exactly "
+            f"({', '.join(arguments)}) (give any other parameter a default)"
+        ) from None

@@ -19,7 +19,9 @@ Rules:
    zero-argument function returning one, called on each read) or ``path`` (a
    single-file app, read on each read so edits show without a restart).
 4. Registration mistakes (a bad URI, a bad origin, a bad visibility, no or two
-   sources) raise ``ValueError``/``TypeError`` at registration, never on a request.
+   sources, an ``html=`` function that needs arguments, a ``text=`` renderer that does
+   not take the result alone: :func:`mcpkit.server.agreement.check_call_shape`) raise
+   ``ValueError``/``TypeError`` at registration, never on a request.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from mcpkit.ext.ui.server.meta import (
     check_ui_uri,
 )
 from mcpkit.ext.ui.server.startup import check_views_lifespan
+from mcpkit.server.agreement import check_call_shape
 from mcpkit.server.forms import decorate
 from mcpkit.server.tools import ToolOptions
 
@@ -169,6 +172,8 @@ class AppsExtension:
         meta: JSON = dict(options.get("meta") or {})
         meta.update(ui_meta.to_meta())
         options["meta"] = meta
+        if text is not None:  # rule 4
+            check_call_shape(f"ui.tool({tool_name!r}, text=...)", text, ("result",))
         wrapper, attach = with_text_fallback(fn, tool_name, text)
         tool = self.server.add_tool(wrapper, name=tool_name, **options)
         attach(tool)
@@ -206,6 +211,7 @@ class AppsExtension:
             def content() -> str:
                 return read_app(source)
         elif callable(html):
+            check_call_shape(f"ui.resource({uri!r}, html=...)", html, ())  # rule 4
             content = html
         else:
             fixed: str = html  # pyright: ignore[reportAssignmentType]
