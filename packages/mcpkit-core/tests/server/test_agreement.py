@@ -280,3 +280,17 @@ async def test_the_documented_messages_are_the_real_ones() -> None:
     for doc, real in zip(documented, got, strict=True):
         for part in doc.split("..."):
             assert part.strip(" ;") in real, (doc, real)
+
+
+async def test_a_mounted_server_is_checked_when_its_parent_starts() -> None:
+    child = Server("child")
+
+    @child.completion(prompt="brief")
+    def complete(argument: str, value: str) -> list[str]:  # pyright: ignore[reportUnusedFunction]
+        return []
+
+    parent = Server("parent")
+    parent.mount(child, "kid")
+    with pytest.raises(TypeError, match=r"no prompt 'brief' is registered on server 'child'"):
+        async with parent.lifespan():
+            pass
