@@ -164,3 +164,28 @@ def test_the_cli_names_the_item_and_calls_the_other_tools(tmp_path: Path) -> Non
     assert "Traceback" not in err
     code, out, err = run_cli(tmp_path, "call", "good", "text=hello", "--connect-timeout", "60")
     assert (code, out) == (0, "hello\n"), err
+
+
+async def test_an_entry_without_a_name_or_not_an_object_is_reported_not_dropped() -> None:
+    server = Server("nameless")
+    server.add_tool(lambda: "", name="fine")
+
+    async def corrupt(ctx: Context, call_next: Any) -> JSON:
+        result = await call_next(ctx)
+        if ctx.method in ("tools/list", "prompts/list"):
+            key = ctx.method.split("/")[0]
+            result = {**result, key: [*result[key], {"description": "nameless"}, 7]}
+        return result
+
+    server.add_middleware(corrupt)
+    server.add_prompt(lambda: "", name="p")
+    async with Client(server) as client:
+        with pytest.raises(MalformedResultError) as tools:
+            await client.list_tools()
+        with pytest.raises(MalformedResultError) as prompts:
+            await client.list_prompts()
+    for exc, key in ((tools, "tools"), (prompts, "prompts")):
+        message = str(exc.value)
+        assert f"{key}[1]: name: Field required" in message
+        assert f"{key}[2]: the entry: Input should be a valid dictionary" in message
+        assert len(exc.value.items) == 1

@@ -74,7 +74,7 @@ class ListMethods:
             page = await self._page(method, cursor, use_cache)
             if method == "tools/list":
                 page = self._admit_tools(page, first=cursor is None)
-            items.extend(x for x in as_list(page.get(key)) or [] if as_object(x) is not None)
+            items.extend(as_list(page.get(key)) or [])  # a malformed entry is reported
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or cursor in seen:
                 break
@@ -94,6 +94,7 @@ class ListMethods:
         for item in as_list(page.get("tools")) or []:
             tool = as_object(item)
             if tool is None or not isinstance(tool.get("name"), str):
+                kept.append(item)  # parsing names it (rule 3); never dropped silently
                 continue
             name: str = tool["name"]
             if check:
