@@ -3,8 +3,8 @@
 Each check raises ``TypeError`` naming the item, the mismatch and the fix, when the
 item is registered (``@server.resource``, ``add_resource``, ``@server.prompt``,
 ``add_prompt``, ``@server.tool``, ``add_tool``, and everything built on them: the
-extensions' decorators, ``ui.resource``), or, for completions, when the server starts
-serving (a completion may be registered before what it completes). Before, each of
+extensions' decorators, ``ui.resource``); a completion naming nothing is a warning when
+the server starts serving (rule 5). Before, each of
 these was accepted and failed only when a client used the item (-32602 or an internal
 error), far from its cause.
 
@@ -28,7 +28,10 @@ Rules (a "parameter" is one of the function's parameters other than the injected
 5. A completion handler is called with ``(argument, value, context)``: it has at most
    three required parameters. Its reference names a registered prompt (``prompt=``)
    or a registered resource or template URI (``resource=``) of the same server;
-   checked at start-up by :func:`check_completion_refs` (``Server.lifespan``).
+   checked at start-up (``Server.lifespan``), where each one naming nothing is a
+   WARNING on ``mcpkit.server`` (:func:`dangling_completions`) and the server serves
+   on: a completion harms nothing, and its prompt may be added later (at run time, by
+   a lifespan).
 6. A function an extension calls with a fixed set of positional arguments (a UI view's
    ``html=`` with none, a tool's ``text=`` renderer with the result) accepts exactly
    those: :func:`check_call_shape`, for extensions registering through core.
@@ -48,11 +51,11 @@ if TYPE_CHECKING:
 __all__ = [
     "check_call_shape",
     "check_completer",
-    "check_completion_refs",
     "check_prompt_arguments",
     "check_static_resource",
     "check_template",
     "check_tool_schema",
+    "dangling_completions",
 ]
 
 
@@ -190,24 +193,27 @@ def check_completer(binding: Binding) -> None:
         )
 
 
-def check_completion_refs(server: Server) -> None:
-    """Rule 5, the references; ``TypeError`` for the first one naming nothing."""
+def dangling_completions(server: Server) -> list[str]:
+    """Rule 5, the references: one message per completion naming no registered prompt,
+    resource or template of ``server`` (``Server.lifespan`` logs each)."""
     templates = [t.matcher.template for t in server.templates]
+    found: list[str] = []
     for kind, ref in server.completers:
         if kind == "ref/prompt" and ref not in server.prompts:
-            raise TypeError(
+            found.append(
                 f"server.completion(prompt={ref!r}): no prompt {ref!r} is registered on "
                 f"server {server.info['name']!r}{_closest(ref, server.prompts)}; register it "
                 f"or fix the name (a mounted server's prompt is completed by that server's "
                 f"own @completion)"
             )
         if kind == "ref/resource" and ref not in server.resources and ref not in templates:
-            raise TypeError(
+            found.append(
                 f"server.completion(resource={ref!r}): no resource template {ref!r} is "
                 f"registered on server {server.info['name']!r}"
                 f"{_closest(ref, [*templates, *server.resources])}; register it or give "
                 f"the template's exact URI"
             )
+    return found
 
 
 def check_call_shape(where: str, fn: Callable[..., Any], arguments: Sequence[str]) -> None:

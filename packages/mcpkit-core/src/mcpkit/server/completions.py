@@ -9,8 +9,8 @@ Rules:
    ``hasMore: true``.
 4. The ``completions`` capability is advertised only when a handler is registered.
 5. A handler needing more than ``(argument, value, context)`` is a ``TypeError`` at
-   registration; a reference naming no registered prompt, resource or template is one
-   at start-up (:mod:`mcpkit.server.agreement` rule 5).
+   registration; a reference naming no registered prompt, resource or template is a
+   warning at start-up (:mod:`mcpkit.server.agreement` rule 5).
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ Rules:
 2. The first value other than None that they yield is the server's lifespan state
    (``Server.lifespan_state``, ``ctx.lifespan``) from the moment they are all entered
    until they start exiting.
-3. Before any is entered, the server's completion references are checked: one naming
-   no registered prompt or template fails start-up with ``TypeError``
-   (:mod:`mcpkit.server.agreement` rule 5).
+3. Before any is entered, the server's completion references are checked: each one
+   naming no registered prompt, resource or template is logged once as a WARNING on
+   ``mcpkit.server``, and serving goes on (:mod:`mcpkit.server.agreement` rule 5).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from mcpkit.server.agreement import check_completion_refs
+from mcpkit.server.agreement import dangling_completions
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -45,7 +45,8 @@ async def serve_lifespans(
     """Hold ``factories`` open around the body (rule 1); ``states`` receives the lifespan
     state while they are (rule 2). Entry and exit errors are raised here, as they are.
     First, rule 3."""
-    check_completion_refs(server)
+    for problem in dangling_completions(server):
+        logger.warning("%s", problem)
     if not factories:
         yield
         return
