@@ -300,3 +300,15 @@ async def test_a_mounted_server_is_checked_when_its_parent_starts(
             pass
     warned = [r.getMessage() for r in caplog.records if r.name == "mcpkit.server"]
     assert any("no prompt 'brief' is registered on server 'child'" in m for m in warned)
+
+
+def test_a_prompt_argument_meant_for_kwargs_is_refused() -> None:
+    """Validation drops arguments that are not named parameters: ``**kwargs`` would
+    never receive ``style``."""
+    server = Server("s")
+
+    def brief(topic: str, **extra: str) -> str:
+        return topic + str(extra)
+
+    with pytest.raises(TypeError, match=r"declared argument 'style' is not a parameter"):
+        server.add_prompt(brief, arguments=[{"name": "topic", "required": True}, {"name": "style"}])

@@ -18,7 +18,8 @@ Rules (a "parameter" is one of the function's parameters other than the injected
 2. A static resource's function is called without arguments: it has no required
    parameter.
 3. A prompt's explicit ``arguments=`` list and its signature match: each entry has a
-   distinct ``name`` that is a parameter (unless the function takes ``**kwargs``), every
+   distinct ``name`` that is a named parameter (validation drops the arguments that are
+   not, so ``**kwargs`` never receives one), every
    required parameter is declared, and declared ``required: true`` (a parameter
    without a default must be declared required, or ``prompts/get`` could call it
    without it).
@@ -124,7 +125,6 @@ def check_prompt_arguments(name: str, arguments: Sequence[Any], binding: Binding
     """Rule 3; ``TypeError`` naming the prompt, the argument and the fix."""
     where = f"server.prompt({name!r}) on {_fn(binding)}"
     params = binding.field_names
-    loose = _takes_kwargs(binding)
     declared: dict[str, bool] = {}
     for i, entry in enumerate(arguments):
         arg = cast("Mapping[str, Any]", entry) if isinstance(entry, Mapping) else None
@@ -136,7 +136,7 @@ def check_prompt_arguments(name: str, arguments: Sequence[Any], binding: Binding
             )
         if arg_name in declared:
             raise TypeError(f"{where}: the argument {arg_name!r} is declared twice in arguments=")
-        if arg_name not in params and not loose:
+        if arg_name not in params:  # **kwargs never receives it (typed rule 2)
             raise TypeError(
                 f"{where}: the declared argument {arg_name!r} is not a parameter of the "
                 f"function{_closest(arg_name, params)}; rename it, or add a parameter "
