@@ -334,6 +334,42 @@ async def check_server_caller(ns: dict[str, Any]) -> None:
     assert len(ns["notes"]) == 1
 
 
+async def check_server_parts_agree(ns: dict[str, Any]) -> None:
+    assert "variable {title} is not a parameter" in ns["refused"]
+    assert "rename the parameter 'name' to 'title'" in ns["refused"]
+    assert [t.matcher.template for t in ns["server"].templates] == ["notes://{title}{?lang}"]
+    async with connect(ns["server"]) as peer:
+        plain = await peer.request("resources/read", {"uri": "notes://todo"})
+        french = await peer.request("resources/read", {"uri": "notes://todo?lang=fr"})
+    assert plain["contents"][0]["text"] == "todo (en)"
+    assert french["contents"][0]["text"] == "todo (fr)"
+
+
+HTTP_HELPERS = str(Path(__file__).resolve().parents[1] / "http")
+
+
+async def check_server_http_headers(ns: dict[str, Any]) -> None:
+    import importlib
+
+    sys.path.insert(0, HTTP_HELPERS)
+    mcp_http: Any = importlib.import_module("http_helpers").mcp_http  # real uvicorn, port 0
+
+    from mcpkit.client import HttpTransport
+
+    async with Client(ns["server"]) as local:
+        here = await local.call_tool("tenant", {})
+    assert here.content[0].text == "local: no HTTP request"  # type: ignore[union-attr]
+    sent = {"X-Tenant": "acme", "Authorization": "Bearer t"}
+    async with (
+        mcp_http(ns["server"]) as (_, url, _endpoint),
+        Client(HttpTransport(url, headers=sent)) as client,
+    ):
+        tenant = await client.call_tool("tenant", {})
+        bearer = await client.call_tool("has_bearer", {})
+    assert tenant.content[0].text == "acme"  # type: ignore[union-attr]
+    assert bearer.structured_content == {"result": True}
+
+
 async def check_server_returns(ns: dict[str, Any]) -> None:
     async with connect(ns["server"]) as peer:
         stock = await peer.call_tool("stock")
@@ -449,6 +485,8 @@ CHECKS: dict[str, Check] = {
     "server-lifespan": check_server_lifespan,
     "server-sync": check_server_sync,
     "server-caller": check_server_caller,
+    "server-parts-agree": check_server_parts_agree,
+    "server-http-headers": check_server_http_headers,
     "server-errors": check_server_errors,
     "server-names": check_server_names,
     "extension-options": check_extension_options,

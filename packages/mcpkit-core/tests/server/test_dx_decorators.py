@@ -87,10 +87,13 @@ def test_add_functions_register_like_the_decorators() -> None:
     def fn() -> str:
         return "x"
 
+    def by_id(id: str) -> str:
+        return id
+
     tool = server.add_tool(fn, name="t", title="T")
     prompt = server.add_prompt(fn, name="p")
     resource = server.add_resource(fn, "mem://x", mime_type="text/plain")
-    template = server.add_resource(fn, "mem://x/{id}", name="tpl", size=9)
+    template = server.add_resource(by_id, "mem://x/{id}", name="tpl", size=9)
     assert server.tools["t"] is tool
     assert server.prompts["p"] is prompt
     assert server.resources["mem://x"] is resource

@@ -17,8 +17,11 @@ Rules:
    is skipped. An extension's row shows its settings object as sent and the spec version
    and stability the server gave in the result's ``_meta["io.mcpkit/extensions"]``
    (:meth:`~mcpkit.client.Client.server_extension`; empty when it gave none).
-3. ``call`` prints the result once (:mod:`mcpkit.cli.render` rule 3); a tool error exits
-   with status 1; bad arguments, a protocol error or a failed connection with status 2.
+3. ``call`` with ``key=value`` arguments reads the tool's schema from ``tools/list``;
+   when another tool's entry is malformed it goes on with the ones that parsed
+   (:mod:`mcpkit.client.parsing` rule 2). ``call`` prints the result once
+   (:mod:`mcpkit.cli.render` rule 3); a tool error exits with status 1; bad
+   arguments, a protocol error or a failed connection with status 2.
    Arguments are one JSON object or ``key=value`` words read by the tool's
    ``inputSchema`` (:mod:`mcpkit.cli.arguments`). ``--json`` prints the raw result
    instead (``read`` and ``prompt`` too).
@@ -224,7 +227,15 @@ async def _call(client: Client, args: argparse.Namespace) -> tuple[str, int]:
 
     schema: dict[str, Any] | None = None
     if any(not w.lstrip().startswith("{") for w in args.arguments):  # key=value: need types
-        tool = next((t for t in await client.list_tools() if t.name == args.tool), None)
+        from mcpkit.client.parsing import MalformedResultError
+
+        try:
+            tools = await client.list_tools()
+        except MalformedResultError as exc:  # rule 3: another tool's entry is malformed
+            if not any(t.name == args.tool for t in exc.items):
+                raise
+            tools = exc.items
+        tool = next((t for t in tools if t.name == args.tool), None)
         schema = tool.input_schema if tool is not None else None
     arguments = parse_tool_arguments(args.arguments, schema)
 

@@ -188,7 +188,7 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
 def _serve(server: Any, args: argparse.Namespace) -> None:
     import anyio
 
-    from mcpkit.cli.errors import cli_message
+    from mcpkit.cli.plugins import RefusedAtStartup
     from mcpkit.server.startup import configuration_error, run_startup_checks
 
     try:  # startup rule 4: a mistake found before or while serving starts is one line
@@ -200,8 +200,8 @@ def _serve(server: Any, args: argparse.Namespace) -> None:
         refusal = configuration_error(exc)
         if refusal is None:
             raise
-        raise CliError(cli_message(refusal, args, bare=True)) from None
-    from mcpkit.cli.errors import option_flags
+        raise RefusedAtStartup(refusal) from None
+    from mcpkit.cli.errors import cli_message, option_flags
     from mcpkit.core.remedies import OptionError
     from mcpkit.server.http.run import ListenError
 

@@ -65,6 +65,17 @@ class CliError(Exception):
     ``mcpkit: <message>`` on stderr and exits with status 2 (rule 5)."""
 
 
+class RefusedAtStartup(CliError):
+    """A server's configuration mistake found as it starts
+    (:class:`mcpkit.server.startup.ConfigurationError`), worded for the code that
+    configured it; ``refusal`` is the error, for a command whose flags configured the
+    server to word it in those flags instead (``mcpkit proxy --upstream-era``)."""
+
+    def __init__(self, refusal: BaseException) -> None:
+        super().__init__(str(refusal))
+        self.refusal = refusal
+
+
 @dataclass
 class ClientConfig:
     """What ``mcpkit ls``/``call`` connect with; plugins change it in ``configure_client``.

@@ -45,9 +45,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-import anyio
-
-from mcpkit.cli.plugins import CliError, LoadedPlugin
+from mcpkit.cli.plugins import CliError, LoadedPlugin, RefusedAtStartup
 
 __all__ = ["add_proxy_command", "build_proxy", "run_proxy"]
 
@@ -179,11 +177,12 @@ def run_proxy(
     from mcpkit.server.proxy.era import UpstreamEraError
 
     server = build_proxy(args, plugins)
-    try:
-        if args.transport != "stdio" and server.proxy.upstream.era_probe is not None:
-            # rule 7: the HTTP server would report its failed start-up as a traceback
-            anyio.run(server.proxy.upstream.check_era)
+    try:  # rule 7: serve() checks the pinned era before serving, on every transport
         serve(server, args)
-    except UpstreamEraError as exc:
+    except RefusedAtStartup as exc:
+        if isinstance(exc.refusal, UpstreamEraError):  # set by --upstream-era: say so
+            raise CliError(exc.refusal.advice(cli=True)) from None
+        raise
+    except UpstreamEraError as exc:  # found while serving (an upstream down at start)
         raise CliError(exc.advice(cli=True)) from None
     return 0

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mcpkit.client.memory import MemoryTransport
     from mcpkit.client.middleware import IncomingMessage, OutgoingRequest
     from mcpkit.client.negotiate import Mode, ServerState
+    from mcpkit.client.parsing import MalformedResultError
     from mcpkit.client.reconnect import ReconnectPolicy
     from mcpkit.client.results import ProgressHandler, ToolCallError
     from mcpkit.client.stdio import StdioTransport
@@ -66,6 +67,7 @@ __all__ = [
     "InputHandlers",
     "InputRoundsExceededError",
     "InvalidResponseError",
+    "MalformedResultError",
     "MemoryTransport",
     "MessageTooLargeError",
     "Mode",
@@ -123,6 +125,7 @@ _EXPORTS: dict[str, str] = {
     "OutgoingRequest": "middleware",
     "Mode": "negotiate",
     "ServerState": "negotiate",
+    "MalformedResultError": "parsing",
     "ReconnectPolicy": "reconnect",
     "StdioTransport": "stdio",
     "ClientStream": "transport",

@@ -84,6 +84,7 @@ from mcpkit.client.lists import ListMethods
 from mcpkit.client.middleware import ReceiveMiddleware, SendMiddleware
 from mcpkit.client.mrtr import ResultHandler, complete_result
 from mcpkit.client.negotiate import Mode, ServerState, initialize, negotiate
+from mcpkit.client.parsing import parse_result
 from mcpkit.client.results import ProgressHandler, progress_callback, typed_result
 from mcpkit.client.session import (
     ClientSession,
@@ -494,7 +495,8 @@ class Client(ListMethods):
         """``server/discover`` (2026-07-28 only)."""
         from mcpkit.core.types import DiscoverResult
 
-        return DiscoverResult.model_validate(await self.request("server/discover"))
+        result = await self.request("server/discover")
+        return parse_result(DiscoverResult, result, "server/discover")
 
     # -- calls ---------------------------------------------------------------------------
     async def _tool_definition(self, name: str) -> JSON | None:
@@ -577,7 +579,7 @@ class Client(ListMethods):
                 on_progress=on_progress,
                 progress_token=progress_token,
             )
-        typed = CallToolResult.model_validate(result)
+        typed = parse_result(CallToolResult, result, f"tools/call {name!r}")
         if validate and not typed.is_error:
             await self._check_output(name, result)
         return typed if result_type is None else typed_result(name, typed, result_type)
@@ -610,7 +612,7 @@ class Client(ListMethods):
         result = await self.request(
             "resources/read", {"uri": uri}, timeout_s=timeout_s, use_cache=use_cache
         )
-        return ReadResourceResult.model_validate(result)
+        return parse_result(ReadResourceResult, result, f"resources/read {uri!r}")
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_s: Any = _DEFAULT
@@ -621,9 +623,8 @@ class Client(ListMethods):
         params: JSON = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        return GetPromptResult.model_validate(
-            await self.request("prompts/get", params, timeout_s=timeout_s)
-        )
+        result = await self.request("prompts/get", params, timeout_s=timeout_s)
+        return parse_result(GetPromptResult, result, f"prompts/get {name!r}")
 
     async def complete(
         self,
@@ -640,7 +641,8 @@ class Client(ListMethods):
         params: JSON = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": dict(context)}
-        return CompleteResult.model_validate(await self.request("completion/complete", params))
+        result = await self.request("completion/complete", params)
+        return parse_result(CompleteResult, result, "completion/complete")
 
     async def subscribe(self, uri: str) -> None:
         """``resources/subscribe`` (handshake era; on 2026-07-28 use :meth:`listen`)."""

@@ -7,6 +7,8 @@ Rules:
 2. On 2026-07-28 over HTTP, tools whose ``x-mcp-header`` annotations are invalid are left
    out of ``tools/list`` results (with a warning) and remembered as rejected; the
    others' annotations drive the ``Mcp-Param-*`` headers (client rule 6).
+3. A malformed entry fails the listing with an error naming its index and name; the
+   entries that parsed ride on the error (:mod:`mcpkit.client.parsing`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.client._json import as_list, as_object
 from mcpkit.client.headers import HeaderBinding, InvalidToolHeaders, header_bindings
+from mcpkit.client.parsing import parse_items, parse_result
 
 if TYPE_CHECKING:
     from mcpkit.client.session import ClientSession
@@ -71,7 +74,7 @@ class ListMethods:
             page = await self._page(method, cursor, use_cache)
             if method == "tools/list":
                 page = self._admit_tools(page, first=cursor is None)
-            items.extend(x for x in as_list(page.get(key)) or [] if as_object(x) is not None)
+            items.extend(as_list(page.get(key)) or [])  # a malformed entry is reported
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or cursor in seen:
                 break
@@ -91,6 +94,7 @@ class ListMethods:
         for item in as_list(page.get("tools")) or []:
             tool = as_object(item)
             if tool is None or not isinstance(tool.get("name"), str):
+                kept.append(item)  # parsing names it (rule 3); never dropped silently
                 continue
             name: str = tool["name"]
             if check:
@@ -117,42 +121,42 @@ class ListMethods:
         page = self._admit_tools(
             await self._page("tools/list", cursor, use_cache), first=cursor is None
         )
-        return ListToolsResult.model_validate(page)
+        return parse_result(ListToolsResult, page, "tools/list")
 
     async def list_tools(self, *, use_cache: bool = True) -> list[Tool]:
         """Every tool, across pages (rules 4, 6)."""
         from mcpkit.core.types import Tool
 
-        return [Tool.model_validate(t) for t in await self._all("tools/list", "tools", use_cache)]
+        items = await self._all("tools/list", "tools", use_cache)
+        return parse_items(Tool, items, "tools/list", "tools")
 
     async def list_prompts_page(
         self, cursor: str | None = None, *, use_cache: bool = True
     ) -> ListPromptsResult:
         from mcpkit.core.types import ListPromptsResult
 
-        return ListPromptsResult.model_validate(await self._page("prompts/list", cursor, use_cache))
+        page = await self._page("prompts/list", cursor, use_cache)
+        return parse_result(ListPromptsResult, page, "prompts/list")
 
     async def list_prompts(self, *, use_cache: bool = True) -> list[Prompt]:
         from mcpkit.core.types import Prompt
 
-        return [
-            Prompt.model_validate(p) for p in await self._all("prompts/list", "prompts", use_cache)
-        ]
+        items = await self._all("prompts/list", "prompts", use_cache)
+        return parse_items(Prompt, items, "prompts/list", "prompts")
 
     async def list_resources_page(
         self, cursor: str | None = None, *, use_cache: bool = True
     ) -> ListResourcesResult:
         from mcpkit.core.types import ListResourcesResult
 
-        return ListResourcesResult.model_validate(
-            await self._page("resources/list", cursor, use_cache)
-        )
+        page = await self._page("resources/list", cursor, use_cache)
+        return parse_result(ListResourcesResult, page, "resources/list")
 
     async def list_resources(self, *, use_cache: bool = True) -> list[Resource]:
         from mcpkit.core.types import Resource
 
         items = await self._all("resources/list", "resources", use_cache)
-        return [Resource.model_validate(r) for r in items]
+        return parse_items(Resource, items, "resources/list", "resources")
 
     async def list_resource_templates_page(
         self, cursor: str | None = None, *, use_cache: bool = True
@@ -160,10 +164,10 @@ class ListMethods:
         from mcpkit.core.types import ListResourceTemplatesResult
 
         page = await self._page("resources/templates/list", cursor, use_cache)
-        return ListResourceTemplatesResult.model_validate(page)
+        return parse_result(ListResourceTemplatesResult, page, "resources/templates/list")
 
     async def list_resource_templates(self, *, use_cache: bool = True) -> list[ResourceTemplate]:
         from mcpkit.core.types import ResourceTemplate
 
         items = await self._all("resources/templates/list", "resourceTemplates", use_cache)
-        return [ResourceTemplate.model_validate(t) for t in items]
+        return parse_items(ResourceTemplate, items, "resources/templates/list", "resourceTemplates")

@@ -8,6 +8,9 @@ Rules:
 3. At most 100 values are returned; when more exist the result carries ``total`` and
    ``hasMore: true``.
 4. The ``completions`` capability is advertised only when a handler is registered.
+5. A handler needing more than ``(argument, value, context)`` is a ``TypeError`` at
+   registration; a reference naming no registered prompt, resource or template is a
+   warning at start-up (:mod:`mcpkit.server.agreement` rule 5).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import as_list, as_object, as_str
+from mcpkit.server.agreement import check_completer
 from mcpkit.server.typed import Binding, bind, call_bound
 
 if TYPE_CHECKING:
@@ -35,6 +39,7 @@ class Completer:
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.binding: Binding = bind(fn, name="completion", structured_output=False)
+        check_completer(self.binding)  # rule 5
 
     async def complete(
         self, ctx: Context, argument: str, value: str, context: Mapping[str, str]

@@ -50,12 +50,15 @@ Rules:
 11. ``ctx.sample()`` returns a ``CreateMessageResult`` and ``ctx.list_roots()`` a list of
     ``Root`` models; both also read like the dicts they used to be (``result["content"]``,
     ``root["uri"]``; :mod:`mcpkit.core.types._dictview`).
+12. ``ctx.http_headers()`` reads the HTTP request's headers without credentials unless
+    asked for by name, bounded in bytes; it is empty over stdio and in memory
+    (:mod:`mcpkit.server.request_headers`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
@@ -73,6 +76,7 @@ from mcpkit.core.tracing import TRACEPARENT, TraceContext, from_meta
 from mcpkit.core.versions import Era
 from mcpkit.server.answers import InputResponseError, check_answer
 from mcpkit.server.mrtr import InputRequired
+from mcpkit.server.request_headers import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
     from mcpkit.core.engine import Channel
@@ -270,6 +274,19 @@ class Context(Generic[LifespanT]):
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared a top-level capability (``"sampling"``, ...)."""
         return self.client_capabilities.get(capability) is not None
+
+    def http_headers(
+        self, *, include: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> dict[str, str]:
+        """The HTTP request's headers (rule 12): lower-cased name to value, repeated
+        headers joined with ``", "``; empty over stdio and in memory. Credentials
+        (``Authorization``, ``Cookie``, ``Proxy-Authorization``, ``Mcp-Session-Id``,
+        names containing ``token``, ``secret``, ``api-key``, ...) only when named in
+        ``include``. At most ``max_bytes`` bytes of names and values, 100 headers
+        (:mod:`mcpkit.server.request_headers`)."""
+        from mcpkit.server.request_headers import read
+
+        return read(self.transport, include, max_bytes)
 
     def client_supports_extension(self, extension_id: str) -> bool:
         """Whether the client declared ``extension_id`` in ``capabilities.extensions``."""

@@ -38,6 +38,9 @@ Rules:
 6. :func:`late_bound_rules` lists the late-bound rules (``mcpkit inspect`` shows them).
 7. Mount namespaces: a tool or prompt registered after ``mount`` that hides another
    (:func:`mcpkit.server.mount.shadowed`) is warned about the same way, once.
+8. A server mounted into another is checked when the outer one starts (it is not
+   started itself): its own rules against its own registrations, with the same
+   refusals and warnings.
 """
 
 from __future__ import annotations
@@ -171,7 +174,15 @@ def late_bound_rules(server: Server) -> list[NamedRule]:
 
 def problems(server: Server) -> list[tuple[NamedRule, str]]:
     """Each rule of ``server`` naming nothing registered, with its one-line message
-    (rules 3-5); late-bound rules are left out."""
+    (rules 3-5); late-bound rules are left out. A server mounted into it (at any depth)
+    is checked too, its rules against what it registers itself (rule 8)."""
+    out = _own_problems(server)
+    for child, _prefix in _servers(server)[1:]:
+        out += _own_problems(child)
+    return out
+
+
+def _own_problems(server: Server) -> list[tuple[NamedRule, str]]:
     out: list[tuple[NamedRule, str]] = []
     known: dict[str, tuple[set[str], str | None]] = {}  # each kind computed once per check
     for rule in named_rules(server):

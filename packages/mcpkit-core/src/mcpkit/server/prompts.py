@@ -8,6 +8,8 @@ Rules:
    taken as the whole result; a list may hold message dicts, pydantic models, or plain
    strings/content blocks (each becomes a user message). ``Image``, ``Audio`` and
    ``File`` (:mod:`mcpkit.server.content`) are content blocks too.
+4. An explicit ``arguments=`` list must match the signature, else ``TypeError`` at
+   registration (:mod:`mcpkit.server.agreement` rule 3).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import as_list
+from mcpkit.server.agreement import check_prompt_arguments
 from mcpkit.server.tools import content_block
 from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
 
@@ -70,6 +73,8 @@ class Prompt:
     ) -> None:
         self.name = name
         self.binding: Binding = bind(fn, name=name, structured_output=False, inline=inline)
+        if arguments is not None:  # rule 4
+            check_prompt_arguments(name, arguments, self.binding)
         d: JSON = {"name": name}
         if title is not None:
             d["title"] = title

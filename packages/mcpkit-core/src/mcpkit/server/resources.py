@@ -17,6 +17,9 @@ Rules:
    validation message (it was an internal error).
 4. A URI a client asks to be kept (a subscription) is at most ``Limits.max_uri_bytes``
    UTF-8 bytes (:func:`check_uri_length`, -32602 beyond).
+6. At registration, a template's variables and its function's parameters match both
+   ways, and a static resource's function needs no argument; else ``TypeError``
+   (:mod:`mcpkit.server.agreement` rules 1, 2).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, JSONRPCError, dumps
 from mcpkit.core.shapes import as_list, as_object
+from mcpkit.server.agreement import check_static_resource, check_template
 from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound, is_pydantic_model
 from mcpkit.server.uritemplates import TemplateMatcher
 
@@ -144,6 +148,7 @@ class Resource:
         self.uri = uri
         self.mime_type = mime_type
         self.binding: Binding = bind(fn, name=name, structured_output=False, inline=inline)
+        check_static_resource(uri, self.binding)  # rule 6
         desc = description if description is not None else inspect.getdoc(fn)
         self.definition = _definition(
             "uri", uri, name, title, desc, mime_type, size, annotations, icons, meta
@@ -176,6 +181,7 @@ class ResourceTemplate:
         self.matcher = TemplateMatcher(uri_template)
         self.mime_type = mime_type
         self.binding: Binding = bind(fn, name=name, structured_output=False, inline=inline)
+        check_template(self.matcher, self.binding)  # rule 6
         desc = description if description is not None else inspect.getdoc(fn)
         self.definition = _definition(
             "uriTemplate",

@@ -44,6 +44,9 @@ Rules:
    exception's type and text (:func:`mcpkit.server.logs.report_failure`). The same
    holds for a return value that fails while it is turned into the result (bytes that
    are not UTF-8 under JSON, say): it used to escape as a -32603 protocol error.
+9. An explicit ``input_schema`` must match the signature (its properties are
+   parameters, required parameters are required), else ``TypeError`` at registration
+   (:mod:`mcpkit.server.agreement` rule 4).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps
+from mcpkit.server.agreement import check_tool_schema
 from mcpkit.server.answers import InputResponseError
 from mcpkit.server.logs import report_failure
 from mcpkit.server.mrtr import InputRequired
@@ -153,6 +157,7 @@ class Tool:
             from mcpkit.core.jsonschema import compile_schema
 
             self.input_validator = compile_schema(input_schema)
+            check_tool_schema(name, input_schema, self.binding)  # rule 9
         self.output_validator: jsonschema.protocols.Validator | None = None
         if output_schema is not None:
             from mcpkit.core.jsonschema import compile_schema

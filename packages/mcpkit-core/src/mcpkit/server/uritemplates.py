@@ -58,7 +58,15 @@ class _Var:
 class TemplateMatcher:
     """A compiled template; ``match(uri)`` returns variables or None."""
 
-    __slots__ = ("_parsed", "_pattern", "_query", "_vars", "template", "variable_names")
+    __slots__ = (
+        "_parsed",
+        "_pattern",
+        "_query",
+        "_vars",
+        "query_names",
+        "template",
+        "variable_names",
+    )
 
     def __init__(self, template: str) -> None:
         import uri_template  # deferred: only servers with templates pay for it
@@ -92,6 +100,8 @@ class TemplateMatcher:
             self._vars.extend((op, v) for v in variables)
             regex.append(_expression(op, variables))
         regex.append("$")
+        self.query_names: frozenset[str] = frozenset(v.name for _, vs in self._query for v in vs)
+        """The variables of ``?``/``&`` expressions: a URI may leave them out (rule 3)."""
         self._pattern = re.compile("".join(regex), re.DOTALL)
 
     def expand(self, values: dict[str, Any]) -> str:

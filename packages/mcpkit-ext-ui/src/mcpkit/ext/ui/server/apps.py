@@ -19,9 +19,11 @@ Rules:
    zero-argument function returning one, called on each read) or ``path`` (a
    single-file app, read on each read so edits show without a restart).
 4. Registration mistakes (a bad URI, a bad origin, a bad visibility, no or two
-   sources) raise ``ValueError``/``TypeError`` at registration, never on a request; an
-   app tool's name the tool, and a misspelt option of :meth:`AppsExtension.tool` names
-   it, the closest option and every option (its own, core's and the installed
+   sources, an ``html=`` function that needs arguments, a ``text=`` renderer that does
+   not take the result alone: :func:`mcpkit.server.agreement.check_call_shape`) raise
+   ``ValueError``/``TypeError`` at registration, never on a request; an app tool's
+   error names the tool, and a misspelt option of :meth:`AppsExtension.tool` names it,
+   the closest option and every option (its own, core's and the installed
    extensions'), not ``server.tool()`` with core's alone.
 """
 
@@ -46,6 +48,7 @@ from mcpkit.ext.ui.server.meta import (
     check_ui_uri,
 )
 from mcpkit.ext.ui.server.startup import view_rules, views_section
+from mcpkit.server.agreement import check_call_shape
 from mcpkit.server.forms import check_options, decorate, name_of
 from mcpkit.server.inspection import add_inspect_source
 from mcpkit.server.names import declare_rules
@@ -191,6 +194,8 @@ class AppsExtension:
         meta: JSON = dict(options.get("meta") or {})
         meta.update(ui_meta.to_meta())
         options["meta"] = meta
+        if text is not None:  # rule 4
+            check_call_shape(f"ui.tool({tool_name!r}, text=...)", text, ("result",))
         wrapper, attach = with_text_fallback(fn, tool_name, text)
         tool = self.server.add_tool(wrapper, name=tool_name, **options)
         attach(tool)
@@ -228,6 +233,7 @@ class AppsExtension:
             def content() -> str:
                 return read_app(source)
         elif callable(html):
+            check_call_shape(f"ui.resource({uri!r}, html=...)", html, ())  # rule 4
             content = html
         else:
             fixed: str = html  # pyright: ignore[reportAssignmentType]
