@@ -155,6 +155,8 @@ def test_mcpkit_inspect_warns_about_a_dangling_view_like_run_does(
     assert summary["sections"]["io.modelcontextprotocol/ui"]["dangling"] == [
         ["chart", "ui://chrat"]
     ]
+
+
 def test_the_message_documented_in_server_md_is_the_one_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
