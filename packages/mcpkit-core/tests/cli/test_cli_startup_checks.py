@@ -80,9 +80,9 @@ def test_a_refusal_is_found_inside_exception_groups() -> None:
 
 def test_the_proxy_registers_its_era_check_only_when_pinned() -> None:
     from mcpkit.server import proxy
-    from mcpkit.server.startup import _CHECKS  # pyright: ignore[reportPrivateUsage]
+    from mcpkit.server.attached import peek
 
     pinned = proxy([sys.executable, str(ONE_ERA), "legacy"], mode="modern")
     adaptive = proxy([sys.executable, str(ONE_ERA), "legacy"])
-    assert len(_CHECKS.get(pinned, [])) == 1
-    assert _CHECKS.get(adaptive, []) == []
+    assert len(peek(pinned, "mcpkit.server.startup")) == 1
+    assert peek(adaptive, "mcpkit.server.startup") is None

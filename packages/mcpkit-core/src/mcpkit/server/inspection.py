@@ -32,10 +32,11 @@ Rules:
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from mcpkit.server.attached import attached, peek
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -60,13 +61,12 @@ class InspectSection:
 
 InspectSource = Callable[["Server"], "InspectSection | Iterable[InspectSection] | None"]
 
-# kind-ok: unbounded-table sources the server's code registers, one list per live server
-_SOURCES: weakref.WeakKeyDictionary[Server, list[InspectSource]] = weakref.WeakKeyDictionary()
-
 
 def add_inspect_source(server: Server, source: InspectSource) -> None:
     """Rule 1: describe ``server`` with ``source(server)`` in ``mcpkit inspect``."""
-    sources = _SOURCES.setdefault(server, [])
+    sources: list[InspectSource] = attached(
+        server, __name__, list[InspectSource]
+    )  # attached rule 3
     if not any(s is source or s == source for s in sources):
         sources.append(source)
 
@@ -81,7 +81,8 @@ def _name(source: InspectSource) -> str:
 def inspect_sections(server: Server) -> list[InspectSection]:
     """Rules 1 and 3: every registered source's sections, in registration order."""
     out: list[InspectSection] = []
-    for source in list(_SOURCES.get(server, ())):
+    known: list[InspectSource] = peek(server, __name__) or []
+    for source in list(known):
         try:
             found = source(server)
         except Exception as exc:  # rule 3

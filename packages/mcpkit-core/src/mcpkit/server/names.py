@@ -47,11 +47,11 @@ from __future__ import annotations
 
 import inspect
 import logging
-import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mcpkit.server.attached import attached, peek
 from mcpkit.server.startup import ConfigurationError
 
 if TYPE_CHECKING:
@@ -121,14 +121,8 @@ class _Registry:
     warned: set[str] = field(default_factory=set[str])
 
 
-_REGISTRIES: weakref.WeakKeyDictionary[Server, _Registry] = weakref.WeakKeyDictionary()
-
-
 def _registry(server: Server) -> _Registry:
-    found = _REGISTRIES.get(server)
-    if found is None:
-        found = _REGISTRIES[server] = _Registry()
-    return found
+    return attached(server, __name__, _Registry)  # owned by the server (attached rule 3)
 
 
 def declare_rules(server: Server, source: RuleSource) -> None:
@@ -162,7 +156,7 @@ def declared_at() -> str | None:
 
 def named_rules(server: Server) -> list[NamedRule]:
     """Every rule declared on ``server`` (rule 2), in declaration order."""
-    found = _REGISTRIES.get(server)
+    found: _Registry | None = peek(server, __name__)
     declared = [rule for source in found.sources for rule in source()] if found else []
     return [*core_rules(server), *declared]
 
@@ -261,7 +255,7 @@ def _message(rule: NamedRule, reason: str, names: Iterable[str]) -> str:
 def _registered(server: Server, kind: str) -> tuple[set[str], str | None]:
     """Rule 3: the names of ``kind`` and the prefix under which names are unknown
     (``""``: all of them; None: none)."""
-    registry = _REGISTRIES.get(server)
+    registry = peek(server, __name__)
     if registry is not None and kind in registry.names:
         return set(registry.names[kind]()), ("" if kind in registry.dynamic else None)
     if kind == "method":
@@ -293,7 +287,7 @@ def _dynamic_prefix(server: Server, kind: str) -> str | None:
     """The shortest prefix under which ``kind`` names are known only at run time."""
     found: list[str] = []
     for each, prefix in _servers(server):
-        registry = _REGISTRIES.get(each)
+        registry = peek(each, __name__)
         if registry is not None and kind in registry.dynamic:
             found.append("" if kind == "resource" else prefix)
     return min(found, key=len) if found else None
@@ -324,7 +318,7 @@ def _template_covers(server: Server, template: str) -> bool:
             probe = t.matcher.expand(dict.fromkeys(t.matcher.variable_names, "p"))
             if t.matcher.template == template or matcher.match(probe) is not None:
                 return True
-    registry = _REGISTRIES.get(server)
+    registry = peek(server, __name__)
     return registry is not None and "resource" in registry.dynamic
 
 

@@ -25,7 +25,6 @@ Rules:
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -43,8 +42,6 @@ __all__ = [
 StartupCheck = Callable[[], Awaitable[None]]
 """Rule 2: raises a :class:`ConfigurationError` for a mistake; returns otherwise."""
 
-_CHECKS: weakref.WeakKeyDictionary[Server, list[StartupCheck]] = weakref.WeakKeyDictionary()
-
 
 class ConfigurationError(Exception):
     """Rule 1: a mistake in a server's configuration, found when it starts; one line
@@ -56,7 +53,9 @@ class ConfigurationError(Exception):
 
 def add_startup_check(server: Server, check: StartupCheck) -> None:
     """Rule 2: run ``check()`` before ``server`` serves (``mcpkit run``)."""
-    checks = _CHECKS.setdefault(server, [])
+    from mcpkit.server.attached import attached
+
+    checks: list[StartupCheck] = attached(server, __name__, list[StartupCheck])  # attached rule 3
     if check not in checks:
         checks.append(check)
 
@@ -67,7 +66,10 @@ async def run_startup_checks(server: Server) -> None:
     from mcpkit.server.names import check_names
 
     check_names(server)
-    for check in list(_CHECKS.get(server, ())):
+    from mcpkit.server.attached import peek
+
+    known: list[StartupCheck] = peek(server, __name__) or []
+    for check in list(known):
         await check()
 
 
