@@ -89,6 +89,7 @@ from mcpkit.core.jsonrpc import (
 from mcpkit.core.shapes import as_list, as_object
 from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import Era
+from mcpkit.server.attached import attached, peek
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import Context
 from mcpkit.server.hub import Change, Listener, NotificationHub
@@ -143,7 +144,8 @@ _RELAYED = frozenset(
 CARRIED = "io.mcpkit/mount-state"
 """Key, in the parent's sealed ``requestState``, of the answers a mounted server sealed
 into its own (rule 12)."""
-_MOUNTS: weakref.WeakKeyDictionary[Server, _Mounts] = weakref.WeakKeyDictionary()
+_KEY = __name__
+"""The mounts of a parent hang off it (:mod:`mcpkit.server.attached`)."""
 
 
 def mount(
@@ -160,7 +162,7 @@ def mount(
         )
     if _reaches(child, parent):
         raise ValueError(f"cannot mount server {child.info['name']!r}: it would mount itself")
-    mounts = _MOUNTS.get(parent)
+    mounts: _Mounts | None = peek(parent, _KEY)
     prefix = "" if namespace is None else f"{namespace}_"
     if namespace is not None and any(m.namespace == namespace for m in _entries(parent)):
         raise ValueError(f"namespace {namespace!r} is already mounted on this server")
@@ -176,7 +178,7 @@ def mount(
     if not parent_protects:
         compose(parent, child, "mount", prefix)  # rule 13
     if mounts is None:
-        mounts = _MOUNTS[parent] = _Mounts(parent)
+        mounts = attached(parent, _KEY, partial(_Mounts, parent))
     relay = _Relay(parent.hub)
     entry = _Mounted(child, namespace, prefix, child.hub.subscribe(relay))
     mounts.entries.append(entry)
@@ -256,7 +258,7 @@ def mounted(server: Server) -> list[tuple[Server, str]]:
 
 
 def _entries(server: Server) -> list[_Mounted]:
-    mounts = _MOUNTS.get(server)
+    mounts: _Mounts | None = peek(server, _KEY)
     return mounts.entries if mounts is not None else []
 
 
@@ -319,7 +321,7 @@ class _Mounts:
     """The mounts of one parent and the method handlers that serve them."""
 
     def __init__(self, parent: Server) -> None:
-        self._parent = weakref.ref(parent)  # _MOUNTS must not keep its key alive
+        self._parent = weakref.ref(parent)
         self.entries: list[_Mounted] = []
         # kind-ok: unbounded-table methods the parent and mounted servers register
         self.originals: dict[tuple[Era, str], MethodSpec] = {}
@@ -484,7 +486,7 @@ class _Mounts:
         if spec is None:
             return False
         server = src.server
-        inner = None if src.own else _MOUNTS.get(server)
+        inner: _Mounts | None = None if src.own else peek(server, _KEY)
         if inner is not None and inner.installed.get((era, method)) is spec:
             return inner.knows_any(era, kind, local)
         if spec.handler is not BUILTIN_METHODS[method][0] or server.visibility.filters:

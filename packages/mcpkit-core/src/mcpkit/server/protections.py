@@ -51,6 +51,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from mcpkit.server.attached import attached, peek
+
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
@@ -112,11 +114,9 @@ def generic(hook: str, target: object) -> Protection:
     )
 
 
-# kind-ok: unbounded-table one entry per mount or proxy the application composes, weakly held
-_COMPOSED: weakref.WeakKeyDictionary[
-    Server, list[tuple[weakref.ref[Server], Literal["mount", "proxy"], str]]
-] = weakref.WeakKeyDictionary()
-"""Rule 4: inner server -> (outer server, kind, prefix) of each composition."""
+_Compositions = list[tuple[weakref.ref["Server"], Literal["mount", "proxy"], str]]
+"""Rule 4: the (outer server, kind, prefix) of each composition of an inner server,
+kept on the inner server (:mod:`mcpkit.server.attached`)."""
 
 
 def compose(outer: Server, inner: Server, kind: Literal["mount", "proxy"], prefix: str) -> None:
@@ -126,7 +126,7 @@ def compose(outer: Server, inner: Server, kind: Literal["mount", "proxy"], prefi
     installers = _plan(Composition(outer, inner, kind, prefix), inner.protections, "")
     for install in installers:
         install()
-    _COMPOSED.setdefault(inner, []).append((weakref.ref(outer), kind, prefix))
+    attached(inner, __name__, _Compositions).append((weakref.ref(outer), kind, prefix))
 
 
 def composed_later(inner: Server, protection: Protection) -> None:
@@ -134,7 +134,8 @@ def composed_later(inner: Server, protection: Protection) -> None:
     server ``inner`` was composed into, or raise :class:`ProtectionError` having
     installed nothing."""
     installers: list[Installer] = []
-    for ref, kind, prefix in list(_COMPOSED.get(inner, ())):
+    known: _Compositions = peek(inner, __name__) or []
+    for ref, kind, prefix in list(known):
         outer = ref()
         if outer is not None:
             site = Composition(outer, inner, kind, prefix)

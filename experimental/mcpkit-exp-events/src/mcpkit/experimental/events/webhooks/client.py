@@ -170,6 +170,7 @@ def server_label(client: Client) -> str:
     return _object_label(transport)
 
 
+# kind-ok: weak-key-table its values are strings, which cannot refer to a transport
 _LABELS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 """Rule 6: the label of each live transport object without a URL or command."""
 

@@ -53,7 +53,6 @@ Rules:
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -74,6 +73,7 @@ from mcpkit.ext.auth.server.scopes import (
     ScopePolicy,
 )
 from mcpkit.ext.auth.server.settings import AuthSettings
+from mcpkit.server.attached import attached, peek
 from mcpkit.server.guards import GuardedCall, GuardedRequest, RequestGuard
 from mcpkit.server.inspection import add_inspect_source
 from mcpkit.server.names import declare_rules
@@ -87,7 +87,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Auth", "build_validator", "protect"]
 
-_PROTECTED: weakref.WeakKeyDictionary[Server, Auth] = weakref.WeakKeyDictionary()
 _NAMED = {"tools/call": "name", "prompts/get": "name"}
 _SESSION_ONLY = frozenset({"initialize", "ping", "server/discover", "logging/setLevel"})
 """Calls about the outer server's session alone: not held to the inner rules (rule 5)."""
@@ -208,9 +207,9 @@ class Auth:
 
     def install(self, server: Server) -> Auth:
         """Install on ``server`` (module docstring; rule 3)."""
-        if server in _PROTECTED:
+        if peek(server, __name__) is not None:
             raise ValueError("this server is already protected")
-        _PROTECTED[server] = self
+        attached(server, __name__, lambda: self)  # owned by the server
         server.add_http_middleware(self.wrap, protection=self.protection)
         server.add_http_routes(self.routes)
         server.add_request_guard(self.guard, protection=self.protection)
@@ -227,7 +226,8 @@ class Auth:
     def _apply_options(self, kind: str, key: str, item: Any, values: dict[str, Any]) -> None:
         """Rule 6: a decorator's scope options become the item's ``require(...)`` rule."""
         all_of, any_of = values.get("all_of_scopes", ()), values.get("any_of_scopes", ())
-        self.require(**{kind: key}, all_of=all_of, any_of=any_of)  # the one rule store
+        target: dict[str, Any] = {kind: key}  # tool=, prompt= or resource=
+        self.require(**target, all_of=all_of, any_of=any_of)  # the one rule store
 
     async def guard(self, request: GuardedRequest) -> None:
         """The scope rules of this server and of those composed into it (rule 5)."""
@@ -245,7 +245,7 @@ class Auth:
 
     def _carry(self, site: Composition) -> Installer | None:
         """Rule 5: hold this server's scope rules on ``site.outer``'s POSTs, or None."""
-        outer = _PROTECTED.get(site.outer)
+        outer: Auth | None = peek(site.outer, __name__)
         mine = frozenset(self.settings.authorization_servers)
         if outer is None or frozenset(outer.settings.authorization_servers) != mine:
             return None
