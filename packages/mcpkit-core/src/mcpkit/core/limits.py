@@ -82,14 +82,27 @@ Rules:
    ``stream_send_timeout_s`` bounds one write to an HTTP SSE response whose client
    does not read (ASGI flow control): past it the stream is given up (events stay in
    the event store for resumption).
+6. Every limits or settings dataclass, in core and in each extension, checks its numeric
+   fields when it is made, through :func:`check_limits` (a configuration mistake fails
+   at start-up, not far away): an ``int`` field is a positive integer (never a
+   ``bool``), a ``float`` field a positive, finite number (an ``int`` is accepted);
+   ``0`` only where the class names the field in ``zero=`` (0 means something: no
+   cache, at once), ``None`` only where the annotation says ``| None``; ``at_most=``
+   caps a field, ``ordered=`` fields must not decrease. A refusal is an
+   :class:`~mcpkit.core.remedies.OptionError` (a ``ValueError``) whose text names the
+   class, the field, the value and what is allowed:
+   ``ProxyLimits.timeout_s: must be a positive, finite number (seconds), got -5``.
+   :func:`number_refusal` is the same rule for one value (the CLI's numeric flags use it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from mcpkit.core.remedies import OptionError
 from mcpkit.core.shapes import as_list, as_object
 
 __all__ = [
@@ -98,6 +111,8 @@ __all__ = [
     "DepthError",
     "Limits",
     "check_depth",
+    "check_limits",
+    "number_refusal",
 ]
 
 PARSER_MAX_DEPTH: Final = 200
@@ -183,53 +198,11 @@ class Limits:
     a longer one is dropped, the ``traceparent`` kept."""
 
     def __post_init__(self) -> None:
-        for name in (
-            "max_message_bytes",
-            "max_http_body_bytes",
-            "max_inflight",
-            "stdio_write_high_water_bytes",
-            "max_http_inflight",
-            "max_sessions",
-            "max_event_streams",
-            "max_events_per_stream",
-            "max_event_stream_bytes",
-            "max_event_store_bytes",
-            "max_subscriptions",
-            "max_uri_bytes",
-            "max_client_info_bytes",
-            "max_client_queue_messages",
-            "max_client_queue_bytes",
-            "max_client_redirects",
-            "max_mount_list_pages",
-            "max_tracestate_bytes",
-            "max_baggage_bytes",
-            "max_stream_followers_per_session",
-            "max_stream_followers",
-            "max_forwarded_message_bytes",
-        ):
-            value = getattr(self, name)
-            if type(value) is not int or value < 1:
-                raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
-        for name in (
-            "elicitation_timeout_s",
-            "sampling_timeout_s",
-            "roots_timeout_s",
-            "stream_send_timeout_s",
-        ):
-            value = getattr(self, name)
-            if type(value) not in (int, float) or not 0 < value < float("inf"):
-                raise ValueError(
-                    f"Limits.{name} must be a positive number of seconds, got {value!r}"
-                )
-        if self.max_event_stream_bytes > self.max_event_store_bytes:
-            raise ValueError(
-                "Limits.max_event_stream_bytes must not exceed Limits.max_event_store_bytes"
-            )
-        if type(self.max_depth) is not int or not 1 <= self.max_depth <= PARSER_MAX_DEPTH:
-            raise ValueError(
-                f"Limits.max_depth must be an integer from 1 to {PARSER_MAX_DEPTH} "
-                f"(the JSON parser's own bound), got {self.max_depth!r}"
-            )
+        check_limits(
+            self,
+            at_most={"max_depth": PARSER_MAX_DEPTH},
+            ordered=[("max_event_stream_bytes", "max_event_store_bytes")],
+        )
 
 
 _CONTAINERS = (dict, list)
@@ -277,3 +250,99 @@ def check_depth(value: Any, max_depth: int, raw: bytes | bytearray | str | None 
         return
     if (type(value) is dict or type(value) is list) and _depth_exceeds(value, max_depth):
         raise DepthError(f"nesting depth exceeds the limit of {max_depth} (Limits.max_depth)")
+
+
+_UNITS = {"_s": " (seconds)", "_ms": " (milliseconds)", "_bytes": " (bytes)"}
+
+
+def _unit(name: str) -> str:
+    if name.endswith("_per_s"):  # a rate, not a time
+        return ""
+    return next((unit for suffix, unit in _UNITS.items() if name.endswith(suffix)), "")
+
+
+def number_refusal(
+    value: object,
+    kind: type[int] | type[float],
+    *,
+    zero: bool = False,
+    at_most: float | None = None,
+    unit: str = "",
+) -> str | None:
+    """Rule 6 for one value: ``None`` when ``value`` is an allowed ``kind`` number, else
+    what is allowed (``"a positive integer"``, ``"a finite number (seconds), 0 or
+    more"``...). ``unit`` is said after "number"/"integer" (``" (seconds)"``)."""
+    noun = f"integer{unit}" if kind is int else f"finite number{unit}"
+    if at_most is not None:
+        allowed = f"{'an' if kind is int else 'a'} {noun} from {0 if zero else 1} to {at_most:g}"
+        if kind is not int and not zero:
+            allowed = f"a {noun} above 0 and at most {at_most:g}"
+    elif zero:
+        allowed = f"{'an' if kind is int else 'a'} {noun}, 0 or more"
+    else:
+        allowed = f"a positive {'integer' if kind is int else 'finite number'}{unit}"
+        allowed = allowed.replace("positive finite", "positive, finite")
+    if kind is int:
+        ok = type(value) is int
+    else:
+        ok = type(value) in (int, float) and math.isfinite(value)  # pyright: ignore[reportArgumentType]
+    if not ok:
+        return allowed
+    number: float = value  # pyright: ignore[reportAssignmentType]
+    if number < 0 or (number == 0 and not zero) or (at_most is not None and number > at_most):
+        return allowed
+    return None
+
+
+def _numeric_kind(annotation: object) -> tuple[type[int] | type[float] | None, bool]:
+    """``(int or float or None, None allowed)`` from a field's annotation (a string under
+    ``from __future__ import annotations``, or the type itself)."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    parts = {part.strip() for part in str(text).split("|")}
+    if "float" in parts:
+        return float, "None" in parts
+    if "int" in parts:
+        return int, "None" in parts
+    return None, False
+
+
+def check_limits(
+    instance: Any,
+    *,
+    zero: Iterable[str] = (),
+    at_most: Mapping[str, float] | None = None,
+    ordered: Iterable[tuple[str, ...]] = (),
+) -> None:
+    """Rule 6: check every ``int``/``float`` field of the dataclass ``instance`` (call it
+    from ``__post_init__``). ``zero``: fields where 0 is allowed (and documented);
+    ``at_most``: upper bounds; ``ordered``: groups of fields that must not decrease.
+
+    Raises :class:`~mcpkit.core.remedies.OptionError` (a ``ValueError``) with ``option``
+    ``"Class.field"``: ``"Class.field: must be <allowed>, got <value>"``."""
+    owner = type(instance).__name__
+    zeros = frozenset(zero)
+    caps = at_most or {}
+    for item in fields(instance):
+        kind, nullable = _numeric_kind(item.type)
+        value = getattr(instance, item.name)
+        if kind is None or (nullable and value is None):
+            continue
+        allowed = number_refusal(
+            value,
+            kind,
+            zero=item.name in zeros,
+            at_most=caps.get(item.name),
+            unit=_unit(item.name),
+        )
+        if allowed is not None:
+            if nullable:
+                allowed = f"{allowed}, or None"
+            raise OptionError(f"must be {allowed}, got {value!r}", option=f"{owner}.{item.name}")
+    for group in ordered:
+        values = [getattr(instance, name) for name in group]
+        for (low, a), (high, b) in zip(zip(group, values), zip(group[1:], values[1:])):
+            if a is not None and b is not None and a > b:
+                raise OptionError(
+                    f"must not exceed {owner}.{high} ({b!r}), got {a!r}",
+                    option=f"{owner}.{low}",
+                )
