@@ -47,6 +47,7 @@ from typing import Any
 
 import anyio
 
+from mcpkit.cli.flags import seconds
 from mcpkit.cli.plugins import CliError, LoadedPlugin
 
 __all__ = ["add_proxy_command", "build_proxy", "run_proxy"]
@@ -103,7 +104,7 @@ def add_proxy_command(
     )
     upstream.add_argument(
         "--timeout",
-        type=float,
+        type=seconds(),
         default=30.0,
         metavar="SECONDS",
         dest="upstream_timeout_s",
@@ -111,7 +112,7 @@ def add_proxy_command(
     )
     upstream.add_argument(
         "--connect-timeout",
-        type=float,
+        type=seconds(),
         default=10.0,
         metavar="SECONDS",
         dest="upstream_connect_timeout_s",

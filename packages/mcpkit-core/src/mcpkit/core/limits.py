@@ -113,6 +113,7 @@ __all__ = [
     "check_depth",
     "check_limits",
     "number_refusal",
+    "numeric_fields",
 ]
 
 PARSER_MAX_DEPTH: Final = 200
@@ -295,8 +296,6 @@ def number_refusal(
 
 
 def _numeric_kind(annotation: object) -> tuple[type[int] | type[float] | None, bool]:
-    """``(int or float or None, None allowed)`` from a field's annotation (a string under
-    ``from __future__ import annotations``, or the type itself)."""
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
     parts = {part.strip() for part in str(text).split("|")}
     if "float" in parts:
@@ -304,6 +303,18 @@ def _numeric_kind(annotation: object) -> tuple[type[int] | type[float] | None, b
     if "int" in parts:
         return int, "None" in parts
     return None, False
+
+
+def numeric_fields(cls: Any) -> list[tuple[str, type[int] | type[float], bool]]:
+    """``(name, int or float, None allowed)`` of each numeric field of the dataclass (or
+    instance) ``cls``, read from its annotations (``bool`` fields are not numeric): what
+    :func:`check_limits` checks (rule 6)."""
+    found: list[tuple[str, type[int] | type[float], bool]] = []
+    for item in fields(cls):
+        kind, nullable = _numeric_kind(item.type)
+        if kind is not None:
+            found.append((item.name, kind, nullable))
+    return found
 
 
 def check_limits(
@@ -322,22 +333,17 @@ def check_limits(
     owner = type(instance).__name__
     zeros = frozenset(zero)
     caps = at_most or {}
-    for item in fields(instance):
-        kind, nullable = _numeric_kind(item.type)
-        value = getattr(instance, item.name)
-        if kind is None or (nullable and value is None):
+    for name, kind, nullable in numeric_fields(instance):
+        value = getattr(instance, name)
+        if nullable and value is None:
             continue
         allowed = number_refusal(
-            value,
-            kind,
-            zero=item.name in zeros,
-            at_most=caps.get(item.name),
-            unit=_unit(item.name),
+            value, kind, zero=name in zeros, at_most=caps.get(name), unit=_unit(name)
         )
         if allowed is not None:
             if nullable:
                 allowed = f"{allowed}, or None"
-            raise OptionError(f"must be {allowed}, got {value!r}", option=f"{owner}.{item.name}")
+            raise OptionError(f"must be {allowed}, got {value!r}", option=f"{owner}.{name}")
     for group in ordered:
         values = [getattr(instance, name) for name in group]
         for (low, a), (high, b) in zip(zip(group, values), zip(group[1:], values[1:])):
