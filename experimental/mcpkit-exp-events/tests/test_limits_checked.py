@@ -34,9 +34,7 @@ def test_ranges_and_orders_are_checked() -> None:
     with pytest.raises(ValueError, match=r"WebhookLimits.suspend_failure_ratio: .* at most 1"):
         WebhookLimits(suspend_failure_ratio=1.5)
     with pytest.raises(ValueError, match=r"WebhookLimits.min_ttl_ms: must not exceed"):
-        WebhookLimits(min_ttl_ms=10 * 60 * 1000, default_ttl_ms=5 * 60 * 1000)
-    with pytest.raises(ValueError, match=r"WellKnownPolicy.default_ttl_s: must not exceed"):
-        WellKnownPolicy(default_ttl_s=7200)
+        WebhookLimits(min_ttl_ms=10 * 60 * 1000, max_ttl_ms=5 * 60 * 1000)
     with pytest.raises(ValueError, match=r"EventsLimits.heartbeat_s: .*, got 0"):
         EventsLimits(heartbeat_s=0)
 

@@ -9,8 +9,8 @@ Rules:
 3. Every field is checked when made (:func:`mcpkit.core.limits.check_limits`): counts
    positive integers, times positive and finite (0 allowed for the backoff delays,
    ``verification_interval_s`` and ``rotation_grace_s``: at once / no spacing / no
-   overlap), ``suspend_failure_ratio`` at most 1, ``min_ttl_ms <= default_ttl_ms <=
-   max_ttl_ms`` and ``backoff_initial_s <= backoff_max_s``.
+   overlap), ``suspend_failure_ratio`` at most 1, and ``min_ttl_ms <= max_ttl_ms``
+   (rule 2's clamp needs a range).
 """
 
 from __future__ import annotations
@@ -95,8 +95,5 @@ class WebhookLimits:
                 "rotation_grace_s",
             ),
             at_most={"suspend_failure_ratio": 1},
-            ordered=[
-                ("min_ttl_ms", "default_ttl_ms", "max_ttl_ms"),
-                ("backoff_initial_s", "backoff_max_s"),
-            ],
+            ordered=[("min_ttl_ms", "max_ttl_ms")],
         )

@@ -33,8 +33,7 @@ Rules:
 6. Receiver side: :func:`receiver_document` and :func:`well_known_route` publish the
    document for given mount prefixes (checked by rule 1).
 7. :class:`WellKnownPolicy` checks its numbers when made
-   (:func:`mcpkit.core.limits.check_limits`; ``fetch_interval_s`` may be 0: no spacing;
-   ``default_ttl_s <= max_ttl_s``).
+   (:func:`mcpkit.core.limits.check_limits`; ``fetch_interval_s`` may be 0: no spacing).
 """
 
 from __future__ import annotations
@@ -98,7 +97,7 @@ class WellKnownPolicy:
     """Least time between two fetches to one host (0: no spacing)."""
 
     def __post_init__(self) -> None:
-        check_limits(self, zero=("fetch_interval_s",), ordered=[("default_ttl_s", "max_ttl_s")])
+        check_limits(self, zero=("fetch_interval_s",))
 
 
 class HostSpacer:
