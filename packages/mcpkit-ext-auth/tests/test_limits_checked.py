@@ -40,7 +40,7 @@ def test_every_numeric_field_refuses_a_negative_and_a_wrong_type(
 def test_zero_stays_allowed_where_it_is_documented() -> None:
     assert AuthSettings("https://mcp.test/mcp", leeway_s=0).leeway_s == 0
     assert ResourceServerLimits(introspection_ttl_s=0).introspection_ttl_s == 0
-    with pytest.raises(ValueError, match="DevServerLimits.access_token_ttl_s"):
+    with pytest.raises(ValueError, match=r"DevServerLimits\.access_token_ttl_s"):
         DevServerLimits(access_token_ttl_s=0)
 
 
@@ -49,7 +49,7 @@ FLAGS = [
     (["auth-server", "--token-ttl", "0"], "must be a positive integer (seconds), got 0"),
     (["auth-server", "--token-ttl", "1.5"], "'1.5' is not an integer"),
     (["auth-server", "--port", "70000"], "70000 is not in 0..65535"),
-    (["ls", "--redirect-port", "-1", "http://127.0.0.1:1/mcp"], "-1 is not in 0..65535"),
+    (["ls", "--redirect-port", "-1", "http://mcp.invalid/mcp"], "-1 is not in 0..65535"),
 ]
 
 

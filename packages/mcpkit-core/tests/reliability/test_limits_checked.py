@@ -17,7 +17,7 @@ from mcpkit.core.remedies import OptionError
 from mcpkit.server.proxy.options import ProxyLimits
 from mcpkit.server.redis.settings import RedisSettings
 
-REQUIRED: dict[type, dict[str, Any]] = {RedisSettings: {"url": "redis://127.0.0.1:1/0"}}
+REQUIRED: dict[type, dict[str, Any]] = {RedisSettings: {"url": "redis://redis.invalid/0"}}
 
 
 def bad_values(*classes: type) -> list[tuple[type, str, object]]:
@@ -48,7 +48,7 @@ def test_every_numeric_field_refuses_a_negative_and_a_wrong_type(
 
 
 def test_the_message_names_class_field_value_and_what_is_allowed() -> None:
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(ValueError, match="ProxyLimits") as refused:
         ProxyLimits(timeout_s=-5)
     assert str(refused.value) == (
         "ProxyLimits.timeout_s: must be a positive, finite number (seconds), got -5"
@@ -75,24 +75,25 @@ def test_zero_none_caps_and_order_are_allowed_only_where_declared() -> None:
             )
 
     Sample(idle=0, rate_per_s=None, ratio=1.0, low_ms=2, high_ms=2)
-    for bad, message in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"count": 0}, "Sample.count: must be a positive integer, got 0"),
         ({"idle": -1}, "Sample.idle: must be an integer, 0 or more, got -1"),
         ({"ratio": 1.5}, "Sample.ratio: must be a finite number above 0 and at most 1"),
         ({"rate_per_s": 0}, "Sample.rate_per_s: must be a positive, finite number, or None"),
         ({"low_ms": 3}, "Sample.low_ms: must not exceed Sample.high_ms (2), got 3"),
         ({"count": math.inf}, "Sample.count: must be a positive integer, got inf"),
-    ]:
-        with pytest.raises(ValueError) as refused:
+    ]
+    for bad, message in cases:
+        with pytest.raises(ValueError, match=r"^Sample") as refused:
             Sample(**bad)
         assert str(refused.value).startswith(message)
 
 
 def test_zero_stays_allowed_where_it_means_something() -> None:
     ProxyLimits(max_idle_connections=0, max_cached_pages=0, max_cached_page_bytes=0)
-    RedisSettings("redis://127.0.0.1:1/0", health_check_interval_s=0)
+    RedisSettings("redis://redis.invalid/0", health_check_interval_s=0)
     ReconnectPolicy(initial_delay_s=0, max_delay_s=0, jitter=0, max_attempts=0)
-    with pytest.raises(ValueError, match="ReconnectPolicy.jitter"):
+    with pytest.raises(ValueError, match=r"ReconnectPolicy\.jitter"):
         ReconnectPolicy(jitter=1.5)
 
 
@@ -102,11 +103,11 @@ FLAGS = [
     (["demo", "--workers", "0"], "argument --workers: must be a positive integer, got 0"),
     (["demo", "--shutdown-grace", "nan"], "argument --shutdown-grace: must be a finite"),
     (["run", "x.py", "--shutdown-grace", "-1"], "argument --shutdown-grace: must be a finite"),
-    (["proxy", "--timeout", "0", "http://127.0.0.1:1/mcp"], "argument --timeout: must be"),
-    (["proxy", "--connect-timeout", "inf", "http://127.0.0.1:1/mcp"], "--connect-timeout: must"),
-    (["proxy", "--port", "65536", "http://127.0.0.1:1/mcp"], "argument --port: 65536 is not"),
-    (["ls", "--timeout", "-1", "http://127.0.0.1:1/mcp"], "argument --timeout: must be a pos"),
-    (["call", "--connect-timeout", "0", "http://127.0.0.1:1/mcp", "t"], "--connect-timeout: mu"),
+    (["proxy", "--timeout", "0", "http://mcp.invalid/mcp"], "argument --timeout: must be"),
+    (["proxy", "--connect-timeout", "inf", "http://mcp.invalid/mcp"], "--connect-timeout: must"),
+    (["proxy", "--port", "65536", "http://mcp.invalid/mcp"], "argument --port: 65536 is not"),
+    (["ls", "--timeout", "-1", "http://mcp.invalid/mcp"], "argument --timeout: must be a pos"),
+    (["call", "--connect-timeout", "0", "http://mcp.invalid/mcp", "t"], "--connect-timeout: mu"),
 ]
 
 

@@ -26,10 +26,11 @@ Rules:
    shared secret, stateful HTTP on several workers without Redis) or a missing extra is
    one line on stderr and exit status 2, before anything is bound.
 9. Every message speaks flags: a numeric flag refuses nonsense while parsing
-   (:mod:`mcpkit.cli.flags`: ``--workers 0``, ``--shutdown-grace -1``, ``--port 70000``); an option value the server refuses (``--path`` without a
-   leading ``/``) is named by its flag (:mod:`mcpkit.cli.errors`), status 2; so is a
-   library error carrying a remedy (:mod:`mcpkit.core.remedies`) that a subcommand,
-   a plugin's included, lets through (a port in use under ``mcpkit ui-demo``).
+   (:mod:`mcpkit.cli.flags`: ``--workers 0``, ``--shutdown-grace -1``, ``--port
+   70000``); an option value the server refuses (``--path`` without a leading ``/``)
+   is named by its flag (:mod:`mcpkit.cli.errors`), status 2; so is a library error
+   carrying a remedy (:mod:`mcpkit.core.remedies`) that a subcommand, a plugin's
+   included, lets through (a port in use under ``mcpkit ui-demo``).
 """
 
 from __future__ import annotations

@@ -97,10 +97,11 @@ Rules:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from mcpkit.core.remedies import OptionError
 from mcpkit.core.shapes import as_list, as_object
@@ -273,23 +274,23 @@ def number_refusal(
     """Rule 6 for one value: ``None`` when ``value`` is an allowed ``kind`` number, else
     what is allowed (``"a positive integer"``, ``"a finite number (seconds), 0 or
     more"``...). ``unit`` is said after "number"/"integer" (``" (seconds)"``)."""
-    noun = f"integer{unit}" if kind is int else f"finite number{unit}"
-    if at_most is not None:
-        allowed = f"{'an' if kind is int else 'a'} {noun} from {0 if zero else 1} to {at_most:g}"
-        if kind is not int and not zero:
-            allowed = f"a {noun} above 0 and at most {at_most:g}"
+    integer = kind is int
+    noun = f"integer{unit}" if integer else f"finite number{unit}"
+    article = "an" if integer else "a"
+    if at_most is not None and (integer or zero):
+        allowed = f"{article} {noun} from {0 if zero else 1} to {at_most:g}"
+    elif at_most is not None:
+        allowed = f"a {noun} above 0 and at most {at_most:g}"
     elif zero:
-        allowed = f"{'an' if kind is int else 'a'} {noun}, 0 or more"
+        allowed = f"{article} {noun}, 0 or more"
     else:
-        allowed = f"a positive {'integer' if kind is int else 'finite number'}{unit}"
+        allowed = f"a positive {'integer' if integer else 'finite number'}{unit}"
         allowed = allowed.replace("positive finite", "positive, finite")
-    if kind is int:
-        ok = type(value) is int
-    else:
-        ok = type(value) in (int, float) and math.isfinite(value)  # pyright: ignore[reportArgumentType]
-    if not ok:
+    if integer and type(value) is not int:
         return allowed
-    number: float = value  # pyright: ignore[reportAssignmentType]
+    if not integer and (type(value) not in (int, float) or not math.isfinite(value)):  # pyright: ignore[reportArgumentType]
+        return allowed
+    number = cast(float, value)
     if number < 0 or (number == 0 and not zero) or (at_most is not None and number > at_most):
         return allowed
     return None
@@ -345,8 +346,8 @@ def check_limits(
                 allowed = f"{allowed}, or None"
             raise OptionError(f"must be {allowed}, got {value!r}", option=f"{owner}.{name}")
     for group in ordered:
-        values = [getattr(instance, name) for name in group]
-        for (low, a), (high, b) in zip(zip(group, values), zip(group[1:], values[1:])):
+        for low, high in itertools.pairwise(group):
+            a, b = getattr(instance, low), getattr(instance, high)
             if a is not None and b is not None and a > b:
                 raise OptionError(
                     f"must not exceed {owner}.{high} ({b!r}), got {a!r}",
