@@ -92,7 +92,9 @@ Rules:
    :class:`~mcpkit.core.remedies.OptionError` (a ``ValueError``) whose text names the
    class, the field, the value and what is allowed:
    ``ProxyLimits.timeout_s: must be a positive, finite number (seconds), got -5``.
-   :func:`number_refusal` is the same rule for one value (the CLI's numeric flags use it).
+   :func:`check_arguments` is the same check for a constructor's numeric keyword
+   arguments (a class that is not a dataclass: ``Tasks``), :func:`number_refusal` for
+   one value (the CLI's numeric flags use it).
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ __all__ = [
     "PARSER_MAX_DEPTH",
     "DepthError",
     "Limits",
+    "check_arguments",
     "check_depth",
     "check_limits",
     "number_refusal",
@@ -331,11 +334,45 @@ def check_limits(
 
     Raises :class:`~mcpkit.core.remedies.OptionError` (a ``ValueError``) with ``option``
     ``"Class.field"``: ``"Class.field: must be <allowed>, got <value>"``."""
-    owner = type(instance).__name__
+    values = {name: getattr(instance, name) for name, _, _ in numeric_fields(instance)}
+    _check(type(instance).__name__, numeric_fields(instance), values, zero, at_most, ordered)
+
+
+def check_arguments(
+    function: Any,
+    values: Mapping[str, Any],
+    *,
+    zero: Iterable[str] = (),
+    at_most: Mapping[str, float] | None = None,
+    ordered: Iterable[tuple[str, ...]] = (),
+) -> None:
+    """Rule 6 for the numeric keyword arguments of a constructor that is not a dataclass
+    (``check_arguments(Tasks.__init__, {"ttl_ms": ttl_ms, ...})``): their kinds are read
+    from ``function``'s annotations; the owner named is its class (``Tasks.ttl_ms: ...``).
+    """
+    annotations: dict[str, Any] = getattr(function, "__annotations__", {})
+    kinds: list[tuple[str, type[int] | type[float], bool]] = []
+    for name in values:
+        kind, nullable = _numeric_kind(annotations.get(name))
+        if kind is None:
+            raise TypeError(f"{function.__qualname__}: {name!r} is not annotated int or float")
+        kinds.append((name, kind, nullable))
+    owner = function.__qualname__.removesuffix(".__init__")
+    _check(owner, kinds, values, zero, at_most, ordered)
+
+
+def _check(
+    owner: str,
+    kinds: Iterable[tuple[str, type[int] | type[float], bool]],
+    values: Mapping[str, Any],
+    zero: Iterable[str],
+    at_most: Mapping[str, float] | None,
+    ordered: Iterable[tuple[str, ...]],
+) -> None:
     zeros = frozenset(zero)
     caps = at_most or {}
-    for name, kind, nullable in numeric_fields(instance):
-        value = getattr(instance, name)
+    for name, kind, nullable in kinds:
+        value = values[name]
         if nullable and value is None:
             continue
         allowed = number_refusal(
@@ -347,7 +384,7 @@ def check_limits(
             raise OptionError(f"must be {allowed}, got {value!r}", option=f"{owner}.{name}")
     for group in ordered:
         for low, high in itertools.pairwise(group):
-            a, b = getattr(instance, low), getattr(instance, high)
+            a, b = values[low], values[high]
             if a is not None and b is not None and a > b:
                 raise OptionError(
                     f"must not exceed {owner}.{high} ({b!r}), got {a!r}",
