@@ -5,7 +5,9 @@ flag of ``mcpkit`` refuses nonsense while parsing (``mcpkit.cli.flags``)."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from mcpkit.core.remedies import OptionError
 from mcpkit.server.proxy.options import ProxyLimits
 from mcpkit.server.redis.settings import RedisSettings
 
+ROOT = Path(__file__).resolve().parents[4]
 REQUIRED: dict[type, dict[str, Any]] = {RedisSettings: {"url": "redis://redis.invalid/0"}}
 
 
@@ -121,3 +124,12 @@ def test_a_numeric_flag_refuses_nonsense_while_parsing(
         build_parser().parse_args(argv)
     assert exited.value.code == 2
     assert expected in capsys.readouterr().err
+
+
+def test_the_cli_docs_sample_is_what_the_parser_says(capsys: pytest.CaptureFixture[str]) -> None:
+    text = " ".join((ROOT / "docs/cli.md").read_text("utf-8").split())
+    documented = re.search(r"`(argument --workers: [^`]+)`", text)
+    assert documented is not None
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["demo", "--workers", "0"])
+    assert capsys.readouterr().err.strip().endswith(documented.group(1))
