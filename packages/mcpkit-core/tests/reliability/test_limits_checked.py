@@ -131,5 +131,5 @@ def test_the_cli_docs_sample_is_what_the_parser_says(capsys: pytest.CaptureFixtu
     documented = re.search(r"`(argument --workers: [^`]+)`", text)
     assert documented is not None
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["demo", "--workers", "0"])
+        build_parser().parse_args(["demo", "--port", "0", "--workers", "0"])
     assert capsys.readouterr().err.strip().endswith(documented.group(1))
