@@ -287,8 +287,11 @@ def test_a_checkout_installs_the_reload_extra_so_uv_run_reload_works() -> None:
     ("option", "expected"),
     [
         (("--path", "nope"), "mcpkit {cmd}: --path: must start with '/', got 'nope'"),
-        (("--workers", "0"), "argument --workers: 0 is below 1"),
-        (("--shutdown-grace", "-1"), "argument --shutdown-grace: -1.0 is below 0"),
+        (("--workers", "0"), "argument --workers: must be a positive integer, got 0"),
+        (
+            ("--shutdown-grace", "-1"),
+            "argument --shutdown-grace: must be a finite number (seconds), 0 or more, got -1",
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["run", "demo"])

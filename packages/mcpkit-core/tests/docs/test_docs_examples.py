@@ -454,6 +454,16 @@ async def check_server_names(ns: dict[str, Any]) -> None:
     assert [r.name for r in late_bound_rules(ns["server"])] == ["export"]
 
 
+async def check_limits_checked(ns: dict[str, Any]) -> None:
+    text = " ".join((ROOT / "docs/server.md").read_text("utf-8").split())
+    assert f"`ValueError: {ns['message']}`" in text  # the table's sample is what the code says
+    cache_limits = ns["CacheLimits"]
+    with pytest.raises(ValueError, match=r"^CacheLimits.max_entries: must be a positive integer"):
+        cache_limits(max_entries=0)
+    with pytest.raises(ValueError, match=r"^CacheLimits.rate_per_s: .*, or None, got inf"):
+        cache_limits(rate_per_s=float("inf"))
+
+
 async def check_trace_context(ns: dict[str, Any]) -> None:
     trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
     assert await ns["main"]() == f"Oslo: trace {trace_id}"
@@ -489,6 +499,7 @@ CHECKS: dict[str, Check] = {
     "server-http-headers": check_server_http_headers,
     "server-errors": check_server_errors,
     "server-names": check_server_names,
+    "limits-checked": check_limits_checked,
     "extension-options": check_extension_options,
 }
 

@@ -54,6 +54,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.cli.flags import seconds
 from mcpkit.cli.plugins import ClientConfig, CliError, CliPlugin, LoadedPlugin
 
 if TYPE_CHECKING:
@@ -110,10 +111,12 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME:VALUE",
         help="extra HTTP header (repeatable)",
     )
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    p.add_argument(
+        "--timeout", type=seconds(), default=60.0, help="seconds per request (default 60)"
+    )
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=seconds(),
         default=DEFAULT_CONNECT_TIMEOUT_S,
         metavar="SECONDS",
         dest="connect_timeout_s",

@@ -25,11 +25,12 @@ Rules:
    :func:`~mcpkit.server.http.run.run_http`; a multi-replica setup that cannot work (no
    shared secret, stateful HTTP on several workers without Redis) or a missing extra is
    one line on stderr and exit status 2, before anything is bound.
-9. Every message speaks flags: ``--workers`` below 1 and a negative ``--shutdown-grace``
-   are refused by the parser; an option value the server refuses (``--path`` without a
-   leading ``/``) is named by its flag (:mod:`mcpkit.cli.errors`), status 2; so is a
-   library error carrying a remedy (:mod:`mcpkit.core.remedies`) that a subcommand,
-   a plugin's included, lets through (a port in use under ``mcpkit ui-demo``).
+9. Every message speaks flags: a numeric flag refuses nonsense while parsing
+   (:mod:`mcpkit.cli.flags`: ``--workers 0``, ``--shutdown-grace -1``, ``--port
+   70000``); an option value the server refuses (``--path`` without a leading ``/``)
+   is named by its flag (:mod:`mcpkit.cli.errors`), status 2; so is a library error
+   carrying a remedy (:mod:`mcpkit.core.remedies`) that a subcommand, a plugin's
+   included, lets through (a port in use under ``mcpkit ui-demo``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import contextlib
 import sys
 from typing import Any
 
+from mcpkit.cli.flags import count, port, seconds
 from mcpkit.cli.plugins import (
     CliError,
     CliParser,
@@ -77,32 +79,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def port(text: str) -> int:
-    """argparse ``type`` for ``--port``: an integer in 0..65535 (run rule 3)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not in 0..65535 (0 = any free port)")
-    return value
-
-
-def _at_least(low: float, kind: type[int] | type[float]) -> Any:
-    """argparse ``type``: a number of ``kind`` not below ``low`` (rule 9)."""
-
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is below {low:g}")
-        return value
-
-    return parse
-
-
 def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> None:
     p.add_argument(
         "--transport",
@@ -112,7 +88,7 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
     )
     p.add_argument(
         "--shutdown-grace",
-        type=_at_least(0, float),
+        type=seconds(zero=True),
         default=DEFAULT_SHUTDOWN_GRACE_S,
         metavar="SECONDS",
         dest="shutdown_grace_s",
@@ -152,7 +128,7 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
     scale = p.add_argument_group("several processes (docs/deployment.md)")
     scale.add_argument(
         "--workers",
-        type=_at_least(1, int),
+        type=count(),
         default=1,
         metavar="N",
         help="worker processes serving one socket (default 1); N > 1 needs a shared "

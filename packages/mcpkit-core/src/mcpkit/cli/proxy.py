@@ -45,6 +45,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from mcpkit.cli.flags import seconds
 from mcpkit.cli.plugins import CliError, LoadedPlugin, RefusedAtStartup
 
 __all__ = ["add_proxy_command", "build_proxy", "run_proxy"]
@@ -101,7 +102,7 @@ def add_proxy_command(
     )
     upstream.add_argument(
         "--timeout",
-        type=float,
+        type=seconds(),
         default=30.0,
         metavar="SECONDS",
         dest="upstream_timeout_s",
@@ -109,7 +110,7 @@ def add_proxy_command(
     )
     upstream.add_argument(
         "--connect-timeout",
-        type=float,
+        type=seconds(),
         default=10.0,
         metavar="SECONDS",
         dest="upstream_connect_timeout_s",

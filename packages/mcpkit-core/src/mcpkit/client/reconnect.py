@@ -12,12 +12,17 @@ Rules:
    clients dropped at once do not reconnect in lockstep.
 3. After ``max_attempts`` consecutive failed attempts the stream is given up; a
    successful connection resets the count.
+4. Every field is checked when made (:func:`mcpkit.core.limits.check_limits`): times
+   finite, 0 or more; ``multiplier`` positive; ``jitter`` from 0 to 1; ``max_attempts``
+   an integer, 0 or more (0: never reconnect).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+
+from mcpkit.core.limits import check_limits
 
 __all__ = ["ReconnectPolicy"]
 
@@ -31,6 +36,13 @@ class ReconnectPolicy:
     multiplier: float = 2.0
     jitter: float = 0.5
     max_attempts: int = 5
+
+    def __post_init__(self) -> None:
+        check_limits(
+            self,
+            zero=("initial_delay_s", "max_delay_s", "jitter", "max_attempts"),
+            at_most={"jitter": 1},
+        )
 
     def delay_s(self, attempt: int, retry_ms: int | None = None) -> float:
         """Seconds to wait before attempt number ``attempt`` (0-based; rules 1, 2)."""

@@ -82,14 +82,30 @@ Rules:
    ``stream_send_timeout_s`` bounds one write to an HTTP SSE response whose client
    does not read (ASGI flow control): past it the stream is given up (events stay in
    the event store for resumption).
+6. Every limits or settings dataclass, in core and in each extension, checks its numeric
+   fields when it is made, through :func:`check_limits` (a configuration mistake fails
+   at start-up, not far away): an ``int`` field is a positive integer (never a
+   ``bool``), a ``float`` field a positive, finite number (an ``int`` is accepted);
+   ``0`` only where the class names the field in ``zero=`` (0 means something: no
+   cache, at once), ``None`` only where the annotation says ``| None``; ``at_most=``
+   caps a field, ``ordered=`` fields must not decrease. A refusal is an
+   :class:`~mcpkit.core.remedies.OptionError` (a ``ValueError``) whose text names the
+   class, the field, the value and what is allowed:
+   ``ProxyLimits.timeout_s: must be a positive, finite number (seconds), got -5``.
+   :func:`check_arguments` is the same check for a constructor's numeric keyword
+   arguments (a class that is not a dataclass: ``Tasks``), :func:`number_refusal` for
+   one value (the CLI's numeric flags use it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Final
+import itertools
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Final, cast
 
+from mcpkit.core.remedies import OptionError
 from mcpkit.core.shapes import as_list, as_object
 
 __all__ = [
@@ -97,7 +113,11 @@ __all__ = [
     "PARSER_MAX_DEPTH",
     "DepthError",
     "Limits",
+    "check_arguments",
     "check_depth",
+    "check_limits",
+    "number_refusal",
+    "numeric_fields",
 ]
 
 PARSER_MAX_DEPTH: Final = 200
@@ -183,53 +203,11 @@ class Limits:
     a longer one is dropped, the ``traceparent`` kept."""
 
     def __post_init__(self) -> None:
-        for name in (
-            "max_message_bytes",
-            "max_http_body_bytes",
-            "max_inflight",
-            "stdio_write_high_water_bytes",
-            "max_http_inflight",
-            "max_sessions",
-            "max_event_streams",
-            "max_events_per_stream",
-            "max_event_stream_bytes",
-            "max_event_store_bytes",
-            "max_subscriptions",
-            "max_uri_bytes",
-            "max_client_info_bytes",
-            "max_client_queue_messages",
-            "max_client_queue_bytes",
-            "max_client_redirects",
-            "max_mount_list_pages",
-            "max_tracestate_bytes",
-            "max_baggage_bytes",
-            "max_stream_followers_per_session",
-            "max_stream_followers",
-            "max_forwarded_message_bytes",
-        ):
-            value = getattr(self, name)
-            if type(value) is not int or value < 1:
-                raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
-        for name in (
-            "elicitation_timeout_s",
-            "sampling_timeout_s",
-            "roots_timeout_s",
-            "stream_send_timeout_s",
-        ):
-            value = getattr(self, name)
-            if type(value) not in (int, float) or not 0 < value < float("inf"):
-                raise ValueError(
-                    f"Limits.{name} must be a positive number of seconds, got {value!r}"
-                )
-        if self.max_event_stream_bytes > self.max_event_store_bytes:
-            raise ValueError(
-                "Limits.max_event_stream_bytes must not exceed Limits.max_event_store_bytes"
-            )
-        if type(self.max_depth) is not int or not 1 <= self.max_depth <= PARSER_MAX_DEPTH:
-            raise ValueError(
-                f"Limits.max_depth must be an integer from 1 to {PARSER_MAX_DEPTH} "
-                f"(the JSON parser's own bound), got {self.max_depth!r}"
-            )
+        check_limits(
+            self,
+            at_most={"max_depth": PARSER_MAX_DEPTH},
+            ordered=[("max_event_stream_bytes", "max_event_store_bytes")],
+        )
 
 
 _CONTAINERS = (dict, list)
@@ -277,3 +255,138 @@ def check_depth(value: Any, max_depth: int, raw: bytes | bytearray | str | None 
         return
     if (type(value) is dict or type(value) is list) and _depth_exceeds(value, max_depth):
         raise DepthError(f"nesting depth exceeds the limit of {max_depth} (Limits.max_depth)")
+
+
+_UNITS = {"_s": " (seconds)", "_ms": " (milliseconds)", "_bytes": " (bytes)"}
+
+
+def _unit(name: str) -> str:
+    if name.endswith("_per_s"):  # a rate, not a time
+        return ""
+    return next((unit for suffix, unit in _UNITS.items() if name.endswith(suffix)), "")
+
+
+def number_refusal(
+    value: object,
+    kind: type[int] | type[float],
+    *,
+    zero: bool = False,
+    at_most: float | None = None,
+    unit: str = "",
+) -> str | None:
+    """Rule 6 for one value: ``None`` when ``value`` is an allowed ``kind`` number, else
+    what is allowed (``"a positive integer"``, ``"a finite number (seconds), 0 or
+    more"``...). ``unit`` is said after "number"/"integer" (``" (seconds)"``)."""
+    integer = kind is int
+    noun = f"integer{unit}" if integer else f"finite number{unit}"
+    article = "an" if integer else "a"
+    if at_most is not None and (integer or zero):
+        allowed = f"{article} {noun} from {0 if zero else 1} to {at_most:g}"
+    elif at_most is not None:
+        allowed = f"a {noun} above 0 and at most {at_most:g}"
+    elif zero:
+        allowed = f"{article} {noun}, 0 or more"
+    else:
+        allowed = f"a positive {'integer' if integer else 'finite number'}{unit}"
+        allowed = allowed.replace("positive finite", "positive, finite")
+    if integer and type(value) is not int:
+        return allowed
+    if not integer and (type(value) not in (int, float) or not math.isfinite(value)):  # pyright: ignore[reportArgumentType]
+        return allowed
+    number = cast(float, value)
+    if number < 0 or (number == 0 and not zero) or (at_most is not None and number > at_most):
+        return allowed
+    return None
+
+
+def _numeric_kind(annotation: object) -> tuple[type[int] | type[float] | None, bool]:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    parts = {part.strip() for part in str(text).split("|")}
+    if "float" in parts:
+        return float, "None" in parts
+    if "int" in parts:
+        return int, "None" in parts
+    return None, False
+
+
+def numeric_fields(cls: Any) -> list[tuple[str, type[int] | type[float], bool]]:
+    """``(name, int or float, None allowed)`` of each numeric field of the dataclass (or
+    instance) ``cls``, read from its annotations (``bool`` fields are not numeric): what
+    :func:`check_limits` checks (rule 6)."""
+    found: list[tuple[str, type[int] | type[float], bool]] = []
+    for item in fields(cls):
+        kind, nullable = _numeric_kind(item.type)
+        if kind is not None:
+            found.append((item.name, kind, nullable))
+    return found
+
+
+def check_limits(
+    instance: Any,
+    *,
+    zero: Iterable[str] = (),
+    at_most: Mapping[str, float] | None = None,
+    ordered: Iterable[tuple[str, ...]] = (),
+) -> None:
+    """Rule 6: check every ``int``/``float`` field of the dataclass ``instance`` (call it
+    from ``__post_init__``). ``zero``: fields where 0 is allowed (and documented);
+    ``at_most``: upper bounds; ``ordered``: groups of fields that must not decrease.
+
+    Raises :class:`~mcpkit.core.remedies.OptionError` (a ``ValueError``) with ``option``
+    ``"Class.field"``: ``"Class.field: must be <allowed>, got <value>"``."""
+    values = {name: getattr(instance, name) for name, _, _ in numeric_fields(instance)}
+    _check(type(instance).__name__, numeric_fields(instance), values, zero, at_most, ordered)
+
+
+def check_arguments(
+    function: Any,
+    values: Mapping[str, Any],
+    *,
+    zero: Iterable[str] = (),
+    at_most: Mapping[str, float] | None = None,
+    ordered: Iterable[tuple[str, ...]] = (),
+) -> None:
+    """Rule 6 for the numeric keyword arguments of a constructor that is not a dataclass
+    (``check_arguments(Tasks.__init__, {"ttl_ms": ttl_ms, ...})``): their kinds are read
+    from ``function``'s annotations; the owner named is its class (``Tasks.ttl_ms: ...``).
+    """
+    annotations: dict[str, Any] = getattr(function, "__annotations__", {})
+    kinds: list[tuple[str, type[int] | type[float], bool]] = []
+    for name in values:
+        kind, nullable = _numeric_kind(annotations.get(name))
+        if kind is None:
+            raise TypeError(f"{function.__qualname__}: {name!r} is not annotated int or float")
+        kinds.append((name, kind, nullable))
+    owner = function.__qualname__.removesuffix(".__init__")
+    _check(owner, kinds, values, zero, at_most, ordered)
+
+
+def _check(
+    owner: str,
+    kinds: Iterable[tuple[str, type[int] | type[float], bool]],
+    values: Mapping[str, Any],
+    zero: Iterable[str],
+    at_most: Mapping[str, float] | None,
+    ordered: Iterable[tuple[str, ...]],
+) -> None:
+    zeros = frozenset(zero)
+    caps = at_most or {}
+    for name, kind, nullable in kinds:
+        value = values[name]
+        if nullable and value is None:
+            continue
+        allowed = number_refusal(
+            value, kind, zero=name in zeros, at_most=caps.get(name), unit=_unit(name)
+        )
+        if allowed is not None:
+            if nullable:
+                allowed = f"{allowed}, or None"
+            raise OptionError(f"must be {allowed}, got {value!r}", option=f"{owner}.{name}")
+    for group in ordered:
+        for low, high in itertools.pairwise(group):
+            a, b = values[low], values[high]
+            if a is not None and b is not None and a > b:
+                raise OptionError(
+                    f"must not exceed {owner}.{high} ({b!r}), got {a!r}",
+                    option=f"{owner}.{low}",
+                )

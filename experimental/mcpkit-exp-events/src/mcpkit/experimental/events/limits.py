@@ -5,11 +5,16 @@ Rules:
    ``_s`` seconds); exceeding a request-size bound is -32602 (InvalidParams), exceeding
    a quota is -32025 (ResourceExhausted) with ``data.limit`` naming the field's wire
    name and ``data.max`` the bound (SEP-3415 §Error Handling).
+2. Every field is checked when made (:func:`mcpkit.core.limits.check_limits`): counts
+   and sizes positive integers, times positive and finite; ``max_streams`` may be 0
+   (push streams refused).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from mcpkit.core.limits import check_limits
 
 __all__ = ["EventsLimits"]
 
@@ -21,7 +26,8 @@ class EventsLimits:
     - ``max_arguments_bytes`` (16 KiB): the JSON size of a subscription's ``arguments``.
     - ``max_cursor_bytes`` (1 KiB): the length of a cursor a client sends.
     - ``max_name_bytes`` (256): the length of an event name in a request.
-    - ``max_streams`` (1 024): open ``events/stream`` requests on this server.
+    - ``max_streams`` (1 024): open ``events/stream`` requests on this server (0: every
+      stream is refused).
     - ``max_streams_per_principal`` (64): open streams of one principal (all anonymous
       callers share one budget).
     - ``max_stream_pending`` (256): occurrences read ahead for one stream and not yet
@@ -73,3 +79,6 @@ class EventsLimits:
     reauthorize_s: float = 300.0
     authorize_timeout_s: float = 30.0
     hook_timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        check_limits(self, zero=("max_streams",))

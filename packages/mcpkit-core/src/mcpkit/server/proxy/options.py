@@ -14,6 +14,10 @@ Rules:
    ``basic/security_best_practices`` §Token Passthrough).
 4. A URL, command or server target can also be reached in another era than ``mode``
    (the probe of :mod:`.era`); a ``Client`` or a factory cannot: its maker chose.
+5. Every :class:`ProxyLimits` field is checked when it is made
+   (:func:`mcpkit.core.limits.check_limits`): counts positive integers, times positive
+   and finite; ``max_idle_connections`` and the page cache's bounds may be 0 (keep
+   none).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, cast
 
 from mcpkit.client.client import Client
 from mcpkit.client.negotiate import Mode
+from mcpkit.core.limits import check_limits
 
 __all__ = ["ClientFactory", "ProxyLimits", "client_factory"]
 
@@ -75,6 +80,11 @@ class ProxyLimits:
     max_input_rounds: int = 10
     max_cached_pages: int = 256
     max_cached_page_bytes: int = 16 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        check_limits(
+            self, zero=("max_idle_connections", "max_cached_pages", "max_cached_page_bytes")
+        )
 
 
 def client_factory(

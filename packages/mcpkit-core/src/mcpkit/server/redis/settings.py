@@ -16,6 +16,8 @@ Rules:
    credential-looking query parameter (any name containing ``pass``, ``pwd``,
    ``secret``, ``token``, ``key``, ``auth`` or ``cred``, e.g. ``?password=``).
 4. ``RedisSettings.from_env()`` reads ``MCPKIT_REDIS_URL`` (and ``MCPKIT_REDIS_PREFIX``).
+5. Its numbers are checked when made (:func:`mcpkit.core.limits.check_limits`): timeouts
+   positive and finite, ``max_connections`` a positive integer.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from mcpkit.core.limits import check_limits
 
 __all__ = ["REDIS_URL_ENV", "RedisSettings", "RedisUnavailable", "connect", "unavailable"]
 
@@ -48,7 +52,7 @@ class RedisSettings:
     - ``op_timeout_s`` (2.0): seconds one command may take (rule 1).
     - ``max_connections`` (64): the pool size of one client (per process).
     - ``health_check_interval_s`` (10.0): an idle pooled connection is PINGed before
-      reuse after this many seconds, so a restarted Redis is noticed.
+      reuse after this many seconds, so a restarted Redis is noticed (0: never).
     """
 
     url: str
@@ -61,10 +65,7 @@ class RedisSettings:
     def __post_init__(self) -> None:
         if not self.url:
             raise ValueError("RedisSettings needs a url (redis://host:port/db)")
-        if self.connect_timeout_s <= 0 or self.op_timeout_s <= 0:
-            raise ValueError("Redis timeouts must be positive (seconds)")
-        if self.max_connections < 1:
-            raise ValueError("max_connections must be at least 1")
+        check_limits(self, zero=("health_check_interval_s",))
         if not self.prefix or any(c.isspace() for c in self.prefix):
             raise ValueError("the Redis key prefix must be non-empty and without spaces")
 

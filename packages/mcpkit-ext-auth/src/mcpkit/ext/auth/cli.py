@@ -45,6 +45,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcpkit.cli.flags import port
 from mcpkit.cli.plugins import ClientConfig, CliError, CliPlugin, LazyCommand
 
 __all__ = ["default_token_file", "plugin"]
@@ -87,7 +88,7 @@ def add_client_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--redirect-port",
-        type=int,
+        type=port,
         default=0,
         metavar="PORT",
         help="127.0.0.1 port receiving the --auth redirect (default 0: any free port)",

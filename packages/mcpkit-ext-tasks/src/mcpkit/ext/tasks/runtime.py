@@ -47,6 +47,11 @@ Rules:
    work runs with that context current and is reported to the server's tracer as
    ``kind="work"`` linked to it (:func:`mcpkit.core.tracing.run_work`); a ``tasks/*``
    request about it links to it (:func:`mcpkit.core.tracing.set_link`).
+10. ``Tasks(...)``'s numbers are checked when it is made
+    (:func:`mcpkit.core.limits.check_arguments`): ``ttl_ms``, ``max_ttl_ms`` and
+    ``poll_interval_ms`` positive integers or None, ``watch_interval_s`` positive and
+    finite, ``max_result_bytes`` a positive integer; else ``ValueError`` naming the
+    argument (``Tasks.ttl_ms: must be ...``).
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ import anyio.lowlevel
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
+from mcpkit.core.limits import check_arguments
 from mcpkit.core.tracing import TraceContext, TracedMessage, current, run_work, set_target
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
@@ -255,8 +261,14 @@ class Tasks:
         watch_interval_s: float = 1.0,
         max_result_bytes: int = 4 * 1024 * 1024,
     ) -> None:
-        if max_result_bytes < 1:
-            raise ValueError("max_result_bytes must be at least 1")
+        numbers = {
+            "ttl_ms": ttl_ms,
+            "max_ttl_ms": max_ttl_ms,
+            "poll_interval_ms": poll_interval_ms,
+            "watch_interval_s": watch_interval_s,
+            "max_result_bytes": max_result_bytes,
+        }
+        check_arguments(Tasks.__init__, numbers)
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.max_result_bytes = max_result_bytes
         self.modern = modern

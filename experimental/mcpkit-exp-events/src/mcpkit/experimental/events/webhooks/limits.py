@@ -6,11 +6,18 @@ Rules:
 2. Grants follow SEP-3415 §Subscription TTL: a suggestion is clamped into
    ``[min_ttl_ms, max_ttl_ms]``; no expiry (``ttlMs: null``) is granted only when
    ``allow_no_expiry`` is set (the store must then be durable, Appendix A).
+3. Every field is checked when made (:func:`mcpkit.core.limits.check_limits`): counts
+   positive integers, times positive and finite (0 allowed for the backoff delays,
+   ``verification_interval_s`` and ``rotation_grace_s``: at once / no spacing / no
+   overlap), ``suspend_failure_ratio`` at most 1, and ``min_ttl_ms <= max_ttl_ms``
+   (rule 2's clamp needs a range).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from mcpkit.core.limits import check_limits
 
 __all__ = ["WebhookLimits"]
 
@@ -79,6 +86,14 @@ class WebhookLimits:
     (the bucket's size)."""
 
     def __post_init__(self) -> None:
-        rate = self.delivery_rate_per_s
-        if (rate is not None and rate <= 0) or self.delivery_burst < 1:
-            raise ValueError("delivery_rate_per_s must be > 0 (or None) and delivery_burst >= 1")
+        check_limits(
+            self,
+            zero=(
+                "backoff_initial_s",
+                "backoff_max_s",
+                "verification_interval_s",
+                "rotation_grace_s",
+            ),
+            at_most={"suspend_failure_ratio": 1},
+            ordered=[("min_ttl_ms", "max_ttl_ms")],
+        )

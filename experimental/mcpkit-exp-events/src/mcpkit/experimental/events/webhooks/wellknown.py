@@ -32,6 +32,8 @@ Rules:
    (:class:`HostSpacer`, the challenge's per-host rate limit).
 6. Receiver side: :func:`receiver_document` and :func:`well_known_route` publish the
    document for given mount prefixes (checked by rule 1).
+7. :class:`WellKnownPolicy` checks its numbers when made
+   (:func:`mcpkit.core.limits.check_limits`; ``fetch_interval_s`` may be 0: no spacing).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from mcpkit.core.limits import check_limits
 from mcpkit.experimental.events.webhooks.sender import AddressRefused, Sender
 from mcpkit.experimental.events.wire import WELL_KNOWN_RECEIVER_PATH, WELL_KNOWN_RECEIVERS_FIELD
 
@@ -91,7 +94,10 @@ class WellKnownPolicy:
     max_origins: int = 10_000
     """Cached origins (oldest dropped)."""
     fetch_interval_s: float = 1.0
-    """Least time between two fetches to one host."""
+    """Least time between two fetches to one host (0: no spacing)."""
+
+    def __post_init__(self) -> None:
+        check_limits(self, zero=("fetch_interval_s",))
 
 
 class HostSpacer:

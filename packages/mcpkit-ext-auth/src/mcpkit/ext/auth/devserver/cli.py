@@ -20,7 +20,9 @@ Rules:
    challenge's scope) can step up; ``--client-scopes registered`` limits it to its
    registered scope, as a production server may. The stderr note names the policy.
 6. A refused option value exits 2 naming the flag (``--issuer-path``), not the
-   constructor argument (:func:`mcpkit.cli.errors.cli_message`).
+   constructor argument (:func:`mcpkit.cli.errors.cli_message`); ``--port`` outside
+   0..65535 and a ``--token-ttl`` that is not a positive integer are refused while
+   parsing (:mod:`mcpkit.cli.flags`), status 2.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Sequence
 
 import anyio
 
+from mcpkit.cli.flags import count, port
 from mcpkit.ext.auth.devserver.clients import CLIENT_SCOPES
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.server import DevAuthServer, serve_dev_auth_server
@@ -42,7 +45,7 @@ __all__ = ["add_arguments", "build_server", "main", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of the server (rules 1 and 3) on ``parser``."""
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=9000, help="port; 0 = any free (9000)")
+    parser.add_argument("--port", type=port, default=9000, help="port; 0 = any free (9000)")
     parser.add_argument("--issuer-path", default="", metavar="PATH", help="issuer URL path")
     parser.add_argument(
         "--issuer",
@@ -68,7 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alg", choices=("ES256", "RS256"), default="ES256")
     parser.add_argument("--subject", default="dev-user", help="the test user (dev-user)")
     parser.add_argument(
-        "--token-ttl", type=int, default=3600, metavar="SECONDS", help="access token lifetime"
+        "--token-ttl",
+        type=count(unit=" (seconds)"),
+        default=3600,
+        metavar="SECONDS",
+        help="access token lifetime (a positive integer)",
     )
     parser.add_argument(
         "--dpop-nonce",

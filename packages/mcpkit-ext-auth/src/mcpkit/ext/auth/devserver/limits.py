@@ -6,11 +6,16 @@ Rules:
    count bound the oldest entry is evicted first.
 2. Every input the server reads is bounded in size (request bodies, CIMD documents, DPoP
    proofs) and every outbound fetch in time.
+3. Every field is checked when made (:func:`mcpkit.core.limits.check_limits`): counts
+   and sizes positive integers, lifetimes positive and finite (an access token that is
+   born expired is refused, not issued).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from mcpkit.core.limits import check_limits
 
 __all__ = ["DevServerLimits"]
 
@@ -52,3 +57,6 @@ class DevServerLimits:
     max_dpop_proof_bytes: int = 8192
     dpop_iat_window_s: int = 300
     dpop_nonce_ttl_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        check_limits(self)

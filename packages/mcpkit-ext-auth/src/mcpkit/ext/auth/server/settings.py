@@ -13,6 +13,10 @@ Rules:
 2. ``issuer`` defaults to the only entry of ``authorization_servers`` when there is
    exactly one; a JWT validator needs one (``ValueError`` at construction otherwise).
 3. Every bound has a documented default in :class:`ResourceServerLimits`.
+4. Every numeric field of these classes is checked when it is made
+   (:func:`mcpkit.core.limits.check_limits`, ``ValueError`` naming class, field and
+   value): counts positive integers, times positive and finite; 0 only where said
+   (``introspection_ttl_s``: no cache; ``leeway_s``: no clock skew).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
+
+from mcpkit.core.limits import check_limits
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
@@ -76,7 +82,8 @@ class ResourceServerLimits:
       at most this often (a flood of made-up ``kid`` values costs one fetch).
     - ``http_timeout_s`` (10 s): each JWKS or introspection request.
     - ``max_introspection_cache`` (10 000) and ``introspection_ttl_s`` (60 s): active
-      introspection answers kept, at most this long (and never past ``exp``).
+      introspection answers kept, at most this long (and never past ``exp``; 0: none
+      kept).
     - ``max_dpop_jti`` (100 000): proof ids remembered by the optional replay cache.
     - ``max_introspection_bytes`` (65 536): a larger introspection answer is refused
       (the token is 401).
@@ -93,6 +100,9 @@ class ResourceServerLimits:
     introspection_ttl_s: float = 60.0
     max_dpop_jti: int = 100_000
     max_introspection_bytes: int = 65_536
+
+    def __post_init__(self) -> None:
+        check_limits(self, zero=("introspection_ttl_s",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +130,9 @@ class DPoPSettings:
     nonce_ttl_s: float = 300.0
     replay_cache: bool = False
 
+    def __post_init__(self) -> None:
+        check_limits(self)
+
 
 @dataclass(frozen=True, slots=True)
 class AuthSettings:
@@ -137,7 +150,8 @@ class AuthSettings:
     - ``allow_plain_jwt``: also accept ``typ: JWT`` (or no ``typ``) access tokens;
       by default only ``at+jwt`` (RFC 9068 §4).
     - ``algorithms``: accepted token signature algorithms.
-    - ``leeway_s``: clock skew allowed on ``exp``, ``nbf`` and ``iat`` (seconds).
+    - ``leeway_s``: clock skew allowed on ``exp``, ``nbf`` and ``iat`` (seconds; 0 or
+      more).
     - ``root_metadata``: also serve the metadata at ``/.well-known/oauth-protected-resource``.
     - ``resource_name``, ``resource_documentation``: optional metadata fields.
     - ``hide_unauthorized``: ``*/list`` leaves out what the caller's scopes cannot use.
@@ -165,6 +179,9 @@ class AuthSettings:
     hide_unauthorized: bool = False
     dpop: DPoPSettings | None = None
     limits: ResourceServerLimits = field(default_factory=ResourceServerLimits)
+
+    def __post_init__(self) -> None:
+        check_limits(self, zero=("leeway_s",))
 
     @property
     def resource_uri(self) -> str:

@@ -4,12 +4,15 @@ Rules:
 1. stdio by default (the protocol owns stdout; logs go to stderr); ``--transport http``
    serves Streamable HTTP at ``http://HOST:PORT/mcp``, bound to ``127.0.0.1`` unless
    ``--host`` says otherwise.
-2. ``--port 0`` picks a free port (HTTP only).
+2. ``--port 0`` picks a free port (HTTP only); outside 0..65535 is refused while
+   parsing (:mod:`mcpkit.cli.flags`).
 """
 
 from __future__ import annotations
 
 import argparse
+
+from mcpkit.cli.flags import port
 
 __all__ = ["add_arguments", "run"]
 
@@ -20,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--transport", choices=("stdio", "http"), default="stdio", help="stdio (default) or http"
     )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="HTTP port; 0 = any free (8765)")
+    parser.add_argument("--port", type=port, default=8765, help="HTTP port; 0 = any free (8765)")
 
 
 def run(args: argparse.Namespace) -> int:

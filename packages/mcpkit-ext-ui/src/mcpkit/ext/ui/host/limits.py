@@ -16,11 +16,15 @@ Rules:
    ``view_idle_timeout_s`` make room) and reads at most ``max_body_bytes`` of a body.
 4. What a server lists is kept up to ``max_tool_pages`` pages and
    ``max_tool_index_bytes`` of tool definitions per server (issue 25 §3).
+5. Every field is checked when made (:func:`mcpkit.core.limits.check_limits`): counts
+   and sizes positive integers, times positive and finite.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from mcpkit.core.limits import check_limits
 
 __all__ = ["HostLimits"]
 
@@ -61,3 +65,6 @@ class HostLimits:
     view_idle_timeout_s: float = 600.0
     """A bridge view with no event stream and no request for this long is torn down when
     another view is opened."""
+
+    def __post_init__(self) -> None:
+        check_limits(self)
