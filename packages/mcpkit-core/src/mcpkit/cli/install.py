@@ -33,6 +33,13 @@ Rules:
    ``--env-file PATH``, or such an interpreter, the entry is a ``uv run ... mcpkit run
    TARGET`` command instead (:mod:`mcpkit.cli.interpreter` rules 2-4); without uv that
    is refused (status 2) with the fix, and nothing is written.
+7. ``--with``, ``--with-editable`` and ``--python`` values are checked before anything
+   is written (:mod:`mcpkit.cli.interpreter` rule 5); a bad one is refused (status 2)
+   naming the flag, the value and what it takes.
+8. ``claude-code`` writes the project-scope ``.mcp.json``, a file meant for version
+   control: an ``--env`` variable whose name says it holds a secret (``KEY``,
+   ``TOKEN``, ``SECRET``, ``PASS``, ...) makes the command warn on stderr, naming it
+   and pointing to ``--env-file`` (the value is never printed in the warning).
 """
 
 from __future__ import annotations
@@ -47,11 +54,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mcpkit.cli.interpreter import UvRun, ephemeral_additions, ephemeral_reason, find_uv
+from mcpkit.cli.interpreter import (
+    UvRun,
+    ephemeral_additions,
+    ephemeral_reason,
+    find_uv,
+    python_problem,
+    requirement_problem,
+)
 from mcpkit.cli.plugins import CliError
 from mcpkit.client._json import as_object
 
-__all__ = ["HOSTS", "add_arguments", "config_path", "run", "server_entry"]
+__all__ = ["HOSTS", "add_arguments", "config_path", "run", "secret_names", "server_entry"]
 
 HOSTS = ("claude-desktop", "cursor", "claude-code", "mcp-json")
 JSON = dict[str, Any]
@@ -175,6 +189,7 @@ def _uv_run(args: argparse.Namespace) -> UvRun | None:
         )
     if args.env_file and not Path(args.env_file).is_file():
         raise CliError(f"--env-file {args.env_file}: no such file")
+    _check_values(args)
     carried = ephemeral_additions() if why is not None else []
     if why is not None:
         added = " ".join(" ".join(option) for option in carried) or "nothing of its own"
@@ -190,6 +205,48 @@ def _uv_run(args: argparse.Namespace) -> UvRun | None:
         env_file=args.env_file,
         carried=carried,
     )
+
+
+def _check_values(args: argparse.Namespace) -> None:
+    """Rule 7: ``--with``, ``--with-editable`` and ``--python`` hold what uv can use."""
+    for package in args.with_packages:
+        if problem := requirement_problem(package):
+            raise CliError(f"--with {package!r}: {problem}")
+    for directory in args.with_editable:
+        if not Path(directory).expanduser().is_dir():
+            raise CliError(
+                f"--with-editable {directory!r}: no such directory (it names a local "
+                "project, the directory holding its pyproject.toml)"
+            )
+    if args.python and (problem := python_problem(args.python)):
+        raise CliError(f"--python {args.python!r}: {problem}")
+
+
+_SECRET_MARKERS = (
+    "key", "token", "secret", "pass", "pwd", "credential", "auth", "bearer", "jwt",
+    "cookie", "session", "private", "signature", "cert", "dsn",
+)  # fmt: skip
+
+
+def secret_names(env: dict[str, str]) -> list[str]:
+    """Rule 8: the variables of ``env`` whose name says they hold a secret."""
+    return [
+        key
+        for key, value in env.items()
+        if value and any(m in key.lower().replace("-", "_") for m in _SECRET_MARKERS)
+    ]
+
+
+def _warn_secrets(env: dict[str, str], where: str) -> None:
+    """Rule 8: a project-scope configuration is meant to be committed."""
+    if names := secret_names(env):
+        sys.stderr.write(
+            f"mcpkit install: warning: --env {', '.join(names)} "
+            f"{'puts a secret' if len(names) == 1 else 'put secrets'} in plain text into "
+            f"{where}, which is meant for version control (project scope); put "
+            f"{'it' if len(names) == 1 else 'them'} in a .env file kept out of version "
+            "control and pass --env-file PATH instead\n"
+        )
 
 
 def _env_pairs(items: list[str]) -> dict[str, str]:
@@ -246,6 +303,8 @@ def run(args: argparse.Namespace) -> int:
     name = args.name or str(server.info.get("name") or "mcpkit-server")
     entry = server_entry(args.target, env, claude_code=args.host == "claude-code", uv=uv)
     path: Path | None = args.config or config_path(args.host)
+    if args.host == "claude-code":
+        _warn_secrets(env, str(path) if not args.print_only else "the project's .mcp.json")
     if args.print_only or path is None:
         if args.host == "claude-code" and args.config is None:
             words = ["claude", "mcp", "add", "--scope", "project"]
