@@ -2,7 +2,9 @@
 examples, and the page's ``notes.py``), and the output the page shows checked.
 
 A command marked ``# serves until Ctrl-C`` is parsed, not run. A ``text`` block right
-after a command is its expected output: each of its lines must appear in stdout. Every
+after a command is its expected output: each of its lines must appear in stdout; the
+``install`` sample is compared whole (after :func:`docs_blocks.normalise` and the page's
+stated paths put in place of this machine's). Every
 ``sh`` and ``text`` block of the page is one of ``NAMES`` (their ``docs-block`` names).
 """
 
@@ -20,9 +22,10 @@ from cli_helpers import CONNECT, DemoProcess, demo_process, mcpkit
 from mcpkit.cli.main import build_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
-from docs_blocks import marked
+from docs_blocks import block, marked, normalise
 
-DOC = Path(__file__).parents[4] / "docs" / "cli.md"
+ROOT = Path(__file__).resolve().parents[4]
+DOC = ROOT / "docs" / "cli.md"
 # kind-ok: fixed-port the documented URL, replaced by a free port before it runs
 DOC_URL = "http://127.0.0.1:8765/mcp"
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
@@ -109,5 +112,25 @@ def test_documented_command(
     out = mcpkit(*args, cwd=notes, env={"HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()
+    if (expected or "").strip() == block(DOC, "cli-install-with-output").strip():
+        return  # compared whole, with this machine's paths, by the test below
     for expected_line in (expected or "").splitlines():
         assert expected_line in out.stdout.splitlines(), (expected_line, out.stdout)
+
+
+def test_the_install_sample_is_the_whole_real_output(notes: Path, tmp_path: Path) -> None:
+    """The page's ``--with`` sample, compared exactly: each line appearing somewhere let
+    an order that cannot happen through (review fault 15)."""
+    import shutil
+
+    uv = shutil.which("uv")
+    assert uv is not None, "the workspace is run with uv"
+    command = shlex.split(block(DOC, "cli-install-with").strip())
+    out = mcpkit(*command[1:], cwd=notes, env={"HOME": str(tmp_path), "UV": uv})
+    assert out.returncode == 0, out.stderr
+    shown = (
+        out.stdout.replace(str(Path(uv).absolute()), "/home/me/.local/bin/uv")
+        .replace(str(ROOT), "/home/me/mcpkit")
+        .replace(str(notes), "/home/me/notes")
+    )
+    assert normalise(shown) == normalise(block(DOC, "cli-install-with-output"))
