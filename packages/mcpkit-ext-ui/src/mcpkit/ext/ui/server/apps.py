@@ -17,7 +17,11 @@ Rules:
    (:class:`~.meta.UiResourceMeta`) is sent both on ``resources/list`` and on every
    ``resources/read`` contents entry. Exactly one source: ``html`` (a string, or a
    zero-argument function returning one, called on each read) or ``path`` (a
-   single-file app, read on each read so edits show without a restart).
+   single-file app, read on each read so edits show without a restart). Its options
+   are checked at registration (:mod:`.resource_options`): ``csp``, ``permissions``,
+   ``prefers_border``, ``domain``, and core's and installed extensions' resource
+   options (``all_of_scopes``), each error naming the resource, the option, the
+   allowed values and the closest.
 4. Registration mistakes (a bad URI, a bad origin, a bad visibility, no or two
    sources, an ``html=`` function that needs arguments, a ``text=`` renderer that does
    not take the result alone: :func:`mcpkit.server.agreement.check_call_shape`) raise
@@ -43,10 +47,10 @@ from mcpkit.ext.ui.server.meta import (
     ResourceCsp,
     ResourcePermissions,
     ToolVisibility,
-    UiResourceMeta,
     UiToolMeta,
     check_ui_uri,
 )
+from mcpkit.ext.ui.server.resource_options import OWN, resource_meta
 from mcpkit.ext.ui.server.startup import view_rules, views_section
 from mcpkit.server.agreement import check_call_shape
 from mcpkit.server.forms import check_options, decorate, name_of
@@ -215,16 +219,31 @@ class AppsExtension:
         permissions: ResourcePermissions | None = None,
         domain: str | None = None,
         prefers_border: bool | None = None,
+        **options: Any,
     ) -> Resource:
         """Serve a view at ``uri`` (rule 3). ``html`` or ``path`` is the content;
-        ``name`` defaults to the URI without ``ui://``; ``csp``, ``permissions``,
-        ``domain`` and ``prefers_border`` form ``_meta.ui``
-        (:class:`~.meta.UiResourceMeta`). Returns core's ``Resource``."""
+        ``name`` defaults to the URI without ``ui://``; ``csp`` (a ``ResourceCsp`` or a
+        mapping of its wire names), ``permissions``, ``domain`` and ``prefers_border``
+        form ``_meta.ui`` (:class:`~.meta.UiResourceMeta`); other options are core's
+        ``server.resource`` options and installed extensions' (``all_of_scopes``).
+        Returns core's ``Resource``; a bad option raises at once, naming the resource,
+        the option, the allowed values and the closest (:mod:`.resource_options`)."""
         check_ui_uri(uri)
+        where = f"ui.resource({uri!r})"
+        names = {**OWN, **self.server.options.names("resource")}
+        names.pop("mime_type", None)  # a view's MIME type is fixed
+        check_options("resource", options, names, "AppsExtension.resource")
         if (html is None) == (path is None):
-            raise TypeError(f"ui.resource({uri!r}) needs exactly one of html= or path=")
-        ui = UiResourceMeta(csp, permissions, domain, prefers_border).to_wire()
-        meta: JSON | None = {"ui": ui} if ui else None
+            raise TypeError(f"{where} needs exactly one of html= or path=")
+        given = {"name": name, "title": title, "description": description}
+        ui = resource_meta(
+            where, csp=csp, permissions=permissions, domain=domain,
+            prefers_border=prefers_border, **given,
+        ).to_wire()  # fmt: skip
+        meta: JSON | None = dict(options.pop("meta", None) or {})
+        if ui:
+            meta["ui"] = ui
+        meta = meta or None
         if path is not None:
             source = Path(path)
             if not source.is_file():
@@ -255,5 +274,6 @@ class AppsExtension:
             description=description,
             mime_type=RESOURCE_MIME_TYPE,
             meta=meta,
+            **options,
         )
         return cast("Resource", added)  # a static URI (checked above) is a Resource
