@@ -33,7 +33,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast, overload
@@ -215,8 +215,8 @@ class AppsExtension:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
-        csp: ResourceCsp | None = None,
-        permissions: ResourcePermissions | None = None,
+        csp: ResourceCsp | Mapping[str, Sequence[str]] | None = None,
+        permissions: ResourcePermissions | Mapping[str, bool] | None = None,
         domain: str | None = None,
         prefers_border: bool | None = None,
         **options: Any,
