@@ -44,8 +44,33 @@ def examples() -> dict[str, str]:
 
 
 def test_every_example_is_run_here_and_the_app_tool_is_under_30_lines() -> None:
-    assert list(examples()) == ["app-tool", "app-only-tool", "check-client"]
+    assert list(examples()) == ["app-tool", "app-only-tool", "view-options", "check-client"]
     assert len(examples()["app-tool"].splitlines()) < 30
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_view_options_example_prints_what_its_comment_says() -> None:
+    code = examples()["view-options"]
+    ns: dict[str, Any] = {"__name__": "docs_views"}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "<view-options>", "exec"), ns)
+    said = " ".join(
+        line[2:]
+        for line in code.splitlines()
+        if line.startswith("# ") and "docs-example" not in line
+    )
+    assert printed.getvalue().strip() == said.strip()
+    async with Client(ns["server"], extensions=UI) as host:
+        [view] = await host.list_resources()
+        assert view.meta == {
+            "ui": {
+                "csp": {"connectDomains": ["https://tiles.example"]},
+                "permissions": {"geolocation": {}},
+                "prefersBorder": False,
+            }
+        }
 
 
 @pytest.mark.anyio
