@@ -6,6 +6,7 @@ the closest one; nothing is registered."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,8 @@ from mcpkit.server.options import ExtensionOptions
 
 JSON = dict[str, Any]
 URI = "ui://notes/view"
+STARTUP_TABLE = (Path(__file__).resolve().parents[3] / "docs" / "server.md").read_text("utf-8")
+"""docs/server.md: its "Mistakes caught at start-up" row quotes the csp key message."""
 WHERE = r"^ui\.resource\('ui://notes/view'\): "
 
 
@@ -68,8 +71,10 @@ def test_a_bad_option_value_names_the_resource_option_and_closest(
     options: JSON, error: type[Exception], message: str
 ) -> None:
     server, ui = _ui()
-    with pytest.raises(error, match=WHERE + message):
+    with pytest.raises(error, match=WHERE + message) as bad:
         ui.resource(URI, html="<p>hi</p>", **options)
+    if "conectDomains" in str(options):
+        assert f"`ValueError: {bad.value}`" in STARTUP_TABLE
     assert not server.resources
 
 
