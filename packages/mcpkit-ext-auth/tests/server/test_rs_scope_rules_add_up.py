@@ -28,7 +28,7 @@ def purge() -> str:
 def test_require_after_a_decorator_rule_adds_to_it_instead_of_replacing_it() -> None:
     server = Server("notes")
     auth = protect(server, SETTINGS)
-    server.tool(all_of_scopes=["notes:admin"])(purge)
+    server.tool(all_of_scopes=["notes:admin"])(purge)  # pyright: ignore[reportCallIssue]
     auth.require(tool="purge", any_of=["notes:read", "notes:write"])
     assert not auth.policy.permits(READER, "tools/call", "tools", "purge")
     admin = frozenset({"notes:admin", "notes:read"})
@@ -64,10 +64,10 @@ def test_two_requires_for_one_item_both_hold(first: dict[str, Any]) -> None:
 def test_a_failed_registration_leaves_the_scope_rules_as_they_were() -> None:
     server = Server("notes")
     auth = protect(server, SETTINGS)
-    server.add_tool(purge, all_of_scopes=["notes:admin"])
+    server.add_tool(purge, all_of_scopes=["notes:admin"])  # pyright: ignore[reportCallIssue]
     before = auth.policy.requirements_for("tools/call", "tools", "purge")
     with pytest.raises(ValueError, match="cannot be sent as JSON"):
-        server.add_tool(purge, all_of_scopes=["notes:read"], meta={"k": object()})
+        server.add_tool(purge, all_of_scopes=["notes:read"], meta={"k": object()})  # pyright: ignore[reportCallIssue]
     assert auth.policy.requirements_for("tools/call", "tools", "purge") == before
     assert before == [Requirement(("notes:admin",))]
 
@@ -75,7 +75,7 @@ def test_a_failed_registration_leaves_the_scope_rules_as_they_were() -> None:
 def test_removing_a_decorated_tool_starts_and_its_rule_still_holds_if_it_returns() -> None:
     server = Server("notes")
     auth = protect(server, SETTINGS)
-    server.tool(all_of_scopes=["admin"])(purge)
+    server.tool(all_of_scopes=["admin"])(purge)  # pyright: ignore[reportCallIssue]
     server.remove_tool("purge")
     server.http_app()  # before: "auth.require(tool='purge', ...) ... pass late_bound=True"
     assert auth.policy.named_rules() == []
