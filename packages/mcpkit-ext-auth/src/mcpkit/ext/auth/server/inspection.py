@@ -12,7 +12,8 @@ Rules:
    Its ``--json`` data is ``{"authorizationServers": [...], "resource": ...,
    "rules": [{"kind", "key", "allOf", "anyOf"}]}``.
 2. The section is shown even with no rule, naming the authorization servers, so a
-   protected server never looks unprotected in ``mcpkit inspect``.
+   protected server never looks unprotected in ``mcpkit inspect``; its heading counts
+   the rules (``Scope rules (2)``), not that ``protected by`` row.
 """
 
 from __future__ import annotations
@@ -54,4 +55,4 @@ def scope_rules_section(auth: Auth, _server: Server) -> InspectSection:
         "resource": auth.resource,
         "rules": rules,
     }
-    return InspectSection(SECTION_KEY, "Scope rules", rows=rows, data=data)
+    return InspectSection(SECTION_KEY, "Scope rules", rows=rows, data=data, count=len(rules))
