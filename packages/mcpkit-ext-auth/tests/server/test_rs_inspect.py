@@ -53,9 +53,13 @@ def test_inspect_lists_the_scope_rules(tmp_path: Path, capsys: pytest.CaptureFix
     )
     rules = json.loads(inspect(capsys, str(app), "--json"))["sections"]["io.mcpkit/auth"]
     assert rules["authorizationServers"] == ["https://as.example"]
-    assert {"kind": "tool", "key": "save_note", "allOf": ["notes:write"], "anyOf": []} in (
-        rules["rules"]
-    )
+    assert {
+        "kind": "tool",
+        "key": "save_note",
+        "allOf": ["notes:write"],
+        "anyOf": [],
+        "source": "auth.require(tool='save_note', all_of=['notes:write'])",
+    } in rules["rules"]
 
 
 def test_inspect_shows_a_rule_run_refuses_as_an_error_and_exits_1(
