@@ -173,8 +173,10 @@ class Auth:
         late_bound: bool = False,
     ) -> Auth:
         """Scopes needed by one tool, prompt, resource (URI or URI template) or method:
-        every one of ``all_of`` and one of ``any_of``. A caller without them gets HTTP
-        403 ``insufficient_scope`` (:mod:`.scopes`). Returns ``self`` for chaining.
+        every one of ``all_of`` and one of ``any_of``, on top of the item's other rules
+        (its decorator options, earlier ``require()`` calls: :mod:`.scopes` rule 7). A
+        caller without them gets HTTP 403 ``insufficient_scope`` (:mod:`.scopes`).
+        Returns ``self`` for chaining.
         A rule naming nothing registered refuses start-up
         (:class:`~mcpkit.server.names.NameRuleError`), unless ``late_bound=True``
         says the item is added at run time (:mod:`.scopes` rule 5)."""
