@@ -97,3 +97,16 @@ async def test_core_decorator_takes_the_task_options_and_tasks_tool_works_bare()
             "tools/call", {"name": "work", "arguments": {"n": 2}}
         )
     assert created["resultType"] == "task"
+
+
+def test_a_failed_registration_keeps_neither_task_settings_nor_a_tool() -> None:
+    """Reviewer fault 3 (options.py rule 2): the options are applied only after every
+    check of the registration passed."""
+    server = Server("s")
+    tasks = Tasks().install(server)
+    with pytest.raises(ValueError, match="cannot be sent as JSON"):
+        server.add_tool(work, ttl_ms=5, meta={"k": object()})  # type: ignore[call-arg]
+    assert "work" not in tasks.options
+    assert "work" not in server.tools
+    server.add_tool(work, task_support="required")  # type: ignore[call-arg]
+    assert server.tools["work"].definition["execution"] == {"taskSupport": "required"}

@@ -112,18 +112,23 @@ def test_inspect_warns_about_every_rule_that_names_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 26: `inspect` said nothing of a rule naming nothing, which `run` refuses or
-    warns about; now each is a ``warning:`` line with run's message (a refusing rule
-    too: inspect describes the server, it does not refuse it)."""
+    warns about; now each is shown with run's message: a rule run refuses as an
+    ``error:`` line, with exit status 1 (reviewer fault 14: it was a plain warning and
+    status 0), the others as ``warning:`` lines; the whole server is still described."""
     path = tmp_path / "typos_app.py"
     path.write_text(textwrap.dedent(NAMES_APP))
     code, out, err = in_process(capsys, "inspect", str(path))
-    assert code == 0, err
+    assert code == 1, err
+    assert "Prompts (1)" in out
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, out
+    assert errors[0].startswith("error: guard(tool='sav_note') protects tool 'sav_note'"), out
     lines = [line for line in out.splitlines() if line.startswith("warning: ")]
-    assert any(
-        line.startswith("warning: guard(tool='sav_note') protects tool 'sav_note'")
-        for line in lines
-    ), out
-    assert any("@server.completion(prompt='sumary')" in line for line in lines), out
-    assert any("closest registered prompt: 'summary'" in line for line in lines), out
+    assert len(lines) == 1, out
+    assert "@server.completion(prompt='sumary')" in lines[0], out
+    assert "closest registered prompt: 'summary'" in lines[0], out
     code, out, _ = in_process(capsys, "inspect", str(path), "--json")
-    assert len(json.loads(out)["warnings"]) == 2
+    assert code == 1
+    summary = json.loads(out)
+    assert len(summary["warnings"]) == 1
+    assert summary["errors"][0].startswith("guard(tool='sav_note') protects tool 'sav_note'")

@@ -28,10 +28,11 @@ Rules:
    ``source``, ``where``, ``protects``), when there are any (:func:`late_bound`).
 6. Every rule keyed by a name that names nothing registered, and every mounted name
    hidden by a later registration (:func:`mcpkit.server.names.problems`,
-   :func:`mcpkit.server.mount.shadowed`), is a ``warning:`` line with the message
-   ``mcpkit run`` logs or refuses with (a refusing one included: ``inspect`` describes
-   a server that would not start, it does not refuse it); ``--json`` lists them in
-   ``warnings`` too.
+   :func:`mcpkit.server.mount.shadowed`), is shown with the message ``mcpkit run``
+   logs or refuses with: one that ``run`` refuses (:func:`mcpkit.server.names.refuses`)
+   as an ``error:`` line (``--json``: ``errors``), the others as ``warning:`` lines
+   (``warnings``). ``inspect`` still describes the whole server, and then exits with
+   status 1 when there is an error (the server would not start), else 0.
 """
 
 from __future__ import annotations
@@ -157,16 +158,22 @@ def describe(server: Any, sections: Sequence[InspectSection] | None = None) -> J
     if about:
         summary["_meta"] = {EXTENSIONS_META: about}
     summary.update(late_bound(server))  # rule 5
-    _add_extension_sections(summary, sections, _name_warnings(server))
+    errors, warnings = _name_problems(server)
+    if errors:
+        summary["errors"] = errors
+    _add_extension_sections(summary, sections, warnings)
     return summary
 
 
-def _name_warnings(server: Any) -> list[str]:
-    """Rule 6: what start-up would refuse or warn about, one line each."""
+def _name_problems(server: Any) -> tuple[list[str], list[str]]:
+    """Rule 6: what start-up would refuse, and what it would warn about, one line each."""
     from mcpkit.server.mount import shadowed
-    from mcpkit.server.names import problems
+    from mcpkit.server.names import problems, refuses
 
-    return [message for _, message in problems(server)] + list(shadowed(server))
+    found = problems(server)
+    errors = [message for rule, message in found if refuses(rule)]
+    warnings = [message for rule, message in found if not refuses(rule)]
+    return errors, warnings + list(shadowed(server))
 
 
 def _add_extension_sections(
@@ -186,11 +193,11 @@ def _line(text: Any) -> str:
     return stripped.splitlines()[0] if stripped else ""
 
 
-def _section(title: str, rows: list[tuple[str, str]]) -> list[str]:
+def _section(title: str, rows: list[tuple[str, str]], count: int | None = None) -> list[str]:
     if not rows:
         return []
     width = max(len(a) for a, _ in rows)
-    lines = [f"{title} ({len(rows)})"]
+    lines = [f"{title} ({len(rows) if count is None else count})"]
     lines += [f"  {a.ljust(width)}  {b}".rstrip() for a, b in rows]
     return lines
 
@@ -226,21 +233,23 @@ def render(summary: JSON, sections: Sequence[InspectSection] = ()) -> str:
         if section:
             out.append("")
             out += section
-    out += _render_extension_sections(sections, summary.get("warnings", ()))
+    out += _render_extension_sections(
+        sections, summary.get("warnings", ()), summary.get("errors", ())
+    )
     return "\n".join(out)
 
 
 def _render_extension_sections(
-    sections: Sequence[InspectSection], warnings: Sequence[str]
+    sections: Sequence[InspectSection], warnings: Sequence[str], errors: Sequence[str] = ()
 ) -> list[str]:
-    """Rules 4, 6: each extension's section after core's, then every warning."""
+    """Rules 4, 6: each extension's section after core's, then every error and warning."""
     lines: list[str] = []
     for section in sections:
         rows = [(str(a), str(b)) for a, b in section.rows]
         if rows:
-            lines += ["", *_section(section.title, rows)]
-    if warnings:
-        lines += ["", *(f"warning: {w}" for w in warnings)]
+            lines += ["", *_section(section.title, rows, section.count)]
+    if errors or warnings:
+        lines += ["", *(f"error: {e}" for e in errors), *(f"warning: {w}" for w in warnings)]
     return lines
 
 
@@ -270,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
     else:
         print(render(summary, sections))
-    return 0
+    return 1 if summary.get("errors") else 0  # rule 6: run would refuse it
 
 
 def late_bound(server: Any) -> JSON:

@@ -22,7 +22,9 @@ Rules:
    never while serving.
 2. A section has a ``key`` (the extension's id or another stable name: the key of its
    ``data`` under ``sections`` in ``mcpkit inspect --json``), a ``title`` (the text
-   heading), ``rows`` of ``(left, right)`` text pairs, ``warnings`` (one line each, e.g.
+   heading), ``rows`` of ``(left, right)`` text pairs, ``count`` (the number the
+   heading shows, default the number of rows: a row that is not an entry, such as
+   who protects the server, is not counted), ``warnings`` (one line each, e.g.
    an app tool whose view no resource serves) and ``data`` (any JSON value; default: the
    rows as ``[left, right]`` lists).
 3. A source that raises is shown as a section of its own with one warning naming the
@@ -53,6 +55,7 @@ class InspectSection:
     rows: Sequence[tuple[str, str]] = ()
     warnings: Sequence[str] = ()
     data: Any = None
+    count: int | None = None
 
     def as_json(self) -> Any:
         """``data``, or the rows as ``[left, right]`` lists when it is None."""

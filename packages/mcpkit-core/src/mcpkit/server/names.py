@@ -69,6 +69,7 @@ __all__ = [
     "late_bound_rules",
     "named_rules",
     "problems",
+    "refuses",
 ]
 
 RuleSource = Callable[[], Iterable["NamedRule"]]
@@ -198,7 +199,7 @@ def check_names(server: Server) -> None:
     registry = _registry(server)
     warnings: list[tuple[str, str]] = []
     for rule, message in problems(server):
-        if rule.protects and not _is_template(rule):
+        if refuses(rule):
             raise NameRuleError(message)
         warnings.append((rule.logger, message))
     warnings += [("mcpkit.server", message) for message in shadowed(server)]  # rule 7
@@ -206,6 +207,12 @@ def check_names(server: Server) -> None:
         if message not in registry.warned:
             registry.warned.add(message)
             logging.getLogger(logger).warning("%s", message)
+
+
+def refuses(rule: NamedRule) -> bool:
+    """Rule 4: whether start-up refuses ``rule`` when it names nothing registered (it
+    protects and is not a URI template); otherwise it warns (rule 5)."""
+    return rule.protects and not _is_template(rule)
 
 
 # -- what is registered (rule 3) ------------------------------------------------------

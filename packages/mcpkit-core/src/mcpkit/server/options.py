@@ -17,10 +17,14 @@ Rules:
 2. An extension adds options to core's decorators (``@server.tool(all_of_scopes=...)``)
    with :meth:`Server.add_options <mcpkit.server.app.Server.add_options>` and an
    :class:`ExtensionOptions`: its owner, the kinds it applies to (``tool``,
-   ``prompt``, ``resource``), one checker per option name, and ``apply``. Checkers run
-   before the item is built and ``apply`` after it is built and before it is stored,
-   so a registration that fails registers nothing. ``apply`` receives the options of
-   its set that were given (never the others), with the checkers' values.
+   ``prompt``, ``resource``), one checker per option name, ``shape`` (optional) and
+   ``apply``. Checkers run before the item is built; ``shape`` changes the built
+   item's definition (``execution.taskSupport``) before core checks the definition;
+   ``apply`` (the extension's own bookkeeping: a scope rule, per-tool settings) runs
+   only after every check has passed, just before the item is stored, so a
+   registration that fails registers nothing and changes nothing. ``shape`` and
+   ``apply`` receive the options of their set that were given (never the others),
+   with the checkers' values.
 3. An option name taken twice (by core or another extension) is a ``ValueError`` when
    the extension is installed.
 4. An unknown option is a ``TypeError`` (:func:`mcpkit.server.forms.check_options`)
@@ -92,13 +96,16 @@ class ExtensionOptions:
 
     ``owner``: who provides them, as a message names it (``"mcpkit-ext-auth
     (protect())"``). ``checks``: option name -> checker. ``apply``: what the extension
-    does with a registered item and its given options. ``kinds``: the decorators
+    does with a registered item and its given options, once every check passed;
+    ``shape``: what it changes in the item's definition, before the checks.
+    ``kinds``: the decorators
     that take them (``"tool"``, ``"prompt"``, ``"resource"``)."""
 
     owner: str
     checks: Mapping[str, Checker]
     apply: Apply
     kinds: frozenset[str] = frozenset({"tool"})
+    shape: Apply | None = None
 
 
 class OptionRegistry:
@@ -177,8 +184,10 @@ class OptionRegistry:
         extra: Any = core.get("extra")
         check_definition(kind, item_name, {**core, **(extra if isinstance(extra, Mapping) else {})})
         item = make(name=item_name, **core)
+        item_key = key if key is not None else item_name
         for s, values in chosen:
-            s.apply(kind, key if key is not None else item_name, item, values)
+            if s.shape is not None:
+                s.shape(kind, item_key, item, values)
         check_definition(kind, item_name, item.definition)  # as the extensions left it
         try:
             dumps(item.definition)
@@ -187,6 +196,8 @@ class OptionRegistry:
                 f"{kind} {item_name!r}: its definition cannot be sent as JSON ({exc}); give "
                 "JSON values (str, numbers, bools, None, lists, dicts) in its options"
             ) from None
+        for s, values in chosen:  # rule 2: every check passed
+            s.apply(kind, item_key, item, values)
         return item
 
 

@@ -61,11 +61,23 @@ def add_tool_options(server: Server, runtime: Tasks) -> None:
 def tool_options(runtimes: list[Tasks]) -> ExtensionOptions:
     """Rules 1-2: the options that keep per-tool settings in each of ``runtimes``."""
     checks = {"task_support": _support, "preamble": _flag, "ttl_ms": _ms, "poll_interval_ms": _ms}
-    return ExtensionOptions("mcpkit-ext-tasks (Tasks.install)", checks, _Apply(runtimes))
+    return ExtensionOptions(
+        "mcpkit-ext-tasks (Tasks.install)", checks, _Apply(runtimes), shape=_shape
+    )
+
+
+def _shape(kind: str, key: str, item: Any, values: dict[str, Any]) -> None:
+    """Rule 1: ``task_support`` as the tool's ``execution.taskSupport``."""
+    if "task_support" in values:
+        definition: dict[str, Any] = item.definition
+        execution: dict[str, Any] = dict(definition.get("execution") or {})
+        execution["taskSupport"] = values["task_support"]
+        definition["execution"] = execution
 
 
 class _Apply:
-    """Rules 1-3: what a tool's task options do (the server holds it, no global)."""
+    """Rules 2-3: the per-tool settings a tool's task options keep (the server holds
+    it, no global); applied once the registration passed every check."""
 
     def __init__(self, runtimes: list[Tasks]) -> None:
         self.runtimes = runtimes
@@ -73,11 +85,6 @@ class _Apply:
     def __call__(self, kind: str, key: str, item: Any, values: dict[str, Any]) -> None:
         from mcpkit.ext.tasks.runtime import ToolTaskOptions
 
-        if "task_support" in values:
-            definition: dict[str, Any] = item.definition
-            execution: dict[str, Any] = dict(definition.get("execution") or {})
-            execution["taskSupport"] = values["task_support"]
-            definition["execution"] = execution
         settings = ToolTaskOptions(
             values.get("preamble", False), values.get("ttl_ms"), values.get("poll_interval_ms")
         )

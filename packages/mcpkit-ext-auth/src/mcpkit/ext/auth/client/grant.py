@@ -25,6 +25,9 @@ Rules:
    :class:`OAuthError` (``error``, ``error_description`` from an RFC 6749 §5.2 body, else
    ``error="invalid_response"`` and the HTTP status).
 4. Token values never appear in error messages or logs.
+5. An :class:`OAuthError` whose fix the client knows carries it as a
+   :class:`~mcpkit.core.remedies.Remedy` (for code, and in ``mcpkit`` flags), apart from
+   the problem, so ``mcpkit`` never shows a Python argument as the fix.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkabl
 from urllib.parse import quote
 
 from mcpkit.client.errors import ClientError
+from mcpkit.core.remedies import Remedied, Remedy
 
 if TYPE_CHECKING:
     import httpx2
@@ -59,20 +63,28 @@ ClientAuthMethod = Literal["client_secret_basic", "client_secret_post", "none", 
 logger = logging.getLogger("mcpkit.ext.auth")
 
 
-class OAuthError(ClientError):
+class OAuthError(ClientError, Remedied):
     """An OAuth error from an authorization server or from checking one (RFC 6749 §5.2,
     §4.1.2.1; RFC 9207; RFC 9728 §3.3): ``error`` the code (``invalid_grant``,
     ``invalid_client``, ``access_denied``, ``invalid_response`` for a malformed answer...),
     ``description`` the server's ``error_description`` or the client's explanation,
-    ``status`` the HTTP status when one was received."""
+    ``status`` the HTTP status when one was received, ``remedy`` the fix when the client
+    knows one (rule 5; ``str()`` ends with its Python half)."""
 
-    def __init__(self, error: str, description: str = "", *, status: int | None = None) -> None:
+    def __init__(
+        self,
+        error: str,
+        description: str = "",
+        *,
+        status: int | None = None,
+        remedy: Remedy | None = None,
+    ) -> None:
         text = f"OAuth error {error!r}"
         if status is not None:
             text += f" (HTTP {status})"
         if description:
             text += f": {description}"
-        super().__init__(text)
+        Remedied.__init__(self, text, remedy)
         self.error = error
         self.description = description
         self.status = status

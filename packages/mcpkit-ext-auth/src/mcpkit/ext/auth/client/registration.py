@@ -21,7 +21,9 @@ Rules:
    (``client-registration`` §Application Type)); the answer's ``client_id``
    (required) and ``client_secret`` are bound to the issuer. Without a
    ``token_endpoint_auth_method`` in the answer, a secret means ``client_secret_basic``
-   (RFC 7591 §2) and no secret ``none``. No endpoint: :class:`~.grant.OAuthError`.
+   (RFC 7591 §2) and no secret ``none``. No endpoint: :class:`~.grant.OAuthError`
+   whose remedy (:mod:`.grant` rule 5) is ``registration=`` in code and ``--token`` at
+   the ``mcpkit`` command line (which cannot pre-register a client).
 4. Registrations from DCR are kept in the storage per (resource, issuer), so a changed
    authorization server leads to a new registration, never to reuse.
 """
@@ -33,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
+from mcpkit.core.remedies import Remedy
 from mcpkit.ext.auth.client.grant import ClientAuthMethod, ClientRegistration, OAuthError
 
 if TYPE_CHECKING:
@@ -99,7 +102,13 @@ async def register_client(
         raise OAuthError(
             "invalid_client",
             f"authorization server {issuer!r} has no registration_endpoint, does not accept "
-            "a client metadata URL, and no client_id was given: pass registration=...",
+            "a client metadata URL, and no client_id was given",
+            remedy=Remedy(
+                python="pass registration=ClientRegistration(client_id=...) (a client "
+                "registered with that authorization server beforehand)",
+                cli="this command cannot register a client there: get an access token from "
+                "that authorization server another way and pass it with --token TOKEN",
+            ),
         )
     body: JSON = {
         "client_name": "mcpkit",

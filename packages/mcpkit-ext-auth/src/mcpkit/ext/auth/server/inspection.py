@@ -10,9 +10,12 @@ Rules:
    server-wide ``required_scopes``, else ``tool NAME``, ``prompt NAME``, ``resource
    URI``, ``method NAME``; the right-hand side reads ``all of a, b; one of c, d``.
    Its ``--json`` data is ``{"authorizationServers": [...], "resource": ...,
-   "rules": [{"kind", "key", "allOf", "anyOf"}]}``.
+   "rules": [{"kind", "key", "allOf", "anyOf", "source"}]}``, ``source`` the
+   ``auth.require(...)`` call or the decorator that made the rule (``""`` for
+   ``required_scopes``).
 2. The section is shown even with no rule, naming the authorization servers, so a
-   protected server never looks unprotected in ``mcpkit inspect``.
+   protected server never looks unprotected in ``mcpkit inspect``; its heading counts
+   the rules (``Scope rules (2)``), not that ``protected by`` row.
 """
 
 from __future__ import annotations
@@ -47,11 +50,17 @@ def scope_rules_section(auth: Auth, _server: Server) -> InspectSection:
         where = "every request" if kind == "server" else f"{kind} {key}"
         rows.append((where, _needs(req.all_of, req.any_of)))
         rules.append(
-            {"kind": kind, "key": key, "allOf": list(req.all_of), "anyOf": list(req.any_of)}
+            {
+                "kind": kind,
+                "key": key,
+                "allOf": list(req.all_of),
+                "anyOf": list(req.any_of),
+                "source": auth.policy.source(kind, key, req),
+            }
         )
     data = {
         "authorizationServers": list(auth.settings.authorization_servers),
         "resource": auth.resource,
         "rules": rules,
     }
-    return InspectSection(SECTION_KEY, "Scope rules", rows=rows, data=data)
+    return InspectSection(SECTION_KEY, "Scope rules", rows=rows, data=data, count=len(rules))

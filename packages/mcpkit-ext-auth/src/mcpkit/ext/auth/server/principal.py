@@ -23,12 +23,15 @@ Rules:
    request) "Unauthorized: ...", the code and wording of the HTTP layer's 401 body, with
    no ``data.error`` (RFC 6750 §3.1: a request without credentials gets no error code),
    so the client sees what is missing instead of an internal error (-32603) from
-   ``None.subject``.
+   ``None.subject``. That message is for the remote client, so it gives no server-code
+   advice; the server's own fix (serve over HTTP with ``protect()``, or handle None)
+   goes to the server's log, one WARNING on ``mcpkit.ext.auth`` per refusal.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -37,6 +40,8 @@ from typing import Any
 from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError
 
 __all__ = ["Principal", "principal", "require_principal", "scopes_of"]
+
+logger = logging.getLogger("mcpkit.ext.auth")
 
 
 def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
@@ -130,10 +135,14 @@ def require_principal(ctx: Any) -> Principal:
     """
     found = principal(ctx)
     if found is None:
+        logger.warning(
+            "require_principal(ctx): the request has no authenticated caller (stdio, or a "
+            "transport protect() does not cover); refused with -32600. Serve the server "
+            "over HTTP with protect(), or handle principal(ctx) being None"
+        )
         raise JSONRPCError(
             INVALID_REQUEST,
             "Unauthorized: this operation needs an authenticated caller, and the request "
-            "has none (stdio and unprotected transports carry no access token; serve it "
-            "over HTTP with protect(), or handle principal(ctx) being None)",
+            "has none (this connection carries no access token)",
         )
     return found

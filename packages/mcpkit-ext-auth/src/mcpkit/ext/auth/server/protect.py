@@ -45,7 +45,11 @@ Rules:
    ``@server.prompt`` and ``@server.resource`` (and their ``add_*``; core's extension
    options, :mod:`mcpkit.server.options`). They make the same rule as
    ``require(tool=<its name>, all_of=..., any_of=...)`` (``prompt=``, ``resource=``
-   with its URI or URI template), through the same rule store. ``protect()`` must run
+   with its URI or URI template), through the same rule store, and add up with the
+   item's other rules (:mod:`.scopes` rule 7); their source is the decorator, and
+   removing the item does not make start-up refuse them (:mod:`.scopes` rule 6).
+   They are applied only once every check of the registration passed
+   (:mod:`mcpkit.server.options` rule 2). ``protect()`` must run
    before the decorators: before it, the options are unknown (``TypeError`` saying
    so). A value that is not a list of scope strings is a ``ValueError`` naming the
    item.
@@ -169,8 +173,10 @@ class Auth:
         late_bound: bool = False,
     ) -> Auth:
         """Scopes needed by one tool, prompt, resource (URI or URI template) or method:
-        every one of ``all_of`` and one of ``any_of``. A caller without them gets HTTP
-        403 ``insufficient_scope`` (:mod:`.scopes`). Returns ``self`` for chaining.
+        every one of ``all_of`` and one of ``any_of``, on top of the item's other rules
+        (its decorator options, earlier ``require()`` calls: :mod:`.scopes` rule 7). A
+        caller without them gets HTTP 403 ``insufficient_scope`` (:mod:`.scopes`).
+        Returns ``self`` for chaining.
         A rule naming nothing registered refuses start-up
         (:class:`~mcpkit.server.names.NameRuleError`), unless ``late_bound=True``
         says the item is added at run time (:mod:`.scopes` rule 5)."""
@@ -226,8 +232,10 @@ class Auth:
     def _apply_options(self, kind: str, key: str, item: Any, values: dict[str, Any]) -> None:
         """Rule 6: a decorator's scope options become the item's ``require(...)`` rule."""
         all_of, any_of = values.get("all_of_scopes", ()), values.get("any_of_scopes", ())
+        given = ", ".join(f"{k}={list(v)!r}" for k, v in values.items())
+        made_by = f"@server.{kind}({given}) of {kind} {key!r}"  # scopes rule 6
         target: dict[str, Any] = {kind: key}  # tool=, prompt= or resource=
-        self.require(**target, all_of=all_of, any_of=any_of)  # the one rule store
+        self.policy.require(**target, all_of=all_of, any_of=any_of, made_by=made_by)
 
     async def guard(self, request: GuardedRequest) -> None:
         """The scope rules of this server and of those composed into it (rule 5)."""

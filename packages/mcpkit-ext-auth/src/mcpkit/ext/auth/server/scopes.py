@@ -48,6 +48,13 @@ Rules:
 6. The decorator options ``all_of_scopes``/``any_of_scopes`` (:mod:`.protect` rule 6)
    take a non-empty list of scope-tokens (RFC 6749 §3.3: no space, quote, backslash
    or control character); anything else fails at registration (:func:`scope_list`).
+   Such a rule's source is the decorator (``made_by``): it names the item it was
+   registered with, so it is not a name-keyed rule of rule 5 (removing the item does
+   not refuse start-up; the rule stays and holds if the item is added again).
+7. Rules for the same item add up, whatever their style (a decorator option, a
+   ``require()``, several ``require()`` calls): the caller must meet every one. A
+   later rule never replaces or loosens an earlier one; the same rule given twice
+   counts once.
 """
 
 from __future__ import annotations
@@ -160,17 +167,19 @@ class ScopePolicy:
         self.base = Requirement(tuple(required))
         self.challenge = challenge
         # kind-ok: unbounded-table rules the server's code declares
-        self._items: dict[str, dict[str, Requirement]] = {
+        self._items: dict[str, dict[str, list[Requirement]]] = {
             "tools": {},
             "prompts": {},
             "resources": {},
         }
         # kind-ok: unbounded-table rules the server's code declares
-        self._methods: dict[str, Requirement] = {}
+        self._methods: dict[str, list[Requirement]] = {}
         self._templates: list[tuple[TemplateMatcher, Requirement]] = []
         self._base_only = True
         # kind-ok: unbounded-table rules the server's code declares
-        self._declared: dict[tuple[str, str], NamedRule] = {}
+        self._declared: list[NamedRule] = []
+        # kind-ok: unbounded-table rules the server's code declares
+        self._sources: dict[tuple[str, str, Requirement], str] = {}
         # kind-ok: unbounded-table _PROBE_CACHE_ENTRIES templates the server lists, probes capped
         self._probes: OrderedDict[str, list[str]] = OrderedDict()
 
@@ -184,11 +193,13 @@ class ScopePolicy:
         all_of: Iterable[str] = (),
         any_of: Iterable[str] = (),
         late_bound: bool = False,
+        made_by: str | None = None,
     ) -> None:
         """Rule 1: exactly one of ``tool``, ``prompt``, ``resource`` (a URI or a URI
-        template) or ``method`` needs ``all_of`` and one of ``any_of``. ``late_bound``:
-        the item is added at run time, so start-up does not refuse a rule naming
-        nothing registered yet (rule 5)."""
+        template) or ``method`` needs ``all_of`` and one of ``any_of``, on top of the
+        item's other rules (rule 7). ``late_bound``: the item is added at run time, so
+        start-up does not refuse a rule naming nothing registered yet (rule 5).
+        ``made_by``: the decorator that made the rule from its options (rule 6)."""
         targets = [
             (k, v)
             for k, v in (
@@ -206,30 +217,36 @@ class ScopePolicy:
             raise ValueError("require() needs scopes: all_of= and/or any_of=")
         kind, name = targets[0]
         self._base_only = False
-        self._declared[(kind, name)] = NamedRule(
-            _RULE_KIND[kind],
-            name,
-            _source(kind, name, requirement),
-            protects=True,
-            late_bound=late_bound,
-            fix=(
-                "fix the name, or pass late_bound=True to auth.require() if the "
-                f"{_RULE_KIND[kind]} is added at run time"
-            ),
-            where=declared_at(),
-            logger=logger.name,
-        )
-        if kind == "method":
-            self._methods[name] = requirement
+        source = made_by or _source(kind, name, requirement)
+        self._sources.setdefault((kind, name, requirement), source)
+        if made_by is None:
+            rule = NamedRule(
+                _RULE_KIND[kind],
+                name,
+                source,
+                protects=True,
+                late_bound=late_bound,
+                fix=(
+                    "fix the name, or pass late_bound=True to auth.require() if the "
+                    f"{_RULE_KIND[kind]} is added at run time"
+                ),
+                where=declared_at(),
+                logger=logger.name,
+            )
+            if rule not in self._declared:
+                self._declared.append(rule)
+        held = self._methods if kind == "method" else self._items[kind]
+        rules = held.setdefault(name, [])
+        if requirement in rules:  # rule 7: the same rule twice counts once
             return
-        self._items[kind][name] = requirement
+        rules.append(requirement)
         if kind == "resources" and "{" in name:
-            self._templates = [(m, r) for m, r in self._templates if m.template != name]
             self._templates.append((TemplateMatcher(name), requirement))
 
     def named_rules(self) -> list[NamedRule]:
-        """Rule 5: every ``require(...)`` as a core name-keyed rule, the latest per item."""
-        return list(self._declared.values())
+        """Rule 5: every ``require(...)`` as a core name-keyed rule (not the rules that
+        decorator options made: rule 6)."""
+        return list(self._declared)
 
     def requirements_for(self, method: str, kind: str | None, key: Any) -> list[Requirement]:
         """Rule 1: every requirement of a ``method`` call on the item ``key`` of ``kind``
@@ -239,13 +256,10 @@ class ScopePolicy:
         matching template's, since which template serves a URI is the server's
         registration order, which the policy does not know: fail closed)."""
         out = [self.base] if self.base.all_of else []
-        by_method = self._methods.get(method)
-        if by_method is not None:
-            out.append(by_method)
+        out += self._methods.get(method, ())
         if method == "completion/complete" and kind in _COMPLETED_USE:
-            by_use = self._methods.get(_COMPLETED_USE[kind])  # rule 1: the item's use
-            if by_use is not None and by_use not in out:
-                out.append(by_use)
+            by_use = self._methods.get(_COMPLETED_USE[kind], ())  # rule 1: the item's use
+            out += [r for r in by_use if r not in out]
         if kind == "resourceTemplates":  # rule 3: what its probe URIs need
             head = len(out)
             for uri in self._probe(key):
@@ -256,8 +270,8 @@ class ScopePolicy:
         if kind is None or kind not in self._items or not isinstance(key, str):
             return out
         found = self._items[kind].get(key)
-        if found is not None:  # an exact rule is the item's own (it may relax a template's)
-            out.append(found)
+        if found:  # exact rules are the item's own (they may relax a template's)
+            out += found
         elif kind == "resources":
             out.extend(r for m, r in self._templates if m.match(key) is not None)
         return out
@@ -381,14 +395,21 @@ class ScopePolicy:
         """Every requirement as ``(kind, key, requirement)``, ``kind`` one of
         ``"server"`` (``required_scopes``, key ``""``; only when it names scopes),
         ``"method"``, ``"tool"``, ``"prompt"``, ``"resource"``; in that order, each
-        kind in registration order (``mcpkit inspect`` shows them)."""
+        kind in registration order, an item's rules in the order given (rule 7;
+        ``mcpkit inspect`` shows them)."""
         out: list[tuple[str, str, Requirement]] = []
         if self.base.all_of or self.base.any_of:
             out.append(("server", "", self.base))
-        out += [("method", name, req) for name, req in self._methods.items()]
+        out += [("method", name, r) for name, reqs in self._methods.items() for r in reqs]
         for kind, items in self._items.items():
-            out += [(kind.removesuffix("s"), name, req) for name, req in items.items()]
+            out += [(kind.removesuffix("s"), name, r) for name, reqs in items.items() for r in reqs]
         return out
+
+    def source(self, kind: str, key: str, requirement: Requirement) -> str:
+        """Where the rule :meth:`rules` lists as ``(kind, key, requirement)`` came from:
+        ``auth.require(...)`` or the decorator (rule 6); ``""`` for ``"server"``."""
+        held = "method" if kind == "method" else f"{kind}s"
+        return self._sources.get((held, key, requirement), "")
 
 
 def _source(kind: str, name: str, requirement: Requirement) -> str:
