@@ -4,6 +4,7 @@ what is missing; the server's fix goes to the server's log (principal.py rule 5)
 
 from __future__ import annotations
 
+import importlib
 import logging
 
 import pytest
@@ -17,8 +18,11 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_the_client_gets_no_server_advice_and_the_server_log_gets_it(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    principal_module = importlib.import_module("mcpkit.ext.auth.server.principal")
+
+    monkeypatch.setattr(principal_module, "_advised", False)
     server = Server("accounts")
 
     @server.tool()
@@ -29,10 +33,12 @@ async def test_the_client_gets_no_server_advice_and_the_server_log_gets_it(
     async with Client(MemoryTransport(server)) as client:
         with pytest.raises(JSONRPCError) as refused:
             await client.call_tool("close_account", {})
+        with pytest.raises(JSONRPCError):  # a peer's repeated calls: logged once
+            await client.call_tool("close_account", {})
     assert refused.value.code == INVALID_REQUEST
     assert refused.value.message == (
         "Unauthorized: this operation needs an authenticated caller, and the request has "
         "none (this connection carries no access token)"
     )
     logged = [r.getMessage() for r in caplog.records if r.name == "mcpkit.ext.auth"]
-    assert any("Serve the server over HTTP with protect()" in m for m in logged), logged
+    assert sum("Serve the server over HTTP with protect()" in m for m in logged) == 1, logged

@@ -123,6 +123,10 @@ def principal(ctx: Any) -> Principal | None:
     return value if isinstance(value, Principal) else None
 
 
+_advised = False
+"""Whether :func:`require_principal` has logged its advice (once per process)."""
+
+
 def require_principal(ctx: Any) -> Principal:
     """Rule 5: the :class:`Principal` of the request behind ``ctx`` (a
     :class:`~mcpkit.server.Context`).
@@ -135,11 +139,14 @@ def require_principal(ctx: Any) -> Principal:
     """
     found = principal(ctx)
     if found is None:
-        logger.warning(
-            "require_principal(ctx): the request has no authenticated caller (stdio, or a "
-            "transport protect() does not cover); refused with -32600. Serve the server "
-            "over HTTP with protect(), or handle principal(ctx) being None"
-        )
+        global _advised
+        if not _advised:  # once per process: a peer's calls must not flood the log
+            _advised = True
+            logger.warning(
+                "require_principal(ctx): the request has no authenticated caller (stdio, or "
+                "a transport protect() does not cover); refused with -32600. Serve the "
+                "server over HTTP with protect(), or handle principal(ctx) being None"
+            )
         raise JSONRPCError(
             INVALID_REQUEST,
             "Unauthorized: this operation needs an authenticated caller, and the request "
