@@ -6,7 +6,7 @@ and a tool listing task support the server does not offer."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -25,6 +25,10 @@ from mcpkit.server.names import (
 pytestmark = pytest.mark.anyio
 
 
+def echo(text: str) -> str:
+    return text
+
+
 def guard(name: str) -> NamedRule:
     return NamedRule("tool", name, f"guard(tool={name!r})", protects=True)
 
@@ -34,7 +38,7 @@ def plugin_server() -> Server:
     server = Server("plugins")
 
     @asynccontextmanager
-    async def plugins(srv: Server) -> AsyncIterator[None]:
+    async def plugins(srv: Server) -> AsyncGenerator[None]:
         srv.add_tool(lambda: "reset", name="admin_reset")
         yield
 
@@ -64,7 +68,7 @@ async def test_a_rule_naming_nothing_still_refuses_once_the_lifespans_are_entere
 
 async def test_a_rule_declared_while_serving_is_checked_on_declaration() -> None:
     server = Server("live")
-    server.add_tool(lambda text: text, name="save_note")
+    server.add_tool(echo, name="save_note")
     rules: list[NamedRule] = []
     declare_rules(server, lambda: rules)
     check_declared(server)  # not serving: start-up checks it
@@ -79,7 +83,7 @@ async def test_a_live_mount_of_a_server_with_a_typo_rule_is_refused() -> None:
     outer = Server("outer")
     outer.add_tool(lambda: "x", name="hello")
     inner = Server("inner")
-    inner.add_tool(lambda text: text, name="save_note")
+    inner.add_tool(echo, name="save_note")
     declare_rules(inner, lambda: [guard("sav_note")])
     async with outer.lifespan():
         with pytest.raises(NameRuleError, match="'sav_note'"):

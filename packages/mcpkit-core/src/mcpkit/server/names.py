@@ -265,7 +265,7 @@ def _unoffered_tasks(server: Server) -> list[tuple[bool, str]]:
     if not declared:
         return []
     legacy = server.capabilities("legacy")
-    modern = server.capabilities("modern").get("extensions") or {}
+    modern: dict[str, object] = server.capabilities("modern").get("extensions") or {}
     if "tasks" in legacy or _TASKS_EXTENSION in modern:
         return []
     return [
