@@ -28,8 +28,9 @@ Rules:
    entered (:meth:`Server.lifespan <mcpkit.server.Server.lifespan>`: stdio, the HTTP
    endpoint's lifespan, each in-memory connection), so a tool a lifespan registers
    counts; and earlier, before anything is bound, when the HTTP app is built
-   (:func:`mcpkit.server.http.http_app`) and in ``mcpkit run``, for a server without
-   lifespans (``before_lifespans=True``: with lifespans the check waits for them). A
+   (:func:`mcpkit.server.http.http_app`) and in ``mcpkit run``
+   (``before_lifespans=True``), unless the server has a lifespan the user wrote (one
+   defined outside ``mcpkit``: it may register tools), for which the check waits. A
    protecting rule that names nothing
    registered raises :class:`NameRuleError` (a ``ValueError``) whose message is one
    line: the rule, where it was declared, the closest registered name (``difflib``)
@@ -216,7 +217,7 @@ def check_names(server: Server, *, before_lifespans: bool = False) -> None:
     not serving yet; a server with lifespans is checked once they are entered (rule 4)."""
     from mcpkit.server.mount import shadowed
 
-    if before_lifespans and getattr(server, "_lifespans", None):
+    if before_lifespans and _user_lifespans(server):
         return  # they may register what the rules name: checked once entered (rule 4)
     registry = _registry(server)
     warnings: list[tuple[str, str]] = []
@@ -233,6 +234,18 @@ def check_names(server: Server, *, before_lifespans: bool = False) -> None:
         if message not in registry.warned:
             registry.warned.add(message)
             logging.getLogger(logger).warning("%s", message)
+
+
+def _user_lifespans(server: Server) -> bool:
+    """Rule 4: whether ``server`` or a server mounted into it has a lifespan the user
+    wrote (defined outside the ``mcpkit`` package: it may register tools); the
+    background lifespans of core and extensions register nothing a rule names."""
+    for each, _ in _servers(server):
+        for factory in getattr(each, "_lifespans", ()):
+            module = str(getattr(factory, "__module__", None) or "")
+            if module != "mcpkit" and not module.startswith("mcpkit."):
+                return True
+    return False
 
 
 def serving(server: Server, delta: int) -> None:
@@ -254,12 +267,18 @@ _TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # SEP-2663, the 2026-07-28 e
 
 
 def _unoffered_tasks(server: Server) -> list[tuple[bool, str]]:
-    """Rule 10: ``(required, message)`` per tool (mounted ones too) that lists
-    ``taskSupport`` other than ``"forbidden"`` while ``server`` offers no tasks."""
+    """Rule 10: ``(required, message)`` per tool that lists ``taskSupport`` other than
+    ``"forbidden"`` while its server offers no tasks (mounted servers too, each for
+    itself)."""
+    return [found for each, _ in _servers(server) for found in _own_unoffered_tasks(each)]
+
+
+def _own_unoffered_tasks(server: Server) -> list[tuple[bool, str]]:
+    """Rule 10 for ``server``'s own tools against its own capabilities (a mounted
+    server's tools run its own handlers, tasks included: rule 8)."""
     declared = [
-        (prefix + name, tool.definition.get("execution", {}).get("taskSupport"))
-        for each, prefix in _servers(server)
-        for name, tool in each.tools.items()
+        (name, tool.definition.get("execution", {}).get("taskSupport"))
+        for name, tool in server.tools.items()
     ]
     declared = [(name, value) for name, value in declared if value in ("optional", "required")]
     if not declared:
