@@ -132,3 +132,14 @@ def test_task_support_is_fine_when_the_server_advertises_tasks() -> None:
     server.add_capability("tasks", {"requests": {"tools": {"call": {}}}})
     check_names(server)
     task_server("forbidden").http_app()
+
+
+def test_the_task_support_message_in_server_md_is_the_one_raised() -> None:
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "server.md").read_text("utf-8")
+    [sample] = re.findall(r"`(tool 'slow' declares execution\.taskSupport[^`]+)`", doc)
+    with pytest.raises(TaskSupportError) as refused:
+        check_names(task_server("required"))
+    assert str(refused.value) == sample
