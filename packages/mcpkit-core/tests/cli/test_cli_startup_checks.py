@@ -86,3 +86,39 @@ def test_the_proxy_registers_its_era_check_only_when_pinned() -> None:
     adaptive = proxy([sys.executable, str(ONE_ERA), "legacy"])
     assert len(peek(pinned, "mcpkit.server.startup")) == 1
     assert peek(adaptive, "mcpkit.server.startup") is None
+
+
+PLUGINS = """
+from contextlib import asynccontextmanager
+
+from mcpkit.server import Server
+from mcpkit.server.names import NamedRule, declare_rules
+
+server = Server("plugins")
+
+
+@asynccontextmanager
+async def plugins(srv):
+    srv.add_tool(lambda: "x", name="admin_reset")
+    yield
+
+
+server.add_lifespan(plugins)
+declare_rules(server, lambda: [NamedRule("tool", "admin_rest", "guard()", protects=True)])
+"""
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_refusal_found_once_the_lifespans_are_entered_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], transport: str
+) -> None:
+    app = tmp_path / "plugins.py"
+    app.write_text(PLUGINS)
+    argv = ["run", str(app), "--transport", transport]
+    if transport == "http":
+        argv += ["--port", "0"]
+    code, _out, err = in_process(capsys, *argv)
+    assert code == 2, err
+    assert err.strip().splitlines()[-1].startswith("mcpkit run: guard() protects tool 'admin_rest'")
+    assert "closest registered tool: 'admin_reset'" in err
+    assert "Traceback" not in err

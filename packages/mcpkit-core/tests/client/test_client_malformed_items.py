@@ -12,6 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from mcpkit.client import Client, ClientError, MalformedResultError
+from mcpkit.client.parsing import parse_items, parse_result
+from mcpkit.core.types import CallToolResult, ReadResourceResult, Tool
 from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
@@ -102,7 +104,7 @@ async def test_each_list_names_the_malformed_item_and_keeps_the_rest() -> None:
     assert "(name 'bad'): execution.taskSupport: " in message
     assert "'optinal'" in message
     assert [t.name for t in tools.value.items] == ["good"]
-    assert "prompts[0] (name 'greet'): arguments.0.name: Field required" in str(prompts.value)
+    assert "prompts[0] (name 'greet'): arguments[0].name: Field required" in str(prompts.value)
     assert prompts.value.items == []
     assert "resources[0] (name 'index'): uri: " in str(resources.value)
     assert "resourceTemplates[0] (name 'note'): uriTemplate: " in str(templates.value)
@@ -115,7 +117,9 @@ async def test_each_list_names_the_malformed_item_and_keeps_the_rest() -> None:
 
 async def test_a_malformed_result_names_its_field() -> None:
     async with Client(broken_server()) as client:
-        with pytest.raises(MalformedResultError, match=r"tools/call 'bad': .*content\[0\]: image"):
+        with pytest.raises(
+            MalformedResultError, match=r"tools/call 'bad': .*content\[0\]: mimeType"
+        ):
             await client.call_tool("bad")
 
 
@@ -189,3 +193,25 @@ async def test_an_entry_without_a_name_or_not_an_object_is_reported_not_dropped(
         assert f"{key}[1]: name: Field required" in message
         assert f"{key}[2]: the entry: Input should be a valid dictionary" in message
         assert len(exc.value.items) == 1
+
+
+def test_a_huge_or_hostile_value_in_pydantic_s_message_is_cut_and_escaped() -> None:
+    big = "A" * 1_000_000
+    with pytest.raises(MalformedResultError) as huge:
+        parse_result(CallToolResult, {"content": [{"type": big, "text": "x"}]}, "tools/call")
+    assert len(str(huge.value)) < 600
+    assert "expected tags: 'text', 'image'" in str(huge.value)
+    with pytest.raises(MalformedResultError) as hostile:
+        parse_result(CallToolResult, {"content": [{"type": "t\x1b[31m", "text": "x"}]}, "m")
+    assert "\x1b" not in str(hostile.value)
+    assert "t\\x1b[31m" in str(hostile.value)
+
+
+def test_field_paths_read_as_the_json_does() -> None:
+    with pytest.raises(MalformedResultError) as blob:
+        parse_result(ReadResourceResult, {"contents": [{"uri": "x", "blob": 5}]}, "resources/read")
+    assert "contents[0] (uri 'x'): blob: Input should be a valid string" in str(blob.value)
+    tool = {"name": "t", "inputSchema": {"type": "object"}, "icons": [{"src": "x", "theme": "dim"}]}
+    with pytest.raises(MalformedResultError) as icons:
+        parse_items(Tool, [tool], "tools/list", "tools")
+    assert "tools[0] (name 't'): icons[0].theme: Input should be" in str(icons.value)

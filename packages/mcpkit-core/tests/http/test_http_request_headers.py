@@ -68,3 +68,31 @@ def test_repeated_headers_join_and_the_total_is_bounded() -> None:
     assert 10 < len(got) < 25
     assert len(read({"headers": raw}, max_bytes=10**9)) == 100
     assert read({}) == {}
+
+
+def test_common_credential_headers_are_left_out_underscores_included() -> None:
+    names = [
+        "X-Api_Key",
+        "Cf-Access-Jwt-Assertion",
+        "X-Goog-Iap-Jwt-Assertion",
+        "Ocp-Apim-Subscription-Key",
+        "X-Functions-Key",
+        "DPoP",
+        "X-Credentials",
+        "X-Access-Key",
+        "X-Bearer",
+        "X-Pass",
+        "X-Forwarded-Client-Cert",
+        "Private-Key",
+        "X-Csrf-Token",
+        "X-Hub-Signature",
+    ]
+    raw = [(n.encode(), b"SECRET") for n in names] + [(b"X-Tenant", b"acme")]
+    assert read({"headers": raw}) == {"x-tenant": "acme"}
+    asked = read({"headers": raw}, include=["x-api-key", "DPoP"])
+    assert asked == {"x-api_key": "SECRET", "dpop": "SECRET", "x-tenant": "acme"}
+
+
+def test_include_as_a_bare_string_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"include=\['authorization'\]"):
+        read({"headers": [(b"authorization", b"Bearer x")]}, include="authorization")

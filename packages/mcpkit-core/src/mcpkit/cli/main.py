@@ -186,6 +186,11 @@ def _serve(server: Any, args: argparse.Namespace) -> None:
     except (ListenError, OptionError) as exc:  # run rule 3; rule 9: flags, not arguments
         flags = option_flags(lambda p: _add_serve_options(p, args.transport))
         raise CliError(cli_message(exc, args, flags=flags)) from None
+    except Exception as exc:  # startup rule 4: refused once the lifespans were entered
+        refusal = configuration_error(exc)
+        if refusal is None:
+            raise
+        raise RefusedAtStartup(refusal) from None
 
 
 def _serve_http(server: Any, args: argparse.Namespace) -> None:

@@ -15,7 +15,10 @@ Rules:
    the messages are the in-process server's own objects).
 5. The server's name-keyed rules are checked before it is served
    (:func:`mcpkit.server.names.check_names`): a refusal is raised from ``connect()``,
-   not only logged (rule 3).
+   not only logged (rule 3). A server with lifespans is checked once they are entered
+   (what they register counts): its refusal
+   (:class:`~mcpkit.server.startup.ConfigurationError`) is raised when ``connect()``
+   is left (the client's first request sees the stream end).
 """
 
 from __future__ import annotations
@@ -54,8 +57,10 @@ class MemoryTransport:
     async def connect(self) -> AsyncGenerator[ClientStream]:
         from mcpkit.server.connection import ServerConnection
         from mcpkit.server.names import check_names
+        from mcpkit.server.startup import ConfigurationError, configuration_error
 
-        check_names(self.server)  # rule 5: a refusal reaches the caller as raised
+        check_names(self.server, before_lifespans=True)  # rule 5: raised to the caller
+        refusals: list[ConfigurationError] = []
 
         client_end, server_end = memory_pair(serialize=self.serialize)
         connection = ServerConnection(
@@ -65,18 +70,26 @@ class MemoryTransport:
         async def serve() -> None:  # rule 3
             try:
                 await connection.serve()
-            except Exception:
-                logger.exception("the in-memory server connection failed")
+            except Exception as exc:
+                refusal = configuration_error(exc)
+                if refusal is None:
+                    logger.exception("the in-memory server connection failed")
+                else:
+                    refusals.append(refusal)  # rule 5
             finally:
                 with anyio.CancelScope(shield=True):
                     await server_end.aclose()
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(serve)
-            try:
-                yield PipeStream(client_end, "memory")
-            finally:
-                await client_end.aclose()
-                with anyio.move_on_after(5):
-                    await server_end.aclose()
-                tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve)
+                try:
+                    yield PipeStream(client_end, "memory")
+                finally:
+                    await client_end.aclose()
+                    with anyio.move_on_after(5):
+                        await server_end.aclose()
+                    tg.cancel_scope.cancel()
+        finally:
+            if refusals:
+                raise refusals[0]  # rule 5

@@ -15,8 +15,13 @@ Rules:
    lost: they are :attr:`MalformedResultError.items` (in order, the malformed ones left
    out), so a caller that can live without the broken entry (``mcpkit call`` of
    another tool) goes on with them. docs/client.md says so.
-3. Peer data in messages is bounded: at most :data:`MAX_PROBLEMS` problems are shown
-   (then how many more), each name and value at most :data:`MAX_SHOWN` characters.
+3. Peer data in messages is bounded and escaped: at most :data:`MAX_PROBLEMS` problems
+   are shown (then how many more); each name, value and field name at most
+   :data:`MAX_SHOWN` characters and each of pydantic's messages (which may quote the
+   peer's value) at most :data:`MAX_MESSAGE`, control characters escaped (``\\x1b``).
+4. Field paths read as the JSON does: list indexes in brackets (``icons[0].theme``), and
+   the union members pydantic names in its paths (``image``, ``blob``, validator names)
+   left out (``contents[0]: blob``, not ``blob.blob``).
 """
 
 from __future__ import annotations
@@ -29,12 +34,21 @@ from mcpkit.client.errors import InvalidResponseError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
+    from pydantic_core import ErrorDetails
 
-__all__ = ["MAX_PROBLEMS", "MAX_SHOWN", "MalformedResultError", "parse_items", "parse_result"]
+__all__ = [
+    "MAX_MESSAGE",
+    "MAX_PROBLEMS",
+    "MAX_SHOWN",
+    "MalformedResultError",
+    "parse_items",
+    "parse_result",
+]
 
 M = TypeVar("M", bound="BaseModel")
 MAX_PROBLEMS = 5
 MAX_SHOWN = 80
+MAX_MESSAGE = 300
 _IDENTITIES = ("name", "uri", "uriTemplate")
 
 
@@ -53,9 +67,47 @@ class MalformedResultError(InvalidResponseError):
         self.items = list(items)
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+    return _cut(repr(value), MAX_SHOWN)
+
+
+def _escaped(text: str) -> str:
+    """``text`` with control and other unprintable characters escaped (rule 3)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _message(err: ErrorDetails) -> str:
+    """Pydantic's ``msg`` with the peer's values in it cut, escaped, bounded (rule 3)."""
+    msg = err["msg"]
+    ctx: dict[str, Any] = err.get("ctx") or {}
+    for value in ctx.values():
+        if isinstance(value, str) and len(value) > MAX_SHOWN:
+            msg = msg.replace(value, _cut(value, MAX_SHOWN))
+    return _cut(_escaped(msg), MAX_MESSAGE)
+
+
+def _path(node: Any, loc: tuple[int | str, ...]) -> str:
+    """``loc`` as the JSON reads (rule 4): ``icons[0].theme``; a string part that is
+    not a field of the data there (a union member's tag) is left out."""
+    out = ""
+    for depth, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+            entries = as_list(node)
+            node = entries[part] if entries is not None and part < len(entries) else None
+            continue
+        fields = as_object(node)
+        rest = loc[depth + 1 :]
+        if fields is not None and rest and not _leads(fields.get(part), rest[0]):
+            continue  # a union member's tag: ``image`` in ``image.mimeType``
+        name = _cut(_escaped(part), MAX_SHOWN)
+        out += f".{name}" if out else name
+        node = fields.get(part) if fields is not None else None
+    return out
 
 
 def _entry(data: Any, loc: tuple[int | str, ...]) -> tuple[str, tuple[int | str, ...]]:
@@ -84,16 +136,37 @@ def _entry(data: Any, loc: tuple[int | str, ...]) -> tuple[str, tuple[int | str,
     return "", loc
 
 
+def _leads(node: Any, part: int | str) -> bool:
+    """Whether ``part`` may step into ``node``: an index into a list, a field of an
+    object (present or missing: "Field required")."""
+    if isinstance(part, int):
+        return as_list(node) is not None
+    return as_object(node) is not None
+
+
 def _problems(exc: ValidationError, data: Any, prefix: tuple[int | str, ...] = ()) -> list[str]:
     out: list[str] = []
     for err in exc.errors(include_url=False):
-        entry, rest = _entry(data, (*prefix, *err["loc"]))
-        field = ".".join(str(p) for p in rest) or "the entry"
+        loc = (*prefix, *err["loc"])
+        entry, rest = _entry(data, loc)
+        field = _path(_node(data, loc[: len(loc) - len(rest)]), rest) or "the entry"
         got = err.get("input")
         shown = "an object" if isinstance(got, dict) else _short(got)
         where = f"{entry}: {field}" if entry else field
-        out.append(f"{where}: {err['msg']} (got {shown})")
+        out.append(f"{where}: {_message(err)} (got {shown})")
     return out
+
+
+def _node(data: Any, loc: tuple[int | str, ...]) -> Any:
+    """The value at ``loc`` in ``data``, or None where it leads nowhere."""
+    for part in loc:
+        if isinstance(part, int):
+            entries = as_list(data)
+            data = entries[part] if entries is not None and part < len(entries) else None
+        else:
+            fields = as_object(data)
+            data = fields.get(part) if fields is not None else None
+    return data
 
 
 def parse_result(model: type[M], data: Any, method: str) -> M:

@@ -281,8 +281,9 @@ class Context(Generic[LifespanT]):
         """The HTTP request's headers (rule 12): lower-cased name to value, repeated
         headers joined with ``", "``; empty over stdio and in memory. Credentials
         (``Authorization``, ``Cookie``, ``Proxy-Authorization``, ``Mcp-Session-Id``,
-        names containing ``token``, ``secret``, ``api-key``, ...) only when named in
-        ``include``. At most ``max_bytes`` bytes of names and values, 100 headers
+        names containing ``token``, ``secret``, ``key``, ``jwt``, ...) only when named in
+        ``include``, a list of names (a bare string raises ``TypeError``). At most
+        ``max_bytes`` bytes of names and values, 100 headers
         (:mod:`mcpkit.server.request_headers`)."""
         from mcpkit.server.request_headers import read
 

@@ -9,9 +9,12 @@ Rules:
 2. The first value other than None that they yield is the server's lifespan state
    (``Server.lifespan_state``, ``ctx.lifespan``) from the moment they are all entered
    until they start exiting.
-3. Before any lifespan is entered, the server's rules keyed by a name or URI are checked
-   against what it registers (:func:`mcpkit.server.names.check_names`): a protecting
-   rule naming nothing fails startup with :class:`~mcpkit.server.names.NameRuleError`.
+3. Once every lifespan is entered (so what a lifespan registers counts), the server's
+   rules keyed by a name or URI are checked against what it registers
+   (:func:`mcpkit.server.names.check_names`): a protecting rule naming nothing fails
+   startup with :class:`~mcpkit.server.names.NameRuleError`, and the lifespans are left
+   again. From then until they exit the server counts as serving: a rule declared then
+   is checked on declaration (:func:`mcpkit.server.names.check_declared`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from mcpkit.server.names import check_names
+from mcpkit.server.names import check_names, serving
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -44,21 +47,41 @@ async def serve_lifespans(
 ) -> AsyncGenerator[None]:
     """Hold ``factories`` open around the body (rule 1); ``states`` receives the lifespan
     state while they are (rule 2). Entry and exit errors are raised here, as they are.
-    The server's name-keyed rules are checked first (rule 3)."""
-    check_names(server)
+    The server's name-keyed rules are checked once they are entered (rule 3)."""
     if not factories:
-        yield
+        check_names(server)
+        async with _serving(server):
+            yield
         return
     stop = anyio.Event()
     errors: list[Exception] = []
+    refused: list[Exception] = []  # raised as it is, not in the task group's group
     async with anyio.create_task_group() as tg:
         if await tg.start(_hold, server, factories, states, stop, errors):
             try:
-                yield
+                check_names(server)
+            except Exception as exc:
+                refused.append(exc)
+            try:
+                if not refused:
+                    async with _serving(server):
+                        yield
             finally:
                 stop.set()
+    if refused:
+        raise refused[0]
     if errors:
         raise errors[0]
+
+
+@asynccontextmanager
+async def _serving(server: Server) -> AsyncGenerator[None]:
+    """Rule 3: count ``server`` as serving around the body."""
+    serving(server, 1)
+    try:
+        yield
+    finally:
+        serving(server, -1)
 
 
 async def _hold(

@@ -43,7 +43,10 @@ Rules:
    (what the child's HTTP hooks protect is carried or refused: rule 13).
    ``subscriptions/listen`` honours ``resourceSubscriptions`` for the parent's own
    resources only; ``resources/subscribe`` (handshake era) reaches mounted ones.
-8. The child's lifespan is entered with the parent's (``Server.add_lifespan``).
+8. The child's lifespan is entered with the parent's (``Server.add_lifespan``). A
+   mount while the parent serves checks the child's name-keyed rules first
+   (:func:`mcpkit.server.names.check_declared`): a protecting one naming nothing
+   refuses the mount.
 9. The parent's list filters (:mod:`mcpkit.server.visibility`) apply to mounted
    entries, seen with their prefixed definitions; the child's own filters apply inside
    the child.
@@ -96,6 +99,7 @@ from mcpkit.server.hub import Change, Listener, NotificationHub
 from mcpkit.server.identity import principal_key
 from mcpkit.server.methods import BUILTIN_METHODS
 from mcpkit.server.mrtr import request_digest
+from mcpkit.server.names import check_declared
 from mcpkit.server.pagination import page
 from mcpkit.server.protections import compose
 from mcpkit.server.resources import ResourceNotFoundError
@@ -177,6 +181,7 @@ def mount(
             )
     if not parent_protects:
         compose(parent, child, "mount", prefix)  # rule 13
+    check_declared(parent, child)
     if mounts is None:
         mounts = attached(parent, _KEY, partial(_Mounts, parent))
     relay = _Relay(parent.hub)

@@ -24,10 +24,14 @@ Rules:
    served on either era; an extension's names. A kind marked dynamic on the server
    (or on a mount, for names under its prefix) cannot be checked: its rules are
    treated as naming nothing.
-4. :func:`check_names` runs when serving starts (:meth:`Server.lifespan
-   <mcpkit.server.Server.lifespan>`: stdio, the HTTP endpoint's lifespan, each in-memory
-   connection, ``mcpkit run``) and when the HTTP app is built
-   (:func:`mcpkit.server.http.http_app`). A protecting rule that names nothing
+4. :func:`check_names` runs when serving starts, once the server's lifespans are
+   entered (:meth:`Server.lifespan <mcpkit.server.Server.lifespan>`: stdio, the HTTP
+   endpoint's lifespan, each in-memory connection), so a tool a lifespan registers
+   counts; and earlier, before anything is bound, when the HTTP app is built
+   (:func:`mcpkit.server.http.http_app`) and in ``mcpkit run``
+   (``before_lifespans=True``), unless the server has a lifespan the user wrote (one
+   defined outside ``mcpkit``: it may register tools), for which the check waits. A
+   protecting rule that names nothing
    registered raises :class:`NameRuleError` (a ``ValueError``) whose message is one
    line: the rule, where it was declared, the closest registered name (``difflib``)
    and the fix. Exempt: a late-bound rule, and a URI-template rule (it may cover
@@ -41,6 +45,15 @@ Rules:
 8. A server mounted into another is checked when the outer one starts (it is not
    started itself): its own rules against its own registrations, with the same
    refusals and warnings.
+9. Once a server serves (its lifespans entered), a rule declared later is checked when
+   it is declared: :func:`check_declared` (called by the declaring code: ``mount()``
+   for the mounted server's rules, an extension's rule store after it adds a rule)
+   raises and warns as rule 4 and 5 would at start-up.
+10. Task support offered: a tool declaring ``execution.taskSupport`` ``"required"``
+    while the server advertises no tasks (neither ``capabilities.tasks`` on the
+    handshake era nor the ``io.modelcontextprotocol/tasks`` extension) refuses
+    start-up with :class:`TaskSupportError`; ``"optional"`` warns once (the call runs
+    synchronously, so listing it is a promise the server does not keep).
 """
 
 from __future__ import annotations
@@ -60,6 +73,8 @@ if TYPE_CHECKING:
 __all__ = [
     "NameRuleError",
     "NamedRule",
+    "TaskSupportError",
+    "check_declared",
     "check_names",
     "core_rules",
     "declare_dynamic",
@@ -79,6 +94,10 @@ _SHOWN_CANDIDATES = 5
 
 class NameRuleError(ConfigurationError, ValueError):
     """A protecting rule names nothing registered (rule 4); the message is one line."""
+
+
+class TaskSupportError(ConfigurationError, ValueError):
+    """A tool requires tasks the server does not offer (rule 10); one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +139,7 @@ class _Registry:
     dynamic: set[str] = field(default_factory=set[str])
     # kind-ok: unbounded-table one entry per rule the server's code declares
     warned: set[str] = field(default_factory=set[str])
+    serving: int = 0  # rule 9: how many times its lifespans are entered now
 
 
 def _registry(server: Server) -> _Registry:
@@ -191,17 +211,25 @@ def _own_problems(server: Server) -> list[tuple[NamedRule, str]]:
     return out
 
 
-def check_names(server: Server) -> None:
-    """Rules 4, 5: raise :class:`NameRuleError` for the first protecting rule naming
-    nothing (unless it is a URI template); warn once about the others."""
+def check_names(server: Server, *, before_lifespans: bool = False) -> None:
+    """Rules 4, 5, 10: raise :class:`NameRuleError` for the first protecting rule naming
+    nothing (unless it is a URI template), :class:`TaskSupportError` for a tool requiring
+    tasks not offered; warn once about the others. ``before_lifespans``: the server is
+    not serving yet; a server with lifespans is checked once they are entered (rule 4)."""
     from mcpkit.server.mount import shadowed
 
+    if before_lifespans and _user_lifespans(server):
+        return  # they may register what the rules name: checked once entered (rule 4)
     registry = _registry(server)
     warnings: list[tuple[str, str]] = []
     for rule, message in problems(server):
         if refuses(rule):
             raise NameRuleError(message)
         warnings.append((rule.logger, message))
+    for required, message in _unoffered_tasks(server):  # rule 10
+        if required:
+            raise TaskSupportError(message)
+        warnings.append(("mcpkit.server", message))
     warnings += [("mcpkit.server", message) for message in shadowed(server)]  # rule 7
     for logger, message in warnings:
         if message not in registry.warned:
@@ -213,6 +241,69 @@ def refuses(rule: NamedRule) -> bool:
     """Rule 4: whether start-up refuses ``rule`` when it names nothing registered (it
     protects and is not a URI template); otherwise it warns (rule 5)."""
     return rule.protects and not _is_template(rule)
+
+
+def _user_lifespans(server: Server) -> bool:
+    """Rule 4: whether ``server`` or a server mounted into it has a lifespan the user
+    wrote (defined outside the ``mcpkit`` package: it may register tools); the
+    background lifespans of core and extensions register nothing a rule names."""
+    for each, _ in _servers(server):
+        for factory in getattr(each, "_lifespans", ()):
+            module = str(getattr(factory, "__module__", None) or "")
+            if module != "mcpkit" and not module.startswith("mcpkit."):
+                return True
+    return False
+
+
+def serving(server: Server, delta: int) -> None:
+    """Rule 9: ``server``'s lifespans were entered (``+1``) or left (``-1``)."""
+    _registry(server).serving += delta
+
+
+def check_declared(server: Server, declared: Server | None = None) -> None:
+    """Rule 9: after a rule is declared on ``server``, check it now if ``server``
+    serves (raises :class:`NameRuleError` for a protecting rule naming nothing);
+    before serving, nothing (start-up checks it). ``declared``: the server whose rules
+    to check (``mount()`` checks the server it is about to mount), default ``server``."""
+    found: _Registry | None = peek(server, __name__)
+    if found is not None and found.serving > 0:
+        check_names(declared or server)
+
+
+_TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # SEP-2663, the 2026-07-28 extension
+
+
+def _unoffered_tasks(server: Server) -> list[tuple[bool, str]]:
+    """Rule 10: ``(required, message)`` per tool that lists ``taskSupport`` other than
+    ``"forbidden"`` while its server offers no tasks (mounted servers too, each for
+    itself)."""
+    return [found for each, _ in _servers(server) for found in _own_unoffered_tasks(each)]
+
+
+def _own_unoffered_tasks(server: Server) -> list[tuple[bool, str]]:
+    """Rule 10 for ``server``'s own tools against its own capabilities (a mounted
+    server's tools run its own handlers, tasks included: rule 8)."""
+    declared = [
+        (name, tool.definition.get("execution", {}).get("taskSupport"))
+        for name, tool in server.tools.items()
+    ]
+    declared = [(name, value) for name, value in declared if value in ("optional", "required")]
+    if not declared:
+        return []
+    legacy = server.capabilities("legacy")
+    modern: dict[str, object] = server.capabilities("modern").get("extensions") or {}
+    if "tasks" in legacy or _TASKS_EXTENSION in modern:
+        return []
+    return [
+        (
+            value == "required",
+            f"tool {name!r} declares execution.taskSupport={value!r}, but this server offers"
+            " no tasks (no capabilities.tasks, no io.modelcontextprotocol/tasks extension),"
+            " so calls run synchronously; install the tasks extension"
+            " (mcpkit.ext.tasks.install) or leave taskSupport out",
+        )
+        for name, value in declared
+    ]
 
 
 # -- what is registered (rule 3) ------------------------------------------------------

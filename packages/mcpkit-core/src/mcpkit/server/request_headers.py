@@ -9,10 +9,13 @@ Rules:
    HTTP).
 2. Credentials are left out unless named in ``include``: ``Authorization``,
    ``Proxy-Authorization``, ``Cookie``, ``Mcp-Session-Id`` (a session id lets its holder
-   act in the session), and any header whose name contains ``auth``, ``token``,
-   ``secret``, ``password``, ``cookie``, ``session``, ``api-key``, ``apikey`` or
-   ``signature`` (``X-Api-Key``, ``X-Auth-Token``, ``X-Amz-Security-Token``, ...). The
+   act in the session), and any header whose name, with ``_`` read as ``-``, contains
+   one of :data:`CREDENTIAL_MARKERS` (``X-Api-Key``, ``X-Api_Key``, ``X-Auth-Token``,
+   ``Cf-Access-Jwt-Assertion``, ``DPoP``, ``Ocp-Apim-Subscription-Key``,
+   ``X-Forwarded-Client-Cert``, ...): when in doubt a header is left out. The
    authenticated caller is ``ctx.principal`` (the auth extension), not the raw header.
+   ``include`` is an iterable of names (``include=["authorization"]``); a bare string
+   raises ``TypeError`` (it would otherwise be read letter by letter and match nothing).
 3. Headers are peer data, so the result is bounded: headers are taken in the order
    received while the running total of name and value bytes stays within ``max_bytes``
    (default :data:`DEFAULT_MAX_BYTES`) and at most :data:`MAX_HEADERS` names; the rest
@@ -24,29 +27,45 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["CREDENTIAL_HEADERS", "DEFAULT_MAX_BYTES", "MAX_HEADERS", "is_credential", "read"]
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "CREDENTIAL_MARKERS",
+    "DEFAULT_MAX_BYTES",
+    "MAX_HEADERS",
+    "is_credential",
+    "read",
+]
 
 DEFAULT_MAX_BYTES = 16_384
 MAX_HEADERS = 100
 CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id"}
 )
-_CREDENTIAL_MARKERS = (
+CREDENTIAL_MARKERS = (
     "auth",
     "token",
     "secret",
-    "password",
+    "pass",  # password, passwd, passphrase, x-pass
     "cookie",
     "session",
-    "api-key",
-    "apikey",
+    "key",  # api-key, apikey, access-key, subscription-key, functions-key, private-key
     "signature",
+    "jwt",
+    "assertion",
+    "credential",
+    "bearer",
+    "dpop",
+    "private",
+    "cert",  # client certificates forwarded by proxies
+    "csrf",
+    "xsrf",
 )
 
 
 def is_credential(name: str) -> bool:
     """Rule 2: whether the lower-cased header ``name`` may carry a credential."""
-    return name in CREDENTIAL_HEADERS or any(m in name for m in _CREDENTIAL_MARKERS)
+    name = name.replace("_", "-")
+    return name in CREDENTIAL_HEADERS or any(m in name for m in CREDENTIAL_MARKERS)
 
 
 def _raw(headers: Any) -> list[tuple[bytes, bytes]]:
@@ -66,13 +85,21 @@ def _raw(headers: Any) -> list[tuple[bytes, bytes]]:
 def read(
     transport: Mapping[str, Any], include: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES
 ) -> dict[str, str]:
-    """Rules 1-3 over a context's transport facts (``transport["headers"]``)."""
-    wanted = {n.lower() for n in include}
+    """Rules 1-3 over a context's transport facts (``transport["headers"]``).
+
+    Raises ``TypeError`` when ``include`` is a string or bytes rather than an iterable
+    of names (rule 2)."""
+    if isinstance(include, str | bytes):
+        raise TypeError(
+            f"http_headers(include={include!r:.60}): include is a list of header names;"
+            f" write include=[{include!r:.60}]"
+        )
+    wanted = {n.lower().replace("_", "-") for n in include}
     out: dict[str, str] = {}
     total = 0
     for raw_name, raw_value in _raw(transport.get("headers")):
         name = raw_name.decode("latin-1").lower()
-        if is_credential(name) and name not in wanted:
+        if is_credential(name) and name.replace("_", "-") not in wanted:
             continue
         value = raw_value.decode("latin-1")
         total += len(raw_name) + len(raw_value)

@@ -14,7 +14,8 @@ Rules:
    :class:`~mcpkit.core.jsonrpc.JSONRPCError`). Its message is one line.
 2. :func:`add_startup_check` registers ``check()`` (async, no arguments) for a server;
    checks are kept per server, weakly, each once. :func:`run_startup_checks` runs
-   :func:`mcpkit.server.names.check_names` first, then each check in the order added.
+   :func:`mcpkit.server.names.check_names` first (for a server with lifespans it runs
+   once they are entered instead), then each check in the order added.
 3. :func:`configuration_error` finds the :class:`ConfigurationError` in what serving
    raised, inside exception groups too (task groups wrap what a lifespan raises), or
    returns ``None``.
@@ -65,7 +66,7 @@ async def run_startup_checks(server: Server) -> None:
     :class:`ConfigurationError`."""
     from mcpkit.server.names import check_names
 
-    check_names(server)
+    check_names(server, before_lifespans=True)
     from mcpkit.server.attached import peek
 
     known: list[StartupCheck] = peek(server, __name__) or []

@@ -25,7 +25,8 @@ Rules:
 6. Building the app checks the server's rules keyed by a name or URI
    (:func:`mcpkit.server.names.check_names`): a protecting rule naming nothing
    registered raises :class:`~mcpkit.server.names.NameRuleError` here, before anything
-   is bound.
+   is bound; for a server with lifespans (they may register what a rule names) the
+   check waits until they are entered (the endpoint's lifespan).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def http_app(server: Server, path: str = "/mcp", **options: Any) -> Starlette:
     if not path.startswith("/"):
         raise OptionError(f"must start with '/', got {path!r}", option="path")
     endpoint = StreamableHTTP(server, **options)
-    check_names(server)  # rule 6
+    check_names(server, before_lifespans=True)  # rule 6
     served = apply_http_middleware(endpoint, server.http_middleware)  # rule 4
     clean = path.rstrip("/") or "/"
     routes = [Route(clean, served)]

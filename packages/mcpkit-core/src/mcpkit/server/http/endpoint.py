@@ -256,6 +256,7 @@ class StreamableHTTP:
         self.send_timeout_s = limits.stream_send_timeout_s
         """Seconds one SSE write waits for a client that does not read (sse rule 5)."""
         self.posts = 0
+        self.refused: Exception | None = None  # a start-up refusal (_lifespan)
         """POSTs being handled now (``max_http_inflight``)."""
         self.max_followers = limits.max_stream_followers
         self.max_followers_per_session = limits.max_stream_followers_per_session
@@ -534,7 +535,17 @@ class StreamableHTTP:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
-                    await stack.enter_async_context(self.server.lifespan())
+                    try:
+                        await stack.enter_async_context(self.server.lifespan())
+                    except Exception as exc:  # a refusal once the lifespans are entered
+                        from mcpkit.server.startup import configuration_error
+
+                        self.refused = configuration_error(exc)
+                        if self.refused is None:
+                            raise
+                        failed = {"type": "lifespan.startup.failed", "message": str(exc)}
+                        await send(failed)
+                        return
                     await stack.enter_async_context(self.replicated())
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
@@ -547,8 +558,17 @@ class StreamableHTTP:
     async def lifespan(self, _app: Any = None) -> AsyncGenerator[None]:
         """A Starlette ``lifespan``: runs the server's lifespans (``server.lifespan()``,
         e.g. extensions' background work) and closes the endpoint when the app shuts
-        down, before those lifespans end."""
-        async with self.server.lifespan(), self.replicated():
+        down, before those lifespans end. A start-up refusal found once the lifespans
+        are entered is kept as ``refused`` (``run`` raises it)."""
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                await stack.enter_async_context(self.server.lifespan())
+            except Exception as exc:
+                from mcpkit.server.startup import configuration_error
+
+                self.refused = configuration_error(exc)
+                raise
+            await stack.enter_async_context(self.replicated())
             try:
                 yield
             finally:

@@ -21,7 +21,9 @@ Rules:
    ``MCPKIT_REDIS_URL``; or ``workers > 1``) is checked before anything is bound: the
    shared secret (:mod:`mcpkit.server.replication` rules 1-3), then Redis is wired with
    :func:`mcpkit.server.redis.replicate` and several workers are started by
-   :mod:`.workers`.
+   :mod:`.workers`. A refusal found only once the server's lifespans are entered
+   (:class:`~mcpkit.server.startup.ConfigurationError`, e.g. a rule naming a tool no
+   lifespan registered) is raised from here as it is, without uvicorn's traceback.
 6. uvicorn's event loop and HTTP parser are always chosen explicitly (``stack``,
    :func:`.workers.http_stack`: the ``[fast]`` extra's uvloop + httptools when installed)
    and named on stderr (``mcpkit: HTTP stack ...``) before the serving line.
@@ -241,7 +243,22 @@ def run_http(
         print(f"mcpkit: HTTP stack {label}", file=sys.stderr, flush=True)
     uvicorn_server = UvicornServer(config, app.state.mcp, path, shutdown_grace_s=shutdown_grace_s)
     uvicorn_server.announce = announce
-    uvicorn_server.run(sockets=sockets)
+    endpoint = app.state.mcp
+
+    def quiet(record: logging.LogRecord) -> bool:
+        return endpoint.refused is None  # a refusal is raised below, in one line
+
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addFilter(quiet)
+    try:
+        uvicorn_server.run(sockets=sockets)
+    except SystemExit:  # uvicorn's exit for a failed startup
+        if endpoint.refused is None:
+            raise
+    finally:
+        uvicorn_log.removeFilter(quiet)
+    if endpoint.refused is not None:  # found once the lifespans were entered
+        raise endpoint.refused
 
 
 def _redis_settings(redis: RedisSettings | str | None) -> RedisSettings | None:

@@ -57,6 +57,7 @@ Rules:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -80,7 +81,7 @@ from mcpkit.ext.auth.server.settings import AuthSettings
 from mcpkit.server.attached import attached, peek
 from mcpkit.server.guards import GuardedCall, GuardedRequest, RequestGuard
 from mcpkit.server.inspection import add_inspect_source
-from mcpkit.server.names import declare_rules
+from mcpkit.server.names import check_declared, declare_rules
 from mcpkit.server.options import ExtensionOptions
 from mcpkit.server.protections import Composition, Installer, Protection
 
@@ -139,6 +140,7 @@ class Auth:
     def __init__(self, settings: AuthSettings, *, validator: TokenValidator | None = None) -> None:
         self.settings = settings
         self.validator: TokenValidator = validator or build_validator(settings)
+        self._installed_on: weakref.ref[Server] | None = None
         self.resource = settings.resource_uri
         self.metadata_url = metadata_url(self.resource)
         dpop = settings.dpop
@@ -179,7 +181,8 @@ class Auth:
         Returns ``self`` for chaining.
         A rule naming nothing registered refuses start-up
         (:class:`~mcpkit.server.names.NameRuleError`), unless ``late_bound=True``
-        says the item is added at run time (:mod:`.scopes` rule 5)."""
+        says the item is added at run time (:mod:`.scopes` rule 5); declared while the
+        server serves, it raises that error here."""
         self.policy.require(
             tool=tool,
             prompt=prompt,
@@ -189,6 +192,9 @@ class Auth:
             any_of=any_of,
             late_bound=late_bound,
         )
+        server = self._installed_on() if self._installed_on is not None else None
+        if server is not None:  # declared while serving: checked now (names rule 9)
+            check_declared(server)
         return self
 
     def metadata(self) -> dict[str, Any]:
@@ -216,6 +222,7 @@ class Auth:
         if peek(server, __name__) is not None:
             raise ValueError("this server is already protected")
         attached(server, __name__, lambda: self)  # owned by the server
+        self._installed_on = weakref.ref(server)
         server.add_http_middleware(self.wrap, protection=self.protection)
         server.add_http_routes(self.routes)
         server.add_request_guard(self.guard, protection=self.protection)
