@@ -81,7 +81,7 @@ from mcpkit.ext.auth.server.settings import AuthSettings
 from mcpkit.server.attached import attached, peek
 from mcpkit.server.guards import GuardedCall, GuardedRequest, RequestGuard
 from mcpkit.server.inspection import add_inspect_source
-from mcpkit.server.names import check_declared, declare_rules
+from mcpkit.server.names import NameRuleError, check_declared, declare_rules
 from mcpkit.server.options import ExtensionOptions
 from mcpkit.server.protections import Composition, Installer, Protection
 
@@ -183,6 +183,7 @@ class Auth:
         (:class:`~mcpkit.server.names.NameRuleError`), unless ``late_bound=True``
         says the item is added at run time (:mod:`.scopes` rule 5); declared while the
         server serves, it raises that error here."""
+        declared = len(self.policy.named_rules())
         self.policy.require(
             tool=tool,
             prompt=prompt,
@@ -194,7 +195,13 @@ class Auth:
         )
         server = self._installed_on() if self._installed_on is not None else None
         if server is not None:  # declared while serving: checked now (names rule 9)
-            check_declared(server)
+            try:
+                check_declared(server)
+            except NameRuleError:
+                # the refused rule leaves the name checks (its requirement stays: fail
+                # closed), so the next declaration is not refused for this one
+                self.policy.forget_declared(declared)
+                raise
         return self
 
     def metadata(self) -> dict[str, Any]:

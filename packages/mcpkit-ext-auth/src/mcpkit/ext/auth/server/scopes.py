@@ -243,6 +243,11 @@ class ScopePolicy:
         if kind == "resources" and "{" in name:
             self._templates.append((TemplateMatcher(name), requirement))
 
+    def forget_declared(self, keep: int) -> None:
+        """Drop the name-keyed view of the rules declared after the first ``keep`` (a
+        rule refused while serving); their requirements stay (fail closed)."""
+        del self._declared[keep:]
+
     def named_rules(self) -> list[NamedRule]:
         """Rule 5: every ``require(...)`` as a core name-keyed rule (not the rules that
         decorator options made: rule 6)."""
