@@ -158,25 +158,12 @@ def test_the_message_documented_in_server_md_is_the_one_printed() -> None:
 
 async def test_a_rule_declared_while_serving_is_checked_at_once() -> None:
     """Reviewer fault 8 of issue 26: ``auth.require(tool="sav_note")`` inside a running
-    server was accepted silently; now it raises where it is written."""
-    from mcpkit.ext.auth.server import AuthSettings, StaticTokenValidator, protect
-    from mcpkit.server import Server
-    from mcpkit.server.names import NameRuleError
-
-    server = Server("notes")
-
-    @server.tool()
-    def save_note(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
-        return text
-
-    auth = protect(
-        server,
-        AuthSettings(server_url="http://127.0.0.1:8000/mcp"),
-        validator=StaticTokenValidator({}),
-    )
-    auth.require(tool="sav_note", all_of=["w"], late_bound=True)  # before serving: fine
+    server was accepted silently; now it raises where it is written, and a refused rule
+    does not make later declarations fail."""
+    server, auth = notes()
+    auth.require(tool="later", all_of=["w"], late_bound=True)  # before serving: fine
     async with server.lifespan():
         with pytest.raises(NameRuleError, match="closest registered tool: 'save_note'"):
             auth.require(tool="sav_nte", all_of=["notes:write"])
         auth.require(tool="save_note", all_of=["notes:write"])  # a real name: accepted
-        auth.require(tool="later", all_of=["x"], late_bound=True)
+        auth.require(tool="export", all_of=["x"], late_bound=True)
