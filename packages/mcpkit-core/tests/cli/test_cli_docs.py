@@ -10,6 +10,7 @@ stated paths put in place of this machine's). Every
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sys
@@ -133,4 +134,21 @@ def test_the_install_sample_is_the_whole_real_output(notes: Path, tmp_path: Path
         .replace(str(ROOT), "/home/me/mcpkit")
         .replace(str(notes), "/home/me/notes")
     )
+    # the page shows mcpkit-core alone: the other mcpkit distributions this environment
+    # happens to have (all of them in the workspace, none in `nox -s core`) are dropped
+    config = json.loads(shown)
+    args: list[str] = config["mcpServers"]["notes"]["args"]
+    kept: list[str] = []
+    for i, arg in enumerate(args):
+        pair = arg if arg.startswith("--with") else (args[i - 1] if i else "")
+        value = args[i + 1] if arg.startswith("--with") and i + 1 < len(args) else arg
+        if (
+            pair.startswith("--with")
+            and "/home/me/mcpkit/" in value
+            and not value.endswith("/mcpkit-core")
+        ):
+            continue
+        kept.append(arg)
+    config["mcpServers"]["notes"]["args"] = kept
+    shown = json.dumps(config, indent=2) + "\n"
     assert normalise(shown) == normalise(block(DOC, "cli-install-with-output"))

@@ -234,7 +234,8 @@ def _table_messages() -> list[str]:
     section = text.split("## Mistakes caught at start-up", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
     rows = [row for row in rows if "`mcpkit-ext-" not in row]  # each extension checks its own
-    messages = [re.findall(r"`([^`]*)`", row.rsplit(" | ", 1)[1])[0] for row in rows]
+    quoted = [re.findall(r"`([^`]*)`", row.rsplit(" | ", 1)[1]) for row in rows]
+    messages = [found[0] for found in quoted if found]
     return [m for m in messages if m.startswith(AGREEMENT_MESSAGES)]  # the table is shared
 
 

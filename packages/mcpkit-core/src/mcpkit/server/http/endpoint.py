@@ -256,8 +256,9 @@ class StreamableHTTP:
         self.send_timeout_s = limits.stream_send_timeout_s
         """Seconds one SSE write waits for a client that does not read (sse rule 5)."""
         self.posts = 0
-        self.refused: Exception | None = None  # a start-up refusal (_lifespan)
         """POSTs being handled now (``max_http_inflight``)."""
+        self.refused: Exception | None = None
+        """A start-up refusal found once the lifespans were entered (``run`` raises it)."""
         self.max_followers = limits.max_stream_followers
         self.max_followers_per_session = limits.max_stream_followers_per_session
         self.max_forwarded_bytes = limits.max_forwarded_message_bytes
