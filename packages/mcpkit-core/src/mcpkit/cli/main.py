@@ -178,7 +178,7 @@ def _serve(server: Any, args: argparse.Namespace) -> None:
             raise
         raise RefusedAtStartup(refusal) from None
     from mcpkit.cli.errors import cli_message, option_flags
-    from mcpkit.core.remedies import OptionError
+    from mcpkit.core.remedies import OptionError, Remedied
     from mcpkit.server.http.run import ListenError
 
     try:
@@ -190,6 +190,8 @@ def _serve(server: Any, args: argparse.Namespace) -> None:
         refusal = configuration_error(exc)
         if refusal is None:
             raise
+        if isinstance(refusal, Remedied):  # set by flags (--workers, --redis): say those
+            raise CliError(cli_message(refusal, args, bare=True)) from None
         raise RefusedAtStartup(refusal) from None
 
 
