@@ -29,16 +29,24 @@ server = proxy([sys.executable, {str(ONE_ERA)!r}, "legacy"], mode="modern")
 """
 
 
+def run_app(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, transport: str
+) -> tuple[int, str]:
+    """``mcpkit run`` of a module holding ``source`` on ``transport``: (status, stderr)."""
+    app = tmp_path / "app_under_test.py"
+    app.write_text(source)
+    argv = ["run", str(app), "--transport", transport]
+    if transport == "http":
+        argv += ["--port", "0"]
+    code, _out, err = in_process(capsys, *argv)
+    return code, err
+
+
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_mcpkit_run_of_a_wrongly_pinned_proxy_is_one_line_and_status_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], transport: str
 ) -> None:
-    front = tmp_path / "front.py"
-    front.write_text(FRONT)
-    argv = ["run", str(front), "--transport", transport]
-    if transport == "http":
-        argv += ["--port", "0"]
-    code, _out, err = in_process(capsys, *argv)
+    code, err = run_app(tmp_path, capsys, FRONT, transport)
     assert code == 2
     lines = err.strip().splitlines()
     assert lines[-1].startswith("mcpkit run: the upstream does not speak 2026-07-28"), err
@@ -112,12 +120,7 @@ declare_rules(server, lambda: [NamedRule("tool", "admin_rest", "guard()", protec
 def test_a_refusal_found_once_the_lifespans_are_entered_is_one_line_and_status_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], transport: str
 ) -> None:
-    app = tmp_path / "plugins.py"
-    app.write_text(PLUGINS)
-    argv = ["run", str(app), "--transport", transport]
-    if transport == "http":
-        argv += ["--port", "0"]
-    code, _out, err = in_process(capsys, *argv)
+    code, err = run_app(tmp_path, capsys, PLUGINS, transport)
     assert code == 2, err
     assert err.strip().splitlines()[-1].startswith("mcpkit run: guard() protects tool 'admin_rest'")
     assert "closest registered tool: 'admin_reset'" in err

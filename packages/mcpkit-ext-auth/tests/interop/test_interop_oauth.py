@@ -122,21 +122,27 @@ async def protected_mcpkit() -> AsyncIterator[tuple[DevAuthServer, str]]:
         yield auth_server, f"{base}/mcp"
 
 
+def sdk_provider(
+    url: str, store: SdkTokenStore, browser: HeadlessBrowser, redirect_uri: str
+) -> OAuthClientProvider:
+    """The official SDK's OAuth provider, its default flow, driven by ``browser``."""
+    return OAuthClientProvider(
+        server_url=url,
+        client_metadata=OAuthClientMetadata(
+            redirect_uris=[redirect_uri],  # type: ignore[list-item]
+            client_name="official sdk client",
+        ),
+        storage=store,
+        redirect_handler=browser.redirect,
+        callback_handler=browser.callback,
+    )
+
+
 async def test_the_official_client_logs_in_to_a_protected_mcpkit_server() -> None:
     async with protected_mcpkit() as (auth_server, url):
-        browser = HeadlessBrowser()
-        store = SdkTokenStore()
-        provider = OAuthClientProvider(
-            server_url=url,
-            client_metadata=OAuthClientMetadata(
-                # kind-ok: fixed-port a redirect URI, matched and never fetched
-                redirect_uris=["http://127.0.0.1:3030/callback"],  # type: ignore[list-item]
-                client_name="official sdk client",
-            ),
-            storage=store,
-            redirect_handler=browser.redirect,
-            callback_handler=browser.callback,
-        )
+        browser, store = HeadlessBrowser(), SdkTokenStore()
+        # kind-ok: fixed-port a redirect URI, matched and never fetched
+        provider = sdk_provider(url, store, browser, "http://127.0.0.1:3030/callback")
         async with (
             httpx2.AsyncClient(auth=provider, timeout=30) as http,
             SdkClient(streamable_http_client(url, http_client=http)) as client,
@@ -262,18 +268,8 @@ async def sdk_step_up(client_scopes: str) -> tuple[SdkTokenStore, HeadlessBrowse
         ) as base,
     ):
         url = f"{base}/mcp"
-        browser = HeadlessBrowser()
-        store = SdkTokenStore()
-        provider = OAuthClientProvider(
-            server_url=url,
-            client_metadata=OAuthClientMetadata(
-                redirect_uris=["http://127.0.0.1/callback"],  # type: ignore[list-item]
-                client_name="official sdk client",
-            ),
-            storage=store,
-            redirect_handler=browser.redirect,
-            callback_handler=browser.callback,
-        )
+        browser, store = HeadlessBrowser(), SdkTokenStore()
+        provider = sdk_provider(url, store, browser, "http://127.0.0.1/callback")
         async with (
             httpx2.AsyncClient(auth=provider, timeout=30) as http,
             SdkClient(streamable_http_client(url, http_client=http)) as client,

@@ -164,35 +164,42 @@ def _add_serve_options(p: argparse.ArgumentParser, default_transport: str) -> No
 def _serve(server: Any, args: argparse.Namespace) -> None:
     import anyio
 
-    from mcpkit.cli.plugins import RefusedAtStartup
-    from mcpkit.server.startup import configuration_error, run_startup_checks
+    from mcpkit.cli.errors import cli_message, option_flags
+    from mcpkit.core.remedies import OptionError
+    from mcpkit.server.http.run import ListenError
+    from mcpkit.server.startup import run_startup_checks
 
     try:  # startup rule 4: a mistake found before or while serving starts is one line
         anyio.run(run_startup_checks, server)
         if args.transport == "stdio":
             server.run("stdio", shutdown_grace_s=args.shutdown_grace_s)
-            return
-    except Exception as exc:
-        refusal = configuration_error(exc)
-        if refusal is None:
-            raise
-        raise RefusedAtStartup(refusal) from None
-    from mcpkit.cli.errors import cli_message, option_flags
-    from mcpkit.core.remedies import OptionError, Remedied
-    from mcpkit.server.http.run import ListenError
-
-    try:
-        _serve_http(server, args)
+        else:
+            _serve_http(server, args)
     except (ListenError, OptionError) as exc:  # run rule 3; rule 9: flags, not arguments
         flags = option_flags(lambda p: _add_serve_options(p, args.transport))
         raise CliError(cli_message(exc, args, flags=flags)) from None
-    except Exception as exc:  # startup rule 4: refused once the lifespans were entered
-        refusal = configuration_error(exc)
-        if refusal is None:
+    except Exception as exc:
+        refused = _refused(exc, args)
+        if refused is None:
             raise
-        if isinstance(refusal, Remedied):  # set by flags (--workers, --redis): say those
-            raise CliError(cli_message(refusal, args, bare=True)) from None
-        raise RefusedAtStartup(refusal) from None
+        raise refused from None
+
+
+def _refused(exc: Exception, args: argparse.Namespace) -> CliError | None:
+    """Startup rule 4: what ``mcpkit`` reports for ``exc`` raised while serving starts:
+    a refusal set by flags (``--workers``, ``--redis``: it carries a CLI remedy) in
+    those flags, one from the user's code as it says; None for anything else."""
+    from mcpkit.cli.errors import cli_message
+    from mcpkit.cli.plugins import RefusedAtStartup
+    from mcpkit.core.remedies import Remedied
+    from mcpkit.server.startup import configuration_error
+
+    refusal = configuration_error(exc)
+    if refusal is None:
+        return None
+    if isinstance(refusal, Remedied):
+        return CliError(cli_message(refusal, args, bare=True))
+    return RefusedAtStartup(refusal)
 
 
 def _serve_http(server: Any, args: argparse.Namespace) -> None:
