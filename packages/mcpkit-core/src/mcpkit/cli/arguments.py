@@ -20,10 +20,10 @@ from typing import Any
 
 from mcpkit.cli.plugins import CliError
 from mcpkit.client._json import as_list, as_object
+from mcpkit.core.shapes import JSON
 
 __all__ = ["coerce", "parse_tool_arguments"]
 
-JSON = dict[str, Any]
 _TRUE = ("true", "yes", "y", "1", "on")
 _FALSE = ("false", "no", "n", "0", "off")
 

@@ -25,10 +25,9 @@ from typing import Any, TextIO
 
 from mcpkit.cli.arguments import coerce
 from mcpkit.client._json import as_list, as_object
+from mcpkit.core.shapes import JSON
 
 __all__ = ["ask_form", "elicitation_handler"]
-
-JSON = dict[str, Any]
 
 
 class _Cancelled(Exception):

@@ -66,8 +66,6 @@ CLIENT_COMMANDS = ("ls", "call", "read", "prompt")
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
-JSON = dict[str, Any]
-
 
 def add_client_commands(sub: Any, plugins: Sequence[LoadedPlugin] = ()) -> None:
     """Register ``ls``, ``call``, ``read`` and ``prompt`` on the ``mcpkit`` subparsers

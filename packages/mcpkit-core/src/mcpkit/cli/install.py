@@ -64,11 +64,11 @@ from mcpkit.cli.interpreter import (
 )
 from mcpkit.cli.plugins import CliError
 from mcpkit.client._json import as_object
+from mcpkit.core.shapes import JSON
 
 __all__ = ["HOSTS", "add_arguments", "config_path", "run", "secret_names", "server_entry"]
 
 HOSTS = ("claude-desktop", "cursor", "claude-code", "mcp-json")
-JSON = dict[str, Any]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -50,11 +50,10 @@ from typing import Any
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from mcpkit.core.shapes import JSON
 from mcpkit.server.inspection import InspectSection, inspect_sections
 
 __all__ = ["add_arguments", "describe", "late_bound", "late_bound_rows", "run", "signature_of"]
-
-JSON = dict[str, Any]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-JSON = dict[str, Any]
+from mcpkit.core.shapes import JSON
 
 
 def as_object(value: Any) -> JSON | None:

@@ -27,13 +27,13 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from mcpkit.core.jsonrpc import dumps
+from mcpkit.core.shapes import JSON
 
 __all__ = ["CACHEABLE_METHODS", "ResultCache"]
 
-JSON = dict[str, Any]
 CACHEABLE_METHODS = frozenset(
     {
         "server/discover",

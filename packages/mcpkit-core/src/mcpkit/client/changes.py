@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 
 from mcpkit.client.inbox import Inbox
 from mcpkit.core.jsonrpc import dumps
+from mcpkit.core.shapes import JSON
 
 __all__ = ["ChangeBuffer"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
 
 

@@ -103,6 +103,7 @@ from mcpkit.core.extensions import (
     peer_supports_extension,
 )
 from mcpkit.core.jsonrpc import HEADER_MISMATCH, JSONRPCError, RequestId
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, Era
 
 if TYPE_CHECKING:
@@ -117,7 +118,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_LOG_LEVEL", "Client", "transport_for"]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 DEFAULT_LOG_LEVEL = "info"
 """The level a client with ``on_log=`` and no ``log_level=`` asks for on 2026-07-28 (rule 10)."""

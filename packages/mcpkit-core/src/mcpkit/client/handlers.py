@@ -50,6 +50,7 @@ from mcpkit.client._json import as_object
 from mcpkit.client.errors import ClientError
 from mcpkit.core.answers import answer_problems
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
     from mcpkit.core.types import (
@@ -75,7 +76,6 @@ __all__ = [
     "guarded",
 ]
 
-JSON = dict[str, Any]
 R = TypeVar("R")
 logger = logging.getLogger("mcpkit.client")
 SamplingHandler: TypeAlias = (

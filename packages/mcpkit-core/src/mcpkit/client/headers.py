@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpkit.client._json import as_list
+from mcpkit.core.shapes import JSON
 
 __all__ = [
     "NAME_PARAMS",
@@ -43,7 +44,6 @@ __all__ = [
     "routing_headers",
 ]
 
-JSON = dict[str, Any]
 HeaderBinding = tuple[tuple[str, ...], str]
 """``(property path from the schema root, header name part)``: mirrored as
 ``Mcp-Param-<name>``."""

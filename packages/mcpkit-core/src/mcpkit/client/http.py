@@ -102,6 +102,7 @@ from mcpkit.client.transport import (
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import RequestId, dumps, loads
 from mcpkit.core.limits import Limits
+from mcpkit.core.shapes import JSON
 from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
@@ -109,7 +110,6 @@ if TYPE_CHECKING:
 
 __all__ = ["HttpPlugin", "HttpTransport", "RequestHook", "ResponseHook"]
 
-JSON = dict[str, Any]
 RequestHook = Callable[["httpx2.Request"], Awaitable["httpx2.Request | None"]]
 """``async def hook(request) -> request | None``: modify in place or return a replacement."""
 ResponseHook = Callable[["httpx2.Response"], Awaitable["httpx2.Request | None"]]

@@ -38,13 +38,13 @@ import anyio
 
 from mcpkit.client.changes import ChangeBuffer
 from mcpkit.client.errors import ProtocolViolationError, RequestTimeoutError
+from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
 
 __all__ = ["Subscription", "SubscriptionNotification"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
 _ACK = "notifications/subscriptions/acknowledged"
 DEFAULT_BUFFER = 256

@@ -14,11 +14,12 @@ Rules:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcpkit.client._json import as_list, as_object
 from mcpkit.client.headers import HeaderBinding, InvalidToolHeaders, header_bindings
 from mcpkit.client.parsing import parse_items, parse_result
+from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
     from mcpkit.client.session import ClientSession
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ListMethods"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpkit.core.jsonrpc import RequestId
+from mcpkit.core.shapes import JSON
 
 __all__ = [
     "IncomingMessage",
@@ -34,8 +35,6 @@ __all__ = [
     "SendMiddleware",
     "chain",
 ]
-
-JSON = dict[str, Any]
 
 
 def _empty() -> JSON:

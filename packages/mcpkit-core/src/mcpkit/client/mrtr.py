@@ -27,14 +27,13 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import Any
 
 from mcpkit.client.errors import InputRoundsExceededError, ProtocolViolationError
 from mcpkit.client.handlers import InputHandlers
+from mcpkit.core.shapes import JSON
 
 __all__ = ["INPUT_CAPABLE", "ResultHandler", "complete_result"]
 
-JSON = dict[str, Any]
 INPUT_CAPABLE = frozenset({"tools/call", "prompts/get", "resources/read"})
 ResultHandler = Callable[[str, "JSON | None", JSON], Awaitable[JSON]]
 """``async def handler(method, params, result) -> result``: turns a result of an

@@ -53,11 +53,11 @@ from mcpkit.core.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
 )
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS
 
 __all__ = ["Mode", "ServerState", "discover", "initialize", "negotiate"]
 
-JSON = dict[str, Any]
 Mode = Literal["adaptive", "legacy", "modern"]
 logger = logging.getLogger("mcpkit.client")
 

@@ -34,10 +34,10 @@ from mcpkit.client.transport import (
 )
 from mcpkit.core.engine import MessageStream
 from mcpkit.core.jsonrpc import RequestId
+from mcpkit.core.shapes import JSON
 
 __all__ = ["PipeStream"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
 _BROKEN = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 

@@ -14,10 +14,11 @@ Rules (the numbers are :mod:`mcpkit.client.http`'s):
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcpkit.client.errors import HTTPAuthError, RedirectError
 from mcpkit.core.jsonrpc import loads
+from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
     import httpx2
@@ -33,7 +34,6 @@ __all__ = [
     "text",
 ]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
 
 

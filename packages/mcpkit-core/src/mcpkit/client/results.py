@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 from typing_extensions import is_typeddict
 
 from mcpkit.client.errors import ClientError, ToolOutputError
+from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ProgressHandler", "ToolCallError", "progress_callback", "typed_result"]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 ProgressHandler: TypeAlias = (
     Callable[[float, float | None, str | None], Awaitable[None] | None]

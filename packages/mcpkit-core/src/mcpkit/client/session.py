@@ -78,6 +78,7 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
     RequestId,
 )
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import Tracer, carries_trace, current, inject, run_handled, run_sent
 from mcpkit.core.versions import MODERN_VERSIONS, Era
 
@@ -92,7 +93,6 @@ __all__ = [
     "UseDefault",
 ]
 
-JSON = dict[str, Any]
 LogCallback = Callable[[JSON], Awaitable[None]]
 """``async def on_log(params)``: ``{"level", "logger"?, "data"}`` of ``notifications/message``."""
 ListChangedCallback = Callable[[str], Awaitable[None]]

@@ -41,12 +41,12 @@ from mcpkit.client.errors import TransportClosedError, TransportConnectError
 from mcpkit.client.pipe import PipeStream
 from mcpkit.client.transport import ClientStream, FailCallback, TransportKind
 from mcpkit.core.jsonrpc import RequestId
+from mcpkit.core.shapes import JSON
 from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES, NDJSONStream
 
 __all__ = ["ServerExitedError", "StderrMode", "StdioTransport"]
 
 StderrMode = Literal["inherit", "capture", "devnull"]
-JSON = dict[str, Any]
 
 
 class ServerExitedError(TransportClosedError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcpkit.core.jsonrpc import RequestId
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import TracedMessage, current, from_meta
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["client_message", "transport_facts"]
 
-JSON = dict[str, Any]
 _NAMES = {"http": "streamable-http"}
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from mcpkit.core.jsonrpc import RequestId, notification_message
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import Era
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
     "cancelled_notification",
 ]
 
-JSON = dict[str, Any]
 TransportKind = Literal["stdio", "http", "memory"]
 FailCallback = Callable[[RequestId, BaseException], bool]
 """``fail(request_id, error)``: fail one waiting outbound request; False if none waits."""

@@ -43,14 +43,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.core.shapes import as_list, as_object
+from mcpkit.core.shapes import JSON, as_list, as_object
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
 
 __all__ = ["INPUT_METHODS", "answer_problems"]
 
-JSON = dict[str, Any]
 INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 """The methods whose answers are checked (rule 2)."""
 _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}

@@ -73,7 +73,7 @@ from mcpkit.core.jsonrpc import (
     request_message,
     result_message,
 )
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import JSON, as_object
 
 __all__ = [
     "Connection",
@@ -94,7 +94,6 @@ __all__ = [
 
 logger = logging.getLogger("mcpkit.engine")
 
-JSON = dict[str, Any]
 ProgressCallback = Callable[[JSON], Awaitable[None]]
 """Called with the ``params`` of each progress notification for one outbound request."""
 

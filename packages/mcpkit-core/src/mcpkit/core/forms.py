@@ -41,14 +41,13 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from typing_extensions import is_typeddict
 
-from mcpkit.core.shapes import as_list, as_object
+from mcpkit.core.shapes import JSON, as_list, as_object
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 __all__ = ["Elicited", "FormDataError", "form_data", "form_schema", "is_form_type"]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 
 _FORMATS = frozenset({"email", "uri", "date", "date-time"})

@@ -42,7 +42,7 @@ from typing import Any, Final, Literal
 import orjson
 
 from mcpkit.core.limits import DEFAULT_MAX_DEPTH, check_depth
-from mcpkit.core.shapes import as_list, as_object
+from mcpkit.core.shapes import JSON, as_list, as_object
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -74,7 +74,6 @@ RequestId = str | int
 
 logger = logging.getLogger("mcpkit.jsonrpc")
 
-JSON = dict[str, Any]
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-__all__ = ["as_list", "as_object", "as_str"]
+__all__ = ["JSON", "as_list", "as_object", "as_str"]
+
+JSON = dict[str, Any]
+"""A JSON object as it travels on the wire: the one alias every distribution uses."""
 
 
-def as_object(value: Any) -> dict[str, Any] | None:
+def as_object(value: Any) -> JSON | None:
     """``value`` as a JSON object (dict), or None."""
     return cast(dict[str, Any], value) if isinstance(value, dict) else None
 

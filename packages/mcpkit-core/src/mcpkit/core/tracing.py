@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, TypeVar, cast
 
 from mcpkit.core.jsonrpc import JSONRPCError, RequestId
+from mcpkit.core.shapes import JSON
 
 __all__ = [
     "BAGGAGE",
@@ -84,7 +85,6 @@ __all__ = [
     "use",
 ]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 logger = logging.getLogger("mcpkit.tracing")
 

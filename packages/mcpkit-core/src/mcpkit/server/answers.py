@@ -27,10 +27,9 @@ from typing import Any
 
 from mcpkit.core.answers import answer_problems
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.shapes import JSON
 
 __all__ = ["InputResponseError", "check_answer"]
-
-JSON = dict[str, Any]
 
 
 class InputResponseError(JSONRPCError):

@@ -68,6 +68,7 @@ from mcpkit.core.extensions import (
 )
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.limits import Limits
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
 from mcpkit.server.forms import RESOURCE_FORM, check_callable, decorate, resource_uri
@@ -103,7 +104,6 @@ __all__ = [
     "Server",
 ]
 
-JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 MethodHandler = Callable[["Context"], Awaitable[JSON]]
 Middleware = Callable[["Context", MethodHandler], Awaitable[JSON]]

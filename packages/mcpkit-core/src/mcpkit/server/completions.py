@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.core.shapes import as_list, as_object, as_str
+from mcpkit.core.shapes import JSON, as_list, as_object, as_str
 from mcpkit.server.agreement import check_completer
 from mcpkit.server.typed import Binding, bind, call_bound
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_COMPLETION_VALUES", "Completer", "completion_result"]
 
-JSON = dict[str, Any]
 MAX_COMPLETION_VALUES = 100
 
 

@@ -40,6 +40,7 @@ import anyio.abc
 
 from mcpkit.core.engine import Connection, InboundRequest, MessageStream
 from mcpkit.core.jsonrpc import RequestId
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import BATCH_VERSIONS
 from mcpkit.server.frontend import handle_legacy, handle_modern, looks_modern
 from mcpkit.server.identity import CONNECTION_KEY, new_connection_key
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerConnection", "serve_connection"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server")
 
 

@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from mcpkit.core.shapes import JSON
+
 __all__ = ["Audio", "ContentHelper", "File", "Image"]
 
-JSON = dict[str, Any]
 
 _MAGIC: tuple[tuple[bytes, int, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", 0, "image/png"),

@@ -71,7 +71,7 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
     RequestId,
 )
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.tracing import TRACEPARENT, TraceContext, from_meta
 from mcpkit.core.versions import Era
 from mcpkit.server.answers import InputResponseError, check_answer
@@ -87,7 +87,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LOG_LEVELS", "Context", "Elicited", "InputProvider", "LogLevel", "check_flat_schema"]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: dict[str, int] = {

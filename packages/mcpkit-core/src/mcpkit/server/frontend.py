@@ -53,7 +53,7 @@ from mcpkit.core.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
 )
-from mcpkit.core.shapes import as_object, as_str
+from mcpkit.core.shapes import JSON, as_object, as_str
 from mcpkit.core.tracing import TraceContext, TracedMessage, carries_trace, from_meta
 from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, is_supported
 from mcpkit.server.context import LOG_LEVELS, Context
@@ -75,7 +75,6 @@ __all__ = [
     "read_envelope",
 ]
 
-JSON = dict[str, Any]
 Envelope = tuple[str, JSON, "JSON | None", "str | None"]
 """``(protocol version, client capabilities, client info, log level)`` of a request."""
 logger = logging.getLogger("mcpkit.server")

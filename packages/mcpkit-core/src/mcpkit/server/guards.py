@@ -60,6 +60,7 @@ from typing import Any, cast
 import anyio
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError, RequestId
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import Era
 
 __all__ = [
@@ -80,7 +81,6 @@ AUTHORITY_ENDS = "mcp_authority_ends"
 """Rule 6: the ``scope["state"]`` key of ``async () -> None``, which returns when the
 request's credential stops being good."""
 
-JSON = dict[str, Any]
 ASGIApp = Callable[..., Awaitable[None]]
 
 

@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError, dumps
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
 from mcpkit.server.hub import Change, Listener
 
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LegacySession"]
 
-JSON = dict[str, Any]
 
 _LIST_CHANGED = frozenset(
     {

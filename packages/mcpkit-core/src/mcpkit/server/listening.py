@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.server.hub import LIST_CHANGED, Change
 from mcpkit.server.resources import check_uri_length
 
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
 
 __all__ = ["listen_filter"]
-
-JSON = dict[str, Any]
 
 
 def listen_filter(

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import MODERN_VERSION, Era
 from mcpkit.server.completions import parse_ref
@@ -49,8 +50,6 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
 
 __all__ = ["BUILTIN_METHODS"]
-
-JSON = dict[str, Any]
 
 
 def _hint(ctx: Context, method: str, result: JSON) -> JSON:

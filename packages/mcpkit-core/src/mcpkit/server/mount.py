@@ -89,7 +89,7 @@ from mcpkit.core.jsonrpc import (
     RESOURCE_NOT_FOUND_LEGACY,
     JSONRPCError,
 )
-from mcpkit.core.shapes import as_list, as_object
+from mcpkit.core.shapes import JSON, as_list, as_object
 from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import Era
 from mcpkit.server.attached import attached, peek
@@ -110,7 +110,6 @@ if TYPE_CHECKING:
 
 __all__ = ["mount", "mounted", "shadowed"]
 
-JSON = dict[str, Any]
 Kind = Literal["tools", "prompts", "refs"]
 """What a name is looked up among: tools, prompts, or completion references to a
 resource (a URI or URI template)."""

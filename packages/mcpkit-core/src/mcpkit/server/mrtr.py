@@ -43,10 +43,10 @@ import warnings
 from typing import Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps, loads
+from mcpkit.core.shapes import JSON
 
 __all__ = ["SEALED_KEY_PREFIX", "InputRequired", "RequestStateSealer", "request_digest"]
 
-JSON = dict[str, Any]
 
 _EXCLUDED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
 SEALED_KEY_PREFIX = "io.mcpkit/"

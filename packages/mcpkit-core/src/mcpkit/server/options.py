@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from mcpkit.core.jsonrpc import dumps
+from mcpkit.core.shapes import JSON
 from mcpkit.server.forms import check_callable, check_options, name_of
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
     "closest",
 ]
 
-JSON = dict[str, Any]
 Checker = Callable[[Any], Any]
 """``value -> value to keep``; raises ``ValueError``/``TypeError`` with the reason."""
 Apply = Callable[[str, str, Any, JSON], None]

@@ -40,9 +40,10 @@ from collections.abc import Mapping
 from types import NoneType, UnionType
 from typing import Any, Final, get_args, get_origin
 
+from mcpkit.core.shapes import JSON
+
 __all__ = ["NOT_PLAIN", "RESERVED_NAMES", "PlainArgs", "plain_args"]
 
-JSON = dict[str, Any]
 
 RESERVED_NAMES: Final = frozenset(
     {

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.core.shapes import as_list
+from mcpkit.core.shapes import JSON, as_list
 from mcpkit.server.agreement import check_prompt_arguments
 from mcpkit.server.tools import content_block
 from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
 
 __all__ = ["Prompt", "PromptOptions", "prompt_messages"]
-
-JSON = dict[str, Any]
 
 
 class PromptOptions(TypedDict, total=False):

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, JSONRPCError, dumps
-from mcpkit.core.shapes import as_list, as_object
+from mcpkit.core.shapes import JSON, as_list, as_object
 from mcpkit.server.agreement import check_static_resource, check_template
 from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound, is_pydantic_model
 from mcpkit.server.uritemplates import TemplateMatcher
@@ -48,8 +48,6 @@ __all__ = [
     "check_uri_length",
     "contents_of",
 ]
-
-JSON = dict[str, Any]
 
 
 class ResourceOptions(TypedDict, total=False):

@@ -59,6 +59,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps
+from mcpkit.core.shapes import JSON
 from mcpkit.server.agreement import check_tool_schema
 from mcpkit.server.answers import InputResponseError
 from mcpkit.server.logs import report_failure
@@ -80,7 +81,6 @@ __all__ = [
     "tool_result",
 ]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server")
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcpkit.core import meta as M
 from mcpkit.core.engine import Channel, InboundRequest, ProgressCallback
 from mcpkit.core.jsonrpc import RequestId
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import (
     TRACEPARENT,
     TraceContext,
@@ -55,7 +56,6 @@ __all__ = [
     "round_trace",
 ]
 
-JSON = dict[str, Any]
 Era = Literal["legacy", "modern"]
 ROUND_TRACE_KEY = "trace"
 """Key under the sealed ``requestState``'s extra data holding the first round's context."""

@@ -43,6 +43,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, cast, get_args, get_origin
 
 from mcpkit.core.jsonrpc import dumps
+from mcpkit.core.shapes import JSON
 from mcpkit.server.plainargs import PlainArgs, plain_args
 
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ArgumentError", "Binding", "OutputSpec", "bind", "call_bound", "is_pydantic_model"]
 
-JSON = dict[str, Any]
 _EMPTY = inspect.Parameter.empty
 
 

@@ -34,6 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from mcpkit.core.shapes import JSON
+
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
     from mcpkit.server.prompts import Prompt
@@ -42,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TOOL_PARAM_CHECK", "ListFilter", "ListKind", "Visibility"]
 
-JSON = dict[str, Any]
 ListKind = Literal["tools", "prompts", "resources", "resourceTemplates"]
 ListFilter = Callable[["Context", ListKind, Mapping[str, Any]], bool]
 """``(ctx, kind, definition) -> visible``; rule 1."""

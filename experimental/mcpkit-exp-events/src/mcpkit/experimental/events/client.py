@@ -44,13 +44,13 @@ from mcpkit.client import Client
 from mcpkit.client.changes import ChangeBuffer
 from mcpkit.client.errors import ClientError
 from mcpkit.core import Extension, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.wire import EventOccurrence, EventTypeDescriptor
 
 __all__ = ["EventStream", "EventsClient", "PollBatch", "PollLoop", "StreamTerminated"]
 
 logger = logging.getLogger("mcpkit.experimental.events")
-JSON = dict[str, Any]
 _DEFINITIVE = frozenset({W.INVALID_PARAMS, W.NOT_FOUND, W.FORBIDDEN, W.UNSUPPORTED})
 """Error answers to a reconnect that end the subscription instead of being retried."""
 

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.wire import DeliveryMode
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Authorize", "Reason", "SubscriberContext"]
 
-JSON = dict[str, Any]
 Reason = Literal["reauthorize", "expired", "terminated"]
 
 

@@ -54,6 +54,7 @@ import anyio
 import anyio.abc
 
 from mcpkit.core import JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.context import SubscriberContext
 
@@ -64,7 +65,6 @@ if TYPE_CHECKING:
 __all__ = ["Hook", "InMemoryPollLeases", "Lifecycle", "PollLease", "PollLeases", "Renewal"]
 
 logger = logging.getLogger("mcpkit.experimental.events")
-JSON = dict[str, Any]
 Hook = Callable[["Context | SubscriberContext", JSON, Any], Awaitable[None]]
 """``async hook(ctx, arguments, subscription_id) -> None`` (rule 1)."""
 Renewal = Literal["new", "renewed", "full", "full_principal"]

@@ -78,6 +78,7 @@ from typing import Any
 
 import anyio
 
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.lifecycle import PollLease, Renewal
 from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, WatchListener, now_ms
 from mcpkit.experimental.events.webhooks.records import (
@@ -91,7 +92,6 @@ from mcpkit.server.redis.settings import unavailable
 __all__ = ["LAPSE_GRACE_S", "RedisOccurrenceStore", "RedisPollLeases", "RedisSubscriptions"]
 
 logger = logging.getLogger("mcpkit.experimental.events")
-JSON = dict[str, Any]
 
 _APPEND = """
 local pos = redis.call('INCR', KEYS[1])

@@ -68,6 +68,7 @@ import anyio
 
 from mcpkit.core import Extension, JSONRPCError, Stability
 from mcpkit.core.jsonschema import validation_errors
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.context import Authorize, SubscriberContext
@@ -96,7 +97,6 @@ if TYPE_CHECKING:
 __all__ = ["SPEC_VERSION", "EventsExtension", "Position"]
 
 logger = logging.getLogger("mcpkit.experimental.events")
-JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 SPEC_VERSION = "2026-10-05"
 """The SEP-3415 draft this package implements."""

@@ -33,6 +33,7 @@ import jsonschema.protocols
 from pydantic import BaseModel, TypeAdapter
 
 from mcpkit.core.jsonschema import compile_schema
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.context import Authorize
 from mcpkit.experimental.events.store import StoredOccurrence, now_ms
 from mcpkit.experimental.events.wire import DELIVERY_MODES, DeliveryMode, EventTypeDescriptor
@@ -52,7 +53,6 @@ __all__ = [
     "schema_of",
 ]
 
-JSON = dict[str, Any]
 Match = Callable[[JSON, StoredOccurrence], bool]
 Transform = Callable[[JSON, JSON], JSON]
 

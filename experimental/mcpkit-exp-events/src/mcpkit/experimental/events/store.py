@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from mcpkit.core.shapes import JSON
+
 __all__ = [
     "InMemoryStore",
     "OccurrenceStore",
@@ -57,7 +59,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcpkit.experimental.events")
-JSON = dict[str, Any]
 
 
 def now_ms() -> int:

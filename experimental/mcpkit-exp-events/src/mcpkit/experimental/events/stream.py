@@ -41,11 +41,12 @@ Rules:
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
 from mcpkit.core import JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.sources import CheckRequest, EventSource, event_body
 from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, read_matching
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = ["StreamRegistry"]
 
-JSON = dict[str, Any]
 _INTERNAL = -32603
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from mcpkit.core.jsonrpc import dumps
+from mcpkit.core.shapes import JSON
 from mcpkit.server.app import Server
 from mcpkit.server.context import Context
 from mcpkit.server.tools import ToolError
@@ -25,8 +26,6 @@ PNG_1PX = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 )
 WAV_TINY = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
-
-JSON = dict[str, Any]
 
 
 def register(server: Server) -> None:

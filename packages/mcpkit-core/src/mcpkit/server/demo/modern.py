@@ -11,16 +11,14 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
 from mcpkit.core.jsonrpc import dumps
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.server.app import Server
 from mcpkit.server.context import Context
-
-JSON = dict[str, Any]
 
 _NAME_SCHEMA: JSON = {
     "type": "object",

@@ -53,6 +53,7 @@ import anyio
 from starlette.datastructures import Headers
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import MODERN_VERSION
 from mcpkit.server.frontend import looks_modern
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
@@ -73,7 +74,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_EVENT_STORE", "ResponseMode", "StreamableHTTP", "default_principal"]
 
-JSON = dict[str, Any]
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]

@@ -31,6 +31,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, cast
 
 from mcpkit.core.jsonrpc import HEADER_MISMATCH, JSONRPCError
+from mcpkit.core.shapes import JSON
 
 __all__ = [
     "NAME_FIELDS",
@@ -42,7 +43,6 @@ __all__ = [
     "read_headers",
 ]
 
-JSON = dict[str, Any]
 
 NAME_FIELDS: dict[str, str] = {
     "tools/call": "name",

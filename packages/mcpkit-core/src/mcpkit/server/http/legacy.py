@@ -74,6 +74,7 @@ from mcpkit.core.jsonrpc import (
     dumps,
     notification_message,
 )
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import (
     BATCH_VERSIONS,
     DEFAULT_HTTP_LEGACY_VERSION,
@@ -98,7 +99,6 @@ if TYPE_CHECKING:
 
 __all__ = ["serve_delete", "serve_get", "serve_post"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server.http")
 
 SESSION_HEADER = b"mcp-session-id"

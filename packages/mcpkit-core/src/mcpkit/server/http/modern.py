@@ -53,6 +53,7 @@ from mcpkit.core.jsonrpc import (
     error_message,
     result_message,
 )
+from mcpkit.core.shapes import JSON
 from mcpkit.server.frontend import handle_modern, read_envelope
 from mcpkit.server.guards import authority_watch
 from mcpkit.server.http.headers import check_param_headers, check_routing_headers
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
 
 __all__ = ["serve_post", "status_for"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server.http")
 
 NO_REVERSE_REQUESTS = (

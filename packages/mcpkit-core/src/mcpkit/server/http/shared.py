@@ -70,6 +70,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Generator
@@ -84,7 +85,6 @@ __all__ = [
     "SessionStoreUnavailableError",
 ]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server.http")
 
 UNAVAILABLE_MESSAGE = "Service Unavailable: the session store cannot be reached; retry"

@@ -64,6 +64,7 @@ from mcpkit.core.jsonrpc import (
     error_message,
     notification_message,
 )
+from mcpkit.core.shapes import JSON
 from mcpkit.server.http import sse
 from mcpkit.server.http.clock import Due, coarse_clock
 from mcpkit.server.http.sse import Mutex, Sink
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DisconnectWatch", "Exchange", "LiveStream", "StreamUnavailableError"]
 
-JSON = dict[str, Any]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Mode = Literal["auto", "json", "sse"]

@@ -52,6 +52,7 @@ from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import set_target
 from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import request_digest
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
 
 __all__ = ["UPSTREAM_STATE", "Admission", "forward_call", "seal_state"]
 
-JSON = dict[str, Any]
 UPSTREAM_STATE = "io.mcpkit/proxy-upstream-state"
 """Key of the upstream's ``requestState`` inside the proxy's sealed one (rule 2)."""
 _keys = count(1)

@@ -46,6 +46,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST
+from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import Era
 from mcpkit.server.app import MethodSpec, Server
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
@@ -69,7 +70,6 @@ __all__ = ["MAX_MIRRORED_CAPABILITIES", "MAX_MIRRORED_NAME_BYTES", "Proxy", "pro
 
 logger = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 _REMOVED_ON_MODERN = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )

@@ -61,6 +61,7 @@ from mcpkit.core.jsonrpc import (
     RESOURCE_NOT_FOUND_LEGACY,
     JSONRPCError,
 )
+from mcpkit.core.shapes import JSON
 from mcpkit.server.proxy.task_calls import bridged_extensions
 from mcpkit.server.proxy.upstream import Conn, forwarded_caps
 from mcpkit.server.resources import ResourceNotFoundError
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Retry", "downstream_result", "send", "upstream_params"]
 
-JSON = dict[str, Any]
 _ENVELOPE = frozenset({M.PROTOCOL_VERSION, M.CLIENT_CAPABILITIES, M.CLIENT_INFO, M.LOG_LEVEL})
 _DROPPED = _ENVELOPE | {M.PROGRESS_TOKEN, *M.TRACE_KEYS}  # rule 1: the session re-adds
 _MRTR = ("inputResponses", "requestState")

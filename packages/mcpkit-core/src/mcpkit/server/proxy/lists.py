@@ -59,6 +59,7 @@ import anyio
 from mcpkit.core import meta as M
 from mcpkit.core.bounded import ENTRY_OVERHEAD_BYTES, BoundedMap, text_bytes
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError, dumps
+from mcpkit.core.shapes import JSON
 from mcpkit.server.http.headers import check_param_headers, param_annotations, read_headers
 from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
@@ -76,7 +77,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LIST_METHODS", "ProxyLists"]
 
-JSON = dict[str, Any]
 LIST_METHODS = {
     "tools/list": "tools",
     "prompts/list": "prompts",

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.server.answers import check_answer
 from mcpkit.server.proxy.calls import seal_state
 from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PARKED", "Parked"]
 
-JSON = dict[str, Any]
 PARKED = "io.mcpkit/proxy-parked-call"
 _SHORT = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 

@@ -64,7 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = ["UPDATED", "Pin", "Pins", "pinned_key"]
 
-JSON = dict[str, Any]
 UPDATED = "notifications/resources/updated"
 _tokens = itertools.count(1)
 _NOBODY = "nobody:"  # rule 2: never a caller key (those start p:, s: or c:)

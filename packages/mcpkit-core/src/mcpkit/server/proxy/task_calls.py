@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import JSON, as_object
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -56,7 +56,6 @@ __all__ = [
     "without_task_support",
 ]
 
-JSON = dict[str, Any]
 MODERN_ONLY_EXTENSIONS = frozenset({"io.modelcontextprotocol/tasks"})
 """Rule 5: extensions whose results exist on 2026-07-28 only (SEP-2663 ``"task"``)."""
 

@@ -71,6 +71,7 @@ import anyio.abc
 from mcpkit.client.handlers import InputHandlers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.remedies import explain
+from mcpkit.core.shapes import JSON
 from mcpkit.server.identity import caller_key
 from mcpkit.server.proxy.era import EraProbe, UpstreamEraError
 from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
@@ -82,7 +83,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Caller", "Conn", "Upstream", "caps_key", "client_key"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server.proxy")
 
 FORWARDED_CAPABILITIES = ("sampling", "elicitation", "roots", "extensions", "experimental")

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.server.resources import ResourceNotFoundError
 from mcpkit.server.tools import quoted_name
 from mcpkit.server.uritemplates import TemplateMatcher
@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     from mcpkit.server.visibility import ListKind
 
 __all__ = ["check_visible", "filter_page"]
-
-JSON = dict[str, Any]
 
 
 def filter_page(ctx: Context, field: str, result: JSON) -> JSON:

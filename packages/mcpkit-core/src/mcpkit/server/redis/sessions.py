@@ -79,11 +79,11 @@ from typing import Any, cast
 import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.server.http.shared import SessionRecord, SessionSignal
 
 __all__ = ["RedisSessionStore"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.server.redis")
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")

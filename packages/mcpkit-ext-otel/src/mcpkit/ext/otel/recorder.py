@@ -61,7 +61,6 @@ from mcpkit.ext.otel.metrics import Durations
 
 __all__ = ["MAX_RECORDED_BYTES", "MAX_SHAPES", "MAX_SHAPE_BYTES", "Operation", "Recorder"]
 
-JSON = dict[str, Any]
 MAX_SHAPES = 1024
 """Rule 7: the shapes one recorder keeps (method, resource URI, transport facts)."""
 MAX_SHAPE_BYTES = 4 * 1024 * 1024

@@ -44,6 +44,7 @@ import anyio.abc
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.tasks.model import EXTENSION_ID, TERMINAL, obj
 
 if TYPE_CHECKING:
@@ -60,7 +61,6 @@ __all__ = [
     "enable_task_results",
 ]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.ext.tasks")
 TASKS_EXTENSION = Extension(
     EXTENSION_ID, spec_version="2026-07-28", stability=Stability.EXPERIMENTAL

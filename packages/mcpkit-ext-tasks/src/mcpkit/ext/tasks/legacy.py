@@ -36,9 +36,10 @@ Rules:
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.model import RELATED_TASK, TaskRecord, legacy_task
 from mcpkit.ext.tasks.runtime import OWNER_KEY, guarded, parse_change_key, principal_owner
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = ["install", "legacy_owner", "tools_call"]
 
-JSON = dict[str, Any]
 SERVER_CAPABILITY: JSON = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
 

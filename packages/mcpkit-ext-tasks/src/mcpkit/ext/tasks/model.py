@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import TraceContext, from_meta
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
     "obj",
 ]
 
-JSON = dict[str, Any]
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
 EXTENSION_ID = "io.modelcontextprotocol/tasks"

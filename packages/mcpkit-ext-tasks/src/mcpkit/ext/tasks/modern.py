@@ -47,6 +47,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = ["install", "missing_extension", "tools_call"]
 
-JSON = dict[str, Any]
 MAX_LISTEN_TASK_IDS = 1_000
 
 

@@ -55,6 +55,7 @@ import anyio
 import anyio.abc
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, dumps, loads
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.tasks.model import ACTIVE, TaskRecord
 from mcpkit.ext.tasks.store import ChangeFeed, TaskStoreUnavailable
 
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisTaskStore"]
 
-JSON = dict[str, Any]
 ChangeCallback = Callable[[TaskRecord], None]
 _MAX_RETRIES = 100
 logger = logging.getLogger("mcpkit.ext.tasks")

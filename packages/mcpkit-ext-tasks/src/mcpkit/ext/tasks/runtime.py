@@ -71,6 +71,7 @@ import anyio.lowlevel
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
 from mcpkit.core.limits import check_arguments
+from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import TraceContext, TracedMessage, current, run_work, set_target
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
@@ -98,7 +99,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskSupport", "Tasks", "change_key", "guarded", "install", "parse_change_key"]
 
-JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 TaskSupport = Literal["required", "optional", "forbidden"]
 logger = logging.getLogger("mcpkit.ext.tasks")

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, dumps
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.tasks.model import ACTIVE, TaskRecord
 
 __all__ = [
@@ -60,7 +61,6 @@ __all__ = [
     "unavailable_error",
 ]
 
-JSON = dict[str, Any]
 ChangeCallback = Callable[[TaskRecord], None]
 logger = logging.getLogger("mcpkit.ext.tasks")
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.context import SubscriberContext
 from mcpkit.experimental.events.store import StoredOccurrence
 from mcpkit.experimental.events.webhooks.records import WebhookSubscription
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
 
 __all__ = ["enable_webhooks"]
-
-JSON = dict[str, Any]
 
 
 def enable_webhooks(events: EventsExtension, **options: Any) -> Webhooks:

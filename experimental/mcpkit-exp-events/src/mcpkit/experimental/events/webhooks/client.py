@@ -37,13 +37,13 @@ from typing import Any
 import anyio
 
 from mcpkit.client import Client
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.webhooks.receiver import WebhookMessage, WebhookReceiver
 from mcpkit.experimental.events.webhooks.signing import generate_secret
 from mcpkit.experimental.events.wire import EVENTS_SUBSCRIBE, EVENTS_UNSUBSCRIBE
 
 __all__ = ["WebhookSubscription", "server_label", "subscribe_webhook"]
 
-JSON = dict[str, Any]
 _OMIT: Any = object()
 
 

@@ -42,10 +42,10 @@ import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import anyio
 
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.store import OccurrenceStore, StoredOccurrence, read_matching
 from mcpkit.experimental.events.webhooks.envelopes import (
     GAP,
@@ -66,7 +66,6 @@ from mcpkit.experimental.events.webhooks.throttle import TokenBucket
 __all__ = ["Match", "Poster", "SubscriptionDelivery", "Transform", "backoff_s"]
 
 logger = logging.getLogger("mcpkit.experimental.events.webhooks")
-JSON = dict[str, Any]
 Match = Callable[[WebhookSubscription, StoredOccurrence], bool]
 """``(subscription, occurrence) -> bool``: whether the subscription's arguments admit it."""
 Transform = Callable[[WebhookSubscription, StoredOccurrence], JSON]

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.store import StoredOccurrence
 
 __all__ = [
@@ -32,7 +33,6 @@ __all__ = [
     "message_id",
 ]
 
-JSON = dict[str, Any]
 GAP, TERMINATED, VERIFICATION = "gap", "terminated", "verification"
 
 

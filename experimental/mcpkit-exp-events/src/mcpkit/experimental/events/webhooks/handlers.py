@@ -52,9 +52,10 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.store import now_ms
 from mcpkit.experimental.events.webhooks.envelopes import (
     decode_cursor,
@@ -86,7 +87,6 @@ if TYPE_CHECKING:
 
 __all__ = ["grant_ttl", "subscribe", "unsubscribe"]
 
-JSON = dict[str, Any]
 _ABSENT = object()
 _ATTEMPTS = 4
 """Rule 8: how often a subscribe re-reads its key after losing a race."""

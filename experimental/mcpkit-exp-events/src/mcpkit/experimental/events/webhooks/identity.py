@@ -75,6 +75,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.webhooks.signing import signed_content
 from mcpkit.experimental.events.wire import JWKS_PATH, SIGNATURE_V1A
 
@@ -90,7 +91,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcpkit.experimental.events.webhooks")
-JSON = dict[str, Any]
 _CURVE = "Ed25519"
 
 

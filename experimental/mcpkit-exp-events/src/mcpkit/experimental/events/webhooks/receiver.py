@@ -88,6 +88,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount
 from starlette.types import Receive, Scope, Send
 
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.webhooks.wellknown import well_known_route
 
 if TYPE_CHECKING:
@@ -103,7 +104,6 @@ MAX_CURSOR_BYTES = 1024
 default, the longest an mcpkit server accepts back)."""
 
 logger = logging.getLogger("mcpkit.experimental.events.webhooks")
-JSON = dict[str, Any]
 _HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature", "x-mcp-subscription-id")
 _ROUTE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

@@ -43,6 +43,8 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from mcpkit.core.shapes import JSON
+
 __all__ = [
     "Created",
     "DeliveryState",
@@ -52,8 +54,6 @@ __all__ = [
     "canonical_json",
     "subscription_id",
 ]
-
-JSON = dict[str, Any]
 
 
 def canonical_json(value: Any) -> str:

@@ -68,6 +68,7 @@ import anyio
 import anyio.abc
 
 from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.context import Reason, SubscriberContext
 from mcpkit.experimental.events.store import OccurrenceStore, StoredOccurrence
 from mcpkit.experimental.events.webhooks import handlers
@@ -103,7 +104,6 @@ if TYPE_CHECKING:
 __all__ = ["Check", "Lifecycle", "Reauthorize", "Webhooks"]
 
 logger = logging.getLogger("mcpkit.experimental.events.webhooks")
-JSON = dict[str, Any]
 Lifecycle = Callable[["Context | SubscriberContext", WebhookSubscription], Awaitable[None]]
 """``async (ctx, subscription) -> None``: a lifecycle hook (rule 6). ``ctx`` is the
 request's ``Context`` when a request caused it (``events/subscribe``,

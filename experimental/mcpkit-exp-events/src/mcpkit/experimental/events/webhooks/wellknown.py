@@ -53,6 +53,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpkit.core.limits import check_limits
+from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.webhooks.sender import AddressRefused, Sender
 from mcpkit.experimental.events.wire import WELL_KNOWN_RECEIVER_PATH, WELL_KNOWN_RECEIVERS_FIELD
 
@@ -67,7 +68,6 @@ __all__ = [
     "well_known_route",
 ]
 
-JSON = dict[str, Any]
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?([0-9]+)\"?\s*(?:,|$)", re.IGNORECASE | re.ASCII)
 

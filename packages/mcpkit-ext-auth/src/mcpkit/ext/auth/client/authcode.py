@@ -35,6 +35,7 @@ import authlib.oauth2.rfc6749.parameters as _rfc6749
 import authlib.oauth2.rfc7636 as _rfc7636
 from authlib.common.security import generate_token
 
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.auth.client.grant import GrantContext, OAuthError, TokenSet
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AuthorizationCode", "check_authorization_response", "require_s256"]
 
-JSON = dict[str, Any]
 # Authlib ships no type information: name the two functions' shapes once.
 prepare_grant_uri = cast(Callable[..., str], _rfc6749.prepare_grant_uri)  # pyright: ignore[reportUnknownMemberType]
 create_s256_code_challenge = cast(Callable[[str], str], _rfc7636.create_s256_code_challenge)  # pyright: ignore[reportUnknownMemberType]

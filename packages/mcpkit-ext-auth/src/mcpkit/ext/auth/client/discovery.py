@@ -47,6 +47,7 @@ from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc8414 import get_well_known_url
 
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.auth.client._http import origin_of
 from mcpkit.ext.auth.client.grant import OAuthError
 
@@ -62,7 +63,6 @@ __all__ = [
     "server_metadata_urls",
 ]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.ext.auth")
 MAX_METADATA_BYTES = 256 * 1024
 """Rule 5: the largest metadata document read (bytes)."""

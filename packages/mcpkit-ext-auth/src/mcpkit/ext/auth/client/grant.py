@@ -43,6 +43,7 @@ from urllib.parse import quote
 
 from mcpkit.client.errors import ClientError
 from mcpkit.core.remedies import Remedied, Remedy
+from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
     import httpx2
@@ -57,7 +58,6 @@ __all__ = [
     "TokenSet",
 ]
 
-JSON = dict[str, Any]
 ClientAuthMethod = Literal["client_secret_basic", "client_secret_post", "none", "private_key_jwt"]
 """Token endpoint client authentication (RFC 7591 ``token_endpoint_auth_method``)."""
 logger = logging.getLogger("mcpkit.ext.auth")

@@ -67,6 +67,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.auth.client._http import bearer_challenge, origin_of, parse_challenges
 from mcpkit.ext.auth.client.authcode import AuthorizationCode
 from mcpkit.ext.auth.client.discovery import (
@@ -91,7 +92,6 @@ if TYPE_CHECKING:
 
 __all__ = ["OAuthProvider"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.ext.auth")
 _STATE = "mcpkit.auth"
 MAX_TARGETS = 64

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from mcpkit.core.remedies import Remedy
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.auth.client.grant import ClientAuthMethod, ClientRegistration, OAuthError
 
 if TYPE_CHECKING:
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ClientMetadata", "register_client", "valid_metadata_url"]
 
-JSON = dict[str, Any]
 ClientMetadata = Mapping[str, Any]
 """RFC 7591 §2 client metadata (``client_name``, ``redirect_uris``, ``grant_types`` ...)."""
 _AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")

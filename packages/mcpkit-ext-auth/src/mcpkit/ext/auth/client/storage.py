@@ -31,11 +31,10 @@ from typing import Any, Protocol, cast
 
 import anyio
 
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.auth.client.grant import ClientRegistration, TokenSet
 
 __all__ = ["FileTokenStorage", "MemoryTokenStorage", "TokenStorage"]
-
-JSON = dict[str, Any]
 
 
 class TokenStorage(Protocol):

@@ -59,7 +59,7 @@ from mcpkit.core.jsonrpc import (
     notification_message,
     result_message,
 )
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.ext.ui.host import wire
 from mcpkit.ext.ui.host.callbacks import (
     Callbacks,
@@ -93,7 +93,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AppHost", "HostStateError"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.ext.ui.host")
 view_logger = logging.getLogger("mcpkit.ext.ui.view")
 _LOG_LEVELS = {

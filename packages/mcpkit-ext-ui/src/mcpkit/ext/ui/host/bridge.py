@@ -70,7 +70,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpkit.core.jsonrpc import PARSE_ERROR, JSONRPCError, dumps, error_message, loads
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.ext.ui.host.apphost import AppHost, HostStateError
 from mcpkit.ext.ui.host.channel import ViewClosedError, ViewStalledError
 from mcpkit.ext.ui.host.limits import HostLimits
@@ -78,7 +78,6 @@ from mcpkit.server.http.sse import KEEPALIVE, SSE_HEADERS, event
 
 __all__ = ["OpenView", "OriginGuard", "ViewTable", "bridge_app"]
 
-JSON = dict[str, Any]
 OpenView = Callable[[JSON], "AppHost | Awaitable[AppHost]"]
 """``open_view(body) -> AppHost`` (sync or async): a host for the requested view."""
 logger = logging.getLogger("mcpkit.ext.ui.host")

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.core.shapes import as_list, as_object
+from mcpkit.core.shapes import JSON, as_list, as_object
 from mcpkit.ext.ui.host.wire import (
     DENIED,
     DOWNLOAD_FILE,
@@ -62,7 +62,6 @@ __all__ = [
     "denied",
 ]
 
-JSON = dict[str, Any]
 OnMessage = Callable[[JSON], Awaitable[JSON | None]]
 """``async def on_message(params) -> result | None``: add ``params["content"]`` (role
 ``"user"``) to the conversation."""

@@ -28,13 +28,12 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpkit.core.jsonrpc import JSONRPCError, request_message
-from mcpkit.core.shapes import as_object
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.ext.ui.host.limits import HostLimits
 from mcpkit.ext.ui.host.wire import INITIALIZED
 
 __all__ = ["ViewChannel", "ViewClosedError", "ViewStalledError"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.ext.ui.host")
 
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.ui.host.apphost import AppHost
 from mcpkit.ext.ui.host.limits import HostLimits
 from mcpkit.ext.ui.host.visibility import list_server_tools
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Resolver", "RoutedTool", "ServerRegistry", "prefix_resolver"]
 
-JSON = dict[str, Any]
 logger = logging.getLogger("mcpkit.ext.ui.host")
 Resolver = Callable[[str, Sequence[str]], Mapping[str, str]]
 """``resolver(tool_name, servers) -> {server: routed_name}`` for a name several servers

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.core.jsonrpc import dumps
-from mcpkit.core.shapes import as_list, as_object, as_str
+from mcpkit.core.shapes import JSON, as_list, as_object, as_str
 from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY, TOOLS_LIST
 from mcpkit.ext.ui.visibility import AGENT, APP, listed, may_use, tool_meta, tool_visibility
 
@@ -50,7 +50,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-JSON = dict[str, Any]
 
 
 def tool_name(tool: Any) -> str | None:

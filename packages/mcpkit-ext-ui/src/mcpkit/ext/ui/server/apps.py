@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast, overload
 
 from mcpkit.core.extensions import Extension, Stability
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.ui.server.capability import RESOURCE_MIME_TYPE, apps_extension
 from mcpkit.ext.ui.server.fallback import TextRenderer, with_text_fallback
 from mcpkit.ext.ui.server.html import read_app
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
 __all__ = ["AppsExtension"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-JSON = dict[str, Any]
 _INSTALLED = "_mcpkit_ext_ui_installed"
 _WHERE = "AppsExtension.tool"
 _OWN = dict.fromkeys(("resource_uri", "visibility", "text"), "AppsExtension.tool")

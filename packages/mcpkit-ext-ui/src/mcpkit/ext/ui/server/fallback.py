@@ -31,13 +31,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import dumps
+from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
     from mcpkit.server.tools import Tool
 
 __all__ = ["TextRenderer", "ensure_text", "with_text_fallback"]
 
-JSON = dict[str, Any]
 TextRenderer = Callable[[Any], str]
 """``(return value) -> text`` shown to hosts without MCP Apps (rule 2)."""
 

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from mcpkit.core.shapes import JSON
 from mcpkit.ext.ui.origins import parse_origin
 from mcpkit.server.options import choice
 
@@ -43,7 +44,6 @@ __all__ = [
     "check_ui_uri",
 ]
 
-JSON = dict[str, Any]
 ToolVisibility = Literal["model", "app"]
 """Who may use an app tool: ``"model"`` (the agent) and/or ``"app"`` (the view)."""
 DEPRECATED_RESOURCE_URI_KEY = "ui/resourceUri"
