@@ -84,6 +84,8 @@ def typecheck(session: nox.Session) -> None:
         env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
     )
     session.run("pyright")
+    # The names users import stay importable (issue 27): tools/public_api.json.
+    session.run("python", str(ROOT / "tools" / "public_api.py"), "--check")
 
 
 @nox.session

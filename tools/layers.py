@@ -192,9 +192,7 @@ def floor_of(module: str) -> tuple[str, int]:
     """(the matching prefix, its floor) of ``module`` (rule 5)."""
     best = ("", -1)
     for prefix, floor in FLOORS:
-        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(
-            best[0]
-        ):
+        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best[0]):
             best = (prefix, floor)
     return best
 
