@@ -27,17 +27,14 @@ Rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from authlib.common.security import generate_token
 from authlib.oauth2.rfc6749 import (
-    AuthorizationCodeMixin,
     InvalidGrantError,
     InvalidRequestError,
     OAuth2Error,
-    TokenMixin,
     grants,
 )
 from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
@@ -46,18 +43,14 @@ from joserfc.jwk import KeySet
 
 from mcpkit.ext.auth.devserver.clients import DevClient
 from mcpkit.ext.auth.devserver.glue import FormRequest
-
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.devserver.server import DevAuthServer
+from mcpkit.ext.auth.devserver.records import CodeRecord, DevUser, RefreshRecord
+from mcpkit.ext.auth.devserver.state import DevState
 
 __all__ = [
     "AuthorizationCodeGrant",
     "ClientCredentialsGrant",
-    "CodeRecord",
-    "DevUser",
     "Issuing",
     "PrivateKeyJwt",
-    "RefreshRecord",
     "RefreshTokenGrant",
     "S256CodeChallenge",
     "dev_of",
@@ -70,52 +63,6 @@ class InvalidTargetError(OAuth2Error):
     """RFC 8707 section 2: ``invalid_target``."""
 
     error = "invalid_target"
-
-
-@dataclass(frozen=True)
-class DevUser:
-    """The test user who consents to everything; Authlib asks ``get_user_id``."""
-
-    subject: str
-
-    def get_user_id(self) -> str:
-        return self.subject
-
-
-@dataclass
-class CodeRecord(AuthorizationCodeMixin):
-    """An issued authorization code (rule 2)."""
-
-    client_id: str
-    redirect_uri: str | None
-    scope: str
-    subject: str
-    code_challenge: str
-    code_challenge_method: str
-    resource: list[str] = field(default_factory=lambda: list[str]())
-
-    def get_redirect_uri(self) -> str:
-        return self.redirect_uri or ""  # "": none was sent, none is required back
-
-    def get_scope(self) -> str:
-        return self.scope
-
-
-@dataclass
-class RefreshRecord(TokenMixin):
-    """An issued refresh token (rule 4)."""
-
-    client_id: str
-    scope: str
-    subject: str
-    resource: list[str]
-    jkt: str | None
-
-    def check_client(self, client: DevClient) -> bool:
-        return client.get_client_id() == self.client_id
-
-    def get_scope(self) -> str:
-        return self.scope
 
 
 class S256CodeChallenge(CodeChallenge):
@@ -138,8 +85,8 @@ class S256CodeChallenge(CodeChallenge):
 # typed accessors instead of the stubs.
 
 
-def dev_of(grant: Any) -> DevAuthServer:
-    """The :class:`DevAuthServer` of an Authlib grant."""
+def dev_of(grant: Any) -> DevState:
+    """The development server (:class:`~.state.DevState`) of an Authlib grant."""
     return grant.server.dev
 
 
@@ -323,7 +270,7 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
 
     CLIENT_AUTH_METHOD = "private_key_jwt"  # pyright: ignore[reportGeneralTypeIssues] - stub says Final
 
-    def __init__(self, dev: DevAuthServer) -> None:
+    def __init__(self, dev: DevState) -> None:
         super().__init__(validate_jti=True, leeway=60)  # pyright: ignore[reportCallIssue] - stub of an older Authlib
         self.dev = dev
 

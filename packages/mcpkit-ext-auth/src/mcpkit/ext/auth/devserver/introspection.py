@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from authlib.oauth2.rfc6749 import TokenMixin
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
-    from mcpkit.ext.auth.devserver.server import DevAuthServer
+from mcpkit.ext.auth.devserver.state import AuthorizationServerOf, DevState
 
 __all__ = ["Introspection", "Revocation"]
 
@@ -56,7 +54,7 @@ class _Token(TokenMixin):
         return self.revoked
 
 
-def _find(dev: DevAuthServer, text: str) -> _Token | None:
+def _find(dev: DevState, text: str) -> _Token | None:
     """Rule 1: an access token this server signed, or a live refresh token."""
     if text.count(".") == 2:
         signed = dev.signer.verified_claims(text)
@@ -86,7 +84,7 @@ class Introspection(IntrospectionEndpoint):
 
     CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]  # noqa: RUF012
 
-    def __init__(self, server: DevAuthorizationServer) -> None:
+    def __init__(self, server: AuthorizationServerOf) -> None:
         super().__init__(server)  # pyright: ignore[reportUnknownMemberType]
         self.dev = server.dev
 
@@ -107,7 +105,7 @@ class Revocation(RevocationEndpoint):
 
     CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]  # noqa: RUF012
 
-    def __init__(self, server: DevAuthorizationServer) -> None:
+    def __init__(self, server: AuthorizationServerOf) -> None:
         super().__init__(server)  # pyright: ignore[reportUnknownMemberType]
         self.dev = server.dev
 

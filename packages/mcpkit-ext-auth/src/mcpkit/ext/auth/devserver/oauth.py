@@ -16,7 +16,7 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from authlib.oauth2.claims import BaseClaims
 from authlib.oauth2.rfc6749 import AuthorizationServer, OAuth2Error, UnsupportedResponseTypeError
@@ -33,16 +33,15 @@ from mcpkit.ext.auth.devserver.glue import FormRequest, JsonBodyRequest, Reply
 from mcpkit.ext.auth.devserver.grants import (
     AuthorizationCodeGrant,
     ClientCredentialsGrant,
-    DevUser,
     PrivateKeyJwt,
     RefreshTokenGrant,
     S256CodeChallenge,
 )
 from mcpkit.ext.auth.devserver.introspection import Introspection, Revocation
+from mcpkit.ext.auth.devserver.metadata import metadata
+from mcpkit.ext.auth.devserver.records import DevUser
+from mcpkit.ext.auth.devserver.state import DevState
 from mcpkit.ext.auth.devserver.workload import WorkloadGrant
-
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.devserver.server import DevAuthServer
 
 __all__ = ["DevAuthorizationServer"]
 
@@ -50,7 +49,7 @@ __all__ = ["DevAuthorizationServer"]
 class _Issuer(IssuerParameter):
     """Rule 3."""
 
-    def __init__(self, dev: DevAuthServer) -> None:
+    def __init__(self, dev: DevState) -> None:
         self.dev = dev
 
     def get_issuer(self) -> str:
@@ -85,8 +84,6 @@ class _Registration(ClientRegistrationEndpoint):
         return None
 
     def get_server_metadata(self) -> dict[str, Any]:
-        from mcpkit.ext.auth.devserver.app import metadata
-
         return metadata(self.dev)
 
     def generate_client_secret(self, request: Any) -> str | None:  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -120,7 +117,7 @@ class DevAuthorizationServer(AuthorizationServer):
     """Authlib's server with the three framework hooks (see :mod:`.glue`) and the grants
     of :mod:`.grants` registered."""
 
-    def __init__(self, dev: DevAuthServer) -> None:
+    def __init__(self, dev: DevState) -> None:
         super().__init__(scopes_supported=dev.scopes_supported)
         self.dev = dev
         # Authlib 1.9 ships no type information and typeshed's stubs describe an older
