@@ -27,7 +27,7 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from authlib.common.security import generate_token
@@ -39,7 +39,7 @@ from authlib.oauth2.rfc6749 import (
 )
 from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
 from authlib.oauth2.rfc7636 import CodeChallenge
-from joserfc.jwk import KeySet
+from joserfc.jwk import KeySet, KeySetSerialization
 
 from mcpkit.ext.auth.devserver.clients import DevClient
 from mcpkit.ext.auth.devserver.glue import FormRequest
@@ -65,6 +65,19 @@ class InvalidTargetError(OAuth2Error):
     error = "invalid_target"
 
 
+class _CodeChallengeBase(Protocol):
+    """Authlib's RFC 7636 check, typed (typeshed's stub leaves its parameters untyped)."""
+
+    def validate_code_challenge(self, grant: Any, redirect_uri: str) -> None: ...
+
+
+class _AssertionBase(Protocol):
+    """Authlib 1.9's ``JWTBearerClientAssertion`` constructor (typeshed's stub, of an
+    older Authlib, requires the deprecated ``token_url``)."""
+
+    def __init__(self, *, validate_jti: bool = True, leeway: int = 60) -> None: ...
+
+
 class S256CodeChallenge(CodeChallenge):
     """Rule 1, on Authlib's RFC 7636 extension."""
 
@@ -77,7 +90,7 @@ class S256CodeChallenge(CodeChallenge):
             raise InvalidRequestError("Missing 'code_challenge' (PKCE is required)")
         if data.get("code_challenge_method") != "S256":
             raise InvalidRequestError("'code_challenge_method' must be S256")
-        super().validate_code_challenge(grant, redirect_uri)  # pyright: ignore[reportUnknownMemberType]
+        cast(_CodeChallengeBase, super()).validate_code_challenge(grant, redirect_uri)
 
 
 # Authlib 1.9 ships no type information, and pyright falls back to typeshed's stubs of an
@@ -268,10 +281,10 @@ class ClientCredentialsGrant(Issuing, grants.ClientCredentialsGrant):
 class PrivateKeyJwt(JWTBearerClientAssertion):
     """Rule 6: ``private_key_jwt`` on Authlib's RFC 7523 client assertion."""
 
-    CLIENT_AUTH_METHOD = "private_key_jwt"  # pyright: ignore[reportGeneralTypeIssues] - stub says Final
+    CLIENT_AUTH_METHOD = "private_key_jwt"  # pyright: ignore[reportGeneralTypeIssues] - typeshed's stub says Final; Authlib reads it per subclass
 
     def __init__(self, dev: DevState) -> None:
-        super().__init__(validate_jti=True, leeway=60)  # pyright: ignore[reportCallIssue] - stub of an older Authlib
+        cast(_AssertionBase, super()).__init__(validate_jti=True, leeway=60)
         self.dev = dev
 
     def get_audiences(self) -> list[str]:
@@ -284,7 +297,10 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
         seen.put(jti, True)
         return True
 
-    def resolve_client_public_key(self, client: DevClient) -> KeySet:  # pyright: ignore[reportIncompatibleMethodOverride] - Authlib 1.9's signature
+    def resolve_client_public_key(self, client: DevClient, headers: object = None) -> KeySet:
+        """The client's registered keys. Authlib 1.9 passes ``client`` only; older
+        versions (and typeshed's stub) also pass the assertion's ``headers``, unused."""
+        del headers
         if not client.jwks:
             raise InvalidRequestError("the client has no jwks for private_key_jwt")
-        return KeySet.import_key_set(client.jwks)  # pyright: ignore[reportArgumentType]
+        return KeySet.import_key_set(cast(KeySetSerialization, client.jwks))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
 from authlib.oauth2.rfc6749 import TokenMixin
 from authlib.oauth2.rfc7009 import RevocationEndpoint
@@ -29,6 +29,12 @@ from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from mcpkit.ext.auth.devserver.state import AuthorizationServerOf, DevState
 
 __all__ = ["Introspection", "Revocation"]
+
+
+class _Endpoint(Protocol):
+    """Authlib's endpoint constructor, typed (typeshed's stub leaves ``server`` untyped)."""
+
+    def __init__(self, server: AuthorizationServerOf) -> None: ...
 
 
 @dataclass
@@ -85,10 +91,10 @@ class Introspection(IntrospectionEndpoint):
     CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]  # noqa: RUF012
 
     def __init__(self, server: AuthorizationServerOf) -> None:
-        super().__init__(server)  # pyright: ignore[reportUnknownMemberType]
+        cast(_Endpoint, super()).__init__(server)
         self.dev = server.dev
 
-    def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:
         del token_type_hint  # both kinds are looked up; the hint only orders a search
         return _find(self.dev, token_string)
 
@@ -96,7 +102,7 @@ class Introspection(IntrospectionEndpoint):
         del token, client, request
         return True  # any authenticated confidential client (rule 1)
 
-    def introspect_token(self, token: _Token) -> dict[str, Any]:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def introspect_token(self, token: _Token) -> dict[str, Any]:
         return {"active": True, **token.claims, **token.fields}
 
 
@@ -106,14 +112,14 @@ class Revocation(RevocationEndpoint):
     CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]  # noqa: RUF012
 
     def __init__(self, server: AuthorizationServerOf) -> None:
-        super().__init__(server)  # pyright: ignore[reportUnknownMemberType]
+        cast(_Endpoint, super()).__init__(server)
         self.dev = server.dev
 
-    def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:
         del token_type_hint
         return _find(self.dev, token_string)
 
-    def revoke_token(self, token: _Token, request: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def revoke_token(self, token: _Token, request: Any) -> None:
         del request
         if token.key is not None:
             self.dev.refresh_tokens.pop(token.key)

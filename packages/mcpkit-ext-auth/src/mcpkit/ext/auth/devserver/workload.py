@@ -39,7 +39,7 @@ class WorkloadGrant(Issuing, JWTBearerGrant):
             return None
         return DevClient(client_id=issuer, grant_types=[JWT_BEARER])
 
-    def resolve_client_public_key(self, client: Any) -> KeySet:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def resolve_client_public_key(self, client: Any) -> KeySet:
         keys = dev_of(self).trusted.keys(client.client_id)
         if keys is None:
             raise InvalidGrantError("the issuer's keys are not available")
