@@ -16,8 +16,8 @@ from joserfc import jwt as jose_jwt
 from joserfc.jwk import ECKey, Key, OKPKey, RSAKey
 
 from mcpkit.ext.auth.devserver import DevAuthServer, DevServerLimits, serve_dev_auth_server
-from mcpkit.ext.auth.devserver.app import DPOP_ALGS
 from mcpkit.ext.auth.devserver.dpop import DpopNonceRequired, DpopVerifier
+from mcpkit.ext.auth.devserver.metadata import DPOP_ALGS
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from joserfc import jwt as jose_jwt
 from joserfc.jwk import ECKey
 
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
-from mcpkit.ext.auth.devserver.workload import JWT_BEARER
+from mcpkit.ext.auth.devserver.trust import JWT_BEARER
 
 pytestmark = pytest.mark.anyio
 

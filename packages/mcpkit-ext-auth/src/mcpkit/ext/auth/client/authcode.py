@@ -27,9 +27,8 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import authlib.oauth2.rfc6749.parameters as _rfc6749
 import authlib.oauth2.rfc7636 as _rfc7636
@@ -43,9 +42,30 @@ if TYPE_CHECKING:
 
 __all__ = ["AuthorizationCode", "check_authorization_response", "require_s256"]
 
-# Authlib ships no type information: name the two functions' shapes once.
-prepare_grant_uri = cast(Callable[..., str], _rfc6749.prepare_grant_uri)  # pyright: ignore[reportUnknownMemberType]
-create_s256_code_challenge = cast(Callable[[str], str], _rfc7636.create_s256_code_challenge)  # pyright: ignore[reportUnknownMemberType]
+
+class _Rfc6749(Protocol):
+    """The RFC 6749 helper this module calls (Authlib ships no type information)."""
+
+    def prepare_grant_uri(
+        self,
+        uri: str,
+        client_id: str,
+        response_type: str,
+        redirect_uri: str | None = None,
+        scope: str | None = None,
+        state: str | None = None,
+        **kwargs: Any,
+    ) -> str: ...
+
+
+class _Rfc7636(Protocol):
+    """The RFC 7636 helper this module calls."""
+
+    def create_s256_code_challenge(self, code_verifier: str) -> str: ...
+
+
+prepare_grant_uri = cast(_Rfc6749, _rfc6749).prepare_grant_uri
+create_s256_code_challenge = cast(_Rfc7636, _rfc7636).create_s256_code_challenge
 
 
 def require_s256(server_metadata: JSON) -> None:

@@ -129,7 +129,7 @@ class DPoPKey:
             curve = {v: k for k, v in _CURVE_ALG.items()}.get(alg)
             if curve is None:
                 raise ValueError(f"DPoP: alg {alg!r} is not supported")
-            key = ECKey.generate_key(curve)  # type: ignore[arg-type]
+            key = ECKey.generate_key(curve)
         elif alg in ("RS256", "PS256"):
             key = RSAKey.generate_key(2048)
         elif alg == "EdDSA":
@@ -198,11 +198,11 @@ def load_private_key(pem: str | bytes, *, password: str | None = None) -> Key:
     data = pem.encode("ascii") if isinstance(pem, str) else pem
     native = load_pem_private_key(data, password.encode() if password else None)
     if isinstance(native, ec.EllipticCurvePrivateKey):
-        return ECKey.import_key(native)  # pyright: ignore[reportArgumentType]
+        return ECKey.import_key(native)
     if isinstance(native, rsa.RSAPrivateKey):
-        return RSAKey.import_key(native)  # pyright: ignore[reportArgumentType]
+        return RSAKey.import_key(native)
     if isinstance(native, ed25519.Ed25519PrivateKey):
-        return OKPKey.import_key(native)  # pyright: ignore[reportArgumentType]
+        return OKPKey.import_key(native)
     raise ValueError(
         f"unsupported private key type {type(native).__name__}; use EC, RSA or Ed25519"
     )

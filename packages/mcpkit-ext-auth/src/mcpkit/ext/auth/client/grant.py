@@ -38,12 +38,12 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from urllib.parse import quote
 
 from mcpkit.client.errors import ClientError
 from mcpkit.core.remedies import Remedied, Remedy
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object, as_str
 
 if TYPE_CHECKING:
     import httpx2
@@ -334,10 +334,10 @@ class Grant(Protocol):
 
 def _error_code(response: httpx2.Response) -> str | None:
     try:
-        data = response.json()
+        data = as_object(response.json())
     except Exception:
         return None
-    return str(data.get("error")) if isinstance(data, dict) and data.get("error") else None  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    return str(data.get("error")) if data is not None and data.get("error") else None
 
 
 def parse_token_response(response: httpx2.Response, *, issuer: str | None) -> TokenSet:
@@ -347,18 +347,19 @@ def parse_token_response(response: httpx2.Response, *, issuer: str | None) -> To
     except (ValueError, RecursionError):  # nested past the parser's depth
         data = None
     status = response.status_code
-    if not 200 <= status < 300 or not isinstance(data, dict):
-        if isinstance(data, dict) and isinstance(data.get("error"), str):  # pyright: ignore[reportUnknownMemberType]
+    obj = as_object(data)
+    if not 200 <= status < 300 or obj is None:
+        error = as_str(obj.get("error")) if obj is not None else None
+        if obj is not None and error is not None:
             raise OAuthError(
-                data["error"],  # pyright: ignore[reportUnknownArgumentType]
-                str(data.get("error_description") or ""),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+                error,
+                str(obj.get("error_description") or ""),
                 status=status,
             )
         raise OAuthError(
             "invalid_response", "the token endpoint did not answer with JSON", status=status
         )
-    obj = cast(JSON, data)
-    token: Any = obj.get("access_token")  # pyright: ignore[reportUnknownMemberType]
+    token: Any = obj.get("access_token")
     token_type: Any = obj.get("token_type")
     if not isinstance(token, str) or not token or not isinstance(token_type, str):
         raise OAuthError(

@@ -27,11 +27,11 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import anyio
 
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.ext.auth.client.grant import ClientRegistration, TokenSet
 
 __all__ = ["FileTokenStorage", "MemoryTokenStorage", "TokenStorage"]
@@ -102,7 +102,7 @@ class FileTokenStorage:
             data = json.loads(raw)
         except ValueError:
             return {}
-        return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        return as_object(data) or {}
 
     def _write(self, data: JSON) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -132,21 +132,20 @@ class FileTokenStorage:
     async def _entry(self, resource: str) -> JSON:
         async with self._lock:
             data = await anyio.to_thread.run_sync(self._read)
-        entry = data.get(resource)
-        return entry if isinstance(entry, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        return as_object(data.get(resource)) or {}
 
     # -- TokenStorage -------------------------------------------------------------------
     async def get_tokens(self, resource: str) -> TokenSet | None:
-        raw = (await self._entry(resource)).get("tokens")
-        return TokenSet.from_json(cast(JSON, raw)) if isinstance(raw, dict) else None
+        raw = as_object((await self._entry(resource)).get("tokens"))
+        return TokenSet.from_json(raw) if raw is not None else None
 
     async def set_tokens(self, resource: str, tokens: TokenSet | None) -> None:
         await self._update(resource, "tokens", tokens.to_json() if tokens else None)
 
     async def get_registration(self, resource: str, issuer: str) -> ClientRegistration | None:
-        regs = (await self._entry(resource)).get("registrations")
-        raw = regs.get(issuer) if isinstance(regs, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        return ClientRegistration.from_json(raw) if isinstance(raw, dict) else None  # pyright: ignore[reportUnknownArgumentType]
+        regs = as_object((await self._entry(resource)).get("registrations"))
+        raw = as_object(regs.get(issuer)) if regs is not None else None
+        return ClientRegistration.from_json(raw) if raw is not None else None
 
     async def set_registration(self, resource: str, registration: ClientRegistration) -> None:
         async with self._lock:

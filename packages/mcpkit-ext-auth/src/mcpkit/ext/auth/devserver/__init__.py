@@ -55,10 +55,12 @@ RFC 7523 ``JWTBearerGrant``, RFC 9207 ``IssuerParameter``) with a thin Starlette
 generator is not used: it cannot see the request, so it cannot put ``resource`` in ``aud``
 or ``cnf.jkt``.
 
-Rules: each module states its own (``server``, ``app``, ``oauth``, ``grants``, ``glue``,
-``clients``, ``cimd``, ``dpop``, ``introspection``, ``workload``, ``signer``, ``store``,
-``limits``, ``cli``). Every bound is
-in :class:`DevServerLimits`.
+Rules: each module states its own (``server``, ``app``, ``metadata``, ``oauth``,
+``grants``, ``records``, ``glue``, ``clients``, ``cimd``, ``dpop``, ``introspection``,
+``workload``, ``trust``, ``state``, ``signer``, ``store``, ``limits``, ``cli``). Every
+bound is in :class:`DevServerLimits`. The modules import downwards only: ``server``
+builds the app (``app``) and Authlib's server (``oauth``); the parts below read the
+server through the :class:`~.state.DevState` protocol.
 """
 
 from __future__ import annotations

@@ -5,10 +5,7 @@ Rules:
    issuer's path inserted after it (section 3.1), and the same document at the OpenID
    Connect discovery paths (``/.well-known/openid-configuration`` + path, and path +
    ``/.well-known/openid-configuration``), each ``application/json``.
-2. The metadata advertises ``code_challenge_methods_supported: ["S256"]`` only,
-   ``authorization_response_iss_parameter_supported: true`` (RFC 9207),
-   ``client_id_metadata_document_supported: true`` and
-   ``dpop_signing_alg_values_supported`` (RFC 9449 section 5.1).
+2. The metadata document is :mod:`.metadata`'s (its rules say what it advertises).
 3. ``GET <issuer>/jwks`` is the public key set (RFC 7517), ``application/json``.
 4. ``GET|POST <issuer>/authorize``, ``POST <issuer>/token``, ``POST <issuer>/register``,
    ``POST <issuer>/introspect`` (RFC 7662), ``POST <issuer>/revoke`` (RFC 7009) hand the
@@ -28,7 +25,7 @@ Rules:
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
 import httpx2
 from authlib.oauth2.rfc6749 import OAuth2Error
@@ -39,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from mcpkit.core.shapes import as_object
 from mcpkit.ext.auth.devserver.cimd import CimdError, fetch_client_metadata, is_cimd_client_id
 from mcpkit.ext.auth.devserver.dpop import DpopError, DpopNonceRequired, DpopVerifier
 from mcpkit.ext.auth.devserver.glue import (
@@ -49,57 +47,20 @@ from mcpkit.ext.auth.devserver.glue import (
     read_body,
     to_starlette,
 )
-from mcpkit.ext.auth.devserver.workload import JWT_BEARER
+from mcpkit.ext.auth.devserver.metadata import DPOP_ALGS, metadata
+from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
+from mcpkit.ext.auth.devserver.state import DevState
+from mcpkit.ext.auth.devserver.trust import JWT_BEARER
 
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.devserver.server import DevAuthServer
-
-__all__ = ["DPOP_ALGS", "build_app", "metadata"]
-
-DPOP_ALGS = ["ES256", "ES384", "RS256", "PS256", "Ed25519"]
-"""DPoP proof algorithms the token endpoint verifies (rule 2)."""
+__all__ = ["Served", "build_app"]
 
 
-def metadata(server: DevAuthServer) -> dict[str, Any]:
-    """Rules 1-2: the RFC 8414 authorization server metadata document."""
-    grant_types = ["authorization_code", "refresh_token", "client_credentials"]
-    if server.trusted.issuers:
-        grant_types.append(JWT_BEARER)
-    doc: dict[str, Any] = {
-        "issuer": server.issuer,
-        "authorization_endpoint": server.authorization_endpoint,
-        "token_endpoint": server.token_endpoint,
-        "registration_endpoint": server.registration_endpoint,
-        "jwks_uri": server.jwks_url,
-        "response_types_supported": ["code"],
-        "response_modes_supported": ["query"],
-        "grant_types_supported": grant_types,
-        "token_endpoint_auth_methods_supported": [
-            "none",
-            "client_secret_basic",
-            "client_secret_post",
-            "private_key_jwt",
-        ],
-        "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256"],
-        "code_challenge_methods_supported": ["S256"],
-        "authorization_response_iss_parameter_supported": True,
-        "client_id_metadata_document_supported": True,
-        "dpop_signing_alg_values_supported": DPOP_ALGS,
-        "introspection_endpoint": server.introspection_endpoint,
-        "introspection_endpoint_auth_methods_supported": [
-            "client_secret_basic",
-            "client_secret_post",
-        ],
-        "revocation_endpoint": server.revocation_endpoint,
-        "revocation_endpoint_auth_methods_supported": [
-            "client_secret_basic",
-            "client_secret_post",
-            "none",
-        ],
-    }
-    if server.scopes_supported is not None:
-        doc["scopes_supported"] = list(server.scopes_supported)
-    return doc
+class Served(DevState, Protocol):
+    """What the routes read of :class:`~.server.DevAuthServer`: its state and Authlib's
+    server behind the endpoints."""
+
+    @property
+    def oauth(self) -> DevAuthorizationServer: ...
 
 
 def _form_request(
@@ -113,7 +74,7 @@ def _form_request(
         return error_response(400, str(error.error), "serve the issuer over https or loopback")
 
 
-def build_app(server: DevAuthServer) -> Starlette:
+def build_app(server: Served) -> Starlette:
     """Every route of ``server`` on one Starlette app (mounted at the origin's root)."""
     path = server.issuer_path
 
@@ -219,14 +180,14 @@ def build_app(server: DevAuthServer) -> Starlette:
         except BodyTooLarge:
             return error_response(413, "invalid_client_metadata", "request body too large")
         try:
-            data: Any = json.loads(body) if content_type == "application/json" else None
+            data = as_object(json.loads(body)) if content_type == "application/json" else None
         except ValueError:
             data = None
-        if not isinstance(data, dict):
+        if data is None:
             return error_response(
                 400, "invalid_client_metadata", "registration needs a JSON object body"
             )
-        json_request = JsonBodyRequest("POST", str(request.url), request.headers, data)  # pyright: ignore[reportUnknownArgumentType]
+        json_request = JsonBodyRequest("POST", str(request.url), request.headers, data)
         return to_starlette(server.oauth.register(json_request))
 
     routes = [

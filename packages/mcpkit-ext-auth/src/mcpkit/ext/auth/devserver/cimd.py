@@ -18,12 +18,12 @@ Rules:
 from __future__ import annotations
 
 import json
-from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import httpx2
 
+from mcpkit.core.shapes import JSON, as_list, as_object
 from mcpkit.ext.auth.devserver.clients import DevClient
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 
@@ -66,12 +66,12 @@ async def fetch_client_metadata(
     except httpx2.HTTPError:
         raise CimdError("client metadata document could not be fetched") from None
     try:
-        doc: Any = json.loads(body)
+        doc = as_object(json.loads(body))
     except ValueError:
         raise CimdError("client metadata document is not JSON") from None
-    if not isinstance(doc, dict):
+    if doc is None:
         raise CimdError("client metadata document is not a JSON object")
-    return _client_from(client_id, doc)  # pyright: ignore[reportUnknownArgumentType]
+    return _client_from(client_id, doc)
 
 
 async def _get(url: str, max_bytes: int, http: httpx2.AsyncClient) -> bytes:
@@ -90,38 +90,38 @@ async def _get(url: str, max_bytes: int, http: httpx2.AsyncClient) -> bytes:
     return b"".join(chunks)
 
 
-def _client_from(client_id: str, doc: dict[str, Any]) -> DevClient:
+def _client_from(client_id: str, doc: JSON) -> DevClient:
     """Rule 3."""
     if doc.get("client_id") != client_id:
         raise CimdError("client_id in the metadata document does not equal its URL")
-    uris = doc.get("redirect_uris")
-    if not isinstance(uris, list) or not uris:
+    uris = as_list(doc.get("redirect_uris"))
+    if not uris:
         raise CimdError("metadata document needs a non-empty redirect_uris list")
     redirect_uris: list[str] = []
-    for uri in uris:  # pyright: ignore[reportUnknownVariableType]
+    for uri in uris:
         if not isinstance(uri, str) or not _absolute(uri):
             raise CimdError("redirect_uris must be absolute URLs without fragments")
         redirect_uris.append(uri)
     if "client_secret" in doc:
         raise CimdError("a client metadata document must not carry a client_secret")
     method = doc.get("token_endpoint_auth_method", "none")
-    jwks = doc.get("jwks")
+    jwks = as_object(doc.get("jwks"))
     if method == "private_key_jwt":
-        if not isinstance(jwks, dict):
+        if jwks is None:
             raise CimdError("private_key_jwt needs an inline jwks in the document")
     elif method != "none":
         raise CimdError("token_endpoint_auth_method must be none or private_key_jwt")
-    grant_types = doc.get("grant_types", ["authorization_code"])
-    if not isinstance(grant_types, list) or not all(isinstance(g, str) for g in grant_types):  # pyright: ignore[reportUnknownVariableType]
+    grant_types = as_list(doc.get("grant_types", ["authorization_code"]))
+    if grant_types is None or not all(isinstance(g, str) for g in grant_types):
         raise CimdError("grant_types must be a list of strings")
     scope = doc.get("scope")
     return DevClient(
         client_id=client_id,
         redirect_uris=redirect_uris,
-        grant_types=[g for g in grant_types if g != "client_credentials"],  # pyright: ignore[reportUnknownVariableType]
+        grant_types=[g for g in grant_types if g != "client_credentials"],
         token_endpoint_auth_method=method,
         scope=scope if isinstance(scope, str) else None,
-        jwks=jwks if isinstance(jwks, dict) else None,  # pyright: ignore[reportUnknownArgumentType]
+        jwks=jwks,
         metadata=doc,
     )
 

@@ -23,12 +23,12 @@ import json
 import secrets
 import time
 from collections.abc import Sequence
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from joserfc import jwk, jws
 from joserfc.errors import JoseError
 
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
 from mcpkit.ext.auth.devserver.store import ExpiringStore
 
@@ -102,7 +102,7 @@ class DpopVerifier:
             self._nonce = (secrets.token_urlsafe(16), time.monotonic())
         return self._nonce[0]
 
-    def _verified(self, proof: str) -> tuple[jwk.Key, dict[str, Any]]:
+    def _verified(self, proof: str) -> tuple[jwk.Key, JSON]:
         """Rule 2."""
         try:
             header = jws.extract_compact(proof.encode(), registry=self._registry).headers()
@@ -113,18 +113,18 @@ class DpopVerifier:
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
             raise DpopError("DPoP proof alg not supported")
-        key_doc: Any = header.get("jwk")
-        if not isinstance(key_doc, dict) or _PRIVATE_MEMBERS & set(key_doc):  # pyright: ignore[reportUnknownArgumentType]
+        key_doc = as_object(header.get("jwk"))
+        if key_doc is None or _PRIVATE_MEMBERS & set(key_doc):
             raise DpopError("DPoP proof needs a public jwk header")
         try:
-            key = jwk.import_key(key_doc)  # pyright: ignore[reportUnknownArgumentType]
+            key = jwk.import_key(key_doc)
             verified = jws.deserialize_compact(proof, key, registry=self._registry)
-            claims: Any = json.loads(verified.payload)
+            claims = as_object(json.loads(verified.payload))
         except (JoseError, ValueError, TypeError):
             raise DpopError("DPoP proof signature does not verify") from None
-        if not isinstance(claims, dict):
+        if claims is None:
             raise DpopError("malformed DPoP proof")
-        return key, claims  # pyright: ignore[reportUnknownVariableType]
+        return key, claims
 
 
 def _strip(url: str) -> str:

@@ -23,7 +23,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 from urllib.parse import parse_qsl
 
 from authlib.oauth2.rfc6749 import JsonRequest, OAuth2Request
@@ -80,6 +80,13 @@ class _FormPayload(OAuth2Payload):
         return self._datalist
 
 
+class _RequestBase(Protocol):
+    """Authlib's ``OAuth2Request`` constructor without a body, typed (typeshed's stub
+    leaves ``body`` untyped in one of its overloads)."""
+
+    def __init__(self, method: str, uri: str, *, headers: Mapping[str, str]) -> None: ...
+
+
 class FormRequest(OAuth2Request):
     """An Authlib ``OAuth2Request`` over query or form parameters (rule 2). ``dpop_jkt``
     is set by the token route when a DPoP proof verified."""
@@ -87,19 +94,19 @@ class FormRequest(OAuth2Request):
     def __init__(
         self, method: str, uri: str, headers: Mapping[str, str], items: Iterable[tuple[str, str]]
     ) -> None:
-        super().__init__(method, uri, headers=headers)  # pyright: ignore[reportUnknownMemberType]
+        cast(_RequestBase, super()).__init__(method, uri, headers=headers)
         self.params = _FormPayload(items)
         """The parameters, typed (``payload`` is the same object, for Authlib)."""
         self.payload = self.params
         self.dpop_jkt: str | None = None
 
     @property
-    def form(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleVariableOverride]
+    def form(self) -> dict[str, str]:
         return self.params.data
 
     @property
-    def args(self) -> dict[str, str]:  # pyright: ignore[reportIncompatibleMethodOverride, reportIncompatibleVariableOverride]
-        return self.params.data
+    def args(self) -> dict[str, str | None]:
+        return cast(dict[str, str | None], self.params.data)
 
     @staticmethod
     def parse_form(body: bytes) -> list[tuple[str, str]]:

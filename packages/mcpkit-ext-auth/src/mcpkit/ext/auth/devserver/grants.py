@@ -27,37 +27,30 @@ Rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from authlib.common.security import generate_token
 from authlib.oauth2.rfc6749 import (
-    AuthorizationCodeMixin,
     InvalidGrantError,
     InvalidRequestError,
     OAuth2Error,
-    TokenMixin,
     grants,
 )
 from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
 from authlib.oauth2.rfc7636 import CodeChallenge
-from joserfc.jwk import KeySet
+from joserfc.jwk import KeySet, KeySetSerialization
 
 from mcpkit.ext.auth.devserver.clients import DevClient
 from mcpkit.ext.auth.devserver.glue import FormRequest
-
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.devserver.server import DevAuthServer
+from mcpkit.ext.auth.devserver.records import CodeRecord, DevUser, RefreshRecord
+from mcpkit.ext.auth.devserver.state import DevState
 
 __all__ = [
     "AuthorizationCodeGrant",
     "ClientCredentialsGrant",
-    "CodeRecord",
-    "DevUser",
     "Issuing",
     "PrivateKeyJwt",
-    "RefreshRecord",
     "RefreshTokenGrant",
     "S256CodeChallenge",
     "dev_of",
@@ -72,50 +65,17 @@ class InvalidTargetError(OAuth2Error):
     error = "invalid_target"
 
 
-@dataclass(frozen=True)
-class DevUser:
-    """The test user who consents to everything; Authlib asks ``get_user_id``."""
+class _CodeChallengeBase(Protocol):
+    """Authlib's RFC 7636 check, typed (typeshed's stub leaves its parameters untyped)."""
 
-    subject: str
-
-    def get_user_id(self) -> str:
-        return self.subject
+    def validate_code_challenge(self, grant: Any, redirect_uri: str) -> None: ...
 
 
-@dataclass
-class CodeRecord(AuthorizationCodeMixin):
-    """An issued authorization code (rule 2)."""
+class _AssertionBase(Protocol):
+    """Authlib 1.9's ``JWTBearerClientAssertion`` constructor (typeshed's stub, of an
+    older Authlib, requires the deprecated ``token_url``)."""
 
-    client_id: str
-    redirect_uri: str | None
-    scope: str
-    subject: str
-    code_challenge: str
-    code_challenge_method: str
-    resource: list[str] = field(default_factory=lambda: list[str]())
-
-    def get_redirect_uri(self) -> str:
-        return self.redirect_uri or ""  # "": none was sent, none is required back
-
-    def get_scope(self) -> str:
-        return self.scope
-
-
-@dataclass
-class RefreshRecord(TokenMixin):
-    """An issued refresh token (rule 4)."""
-
-    client_id: str
-    scope: str
-    subject: str
-    resource: list[str]
-    jkt: str | None
-
-    def check_client(self, client: DevClient) -> bool:
-        return client.get_client_id() == self.client_id
-
-    def get_scope(self) -> str:
-        return self.scope
+    def __init__(self, *, validate_jti: bool = True, leeway: int = 60) -> None: ...
 
 
 class S256CodeChallenge(CodeChallenge):
@@ -130,7 +90,7 @@ class S256CodeChallenge(CodeChallenge):
             raise InvalidRequestError("Missing 'code_challenge' (PKCE is required)")
         if data.get("code_challenge_method") != "S256":
             raise InvalidRequestError("'code_challenge_method' must be S256")
-        super().validate_code_challenge(grant, redirect_uri)  # pyright: ignore[reportUnknownMemberType]
+        cast(_CodeChallengeBase, super()).validate_code_challenge(grant, redirect_uri)
 
 
 # Authlib 1.9 ships no type information, and pyright falls back to typeshed's stubs of an
@@ -138,8 +98,8 @@ class S256CodeChallenge(CodeChallenge):
 # typed accessors instead of the stubs.
 
 
-def dev_of(grant: Any) -> DevAuthServer:
-    """The :class:`DevAuthServer` of an Authlib grant."""
+def dev_of(grant: Any) -> DevState:
+    """The development server (:class:`~.state.DevState`) of an Authlib grant."""
     return grant.server.dev
 
 
@@ -321,10 +281,10 @@ class ClientCredentialsGrant(Issuing, grants.ClientCredentialsGrant):
 class PrivateKeyJwt(JWTBearerClientAssertion):
     """Rule 6: ``private_key_jwt`` on Authlib's RFC 7523 client assertion."""
 
-    CLIENT_AUTH_METHOD = "private_key_jwt"  # pyright: ignore[reportGeneralTypeIssues] - stub says Final
+    CLIENT_AUTH_METHOD = "private_key_jwt"  # pyright: ignore[reportGeneralTypeIssues] - typeshed's stub says Final; Authlib reads it per subclass
 
-    def __init__(self, dev: DevAuthServer) -> None:
-        super().__init__(validate_jti=True, leeway=60)  # pyright: ignore[reportCallIssue] - stub of an older Authlib
+    def __init__(self, dev: DevState) -> None:
+        cast(_AssertionBase, super()).__init__(validate_jti=True, leeway=60)
         self.dev = dev
 
     def get_audiences(self) -> list[str]:
@@ -337,7 +297,10 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
         seen.put(jti, True)
         return True
 
-    def resolve_client_public_key(self, client: DevClient) -> KeySet:  # pyright: ignore[reportIncompatibleMethodOverride] - Authlib 1.9's signature
+    def resolve_client_public_key(self, client: DevClient, headers: object = None) -> KeySet:
+        """The client's registered keys. Authlib 1.9 passes ``client`` only; older
+        versions (and typeshed's stub) also pass the assertion's ``headers``, unused."""
+        del headers
         if not client.jwks:
             raise InvalidRequestError("the client has no jwks for private_key_jwt")
-        return KeySet.import_key_set(client.jwks)  # pyright: ignore[reportArgumentType]
+        return KeySet.import_key_set(cast(KeySetSerialization, client.jwks))

@@ -20,17 +20,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast
 
 from authlib.oauth2.rfc6749 import TokenMixin
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
-    from mcpkit.ext.auth.devserver.server import DevAuthServer
+from mcpkit.ext.auth.devserver.state import AuthorizationServerOf, DevState
 
 __all__ = ["Introspection", "Revocation"]
+
+
+class _Endpoint(Protocol):
+    """Authlib's endpoint constructor, typed (typeshed's stub leaves ``server`` untyped)."""
+
+    def __init__(self, server: AuthorizationServerOf) -> None: ...
 
 
 @dataclass
@@ -56,7 +60,7 @@ class _Token(TokenMixin):
         return self.revoked
 
 
-def _find(dev: DevAuthServer, text: str) -> _Token | None:
+def _find(dev: DevState, text: str) -> _Token | None:
     """Rule 1: an access token this server signed, or a live refresh token."""
     if text.count(".") == 2:
         signed = dev.signer.verified_claims(text)
@@ -86,11 +90,11 @@ class Introspection(IntrospectionEndpoint):
 
     CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]  # noqa: RUF012
 
-    def __init__(self, server: DevAuthorizationServer) -> None:
-        super().__init__(server)  # pyright: ignore[reportUnknownMemberType]
+    def __init__(self, server: AuthorizationServerOf) -> None:
+        cast(_Endpoint, super()).__init__(server)
         self.dev = server.dev
 
-    def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:
         del token_type_hint  # both kinds are looked up; the hint only orders a search
         return _find(self.dev, token_string)
 
@@ -98,7 +102,7 @@ class Introspection(IntrospectionEndpoint):
         del token, client, request
         return True  # any authenticated confidential client (rule 1)
 
-    def introspect_token(self, token: _Token) -> dict[str, Any]:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def introspect_token(self, token: _Token) -> dict[str, Any]:
         return {"active": True, **token.claims, **token.fields}
 
 
@@ -107,15 +111,15 @@ class Revocation(RevocationEndpoint):
 
     CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]  # noqa: RUF012
 
-    def __init__(self, server: DevAuthorizationServer) -> None:
-        super().__init__(server)  # pyright: ignore[reportUnknownMemberType]
+    def __init__(self, server: AuthorizationServerOf) -> None:
+        cast(_Endpoint, super()).__init__(server)
         self.dev = server.dev
 
-    def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:
         del token_type_hint
         return _find(self.dev, token_string)
 
-    def revoke_token(self, token: _Token, request: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def revoke_token(self, token: _Token, request: Any) -> None:
         del request
         if token.key is not None:
             self.dev.refresh_tokens.pop(token.key)

@@ -16,7 +16,7 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast
 
 from authlib.oauth2.claims import BaseClaims
 from authlib.oauth2.rfc6749 import AuthorizationServer, OAuth2Error, UnsupportedResponseTypeError
@@ -33,16 +33,15 @@ from mcpkit.ext.auth.devserver.glue import FormRequest, JsonBodyRequest, Reply
 from mcpkit.ext.auth.devserver.grants import (
     AuthorizationCodeGrant,
     ClientCredentialsGrant,
-    DevUser,
     PrivateKeyJwt,
     RefreshTokenGrant,
     S256CodeChallenge,
 )
 from mcpkit.ext.auth.devserver.introspection import Introspection, Revocation
+from mcpkit.ext.auth.devserver.metadata import metadata
+from mcpkit.ext.auth.devserver.records import DevUser
+from mcpkit.ext.auth.devserver.state import DevState
 from mcpkit.ext.auth.devserver.workload import WorkloadGrant
-
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.devserver.server import DevAuthServer
 
 __all__ = ["DevAuthorizationServer"]
 
@@ -50,7 +49,7 @@ __all__ = ["DevAuthorizationServer"]
 class _Issuer(IssuerParameter):
     """Rule 3."""
 
-    def __init__(self, dev: DevAuthServer) -> None:
+    def __init__(self, dev: DevState) -> None:
         self.dev = dev
 
     def get_issuer(self) -> str:
@@ -65,9 +64,20 @@ class _ApplicationType(BaseClaims):
 
     def validate(self, now: Any = None, leeway: Any = 0) -> None:
         del now, leeway
-        claims: dict[str, Any] = dict(self)  # pyright: ignore[reportUnknownArgumentType]
+        claims: dict[str, Any] = dict(self)
         if claims.get("application_type", "web") not in ("native", "web"):
             raise InvalidClaimError("application_type")
+
+
+class _RegistrationBase(Protocol):
+    """Authlib's RFC 7591 endpoint, typed (typeshed's stub leaves ``server`` and
+    ``request`` untyped)."""
+
+    def __init__(
+        self, server: DevAuthorizationServer, claims_classes: list[type[Any]] | None = None
+    ) -> None: ...
+
+    def generate_client_secret(self, request: Any) -> str: ...
 
 
 class _Registration(ClientRegistrationEndpoint):
@@ -75,7 +85,7 @@ class _Registration(ClientRegistrationEndpoint):
 
     def __init__(self, server: DevAuthorizationServer) -> None:
         claims = [ClientMetadataClaims, _ApplicationType]
-        super().__init__(server, claims_classes=claims)  # pyright: ignore[reportUnknownMemberType]
+        cast(_RegistrationBase, super()).__init__(server, claims_classes=claims)
         self.dev = server.dev
 
     def authenticate_token(self, request: Any) -> bool:
@@ -85,15 +95,13 @@ class _Registration(ClientRegistrationEndpoint):
         return None
 
     def get_server_metadata(self) -> dict[str, Any]:
-        from mcpkit.ext.auth.devserver.app import metadata
-
         return metadata(self.dev)
 
-    def generate_client_secret(self, request: Any) -> str | None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def generate_client_secret(self, request: Any) -> str | None:  # pyright: ignore[reportIncompatibleMethodOverride] - None: no secret for a public client; Authlib 1.9 accepts it, typeshed's stub says str
         method = request.payload.data.get("token_endpoint_auth_method", "client_secret_basic")
         if method in ("none", "private_key_jwt"):
             return None
-        return super().generate_client_secret(request)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        return cast(_RegistrationBase, super()).generate_client_secret(request)
 
     def save_client(
         self, client_info: dict[str, Any], client_metadata: dict[str, Any], request: Any
@@ -120,7 +128,7 @@ class DevAuthorizationServer(AuthorizationServer):
     """Authlib's server with the three framework hooks (see :mod:`.glue`) and the grants
     of :mod:`.grants` registered."""
 
-    def __init__(self, dev: DevAuthServer) -> None:
+    def __init__(self, dev: DevState) -> None:
         super().__init__(scopes_supported=dev.scopes_supported)
         self.dev = dev
         # Authlib 1.9 ships no type information and typeshed's stubs describe an older

@@ -15,22 +15,22 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import uvicorn
 from starlette.applications import Starlette
 
 from mcpkit.core.remedies import OptionError
+from mcpkit.ext.auth.devserver.app import build_app
 from mcpkit.ext.auth.devserver.clients import ClientScopes, ClientStore, DevClient
 from mcpkit.ext.auth.devserver.limits import DevServerLimits
+from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
+from mcpkit.ext.auth.devserver.records import CodeRecord, RefreshRecord
 from mcpkit.ext.auth.devserver.signer import SigningAlg, TokenSigner
 from mcpkit.ext.auth.devserver.store import ExpiringStore
-from mcpkit.ext.auth.devserver.workload import TrustedIssuers
-
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.devserver.grants import CodeRecord, RefreshRecord
-    from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
+from mcpkit.ext.auth.devserver.trust import TrustedIssuers
 
 __all__ = [
     "DEFAULT_CLIENT_ID",
@@ -229,8 +229,6 @@ class DevAuthServer:
     def oauth(self) -> DevAuthorizationServer:
         """Authlib's authorization server behind the endpoints (built once)."""
         if self._oauth is None:
-            from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
-
             self._oauth = DevAuthorizationServer(self)
         return self._oauth
 
@@ -238,15 +236,11 @@ class DevAuthServer:
     def app(self) -> Starlette:
         """The Starlette app serving every endpoint (built once)."""
         if self._app is None:
-            from mcpkit.ext.auth.devserver.app import build_app
-
             self._app = build_app(self)
         return self._app
 
 
 def _path_of(url: str) -> str:
-    from urllib.parse import urlsplit
-
     return urlsplit(url).path.rstrip("/")
 
 

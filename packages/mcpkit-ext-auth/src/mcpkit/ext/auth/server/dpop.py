@@ -46,6 +46,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from joserfc import jwk, jws
 from joserfc.errors import JoseError
 
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.ext.auth.server.errors import InvalidToken
 from mcpkit.ext.auth.server.settings import DPoPSettings, ResourceServerLimits
 
@@ -138,7 +139,7 @@ class DPoPVerifier:
             self._replay(thumbprint, claims)
         return thumbprint
 
-    def _signed(self, proof: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    def _signed(self, proof: str) -> tuple[dict[str, Any], JSON, Any]:
         """Rule 1: the verified header, claims and public key."""
         try:
             header = jws.extract_compact(proof.encode()).headers()
@@ -149,24 +150,24 @@ class DPoPVerifier:
         alg = header.get("alg")
         if alg not in self.algorithms:
             raise _fail("DPoP proof algorithm not allowed")
-        key_doc = header.get("jwk")
-        if not isinstance(key_doc, dict):
+        key_doc = as_object(header.get("jwk"))
+        if key_doc is None:
             raise _fail("the DPoP proof has no key")
-        if _PRIVATE_MEMBERS & set(key_doc):  # pyright: ignore[reportUnknownArgumentType]
+        if _PRIVATE_MEMBERS & set(key_doc):
             raise _fail("the DPoP proof key must be public")
         try:
-            key = jwk.JWKRegistry.import_key(key_doc)  # pyright: ignore[reportUnknownArgumentType]
+            key = jwk.JWKRegistry.import_key(key_doc)
             if key.is_private:
                 raise _fail("the DPoP proof key must be public")
             verified = jws.deserialize_compact(proof, key, algorithms=[alg])
-            claims = json.loads(verified.payload)
+            claims = as_object(json.loads(verified.payload))
         except InvalidToken:
             raise
         except (JoseError, ValueError, TypeError, RecursionError):
             raise _fail("bad DPoP proof signature") from None
-        if not isinstance(claims, dict):
+        if claims is None:
             raise _fail("malformed DPoP proof")
-        return header, claims, key  # pyright: ignore[reportUnknownVariableType]
+        return header, claims, key
 
     def _claims(
         self, claims: dict[str, Any], method: str, urls: Sequence[str], access_token: str

@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx2
 
+from mcpkit.core.shapes import as_object
+
 __all__ = ["FetchError", "JSONFetcher"]
 
 
@@ -59,9 +61,9 @@ class JSONFetcher:
         except httpx2.HTTPError as exc:
             raise FetchError(f"{url} could not be reached ({type(exc).__name__})") from None
         try:
-            value = json.loads(b"".join(chunks))
+            value = as_object(json.loads(b"".join(chunks)))
         except (ValueError, RecursionError):  # nested past the parser's depth
             raise FetchError(f"{url} did not answer JSON") from None
-        if not isinstance(value, dict):
+        if value is None:
             raise FetchError(f"{url} did not answer a JSON object")
-        return value  # pyright: ignore[reportUnknownVariableType]
+        return value

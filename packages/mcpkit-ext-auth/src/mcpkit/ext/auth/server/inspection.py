@@ -20,17 +20,32 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from mcpkit.ext.auth.server.scopes import ScopePolicy
+from mcpkit.ext.auth.server.settings import AuthSettings
 from mcpkit.server.inspection import InspectSection
 
 if TYPE_CHECKING:
-    from mcpkit.ext.auth.server.protect import Auth
     from mcpkit.server import Server
 
-__all__ = ["scope_rules_section"]
+__all__ = ["Inspected", "scope_rules_section"]
 
 SECTION_KEY = "io.mcpkit/auth"
+
+
+class Inspected(Protocol):
+    """What the section reads of :class:`~.protect.Auth` (declared here, below it, so
+    this module does not import the one that registers it)."""
+
+    @property
+    def settings(self) -> AuthSettings: ...
+
+    @property
+    def policy(self) -> ScopePolicy: ...
+
+    @property
+    def resource(self) -> str: ...
 
 
 def _needs(all_of: tuple[str, ...], any_of: tuple[str, ...]) -> str:
@@ -40,7 +55,7 @@ def _needs(all_of: tuple[str, ...], any_of: tuple[str, ...]) -> str:
     return "; ".join(parts)
 
 
-def scope_rules_section(auth: Auth, _server: Server) -> InspectSection:
+def scope_rules_section(auth: Inspected, _server: Server) -> InspectSection:
     """Rules 1 and 2 for the server ``auth`` protects."""
     rows: list[tuple[str, str]] = [
         ("protected by", ", ".join(auth.settings.authorization_servers) or "(no server)")

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlencode
 
 from authlib.oauth2.auth import ClientAuth
@@ -43,6 +43,14 @@ from mcpkit.ext.auth.server.settings import ResourceServerLimits
 __all__ = ["IntrospectionValidator"]
 
 logger = logging.getLogger("mcpkit.ext.auth")
+
+
+class _ClientAuth(Protocol):
+    """What this module calls of Authlib's ``ClientAuth`` (Authlib ships no types)."""
+
+    def prepare(
+        self, method: str, uri: str, headers: dict[str, str], body: str
+    ) -> tuple[str, dict[str, str], str]: ...
 
 
 class IntrospectionValidator:
@@ -74,7 +82,9 @@ class IntrospectionValidator:
         self.issuer = issuer
         self.leeway_s = leeway_s
         self.limits = limits or ResourceServerLimits()
-        self._auth = ClientAuth(client_id, client_secret, auth_method) if client_id else None
+        self._auth: _ClientAuth | None = (
+            ClientAuth(client_id, client_secret, auth_method) if client_id else None
+        )
         self._fetcher = JSONFetcher(
             max_bytes=self.limits.max_introspection_bytes, timeout_s=self.limits.http_timeout_s
         )
@@ -109,11 +119,7 @@ class IntrospectionValidator:
             "accept": "application/json",
         }
         if self._auth is not None:
-            prepared = cast(
-                "tuple[Any, dict[str, str], str]",
-                self._auth.prepare("POST", self.url, headers, body),  # pyright: ignore[reportUnknownMemberType]
-            )
-            headers, body = prepared[1], prepared[2]
+            _, headers, body = self._auth.prepare("POST", self.url, headers, body)
         self.requests += 1
         try:
             return await self._fetcher.fetch("POST", self.url, content=body, headers=headers)
@@ -140,7 +146,7 @@ class IntrospectionValidator:
         if aud is not None:
             values: list[Any] = [aud] if isinstance(aud, str) else []
             if isinstance(aud, list):
-                values = list(aud)  # pyright: ignore[reportUnknownArgumentType]
+                values = list(cast("list[Any]", aud))
             given = {a for a in values if isinstance(a, str)}
             if not given & self.audience:
                 raise InvalidToken("wrong audience")

@@ -35,9 +35,10 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError
+from mcpkit.core.shapes import as_list
 
 __all__ = ["Principal", "principal", "require_principal", "scopes_of"]
 
@@ -50,8 +51,9 @@ def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
         value = claims.get(name)
         if isinstance(value, str):
             return frozenset(value.split())
-        if isinstance(value, list | tuple):
-            return frozenset(s for s in value if isinstance(s, str) and s)  # pyright: ignore[reportUnknownVariableType]
+        items = as_list(value)
+        if items is not None:
+            return frozenset(s for s in items if isinstance(s, str) and s)
     return frozenset()
 
 
@@ -110,7 +112,7 @@ class Principal:
         """The RFC 9449 §6 key binding (``cnf.jkt``), None for a bearer token."""
         cnf = self.claims.get("cnf")
         if isinstance(cnf, Mapping):
-            jkt = cnf.get("jkt")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            jkt = cast("Mapping[str, Any]", cnf).get("jkt")
             if isinstance(jkt, str) and jkt:
                 return jkt
         return None

@@ -63,6 +63,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.core.shapes import as_object
 from mcpkit.ext.auth.server.cache import TokenCache
 from mcpkit.ext.auth.server.challenge import Challenge
 from mcpkit.ext.auth.server.dpop import DPoPVerifier
@@ -317,9 +318,9 @@ def _as_inner(site: Composition, call: GuardedCall) -> dict[str, Any] | None:
         if name is None:
             return None
         params[field] = name
-    ref: Any = params.get("ref")
-    if call.method == "completion/complete" and isinstance(ref, dict):
-        named: dict[str, Any] = dict(ref)  # pyright: ignore[reportUnknownArgumentType]
+    ref = as_object(params.get("ref"))
+    if call.method == "completion/complete" and ref is not None:
+        named: dict[str, Any] = dict(ref)
         if named.get("type") == "ref/prompt" and isinstance(named.get("name"), str):
             name = site.inner_name(named["name"])
             if name is None:

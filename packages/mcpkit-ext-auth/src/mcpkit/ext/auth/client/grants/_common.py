@@ -40,14 +40,13 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
-from authlib.oauth2.rfc7523 import (  # pyright: ignore[reportMissingTypeStubs]
-    private_key_jwt_sign,  # pyright: ignore[reportUnknownVariableType]
-)
+import authlib.oauth2.rfc7523 as _rfc7523
 from joserfc.jwk import Key
 
 from mcpkit.core.extensions import Extension
+from mcpkit.core.shapes import as_str
 from mcpkit.ext.auth.client.dpop import default_algorithm, load_private_key
 from mcpkit.ext.auth.client.grant import (
     ClientAuthMethod,
@@ -83,6 +82,20 @@ DEFAULT_MAX_ASSERTION_BYTES = 64 * 1024
 AssertionSource = str | Callable[[], str | Awaitable[str]]
 """A JWT, or a callable returning one (sync or async), called per token request."""
 SecretMethod = Literal["client_secret_basic", "client_secret_post"]
+
+
+class _Rfc7523(Protocol):
+    """The RFC 7523 helper :class:`PrivateKeyJWT` calls (Authlib ships no type information)."""
+
+    def private_key_jwt_sign(
+        self,
+        private_key: Key,
+        client_id: str,
+        token_endpoint: str,
+        alg: str = "RS256",
+        claims: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> bytes | str: ...
 
 
 def file_source(
@@ -129,9 +142,10 @@ async def resolve_assertion(source: AssertionSource, what: str) -> str:
     else:
         produced = source()
         value = await produced if inspect.isawaitable(produced) else produced
-    if not isinstance(value, str) or not value.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+    text = as_str(value)  # a user callable may return anything
+    if text is None or not text.strip():
         raise OAuthError("invalid_request", f"{what} is empty (source: {_source_name(source)})")
-    return value.strip()
+    return text.strip()
 
 
 def _source_name(source: AssertionSource) -> str:
@@ -244,7 +258,7 @@ class PrivateKeyJWT:
         else:
             aud = self.audience or ctx.issuer or ctx.token_endpoint
         issued = int(time.time()) if now is None else now
-        token: Any = private_key_jwt_sign(
+        token = cast(_Rfc7523, _rfc7523).private_key_jwt_sign(
             self._key,
             client_id=client_id,
             token_endpoint=aud,
