@@ -51,13 +51,12 @@ from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
-from mcpkit.ext.tasks.runtime import guarded, parse_change_key, principal_owner
+from mcpkit.ext.tasks.shared import TaskRuntime, guarded, parse_change_key, principal_owner
 from mcpkit.ext.tasks.support import client_supports
 from mcpkit.server.answers import check_answer
 from mcpkit.server.hub import Change
 
 if TYPE_CHECKING:
-    from mcpkit.ext.tasks.runtime import Tasks
     from mcpkit.server.app import MethodHandler, Server
     from mcpkit.server.context import Context
     from mcpkit.server.tools import Tool
@@ -77,7 +76,7 @@ def missing_extension(what: str) -> JSONRPCError:
     )
 
 
-def install(runtime: Tasks, server: Server) -> None:
+def install(runtime: TaskRuntime, server: Server) -> None:
     server.add_extension(runtime)
     for method, handler in (
         ("tasks/get", tasks_get),
@@ -90,7 +89,9 @@ def install(runtime: Tasks, server: Server) -> None:
     server.add_listen_filter("taskIds", partial(listen_filter, runtime))
 
 
-async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, tool: Tool) -> JSON:
+async def tools_call(
+    runtime: TaskRuntime, ctx: Context, call_next: MethodHandler, tool: Tool
+) -> JSON:
     """``tools/call`` of ``tool`` on 2026-07-28 (rules 2-4)."""
     support = runtime.support(tool)
     if support == "forbidden":
@@ -112,7 +113,7 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
     return create_task_result(record)
 
 
-async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
+async def _find(runtime: TaskRuntime, ctx: Context) -> TaskRecord:
     if not client_supports(ctx):
         raise missing_extension(ctx.method)
     task_id = ctx.params.get("taskId")
@@ -129,11 +130,11 @@ async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
     return record
 
 
-async def tasks_get(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_get(runtime: TaskRuntime, ctx: Context) -> JSON:
     return detailed_task(await _find(runtime, ctx))
 
 
-async def tasks_update(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_update(runtime: TaskRuntime, ctx: Context) -> JSON:
     if not client_supports(ctx):
         raise missing_extension(ctx.method)
     responses = ctx.params.get("inputResponses")
@@ -152,7 +153,7 @@ async def tasks_update(runtime: Tasks, ctx: Context) -> JSON:
     return {}
 
 
-async def tasks_cancel(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_cancel(runtime: TaskRuntime, ctx: Context) -> JSON:
     record = await _find(runtime, ctx)
     await runtime.store.cancel(record.task_id)
     job = runtime.running.get(record.task_id)
@@ -162,7 +163,7 @@ async def tasks_cancel(runtime: Tasks, ctx: Context) -> JSON:
 
 
 def listen_filter(
-    runtime: Tasks, ctx: Context, value: Any
+    runtime: TaskRuntime, ctx: Context, value: Any
 ) -> tuple[Any, Callable[[Change], bool]] | None:
     """The ``taskIds`` field of ``subscriptions/listen`` (rule 7)."""
     if not client_supports(ctx):
