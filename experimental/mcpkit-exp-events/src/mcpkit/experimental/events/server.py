@@ -79,6 +79,7 @@ from mcpkit.experimental.events.sources import (
     CheckRequest,
     EventSource,
     Match,
+    Position,
     Transform,
     event_body,
     iso_timestamp,
@@ -87,6 +88,7 @@ from mcpkit.experimental.events.sources import (
     schema_of,
 )
 from mcpkit.experimental.events.store import InMemoryStore, OccurrenceStore, now_ms, read_matching
+from mcpkit.experimental.events.stream import StreamRegistry
 from mcpkit.server.hub import Change
 from mcpkit.server.names import NamedRule, declare_names, declare_rules
 from mcpkit.server.pagination import page
@@ -104,21 +106,6 @@ SPEC_VERSION = "2026-10-05"
 
 def error(code: int, message: str, data: JSON | None = None) -> JSONRPCError:
     return JSONRPCError(code, message, data)
-
-
-class Position:
-    """A decoded cursor (rule 5): ``epoch``, ``generation``, ``position`` for the store,
-    or ``upstream`` for a poller."""
-
-    __slots__ = ("epoch", "generation", "position", "upstream")
-
-    def __init__(
-        self, generation: int, *, epoch: str = "", position: int = 0, upstream: str | None = None
-    ) -> None:
-        self.epoch = epoch
-        self.generation = generation
-        self.position = position
-        self.upstream = upstream
 
 
 class EventsExtension:
@@ -140,8 +127,6 @@ class EventsExtension:
         authorize: Authorize | None = None,
         list_changed: bool = True,
     ) -> None:
-        from mcpkit.experimental.events.stream import StreamRegistry
-
         self.server = server
         self.store: OccurrenceStore = store if store is not None else InMemoryStore()
         self.limits = limits or EventsLimits()
