@@ -39,7 +39,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.model import RELATED_TASK, TaskRecord, legacy_task
 from mcpkit.ext.tasks.shared import (
@@ -98,8 +98,8 @@ async def tools_call(
     """``tools/call`` of ``tool`` on a handshake-era session (rule 2)."""
     name = tool.name
     support = runtime.support(tool)
-    task = ctx.params.get("task")
-    if task is None:
+    raw = ctx.params.get("task")
+    if raw is None:
         if support == "required":
             raise JSONRPCError(
                 METHOD_NOT_FOUND,
@@ -107,7 +107,8 @@ async def tools_call(
                 "with params.task (2025-11-25 tasks)",
             )
         return await call_next(ctx)
-    if not isinstance(task, dict):
+    task = as_object(raw)
+    if task is None:
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.task must be an object ({ttl?})")
     if support == "forbidden":
         raise JSONRPCError(
@@ -119,7 +120,7 @@ async def tools_call(
         ctx,
         tool,
         owner=legacy_owner(ctx),
-        requested_ttl_ms=task.get("ttl"),  # pyright: ignore[reportUnknownMemberType]
+        requested_ttl_ms=task.get("ttl"),
     )
     return {"task": legacy_task(record)}
 
@@ -191,7 +192,7 @@ async def tasks_result(runtime: TaskRuntime, ctx: Context) -> JSON:
     if record.status == "completed" and record.result is not None:
         result = dict(record.result)
         meta = result.get("_meta")
-        result["_meta"] = {**(meta if isinstance(meta, dict) else {}), **tag}  # pyright: ignore[reportUnknownArgumentType]
+        result["_meta"] = {**(as_object(meta) or {}), **tag}
         return result
     if record.status == "failed":
         error = record.error or {"code": -32603, "message": "Internal error"}
@@ -216,7 +217,7 @@ async def _relay(runtime: TaskRuntime, ctx: Context, record: TaskRecord, tag: JS
         for key, req in fresh.items():
             params = dict(req.get("params") or {})
             meta = params.get("_meta")
-            params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **tag}  # pyright: ignore[reportUnknownArgumentType]
+            params["_meta"] = {**(as_object(meta) or {}), **tag}
             requests[key] = {"method": req["method"], "params": params}
         answers = await ctx.request_input(requests)
         await runtime.store.respond(record.task_id, answers)

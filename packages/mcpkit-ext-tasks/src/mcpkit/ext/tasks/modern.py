@@ -44,10 +44,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
@@ -137,11 +137,8 @@ async def tasks_get(runtime: TaskRuntime, ctx: Context) -> JSON:
 async def tasks_update(runtime: TaskRuntime, ctx: Context) -> JSON:
     if not client_supports(ctx):
         raise missing_extension(ctx.method)
-    responses = ctx.params.get("inputResponses")
-    if not isinstance(responses, dict) or not all(
-        isinstance(v, dict)
-        for v in responses.values()  # pyright: ignore[reportUnknownVariableType]
-    ):
+    responses = as_object(ctx.params.get("inputResponses"))
+    if responses is None or not all(isinstance(v, dict) for v in responses.values()):
         raise JSONRPCError(
             INVALID_PARAMS, "tasks/update: params.inputResponses must map keys to result objects"
         )
@@ -149,7 +146,7 @@ async def tasks_update(runtime: TaskRuntime, ctx: Context) -> JSON:
     for key, request in record.input_requests.items():
         if key in responses:
             check_answer(key, request, responses[key])  # -32602 (rule 6)
-    await runtime.store.respond(record.task_id, responses)  # pyright: ignore[reportUnknownArgumentType]
+    await runtime.store.respond(record.task_id, responses)
     return {}
 
 
@@ -168,11 +165,12 @@ def listen_filter(
     """The ``taskIds`` field of ``subscriptions/listen`` (rule 7)."""
     if not client_supports(ctx):
         raise missing_extension("subscriptions/listen with notifications.taskIds")
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
+    items = cast("list[object]", value) if isinstance(value, list) else None
+    if items is None or not all(isinstance(v, str) for v in items):
         raise JSONRPCError(
             INVALID_PARAMS, "subscriptions/listen: notifications.taskIds must be a list of strings"
         )
-    ids: set[str] = set(value)  # pyright: ignore[reportUnknownArgumentType]
+    ids: set[str] = set(cast("list[str]", items))
     if len(ids) > MAX_LISTEN_TASK_IDS:
         raise JSONRPCError(
             INVALID_PARAMS,
