@@ -68,7 +68,7 @@ import anyio
 
 from mcpkit.core import Extension, JSONRPCError, Stability
 from mcpkit.core.jsonschema import validation_errors
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.context import Authorize, SubscriberContext
@@ -408,10 +408,9 @@ class EventsExtension:
                 f"Invalid params: name longer than {limits.max_name_bytes} bytes "
                 "(EventsLimits.max_name_bytes)",
             )
-        arguments: Any = params.get(W.F_ARGUMENTS)
+        given: Any = params.get(W.F_ARGUMENTS)
+        arguments = as_object({} if given is None else given)
         if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
             raise error(W.INVALID_PARAMS, "Invalid params: arguments must be an object")
         size = len(json.dumps(arguments, separators=(",", ":")).encode())
         if size > limits.max_arguments_bytes:
@@ -436,7 +435,7 @@ class EventsExtension:
                 f"Invalid params: arguments do not match the inputSchema of {name!r}: "
                 + "; ".join(problems),
             )
-        args: JSON = arguments  # pyright: ignore[reportUnknownVariableType]
+        args: JSON = arguments
         if not await self.permitted(ctx, src, args):
             raise self.forbidden(name)
         return src, args

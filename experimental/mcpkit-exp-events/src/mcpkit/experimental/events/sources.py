@@ -129,7 +129,7 @@ def schema_of(spec: Any, default: JSON | None = None) -> JSON:
     if spec is None:
         return dict(default or {"type": "object"})
     if isinstance(spec, Mapping):
-        return dict(spec)  # pyright: ignore[reportUnknownArgumentType]
+        return dict(cast("Mapping[str, Any]", spec))
     if isinstance(spec, type) and issubclass(spec, BaseModel):
         return spec.model_json_schema(by_alias=True)
     adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, spec))
