@@ -57,12 +57,20 @@ from mcpkit.core import JSONRPCError
 from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.context import SubscriberContext
+from mcpkit.experimental.events.limits import EventsLimits
 
 if TYPE_CHECKING:
-    from mcpkit.experimental.events.server import EventsExtension
     from mcpkit.server import Context
 
-__all__ = ["Hook", "InMemoryPollLeases", "Lifecycle", "PollLease", "PollLeases", "Renewal"]
+__all__ = [
+    "Hook",
+    "InMemoryPollLeases",
+    "Lifecycle",
+    "LifecycleHost",
+    "PollLease",
+    "PollLeases",
+    "Renewal",
+]
 
 logger = logging.getLogger("mcpkit.experimental.events")
 Hook = Callable[["Context | SubscriberContext", JSON, Any], Awaitable[None]]
@@ -172,10 +180,22 @@ class InMemoryPollLeases:
         return gone
 
 
-class Lifecycle:
-    """The hooks and poll leases of one :class:`EventsExtension` (rules 1-6)."""
+class LifecycleHost(Protocol):
+    """What :class:`Lifecycle` uses of its
+    :class:`~mcpkit.experimental.events.server.EventsExtension`: the store (which may
+    offer shared ``poll_leases``) and the limits."""
 
-    def __init__(self, ext: EventsExtension) -> None:
+    @property
+    def store(self) -> object: ...
+    @property
+    def limits(self) -> EventsLimits: ...
+
+
+class Lifecycle:
+    """The hooks and poll leases of one :class:`EventsExtension
+    <mcpkit.experimental.events.server.EventsExtension>` (rules 1-6)."""
+
+    def __init__(self, ext: LifecycleHost) -> None:
         self.ext = ext
         # kind-ok: unbounded-table hooks the server's code registers per source
         self.on_subscribe: dict[str, Hook] = {}

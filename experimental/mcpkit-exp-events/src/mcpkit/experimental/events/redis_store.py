@@ -74,7 +74,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -83,6 +83,7 @@ from mcpkit.experimental.events.lifecycle import PollLease, Renewal
 from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, WatchListener, now_ms
 from mcpkit.experimental.events.webhooks.records import (
     Created,
+    CreateOutcome,
     DeliveryState,
     WebhookSubscription,
 )
@@ -531,9 +532,9 @@ class RedisSubscriptions:
         args = [*self._write_args(sub), max_total, max_per_principal, self._k("sub", "")]
         with unavailable("creating a webhook subscription"):
             outcome, raw = await self._create(keys=keys, args=args)
-        outcome = outcome.decode() if isinstance(outcome, bytes) else str(outcome)
+        text = outcome.decode() if isinstance(outcome, bytes) else str(outcome)
         lapsed = WebhookSubscription.from_json(json.loads(raw)) if raw else None
-        return Created(outcome, lapsed)  # pyright: ignore[reportArgumentType]
+        return Created(cast(CreateOutcome, text), lapsed)  # the script returns one of them
 
     async def update(self, sub: WebhookSubscription) -> bool:
         """Rule 9: rewrite the configuration only while the record is live."""

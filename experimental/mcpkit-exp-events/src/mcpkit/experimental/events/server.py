@@ -68,7 +68,7 @@ import anyio
 
 from mcpkit.core import Extension, JSONRPCError, Stability
 from mcpkit.core.jsonschema import validation_errors
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import MODERN_VERSIONS
 from mcpkit.experimental.events import wire as W
 from mcpkit.experimental.events.context import Authorize, SubscriberContext
@@ -79,6 +79,7 @@ from mcpkit.experimental.events.sources import (
     CheckRequest,
     EventSource,
     Match,
+    Position,
     Transform,
     event_body,
     iso_timestamp,
@@ -87,6 +88,7 @@ from mcpkit.experimental.events.sources import (
     schema_of,
 )
 from mcpkit.experimental.events.store import InMemoryStore, OccurrenceStore, now_ms, read_matching
+from mcpkit.experimental.events.stream import StreamRegistry
 from mcpkit.server.hub import Change
 from mcpkit.server.names import NamedRule, declare_names, declare_rules
 from mcpkit.server.pagination import page
@@ -104,21 +106,6 @@ SPEC_VERSION = "2026-10-05"
 
 def error(code: int, message: str, data: JSON | None = None) -> JSONRPCError:
     return JSONRPCError(code, message, data)
-
-
-class Position:
-    """A decoded cursor (rule 5): ``epoch``, ``generation``, ``position`` for the store,
-    or ``upstream`` for a poller."""
-
-    __slots__ = ("epoch", "generation", "position", "upstream")
-
-    def __init__(
-        self, generation: int, *, epoch: str = "", position: int = 0, upstream: str | None = None
-    ) -> None:
-        self.epoch = epoch
-        self.generation = generation
-        self.position = position
-        self.upstream = upstream
 
 
 class EventsExtension:
@@ -140,8 +127,6 @@ class EventsExtension:
         authorize: Authorize | None = None,
         list_changed: bool = True,
     ) -> None:
-        from mcpkit.experimental.events.stream import StreamRegistry
-
         self.server = server
         self.store: OccurrenceStore = store if store is not None else InMemoryStore()
         self.limits = limits or EventsLimits()
@@ -423,10 +408,9 @@ class EventsExtension:
                 f"Invalid params: name longer than {limits.max_name_bytes} bytes "
                 "(EventsLimits.max_name_bytes)",
             )
-        arguments: Any = params.get(W.F_ARGUMENTS)
+        given: Any = params.get(W.F_ARGUMENTS)
+        arguments = as_object({} if given is None else given)
         if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
             raise error(W.INVALID_PARAMS, "Invalid params: arguments must be an object")
         size = len(json.dumps(arguments, separators=(",", ":")).encode())
         if size > limits.max_arguments_bytes:
@@ -451,7 +435,7 @@ class EventsExtension:
                 f"Invalid params: arguments do not match the inputSchema of {name!r}: "
                 + "; ".join(problems),
             )
-        args: JSON = arguments  # pyright: ignore[reportUnknownVariableType]
+        args: JSON = arguments
         if not await self.permitted(ctx, src, args):
             raise self.forbidden(name)
         return src, args

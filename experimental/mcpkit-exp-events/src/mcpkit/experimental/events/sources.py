@@ -27,7 +27,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast, get_args, get_origin, get_type_hints
+from typing import Any, Protocol, cast, get_args, get_origin, get_type_hints
 
 import jsonschema.protocols
 from pydantic import BaseModel, TypeAdapter
@@ -35,19 +35,18 @@ from pydantic import BaseModel, TypeAdapter
 from mcpkit.core.jsonschema import compile_schema
 from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events.context import Authorize
-from mcpkit.experimental.events.store import StoredOccurrence, now_ms
+from mcpkit.experimental.events.store import OccurrenceStore, StoredOccurrence, now_ms
 from mcpkit.experimental.events.wire import DELIVERY_MODES, DeliveryMode, EventTypeDescriptor
 from mcpkit.server.options import choice
-
-if TYPE_CHECKING:
-    from mcpkit.experimental.events.server import EventsExtension
 
 __all__ = [
     "CheckRequest",
     "CheckResult",
     "Event",
     "EventSource",
+    "EventsHost",
     "Match",
+    "Position",
     "Transform",
     "iso_timestamp",
     "schema_of",
@@ -95,6 +94,29 @@ class CheckResult:
 Check = Callable[[CheckRequest], Awaitable[CheckResult]]
 
 
+class EventsHost(Protocol):
+    """What an :class:`EventSource` uses of the extension that declared it
+    (:class:`~mcpkit.experimental.events.server.EventsExtension`): its store."""
+
+    @property
+    def store(self) -> OccurrenceStore: ...
+
+
+class Position:
+    """A decoded cursor (server rule 5): ``epoch``, ``generation``, ``position`` for the
+    store, or ``upstream`` for a poller."""
+
+    __slots__ = ("epoch", "generation", "position", "upstream")
+
+    def __init__(
+        self, generation: int, *, epoch: str = "", position: int = 0, upstream: str | None = None
+    ) -> None:
+        self.epoch = epoch
+        self.generation = generation
+        self.position = position
+        self.upstream = upstream
+
+
 def iso_timestamp(ms: int) -> str:
     """``ms`` (epoch milliseconds) as ISO 8601 UTC with a ``Z``."""
     stamp = datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
@@ -107,7 +129,7 @@ def schema_of(spec: Any, default: JSON | None = None) -> JSON:
     if spec is None:
         return dict(default or {"type": "object"})
     if isinstance(spec, Mapping):
-        return dict(spec)  # pyright: ignore[reportUnknownArgumentType]
+        return dict(cast("Mapping[str, Any]", spec))
     if isinstance(spec, type) and issubclass(spec, BaseModel):
         return spec.model_json_schema(by_alias=True)
     adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, spec))
@@ -132,7 +154,7 @@ def payload_type_of(fn: Callable[..., Any]) -> Any:
 class EventSource:
     """One declared event type (rules 1-4). Emit occurrences with :meth:`emit`."""
 
-    extension: EventsExtension
+    extension: EventsHost
     name: str
     description: str | None
     input_schema: JSON

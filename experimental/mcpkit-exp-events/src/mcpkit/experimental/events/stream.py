@@ -5,9 +5,9 @@ advancement), §Cursor Lifecycle, §Subscription Termination.
 
 Rules:
 1. An invalid subscription is answered with a JSON-RPC error and no stream opens
-   (:meth:`EventsExtension.resolve`); beyond ``max_streams`` open streams, or
-   ``max_streams_per_principal`` for one principal, -32025 with ``data.limit`` naming
-   the bound and ``data.max`` its value.
+   (:meth:`~mcpkit.experimental.events.server.EventsExtension.resolve`); beyond
+   ``max_streams`` open streams, or ``max_streams_per_principal`` for one principal,
+   -32025 with ``data.limit`` naming the bound and ``data.max`` its value.
 2. The stream starts with ``notifications/events/active {cursor, truncated}``, then
    sends ``notifications/events/event`` per matching occurrence (with its ``cursor``),
    a fresh ``active`` with ``truncated: true`` when a gap opens mid-stream, and
@@ -41,22 +41,30 @@ Rules:
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from mcpkit.core import JSONRPCError
 from mcpkit.core.shapes import JSON
 from mcpkit.experimental.events import wire as W
-from mcpkit.experimental.events.sources import CheckRequest, EventSource, event_body
-from mcpkit.experimental.events.store import ReadResult, StoredOccurrence, read_matching
+from mcpkit.experimental.events.context import SubscriberContext
+from mcpkit.experimental.events.lifecycle import Lifecycle
+from mcpkit.experimental.events.limits import EventsLimits
+from mcpkit.experimental.events.sources import CheckRequest, EventSource, Position, event_body
+from mcpkit.experimental.events.store import (
+    OccurrenceStore,
+    ReadResult,
+    StoredOccurrence,
+    read_matching,
+)
 from mcpkit.server.identity import principal_key
 
 if TYPE_CHECKING:
-    from mcpkit.experimental.events.server import EventsExtension
     from mcpkit.server import Context
 
-__all__ = ["StreamRegistry"]
+__all__ = ["StreamHost", "StreamRegistry"]
 
 _INTERNAL = -32603
 
@@ -78,10 +86,39 @@ class _Live:
         self.wake.set()
 
 
-class StreamRegistry:
-    """The open streams of one :class:`EventsExtension` (rules 1, 4, 6)."""
+class StreamHost(Protocol):
+    """What :class:`StreamRegistry` uses of its
+    :class:`~mcpkit.experimental.events.server.EventsExtension`: limits, store,
+    lifecycle hooks, subscription checks and cursors (server rules 4, 5, 8)."""
 
-    def __init__(self, ext: EventsExtension) -> None:
+    @property
+    def limits(self) -> EventsLimits: ...
+    @property
+    def store(self) -> OccurrenceStore: ...
+    @property
+    def lifecycle(self) -> Lifecycle: ...
+
+    async def resolve(
+        self, ctx: Context, params: Mapping[str, Any], mode: W.DeliveryMode
+    ) -> tuple[EventSource, JSON]: ...
+    async def permitted(
+        self, ctx: Context | SubscriberContext, src: EventSource, arguments: JSON
+    ) -> bool: ...
+    def revoked(self, name: str) -> JSONRPCError: ...
+    async def start(
+        self, src: EventSource, cursor: Any, max_age_ms: Any
+    ) -> tuple[int, int | None, bool]: ...
+    def encode(self, src: EventSource, epoch: str, position: int) -> str: ...
+    def encode_upstream(self, src: EventSource, upstream: str | None) -> str | None: ...
+    def decode(self, src: EventSource, cursor: Any) -> Position | None: ...
+    def occurrence(self, src: EventSource, args: JSON, occ: Any, cursor: str | None) -> JSON: ...
+
+
+class StreamRegistry:
+    """The open streams of one :class:`EventsExtension
+    <mcpkit.experimental.events.server.EventsExtension>` (rules 1, 4, 6)."""
+
+    def __init__(self, ext: StreamHost) -> None:
         self.ext = ext
         self.live: set[_Live] = set()
         # kind-ok: unbounded-table one key per open stream's principal, max_streams

@@ -60,13 +60,13 @@ def otel_tracer(
     """A :class:`~mcpkit.core.tracing.Tracer` emitting spans and metrics; the options
     are :func:`instrument`'s. Install it yourself with ``server.set_tracer(t)`` or
     ``client.set_tracer(t)`` (one tracer may serve several servers and clients)."""
-    flags = {
+    flags: dict[str, object] = {
         "record_arguments": record_arguments,
         "uri_in_span_name": uri_in_span_name,
         "metric_resource_uri": metric_resource_uri,
     }
     for flag, value in flags.items():  # "false" is truthy: it would record arguments
-        if not isinstance(value, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+        if not isinstance(value, bool):
             raise TypeError(f"instrument(): {flag}={value!r} must be True or False")
     tracer = trace.get_tracer(SCOPE, __version__, tracer_provider=tracer_provider)
     meter = meter_for(meter_provider, __version__)

@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Hashable, Mapping
+from contextvars import Token
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -91,7 +92,7 @@ class Operation:
         self.method = method
         self.metric = metric  # the shared metric attributes while the outcome adds none
         self.start = time.perf_counter()
-        self.token: object | None = None
+        self.token: Token[otel_context.Context] | None = None
 
 
 def _recorded(value: Any) -> str:
@@ -221,7 +222,7 @@ class Recorder:
                     span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, _recorded(shown))
         finally:
             if op.token is not None:
-                otel_context.detach(op.token)  # type: ignore[arg-type]
+                otel_context.detach(op.token)
                 op.token = None
             span.end()
             metric = op.metric

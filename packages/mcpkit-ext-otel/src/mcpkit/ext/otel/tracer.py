@@ -43,7 +43,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
@@ -51,6 +51,7 @@ from opentelemetry import trace
 from opentelemetry.propagators.textmap import TextMapPropagator
 from opentelemetry.trace import Link, SpanKind
 
+from mcpkit.core.shapes import as_list
 from mcpkit.core.tracing import TraceContext, TracedMessage
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
@@ -71,10 +72,11 @@ def _transport_facts(
     client: tuple[str, int] | None = None
     scope = transport.get("scope")
     if isinstance(scope, Mapping):
-        version = scope.get("http_version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        peer = scope.get("client")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if isinstance(peer, (tuple, list)) and len(peer) == 2:  # pyright: ignore[reportUnknownArgumentType]
-            host, port = peer  # pyright: ignore[reportUnknownVariableType]
+        asgi = cast("Mapping[str, Any]", scope)
+        version = asgi.get("http_version")
+        peer = as_list(asgi.get("client"))
+        if peer is not None and len(peer) == 2:
+            host, port = peer
             if isinstance(host, str) and isinstance(port, int):
                 client = (host, port)
     url = transport.get("url")
@@ -182,14 +184,15 @@ class OtelTracer:
         if histogram is not None:
             histogram.record(duration_s, attrs)
 
-    def _remote(self, ctx: TraceContext | None) -> otel_context.Context | None:
+    def remote_parent(self, ctx: TraceContext | None) -> otel_context.Context | None:
         """Rule 2: the core's validated context as an OpenTelemetry parent."""
         if ctx is None:
             return None
         return remote_context(ctx, self.propagator)
 
-    def _link(self, ctx: TraceContext | None) -> list[Link] | None:
-        parent = self._remote(ctx)
+    def links_to(self, ctx: TraceContext | None) -> list[Link] | None:
+        """Rule 2: ``ctx`` as the links of a span (None without a context)."""
+        parent = self.remote_parent(ctx)
         if parent is None:
             return None
         return [Link(trace.get_current_span(parent).get_span_context())]
@@ -198,9 +201,9 @@ class OtelTracer:
         """Rules 1-3, 5: the context manager around a message handled."""
         return _Handled(self, message)
 
-    def _work(self, message: TracedMessage) -> Operation:
+    def start_work(self, message: TracedMessage) -> Operation:
         """Rule 5: a task's work, continuing the creating request's trace."""
-        parent = self._remote(message.link or message.trace_context)
+        parent = self.remote_parent(message.link or message.trace_context)
         attrs = S.request_attributes(message.method, message.params, None)
         attrs.update(self.facts.of(message)[1])
         name = S.span_name(message.method, message.params)  # named on exit (rule 10)
@@ -229,7 +232,7 @@ class _Handled:
         owner, message = self.owner, self.message
         carried = message.trace_context
         if message.kind == "work":
-            op = owner._work(message)  # pyright: ignore[reportPrivateUsage]
+            op = owner.start_work(message)
         else:
             key, facts = owner.facts.of(message)
             link = message.link
@@ -239,8 +242,8 @@ class _Handled:
                 message.request_id,
                 extra=facts,
                 extra_key=key,
-                links=None if link is None else owner._link(link),  # pyright: ignore[reportPrivateUsage]
-                remote=None if carried is None else owner._remote(carried),  # pyright: ignore[reportPrivateUsage]
+                links=None if link is None else owner.links_to(link),
+                remote=None if carried is None else owner.remote_parent(carried),
             )
         self.op = op
         message.span_context = as_trace_context(op.span, carried.baggage if carried else None)
@@ -250,7 +253,7 @@ class _Handled:
         message, op = self.message, self.op
         if message.link is not None and message.link is not self.linked:
             # set while handling (a tasks/* poll names its task's creating request)
-            for link in self.owner._link(message.link) or ():  # pyright: ignore[reportPrivateUsage]
+            for link in self.owner.links_to(message.link) or ():
                 op.span.add_link(link.context)
         self.owner.inbound.end(op, target=message.target, **_outcome(message))
 
@@ -274,7 +277,7 @@ class _Sent:
             message.request_id,
             extra=facts,
             extra_key=key,
-            links=None if link is None else owner._link(link),  # pyright: ignore[reportPrivateUsage]
+            links=None if link is None else owner.links_to(link),
         )
         self.op = op
         inject(message.meta, op.span, trace.set_span_in_context(op.span), owner.propagator)

@@ -37,14 +37,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.abc
 
 from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.ext.tasks.model import EXTENSION_ID, TERMINAL, obj
 
 if TYPE_CHECKING:
@@ -111,8 +111,9 @@ def _task_state(task: Mapping[str, Any]) -> TaskState:
     """``task`` (a ``CreateTaskResult`` of either era, or a ``Task``) as a
     :class:`TaskState`; raises :class:`TaskNotCreatedError` for anything without a
     string ``taskId`` (rule 6)."""
-    body: Any = task.get("task", task)
-    if not isinstance(body, Mapping) or not isinstance(body.get("taskId"), str):  # pyright: ignore[reportUnknownMemberType]
+    body: object = task.get("task", task)
+    inner = cast("Mapping[str, Any]", body) if isinstance(body, Mapping) else None
+    if inner is None or not isinstance(inner.get("taskId"), str):
         raise TaskNotCreatedError(task)
     return TaskState.from_wire(task)
 
@@ -154,7 +155,7 @@ class TaskState:
             ttl_ms=ttl if isinstance(ttl, int) else None,
             result=body.get("result"),
             error=body.get("error"),
-            input_requests=dict(requests) if isinstance(requests, dict) else {},  # pyright: ignore[reportUnknownArgumentType]
+            input_requests=dict(as_object(requests) or {}),
             raw=dict(data),
         )
 

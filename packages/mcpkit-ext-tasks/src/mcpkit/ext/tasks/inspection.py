@@ -20,20 +20,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.ext.tasks.model import EXTENSION_ID
+from mcpkit.ext.tasks.shared import TaskRuntime, ToolTaskOptions
 from mcpkit.server.inspection import InspectSection
 
 if TYPE_CHECKING:
-    from mcpkit.ext.tasks.runtime import Tasks
     from mcpkit.server import Server
 
 __all__ = ["task_support_section"]
 
 
-def task_support_section(tasks: Tasks, server: Server) -> InspectSection:
+def task_support_section(tasks: TaskRuntime, server: Server) -> InspectSection:
     """Rules 1 and 2 for ``server``, on which ``tasks`` is installed."""
-    from mcpkit.ext.tasks.model import EXTENSION_ID
-    from mcpkit.ext.tasks.runtime import ToolTaskOptions
-
     eras = [e for e, on in (("2026-07-28", tasks.modern), ("2025-11-25", tasks.legacy)) if on]
     ttl = "unlimited" if tasks.ttl_ms is None else f"{tasks.ttl_ms} ms"
     rows = [("(extension)", f"eras {', '.join(eras) or 'none'}; tasks kept {ttl}")]

@@ -39,15 +39,20 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.model import RELATED_TASK, TaskRecord, legacy_task
-from mcpkit.ext.tasks.runtime import OWNER_KEY, guarded, parse_change_key, principal_owner
+from mcpkit.ext.tasks.shared import (
+    OWNER_KEY,
+    TaskRuntime,
+    guarded,
+    parse_change_key,
+    principal_owner,
+)
 from mcpkit.server.hub import Change
 from mcpkit.server.identity import caller_key
 
 if TYPE_CHECKING:
-    from mcpkit.ext.tasks.runtime import Tasks
     from mcpkit.server.app import MethodHandler, Server
     from mcpkit.server.context import Context
     from mcpkit.server.lifecycle import LegacySession
@@ -58,7 +63,7 @@ __all__ = ["install", "legacy_owner", "tools_call"]
 SERVER_CAPABILITY: JSON = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
 
-def install(runtime: Tasks, server: Server) -> None:
+def install(runtime: TaskRuntime, server: Server) -> None:
     def capability(era: str) -> JSON | None:
         return dict(SERVER_CAPABILITY) if era == "legacy" else None
 
@@ -87,12 +92,14 @@ def legacy_owner(ctx: Context) -> str | None:
     return owner
 
 
-async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, tool: Tool) -> JSON:
+async def tools_call(
+    runtime: TaskRuntime, ctx: Context, call_next: MethodHandler, tool: Tool
+) -> JSON:
     """``tools/call`` of ``tool`` on a handshake-era session (rule 2)."""
     name = tool.name
     support = runtime.support(tool)
-    task = ctx.params.get("task")
-    if task is None:
+    raw = ctx.params.get("task")
+    if raw is None:
         if support == "required":
             raise JSONRPCError(
                 METHOD_NOT_FOUND,
@@ -100,7 +107,8 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
                 "with params.task (2025-11-25 tasks)",
             )
         return await call_next(ctx)
-    if not isinstance(task, dict):
+    task = as_object(raw)
+    if task is None:
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.task must be an object ({ttl?})")
     if support == "forbidden":
         raise JSONRPCError(
@@ -112,12 +120,12 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
         ctx,
         tool,
         owner=legacy_owner(ctx),
-        requested_ttl_ms=task.get("ttl"),  # pyright: ignore[reportUnknownMemberType]
+        requested_ttl_ms=task.get("ttl"),
     )
     return {"task": legacy_task(record)}
 
 
-async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
+async def _find(runtime: TaskRuntime, ctx: Context) -> TaskRecord:
     task_id = ctx.params.get("taskId")
     if not isinstance(task_id, str):
         raise JSONRPCError(INVALID_PARAMS, f"{ctx.method}: params.taskId must be a string")
@@ -130,11 +138,11 @@ async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
     return record
 
 
-async def tasks_get(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_get(runtime: TaskRuntime, ctx: Context) -> JSON:
     return legacy_task(await _find(runtime, ctx))
 
 
-async def tasks_list(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_list(runtime: TaskRuntime, ctx: Context) -> JSON:
     cursor = ctx.params.get("cursor")
     if cursor is not None and not isinstance(cursor, str):
         raise JSONRPCError(INVALID_PARAMS, "tasks/list: params.cursor must be a string")
@@ -154,7 +162,7 @@ async def tasks_list(runtime: Tasks, ctx: Context) -> JSON:
     return result
 
 
-async def tasks_cancel(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_cancel(runtime: TaskRuntime, ctx: Context) -> JSON:
     record = await _find(runtime, ctx)
     after, changed = await runtime.store.cancel(record.task_id)
     if not changed or after is None:
@@ -168,7 +176,7 @@ async def tasks_cancel(runtime: Tasks, ctx: Context) -> JSON:
     return legacy_task(after)
 
 
-async def tasks_result(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_result(runtime: TaskRuntime, ctx: Context) -> JSON:
     """Rule 5."""
     record: TaskRecord | None = await _find(runtime, ctx)
     task_id = ctx.params["taskId"]
@@ -184,7 +192,7 @@ async def tasks_result(runtime: Tasks, ctx: Context) -> JSON:
     if record.status == "completed" and record.result is not None:
         result = dict(record.result)
         meta = result.get("_meta")
-        result["_meta"] = {**(meta if isinstance(meta, dict) else {}), **tag}  # pyright: ignore[reportUnknownArgumentType]
+        result["_meta"] = {**(as_object(meta) or {}), **tag}
         return result
     if record.status == "failed":
         error = record.error or {"code": -32603, "message": "Internal error"}
@@ -196,7 +204,7 @@ async def tasks_result(runtime: Tasks, ctx: Context) -> JSON:
     )
 
 
-async def _relay(runtime: Tasks, ctx: Context, record: TaskRecord, tag: JSON) -> None:
+async def _relay(runtime: TaskRuntime, ctx: Context, record: TaskRecord, tag: JSON) -> None:
     job = runtime.running.get(record.task_id)
     relaying = job.relaying if job is not None else set[str]()
     fresh = {k: v for k, v in record.input_requests.items() if k not in relaying}
@@ -209,7 +217,7 @@ async def _relay(runtime: Tasks, ctx: Context, record: TaskRecord, tag: JSON) ->
         for key, req in fresh.items():
             params = dict(req.get("params") or {})
             meta = params.get("_meta")
-            params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **tag}  # pyright: ignore[reportUnknownArgumentType]
+            params["_meta"] = {**(as_object(meta) or {}), **tag}
             requests[key] = {"method": req["method"], "params": params}
         answers = await ctx.request_input(requests)
         await runtime.store.respond(record.task_id, answers)

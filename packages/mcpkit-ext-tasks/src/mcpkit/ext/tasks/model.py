@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.tracing import TraceContext, from_meta
 
 __all__ = [
@@ -192,9 +192,9 @@ def create_task_result(record: TaskRecord) -> JSON:
 
 def _inline_result(result: JSON) -> JSON:
     out = dict(result)
-    meta = out.get("_meta")
-    if isinstance(meta, dict) and RELATED_TASK in meta:
-        out["_meta"] = {k: v for k, v in meta.items() if k != RELATED_TASK}  # pyright: ignore[reportUnknownVariableType]
+    meta = as_object(out.get("_meta"))
+    if meta is not None and RELATED_TASK in meta:
+        out["_meta"] = {k: v for k, v in meta.items() if k != RELATED_TASK}
     out.setdefault("resultType", "complete")
     return out
 

@@ -44,20 +44,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.tracing import set_link
 from mcpkit.ext.tasks.handle import FOREGROUND_KEY, TaskBoundary
 from mcpkit.ext.tasks.model import EXTENSION_ID, TaskRecord, create_task_result, detailed_task
-from mcpkit.ext.tasks.runtime import guarded, parse_change_key, principal_owner
+from mcpkit.ext.tasks.shared import TaskRuntime, guarded, parse_change_key, principal_owner
 from mcpkit.ext.tasks.support import client_supports
 from mcpkit.server.answers import check_answer
 from mcpkit.server.hub import Change
 
 if TYPE_CHECKING:
-    from mcpkit.ext.tasks.runtime import Tasks
     from mcpkit.server.app import MethodHandler, Server
     from mcpkit.server.context import Context
     from mcpkit.server.tools import Tool
@@ -77,7 +76,7 @@ def missing_extension(what: str) -> JSONRPCError:
     )
 
 
-def install(runtime: Tasks, server: Server) -> None:
+def install(runtime: TaskRuntime, server: Server) -> None:
     server.add_extension(runtime)
     for method, handler in (
         ("tasks/get", tasks_get),
@@ -90,7 +89,9 @@ def install(runtime: Tasks, server: Server) -> None:
     server.add_listen_filter("taskIds", partial(listen_filter, runtime))
 
 
-async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, tool: Tool) -> JSON:
+async def tools_call(
+    runtime: TaskRuntime, ctx: Context, call_next: MethodHandler, tool: Tool
+) -> JSON:
     """``tools/call`` of ``tool`` on 2026-07-28 (rules 2-4)."""
     support = runtime.support(tool)
     if support == "forbidden":
@@ -112,7 +113,7 @@ async def tools_call(runtime: Tasks, ctx: Context, call_next: MethodHandler, too
     return create_task_result(record)
 
 
-async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
+async def _find(runtime: TaskRuntime, ctx: Context) -> TaskRecord:
     if not client_supports(ctx):
         raise missing_extension(ctx.method)
     task_id = ctx.params.get("taskId")
@@ -129,18 +130,15 @@ async def _find(runtime: Tasks, ctx: Context) -> TaskRecord:
     return record
 
 
-async def tasks_get(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_get(runtime: TaskRuntime, ctx: Context) -> JSON:
     return detailed_task(await _find(runtime, ctx))
 
 
-async def tasks_update(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_update(runtime: TaskRuntime, ctx: Context) -> JSON:
     if not client_supports(ctx):
         raise missing_extension(ctx.method)
-    responses = ctx.params.get("inputResponses")
-    if not isinstance(responses, dict) or not all(
-        isinstance(v, dict)
-        for v in responses.values()  # pyright: ignore[reportUnknownVariableType]
-    ):
+    responses = as_object(ctx.params.get("inputResponses"))
+    if responses is None or not all(isinstance(v, dict) for v in responses.values()):
         raise JSONRPCError(
             INVALID_PARAMS, "tasks/update: params.inputResponses must map keys to result objects"
         )
@@ -148,11 +146,11 @@ async def tasks_update(runtime: Tasks, ctx: Context) -> JSON:
     for key, request in record.input_requests.items():
         if key in responses:
             check_answer(key, request, responses[key])  # -32602 (rule 6)
-    await runtime.store.respond(record.task_id, responses)  # pyright: ignore[reportUnknownArgumentType]
+    await runtime.store.respond(record.task_id, responses)
     return {}
 
 
-async def tasks_cancel(runtime: Tasks, ctx: Context) -> JSON:
+async def tasks_cancel(runtime: TaskRuntime, ctx: Context) -> JSON:
     record = await _find(runtime, ctx)
     await runtime.store.cancel(record.task_id)
     job = runtime.running.get(record.task_id)
@@ -162,16 +160,17 @@ async def tasks_cancel(runtime: Tasks, ctx: Context) -> JSON:
 
 
 def listen_filter(
-    runtime: Tasks, ctx: Context, value: Any
+    runtime: TaskRuntime, ctx: Context, value: Any
 ) -> tuple[Any, Callable[[Change], bool]] | None:
     """The ``taskIds`` field of ``subscriptions/listen`` (rule 7)."""
     if not client_supports(ctx):
         raise missing_extension("subscriptions/listen with notifications.taskIds")
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
+    items = cast("list[object]", value) if isinstance(value, list) else None
+    if items is None or not all(isinstance(v, str) for v in items):
         raise JSONRPCError(
             INVALID_PARAMS, "subscriptions/listen: notifications.taskIds must be a list of strings"
         )
-    ids: set[str] = set(value)  # pyright: ignore[reportUnknownArgumentType]
+    ids: set[str] = set(cast("list[str]", items))
     if len(ids) > MAX_LISTEN_TASK_IDS:
         raise JSONRPCError(
             INVALID_PARAMS,

@@ -1,7 +1,7 @@
 """Task ownership under composition (issue 25 §4; :mod:`mcpkit.server.protections`).
 
 A task belongs to its creator: the caller's principal, else (2025-11-25) its session
-(:func:`~mcpkit.ext.tasks.runtime.principal_owner`, ``legacy_owner``). The extension
+(:func:`~mcpkit.ext.tasks.shared.principal_owner`, ``legacy_owner``). The extension
 records that as a :class:`~mcpkit.server.protections.Protection` so that composition
 keeps it or refuses.
 

@@ -58,11 +58,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sized
+from collections.abc import AsyncGenerator, Callable, Mapping, Sized
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -72,10 +71,30 @@ from mcpkit.core.extensions import Extension, Stability
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError, RequestId
 from mcpkit.core.limits import check_arguments
 from mcpkit.core.shapes import JSON
-from mcpkit.core.tracing import TraceContext, TracedMessage, current, run_work, set_target
+from mcpkit.core.tracing import TracedMessage, current, run_work, set_target
 from mcpkit.core.versions import MODERN_VERSIONS
+from mcpkit.ext.tasks import legacy, modern
 from mcpkit.ext.tasks.handle import HANDLE_KEY, TaskHandle
-from mcpkit.ext.tasks.model import EXTENSION_ID, RELATED_TASK, TaskRecord, obj
+from mcpkit.ext.tasks.inspection import task_support_section
+from mcpkit.ext.tasks.model import (
+    EXTENSION_ID,
+    RELATED_TASK,
+    TaskRecord,
+    detailed_task,
+    legacy_task,
+    obj,
+)
+from mcpkit.ext.tasks.protection import TASK_OWNERSHIP
+from mcpkit.ext.tasks.shared import (
+    OWNER_KEY,
+    Job,
+    TaskSupport,
+    ToolTaskOptions,
+    change_key,
+    guarded,
+    parse_change_key,
+    principal_owner,
+)
 from mcpkit.ext.tasks.store import (
     InMemoryTaskStore,
     TaskStore,
@@ -89,18 +108,28 @@ from mcpkit.ext.tasks.toolopts import add_tool_options
 from mcpkit.server.context import Context
 from mcpkit.server.forms import check_options, decorate
 from mcpkit.server.hub import Change
-from mcpkit.server.identity import CONNECTION_KEY, principal_key
+from mcpkit.server.identity import CONNECTION_KEY
+from mcpkit.server.inspection import add_inspect_source
 from mcpkit.server.mrtr import InputRequired
 
 if TYPE_CHECKING:
     from mcpkit.server.app import MethodHandler, Server
-    from mcpkit.server.lifecycle import LegacySession
     from mcpkit.server.tools import Tool
 
-__all__ = ["TaskSupport", "Tasks", "change_key", "guarded", "install", "parse_change_key"]
+__all__ = [
+    "OWNER_KEY",
+    "Job",
+    "TaskSupport",
+    "Tasks",
+    "ToolTaskOptions",
+    "change_key",
+    "guarded",
+    "install",
+    "parse_change_key",
+    "principal_owner",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
-TaskSupport = Literal["required", "optional", "forbidden"]
 logger = logging.getLogger("mcpkit.ext.tasks")
 
 _INTERNAL: JSON = {"code": INTERNAL_ERROR, "message": "Internal error"}
@@ -108,65 +137,6 @@ _SHUTDOWN_ERROR: JSON = {
     "code": INTERNAL_ERROR,
     "message": "The server shut down before the task finished",
 }
-
-
-def change_key(task_id: str, owner: str | None) -> str:
-    """The hub coalescing key of a task change; it carries the owner so listeners can
-    admit only their own tasks (never sent on the wire)."""
-    return f"{task_id}\n{'' if owner is None else '=' + owner}"
-
-
-def guarded(handler: Callable[[Context], Awaitable[JSON]]) -> Callable[[Context], Awaitable[JSON]]:
-    """``handler`` answering the retryable error while the store is unreachable (rule 7)."""
-
-    async def run(ctx: Context) -> JSON:
-        try:
-            return await handler(ctx)
-        except TaskStoreUnavailable as exc:
-            logger.warning("tasks: %s answered a retryable error: %s", ctx.method, exc)
-            raise unavailable_error(exc) from None
-
-    return run
-
-
-def parse_change_key(key: str | None) -> tuple[str, str | None] | None:
-    if key is None or "\n" not in key:
-        return None
-    task_id, _, owner = key.partition("\n")
-    return task_id, (owner[1:] if owner else None)
-
-
-@dataclass(frozen=True, slots=True)
-class ToolTaskOptions:
-    """Per-tool task settings given to :meth:`Tasks.tool`."""
-
-    preamble: bool = False
-    ttl_ms: int | None = None
-    poll_interval_ms: int | None = None
-
-
-@dataclass(slots=True)
-class Job:
-    """Everything the runner needs to re-run a tool call as a task (rule 3)."""
-
-    task_id: str
-    era: str
-    params: JSON
-    protocol_version: str
-    client_capabilities: JSON
-    client_info: JSON | None
-    principal: Any
-    answers: JSON
-    progress_token: Any = None
-    session: LegacySession | None = None
-    log_level: str | None = None
-    handle: TaskHandle | None = None
-    scope: anyio.CancelScope | None = None
-    # kind-ok: unbounded-table one task's input keys, chosen by server code
-    relaying: set[str] = field(default_factory=set[str])
-    trace_context: TraceContext | None = None
-    # kind-ok: unbounded-table one request's transport facts, built by core
-    transport: JSON = field(default_factory=dict[str, Any])
 
 
 class _TaskChannel:
@@ -216,19 +186,6 @@ _KEPT_FACTS = ("name", "session_id", CONNECTION_KEY)
 """Transport facts a job keeps from its creating request: for tracing, and the stdio /
 in-memory connection's token, so :func:`mcpkit.server.identity.caller_key` inside the
 task names the same caller as the request that created it (issue 25 §1)."""
-
-OWNER_KEY = "mcpkit.ext.tasks/owner"
-"""``session.state`` key: the owner scope of a handshake-era session's tasks."""
-
-
-def principal_owner(ctx: Context) -> str | None:
-    """The owner scope of the caller's principal, both eras: ``"principal:" + key``
-    (:func:`mcpkit.server.identity.principal_key`), None when anonymous. The prefix keeps
-    principal scopes apart from anonymous handshake-era session scopes (``"session:..."``)
-    whatever text a principal's key holds. Raises ``UnidentifiedPrincipal`` (-32603) for a
-    principal without a stable identity."""
-    key = principal_key(ctx.principal)
-    return None if key is None else "principal:" + key
 
 
 class Tasks:
@@ -299,11 +256,6 @@ class Tasks:
     # -- installation ---------------------------------------------------------------
     def install(self, server: Server) -> Tasks:
         """Register everything on ``server`` (once per instance); returns self."""
-        from mcpkit.ext.tasks import legacy, modern
-        from mcpkit.ext.tasks.inspection import task_support_section
-        from mcpkit.ext.tasks.protection import TASK_OWNERSHIP
-        from mcpkit.server.inspection import add_inspect_source
-
         if self.server is not None:
             raise RuntimeError("this Tasks instance is already installed on a server")
         self.server = server
@@ -380,13 +332,9 @@ class Tasks:
             return await call_next(ctx)
         set_target(tool.name)  # registered: a tracer may name the span after it
         if ctx.era == "modern" and self.modern:
-            from mcpkit.ext.tasks.modern import tools_call
-
-            return await tools_call(self, ctx, call_next, tool)
+            return await modern.tools_call(self, ctx, call_next, tool)
         if ctx.era == "legacy" and self.legacy:
-            from mcpkit.ext.tasks.legacy import tools_call
-
-            return await tools_call(self, ctx, call_next, tool)
+            return await legacy.tools_call(self, ctx, call_next, tool)
         return await call_next(ctx)
 
     # -- creation -------------------------------------------------------------------
@@ -534,7 +482,7 @@ class Tasks:
             request_id=job.task_id,
             method="tools/call",
             params=job.params,
-            era=job.era,  # type: ignore[arg-type]
+            era=job.era,
             protocol_version=job.protocol_version,
             client_capabilities=job.client_capabilities,
             client_info=job.client_info,
@@ -551,7 +499,7 @@ class Tasks:
         )
         ctx.input_provider = partial(self._task_input, job)
         ctx.state[HANDLE_KEY] = job.handle
-        spec = self.server.method(job.era, "tools/call")  # type: ignore[arg-type]
+        spec = self.server.method(job.era, "tools/call")
         outcome: tuple[str, JSON | None, JSON | None] | None = None
         with anyio.CancelScope() as scope:
             job.scope = scope
@@ -574,7 +522,7 @@ class Tasks:
             "work",
             "tools/call",
             job.params,
-            era=job.era,  # type: ignore[arg-type]
+            era=job.era,
             protocol_version=job.protocol_version,
             session_id=_session_id(job.transport),
             transport={**job.transport, "task_id": job.task_id},
@@ -682,13 +630,9 @@ class Tasks:
         # a shared feed: each replica publishes it itself, a multi-replica hub must not relay it
         local: bool = getattr(self.store, "shared_feed", False)
         if record.era == "modern" and self.modern:
-            from mcpkit.ext.tasks.model import detailed_task
-
             note = detailed_task(record)
             server.hub.publish(Change("notifications/tasks", key, note, local=local))
         elif record.era == "legacy" and self.legacy:
-            from mcpkit.ext.tasks.model import legacy_task
-
             note = legacy_task(record)
             server.hub.publish(Change("notifications/tasks/status", key, note, local=local))
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.ext.tasks.shared import TaskRuntime, ToolTaskOptions
 from mcpkit.server.options import ExtensionOptions, choice
 
 if TYPE_CHECKING:
-    from mcpkit.ext.tasks.runtime import Tasks
     from mcpkit.server.app import Server
 
 __all__ = ["TASK_SUPPORT", "add_tool_options", "tool_options"]
@@ -49,7 +49,7 @@ def _ms(value: Any) -> int | None:
     return value
 
 
-def add_tool_options(server: Server, runtime: Tasks) -> None:
+def add_tool_options(server: Server, runtime: TaskRuntime) -> None:
     """Rules 1-3: add the options to ``server.tool`` (once) for ``runtime``."""
     for added in server.options.sets:
         if isinstance(added.apply, _Apply):
@@ -58,7 +58,7 @@ def add_tool_options(server: Server, runtime: Tasks) -> None:
     server.add_options(tool_options([runtime]))
 
 
-def tool_options(runtimes: list[Tasks]) -> ExtensionOptions:
+def tool_options(runtimes: list[TaskRuntime]) -> ExtensionOptions:
     """Rules 1-2: the options that keep per-tool settings in each of ``runtimes``."""
     checks = {"task_support": _support, "preamble": _flag, "ttl_ms": _ms, "poll_interval_ms": _ms}
     return ExtensionOptions(
@@ -79,12 +79,10 @@ class _Apply:
     """Rules 2-3: the per-tool settings a tool's task options keep (the server holds
     it, no global); applied once the registration passed every check."""
 
-    def __init__(self, runtimes: list[Tasks]) -> None:
+    def __init__(self, runtimes: list[TaskRuntime]) -> None:
         self.runtimes = runtimes
 
     def __call__(self, kind: str, key: str, item: Any, values: dict[str, Any]) -> None:
-        from mcpkit.ext.tasks.runtime import ToolTaskOptions
-
         settings = ToolTaskOptions(
             values.get("preamble", False), values.get("ttl_ms"), values.get("poll_interval_ms")
         )

@@ -37,7 +37,7 @@ from typing import Any
 import anyio
 
 from mcpkit.client import Client
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.experimental.events.webhooks.receiver import WebhookMessage, WebhookReceiver
 from mcpkit.experimental.events.webhooks.signing import generate_secret
 from mcpkit.experimental.events.wire import EVENTS_SUBSCRIBE, EVENTS_UNSUBSCRIBE
@@ -86,8 +86,8 @@ class WebhookSubscription:
 
     @property
     def delivery_status(self) -> JSON | None:
-        status = self.result.get("deliveryStatus")
-        return dict[str, Any](status) if isinstance(status, dict) else None  # pyright: ignore[reportUnknownArgumentType]
+        status = as_object(self.result.get("deliveryStatus"))
+        return None if status is None else dict(status)
 
     def owns(self, message: WebhookMessage) -> bool:
         """Whether ``message`` was delivered for this subscription (same route and id)."""

@@ -44,7 +44,7 @@ Rules:
    ``_ATTEMPTS`` tries is -32603 (retry).
 9. A refresh refused -32024 (``authorize`` says no, raises or times out) terminates
    the live subscription it refreshes with Forbidden ``{"reason": "Access revoked"}``
-   (:meth:`Webhooks.revoke_soon`, runtime rule 4): the access is known revoked, so it
+   (:meth:`.runtime.Webhooks.revoke_soon`, runtime rule 4): the access is known revoked, so it
    is not delivered until the next periodic check (SEP-3415 §Authorization).
 """
 
@@ -52,23 +52,28 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, cast
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, cast
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.shapes import JSON
-from mcpkit.experimental.events.store import now_ms
+from mcpkit.experimental.events.context import Reason, SubscriberContext
+from mcpkit.experimental.events.store import OccurrenceStore, now_ms
 from mcpkit.experimental.events.webhooks.envelopes import (
     decode_cursor,
     encode_cursor,
     iso_timestamp,
 )
+from mcpkit.experimental.events.webhooks.limits import WebhookLimits
 from mcpkit.experimental.events.webhooks.records import (
     DeliveryState,
+    SubscriptionStore,
     WebhookSubscription,
     subscription_id,
 )
 from mcpkit.experimental.events.webhooks.signing import check_secret
 from mcpkit.experimental.events.webhooks.ssrf import check_callback_url
+from mcpkit.experimental.events.webhooks.verify import Verifier
 from mcpkit.experimental.events.wire import (
     F_RESULT_TYPE,
     F_RETRY_AFTER_MS,
@@ -82,10 +87,44 @@ from mcpkit.experimental.events.wire import (
 from mcpkit.server.identity import principal_key
 
 if TYPE_CHECKING:
-    from mcpkit.experimental.events.webhooks.runtime import Webhooks
     from mcpkit.server.context import Context
 
-__all__ = ["grant_ttl", "subscribe", "unsubscribe"]
+__all__ = ["Check", "WebhookHost", "grant_ttl", "subscribe", "unsubscribe"]
+
+Check = Callable[["Context", str, JSON], Awaitable[None]]
+"""``async (ctx, name, arguments) -> None``: raises the SEP's error when the principal may
+not subscribe (unknown name -32023, webhook not offered -32026, bad arguments -32602,
+not permitted -32024)."""
+
+
+class WebhookHost(Protocol):
+    """What the two methods use of the
+    :class:`~mcpkit.experimental.events.webhooks.runtime.Webhooks` that installs them."""
+
+    @property
+    def limits(self) -> WebhookLimits: ...
+    @property
+    def store(self) -> OccurrenceStore: ...
+    @property
+    def subscriptions(self) -> SubscriptionStore: ...
+    @property
+    def verifier(self) -> Verifier: ...
+    @property
+    def check(self) -> Check | None: ...
+    @property
+    def generation(self) -> Callable[[str], int]: ...
+
+    def kick(self) -> None: ...
+    def resume(self, sub_id: str) -> None: ...
+    def stop(self, sub_id: str) -> None: ...
+    def live_cursor(self, sub_id: str) -> str | None: ...
+    def revoke_soon(self, sub_id: str) -> None: ...
+    def subscriber(self, sub: WebhookSubscription, reason: Reason) -> SubscriberContext: ...
+    async def subscribed(self, ctx: Context, sub: WebhookSubscription) -> None: ...
+    async def unsubscribed(
+        self, ctx: Context | SubscriberContext, sub: WebhookSubscription
+    ) -> None: ...
+
 
 _ABSENT = object()
 _ATTEMPTS = 4
@@ -108,7 +147,7 @@ def _principal(ctx: Context, method: str) -> str:
     return key
 
 
-def _key_params(params: JSON, hooks: Webhooks) -> tuple[str, JSON, JSON, str]:
+def _key_params(params: JSON, hooks: WebhookHost) -> tuple[str, JSON, JSON, str]:
     name = params.get("name")
     if not isinstance(name, str) or not name:
         raise _invalid("name must be a non-empty string")
@@ -131,7 +170,7 @@ def _key_params(params: JSON, hooks: Webhooks) -> tuple[str, JSON, JSON, str]:
     return name, cast(JSON, arguments), delivery, url
 
 
-def grant_ttl(suggested: object, hooks: Webhooks) -> float | None:
+def grant_ttl(suggested: object, hooks: WebhookHost) -> float | None:
     """Rule 5: the granted lifetime in seconds, None for no expiry; raises -32602 for a
     malformed suggestion."""
     lim = hooks.limits
@@ -145,7 +184,7 @@ def grant_ttl(suggested: object, hooks: Webhooks) -> float | None:
 
 
 async def _start(
-    hooks: Webhooks, name: str, cursor: object, max_age_ms: object
+    hooks: WebhookHost, name: str, cursor: object, max_age_ms: object
 ) -> tuple[int, str, int | None, bool]:
     """Rule 6: ``(position, epoch, floor_ms, truncated)`` of a new subscription."""
     store = hooks.store
@@ -186,7 +225,7 @@ def _status(state: DeliveryState, now_s: float | None = None) -> JSON:
     return out
 
 
-async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
+async def subscribe(hooks: WebhookHost, ctx: Context) -> JSON:
     """``events/subscribe`` (rules 1-9)."""
     principal = _principal(ctx, "events/subscribe")
     params = ctx.params
@@ -233,7 +272,11 @@ async def subscribe(hooks: Webhooks, ctx: Context) -> JSON:
 
 
 async def _refresh(
-    hooks: Webhooks, existing: WebhookSubscription, secret: str, expires: float | None, now: float
+    hooks: WebhookHost,
+    existing: WebhookSubscription,
+    secret: str,
+    expires: float | None,
+    now: float,
 ) -> JSON | None:
     """Rule 4 on an existing subscription; None when it ended before the write (rule 8)."""
     subs = hooks.subscriptions
@@ -265,7 +308,7 @@ async def _refresh(
     }
 
 
-def _exhausted(limit: str, hooks: Webhooks) -> JSONRPCError:
+def _exhausted(limit: str, hooks: WebhookHost) -> JSONRPCError:
     lim = hooks.limits
     if limit == "subscriptions":
         return JSONRPCError(
@@ -281,7 +324,7 @@ def _exhausted(limit: str, hooks: Webhooks) -> JSONRPCError:
 
 
 async def _create(
-    hooks: Webhooks,
+    hooks: WebhookHost,
     ctx: Context,
     principal: str,
     name: str,
@@ -339,7 +382,7 @@ async def _create(
     }
 
 
-async def unsubscribe(hooks: Webhooks, ctx: Context) -> JSON:
+async def unsubscribe(hooks: WebhookHost, ctx: Context) -> JSON:
     """``events/unsubscribe`` (rules 1, 2, 7)."""
     principal = _principal(ctx, "events/unsubscribe")
     name, arguments, _, url = _key_params(ctx.params, hooks)

@@ -79,7 +79,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
@@ -88,7 +88,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount
 from starlette.types import Receive, Scope, Send
 
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.experimental.events.webhooks.wellknown import well_known_route
 
 if TYPE_CHECKING:
@@ -385,12 +385,12 @@ class WebhookReceiver:
         ):
             return Response("server identity signature does not verify", 401)  # rule 10
         try:
-            message = json.loads(body)
+            parsed = as_object(json.loads(body))
         except (ValueError, RecursionError):  # nested too deeply is not JSON we take
             return Response("body is not JSON", 400)
-        if not isinstance(message, dict):
+        if parsed is None:
             return Response("body is not a JSON object", 400)
-        message = dict[str, Any](message)  # pyright: ignore[reportUnknownArgumentType]
+        message = dict(parsed)
         kind = message.get("type")
         if kind == "verification":
             return JSONResponse({"challenge": message.get("challenge")})

@@ -46,6 +46,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from mcpkit.core.shapes import JSON
 
 __all__ = [
+    "CreateOutcome",
     "Created",
     "DeliveryState",
     "InMemorySubscriptions",
@@ -118,6 +119,10 @@ class WebhookSubscription:
         return cls(**obj)
 
 
+CreateOutcome = Literal["new", "exists", "full", "full_principal"]
+"""What :meth:`SubscriptionStore.create` did (:class:`Created`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Created:
     """What :meth:`SubscriptionStore.create` did (rule 7): ``outcome`` ``"new"`` (this
@@ -126,7 +131,7 @@ class Created:
     the unswept lapsed record this call removed, whatever the outcome (its
     ``on_unsubscribe`` is the caller's to run)."""
 
-    outcome: Literal["new", "exists", "full", "full_principal"]
+    outcome: CreateOutcome
     lapsed: WebhookSubscription | None = None
 
 

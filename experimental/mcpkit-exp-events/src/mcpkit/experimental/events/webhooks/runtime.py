@@ -78,6 +78,7 @@ from mcpkit.experimental.events.webhooks.delivery import (
     Transform,
 )
 from mcpkit.experimental.events.webhooks.envelopes import TERMINATED, control_body, message_id
+from mcpkit.experimental.events.webhooks.handlers import Check
 from mcpkit.experimental.events.webhooks.limits import WebhookLimits
 from mcpkit.experimental.events.webhooks.records import (
     InMemorySubscriptions,
@@ -112,10 +113,6 @@ termination); never None."""
 Reauthorize = Callable[[SubscriberContext], Awaitable[bool]]
 """``async (ctx) -> bool``: whether the subscription ``ctx`` describes may still be
 delivered (rule 7); ``ctx.principal`` is the stored principal key."""
-Check = Callable[["Context", str, JSON], Awaitable[None]]
-"""``async (ctx, name, arguments) -> None``: raises the SEP's error when the principal may
-not subscribe (unknown name -32023, webhook not offered -32026, bad arguments -32602,
-not permitted -32024)."""
 
 
 class Webhooks:

@@ -69,23 +69,25 @@ def _summary(chart: Chart) -> str:
     return f"Chart {chart.title!r}: {len(chart.values)} values from {lo:g} to {hi:g}."
 
 
+def show_chart(title: str, values: list[float]) -> Chart:
+    """Draw a bar chart of `values` titled `title`."""
+    return Chart(title=title, values=values)
+
+
+def summarize(values: list[float]) -> Stats:
+    """Count, min, max and mean of `values` (called by the chart view)."""
+    if not values:
+        return Stats(count=0, min=0.0, max=0.0, mean=0.0)
+    mean = sum(values) / len(values)
+    return Stats(count=len(values), min=min(values), max=max(values), mean=mean)
+
+
 def build_server() -> Server:
     """The demo server: ``show_chart``, ``summarize`` and the chart view."""
     server = Server("mcpkit-ui-demo", instructions="Draws bar charts as MCP Apps.")
     ui = AppsExtension(server)
 
-    @ui.tool(resource_uri=CHART_URI, text=_summary)
-    def show_chart(title: str, values: list[float]) -> Chart:  # pyright: ignore[reportUnusedFunction]
-        """Draw a bar chart of `values` titled `title`."""
-        return Chart(title=title, values=values)
-
-    @ui.tool(resource_uri=CHART_URI, visibility=["app"])
-    def summarize(values: list[float]) -> Stats:  # pyright: ignore[reportUnusedFunction]
-        """Count, min, max and mean of `values` (called by the chart view)."""
-        if not values:
-            return Stats(count=0, min=0.0, max=0.0, mean=0.0)
-        mean = sum(values) / len(values)
-        return Stats(count=len(values), min=min(values), max=max(values), mean=mean)
-
+    ui.tool(resource_uri=CHART_URI, text=_summary)(show_chart)
+    ui.tool(resource_uri=CHART_URI, visibility=["app"])(summarize)
     ui.resource(CHART_URI, html=chart_view, title="Bar chart", prefers_border=True)
     return server

@@ -113,7 +113,8 @@ class HostStateError(RuntimeError):
 
 
 def _params(value: Any) -> JSON:
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    obj = as_object(value)
+    return obj if obj is not None else {}
 
 
 class AppHost:
@@ -374,7 +375,7 @@ class AppHost:
 
     def _initialize(self, params: JSON) -> JSON:
         info = params.get("appInfo")
-        self.app_info = info if isinstance(info, dict) else None  # pyright: ignore[reportUnknownMemberType]
+        self.app_info = as_object(info)
         self.app_capabilities = _params(params.get("appCapabilities"))
         asked = params.get("protocolVersion")
         self.app_protocol_version = asked if isinstance(asked, str) else None

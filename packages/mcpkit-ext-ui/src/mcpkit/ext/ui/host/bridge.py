@@ -160,10 +160,10 @@ async def _body(request: Request, limit: int) -> Any:
 
 
 async def _object(request: Request, limit: int) -> JSON:
-    body = await _body(request, limit)
-    if not isinstance(body, dict):
+    body = as_object(await _body(request, limit))
+    if body is None:
         raise _BodyError(400, "body must be a JSON object")
-    return body  # pyright: ignore[reportUnknownVariableType]
+    return body
 
 
 def _fail(status: int, message: str) -> JSONResponse:
@@ -342,13 +342,13 @@ def bridge_app(
         try:
             _, host = table.get(request)
             body = await _object(request, limits.max_body_bytes)
-            arguments = body.get("arguments", {})
-            if not isinstance(arguments, dict):
+            arguments = as_object(body.get("arguments", {}))
+            if arguments is None:
                 raise _BodyError(400, "arguments must be an object")
         except _BodyError as exc:
             return _fail(exc.status, str(exc))
         try:
-            result = await host.call_tool(arguments)  # pyright: ignore[reportUnknownArgumentType]
+            result = await host.call_tool(arguments)
         except HostStateError as exc:
             return _fail(409, str(exc))
         except JSONRPCError as exc:

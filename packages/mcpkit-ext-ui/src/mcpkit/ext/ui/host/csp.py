@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from mcpkit.ext.ui.origins import parse_origin
 
@@ -130,7 +130,7 @@ def _field(
         rejected.append(f"{name}: {values!r:.80} (not a list)")
         return ()
     kept: list[str] = []
-    for value in values:  # pyright: ignore[reportUnknownVariableType]
+    for value in cast("list[object]", values):
         if not isinstance(value, str):
             rejected.append(f"{name}: {value!r:.80} (not a string)")
             continue
@@ -156,8 +156,9 @@ def sanitize_csp(raw: Any, *, max_domains: int = 32, max_domain_chars: int = 255
         return CspDomains()
     if not isinstance(raw, Mapping):
         return CspDomains(rejected=(f"csp: {raw!r:.80} (not an object)",))
+    fields = cast("Mapping[str, Any]", raw)
     rejected: list[str] = []
-    got = [_field(raw, name, max_domains, max_domain_chars, rejected) for name in CSP_FIELDS]  # pyright: ignore[reportUnknownArgumentType]
+    got = [_field(fields, name, max_domains, max_domain_chars, rejected) for name in CSP_FIELDS]
     return CspDomains(*got, rejected=tuple(rejected))
 
 
@@ -194,7 +195,8 @@ def sanitize_permissions(raw: Any) -> tuple[str, ...]:
     """The granted ``permissions`` keys in :data:`PERMISSION_FEATURES` order (rule 5)."""
     if not isinstance(raw, Mapping):
         return ()
-    return tuple(k for k in PERMISSION_FEATURES if isinstance(raw.get(k), Mapping))  # pyright: ignore[reportUnknownMemberType]
+    granted = cast("Mapping[str, Any]", raw)
+    return tuple(k for k in PERMISSION_FEATURES if isinstance(granted.get(k), Mapping))
 
 
 def build_allow(permissions: tuple[str, ...]) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcpkit.core.shapes import as_list, as_object, as_str
+from mcpkit.core.shapes import JSON, as_list, as_object, as_str
 from mcpkit.ext.ui.host.csp import (
     SANDBOX_ATTRIBUTE,
     CspDomains,
@@ -117,7 +117,7 @@ def parse_app_resource(uri: str, result: Mapping[str, Any], limits: HostLimits) 
     if mime != MIME_TYPE:
         raise AppResourceError(f"{uri}: mimeType {mime!r} is not {MIME_TYPE!r}")
     html = _html_of(entry, uri, limits.max_html_bytes)
-    ui = as_object((as_object(entry.get("_meta")) or {}).get("ui")) or {}
+    ui: JSON = as_object((as_object(entry.get("_meta")) or {}).get("ui")) or {}
     csp = sanitize_csp(
         ui.get("csp"), max_domains=limits.max_domains, max_domain_chars=limits.max_domain_chars
     )
@@ -135,7 +135,7 @@ def parse_app_resource(uri: str, result: Mapping[str, Any], limits: HostLimits) 
         html=html,
         mime_type=MIME_TYPE,
         csp=csp,
-        permissions=sanitize_permissions(ui.get("permissions")),  # pyright: ignore[reportUnknownMemberType]
+        permissions=sanitize_permissions(ui.get("permissions")),
         domain=domain,
         prefers_border=border if isinstance(border, bool) else None,
         rejected=tuple(rejected),

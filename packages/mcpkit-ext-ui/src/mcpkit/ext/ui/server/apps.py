@@ -255,7 +255,8 @@ class AppsExtension:
             check_call_shape(f"ui.resource({uri!r}, html=...)", html, ())  # rule 4
             content = html
         else:
-            fixed: str = html  # pyright: ignore[reportAssignmentType]
+            assert html is not None  # exactly one of html= and path= (checked above)
+            fixed = html
 
             def content() -> str:
                 return fixed

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.extensions import Extension, Stability
 
@@ -67,12 +67,17 @@ def ui_capability(capabilities: Mapping[str, Any] | None) -> UiCapability | None
     if not capabilities:
         return None
     extensions: Any = capabilities.get("extensions")
-    if not isinstance(extensions, Mapping) or EXTENSION_ID not in extensions:
+    if not isinstance(extensions, Mapping):
         return None
-    entry: Any = extensions[EXTENSION_ID]  # pyright: ignore[reportUnknownVariableType]
-    settings: dict[str, Any] = dict(entry) if isinstance(entry, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
-    raw: Any = settings.pop("mimeTypes", None)
-    items: list[Any] = list(raw) if isinstance(raw, list) else []  # pyright: ignore[reportUnknownArgumentType]
+    declared = cast("Mapping[str, Any]", extensions)
+    if EXTENSION_ID not in declared:
+        return None
+    entry: object = declared[EXTENSION_ID]
+    settings: dict[str, Any] = (
+        dict(cast("Mapping[str, Any]", entry)) if isinstance(entry, Mapping) else {}
+    )
+    raw: object = settings.pop("mimeTypes", None)
+    items: list[Any] = list(cast("list[Any]", raw)) if isinstance(raw, list) else []
     return UiCapability(tuple(m for m in items if isinstance(m, str)), settings)
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import dumps
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_str
 
 if TYPE_CHECKING:
     from mcpkit.server.tools import Tool
@@ -53,9 +53,10 @@ def ensure_text(result: JSON, name: str, value: Any, text: TextRenderer | None) 
         return result
     content: list[JSON] = list(result.get("content") or [])
     if text is not None:
-        rendered = text(value)
-        if not isinstance(rendered, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise TypeError(f"text= of app tool {name!r} returned {type(rendered).__name__}")
+        out = text(value)
+        rendered = as_str(out)  # None for a non-string from an untyped renderer
+        if rendered is None:
+            raise TypeError(f"text= of app tool {name!r} returned {type(out).__name__}")
         content = [
             {"type": "text", "text": rendered},
             *(b for b in content if b.get("type") != "text"),

@@ -55,7 +55,7 @@ def tool_ui_meta(definition: Mapping[str, Any]) -> Mapping[str, Any] | None:
     if not isinstance(meta, Mapping):
         return None
     ui: Any = cast("Mapping[str, Any]", meta).get("ui")
-    return ui if isinstance(ui, Mapping) else None  # pyright: ignore[reportUnknownVariableType]
+    return cast("Mapping[str, Any]", ui) if isinstance(ui, Mapping) else None
 
 
 def caller_audiences(ctx: Context, *, strict: bool = False) -> tuple[Audience, ...]:

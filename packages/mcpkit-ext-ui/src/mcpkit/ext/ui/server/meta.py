@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_str
 from mcpkit.ext.ui.origins import parse_origin
 from mcpkit.server.options import choice
 
@@ -54,7 +54,8 @@ _VISIBILITY: frozenset[str] = frozenset({"model", "app"})
 
 def check_ui_uri(uri: str) -> str:
     """``uri`` if it is a valid UI resource URI (rule 1), else ``ValueError``."""
-    if not isinstance(uri, str) or not uri.startswith("ui://") or len(uri) == len("ui://"):  # pyright: ignore[reportUnnecessaryIsInstance]
+    text = as_str(uri)  # None for a non-string from an untyped caller
+    if text is None or not text.startswith("ui://") or len(text) == len("ui://"):
         raise ValueError(f"UI resource URI {uri!r} must start with 'ui://' and name a view")
     if any(c.isspace() for c in uri) or "{" in uri:
         raise ValueError(f"UI resource URI {uri!r} must hold no whitespace or '{{' (static)")
@@ -65,9 +66,10 @@ def check_origin(value: str, where: str = "csp") -> str:
     """``value`` as an origin (rule 2; a trailing ``/`` dropped), else ``ValueError``
     naming ``where`` (e.g. ``"csp.connectDomains"``)."""
     try:
-        if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        text = as_str(value)  # None for a non-string from an untyped caller
+        if text is None:
             raise ValueError("not a string")
-        return parse_origin(value).text
+        return parse_origin(text).text
     except ValueError as exc:
         raise ValueError(
             f"{where}: {value!r} is not an origin ({exc}): use scheme://host[:port] with "
@@ -149,7 +151,8 @@ class UiResourceMeta:
 
     def __post_init__(self) -> None:
         d = self.domain
-        if d is not None and (not isinstance(d, str) or not d or any(c.isspace() for c in d)):  # pyright: ignore[reportUnnecessaryIsInstance]
+        text = as_str(d)  # None for a non-string from an untyped caller
+        if d is not None and (text is None or not text or any(c.isspace() for c in text)):
             raise ValueError(f"ui.domain {d!r} must be a non-empty string without whitespace")
 
     def to_wire(self) -> JSON:
