@@ -28,7 +28,9 @@ from docs_blocks import block
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "tasks.md"
 EXAMPLE = re.compile(r"^```python\n(# docs-example: redis-replicas\n.*?)^```", re.S | re.M)
-SERVING = re.compile(r"mcpkit: serving streamable HTTP at (http://\S+)")
+# Two replicas share one stderr pipe, so their lines may run together: the URL pattern
+# ends at the path, and the whole text read so far is searched.
+SERVING = re.compile(r"mcpkit: serving streamable HTTP at (http://[\w.\[\]:]+/mcp)")
 # kind-ok: fixed-port the documented addresses, replaced by loopback and port 0 before it runs
 DOC_PORTS = ("--port 8001", "--port 8002")
 HANDSHAKE = "2025-11-25"
@@ -75,17 +77,16 @@ def replicas(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
         assert shell.stderr is not None
         for line in shell.stderr:
             lines.append(line)
-            if m := SERVING.search(line):
-                urls.append(m.group(1))
-                if len(urls) == 2:
-                    ready.set()
+            urls[:] = SERVING.findall("".join(lines))
+            if len(urls) >= 2:
+                ready.set()
         ready.set()
 
     threading.Thread(target=read, daemon=True).start()
     try:
         ready.wait(60)
         assert len(urls) == 2, "".join(lines)
-        yield urls
+        yield list(urls)
     finally:
         os.killpg(shell.pid, signal.SIGTERM)
         try:
