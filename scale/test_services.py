@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import anyio
-from conftest import free_port, program
+from cluster import free_ports, program
 from redis.asyncio import Redis
 
 
@@ -25,7 +25,8 @@ def test_haproxy_checks_a_config(tmp_path) -> None:  # type: ignore[no-untyped-d
     config = tmp_path / "haproxy.cfg"
     config.write_text(
         "defaults\n  mode http\n  timeout connect 1s\n  timeout client 1s\n"
-        f"  timeout server 1s\nfrontend f\n  bind 127.0.0.1:{free_port()}\n"
+        # haproxy -c only reads the config: nothing binds the port
+        f"  timeout server 1s\nfrontend f\n  bind 127.0.0.1:{free_ports(1)[0]}\n"
     )
     done = subprocess.run(
         [program("MCPKIT_HAPROXY", "haproxy"), "-c", "-f", str(config)],
