@@ -166,6 +166,23 @@ def listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` itself holds a socket listening on 127.0.0.1:``port``
+    (Linux ``/proc``): a port that answers may belong to another process that took it."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    for fd in Path(f"/proc/{pid}/fd").glob("*"):
+        with contextlib.suppress(OSError):
+            if os.readlink(fd) in inodes:
+                return True
+    return False
+
+
 PORT = "{port}"
 """The item of a :class:`Process`'s ``argv`` replaced by its port (rule 5)."""
 ANNOUNCED = re.compile(r"serving streamable HTTP at http://127\.0\.0\.1:(\d+)/")
@@ -217,7 +234,7 @@ class Process:
         an address in use."""
         assert self.proc is not None
         deadline = time.monotonic() + self.start_timeout_s
-        while not (self.port and listening(self.port)):
+        while not (self.port and listens(self.proc.pid, self.port)):
             if not self.port and (found := ANNOUNCED.search(self._new_log())):
                 self.port = int(found.group(1))
                 continue

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
+from pathlib import Path
 
 import anyio
-from cluster import free_ports, program
+import pytest
+from cluster import (
+    PortTaken,
+    RedisProcess,
+    free_ports,
+    program,
+    redis_process,
+    start_fresh,
+    start_redis,
+)
 from redis.asyncio import Redis
 
 
@@ -35,3 +46,63 @@ def test_haproxy_checks_a_config(tmp_path) -> None:  # type: ignore[no-untyped-d
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def held_port(port: int = 0) -> socket.socket:
+    """A socket listening on ``port`` of 127.0.0.1 (another process's server)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen()
+    return sock
+
+
+def redis_answers(proc: RedisProcess) -> bool:
+    async def main() -> object:
+        client = Redis.from_url(proc.url)
+        try:
+            return await client.ping()
+        finally:
+            await client.aclose()
+
+    return anyio.run(main) is True
+
+
+def test_a_foreign_program_whose_port_was_taken_starts_on_fresh_ports(tmp_path: Path) -> None:
+    """The issue's race, made certain: the first port handed to redis-server is taken
+    by the time it binds; it exits on the address in use and start_fresh starts it
+    again on fresh ports (cluster rule 5)."""
+    with held_port() as intruder:
+        taken = intruder.getsockname()[1]
+        tried: list[int] = []
+
+        def make(ports: list[int]) -> RedisProcess:
+            tried.append(taken if not tried else ports[0])
+            return redis_process(tmp_path, tried[-1])
+
+        proc = start_fresh(make, 1)
+        try:
+            assert tried[0] == taken
+            assert len(tried) == 2
+            assert proc.port == tried[1] != taken
+            assert "already in use" in proc.log().lower()
+            assert redis_answers(proc)
+        finally:
+            proc.stop()
+
+
+def test_a_restart_keeps_its_port_and_waits_for_it(tmp_path: Path) -> None:
+    """A restarted process keeps its port (clients and the balancer know it): while
+    another process holds it, the start fails on the address in use (bounded by
+    ``rebind_s``); once it is free, the restart binds the same port."""
+    proc = start_redis(tmp_path)
+    port = proc.port
+    proc.stop()
+    with held_port(port), pytest.raises(PortTaken):
+        proc.start(rebind_s=0.3)
+    proc.start()
+    try:
+        assert proc.port == port
+        assert redis_answers(proc)
+    finally:
+        proc.stop()
