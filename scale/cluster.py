@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
 import signal
 import socket
@@ -36,8 +35,21 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "conformance"))
+
+from harness import (  # noqa: E402  (conformance/harness.py: the port rules, its rule 3)
+    ANNOUNCED,
+    PortTaken,
+    exited,
+    free_ports,
+    listens,
+    log_since,
+)
+
+__all__ = ["PortTaken", "free_ports"]
 
 HAPROXY_CONFIG = """\
 global
@@ -146,54 +158,14 @@ def program(env: str, name: str) -> str:
     return found
 
 
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct loopback ports free a moment ago (released: only for
-    :func:`start_fresh`, which retries when a child finds one taken)."""
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        # kind-ok: released-port start_fresh retries on EADDRINUSE with fresh ports
-        return [int(sock.getsockname()[1]) for sock in socks]
-    finally:
-        for sock in socks:
-            sock.close()
-
-
 def listening(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def listens(pid: int, port: int) -> bool:
-    """Whether process ``pid`` itself holds a socket listening on 127.0.0.1:``port``
-    (Linux ``/proc``): a port that answers may belong to another process that took it."""
-    inodes: set[str] = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError):
-            for row in Path(table).read_text().splitlines()[1:]:
-                fields = row.split()
-                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    inodes.add(f"socket:[{fields[9]}]")
-    for fd in Path(f"/proc/{pid}/fd").glob("*"):
-        with contextlib.suppress(OSError):
-            if os.readlink(fd) in inodes:
-                return True
-    return False
-
-
 PORT = "{port}"
 """The item of a :class:`Process`'s ``argv`` replaced by its port (rule 5)."""
-ANNOUNCED = re.compile(r"serving streamable HTTP at http://127\.0\.0\.1:(\d+)/")
-"""The line an ``mcpkit`` server prints once it listens (``--port 0``: the real port)."""
-IN_USE = ("already in use", "eaddrinuse")
-"""How a child's log says its port was taken (lower case: HAProxy, redis-server, nginx,
-uvicorn and ``mcpkit`` all say "already in use")."""
-
-
-class PortTaken(RuntimeError):
-    """The child exited because another process holds its port."""
 
 
 @dataclass
@@ -235,15 +207,14 @@ class Process:
         assert self.proc is not None
         deadline = time.monotonic() + self.start_timeout_s
         while not (self.port and listens(self.proc.pid, self.port)):
-            if not self.port and (found := ANNOUNCED.search(self._new_log())):
-                self.port = int(found.group(1))
+            written = log_since(self.log_path, self._log_from)
+            if not self.port and (found := ANNOUNCED.search(written)):
+                self.port = urlsplit(found.group(1)).port or 0
                 continue
             if self.proc.poll() is not None:
-                said = f"{self.name} exited with {self.proc.returncode}: {self.log()}"
-                if any(mark in self._new_log().lower() for mark in IN_USE):
-                    self.proc = None
-                    raise PortTaken(said)
-                raise RuntimeError(said)
+                error = exited(self.proc, self.name, written)
+                self.proc = None
+                raise error
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{self.name} did not listen on {self.port}: {self.log()}")
             time.sleep(0.05)
@@ -261,15 +232,6 @@ class Process:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-
-    def _new_log(self) -> str:
-        """What the process wrote since its last spawn."""
-        try:
-            with self.log_path.open("rb") as log:
-                log.seek(self._log_from)
-                return log.read().decode(errors="replace")
-        except OSError:
-            return ""
 
     def stop(self) -> None:
         """SIGTERM (resuming a paused process first), SIGKILL after 15 s."""
