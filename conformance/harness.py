@@ -144,18 +144,17 @@ def served(
         _stop(proc)
 
 
-@contextlib.contextmanager
-def served_fresh(
+def start_fresh(
     start: Callable[[int], subprocess.Popen[bytes]],
     what: str,
     log_path: Path,
     attempts: int = 5,
     start_timeout_s: float = 30.0,
-) -> Generator[int]:
-    """Rule 3 for a foreign program: ``start(port)`` (writing to ``log_path``) on a port
-    free a moment ago, until it listens there itself (``start_timeout_s``); started again
-    on a fresh port, ``attempts`` times in all, while it exits on an address in use.
-    Yields the port; always stops the program."""
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Rule 3 for a foreign program: ``start(port)`` (writing its output to ``log_path``)
+    on a port free a moment ago, until it listens there itself (``start_timeout_s``);
+    started again on a fresh port, ``attempts`` times in all, while it exits on an
+    address in use. Returns the running process and its port; the caller stops it."""
     for attempt in range(attempts):
         (port,) = free_ports(1)
         offset = log_path.stat().st_size if log_path.exists() else 0
@@ -166,9 +165,7 @@ def served_fresh(
                 if proc.poll() is not None:
                     raise exited(proc, what, log_since(log_path, offset))
                 if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"{what} did not listen on {port} within {start_timeout_s} s"
-                    )
+                    raise RuntimeError(f"{what} did not listen on {port} in {start_timeout_s} s")
                 time.sleep(0.05)
         except PortTaken:
             _stop(proc)
@@ -178,11 +175,25 @@ def served_fresh(
         except BaseException:
             _stop(proc)
             raise
-        try:
-            yield port
-        finally:
-            _stop(proc)
-        return
+        return proc, port
+    raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def served_fresh(
+    start: Callable[[int], subprocess.Popen[bytes]],
+    what: str,
+    log_path: Path,
+    attempts: int = 5,
+    start_timeout_s: float = 30.0,
+) -> Generator[int]:
+    """:func:`start_fresh` for the duration; yields the port and always stops the
+    program (SIGTERM, then SIGKILL after 15 s)."""
+    proc, port = start_fresh(start, what, log_path, attempts, start_timeout_s)
+    try:
+        yield port
+    finally:
+        _stop(proc)
 
 
 def failing_scenarios(out_dir: Path, skip: tuple[str, ...] = ()) -> list[str]:
