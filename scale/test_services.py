@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import anyio
+import harness
 import pytest
 from cluster import (
     PortTaken,
@@ -102,3 +103,29 @@ def test_a_restart_keeps_its_port_and_waits_for_it(tmp_path: Path) -> None:
         assert round_trip(proc.port) == b"v"
     finally:
         proc.stop()
+
+
+def test_the_conformance_starter_moves_a_taken_port_to_a_fresh_one(tmp_path: Path) -> None:
+    """conformance/harness.py rule 3 (interop's server-everything, the benchmarks): a
+    program whose port was taken exits on the address in use and starts again on a fresh
+    port; a port that answers but is held by another process does not count."""
+    log = tmp_path / "redis.log"
+    with held_port() as intruder:
+        taken = intruder.getsockname()[1]
+        tried: list[int] = []
+
+        def start(port: int) -> subprocess.Popen[bytes]:
+            tried.append(taken if not tried else port)
+            argv = [program("MCPKIT_REDIS_SERVER", "redis-server"), "--bind", "127.0.0.1"]
+            argv += ["--port", str(tried[-1]), "--save", "", "--dir", str(tmp_path)]
+            with log.open("ab") as out:
+                return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+
+        proc, port = harness.start_fresh(start, "redis-server", log)
+        try:
+            assert tried[0] == taken
+            assert port == tried[1] != taken
+            assert round_trip(port) == b"v"
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
