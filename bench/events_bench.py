@@ -34,6 +34,7 @@ from typing import Any
 
 import anyio
 import httpx2
+from fresh_port import start_fresh
 from procstat import cpu_seconds
 
 HERE = Path(__file__).resolve().parent
@@ -47,39 +48,27 @@ class Bearer(httpx2.Auth):
         yield request
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def server(cpu: int, ca: str, log: Path) -> Iterator[tuple[int, int]]:
-    port = free_port()
-    argv = ["taskset", "-c", str(cpu), sys.executable, str(SERVER), "--transport", "http"]
-    argv += ["--port", str(port), "--ca", ca]
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    """The events server on a fresh port (retried when it was taken: ``fresh_port``);
+    yields ``(pid, port)``."""
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        argv = ["taskset", "-c", str(cpu), sys.executable, str(SERVER), "--transport", "http"]
+        argv += ["--port", str(port), "--ca", ca]
+        with open(log, "ab") as out:
+            return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+
+    proc, port = start_fresh(start, "events server", log, start_timeout_s=60)
+    try:
+        yield proc.pid, port
+    finally:
+        proc.terminate()
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"events server exited with {proc.returncode}")
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise RuntimeError("events server not listening after 60 s") from None
-                    time.sleep(0.02)
-            yield proc.pid, port
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
 
 
 @contextlib.asynccontextmanager

@@ -21,12 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
+import shutil
 import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 from typing import Any
+
+from fresh_port import start_fresh
 
 HERE = Path(__file__).resolve().parent
 SERVERS = {
@@ -38,30 +40,20 @@ STACKS = ("standard", "fast")
 JSON = dict[str, Any]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def measure(server: str, stack: str, concurrency: list[int], duration_s: float) -> list[JSON]:
-    port = free_port()
-    argv = [sys.executable, str(HERE / "servers" / SERVERS[server][0]), "--transport", "http"]
-    argv += ["--port", str(port)]
     env = {**os.environ, "BENCH_HTTP_STACK": stack}
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = Path(tempfile.mkdtemp(prefix="fast-stack-")) / "server.log"
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        argv = [sys.executable, str(HERE / "servers" / SERVERS[server][0]), "--transport"]
+        argv += ["http", "--port", str(port)]
+        with log.open("ab") as out:
+            return subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    # A fresh port, again when it was taken in between (fresh_port).
+    proc, port = start_fresh(start, f"{server} ({stack})", log, start_timeout_s=60)
     rows: list[JSON] = []
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    err = proc.stderr.read().decode() if proc.stderr else ""
-                    raise RuntimeError(f"{server} ({stack}) did not start: {err[-400:]}") from None
-                time.sleep(0.05)
         for c in concurrency:
             load = [sys.executable, str(HERE / "load.py"), "--url", f"http://127.0.0.1:{port}/mcp"]
             load += ["-c", str(c), "-d", str(duration_s), "-w", "1", "--payload-bytes", "100"]
@@ -78,6 +70,7 @@ def measure(server: str, stack: str, concurrency: list[int], duration_s: float) 
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+        shutil.rmtree(log.parent, ignore_errors=True)
     return rows
 
 

@@ -24,14 +24,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import socket
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
+from subprocess import Popen
+
+from fresh_port import start_fresh
 
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE / "servers"
@@ -42,39 +44,27 @@ CONFIGS: dict[str, tuple[str, ...]] = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def servers(cpu: int, names: list[str]) -> Iterator[dict[str, tuple[int, int]]]:
-    """Rule 1: every configuration listening; yields ``{name: (pid, port)}``."""
+    """Rule 1: every configuration listening (each on a fresh port, retried when it was
+    taken: ``fresh_port``); yields ``{name: (pid, port)}``."""
     procs: dict[str, subprocess.Popen[bytes]] = {}
     ports: dict[str, int] = {}
+    logs = Path(tempfile.mkdtemp(prefix="otel-paired-"))
     try:
         for name in names:
             script, *rest = CONFIGS[name]
-            port = free_port()
-            argv = ["taskset", "-c", str(cpu), sys.executable, str(SERVERS / script), *rest]
-            argv += ["--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
-            procs[name] = subprocess.Popen(
-                argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-            ports[name] = port
-        limit = time.monotonic() + 60
-        for name, port in ports.items():
-            while True:
-                if procs[name].poll() is not None:
-                    raise RuntimeError(f"{name} exited before listening")
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    if time.monotonic() > limit:
-                        raise RuntimeError(f"{name} not listening after 60 s") from None
-                    time.sleep(0.05)
+            log = logs / f"{name}.log"
+
+            def start(
+                port: int, script: str = script, rest: list[str] = rest, log: Path = log
+            ) -> Popen[bytes]:
+                argv = ["taskset", "-c", str(cpu), sys.executable, str(SERVERS / script), *rest]
+                argv += ["--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+                with log.open("ab") as out:
+                    return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+
+            procs[name], ports[name] = start_fresh(start, name, log, start_timeout_s=60)
         yield {name: (procs[name].pid, ports[name]) for name in names}
     finally:
         for proc in procs.values():
@@ -82,6 +72,7 @@ def servers(cpu: int, names: list[str]) -> Iterator[dict[str, tuple[int, int]]]:
         for proc in procs.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(10)
+        shutil.rmtree(logs, ignore_errors=True)
 
 
 def run_once(pid: int, port: int, args: argparse.Namespace, out: Path) -> float | None:

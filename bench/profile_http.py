@@ -20,35 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from fresh_port import start_fresh
 from profile_stdio import record, stop, summarise
 
 HERE = Path(__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
-    limit = time.monotonic() + timeout_s
-    while time.monotonic() < limit:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server exited with {proc.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"the server did not listen on port {port} within {timeout_s} s")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,15 +52,20 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out or HERE / "results" / f"profile-{tag}-{time.strftime('%Y%m%d-%H%M%S')}"
     out.mkdir(parents=True, exist_ok=True)
     stacks = out / "stacks.txt"
-    port = free_port()
-    server_cmd = [
-        "taskset", "-c", str(args.server_cpu), sys.executable,
-        str(HERE / "servers" / "mcpkit_echo.py"), "--transport", "http", "--port", str(port),
-        "--response-mode", args.response_mode,
-    ]  # fmt: skip
-    server = subprocess.Popen(server_cmd)
+    server_log = out / "server.log"
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        server_cmd = [
+            "taskset", "-c", str(args.server_cpu), sys.executable,
+            str(HERE / "servers" / "mcpkit_echo.py"), "--transport", "http", "--port", str(port),
+            "--response-mode", args.response_mode,
+        ]  # fmt: skip
+        with server_log.open("ab") as log:
+            return subprocess.Popen(server_cmd, stdout=log, stderr=subprocess.STDOUT)
+
+    # A fresh port, again when it was taken in between (fresh_port).
+    server, port = start_fresh(start, "the server", server_log)
     try:
-        wait_listening(port, server, timeout_s=30.0)
         warmup = 2.0
         load = [
             "taskset", "-c", str(args.client_cpu), sys.executable, str(HERE / "load.py"),

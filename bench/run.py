@@ -46,7 +46,6 @@ import json
 import os
 import platform
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -57,6 +56,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import report
+from fresh_port import start_fresh
 from procstat import wait_for_idle_host
 
 HERE = Path(__file__).resolve().parent
@@ -265,36 +265,28 @@ class Bench:
 
 @contextlib.contextmanager
 def http_server(bench: Bench, label: str, command: tuple[str, ...]) -> Generator[tuple[int, int]]:
-    """Start an HTTP server on a free loopback port; yields ``(pid, port)``."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    argv = [*bench.server_argv(command), "--port", str(port)]
-    with open(bench.logs / f"{label}.log", "ab") as logfile:
-        proc = subprocess.Popen(
-            argv, stdout=logfile, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        try:
-            limit = time.monotonic() + 60.0
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"{label} exited with {proc.returncode} before listening")
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    if time.monotonic() > limit:
-                        raise RuntimeError(f"{label} not listening after 60 s") from None
-                    time.sleep(0.02)
-            yield proc.pid, port
-        finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(10)
+    """Start an HTTP server on a free loopback port (again on a fresh one when it was
+    taken in between: ``fresh_port``); yields ``(pid, port)``."""
+    log = bench.logs / f"{label}.log"
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        argv = [*bench.server_argv(command), "--port", str(port)]
+        with log.open("ab") as logfile:
+            return subprocess.Popen(
+                argv, stdout=logfile, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    proc, port = start_fresh(start, label, log, start_timeout_s=60)
+    try:
+        yield proc.pid, port
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
 
 
 def rotated(items: list[Any], rep: int) -> list[Any]:

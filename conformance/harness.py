@@ -6,52 +6,123 @@ Rules:
    SIGKILL after 15 s) and runs from the repository root.
 2. Verdicts are read from the ``checks.json`` files the conformance harness writes,
    never from its console output.
+3. No port is picked, released and trusted (another process may take it in between):
+   an ``mcpkit`` process is started with ``--port 0`` and the URL it announces is read
+   (:func:`served`); a foreign program that needs its port named is started by
+   :func:`served_fresh`, which retries with fresh ports (bounded) while the program
+   exits on an address in use, and counts it up only when the program itself (or a
+   child of it) holds the listening socket (:func:`listens`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import socket
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+ANNOUNCED = re.compile(r"serving streamable HTTP at (http://\S+)")
+"""The line an ``mcpkit`` server prints once it listens (group 1: its URL)."""
+IN_USE = ("already in use", "eaddrinuse")
+"""How a program's log says its port was taken (lower case: HAProxy, redis-server,
+nginx, Node, uvicorn and ``mcpkit`` all say one of these)."""
 
-def free_port() -> int:
-    """A free loopback port."""
-    return free_ports(1)[0]
+
+class PortTaken(RuntimeError):
+    """The program exited because another process holds its port."""
 
 
-def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 30.0) -> None:
-    import socket
-    import time
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports free a moment ago (released: only for starters
+    that retry when the program finds one taken, rule 3)."""
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        # kind-ok: released-port its callers retry with fresh ports on EADDRINUSE
+        return [int(sock.getsockname()[1]) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[3:5]} exited early with status {proc.returncode}")
-        with socket.socket() as sock:
-            sock.settimeout(0.5)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"{proc.args[3:5]} did not listen on port {port} within {timeout_s} s")
+
+def _family(pid: int) -> set[int]:
+    """``pid`` and its descendants (a program started through a wrapper, npx or a shell)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    family, grown = {pid}, True
+    while grown:
+        more = {child for child, parent in parents.items() if parent in family} - family
+        family |= more
+        grown = bool(more)
+    return family
+
+
+def listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` (or a descendant) holds a socket listening on ``port``
+    (Linux ``/proc``): a port that answers may belong to a process that took it."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return False
+    for member in _family(pid):
+        for fd in Path(f"/proc/{member}/fd").glob("*"):
+            with contextlib.suppress(OSError):
+                if os.readlink(fd) in inodes:
+                    return True
+    return False
+
+
+def log_since(path: Path, offset: int) -> str:
+    """What a process wrote to the log ``path`` from byte ``offset`` on."""
+    try:
+        with path.open("rb") as log:
+            log.seek(offset)
+            return log.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def exited(proc: subprocess.Popen[bytes], what: str, log: str) -> RuntimeError:
+    """The error for a program that exited: :class:`PortTaken` when ``log`` says its
+    address was in use."""
+    said = f"{what} exited with {proc.returncode}: {log[-3000:]}"
+    return PortTaken(said) if any(m in log.lower() for m in IN_USE) else RuntimeError(said)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @contextlib.contextmanager
 def served(
     argv: list[str],
-    port: int,
     log_path: Path,
     env: dict[str, str] | None = None,
     start_timeout_s: float = 30.0,
-) -> Iterator[str]:
-    """Run a server process (``argv``, listening on 127.0.0.1:``port`` within
-    ``start_timeout_s``, with ``env`` added to this process's environment) for the
-    duration; yields its MCP URL and always stops it (SIGTERM, then SIGKILL after 15 s)."""
-    import os
-
+    announced: re.Pattern[str] = ANNOUNCED,
+) -> Generator[str]:
+    """Run a server process (``argv``, serving on port 0, with ``env`` added to this
+    process's environment) for the duration; yields the URL it announces (group 1 of
+    ``announced``, within ``start_timeout_s``) and always stops it (rules 1 and 3)."""
     with log_path.open("wb") as server_log:
         proc = subprocess.Popen(
             argv,
@@ -60,16 +131,69 @@ def served(
             cwd=str(ROOT),
             env={**os.environ, **(env or {})},
         )
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while not (found := announced.search(log_since(log_path, 0))):
+            if proc.poll() is not None:
+                raise exited(proc, str(argv[3:5]), log_since(log_path, 0))
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{argv[3:5]} announced no URL within {start_timeout_s} s")
+            time.sleep(0.05)
+        yield found.group(1)
+    finally:
+        _stop(proc)
+
+
+def start_fresh(
+    start: Callable[[int], subprocess.Popen[bytes]],
+    what: str,
+    log_path: Path,
+    attempts: int = 5,
+    start_timeout_s: float = 30.0,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Rule 3 for a foreign program: ``start(port)`` (writing its output to ``log_path``)
+    on a port free a moment ago, until it listens there itself (``start_timeout_s``);
+    started again on a fresh port, ``attempts`` times in all, while it exits on an
+    address in use. Returns the running process and its port; the caller stops it."""
+    for attempt in range(attempts):
+        (port,) = free_ports(1)
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        proc = start(port)
         try:
-            wait_listening(port, proc, start_timeout_s)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            deadline = time.monotonic() + start_timeout_s
+            while not listens(proc.pid, port):
+                if proc.poll() is not None:
+                    raise exited(proc, what, log_since(log_path, offset))
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{what} did not listen on {port} in {start_timeout_s} s")
+                time.sleep(0.05)
+        except PortTaken:
+            _stop(proc)
+            if attempt == attempts - 1:
+                raise
+            continue
+        except BaseException:
+            _stop(proc)
+            raise
+        return proc, port
+    raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def served_fresh(
+    start: Callable[[int], subprocess.Popen[bytes]],
+    what: str,
+    log_path: Path,
+    attempts: int = 5,
+    start_timeout_s: float = 30.0,
+) -> Generator[int]:
+    """:func:`start_fresh` for the duration; yields the port and always stops the
+    program (SIGTERM, then SIGKILL after 15 s)."""
+    proc, port = start_fresh(start, what, log_path, attempts, start_timeout_s)
+    try:
+        yield port
+    finally:
+        _stop(proc)
 
 
 def failing_scenarios(out_dir: Path, skip: tuple[str, ...] = ()) -> list[str]:
@@ -97,20 +221,6 @@ def check_counts(out_dir: Path) -> dict[str, int]:
         for check in json.loads(path.read_text()):
             counts[check.get("status", "?")] += 1
     return dict(counts)
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free loopback ports (all held open until all are chosen)."""
-    import socket
-
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in socks]
-    finally:
-        for sock in socks:
-            sock.close()
 
 
 def scenario_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:

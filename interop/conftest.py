@@ -35,7 +35,7 @@ def everything_argv() -> list[str]:
 
 
 @pytest.fixture
-def everything_http(everything_argv: list[str]) -> Iterator[str]:
+def everything_http(everything_argv: list[str], tmp_path: Path) -> Iterator[str]:
     """server-everything in ``streamableHttp`` mode on a free port; yields its URL."""
-    with serve_everything_http(everything_argv) as url:
+    with serve_everything_http(everything_argv, tmp_path / "everything.log") as url:
         yield url

@@ -13,8 +13,7 @@ import shlex
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -23,53 +22,26 @@ import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "conformance"))
 
+import harness
 import toolchain
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"{what} exited with {proc.returncode}"
-        with contextlib.closing(socket.socket()) as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"{what} did not listen on port {port} within 30 s")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @contextlib.contextmanager
-def serve_everything_http(everything_argv: list[str]) -> Iterator[str]:
-    """server-everything in ``streamableHttp`` mode on a free port; yields its URL."""
-    port = _free_port()
-    env = {**toolchain.toolchain_env(os.environ), "PORT": str(port)}
-    proc = subprocess.Popen(
-        [*everything_argv, "streamableHttp"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_listening(proc, port, "server-everything")
+def serve_everything_http(everything_argv: list[str], log_path: Path) -> Generator[str]:
+    """server-everything in ``streamableHttp`` mode (it takes its port from ``PORT``, never
+    0) on a free port, retried on a fresh one when it was taken in between
+    (``conformance/harness.py`` rule 3); output to ``log_path``; yields its URL."""
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        env = {**toolchain.toolchain_env(os.environ), "PORT": str(port)}
+        with log_path.open("ab") as log:
+            argv = [*everything_argv, "streamableHttp"]
+            return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    with harness.served_fresh(start, "server-everything", log_path) as port:
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(proc)
 
 
 PROXY_FACTORY = str(ROOT / "conformance" / "proxied.py") + ":build_server"
@@ -88,22 +60,15 @@ def proxy_stdio_argv() -> list[str]:
 
 
 @contextlib.contextmanager
-def serve_proxy_http(upstream: str | list[str], mode: str = "legacy") -> Iterator[str]:
-    """The proxy to ``upstream`` served over streamable HTTP on a free loopback port (its
-    own process, ``mcpkit run ... --transport http``); yields its URL."""
-    port = _free_port()
-    argv = [*proxy_stdio_argv(), "--transport", "http", "--host", "127.0.0.1"]
-    proc = subprocess.Popen(
-        [*argv, "--port", str(port)],
-        env={**os.environ, **proxy_env(upstream, mode)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_listening(proc, port, "the proxy")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(proc)
+def serve_proxy_http(
+    upstream: str | list[str], log_path: Path, mode: str = "legacy"
+) -> Generator[str]:
+    """The proxy to ``upstream`` served over streamable HTTP on loopback port 0 (its own
+    process, ``mcpkit run ... --transport http``, output to ``log_path``); yields the URL
+    it announces."""
+    argv = [*proxy_stdio_argv(), "--transport", "http", "--host", "127.0.0.1", "--port", "0"]
+    with harness.served(argv, log_path, env=proxy_env(upstream, mode)) as url:
+        yield url
 
 
 @contextlib.asynccontextmanager

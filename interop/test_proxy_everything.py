@@ -67,15 +67,20 @@ class Route:
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
-def route(request: pytest.FixtureRequest, everything_argv: list[str]) -> Iterator[Route]:
+def route(
+    request: pytest.FixtureRequest,
+    everything_argv: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Route]:
     """One upstream (and, for ``http``, one proxy process) per route for the module's
     tests: each test is a new client, and a new proxy process only over stdio."""
+    logs = tmp_path_factory.mktemp("route")
     if request.param == "stdio":
-        with serve_everything_http(everything_argv) as upstream:
+        with serve_everything_http(everything_argv, logs / "everything.log") as upstream:
             yield Route("stdio", proxy_env(upstream))
         return
     upstream_argv = [*everything_argv, "stdio"]
-    with serve_proxy_http(upstream_argv) as url:
+    with serve_proxy_http(upstream_argv, logs / "proxy.log") as url:
         yield Route("http", proxy_env(upstream_argv), url)
 
 

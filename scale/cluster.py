@@ -2,8 +2,8 @@
 separate processes, and HAProxy in front of them, all on 127.0.0.1.
 
 Rules:
-1. Every process binds 127.0.0.1 on a free port, writes its output to a log file of its
-   own, and is always stopped (SIGTERM, SIGKILL after 15 s) when its context ends.
+1. Every process binds 127.0.0.1 on a free port (rule 5), writes its output to a log
+   file of its own, and is always stopped (SIGTERM, SIGKILL after 15 s) when its context ends.
 2. The balancer config is :func:`haproxy_config` (the one ``docs/deployment.md`` shows;
    a test checks they are the same): round-robin, no stickiness, no response buffering
    (HAProxy streams bodies as they come), idle timeouts long enough for SSE, health
@@ -14,6 +14,11 @@ Rules:
    (``--redis``).
 4. Waits are bounded: a process that does not listen within ``start_timeout_s`` is an
    error naming its log.
+5. No port is picked, released and trusted: an ``mcpkit`` replica starts on port 0 and
+   its announced port is read (then the balancer's config is written); a foreign
+   program (redis-server, HAProxy, nginx) is started by :func:`start_fresh`, which
+   retries with fresh ports while the child exits on an address in use; a restart
+   keeps the port and retries for a few seconds while another process holds it.
 """
 
 from __future__ import annotations
@@ -26,11 +31,25 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "conformance"))
+
+from harness import (  # noqa: E402  (conformance/harness.py: the port rules, its rule 3)
+    ANNOUNCED,
+    PortTaken,
+    exited,
+    free_ports,
+    listens,
+    log_since,
+)
+
+__all__ = ["PortTaken", "free_ports"]
 
 HAPROXY_CONFIG = """\
 global
@@ -139,27 +158,20 @@ def program(env: str, name: str) -> str:
     return found
 
 
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free loopback ports."""
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [int(sock.getsockname()[1]) for sock in socks]
-    finally:
-        for sock in socks:
-            sock.close()
-
-
 def listening(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+PORT = "{port}"
+"""The item of a :class:`Process`'s ``argv`` replaced by its port (rule 5)."""
+
+
 @dataclass
 class Process:
-    """One served process (rule 1): ``argv`` listening on 127.0.0.1:``port``."""
+    """One served process (rule 1): ``argv`` listening on 127.0.0.1:``port``; ``port``
+    0 means the process picks one and announces it (rule 5)."""
 
     name: str
     argv: list[str]
@@ -168,28 +180,58 @@ class Process:
     env: dict[str, str] = field(default_factory=dict[str, str])
     start_timeout_s: float = 60.0
     proc: subprocess.Popen[bytes] | None = None
+    _log_from: int = 0
 
     @property
     def pid(self) -> int:
         assert self.proc is not None
         return self.proc.pid
 
-    def start(self) -> None:
+    def spawn(self) -> None:
+        """Start the process; :meth:`wait` for it to listen."""
+        argv = [str(self.port) if item == PORT else item for item in self.argv]
         with self.log_path.open("ab") as log:
+            self._log_from = log.tell()
             self.proc = subprocess.Popen(
-                self.argv,
+                argv,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=str(ROOT),
                 env={**os.environ, **self.env},
             )
+
+    def wait(self) -> None:
+        """Wait (``start_timeout_s``) until the process listens, reading its announced
+        port first when it was started on port 0; :class:`PortTaken` when it exited on
+        an address in use."""
+        assert self.proc is not None
         deadline = time.monotonic() + self.start_timeout_s
-        while not listening(self.port):
+        while not (self.port and listens(self.proc.pid, self.port)):
+            written = log_since(self.log_path, self._log_from)
+            if not self.port and (found := ANNOUNCED.search(written)):
+                self.port = urlsplit(found.group(1)).port or 0
+                continue
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}: {self.log()}")
+                error = exited(self.proc, self.name, written)
+                self.proc = None
+                raise error
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{self.name} did not listen on {self.port}: {self.log()}")
             time.sleep(0.05)
+
+    def start(self, rebind_s: float = 5.0) -> None:
+        """Spawn and wait (rule 5). A restart keeps the port: while another process
+        holds it, the start is retried for ``rebind_s`` seconds."""
+        deadline = time.monotonic() + rebind_s
+        while True:
+            self.spawn()
+            try:
+                self.wait()
+                return
+            except PortTaken:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def stop(self) -> None:
         """SIGTERM (resuming a paused process first), SIGKILL after 15 s."""
@@ -240,25 +282,58 @@ class Process:
             return "(no log)"
 
 
-def redis_process(workdir: Path, port: int | None = None) -> Process:
-    """A redis-server without persistence (a restart loses everything, as a cache would)."""
-    port = port or free_ports(1)[0]
+class RedisProcess(Process):
+    """A redis-server process; :attr:`url` stays valid across restarts (rule 5)."""
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+
+def redis_process(workdir: Path, port: int) -> RedisProcess:
+    """A redis-server without persistence (a restart loses everything, as a cache would)
+    on ``port``: start it with :func:`start_redis` (redis-server cannot take port 0)."""
     argv = [program("MCPKIT_REDIS_SERVER", "redis-server"), "--bind", "127.0.0.1"]
-    argv += ["--port", str(port), "--save", "", "--appendonly", "no", "--dir", str(workdir)]
-    return Process("redis", argv, port, workdir / "redis.log")
+    argv += ["--port", PORT, "--save", "", "--appendonly", "no", "--dir", str(workdir)]
+    return RedisProcess("redis", argv, port, workdir / "redis.log")
+
+
+def start_redis(workdir: Path) -> RedisProcess:
+    """A running :func:`redis_process` on a free port (rule 5)."""
+    return start_fresh(lambda ports: redis_process(workdir, ports[0]), 1)
+
+
+P = TypeVar("P", bound="Process")
+
+
+def start_fresh(make: Callable[[list[int]], P], count: int, attempts: int = 5) -> P:
+    """Rule 5: ``make(ports)`` (``count`` fresh ports; it writes any config naming them)
+    started, retried with fresh ports (``attempts`` in all) while the child exits on an
+    address in use: another process took a port between the pick and the child's bind."""
+    for attempt in range(attempts):
+        process = make(free_ports(count))
+        try:
+            process.start(rebind_s=0)
+        except PortTaken:
+            if attempt == attempts - 1:
+                raise
+            continue
+        return process
+    raise AssertionError("unreachable")
 
 
 DEMO = "demo"
 TASKS_DEMO = "mcpkit.ext.tasks.demo:build_server"
 
 
-def replica_argv(kind: str, port: int, redis_url: str | None, secret_file: Path) -> list[str]:
+def replica_argv(kind: str, redis_url: str | None, secret_file: Path) -> list[str]:
     """The command of one replica: ``mcpkit demo`` (``kind="demo"``) or
     ``mcpkit run <kind> --transport http``, with ``--secret-file`` and, with Redis,
-    ``--redis URL`` (hub, event store and sessions shared through it)."""
+    ``--redis URL`` (hub, event store and sessions shared through it). The port is the
+    :class:`Process`'s (``PORT``): 0 at first, the announced one on a restart."""
     base = [sys.executable, "-m", "mcpkit.cli.main"]
     argv = [*base, "demo"] if kind == DEMO else [*base, "run", kind, "--transport", "http"]
-    argv += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "WARNING"]
+    argv += ["--host", "127.0.0.1", "--port", PORT, "--log-level", "WARNING"]
     argv += ["--secret-file", str(secret_file)]
     if redis_url is not None:
         argv += ["--redis", redis_url]
@@ -344,48 +419,67 @@ def running(
     redis: bool = True,
     balancer: str = "haproxy",
     start_timeout_s: float = 120.0,
-) -> Iterator[Cluster]:
+) -> Generator[Cluster]:
     """Start Redis (when ``redis``), ``replicas`` replicas of ``kind`` (``DEMO`` or a
     ``module:factory`` target) sharing one secret, and ``balancer`` (``"haproxy"``, or
     ``"nginx"``: the documented variant) in front; yields the :class:`Cluster` and stops
     everything afterwards."""
     workdir.mkdir(parents=True, exist_ok=True)
-    ports = free_ports(replicas + 2)
-    redis_proc = redis_process(workdir) if redis else None
-    redis_url = f"redis://127.0.0.1:{redis_proc.port}/0" if redis_proc else None
     secret_file = workdir / "secret"
     secret_file.write_text(secrets.token_hex(32))
     secret_file.chmod(0o600)
-    procs = [
-        Process(
-            f"r{i + 1}",
-            replica_argv(kind, port, redis_url, secret_file),
-            port,
-            workdir / f"r{i + 1}.log",
-            env=replica_env(kind, redis_url),
-            start_timeout_s=start_timeout_s,
-        )
-        for i, port in enumerate(ports[:replicas])
-    ]
-    backends = [(p.name, p.port) for p in procs]
-    if balancer == "nginx":
-        config = workdir / "nginx.conf"
-        config.write_text(nginx_config(ports[-2], backends))
-        argv = [program("MCPKIT_NGINX", "nginx"), "-p", str(workdir), "-c", str(config)]
-        front = Process("nginx", [*argv, "-g", "daemon off;"], ports[-2], workdir / "nginx.log")
-    else:
-        config = workdir / "haproxy.cfg"
-        config.write_text(haproxy_config(ports[-2], ports[-1], backends))
-        argv = [program("MCPKIT_HAPROXY", "haproxy"), "-db", "-f", str(config)]
-        front = Process("haproxy", argv, ports[-2], workdir / "haproxy.log")
-    made = Cluster(workdir, procs, front, redis_proc, stats_port=ports[-1])
+    redis_proc: RedisProcess | None = None
+    procs: list[Process] = []
+    front: Process | None = None
     try:
-        if redis_proc is not None:
-            redis_proc.start()
+        redis_proc = start_redis(workdir) if redis else None
+        redis_url = redis_proc.url if redis_proc else None
+        for i in range(replicas):
+            name = f"r{i + 1}"
+            procs.append(
+                Process(
+                    name,
+                    replica_argv(kind, redis_url, secret_file),
+                    0,
+                    workdir / f"{name}.log",
+                    env=replica_env(kind, redis_url),
+                    start_timeout_s=start_timeout_s,
+                )
+            )
+            procs[-1].spawn()
         for proc in procs:
-            proc.start()
-        front.start()
+            proc.wait()
+        # The replicas listen: their ports go into the balancer's config (rule 5).
+        backends = [(p.name, p.port) for p in procs]
+        front = start_fresh(lambda ports: balancer_process(balancer, workdir, ports, backends), 2)
+        made = Cluster(workdir, procs, front, redis_proc, stats_port=front.stats_port)
         made.wait_healthy()
         yield made
     finally:
-        made.stop()
+        for process in [front, *procs, redis_proc]:
+            if process is not None:
+                process.stop()
+
+
+@dataclass
+class Balancer(Process):
+    """HAProxy or nginx (rule 2); ``stats_port`` serves HAProxy's statistics."""
+
+    stats_port: int = 0
+
+
+def balancer_process(
+    kind: str, workdir: Path, ports: list[int], backends: Sequence[tuple[str, int]]
+) -> Balancer:
+    """``kind`` (``"haproxy"`` or ``"nginx"``) on ``ports[0]`` (HAProxy's statistics on
+    ``ports[1]``) in front of ``backends``, its config written to ``workdir``."""
+    if kind == "nginx":
+        config = workdir / "nginx.conf"
+        config.write_text(nginx_config(ports[0], backends))
+        argv = [program("MCPKIT_NGINX", "nginx"), "-p", str(workdir), "-c", str(config)]
+        argv += ["-g", "daemon off;"]
+        return Balancer("nginx", argv, ports[0], workdir / "nginx.log", stats_port=ports[1])
+    config = workdir / "haproxy.cfg"
+    config.write_text(haproxy_config(ports[0], ports[1], backends))
+    argv = [program("MCPKIT_HAPROXY", "haproxy"), "-db", "-f", str(config)]
+    return Balancer("haproxy", argv, ports[0], workdir / "haproxy.log", stats_port=ports[1])

@@ -13,22 +13,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cluster import Cluster, free_ports, program, redis_process, running
+from cluster import Cluster, program, running, start_redis
 
-__all__ = ["free_port", "program"]
-
-
-def free_port() -> int:
-    return free_ports(1)[0]
+__all__ = ["program"]
 
 
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
     """A fresh redis-server on loopback, without persistence; its URL."""
-    proc = redis_process(tmp_path)
-    proc.start()
+    proc = start_redis(tmp_path)
     try:
-        yield f"redis://127.0.0.1:{proc.port}/0"
+        yield proc.url
     finally:
         proc.stop()
 

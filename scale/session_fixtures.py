@@ -1,109 +1,38 @@
-"""Fixtures of the shared-session tests (helper ``scale-session``): a redis-server that
-can be restarted on the same port, replica processes (``session_replica.py``) that can
-be killed and restarted, and a raw handshake-era client that picks the replica of every
+"""Fixtures of the shared-session tests (helper ``scale-session``): replica processes
+(``session_replica.py``, on :mod:`cluster`'s :class:`Process`) that can be killed and
+restarted, and a raw handshake-era client that picks the replica of every
 request (httpx2: these tests must choose where each request lands)."""
 
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
-from conftest import free_port, program
+from cluster import PORT, Process
 
 LEGACY = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
 HERE = Path(__file__).parent
 
 
-def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, deadline_s: float = 60) -> None:
-    deadline = time.monotonic() + deadline_s
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError(f"{what} did not start") from None
-            time.sleep(0.05)
-
-
-class RedisServer:
-    """A redis-server without persistence whose URL survives restarts."""
-
-    def __init__(self, directory: Path) -> None:
-        self.port = free_port()
-        self.directory = directory
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        argv = [program("MCPKIT_REDIS_SERVER", "redis-server"), "--bind", "127.0.0.1"]
-        argv += ["--port", str(self.port), "--save", "", "--appendonly", "no"]
-        argv += ["--dir", str(self.directory)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(self.port, self.proc, "redis-server", 20)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-            self.proc = None
-
-
-class Replica:
-    """One replica process on its own port."""
+class Replica(Process):
+    """One replica process (``session_replica.py``) on a port of its own: picked by the
+    replica at first (port 0, announced), kept across restarts (``cluster`` rule 5)."""
 
     def __init__(self, name: str, redis_url: str, log: Path) -> None:
-        self.name = name
-        self.redis_url = redis_url
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.log = log
-        self.proc: subprocess.Popen[bytes] | None = None
+        argv = [sys.executable, str(HERE / "session_replica.py"), PORT, redis_url]
+        env = {"PYTHONUNBUFFERED": "1"}
+        super().__init__(name, argv, 0, log, env=env, start_timeout_s=120)
 
-    def spawn(self) -> None:
-        """Start the process; :meth:`wait` for it to listen."""
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, str(HERE / "session_replica.py"), str(self.port), self.redis_url],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-
-    def wait(self) -> None:
-        assert self.proc is not None
-        wait_port(self.port, self.proc, f"replica {self.name} (log: {self.log})", 120)
-
-    def start(self) -> None:
-        self.spawn()
-        self.wait()
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-            self.proc = None
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-            self.proc = None
+    @property
+    def url(self) -> str:
+        assert self.port, "the replica has not announced its port yet"
+        return f"http://127.0.0.1:{self.port}/mcp"
 
 
 @dataclass

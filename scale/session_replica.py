@@ -1,5 +1,6 @@
 """One replica of the shared-session tests: a small server on Redis, run as its own
-process (``python session_replica.py PORT REDIS_URL``) so a test can kill it.
+process (``python session_replica.py PORT REDIS_URL``; PORT 0: any free port, announced)
+so a test can kill it.
 
 Tools: ``echo``, ``whoami`` (the session's log level and subscriptions as this replica
 sees them), ``chatty`` (logs at info and warning), ``ask`` (elicits a name), ``slow``
@@ -10,6 +11,7 @@ URI), ``grow`` (adds a tool: ``tools/list_changed``). Wired by
 
 from __future__ import annotations
 
+import socket
 import sys
 from typing import Any
 
@@ -85,6 +87,17 @@ def build(redis_url: str) -> Any:
     return http_app(server, **options)
 
 
+def main(port: int, url: str) -> None:
+    """Serve on 127.0.0.1:``port`` (0: any free port) and print the port as ``mcpkit``
+    does (``cluster.ANNOUNCED``); a restart passes the announced port again."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))  # EADDRINUSE: the harness retries (cluster rule 5)
+    bound = sock.getsockname()[1]
+    print(f"replica: serving streamable HTTP at http://127.0.0.1:{bound}/mcp", flush=True)
+    server = uvicorn.Server(uvicorn.Config(build(url), log_level="warning"))
+    server.run(sockets=[sock])
+
+
 if __name__ == "__main__":
-    port, url = int(sys.argv[1]), sys.argv[2]
-    uvicorn.run(build(url), host="127.0.0.1", port=port, log_level="warning")
+    main(int(sys.argv[1]), sys.argv[2])

@@ -11,7 +11,8 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from session_fixtures import Client, RedisServer, Replica, sse_events
+from cluster import RedisProcess, start_redis
+from session_fixtures import Client, Replica, sse_events
 
 DEADLINE_S = 30.0
 
@@ -19,12 +20,11 @@ DEADLINE_S = 30.0
 @pytest.fixture(scope="module")
 def cluster(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[RedisServer, list[Replica]]]:
+) -> Iterator[tuple[RedisProcess, list[Replica]]]:
     """One Redis and three replicas for the module (each test opens its own sessions;
     the tests that kill a replica or restart Redis run last and leave them running)."""
     tmp_path = tmp_path_factory.mktemp("shared-sessions")
-    redis = RedisServer(tmp_path)
-    redis.start()
+    redis = start_redis(tmp_path)
     replicas = [Replica(n, redis.url, tmp_path / f"replica-{n}.log") for n in "ABC"]
     try:
         for replica in replicas:

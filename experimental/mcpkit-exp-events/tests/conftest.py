@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,21 +29,30 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def bind_loopback(port: int = 0, timeout_s: float = 5.0) -> socket.socket:
+    """A socket bound to 127.0.0.1:``port`` (0: a free port, kept bound: nothing can take
+    it before the server listens). A port given again (a restarted server keeps its
+    URL) is retried for ``timeout_s`` seconds while another socket holds it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+            return sock
+        except OSError as exc:
+            sock.close()
+            if exc.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 @contextlib.asynccontextmanager
-async def serve_http(
-    server: Server, port: int | None = None, *, grace_s: float = 0.5
-) -> AsyncIterator[str]:
-    """Serve ``server`` over real HTTP on 127.0.0.1; yields the endpoint URL."""
-    port = port or free_port()
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+async def serve_http(server: Server, port: int = 0, *, grace_s: float = 0.5) -> AsyncIterator[str]:
+    """Serve ``server`` over real HTTP on 127.0.0.1 (``port`` again after a restart, else
+    a free one); yields the endpoint URL."""
+    sock = bind_loopback(port)
+    port = sock.getsockname()[1]
     app = server.http_app()
     web = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)

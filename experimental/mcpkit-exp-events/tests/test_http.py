@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from conftest import demo_server, free_port, serve_http
+from conftest import demo_server, serve_http
 
 from mcpkit.client import Client
 from mcpkit.core import JSONRPCError
@@ -132,10 +132,11 @@ async def test_resumption_across_a_server_restart_from_a_saved_cursor(tmp_path: 
     """The client saves its cursor, the server process's store is persisted, the server
     restarts on the same port; events emitted while it was down are delivered once."""
     path = tmp_path / "events.jsonl"
-    port = free_port()
     server, events = demo_server(store=InMemoryStore(path=path))
     got: list[str] = []
-    async with serve_http(server, port) as url, Client(url, mode="modern") as client:
+    port = 0
+    async with serve_http(server) as url, Client(url, mode="modern") as client:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
         ev = EventsClient(client)
         async with ev.stream("tick") as stream:
             for n in range(3):
@@ -171,17 +172,19 @@ async def test_server_shutdown_ends_streams_gracefully() -> None:
     server, events = demo_server()
     up, stop = anyio.Event(), anyio.Event()
 
+    urls: list[str] = []
+
     async def run() -> None:
         # A long grace: a stream that only ended when cancelled would hold it all.
-        async with serve_http(server, port, grace_s=60):
+        async with serve_http(server, grace_s=60) as url:
+            urls.append(url)
             up.set()
             await stop.wait()
 
-    port = free_port()
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
         await up.wait()
-        async with Client(f"http://127.0.0.1:{port}/mcp", mode="modern") as client:
+        async with Client(urls[0], mode="modern") as client:
             stream = EventsClient(client).stream("tick")
             await stream.__aenter__()
             assert len(events.streams) == 1

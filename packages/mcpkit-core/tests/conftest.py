@@ -2,7 +2,8 @@
 
 Helpers that several test areas use live next to this file: ``peer.py`` (an in-process
 test client on the JSON-RPC engine) and ``stdio_process.py`` (a spawned ``mcpkit``
-stdio server spoken to with raw JSON lines). This directory is on ``sys.path`` because
+stdio server spoken to with raw JSON lines) and ``ports.py`` (loopback ports that are held,
+never picked and released). This directory is on ``sys.path`` because
 pytest inserts the directory of a root-level ``conftest.py``.
 """
 

@@ -39,8 +39,11 @@ def tasks_server() -> Server:
 
 
 def free_port() -> int:
+    """A port free a moment ago, for :class:`RedisServer` only (redis-server cannot take
+    port 0): it starts again on a fresh port when this one was taken in between."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
+        # kind-ok: released-port RedisServer.start retries with a fresh port on EADDRINUSE
         return int(sock.getsockname()[1])
 
 
@@ -76,18 +79,21 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        """Start the server and wait until it answers PING. A first start whose port was
-        taken in the meantime (parallel test workers pick free ports too) tries another
-        port; a restart keeps its port."""
-        for _ in range(3):
-            if self._start_once():
-                self.started = True
-                return
-            if self.started:
-                break
-            self.port = free_port()
-            self.url = f"redis://127.0.0.1:{self.port}/0"
-        raise RuntimeError(f"redis-server did not start on 127.0.0.1:{self.port}")
+        """Start the server and wait until it answers as itself (its ``process_id``). A
+        first start whose port was taken in the meantime (parallel test workers pick
+        free ports too) tries another port, five times at most; a restart keeps its port
+        and tries again for 5 s while another process holds it."""
+        deadline, attempts = time.monotonic() + 5, 1
+        while not self._start_once():
+            if self.started and time.monotonic() < deadline:
+                time.sleep(0.1)  # a restart: the same port, once it is free again
+            elif not self.started and attempts < 5:
+                attempts += 1
+                self.port = free_port()
+                self.url = f"redis://127.0.0.1:{self.port}/0"
+            else:
+                raise RuntimeError(f"redis-server did not start on 127.0.0.1:{self.port}")
+        self.started = True
 
     def _start_once(self) -> bool:
         durable = ["--appendonly", "yes", "--appendfsync", "always"]
@@ -98,8 +104,15 @@ class RedisServer:
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
+                    # The server of this process, not one that took the port first.
+                    sock.sendall(b"INFO server\r\n")
+                    info = b""
+                    while b"process_id:" not in info or not info.endswith(b"\r\n"):
+                        chunk = sock.recv(65536)
+                        if not chunk:
+                            break
+                        info += chunk
+                    if f"process_id:{self.proc.pid}\r\n".encode() in info:
                         return True
             except OSError:
                 pass

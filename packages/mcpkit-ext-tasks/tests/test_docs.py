@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import ast
 import re
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import free_port
 
 from mcpkit.client import Client
 from mcpkit.ext.tasks import RedisTaskStore, enable_task_results
@@ -133,16 +130,15 @@ async def test_docs_example(
 DOCUMENTED_PORT = 8770
 
 
-def _wait_for_port(port: int, server: subprocess.Popen[str], deadline_s: float) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        if server.poll() is not None:
-            raise AssertionError(f"the server example exited: {server.communicate()[1][-2000:]}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"the server example did not listen on {port} in {deadline_s} s")
+def _announced_port(server: subprocess.Popen[str]) -> int:
+    """The port the server example prints once it listens (port 0: any free port)."""
+    assert server.stderr is not None
+    said: list[str] = []
+    for line in server.stderr:  # ends when the server exits
+        said.append(line)
+        if line.startswith("mcpkit: serving streamable HTTP at "):
+            return int(line.rsplit(":", 1)[1].split("/")[0])  # http://127.0.0.1:PORT/mcp
+    raise AssertionError(f"the server example exited: {''.join(said)[-2000:]}")
 
 
 def test_the_server_and_client_examples_run_as_programs() -> None:
@@ -152,15 +148,15 @@ def test_the_server_and_client_examples_run_as_programs() -> None:
     assert f"port={DOCUMENTED_PORT}" in server_code
     assert "8765" not in server_code
     assert f"127.0.0.1:{DOCUMENTED_PORT}/mcp" in client_code
-    port = free_port()
+    served = server_code.replace(f"port={DOCUMENTED_PORT}", "port=0")
     server = subprocess.Popen(
-        [sys.executable, "-c", server_code.replace(f"port={DOCUMENTED_PORT}", f"port={port}")],
+        [sys.executable, "-c", served],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        _wait_for_port(port, server, 60)
+        port = _announced_port(server)
         client = subprocess.run(
             [sys.executable, "-c", client_code.replace(f":{DOCUMENTED_PORT}/", f":{port}/")],
             capture_output=True,

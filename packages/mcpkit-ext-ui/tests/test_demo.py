@@ -70,36 +70,36 @@ async def test_mcpkit_ui_demo_serves_over_stdio() -> None:
         assert {t.name for t in await plain.list_tools()} == {"show_chart"}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _cli_argv() -> list[str]:
+    return [mcpkit_command(), "ui-demo", "--transport", "http", "--port", "0"]
 
 
-def _cli_argv(port: int) -> list[str]:
-    return [mcpkit_command(), "ui-demo", "--transport", "http", "--port", str(port)]
+def _example_argv() -> list[str]:
+    return [sys.executable, str(EXAMPLE), "--http", "0"]
 
 
-def _example_argv(port: int) -> list[str]:
-    return [sys.executable, str(EXAMPLE), "--http", str(port)]
+async def _announced_url(proc: anyio.abc.Process) -> str:
+    """The URL the server prints once it listens (port 0: the port it was given)."""
+    assert proc.stderr is not None
+    said = b""
+    async for chunk in proc.stderr:  # ends when the server exits
+        said += chunk
+        for line in said.decode(errors="replace").splitlines(keepends=True):
+            if line.startswith(ANNOUNCED) and line.endswith("\n"):
+                return line[len(ANNOUNCED) :].strip()
+    raise AssertionError(f"the demo server exited: {said.decode(errors='replace')}")
+
+
+ANNOUNCED = "mcpkit: serving streamable HTTP at "
 
 
 @pytest.mark.parametrize("argv", [_cli_argv, _example_argv], ids=["cli", "example"])
-async def test_demo_serves_over_http(argv: Callable[[int], list[str]]) -> None:
-    port = _free_port()
-    async with await anyio.open_process(argv(port), stdout=subprocess.DEVNULL) as proc:
+async def test_demo_serves_over_http(argv: Callable[[], list[str]]) -> None:
+    async with await anyio.open_process(argv(), stdout=subprocess.DEVNULL) as proc:
         try:
             with anyio.fail_after(60):
-                while True:
-                    assert proc.returncode is None, "the demo server exited"
-                    try:
-                        stream = await anyio.connect_tcp("127.0.0.1", port)
-                    except OSError:  # not listening yet
-                        await anyio.sleep(0.1)
-                    else:
-                        await stream.aclose()
-                        break
-            async with Client(f"http://127.0.0.1:{port}/mcp", extensions=UI) as client:
+                url = await _announced_url(proc)
+            async with Client(url, extensions=UI) as client:
                 names = {t.name for t in await client.list_tools()}
             assert names == {"show_chart", "summarize"}
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -24,21 +25,20 @@ from mcpkit.experimental.events.webhooks import WebhookReceiver
 REPLICA = Path(__file__).with_name("replica.py")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+ANNOUNCED = re.compile(rb"replica: serving at http://127\.0\.0\.1:(\d+)/mcp")
 
 
 class Replica:
-    """A ``replica.py`` process on a fixed port (a restart reuses it)."""
+    """A ``replica.py`` process: started on port 0 (the port it prints is read), then
+    restarted on that same port (retried for 5 s while another process holds it)."""
 
     def __init__(self, ca_file: str, log_dir: str, *extra: str, replica_id: str = "") -> None:
-        self.port = free_port()
+        self.port = 0
         self.ca_file = ca_file
         self.extra = extra
         self.replica_id = replica_id
-        self.log = open(Path(log_dir) / f"replica-{self.port}.log", "ab")  # noqa: SIM115
+        self.log_path = Path(log_dir) / f"replica-{replica_id or id(self)}.log"
+        self.log = self.log_path.open("ab")
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -46,21 +46,37 @@ class Replica:
         return f"http://127.0.0.1:{self.port}/mcp"
 
     def start(self) -> None:
+        deadline = time.monotonic() + 5
+        while not self._start_once():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"replica: port {self.port} stayed in use")
+            time.sleep(0.1)
+
+    def _start_once(self) -> bool:
+        """Start; False when the process exited because its port was in use."""
         argv = [sys.executable, str(REPLICA), "--port", str(self.port), "--ca", self.ca_file]
         argv += ["--replica-id", self.replica_id, *self.extra]
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        offset = self.log.tell()
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log, env=env)
         deadline = time.monotonic() + 60
         while True:
+            said = self.log_path.read_bytes()[offset:]
             if self.proc.poll() is not None:
+                if b"already in use" in said.lower() and self.port:
+                    return False
                 raise RuntimeError(f"replica exited with {self.proc.returncode}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("replica not listening after 60 s") from None
-                time.sleep(0.05)
+            if not self.port and (found := ANNOUNCED.search(said)):
+                self.port = int(found.group(1))
+            if ANNOUNCED.search(said):
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                    return True
+                except OSError:
+                    pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("replica not listening after 60 s")
+            time.sleep(0.05)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -9,6 +9,8 @@ subscription id, principal, this replica's id) to that file.
 
     python replica.py --port PORT --ca ca.pem [--redis URL | --store-file PATH]
         [--hooks-file PATH --poll-lease-s S --min-ttl-ms MS]
+
+PORT 0: any free port; the port bound is printed (``replica: serving at URL``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import ssl
 import sys
 from pathlib import Path
@@ -139,9 +142,14 @@ def main() -> None:
     import uvicorn
 
     app = server.http_app(principal_from_scope=api_key_principal)
-    uvicorn.run(
-        app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1
-    )
+    # Bound here so that --port 0 works: the real port is printed once bound (procs.py
+    # reads it); a restart passes that port again (EADDRINUSE while it is taken).
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", args.port))
+    print(f"replica: serving at http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 if __name__ == "__main__":

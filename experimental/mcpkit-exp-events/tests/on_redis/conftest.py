@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -12,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from redis import Redis
+from redis.exceptions import RedisError
 
 
 @pytest.fixture
@@ -20,8 +23,11 @@ def anyio_backend() -> str:
 
 
 def free_port() -> int:
+    """A port free a moment ago, for :func:`redis_url` only (redis-server cannot take
+    port 0): it starts redis-server again on a fresh port when this one was taken."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
+        # kind-ok: released-port redis_url retries with a fresh port when it was taken
         return int(s.getsockname()[1])
 
 
@@ -36,21 +42,35 @@ def redis_program() -> str:
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
     """A fresh redis-server on 127.0.0.1 (no persistence); its URL."""
-    port = free_port()
-    argv = [redis_program(), "--bind", "127.0.0.1", "--port", str(port)]
-    argv += ["--save", "", "--appendonly", "no", "--dir", str(tmp_path)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(5):  # a port taken between the pick and redis-server's bind: another
+        port = free_port()
+        argv = [redis_program(), "--bind", "127.0.0.1", "--port", str(port)]
+        argv += ["--save", "", "--appendonly", "no", "--dir", str(tmp_path)]
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            if _answers_as(proc, port):
+                yield f"redis://127.0.0.1:{port}/0"
+                return
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    raise RuntimeError("redis-server did not start on five fresh ports")
+
+
+def _answers_as(proc: subprocess.Popen[bytes], port: int) -> bool:
+    """Whether redis-server ``proc`` listens on ``port`` (within 20 s): the server there
+    names ``proc``'s pid (not another that took the port); False once ``proc`` exits."""
+    client = Redis(host="127.0.0.1", port=port, socket_timeout=1)
+    deadline = time.monotonic() + 20
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+        while proc.poll() is None:
+            with contextlib.suppress(RedisError):
+                info: dict[str, object] = client.info("server")  # pyright: ignore[reportUnknownMemberType]
+                if info.get("process_id") == proc.pid:
+                    return True
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        return False
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        client.close()

@@ -3,11 +3,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,24 +20,19 @@ JSON = dict[str, Any]
 
 @pytest.fixture(scope="module")
 def sdk_http_url() -> Iterator[str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
+    # Port 0: the peer prints the URL it listens on (no port picked, released and hoped
+    # still free when the peer binds it).
     proc = subprocess.Popen(
-        [sys.executable, SERVER, "http", str(port)],
-        stdout=subprocess.DEVNULL,
+        [sys.executable, SERVER, "http", "0"],
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with contextlib.closing(socket.socket()) as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, "the SDK server exited"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # the first line, or "" when the peer exits
+        assert line.startswith("serving streamable HTTP at "), f"the SDK server said {line!r}"
+        yield line.split(" at ", 1)[1].strip()
     finally:
         proc.terminate()
         proc.wait(timeout=10)

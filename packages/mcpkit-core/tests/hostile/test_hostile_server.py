@@ -20,7 +20,6 @@ Each case asserts:
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from ports import refusing_port
 
 from mcpkit.client import (
     Client,
@@ -223,15 +223,9 @@ async def test_a_connection_dropped_mid_answer_is_a_transport_closed_error(
         assert isinstance(caught.value.__cause__, httpx2.TransportError)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def test_a_server_that_is_gone_is_a_transport_connect_error() -> None:
-    with within(2 * T), pytest.raises(TransportConnectError) as caught:
-        async with client(f"http://127.0.0.1:{_free_port()}/mcp"):
+    with refusing_port() as gone, within(2 * T), pytest.raises(TransportConnectError) as caught:
+        async with client(f"http://127.0.0.1:{gone.getsockname()[1]}/mcp"):
             pass
     assert isinstance(caught.value, ConnectionError)
     assert isinstance(caught.value.__cause__, httpx2.ConnectError)

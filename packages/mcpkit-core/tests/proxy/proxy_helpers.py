@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import uvicorn
+from ports import bind_again
 
 from mcpkit.core.extensions import Extension
 from mcpkit.server import Context, Server
@@ -83,19 +84,21 @@ def upstream_server(probe: Probe | None = None, **options: Any) -> Server:
     return server
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.asynccontextmanager
-async def serve_http(app: Any, port: int | None = None) -> AsyncGenerator[str]:
-    """Serve ``app`` with uvicorn on 127.0.0.1 (``port`` or a free one); yields the
-    ``/mcp`` URL. Leaving stops the server (its port is free again)."""
-    sock = socket.socket()
+async def serve_http(
+    app: Any, port: int | None = None, sock: socket.socket | None = None
+) -> AsyncGenerator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1: on ``sock`` (bound, e.g. by
+    ``ports.refusing_port``), else on ``port`` again (a restart: ``ports.bind_again``),
+    else on a free port; yields the ``/mcp`` URL. Leaving stops the server."""
+    if sock is None and port:
+        sock = bind_again(port)
+    elif sock is None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+    # As uvicorn sets on the sockets it binds: a restart may bind the port again while
+    # the connections this server closed linger (TIME_WAIT).
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port or 0))
     bound = sock.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)

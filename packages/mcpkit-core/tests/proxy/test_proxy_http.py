@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 import anyio
 import pytest
+from ports import refusing_port
 from proxy_helpers import (
     PAIRS,
     Bearer,
     Probe,
     answer_elicitation,
-    free_port,
     serve_http,
     upstream_server,
 )
@@ -111,11 +111,12 @@ async def test_a_slow_upstream_gives_a_clear_error_within_the_bound(up: str) -> 
 
 
 async def test_a_dead_upstream_gives_a_clear_error_not_a_hang() -> None:
-    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
-    front = proxy(url, proxy_limits=ProxyLimits(connect_timeout_s=2.0))
-    async with Client(front) as client:
-        with anyio.fail_after(20), pytest.raises(JSONRPCError) as info:
-            await client.call_tool("anything")
+    with refusing_port() as dead:  # nothing listens there
+        url = f"http://127.0.0.1:{dead.getsockname()[1]}/mcp"
+        front = proxy(url, proxy_limits=ProxyLimits(connect_timeout_s=2.0))
+        async with Client(front) as client:
+            with anyio.fail_after(20), pytest.raises(JSONRPCError) as info:
+                await client.call_tool("anything")
     assert info.value.code == -32603
     assert "upstream unavailable" in info.value.message
 
@@ -151,26 +152,27 @@ async def test_one_client_at_its_cap_does_not_starve_another(down: str) -> None:
 
 @pytest.mark.parametrize("up", ["legacy", "modern"])
 async def test_a_restarted_upstream_is_reconnected(up: str) -> None:
-    port = free_port()
-    front = proxy(f"http://127.0.0.1:{port}/mcp", mode=up)  # type: ignore[arg-type]
-    async with Client(front) as client:  # the proxy starts before its upstream
-        async with serve_http(http_app(upstream_server()), port=port):
-            with anyio.fail_after(20):
-                assert not (await client.call_tool("test_simple_text")).is_error
-                assert await client.list_tools(use_cache=False)  # now cached by the proxy
-        with anyio.fail_after(20), pytest.raises(JSONRPCError) as info:
-            await client.call_tool("test_simple_text")  # upstream down: an error, no hang
-        assert info.value.code == -32603
-        assert "upstream unavailable" in info.value.message
-        restarted = upstream_server()
-        restarted.add_tool(lambda: "new", name="added_while_down")
-        async with serve_http(http_app(restarted), port=port):  # a new process
-            with anyio.fail_after(20):
-                r = await client.call_tool("test_simple_text")
-                tools = await client.list_tools(use_cache=False)
-            assert not r.is_error
-            # the proxy's cached pages went with the old connection
-            assert {"test_simple_text", "added_while_down"} <= {t.name for t in tools}
+    with refusing_port() as held:  # the port stays ours until the upstream listens on it
+        port = held.getsockname()[1]
+        front = proxy(f"http://127.0.0.1:{port}/mcp", mode=up)  # type: ignore[arg-type]
+        async with Client(front) as client:  # the proxy starts before its upstream
+            async with serve_http(http_app(upstream_server()), sock=held):
+                with anyio.fail_after(20):
+                    assert not (await client.call_tool("test_simple_text")).is_error
+                    assert await client.list_tools(use_cache=False)  # now cached by the proxy
+            with anyio.fail_after(20), pytest.raises(JSONRPCError) as info:
+                await client.call_tool("test_simple_text")  # upstream down: an error, no hang
+            assert info.value.code == -32603
+            assert "upstream unavailable" in info.value.message
+            restarted = upstream_server()
+            restarted.add_tool(lambda: "new", name="added_while_down")
+            async with serve_http(http_app(restarted), port=port):  # a new process
+                with anyio.fail_after(20):
+                    r = await client.call_tool("test_simple_text")
+                    tools = await client.list_tools(use_cache=False)
+                assert not r.is_error
+                # the proxy's cached pages went with the old connection
+                assert {"test_simple_text", "added_while_down"} <= {t.name for t in tools}
 
 
 async def test_a_modern_upstream_tool_with_header_parameters_is_called() -> None:

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -450,14 +451,9 @@ def shell_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 async def check_auth_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     (line,) = commands("auth-server")
-    # kind-ok: fixed-port the documented URL, replaced by a free port before it runs
-    line = line.replace("--port 9000", f"--port {port}")
+    # kind-ok: fixed-port the documented port, replaced by port 0 (the issuer printed)
+    line = line.replace("--port 9000", "--port 0")
     env = shell_env(tmp_path)
     async with await anyio.open_process(["bash", "-c", f"exec {line}"], env=env) as proc:
         try:
@@ -468,7 +464,10 @@ async def check_auth_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
                     out += await proc.stdout.receive()
             lines = out.decode().splitlines()[:3]
             printed = dict(ln.split(": ", 1) for ln in lines)
-            assert printed["issuer"] == f"http://127.0.0.1:{port}"
+            issuer = urlsplit(printed["issuer"])
+            assert (issuer.scheme, issuer.hostname) == ("http", "127.0.0.1")
+            assert issuer.port
+            assert not issuer.path
             async with httpx2.AsyncClient(timeout=10) as http:
                 metadata = (await http.get(printed["metadata"])).json()
                 jwks = (await http.get(printed["jwks"])).json()

@@ -1,6 +1,8 @@
 """The official Python SDK's server (``mcp`` 2.3.0), as a peer for mcpkit client tests.
 
-Run: ``python sdk_server.py stdio`` or ``python sdk_server.py http PORT`` (127.0.0.1 only).
+Run: ``python sdk_server.py stdio`` or ``python sdk_server.py http PORT`` (127.0.0.1 only;
+PORT 0: any free port). Over HTTP it prints ``serving streamable HTTP at <url>`` on stdout
+once it listens (with the real port).
 """
 
 from __future__ import annotations
@@ -50,8 +52,22 @@ def greet(name: str) -> str:
     return f"Greetings, {name}"
 
 
+def serve_http(port: int) -> None:
+    """The SDK's streamable HTTP app under uvicorn on a socket bound here, so that port 0
+    works and the real port is announced."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", port))
+    print(f"serving streamable HTTP at http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        serve_http(int(sys.argv[2]))
