@@ -27,16 +27,17 @@ import argparse
 import contextlib
 import json
 import shlex
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from fresh_port import start_fresh  # noqa: E402
 
 
 def _python(tree: Path) -> Path:
@@ -48,41 +49,21 @@ def _server_argv(tree: Path, cpu: int) -> list[str]:
     return ["taskset", "-c", str(cpu), str(_python(tree)), str(script)]
 
 
-def _start_http(tree: Path, cpu: int) -> tuple[subprocess.Popen[bytes], int] | None:
-    """One attempt: the echo server on a port free a moment ago; None when the child
-    exits first (another process took the port in between)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    argv = [*_server_argv(tree, cpu), "--transport", "http", "--host", "127.0.0.1"]
-    proc = subprocess.Popen(
-        [*argv, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            time.sleep(0.2)  # a child that lost the port exits: the listener was another's
-            if proc.poll() is None:
-                return proc, port
-        if proc.poll() is not None:
-            return None
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError(f"{tree}: the echo server did not listen within 60 s")
-
-
 @contextlib.contextmanager
-def http_server(tree: Path, cpu: int) -> Iterator[tuple[int, int]]:
-    """Rule 1: the tree's echo server; yields ``(pid, port)``. A start that loses its
-    port to another process is retried on a new port (at most 5 attempts)."""
-    for _ in range(5):
-        started = _start_http(tree, cpu)
-        if started is not None:
-            break
-    else:
-        raise RuntimeError(f"{tree}: the echo server did not start in 5 attempts")
-    proc, port = started
+def http_server(tree: Path, cpu: int, logs: Path) -> Iterator[tuple[int, int]]:
+    """Rule 1: the tree's echo server; yields ``(pid, port)``. Started with
+    ``fresh_port.start_fresh``: a start that loses its port to another process is retried
+    on a fresh port, and the server counts as up only once it holds the socket itself."""
+    log = logs / f"{tree.name}-{abs(hash(tree))}.log"
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        argv = [*_server_argv(tree, cpu), "--transport", "http", "--host", "127.0.0.1"]
+        with log.open("ab") as out:
+            return subprocess.Popen(
+                [*argv, "--port", str(port)], stdout=out, stderr=subprocess.STDOUT
+            )
+
+    proc, port = start_fresh(start, f"{tree} echo server", log, start_timeout_s=60)
     try:
         yield proc.pid, port
     finally:
@@ -128,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         targets: dict[tuple[str, str], list[str]] = {}
         for name, tree in trees.items():
             if "http" in args.transport.split(","):
-                pid, port = stack.enter_context(http_server(tree, args.server_cpu))
+                pid, port = stack.enter_context(http_server(tree, args.server_cpu, Path(tmp)))
                 targets[name, "http"] = ["--url", f"http://127.0.0.1:{port}/mcp"]
                 targets[name, "http"] += ["--server-pid", str(pid)]
             command = shlex.join([*_server_argv(tree, args.server_cpu), "--transport", "stdio"])
