@@ -35,8 +35,8 @@ from mcpkit.server.tools import quoted_name
 from mcpkit.server.uritemplates import TemplateMatcher
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.lists import ProxyLists
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.lists import ProxyLists
     from mcpkit.server.visibility import ListKind
 
 __all__ = ["check_visible", "filter_page"]

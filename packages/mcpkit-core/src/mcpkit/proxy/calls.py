@@ -54,16 +54,16 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import set_target
+from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.proxy.task_calls import task_param_dropped
+from mcpkit.proxy.upstream import Caller, Conn, client_key
+from mcpkit.proxy.visible import check_visible
 from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import request_digest
-from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.task_calls import task_param_dropped
-from mcpkit.server.proxy.upstream import Caller, Conn, client_key
-from mcpkit.server.proxy.visible import check_visible
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.core import Proxy
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.core import Proxy
 
 __all__ = ["UPSTREAM_STATE", "Admission", "forward_call", "seal_state"]
 

@@ -60,20 +60,20 @@ from mcpkit.core import meta as M
 from mcpkit.core.bounded import ENTRY_OVERHEAD_BYTES, BoundedMap, text_bytes
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError, dumps
 from mcpkit.core.shapes import JSON
+from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.proxy.pins import UPDATED, Pin, pinned_key
+from mcpkit.proxy.task_calls import without_task_support
+from mcpkit.proxy.upstream import Caller, caps_key, client_key
+from mcpkit.proxy.visible import filter_page
 from mcpkit.server.http.headers import check_param_headers, param_annotations, read_headers
 from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
-from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.pins import UPDATED, Pin, pinned_key
-from mcpkit.server.proxy.task_calls import without_task_support
-from mcpkit.server.proxy.upstream import Caller, caps_key, client_key
-from mcpkit.server.proxy.visible import filter_page
 from mcpkit.server.resources import check_uri_length
 from mcpkit.server.uritemplates import TemplateMatcher
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.core import Proxy
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.core import Proxy
 
 __all__ = ["LIST_METHODS", "ProxyLists"]
 

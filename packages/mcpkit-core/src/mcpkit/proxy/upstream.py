@@ -48,7 +48,7 @@ Rules:
    processes (issue 25 §11).
 9. When the shared connection cannot be opened in a pinned era, the upstream is
    probed in the other era (:mod:`.era`): a server that speaks only that one makes
-   the failure an :class:`~mcpkit.server.proxy.era.UpstreamEraError` naming the era it
+   the failure an :class:`~mcpkit.proxy.era.UpstreamEraError` naming the era it
    speaks, which refuses the proxy's start-up (any other failure at start-up is a
    warning: the upstream may come up later) and reaches later requests as is.
 10. A connection that fails is -32603 "upstream unavailable" to the downstream client,
@@ -72,18 +72,18 @@ from mcpkit.client.handlers import InputHandlers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.remedies import explain
 from mcpkit.core.shapes import JSON
+from mcpkit.proxy.era import EraProbe, UpstreamEraError
+from mcpkit.proxy.options import ClientFactory, ProxyLimits
 from mcpkit.server.identity import caller_key
-from mcpkit.server.proxy.era import EraProbe, UpstreamEraError
-from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
+    from mcpkit.proxy.pins import Pins
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.pins import Pins
 
 __all__ = ["Caller", "Conn", "Upstream", "caps_key", "client_key"]
 
-logger = logging.getLogger("mcpkit.server.proxy")
+logger = logging.getLogger("mcpkit.proxy")
 
 FORWARDED_CAPABILITIES = ("sampling", "elicitation", "roots", "extensions", "experimental")
 """Client capabilities a proxy declares upstream on behalf of the downstream client."""
@@ -249,7 +249,7 @@ class Upstream:
         serving (stdio: the process; HTTP: the app; in memory: each connection); the
         newest entry's task group holds new connections, and connections of an entry
         that ends die with it (they are reopened on demand). Raises
-        :class:`~mcpkit.server.proxy.era.UpstreamEraError` at the first entry (rule 9)."""
+        :class:`~mcpkit.proxy.era.UpstreamEraError` at the first entry (rule 9)."""
         refused: UpstreamEraError | None = None
         async with anyio.create_task_group() as tg:
             self._tgs.append(tg)
@@ -278,7 +278,7 @@ class Upstream:
 
     async def check_era(self) -> None:
         """Rule 9 before serving: open the shared connection once, then close it. Raises
-        :class:`~mcpkit.server.proxy.era.UpstreamEraError`; any other failure is left to
+        :class:`~mcpkit.proxy.era.UpstreamEraError`; any other failure is left to
         the serving that follows (it warns then)."""
         async with self.running(warn=False):
             pass

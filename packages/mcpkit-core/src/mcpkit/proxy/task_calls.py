@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Any, cast
 from mcpkit.core.shapes import JSON, as_object
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.core import Proxy
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.core import Proxy
 
 __all__ = [
     "MODERN_ONLY_EXTENSIONS",

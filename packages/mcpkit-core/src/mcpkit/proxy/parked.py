@@ -39,14 +39,14 @@ import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import JSON
+from mcpkit.proxy.calls import seal_state
+from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.proxy.upstream import Caller, client_key
 from mcpkit.server.answers import check_answer
-from mcpkit.server.proxy.calls import seal_state
-from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.upstream import Caller, client_key
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.core import Proxy
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.core import Proxy
 
 __all__ = ["PARKED", "Parked"]
 

@@ -62,13 +62,13 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
 )
 from mcpkit.core.shapes import JSON
-from mcpkit.server.proxy.task_calls import bridged_extensions
-from mcpkit.server.proxy.upstream import Conn, forwarded_caps
+from mcpkit.proxy.task_calls import bridged_extensions
+from mcpkit.proxy.upstream import Conn, forwarded_caps
 from mcpkit.server.resources import ResourceNotFoundError
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.options import ProxyLimits
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.options import ProxyLimits
 
 __all__ = ["Retry", "downstream_result", "send", "upstream_params"]
 

@@ -48,18 +48,18 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.core.jsonrpc import INVALID_REQUEST
 from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import Era
+from mcpkit.proxy.calls import Admission, forward_call
+from mcpkit.proxy.era import EraProbe
+from mcpkit.proxy.lists import LIST_METHODS, ProxyLists
+from mcpkit.proxy.options import ProxyLimits, client_factory
+from mcpkit.proxy.parked import Parked
+from mcpkit.proxy.pins import Pins
+from mcpkit.proxy.task_calls import bridged_extensions
+from mcpkit.proxy.upstream import Upstream
 from mcpkit.server.app import MethodSpec, Server
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
 from mcpkit.server.names import declare_dynamic
 from mcpkit.server.protections import Composition, Installer, Protection, compose
-from mcpkit.server.proxy.calls import Admission, forward_call
-from mcpkit.server.proxy.era import EraProbe
-from mcpkit.server.proxy.lists import LIST_METHODS, ProxyLists
-from mcpkit.server.proxy.options import ProxyLimits, client_factory
-from mcpkit.server.proxy.parked import Parked
-from mcpkit.server.proxy.pins import Pins
-from mcpkit.server.proxy.task_calls import bridged_extensions
-from mcpkit.server.proxy.upstream import Upstream
 from mcpkit.server.startup import add_startup_check
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ class Proxy:
         except Exception as exc:  # a notification has no one to report to
             import logging
 
-            logging.getLogger("mcpkit.server.proxy").info(
+            logging.getLogger("mcpkit.proxy").info(
                 "proxy: could not forward %s upstream: %s", method, exc
             )
 
@@ -273,7 +273,7 @@ def proxy(
     the upstream's own errors as they are. See ``docs/proxy.md``.
 
     A pinned ``mode`` the upstream does not speak (it answers in the other era) is
-    :class:`~mcpkit.server.proxy.era.UpstreamEraError` (-32603, naming the era it
+    :class:`~mcpkit.proxy.era.UpstreamEraError` (-32603, naming the era it
     speaks): raised when the proxy starts serving, or, when the upstream was down then,
     by the first request that reaches it (upstream rule 9).
     """
