@@ -20,6 +20,8 @@ Modules, one job each:
 - :mod:`.options`: :class:`ProxyLimits` and the upstream client factory;
 - :mod:`.era`: an upstream that does not speak the pinned era (:class:`UpstreamEraError`);
 - :mod:`.task_calls`: task-augmented calls listed only where they are offered.
+- :mod:`.host`: what the parts read of the proxy, as a Protocol (imports run from
+  :mod:`.core` down to its parts, never back).
 
 What crosses which era pair (upstream -> downstream):
 

@@ -119,7 +119,8 @@ class Proxy:
             on_lost=self.lists.clear,
             era_probe=probe,
         )
-        self.upstream.pins = Pins(self.upstream)
+        self.pins = Pins(self.upstream)
+        self.upstream.pins = self.pins
         target: Any = upstream_args["target"]
         self.inner: Server | None = target if isinstance(target, Server) else None
 

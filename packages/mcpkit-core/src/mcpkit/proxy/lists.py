@@ -72,7 +72,7 @@ from mcpkit.server.resources import check_uri_length
 from mcpkit.server.uritemplates import TemplateMatcher
 
 if TYPE_CHECKING:
-    from mcpkit.proxy.core import Proxy
+    from mcpkit.proxy.host import ProxyHost
     from mcpkit.server.context import Context
 
 __all__ = ["LIST_METHODS", "ProxyLists"]
@@ -110,7 +110,7 @@ def _page_bytes(key: tuple[str, Any, str], page: JSON) -> int:
 class ProxyLists:
     """List cache, change fan-out and shared subscriptions (see the module rules)."""
 
-    def __init__(self, proxy: Proxy) -> None:
+    def __init__(self, proxy: ProxyHost) -> None:
         self.proxy = proxy
         limits = proxy.limits
         self.pages: BoundedMap[tuple[str, Any, str], JSON] = BoundedMap(
@@ -310,7 +310,7 @@ class ProxyLists:
                 "(Limits.max_subscriptions); unsubscribe first",
                 {"limit": limit},
             )
-        pins = self.proxy.upstream.pins
+        pins = self.proxy.pins
         if pins is not None and await pins.applies():  # rule 8: on the caller's process
             await pins.subscribe(ctx, [uri])
         else:
@@ -338,7 +338,7 @@ class ProxyLists:
                 methods.add(_LIST_CHANGED[kind])
         keys: set[str | None] = set()
         pin: Pin | None = None
-        pins = self.proxy.upstream.pins
+        pins = self.proxy.pins
         subs: Any = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
             uris: list[str] = sorted(set(self.check_uris(ctx.method, subs)))  # pyright: ignore

@@ -45,7 +45,7 @@ from mcpkit.proxy.upstream import Caller, client_key
 from mcpkit.server.answers import check_answer
 
 if TYPE_CHECKING:
-    from mcpkit.proxy.core import Proxy
+    from mcpkit.proxy.host import ProxyHost
     from mcpkit.server.context import Context
 
 __all__ = ["PARKED", "Parked"]
@@ -106,7 +106,7 @@ class _Call:
 class Parked:
     """The parked calls of one proxy (see the module rules)."""
 
-    def __init__(self, proxy: Proxy) -> None:
+    def __init__(self, proxy: ProxyHost) -> None:
         self.proxy = proxy
         # kind-ok: unbounded-table ProxyLimits.max_parked_calls, ids minted here
         self.calls: dict[str, _Call] = {}

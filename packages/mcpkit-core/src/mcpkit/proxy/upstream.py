@@ -63,7 +63,7 @@ import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -78,10 +78,9 @@ from mcpkit.server.identity import caller_key
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
-    from mcpkit.proxy.pins import Pins
     from mcpkit.server.context import Context
 
-__all__ = ["Caller", "Conn", "Upstream", "caps_key", "client_key"]
+__all__ = ["Caller", "Conn", "PinTable", "Upstream", "caps_key", "client_key"]
 
 logger = logging.getLogger("mcpkit.proxy")
 
@@ -199,6 +198,23 @@ class Conn:
             self.callers.remove(caller)
 
 
+class _Pinned(Protocol):
+    @property
+    def conn(self) -> Conn: ...
+
+
+class PinTable(Protocol):
+    """What the upstream asks of the per-caller processes (rule 8), which
+    :class:`~mcpkit.proxy.pins.Pins` keeps (and which reads this module's
+    :class:`Conn`, so the type runs one way)."""
+
+    def clear(self) -> None: ...
+
+    async def applies(self) -> bool: ...
+
+    async def get(self, ctx: Context) -> _Pinned: ...
+
+
 class Upstream:
     """The proxy's upstream side (see the module rules)."""
 
@@ -239,7 +255,7 @@ class Upstream:
         # kind-ok: unbounded-table ProxyLimits.max_upstream_subscriptions URIs of max_uri_bytes
         self.listen_uris: set[str] = set()
         self._listen_scope: anyio.CancelScope | None = None
-        self.pins: Pins | None = None
+        self.pins: PinTable | None = None
         """Per-caller processes of a handshake-era command upstream (rule 8)."""
 
     # -- lifetime ----------------------------------------------------------------------
