@@ -20,11 +20,21 @@ Rules:
    floor above every core floor, and never imports another extension.
 6. A module listed in :data:`SHIMS` re-exports a moved name for one release (with a
    ``DeprecationWarning``); its own imports are exempt from rule 5, never from rule 4.
+7. ``mcpkit.client`` and ``mcpkit.server`` share a floor but never import each other
+   (:data:`APART`): a client is usable without the server's code and the reverse.
+8. One JSON alias: ``JSON = ...`` is assigned only in ``mcpkit.core.shapes``.
+9. At most :data:`MAX_SUPPRESSIONS` ``type: ignore`` / ``pyright: ignore`` comments in
+   the sources, each naming its rule in brackets and giving its reason on the same line
+   after ``" - "`` (two words or more).
+10. ``docs/architecture.md`` holds the package picture (:func:`picture`, a Mermaid
+   flowchart of which package imports which) in its ``architecture-imports`` block,
+   exactly as generated: ``--check`` fails when the code and the picture differ.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -46,6 +56,14 @@ FLOORS: tuple[tuple[str, int], ...] = (
 
 # Deprecated re-exports kept for one release (rule 6).
 SHIMS: frozenset[str] = frozenset({"mcpkit.server.proxy", "mcpkit.server.proxy.options"})
+
+# Same floor, never importing each other (rule 7).
+APART: tuple[tuple[str, str], ...] = (("mcpkit.client", "mcpkit.server"),)
+
+MAX_SUPPRESSIONS = 40
+ALIAS_HOME = "mcpkit.core.shapes"
+PAGE = ROOT / "docs" / "architecture.md"
+BLOCK = "architecture-imports"
 
 
 class Edge(NamedTuple):
@@ -203,8 +221,20 @@ def _extension(module: str) -> str | None:
     return None
 
 
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def _apart(source: str, target: str) -> bool:
+    return any(
+        (_within(source, a) and _within(target, b)) or (_within(source, b) and _within(target, a))
+        for a, b in APART
+    )
+
+
 def upward(edges: dict[str, list[Edge]]) -> list[Edge]:
-    """Imports that climb a floor, or cross from one extension into another (rule 5)."""
+    """Imports that climb a floor, cross from one extension into another (rule 5), or
+    join the client and the server (rule 7)."""
     bad: list[Edge] = []
     for module, out in edges.items():
         if module in SHIMS:
@@ -213,9 +243,97 @@ def upward(edges: dict[str, list[Edge]]) -> list[Edge]:
         for e in out:
             _, theirs = floor_of(e.target)
             crossing = _extension(e.target) not in (None, _extension(module))
-            if theirs > mine or crossing:
+            if theirs > mine or crossing or _apart(module, e.target):
                 bad.append(e)
     return sorted(bad)
+
+
+def aliases(root: Path = ROOT) -> list[str]:
+    """Modules other than :data:`ALIAS_HOME` assigning ``JSON`` at top level (rule 8)."""
+    found: list[str] = []
+    for module, path in source_files(root).items():
+        if module == ALIAS_HOME:
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            names = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
+            if any(isinstance(t, ast.Name) and t.id == "JSON" for t in names):
+                found.append(f"{module} (line {node.lineno})")
+    return found
+
+
+_SUPPRESSION = re.compile(r"#\s*(?:type|pyright):\s*ignore(\[[^\]]*\])?(.*)$")
+
+
+def unexplained(found: list[tuple[Path, int, str]]) -> list[str]:
+    """Suppressions without a bracketed rule or a reason of two words (rule 9)."""
+    bad: list[str] = []
+    for path, line, text in found:
+        m = _SUPPRESSION.search(text)
+        rest = m.group(2) if m else ""
+        reason = rest.split(" - ", 1)[1] if " - " in rest else ""
+        if m is None or not m.group(1) or len(reason.split()) < 2:
+            bad.append(f"{path}:{line}")
+    return bad
+
+
+def _group(module: str) -> str:
+    """The package a module is drawn in: its first three name parts (``mcpkit.server``,
+    ``mcpkit.server.http``, ``mcpkit.ext.auth``), the top-level modules of a two-part
+    package in that package."""
+    parts = module.split(".")
+    files = _FILES
+    if module in files and files[module].name != "__init__.py":
+        parts = parts[:-1]
+    return ".".join(parts[:3])
+
+
+_FILES: dict[str, Path] = {}
+
+
+def picture(edges: dict[str, list[Edge]]) -> str:
+    """A Mermaid flowchart of the package graph (rule 10): one node per package, an
+    arrow from each package to every package it imports, floors as subgraphs from the
+    top (cli) down to core."""
+    _FILES.clear()
+    _FILES.update(source_files())
+    groups = sorted({_group(m) for m in edges})
+    arrows = sorted(
+        {
+            (_group(m), _group(e.target))
+            for m, out in edges.items()
+            for e in out
+            if _group(m) != _group(e.target)
+        }
+    )
+    names = {g: g.replace(".", "_") for g in groups}
+    floors: dict[int, list[str]] = {}
+    for g in groups:
+        floors.setdefault(floor_of(g)[1], []).append(g)
+    titles = {0: "core", 1: "client and server", 2: "proxy", 3: "cli", 4: "extensions"}
+    lines = ["flowchart TB"]
+    for floor in sorted(floors, reverse=True):
+        lines.append(f'  subgraph floor{floor}["{titles.get(floor, floor)}"]')
+        lines += [f'    {names[g]}["{g}"]' for g in floors[floor]]
+        lines.append("  end")
+    lines += [f"  {names[a]} --> {names[b]}" for a, b in arrows]
+    return "\n".join(lines) + "\n"
+
+
+def documented() -> str | None:
+    """The body of the page's ``architecture-imports`` block, or None (rule 10)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from docs_blocks import fences
+
+    for block in fences(PAGE):
+        if block.name == BLOCK:
+            return block.body
+    return None
 
 
 def suppressions(root: Path = ROOT) -> list[tuple[Path, int, str]]:
@@ -237,9 +355,22 @@ def main(argv: list[str]) -> int:
     edges = graph()
     found = circles(edges)
     climbs = upward(edges)
+    if "--picture" in argv:
+        print(picture(edges), end="")
+        return 0
     if "--check" in argv:
         problems = [f"circle of {len(c)}: {' -> '.join(c)}" for c in found]
         problems += [f"upward import: {e.source} -> {e.target} (line {e.line})" for e in climbs]
+        problems += [f"a second JSON alias: {where}" for where in aliases()]
+        hidden = suppressions()
+        if len(hidden) > MAX_SUPPRESSIONS:
+            problems.append(f"{len(hidden)} type suppressions (at most {MAX_SUPPRESSIONS})")
+        problems += [f"suppression without rule or reason: {w}" for w in unexplained(hidden)]
+        if documented() != picture(edges):
+            problems.append(
+                f"{PAGE.relative_to(ROOT)} block {BLOCK!r} is stale: paste `python "
+                "tools/layers.py --picture` into it"
+            )
         _report(problems)
         return 1 if problems else 0
     print(f"modules: {len(edges)}")
@@ -249,7 +380,9 @@ def main(argv: list[str]) -> int:
     print(f"upward imports: {len(climbs)}")
     for e in climbs:
         print(f"  {e.source} -> {e.target} (line {e.line})")
-    print(f"suppressions: {len(suppressions())}")
+    hidden = suppressions()
+    print(f"suppressions: {len(hidden)} ({len(unexplained(hidden))} without rule or reason)")
+    print(f"JSON aliases outside {ALIAS_HOME}: {len(aliases())}")
     return 0
 
 
