@@ -2,7 +2,8 @@
 
 Rules (``Client`` rules 1 and 9):
 1. A target is an ``http(s)://`` URL (Streamable HTTP), a command string or argv list
-   (stdio), an :class:`~mcpkit.server.Server` (in memory), or a transport (anything with
+   (stdio), an :class:`~mcpkit.server.Server` (in memory: any
+   :class:`~mcpkit.core.memory.MemoryServer`), or a transport (anything with
    ``connect`` and ``kind``); anything else is ``TypeError``.
 2. ``auth`` is an :class:`~mcpkit.client.http.HttpPlugin` (an object with ``on_request``
    and ``on_response``), added to the transport's plugins, or an ``httpx2.Auth``, set as
@@ -16,6 +17,7 @@ import shlex
 from typing import Any
 
 from mcpkit.client.transport import ClientTransport
+from mcpkit.core.memory import MemoryServer
 
 __all__ = ["is_plugin", "transport_for"]
 
@@ -67,9 +69,7 @@ def transport_for(target: Any, *, auth: Any = None) -> ClientTransport:
         return StdioTransport(argv[0], argv[1:])
     if hasattr(target, "connect") and hasattr(target, "kind"):
         return target
-    from mcpkit.server.app import Server
-
-    if isinstance(target, Server):
+    if isinstance(target, MemoryServer):
         from mcpkit.client.memory import MemoryTransport
 
         return MemoryTransport(target)
