@@ -38,7 +38,7 @@ import anyio
 
 from mcpkit.client.changes import ChangeBuffer
 from mcpkit.client.errors import ProtocolViolationError, RequestTimeoutError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 
 if TYPE_CHECKING:
     import anyio.abc
@@ -187,7 +187,8 @@ class Subscription:
         if first is None or first.get("method") != _ACK:
             raise ProtocolViolationError("subscriptions/listen ended before it was acknowledged")
         honoured = first.get("params", {}).get("notifications")
-        self.acknowledged = honoured if isinstance(honoured, dict) else {}  # pyright: ignore
+        found = as_object(honoured)
+        self.acknowledged = found if found is not None else {}
 
     def _wanted(self, item: JSON) -> bool:
         method = item.get("method")
@@ -209,10 +210,10 @@ class Subscription:
         async for item in self._buffer:
             if item.get("method") == _ACK or not self._wanted(item):
                 continue
-            params = item.get("params")
+            params = as_object(item.get("params"))
             yield SubscriptionNotification(
                 str(item.get("method")),
-                params if isinstance(params, dict) else {},  # pyright: ignore
+                params if params is not None else {},
             )
 
     async def aclose(self) -> None:

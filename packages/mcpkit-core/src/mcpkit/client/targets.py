@@ -14,7 +14,8 @@ Rules (``Client`` rules 1 and 9):
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from mcpkit.client.transport import ClientTransport
 from mcpkit.core.memory import MemoryServer
@@ -65,7 +66,7 @@ def transport_for(target: Any, *, auth: Any = None) -> ClientTransport:
     if isinstance(target, (list, tuple)):
         from mcpkit.client.stdio import StdioTransport
 
-        argv = [str(a) for a in target]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        argv = [str(a) for a in cast("Sequence[Any]", target)]
         return StdioTransport(argv[0], argv[1:])
     if hasattr(target, "connect") and hasattr(target, "kind"):
         return target

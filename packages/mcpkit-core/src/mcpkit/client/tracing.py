@@ -15,7 +15,7 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.shapes import JSON
@@ -72,7 +72,7 @@ def client_message(
     of the ``_meta`` to send, ``trace_context`` the current context) or received
     (``"in"``: ``trace_context`` is what it carried)."""
     raw: Any = params.get("_meta") if params else None
-    meta: JSON = raw if type(raw) is dict else {}  # pyright: ignore[reportUnknownVariableType]
+    meta: JSON = cast(JSON, raw) if type(raw) is dict else {}
     sid: Any = getattr(session.stream, "session_id", None)
     return TracedMessage(
         "client",

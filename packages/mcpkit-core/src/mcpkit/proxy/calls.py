@@ -52,7 +52,7 @@ from itertools import count
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.tracing import set_target
 from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
 from mcpkit.proxy.host import ProxyHost
@@ -212,12 +212,12 @@ async def _modern_upstream(proxy: CallHost, ctx: Context, conn: Conn) -> JSON:
                 f"{ctx.method}: the upstream asked for input more than "
                 f"{limits.max_input_rounds} times (ProxyLimits.max_input_rounds)",
             )
-        requests: Any = result.get("inputRequests")
-        if not isinstance(requests, dict) or not requests:
+        requests = as_object(result.get("inputRequests"))
+        if requests is None or not requests:
             raise JSONRPCError(
                 INTERNAL_ERROR, f"{ctx.method}: upstream input_required without inputRequests"
             )
-        answers = await ctx.request_input(requests)  # pyright: ignore[reportUnknownArgumentType]
+        answers = await ctx.request_input(requests)
         retry: JSON = {**params, "inputResponses": answers}
         if "requestState" in result:
             retry["requestState"] = result["requestState"]

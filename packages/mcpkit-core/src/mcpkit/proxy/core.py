@@ -46,7 +46,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import Era
 from mcpkit.proxy.calls import Admission, forward_call
 from mcpkit.proxy.era import EraProbe
@@ -175,11 +175,11 @@ class Proxy:
         if era != self.upstream.era and name not in _CROSS_ERA:
             return None
         if name == "resources":
-            found: Any = caps.get("resources")
-            if not isinstance(found, dict):
+            found = as_object(caps.get("resources"))
+            if found is None:
                 return None
-            value: JSON = {k: v for k, v in found.items() if k != "subscribe"}  # pyright: ignore[reportUnknownVariableType]
-            can_update = self.upstream.era == "modern" or found.get("subscribe") is True  # pyright: ignore[reportUnknownMemberType]
+            value: JSON = {k: v for k, v in found.items() if k != "subscribe"}
+            can_update = self.upstream.era == "modern" or found.get("subscribe") is True
             if era == "legacy" and can_update:
                 value["subscribe"] = True
             return value
@@ -292,7 +292,7 @@ def proxy(
         limits,
         named=name is not None,
     )
-    server.proxy = state  # type: ignore[attr-defined]
+    server.proxy = state  # type: ignore[attr-defined] - Server declares no proxy field; the state rides on a plain Server (rule 1)
     holds = credentialed if credentialed is not None else auth is not None
     if holds and not serve_anonymous:
         server.add_request_guard(_refuse_anonymous, protection=CREDENTIALS)

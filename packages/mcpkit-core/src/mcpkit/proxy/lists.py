@@ -52,14 +52,14 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from mcpkit.core import meta as M
 from mcpkit.core.bounded import ENTRY_OVERHEAD_BYTES, BoundedMap, text_bytes
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError, dumps
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
 from mcpkit.proxy.pins import UPDATED, Pin, pinned_key
 from mcpkit.proxy.task_calls import without_task_support
@@ -216,7 +216,7 @@ class ProxyLists:
                 )
             found: Any = page.get(field)
             if isinstance(found, list):
-                items.extend(x for x in found if isinstance(x, dict))  # pyright: ignore
+                items.extend(cast(JSON, x) for x in cast("list[Any]", found) if isinstance(x, dict))
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or cursor in seen:
                 break
@@ -323,12 +323,11 @@ class ProxyLists:
         channel = ctx.channel
         if channel is None:
             raise JSONRPCError(INVALID_PARAMS, "subscriptions/listen needs a streaming transport")
-        found: Any = ctx.params.get("notifications") or {}
-        if not isinstance(found, dict):
+        requested = as_object(ctx.params.get("notifications") or {})
+        if requested is None:
             raise JSONRPCError(
                 INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object"
             )
-        requested: JSON = found  # pyright: ignore[reportUnknownVariableType]
         caps = self.proxy.upstream.capabilities
         honoured: JSON = {}
         methods: set[str] = set()
@@ -341,7 +340,7 @@ class ProxyLists:
         pins = self.proxy.pins
         subs: Any = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
-            uris: list[str] = sorted(set(self.check_uris(ctx.method, subs)))  # pyright: ignore
+            uris: list[str] = sorted(set(self.check_uris(ctx.method, cast("list[Any]", subs))))
             if uris and pins is not None and await pins.applies():  # rule 8
                 pin = await pins.subscribe(ctx, uris)
                 keys = {pinned_key(pin.token, uri) for uri in uris}

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.proxy.calls import seal_state
 from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
 from mcpkit.proxy.upstream import Caller, client_key
@@ -112,9 +112,9 @@ class Parked:
         self.calls: dict[str, _Call] = {}
 
     async def run(self, ctx: Context) -> JSON:
-        marker: Any = ctx.answers.get(PARKED)
-        if isinstance(marker, dict):
-            call = self.calls.get(str(marker.get("id")))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        marker = as_object(ctx.answers.get(PARKED))
+        if marker is not None:
+            call = self.calls.get(str(marker.get("id")))
             if call is None:
                 raise JSONRPCError(
                     INVALID_PARAMS,

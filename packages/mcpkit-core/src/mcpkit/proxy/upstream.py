@@ -71,7 +71,7 @@ import anyio.abc
 from mcpkit.client.handlers import InputHandlers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.remedies import explain
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.proxy.era import EraProbe, UpstreamEraError
 from mcpkit.proxy.options import ClientFactory, ProxyLimits
 from mcpkit.server.identity import caller_key
@@ -100,8 +100,8 @@ def forwarded_caps(caps: JSON) -> JSON:
 def extensions_meta_of(client: Client) -> JSON:
     """The version and stability a connected ``client``'s server sent for each extension
     it advertises (:mod:`mcpkit.core.extensions` rule 5), as the same map."""
-    exts: Any = client.server_capabilities.get("extensions")
-    ids: list[str] = [str(i) for i in exts] if isinstance(exts, dict) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    exts = as_object(client.server_capabilities.get("extensions"))
+    ids: list[str] = [str(i) for i in exts] if exts is not None else []
     out: JSON = {}
     for ext_id in ids:
         found = client.server_extension(ext_id)
