@@ -307,7 +307,7 @@ def _proxy_cells(listed: dict[str, dict[str, str]]) -> list[ProxyCell]:
 @nox.session(name="conformance-proxy")
 def conformance_proxy(session: nox.Session) -> None:
     """The runs of `conformance-server` (0.1.16 all; alpha.12 at 2025-11-25 and at
-    2026-07-28) against `mcpkit.server.proxy(...)` fronting `mcpkit demo`, served over
+    2026-07-28) against `mcpkit.proxy(...)` fronting `mcpkit demo`, served over
     streamable HTTP on loopback (`conformance/proxied.py`), as a matrix: the proxy
     speaking to the demo in the client's era, and in the other era (the era bridge).
     Same era: zero failures, as against the demo. Bridged: exactly the scenarios listed

@@ -1,6 +1,6 @@
 """The proxy fronting an upstream MCP server, as a server ``mcpkit run`` can serve.
 
-What ``conformance-proxy`` and ``interop/`` serve: ``mcpkit.server.proxy(upstream)``, with
+What ``conformance-proxy`` and ``interop/`` serve: ``mcpkit.proxy(upstream)``, with
 the upstream and the era the proxy speaks to it taken from the environment, so that one
 factory serves every cell of the matrix::
 
@@ -43,7 +43,7 @@ def upstream_target(text: str) -> Any:
 
 def build_server() -> Server:
     """The proxy to ``$MCPKIT_PROXY_UPSTREAM`` speaking ``$MCPKIT_PROXY_UPSTREAM_MODE``."""
-    from mcpkit.server import proxy
+    from mcpkit.proxy import proxy
 
     upstream = os.environ.get(UPSTREAM_ENV, "").strip()
     if not upstream:

@@ -1,5 +1,5 @@
 """The reference TypeScript server, ``@modelcontextprotocol/server-everything`` (a
-handshake-era server), behind ``mcpkit.server.proxy(...)``, driven by the mcpkit client
+handshake-era server), behind ``mcpkit.proxy(...)``, driven by the mcpkit client
 and by the official Python SDK client (``mcp`` 2.3.0), each in both eras.
 
 Two routes, each with the proxy in its own process (``conformance/proxied.py`` served by

@@ -49,14 +49,13 @@ FLOORS: tuple[tuple[str, int], ...] = (
     ("mcpkit.client", 1),
     ("mcpkit.server", 1),
     ("mcpkit.proxy", 2),
-    ("mcpkit.server.proxy", 2),
     ("mcpkit.cli", 3),
     ("mcpkit.ext", 4),
     ("mcpkit.experimental", 4),
 )
 
 # Deprecated re-exports kept for one release (rule 6).
-SHIMS: frozenset[str] = frozenset()
+SHIMS: frozenset[str] = frozenset({"mcpkit.server.proxy", "mcpkit.server.proxy.options"})
 
 # Same floor, never importing each other (rule 7).
 APART: tuple[tuple[str, str], ...] = (("mcpkit.client", "mcpkit.server"),)

@@ -23,7 +23,7 @@ from mcpkit.server.startup import (
 ONE_ERA = Path(__file__).resolve().parents[1] / "proxy" / "one_era_server.py"
 FRONT = f"""
 import sys
-from mcpkit.server import proxy
+from mcpkit.proxy import proxy
 
 server = proxy([sys.executable, {str(ONE_ERA)!r}, "legacy"], mode="modern")
 """
@@ -87,7 +87,7 @@ def test_a_refusal_is_found_inside_exception_groups() -> None:
 
 
 def test_the_proxy_registers_its_era_check_only_when_pinned() -> None:
-    from mcpkit.server import proxy
+    from mcpkit.proxy import proxy
     from mcpkit.server.attached import peek
 
     pinned = proxy([sys.executable, str(ONE_ERA), "legacy"], mode="modern")

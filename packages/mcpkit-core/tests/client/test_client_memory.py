@@ -428,3 +428,29 @@ async def test_every_local_failure_is_a_client_error_and_keeps_its_engine_type()
     assert isinstance(caught.value, RequestTimeoutError)
     assert isinstance(caught.value, engine.RequestTimeoutError)
     assert isinstance(caught.value, TimeoutError)
+
+
+class _Front:
+    """Not a Server: anything with ``serve_memory`` is a target (core.memory rule 6)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.opened = 0
+
+    def serve_memory(self, *, serialize: bool = False, principal: Any = None) -> Any:
+        self.opened += 1
+        return self.server.serve_memory(serialize=serialize, principal=principal)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_any_memory_server_is_a_target_not_only_a_server(mode: str) -> None:
+    """The client connects in memory through :class:`mcpkit.core.memory.MemoryServer`,
+    without naming the server's classes (issue 27: client and server apart)."""
+    from mcpkit.core.memory import MemoryServer
+
+    front = _Front(build_server())
+    assert isinstance(front, MemoryServer)
+    assert isinstance(Server("x"), MemoryServer)
+    async with Client(front, mode=mode) as client:
+        assert (await client.call_tool("add", {"a": 2, "b": 3})).structured_content == {"result": 5}
+    assert front.opened == 1

@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import ProxyLimits, proxy
+from mcpkit.proxy import ProxyLimits, proxy
 from mcpkit.server.http import http_app
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,8 @@ from proxy_helpers import Probe, serve_http, upstream_server
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import Context, ProxyLimits, Server, proxy
+from mcpkit.proxy import ProxyLimits, proxy
+from mcpkit.server import Context, Server
 from mcpkit.server.demo import build_demo_server
 from mcpkit.server.http import http_app
 from mcpkit.server.identity import caller_key

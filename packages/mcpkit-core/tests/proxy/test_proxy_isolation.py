@@ -17,12 +17,12 @@ from proxy_helpers import PAIRS, Probe, answer_sampling, upstream_server
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.tracing import TraceContext, TracedMessage
-from mcpkit.server import Context, Server, proxy
+from mcpkit.proxy import ProxyLimits, proxy
+from mcpkit.proxy.calls import UPSTREAM_STATE
+from mcpkit.proxy.parked import PARKED
+from mcpkit.server import Context, Server
 from mcpkit.server.demo import build_demo_server
 from mcpkit.server.mount import CARRIED
-from mcpkit.server.proxy import ProxyLimits
-from mcpkit.server.proxy.calls import UPSTREAM_STATE
-from mcpkit.server.proxy.parked import PARKED
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]

@@ -13,8 +13,9 @@ import pytest
 from proxy_helpers import answer_sampling
 
 from mcpkit.client import Client
-from mcpkit.server import Context, Server, proxy
-from mcpkit.server.proxy.core import MAX_MIRRORED_CAPABILITIES, MAX_MIRRORED_NAME_BYTES, Proxy
+from mcpkit.proxy import proxy
+from mcpkit.proxy.core import MAX_MIRRORED_CAPABILITIES, MAX_MIRRORED_NAME_BYTES, Proxy
+from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
 
@@ -89,7 +90,7 @@ async def test_a_whole_upstream_listing_the_proxy_keeps_is_bounded_by_bytes() ->
     # it was kept whatever its size: here 300 tools of 4 KB descriptions, 1.2 MB held
     # for a limit of 256 KB.
     from mcpkit.core.jsonrpc import JSONRPCError, dumps
-    from mcpkit.server import ProxyLimits
+    from mcpkit.proxy import ProxyLimits
 
     upstream = Server("big")
     for i in range(300):

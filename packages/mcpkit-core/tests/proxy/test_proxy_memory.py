@@ -19,7 +19,8 @@ from proxy_helpers import (
 from mcpkit.client import Client
 from mcpkit.core.extensions import Extension
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import Context, ProxyLimits, Server, proxy
+from mcpkit.proxy import ProxyLimits, proxy
+from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -279,7 +280,7 @@ async def test_a_client_instance_or_a_factory_is_a_target() -> None:
 
 def test_mcpkit_server_proxy_is_callable_however_it_was_imported() -> None:
     import mcpkit.server
-    import mcpkit.server.proxy.lists  # a submodule import binds the package
+    import mcpkit.server.proxy.options  # a submodule import binds the package
 
     assert callable(mcpkit.server.proxy)
     server = mcpkit.server.proxy(Server("x"))
@@ -287,6 +288,33 @@ def test_mcpkit_server_proxy_is_callable_however_it_was_imported() -> None:
     from mcpkit.server import ProxyLimits
 
     assert ProxyLimits().max_inflight_per_client == 8
+
+
+def test_mcpkit_proxy_is_callable_however_it_was_imported() -> None:
+    import mcpkit.proxy.lists  # a submodule import binds the package
+
+    assert callable(mcpkit.proxy)
+    assert isinstance(mcpkit.proxy(Server("x")), Server)
+    assert mcpkit.proxy.ProxyLimits is ProxyLimits
+
+
+def test_the_old_proxy_path_warns_and_gives_the_same_names() -> None:
+    """``mcpkit.server.proxy`` moved to ``mcpkit.proxy`` (issue 27): the old path keeps
+    every public name for one release, each read with a ``DeprecationWarning``."""
+    import mcpkit.proxy
+    import mcpkit.proxy.options
+    import mcpkit.server.proxy as old
+    import mcpkit.server.proxy.options as old_options
+
+    for name in ("Proxy", "ProxyLimits", "UpstreamEraError", "proxy"):
+        with pytest.warns(DeprecationWarning, match=f"moved to mcpkit.proxy.{name}"):
+            assert getattr(old, name) is getattr(mcpkit.proxy, name)
+    with pytest.warns(DeprecationWarning, match="mcpkit.proxy.options.ProxyLimits"):
+        assert old_options.ProxyLimits is mcpkit.proxy.options.ProxyLimits
+    with pytest.warns(DeprecationWarning, match=r"mcpkit.proxy\(target\)"):
+        assert isinstance(old(Server("x")), Server)
+    with pytest.raises(AttributeError):
+        _ = old.forward_call
 
 
 async def test_idle_upstream_connections_are_bounded_in_all() -> None:

@@ -13,7 +13,8 @@ from proxy_helpers import PAIRS, answer_elicitation, answer_sampling, upstream_s
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import Context, Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Context, Server
 from mcpkit.server.demo import build_demo_server
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,8 @@ from proxy_helpers import serve_http
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import HEADER_MISMATCH
-from mcpkit.server import Context, Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Context, Server
 from mcpkit.server.http import http_app
 
 pytestmark = pytest.mark.anyio

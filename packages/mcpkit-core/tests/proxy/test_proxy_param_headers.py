@@ -15,7 +15,8 @@ from proxy_helpers import serve_http
 from pydantic import Field
 
 from mcpkit.core.jsonrpc import HEADER_MISMATCH
-from mcpkit.server import Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Server
 from mcpkit.server.http import http_app
 
 pytestmark = pytest.mark.anyio

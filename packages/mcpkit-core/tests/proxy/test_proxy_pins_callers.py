@@ -17,11 +17,11 @@ from proxy_helpers import serve_http
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import ProxyLimits, proxy
+from mcpkit.proxy import ProxyLimits, proxy
 from mcpkit.server.http import http_app
 
 if TYPE_CHECKING:
-    from mcpkit.server.proxy.pins import Pins
+    from mcpkit.proxy.pins import Pins
 
 pytestmark = pytest.mark.anyio
 INFO = {"name": "same-app", "version": "1.0"}

@@ -20,7 +20,7 @@ import pytest
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import ProxyLimits, proxy
+from mcpkit.proxy import ProxyLimits, proxy
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]

@@ -18,7 +18,8 @@ from proxy_helpers import Bearer, serve_http, upstream_server
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import Context, Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Context, Server
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
 from mcpkit.server.http import http_app
 from mcpkit.server.protections import Composition, Installer, Protection, ProtectionError
@@ -271,7 +272,7 @@ async def test_a_credentialed_proxy_mounted_makes_the_parent_refuse_anonymous_ca
 async def test_mcpkit_proxy_with_upstream_headers_refuses_anonymous_http_callers() -> None:
     from mcpkit.cli.main import build_parser
     from mcpkit.cli.proxy import build_proxy
-    from mcpkit.server.proxy.core import CREDENTIALS
+    from mcpkit.proxy.core import CREDENTIALS
 
     parser = build_parser()
     async with serve_http(http_app(upstream_server())) as upstream_url:

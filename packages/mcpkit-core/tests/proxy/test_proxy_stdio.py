@@ -21,7 +21,7 @@ UPSTREAM = [
     "from mcpkit.server.demo import build_demo_server; build_demo_server().run()",
 ]
 PROXY = (
-    "import json, sys; from mcpkit.server import proxy; "
+    "import json, sys; from mcpkit.proxy import proxy; "
     "proxy(json.loads(sys.argv[1]), mode=sys.argv[2]).run()"
 )
 BRIDGES = [("legacy", "modern"), ("modern", "legacy")]

@@ -1,5 +1,5 @@
 """A proxy pinned to the era its upstream does not speak says so (issue 26,
-:mod:`mcpkit.server.proxy.era`): the start-up fails naming the era the upstream speaks
+:mod:`mcpkit.proxy.era`): the start-up fails naming the era the upstream speaks
 and the ``mode`` to use, over stdio (a wire-level one-era server) and Streamable HTTP
 (a handshake-only server answering as the TypeScript SDK does), both ways round; an
 upstream that is down in both eras keeps its own error."""
@@ -20,8 +20,8 @@ from starlette.routing import Route
 
 from mcpkit.client import Client, HttpTransport
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import proxy
-from mcpkit.server.proxy.era import UpstreamEraError
+from mcpkit.proxy import proxy
+from mcpkit.proxy.era import UpstreamEraError
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]

@@ -16,7 +16,7 @@ from mcpkit.cli.main import build_parser
 from mcpkit.client.reconnect import ReconnectPolicy
 from mcpkit.core.limits import Limits, check_limits, numeric_fields
 from mcpkit.core.remedies import OptionError
-from mcpkit.server.proxy.options import ProxyLimits
+from mcpkit.proxy.options import ProxyLimits
 from mcpkit.server.redis.settings import RedisSettings
 
 ROOT = Path(__file__).resolve().parents[4]

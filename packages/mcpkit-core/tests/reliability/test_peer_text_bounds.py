@@ -12,7 +12,8 @@ from peer import raw
 from mcpkit.core import meta as M
 from mcpkit.core.bounded import text_bytes
 from mcpkit.core.versions import MODERN_VERSION
-from mcpkit.server import Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Server
 
 pytestmark = pytest.mark.anyio
 

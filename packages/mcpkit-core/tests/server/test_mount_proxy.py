@@ -1,4 +1,4 @@
-"""Mounting a proxy (``mcpkit.server.proxy``): a server whose lists and calls are
+"""Mounting a proxy (``mcpkit.proxy``): a server whose lists and calls are
 forwarded mounts like any other, with prefixes, completions, input requests and
 change notifications, on both eras and with the upstream pinned to either era."""
 
@@ -12,7 +12,8 @@ import pytest
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.server import Context, Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Context, Server
 
 pytestmark = pytest.mark.anyio
 

@@ -189,7 +189,7 @@ def test_a_mounted_proxy_makes_only_its_own_prefix_unknown() -> None:
 
 @pytest.mark.parametrize("late_bound", [False, True])
 def test_a_proxy_declares_its_names_dynamic(late_bound: bool) -> None:
-    from mcpkit.server.proxy import proxy
+    from mcpkit.proxy import proxy
 
     front = proxy(notes())
     declare_rules(front, lambda: [rule("save_note", protects=True, late_bound=late_bound)])

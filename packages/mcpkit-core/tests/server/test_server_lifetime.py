@@ -18,7 +18,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpkit.server import Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Server
 from mcpkit.server.inspection import InspectSection, add_inspect_source, inspect_sections
 from mcpkit.server.names import NamedRule, declare_names, declare_rules, problems
 from mcpkit.server.startup import add_startup_check, run_startup_checks

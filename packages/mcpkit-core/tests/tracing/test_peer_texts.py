@@ -91,7 +91,7 @@ async def test_a_declared_version_we_do_not_speak_is_not_reported() -> None:
 
 async def test_a_proxy_names_only_what_its_upstream_served() -> None:
     """Proxy calls rule 7: the upstream's result shows the name is one it serves."""
-    from mcpkit.server import proxy
+    from mcpkit.proxy import proxy
 
     upstream, _ = build()
     front = proxy(upstream, mode="legacy")
@@ -109,7 +109,8 @@ async def test_a_proxied_name_the_upstream_refuses_with_a_tool_error_is_never_th
     """Proxy calls rule 7: the official Python SDK answers an unknown tool with a result
     (``isError: true``, "Unknown tool: <name>"), not an error; before, the proxy took
     that result for "served" and gave the tracer every name a caller chose."""
-    from mcpkit.server import Context, proxy
+    from mcpkit.proxy import proxy
+    from mcpkit.server import Context
 
     upstream = Server("sdk-like")
 

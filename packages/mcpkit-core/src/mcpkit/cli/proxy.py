@@ -26,14 +26,14 @@ Rules:
    borrow the upstream's protection, issue 25 §4) unless ``--serve-anonymous``.
 5. ``--timeout`` (seconds one forwarded request may wait for the upstream) and
    ``--connect-timeout`` (seconds to reach the upstream) set the proxy's
-   :class:`~mcpkit.server.proxy.ProxyLimits`; a slow or dead upstream is a JSON-RPC
+   :class:`~mcpkit.proxy.ProxyLimits`; a slow or dead upstream is a JSON-RPC
    error to the client, never a hang.
 6. A usage error (bad header, empty command, plugin refusal) exits with status 2 and
    one line on stderr; on stdio, stdout belongs to the protocol.
 7. With ``--upstream-era legacy|modern`` the upstream is reached once before serving:
    one that speaks only the other era stops the start with status 2 and one line
    naming the era it speaks and the ``--upstream-era`` to use
-   (:mod:`mcpkit.server.proxy.era`). An upstream that cannot be reached at all is a
+   (:mod:`mcpkit.proxy.era`). An upstream that cannot be reached at all is a
    warning; the proxy serves and reaches it when it can.
 """
 
@@ -139,7 +139,7 @@ def build_proxy(args: argparse.Namespace, plugins: Sequence[LoadedPlugin] = ()) 
     """The proxy :class:`~mcpkit.server.Server` the parsed ``args`` describe (rules
     1, 3-5); raises :class:`CliError` for a usage error."""
     from mcpkit.cli.inspect import client_config
-    from mcpkit.server.proxy import ProxyLimits, proxy
+    from mcpkit.proxy import ProxyLimits, proxy
 
     target = _target(args.target)
     shown = target if isinstance(target, str) else shlex.join(target)
@@ -175,7 +175,7 @@ def run_proxy(
     args: argparse.Namespace, *, serve: Serve, plugins: Sequence[LoadedPlugin] = ()
 ) -> int:
     """Build the proxy and serve it until stopped (rule 2); returns the exit status."""
-    from mcpkit.server.proxy.era import UpstreamEraError
+    from mcpkit.proxy.era import UpstreamEraError
 
     server = build_proxy(args, plugins)
     try:  # rule 7: serve() checks the pinned era before serving, on every transport

@@ -103,7 +103,7 @@ from mcpkit.core.extensions import (
     peer_supports_extension,
 )
 from mcpkit.core.jsonrpc import HEADER_MISMATCH, JSONRPCError, RequestId
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, Era
 
 if TYPE_CHECKING:
@@ -588,15 +588,15 @@ class Client(ListMethods):
         from mcpkit.core.jsonschema import SchemaError, validation_errors
 
         tool = await self._tool_definition(name)
-        schema = tool.get("outputSchema") if tool else None
-        if not isinstance(schema, dict):
+        schema = as_object(tool.get("outputSchema")) if tool else None
+        if schema is None:
             return
         if "structuredContent" not in result:
             raise ToolOutputError(
                 name, ["structuredContent is missing but the tool has an outputSchema"], result
             )
         try:
-            errors = validation_errors(schema, result["structuredContent"])  # pyright: ignore[reportUnknownArgumentType]
+            errors = validation_errors(schema, result["structuredContent"])
         except SchemaError as exc:
             errors = [f"outputSchema is unusable: {exc}"]
         if errors:

@@ -142,8 +142,9 @@ def _wire(method: str, value: Any) -> JSON:
         from mcpkit.core.types import to_wire
 
         return to_wire(value)
-    if isinstance(value, dict):
-        return value  # pyright: ignore[reportUnknownVariableType]
+    found = as_object(value)
+    if found is not None:
+        return found
     raise InputHandlerError(
         method,
         [f"(root): a handler must return a wire model or a dict, not {type(value).__name__}"],
@@ -276,7 +277,7 @@ class InputHandlers:
                 **result,
                 "content": apply_elicitation_defaults(
                     params.get("requestedSchema"),
-                    content if isinstance(content, dict) else None,  # pyright: ignore
+                    as_object(content),
                 ),
             }
         return result

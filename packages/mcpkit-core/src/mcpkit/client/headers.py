@@ -30,7 +30,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from mcpkit.client._json import as_list
 from mcpkit.core.shapes import JSON
@@ -69,6 +69,11 @@ class InvalidToolHeaders(ValueError):
     """A tool's ``x-mcp-header`` annotations break rule 2; the message says which and why."""
 
 
+def _as_mapping(value: Any) -> Mapping[str, Any] | None:
+    """``value`` as a mapping (a JSON object), or None when it is not one."""
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
+
+
 def _type_ok(prop: Mapping[str, Any]) -> bool:
     ptype = prop.get("type")
     if isinstance(ptype, str):
@@ -83,15 +88,17 @@ def _type_ok(prop: Mapping[str, Any]) -> bool:
 def _count_annotations(node: Any) -> int:
     """Every ``x-mcp-header`` anywhere in the schema, reachable or not."""
     if isinstance(node, list):
-        return sum(_count_annotations(item) for item in node)  # pyright: ignore[reportUnknownVariableType]
-    if not isinstance(node, Mapping):
+        return sum(_count_annotations(item) for item in cast("list[Any]", node))
+    found = _as_mapping(node)
+    if found is None:
         return 0
-    count = 1 if _KEY in node else 0
-    for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
+    count = 1 if _KEY in found else 0
+    for key, value in found.items():
         if key == _KEY or key in _INSTANCE_KEYS:
             continue
-        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            count += sum(_count_annotations(v) for v in value.values())  # pyright: ignore
+        inner = _as_mapping(value)
+        if key in _SCHEMA_MAPS and inner is not None:
+            count += sum(_count_annotations(v) for v in inner.values())
         elif isinstance(value, (Mapping, list)):
             count += _count_annotations(value)
     return count
@@ -105,15 +112,16 @@ def header_bindings(input_schema: Any) -> tuple[HeaderBinding, ...]:
     found: list[HeaderBinding] = []
 
     def walk(node: Mapping[str, Any], path: tuple[str, ...]) -> None:
-        props = node.get("properties")
-        if not isinstance(props, Mapping):
+        props = _as_mapping(node.get("properties"))
+        if props is None:
             return
-        for name, prop in props.items():  # pyright: ignore[reportUnknownVariableType]
-            if not isinstance(prop, Mapping):
+        for name, raw in props.items():
+            prop = _as_mapping(raw)
+            if prop is None:
                 continue
-            here = (*path, str(name))  # pyright: ignore[reportUnknownArgumentType]
+            here = (*path, str(name))
             if _KEY in prop:
-                value: Any = prop[_KEY]  # pyright: ignore[reportUnknownVariableType]
+                value: Any = prop[_KEY]
                 where = ".".join(here)
                 if not isinstance(value, str) or not value:
                     raise InvalidToolHeaders(
@@ -125,16 +133,17 @@ def header_bindings(input_schema: Any) -> tuple[HeaderBinding, ...]:
                         f"property {where!r}: x-mcp-header {value!r} is not an HTTP token "
                         "(RFC 9110 tchar: no spaces, colons, control or non-ASCII characters)"
                     )
-                if not _type_ok(prop):  # pyright: ignore[reportUnknownArgumentType]
+                if not _type_ok(prop):
                     raise InvalidToolHeaders(
                         f"property {where!r}: x-mcp-header needs type string, integer or "
-                        f"boolean, not {prop.get('type')!r}"  # pyright: ignore[reportUnknownMemberType]
+                        f"boolean, not {prop.get('type')!r}"
                     )
                 found.append((here, value))
-            walk(prop, here)  # pyright: ignore[reportUnknownArgumentType]
+            walk(prop, here)
 
-    if isinstance(input_schema, Mapping):
-        walk(input_schema, ())  # pyright: ignore[reportUnknownArgumentType]
+    schema = _as_mapping(input_schema)
+    if schema is not None:
+        walk(schema, ())
     total = _count_annotations(input_schema)
     if total != len(found):
         raise InvalidToolHeaders(
@@ -182,10 +191,11 @@ def encode_header_value(value: Any) -> str | None:
 def _dig(arguments: Any, path: tuple[str, ...]) -> Any:
     node = arguments
     for key in path:
-        if not isinstance(node, Mapping) or key not in node:
+        found = _as_mapping(node)
+        if found is None or key not in found:
             return None
-        node = node[key]  # pyright: ignore[reportUnknownVariableType]
-    return node  # pyright: ignore[reportUnknownVariableType]
+        node = found[key]
+    return node
 
 
 def routing_headers(
@@ -199,10 +209,10 @@ def routing_headers(
     if not isinstance(method, str):
         return {}
     headers = {"Mcp-Method": method}
-    params = message.get("params")
-    if not isinstance(params, Mapping):
+    params = _as_mapping(message.get("params"))
+    if params is None:
         return headers
-    body: JSON = dict(params)  # pyright: ignore[reportUnknownArgumentType]
+    body: JSON = dict(params)
     field = name_params.get(method)
     name: Any = body.get(field) if field is not None else None
     if isinstance(name, str):

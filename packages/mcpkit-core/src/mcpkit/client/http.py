@@ -73,7 +73,7 @@ import contextlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -102,7 +102,7 @@ from mcpkit.client.transport import (
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import RequestId, dumps, loads
 from mcpkit.core.limits import Limits
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
@@ -324,14 +324,15 @@ class HttpStream:
         modern = False
         if message is not None:
             params: Any = message.get("params") or {}
-            meta = params.get("_meta")
-            if isinstance(meta, dict) and isinstance(meta.get(M.PROTOCOL_VERSION), str):  # pyright: ignore
-                version = meta[M.PROTOCOL_VERSION]  # pyright: ignore[reportUnknownVariableType]
+            meta = as_object(params.get("_meta"))
+            asked = meta.get(M.PROTOCOL_VERSION) if meta is not None else None
+            if isinstance(asked, str):
+                version = asked
                 modern = True
             elif message.get("method") == "initialize":
                 version = None
         if version:
-            headers["MCP-Protocol-Version"] = version  # pyright: ignore[reportArgumentType]
+            headers["MCP-Protocol-Version"] = version
         if self.session_id is not None and not modern:
             headers["Mcp-Session-Id"] = self.session_id
         if modern and message is not None and "method" in message:
@@ -505,15 +506,16 @@ class HttpStream:
             parsed = loads(body) if body else None
         except ValueError:
             parsed = None
-        items: list[Any] = parsed if isinstance(parsed, list) else [parsed]  # pyright: ignore
+        items: list[Any] = cast("list[Any]", parsed) if isinstance(parsed, list) else [parsed]
         delivered = False
-        for item in items:
-            if not isinstance(item, dict):
+        for raw in items:
+            item = as_object(raw)
+            if item is None:
                 continue
-            if status >= 400 and not responses.is_jsonrpc_error(item):  # pyright: ignore[reportUnknownArgumentType]
+            if status >= 400 and not responses.is_jsonrpc_error(item):
                 continue
-            if "error" in item and item.get("id") != rid and status >= 400:  # pyright: ignore
-                item = {**item, "id": rid}  # pyright: ignore[reportUnknownVariableType]
+            if "error" in item and item.get("id") != rid and status >= 400:
+                item = {**item, "id": rid}
             if "error" in item or "result" in item or "method" in item:
                 await self._deliver(item, len(body) // len(items))
                 delivered = True
@@ -548,11 +550,12 @@ class HttpStream:
                     continue
                 progressed = True
                 await self._deliver(message, len(event.data))
+                found = as_object(message)
                 if (
                     rid is not None
-                    and isinstance(message, dict)
-                    and message.get("id") == rid  # pyright: ignore[reportUnknownMemberType]
-                    and ("result" in message or "error" in message)
+                    and found is not None
+                    and found.get("id") == rid
+                    and ("result" in found or "error" in found)
                 ):
                     return True, True
         except httpx2.SSEError as exc:  # the content type was checked: the event's size

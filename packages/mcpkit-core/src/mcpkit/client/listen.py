@@ -32,18 +32,20 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from mcpkit.client.changes import ChangeBuffer
 from mcpkit.client.errors import ProtocolViolationError, RequestTimeoutError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 
 if TYPE_CHECKING:
-    from mcpkit.client.client import Client
+    import anyio.abc
 
-__all__ = ["Subscription", "SubscriptionNotification"]
+    from mcpkit.client.session import ClientSession
+
+__all__ = ["ListenHost", "Subscription", "SubscriptionNotification"]
 
 logger = logging.getLogger("mcpkit.client")
 _ACK = "notifications/subscriptions/acknowledged"
@@ -72,13 +74,36 @@ class SubscriptionNotification:
         return uri if isinstance(uri, str) else None
 
 
+class ListenHost(Protocol):
+    """What a subscription reads of its client (:class:`~mcpkit.client.Client`, which
+    imports this module to open one)."""
+
+    @property
+    def session(self) -> ClientSession: ...
+
+    @property
+    def task_group(self) -> anyio.abc.TaskGroup: ...
+
+    @property
+    def timeout_s(self) -> float | None: ...
+
+    @property
+    def send_timeout_s(self) -> float: ...
+
+    async def subscribe(self, uri: str) -> None: ...
+
+    async def request(
+        self, method: str, params: JSON | None = None, *, timeout_s: Any = ...
+    ) -> JSON: ...
+
+
 class Subscription:
     """An open change-notification stream (see the module rules). Use as
     ``async with client.listen(tools=True) as sub: async for note in sub: ...``."""
 
     def __init__(
         self,
-        client: Client,
+        client: ListenHost,
         filter: JSON,
         *,
         buffer: int = DEFAULT_BUFFER,
@@ -162,7 +187,8 @@ class Subscription:
         if first is None or first.get("method") != _ACK:
             raise ProtocolViolationError("subscriptions/listen ended before it was acknowledged")
         honoured = first.get("params", {}).get("notifications")
-        self.acknowledged = honoured if isinstance(honoured, dict) else {}  # pyright: ignore
+        found = as_object(honoured)
+        self.acknowledged = found if found is not None else {}
 
     def _wanted(self, item: JSON) -> bool:
         method = item.get("method")
@@ -184,10 +210,10 @@ class Subscription:
         async for item in self._buffer:
             if item.get("method") == _ACK or not self._wanted(item):
                 continue
-            params = item.get("params")
+            params = as_object(item.get("params"))
             yield SubscriptionNotification(
                 str(item.get("method")),
-                params if isinstance(params, dict) else {},  # pyright: ignore
+                params if params is not None else {},
             )
 
     async def aclose(self) -> None:

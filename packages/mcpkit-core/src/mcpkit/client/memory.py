@@ -1,45 +1,34 @@
-"""In-memory transport: the client talks to an :class:`~mcpkit.server.Server` object in
-the same process, through the same engine and server connection a pipe would use.
+"""In-memory transport: the client talks to a server object in the same process (an
+:class:`~mcpkit.server.Server`, or any :class:`~mcpkit.core.memory.MemoryServer`),
+through the same engine a pipe would use, without importing the server's code.
 
 Rules:
-1. The server runs as :class:`~mcpkit.server.connection.ServerConnection` on one end of
-   :func:`~mcpkit.core.memory.memory_pair`, in a task owned by the transport; leaving
-   ``connect()`` closes the client end, which ends the server connection.
+1. The server serves one connection per ``connect()`` (its ``serve_memory()``, e.g.
+   :mod:`mcpkit.server.memory` for a ``Server``); leaving ``connect()`` closes the
+   client end, which ends the server connection.
 2. Messages skip JSON by default (fast tests); ``serialize=True`` encodes every message so
    that non-JSON values fail exactly as they would on a wire.
-3. If the server connection fails, the failure is logged and the client end sees the
-   end of the stream: waiting requests fail with
-   :class:`~mcpkit.client.errors.TransportClosedError`, never with the server's exception.
+3. If the server connection fails, the client end sees the end of the stream: waiting
+   requests fail with :class:`~mcpkit.client.errors.TransportClosedError`, never with
+   the server's exception.
 4. The server-to-client buffer holds at most :func:`~mcpkit.core.memory.memory_pair`'s
-   ``buffer`` messages; a full buffer holds the server's sends back (no bytes are copied:
-   the messages are the in-process server's own objects).
-5. The server's name-keyed rules are checked before it is served
-   (:func:`mcpkit.server.names.check_names`): a refusal is raised from ``connect()``,
-   not only logged (rule 3). A server with lifespans is checked once they are entered
-   (what they register counts): its refusal
-   (:class:`~mcpkit.server.startup.ConfigurationError`) is raised when ``connect()``
-   is left (the client's first request sees the stream end).
+   ``buffer`` messages.
+5. The server's start-up refusals reach the caller: raised from ``connect()`` when the
+   server refuses before serving, or when ``connect()`` is left when it refuses once
+   its lifespans ran (for a ``Server``: :mod:`mcpkit.server.memory` rule 3).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
-
-import anyio
+from typing import Any
 
 from mcpkit.client.pipe import PipeStream
 from mcpkit.client.transport import ClientStream, TransportKind
-from mcpkit.core.memory import memory_pair
-
-if TYPE_CHECKING:
-    from mcpkit.server.app import Server
+from mcpkit.core.memory import MemoryServer
 
 __all__ = ["MemoryTransport"]
-
-logger = logging.getLogger("mcpkit.client")
 
 
 class MemoryTransport:
@@ -48,48 +37,15 @@ class MemoryTransport:
 
     kind: TransportKind = "memory"
 
-    def __init__(self, server: Server, *, serialize: bool = False, principal: Any = None) -> None:
+    def __init__(
+        self, server: MemoryServer, *, serialize: bool = False, principal: Any = None
+    ) -> None:
         self.server = server
         self.serialize = serialize
         self.principal = principal
 
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[ClientStream]:
-        from mcpkit.server.connection import ServerConnection
-        from mcpkit.server.names import check_names
-        from mcpkit.server.startup import ConfigurationError, configuration_error
-
-        check_names(self.server, before_lifespans=True)  # rule 5: raised to the caller
-        refusals: list[ConfigurationError] = []
-
-        client_end, server_end = memory_pair(serialize=self.serialize)
-        connection = ServerConnection(
-            self.server, server_end, principal=self.principal, transport_name="memory"
-        )
-
-        async def serve() -> None:  # rule 3
-            try:
-                await connection.serve()
-            except Exception as exc:
-                refusal = configuration_error(exc)
-                if refusal is None:
-                    logger.exception("the in-memory server connection failed")
-                else:
-                    refusals.append(refusal)  # rule 5
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await server_end.aclose()
-
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(serve)
-                try:
-                    yield PipeStream(client_end, "memory")
-                finally:
-                    await client_end.aclose()
-                    with anyio.move_on_after(5):
-                        await server_end.aclose()
-                    tg.cancel_scope.cancel()
-        finally:
-            if refusals:
-                raise refusals[0]  # rule 5
+        serving = self.server.serve_memory(serialize=self.serialize, principal=self.principal)
+        async with serving as client_end:  # rules 1, 3, 5
+            yield PipeStream(client_end, "memory")

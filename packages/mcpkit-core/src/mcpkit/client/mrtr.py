@@ -27,10 +27,11 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
+from typing import cast
 
 from mcpkit.client.errors import InputRoundsExceededError, ProtocolViolationError
 from mcpkit.client.handlers import InputHandlers
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 
 __all__ = ["INPUT_CAPABLE", "ResultHandler", "complete_result"]
 
@@ -54,7 +55,7 @@ def _result_type(
             f"{method}: resultType 'input_required' is only allowed on "
             f"{', '.join(sorted(INPUT_CAPABLE))}"
         )
-    return kind  # pyright: ignore[reportUnknownVariableType]
+    return cast(str, kind)  # one of known: a string
 
 
 async def complete_result(
@@ -88,15 +89,17 @@ async def complete_result(
         if rounds >= max_rounds:
             raise InputRoundsExceededError(method, rounds)
         rounds += 1
-        requests = result.get("inputRequests")
+        requests = as_object(result.get("inputRequests"))
         responses: JSON = {}
-        if isinstance(requests, dict):
-            for key, request in requests.items():  # pyright: ignore[reportUnknownVariableType]
-                if not isinstance(request, dict) or not isinstance(request.get("method"), str):  # pyright: ignore
+        if requests is not None:
+            for key, raw in requests.items():
+                request = as_object(raw)
+                asked = request.get("method") if request is not None else None
+                if request is None or not isinstance(asked, str):
                     raise ProtocolViolationError(
                         f"{method}: inputRequests[{key!r}] is not a request object"
                     )
-                responses[key] = await handlers.answer(request["method"], request.get("params"))  # pyright: ignore
+                responses[key] = await handlers.answer(asked, request.get("params"))
         retry: JSON = {
             k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")
         }

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from mcpkit.client._json import as_object
 from mcpkit.client.errors import ClientError, HTTPAuthError, UnsupportedServerError
@@ -92,7 +92,9 @@ def _modern_pick(versions: Any) -> str | None:
 
 
 def _names_legacy(versions: Any) -> bool:
-    return isinstance(versions, list) and any(v in LEGACY_VERSIONS for v in versions)  # pyright: ignore
+    return isinstance(versions, list) and any(
+        v in LEGACY_VERSIONS for v in cast("list[Any]", versions)
+    )
 
 
 def _is_discover_result(result: JSON) -> bool:
@@ -102,13 +104,13 @@ def _is_discover_result(result: JSON) -> bool:
 
 
 def _state_from_discover(result: JSON) -> ServerState:
-    meta = result.get("_meta")
-    info = meta.get(M.SERVER_INFO) if isinstance(meta, dict) else None  # pyright: ignore
-    if not isinstance(info, dict):
-        info = result.get("serverInfo")
+    meta = as_object(result.get("_meta"))
+    info = as_object(meta.get(M.SERVER_INFO)) if meta is not None else None
+    if info is None:
+        info = as_object(result.get("serverInfo"))
     instructions = result.get("instructions")
     return ServerState(
-        info=dict(info) if isinstance(info, dict) else {},  # pyright: ignore
+        info=dict(info) if info is not None else {},
         capabilities=dict(result.get("capabilities") or {}),
         instructions=instructions if isinstance(instructions, str) else None,
         supported_versions=[v for v in result["supportedVersions"] if isinstance(v, str)],
@@ -136,10 +138,10 @@ async def initialize(session: ClientSession, version: str = LATEST_LEGACY_VERSIO
     session.stream.config.protocol_version = negotiated
     await session.notify("notifications/initialized")
     await session.stream.session_started()
-    info = result.get("serverInfo")
+    info = as_object(result.get("serverInfo"))
     instructions = result.get("instructions")
     return ServerState(
-        info=dict(info) if isinstance(info, dict) else {},  # pyright: ignore
+        info=dict(info) if info is not None else {},
         capabilities=dict(result.get("capabilities") or {}),
         instructions=instructions if isinstance(instructions, str) else None,
         supported_versions=[negotiated],

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from mcpkit.client.errors import HTTPAuthError, RedirectError
 from mcpkit.core.jsonrpc import loads
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 
 if TYPE_CHECKING:
     import httpx2
@@ -52,8 +52,8 @@ def redirect_target(method: str, response: httpx2.Response) -> str:
 
 def is_jsonrpc_error(item: JSON) -> bool:
     """Rule 6: an error response object (``error`` an object with an integer ``code``)."""
-    error = item.get("error")
-    return isinstance(error, dict) and isinstance(error.get("code"), int)  # pyright: ignore[reportUnknownMemberType]
+    error = as_object(item.get("error"))
+    return error is not None and isinstance(error.get("code"), int)
 
 
 def auth_error(response: httpx2.Response, method: str, body: str) -> HTTPAuthError:
@@ -73,7 +73,8 @@ def raise_auth(
         parsed = loads(body) if body else None
     except ValueError:
         parsed = None
-    if not (isinstance(parsed, dict) and is_jsonrpc_error(parsed)):  # pyright: ignore[reportUnknownArgumentType]
+    found = as_object(parsed)
+    if not (found is not None and is_jsonrpc_error(found)):
         raise auth_error(response, method, body_text)
 
 

@@ -374,8 +374,8 @@ class ClientSession:
             else:
                 self.connection.inflight.cancel(rid)
             return
-        meta = p.get("_meta")
-        sub_id = meta.get(M.SUBSCRIPTION_ID) if isinstance(meta, dict) else None  # pyright: ignore
+        meta = as_object(p.get("_meta"))
+        sub_id = meta.get(M.SUBSCRIPTION_ID) if meta is not None else None
         if isinstance(sub_id, (str, int)):
             target = self.subscriptions.get(sub_id)
             if target is not None:

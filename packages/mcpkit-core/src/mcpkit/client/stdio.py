@@ -32,7 +32,7 @@ import os
 import subprocess
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import anyio.abc
@@ -107,9 +107,11 @@ class _StdioStream(PipeStream):
                     self._fail(request_id, error)
                 self._waiting.clear()
             raise
-        if type(message) is dict and "method" not in message:
-            self._waiting.discard(message.get("id"))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-        return message  # pyright: ignore[reportUnknownVariableType]
+        if type(message) is dict:
+            reply = cast(JSON, message)
+            if "method" not in reply:
+                self._waiting.discard(reply.get("id"))
+        return cast(Any, message)
 
 
 class StdioTransport:

@@ -2,7 +2,8 @@
 
 Rules (``Client`` rules 1 and 9):
 1. A target is an ``http(s)://`` URL (Streamable HTTP), a command string or argv list
-   (stdio), an :class:`~mcpkit.server.Server` (in memory), or a transport (anything with
+   (stdio), an :class:`~mcpkit.server.Server` (in memory: any
+   :class:`~mcpkit.core.memory.MemoryServer`), or a transport (anything with
    ``connect`` and ``kind``); anything else is ``TypeError``.
 2. ``auth`` is an :class:`~mcpkit.client.http.HttpPlugin` (an object with ``on_request``
    and ``on_response``), added to the transport's plugins, or an ``httpx2.Auth``, set as
@@ -13,9 +14,11 @@ Rules (``Client`` rules 1 and 9):
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from mcpkit.client.transport import ClientTransport
+from mcpkit.core.memory import MemoryServer
 
 __all__ = ["is_plugin", "transport_for"]
 
@@ -63,13 +66,11 @@ def transport_for(target: Any, *, auth: Any = None) -> ClientTransport:
     if isinstance(target, (list, tuple)):
         from mcpkit.client.stdio import StdioTransport
 
-        argv = [str(a) for a in target]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        argv = [str(a) for a in cast("Sequence[Any]", target)]
         return StdioTransport(argv[0], argv[1:])
     if hasattr(target, "connect") and hasattr(target, "kind"):
         return target
-    from mcpkit.server.app import Server
-
-    if isinstance(target, Server):
+    if isinstance(target, MemoryServer):
         from mcpkit.client.memory import MemoryTransport
 
         return MemoryTransport(target)

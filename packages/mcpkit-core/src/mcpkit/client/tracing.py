@@ -15,18 +15,38 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import TracedMessage, current, from_meta
 
 if TYPE_CHECKING:
-    from mcpkit.client.session import ClientSession
+    from mcpkit.core.versions import Era
 
-__all__ = ["client_message", "transport_facts"]
+__all__ = ["TracedSession", "client_message", "transport_facts"]
 
 _NAMES = {"http": "streamable-http"}
+
+
+class TracedSession(Protocol):
+    """What a traced message reads of the client session
+    (:class:`~mcpkit.client.session.ClientSession`, which imports this module)."""
+
+    @property
+    def stream(self) -> Any:
+        """The session's stream (its ``kind``, ``transport`` and ``session_id``: rule 3)."""
+        ...
+
+    @property
+    def era(self) -> Era | None:
+        """The negotiated era, once known."""
+        ...
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated protocol version, once known."""
+        ...
 
 
 def transport_facts(stream: Any) -> JSON:
@@ -41,7 +61,7 @@ def transport_facts(stream: Any) -> JSON:
 
 
 def client_message(
-    session: ClientSession,
+    session: TracedSession,
     direction: Literal["in", "out"],
     kind: Literal["request", "notification"],
     method: str,
@@ -52,7 +72,7 @@ def client_message(
     of the ``_meta`` to send, ``trace_context`` the current context) or received
     (``"in"``: ``trace_context`` is what it carried)."""
     raw: Any = params.get("_meta") if params else None
-    meta: JSON = raw if type(raw) is dict else {}  # pyright: ignore[reportUnknownVariableType]
+    meta: JSON = cast(JSON, raw) if type(raw) is dict else {}
     sid: Any = getattr(session.stream, "session_id", None)
     return TracedMessage(
         "client",

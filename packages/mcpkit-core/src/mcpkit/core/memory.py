@@ -11,11 +11,16 @@ Rules:
 5. With ``serialize=True`` a frame that does not parse (bytes that are not JSON, JSON
    nested deeper than :data:`~mcpkit.core.limits.DEFAULT_MAX_DEPTH`) is received as
    :class:`~mcpkit.core.engine.Malformed`, exactly like a bad line on stdio.
+6. What a client connects to in memory is any :class:`MemoryServer`: an object serving
+   one connection per ``serve_memory()`` call and handing the caller its end
+   (:class:`mcpkit.server.Server` is one). The client needs no server code to name it,
+   and the server none of the client's.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -23,7 +28,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpkit.core.engine import Malformed
 from mcpkit.core.jsonrpc import dumps, loads
 
-__all__ = ["MemoryStream", "memory_pair"]
+__all__ = ["MemoryServer", "MemoryStream", "memory_pair"]
 
 
 class MemoryStream:
@@ -66,3 +71,17 @@ def memory_pair(
     a_send, b_recv = anyio.create_memory_object_stream[Any](buffer)
     b_send, a_recv = anyio.create_memory_object_stream[Any](buffer)
     return MemoryStream(a_send, a_recv, serialize), MemoryStream(b_send, b_recv, serialize)
+
+
+@runtime_checkable
+class MemoryServer(Protocol):
+    """Rule 6: something a client connects to in the same process."""
+
+    def serve_memory(
+        self, *, serialize: bool = False, principal: Any = None
+    ) -> AbstractAsyncContextManager[MemoryStream]:
+        """Serve one connection over a :func:`memory_pair` (``serialize`` as there) while
+        the context is open, ``principal`` as the authenticated caller; the context's
+        value is the caller's end. Leaving it ends the connection. Start-up refusals
+        are raised from entering or leaving it, as the server defines."""
+        ...

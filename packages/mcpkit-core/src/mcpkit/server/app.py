@@ -89,6 +89,7 @@ logger = logging.getLogger("mcpkit.server")
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from mcpkit.core.memory import MemoryStream
     from mcpkit.core.tracing import Tracer
     from mcpkit.server.context import Context
     from mcpkit.server.guards import HTTPMiddleware, RequestGuard, RouteBuilder
@@ -756,6 +757,16 @@ class Server:
         from mcpkit.server.http import http_app
 
         return http_app(self, path=path, **options)
+
+    def serve_memory(
+        self, *, serialize: bool = False, principal: Any = None
+    ) -> AbstractAsyncContextManager[MemoryStream]:
+        """One in-memory connection, what ``Client(server)`` opens: the context's value is
+        the client's end (:class:`mcpkit.core.memory.MemoryServer`; rules and errors:
+        :func:`mcpkit.server.memory.serve_memory`)."""
+        from mcpkit.server.memory import serve_memory
+
+        return serve_memory(self, serialize=serialize, principal=principal)
 
     def run(
         self,

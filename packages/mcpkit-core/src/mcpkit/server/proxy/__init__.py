@@ -1,66 +1,65 @@
-"""``mcpkit.server.proxy(target)``: a server that forwards everything to another MCP server.
+"""Deprecated: the proxy moved to :mod:`mcpkit.proxy` (issue 27); this path is kept for
+one release.
 
-It is also the era bridge: a 2026-07-28 client can use a handshake-era server through it
-and the other way round, and any transport can front any other (a stdio host reaching
-a remote HTTP server). See ``docs/proxy.md``.
+The proxy joins a client and a server, so it is its own package above both; the server
+floor cannot import it. Import ``proxy``, ``ProxyLimits``, ``Proxy`` and
+``UpstreamEraError`` from :mod:`mcpkit.proxy` instead.
 
-Modules, one job each:
-
-- :mod:`.core`: the :func:`proxy` factory and the server it builds (capabilities,
-  method table, fallbacks);
-- :mod:`.upstream`: upstream connections (shared one, leased pool, reconnection) and
-  the decision to lease a connection per call;
-- :mod:`.pins`: one upstream process per caller for a handshake-era command upstream
-  (a process is a server of its own: one caller's work never splits across processes);
-- :mod:`.forward`: one request upstream (params, ``_meta``, progress, errors, results);
-- :mod:`.calls`: calls, per-client admission and the input mapping per era pair;
-- :mod:`.parked`: 2026-07-28 clients behind a handshake-era upstream (parked calls);
-- :mod:`.lists`: lists, change notifications, subscriptions;
-- :mod:`.visible`: the proxy's own list filters over forwarded lists and calls;
-- :mod:`.options`: :class:`ProxyLimits` and the upstream client factory;
-- :mod:`.era`: an upstream that does not speak the pinned era (:class:`UpstreamEraError`);
-- :mod:`.task_calls`: task-augmented calls listed only where they are offered.
-
-What crosses which era pair (upstream -> downstream):
-
-==================  ==========================================================
-handshake -> hs     everything as is; input requests are live on both sides
-handshake -> 2026   live input requests become ``input_required`` rounds (the
-                    upstream call is parked in the proxy process);
-                    ``logging/setLevel`` becomes the per-request level
-2026 -> handshake   ``input_required`` becomes live requests, the proxy
-                    retries; subscriptions ride the upstream's listen stream
-2026 -> 2026        everything as is (``requestState`` wrapped and sealed)
-==================  ==========================================================
-
-Not forwarded, by design: the downstream client's credentials (token passthrough is
-forbidden); the upstream's server-to-client requests other than elicitation, sampling
-and roots (a handshake-era upstream's extension requests are answered -32601); client
-notifications are sent on the shared connection, so ``notifications/roots/list_changed``
-does not reach the leased connections of earlier calls (each call's roots are asked
-afresh).
-
-``mcpkit.server.proxy`` is both this package and the function: the package module is
-callable (``mcpkit.server.proxy(target)``) so that importing a submodule cannot shadow
-the function.
+Rules:
+1. Every public name of :mod:`mcpkit.proxy` resolves here too, and reading it warns
+   ``DeprecationWarning`` naming the new path (at the line that reads it).
+2. This module is callable like :mod:`mcpkit.proxy`: ``mcpkit.server.proxy(target)``
+   warns and returns ``mcpkit.proxy.proxy(target)``, however the module was imported
+   (``from mcpkit.server import proxy`` binds this module once a submodule is imported).
+3. ``mcpkit.server.proxy.options`` re-exports ``mcpkit.proxy.options`` the same way.
 """
 
 from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from mcpkit.server.proxy.core import Proxy, proxy
-from mcpkit.server.proxy.era import UpstreamEraError
-from mcpkit.server.proxy.options import ProxyLimits
+import mcpkit.proxy as _new
+
+if TYPE_CHECKING:
+    from mcpkit.proxy import Proxy, ProxyLimits, UpstreamEraError, proxy
 
 __all__ = ["Proxy", "ProxyLimits", "UpstreamEraError", "proxy"]
 
 
+def moved(old: str, new: types.ModuleType, names: frozenset[str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for the deprecated module named ``old``: each of ``names``
+    is read from the module ``new`` with a ``DeprecationWarning`` (rule 1)."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in names:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{old}.{name} moved to {new.__name__}.{name}; import it from {new.__name__} "
+            "(the old path goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(new, name)
+
+    return __getattr__
+
+
+__getattr__ = moved(__name__, _new, frozenset(__all__))
+
+
 class _CallableModule(types.ModuleType):
-    def __call__(self, target: Any, **options: Any) -> Any:
-        return proxy(target, **options)
+    def __call__(self, target: Any, **options: Any) -> Any:  # rule 2
+        warnings.warn(
+            "mcpkit.server.proxy(target) moved to mcpkit.proxy(target); import it from "
+            "mcpkit.proxy (the old path goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _new.proxy(target, **options)
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -48,7 +48,7 @@ Rules:
    processes (issue 25 §11).
 9. When the shared connection cannot be opened in a pinned era, the upstream is
    probed in the other era (:mod:`.era`): a server that speaks only that one makes
-   the failure an :class:`~mcpkit.server.proxy.era.UpstreamEraError` naming the era it
+   the failure an :class:`~mcpkit.proxy.era.UpstreamEraError` naming the era it
    speaks, which refuses the proxy's start-up (any other failure at start-up is a
    warning: the upstream may come up later) and reaches later requests as is.
 10. A connection that fails is -32603 "upstream unavailable" to the downstream client,
@@ -63,7 +63,7 @@ import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -71,19 +71,18 @@ import anyio.abc
 from mcpkit.client.handlers import InputHandlers
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.remedies import explain
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
+from mcpkit.proxy.era import EraProbe, UpstreamEraError
+from mcpkit.proxy.options import ClientFactory, ProxyLimits
 from mcpkit.server.identity import caller_key
-from mcpkit.server.proxy.era import EraProbe, UpstreamEraError
-from mcpkit.server.proxy.options import ClientFactory, ProxyLimits
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.pins import Pins
 
-__all__ = ["Caller", "Conn", "Upstream", "caps_key", "client_key"]
+__all__ = ["Caller", "Conn", "PinTable", "Upstream", "caps_key", "client_key"]
 
-logger = logging.getLogger("mcpkit.server.proxy")
+logger = logging.getLogger("mcpkit.proxy")
 
 FORWARDED_CAPABILITIES = ("sampling", "elicitation", "roots", "extensions", "experimental")
 """Client capabilities a proxy declares upstream on behalf of the downstream client."""
@@ -101,8 +100,8 @@ def forwarded_caps(caps: JSON) -> JSON:
 def extensions_meta_of(client: Client) -> JSON:
     """The version and stability a connected ``client``'s server sent for each extension
     it advertises (:mod:`mcpkit.core.extensions` rule 5), as the same map."""
-    exts: Any = client.server_capabilities.get("extensions")
-    ids: list[str] = [str(i) for i in exts] if isinstance(exts, dict) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    exts = as_object(client.server_capabilities.get("extensions"))
+    ids: list[str] = [str(i) for i in exts] if exts is not None else []
     out: JSON = {}
     for ext_id in ids:
         found = client.server_extension(ext_id)
@@ -199,6 +198,23 @@ class Conn:
             self.callers.remove(caller)
 
 
+class _Pinned(Protocol):
+    @property
+    def conn(self) -> Conn: ...
+
+
+class PinTable(Protocol):
+    """What the upstream asks of the per-caller processes (rule 8), which
+    :class:`~mcpkit.proxy.pins.Pins` keeps (and which reads this module's
+    :class:`Conn`, so the type runs one way)."""
+
+    def clear(self) -> None: ...
+
+    async def applies(self) -> bool: ...
+
+    async def get(self, ctx: Context) -> _Pinned: ...
+
+
 class Upstream:
     """The proxy's upstream side (see the module rules)."""
 
@@ -239,7 +255,7 @@ class Upstream:
         # kind-ok: unbounded-table ProxyLimits.max_upstream_subscriptions URIs of max_uri_bytes
         self.listen_uris: set[str] = set()
         self._listen_scope: anyio.CancelScope | None = None
-        self.pins: Pins | None = None
+        self.pins: PinTable | None = None
         """Per-caller processes of a handshake-era command upstream (rule 8)."""
 
     # -- lifetime ----------------------------------------------------------------------
@@ -249,7 +265,7 @@ class Upstream:
         serving (stdio: the process; HTTP: the app; in memory: each connection); the
         newest entry's task group holds new connections, and connections of an entry
         that ends die with it (they are reopened on demand). Raises
-        :class:`~mcpkit.server.proxy.era.UpstreamEraError` at the first entry (rule 9)."""
+        :class:`~mcpkit.proxy.era.UpstreamEraError` at the first entry (rule 9)."""
         refused: UpstreamEraError | None = None
         async with anyio.create_task_group() as tg:
             self._tgs.append(tg)
@@ -278,7 +294,7 @@ class Upstream:
 
     async def check_era(self) -> None:
         """Rule 9 before serving: open the shared connection once, then close it. Raises
-        :class:`~mcpkit.server.proxy.era.UpstreamEraError`; any other failure is left to
+        :class:`~mcpkit.proxy.era.UpstreamEraError`; any other failure is left to
         the serving that follows (it warns then)."""
         async with self.running(warn=False):
             pass

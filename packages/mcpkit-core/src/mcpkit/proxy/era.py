@@ -19,7 +19,7 @@ Rules:
 2. Nothing is probed in ``"adaptive"`` mode (it probes by itself, 2026-07-28 stdio and
    Streamable HTTP §Backward Compatibility), nor for a ``Client`` instance or a client
    factory target: their era is their maker's choice, and the proxy cannot make another.
-3. At start-up (:meth:`~mcpkit.server.proxy.upstream.Upstream.running`, the first
+3. At start-up (:meth:`~mcpkit.proxy.upstream.Upstream.running`, the first
    serving) an :class:`UpstreamEraError` refuses to start: it is a mistake in the
    proxy's configuration, not an outage. Any other failure to reach the upstream at
    start-up stays a warning (the upstream may come up later). A mismatch found later

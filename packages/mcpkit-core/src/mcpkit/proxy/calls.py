@@ -49,23 +49,24 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from itertools import count
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.tracing import set_target
+from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.proxy.host import ProxyHost
+from mcpkit.proxy.task_calls import task_param_dropped
+from mcpkit.proxy.upstream import Caller, Conn, client_key
+from mcpkit.proxy.visible import check_visible
 from mcpkit.server.identity import principal_key
 from mcpkit.server.mrtr import request_digest
-from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.task_calls import task_param_dropped
-from mcpkit.server.proxy.upstream import Caller, Conn, client_key
-from mcpkit.server.proxy.visible import check_visible
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.lists import ProxyLists
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.core import Proxy
 
-__all__ = ["UPSTREAM_STATE", "Admission", "forward_call", "seal_state"]
+__all__ = ["UPSTREAM_STATE", "Admission", "CallHost", "forward_call", "seal_state"]
 
 UPSTREAM_STATE = "io.mcpkit/proxy-upstream-state"
 """Key of the upstream's ``requestState`` inside the proxy's sealed one (rule 2)."""
@@ -105,6 +106,25 @@ class Admission:
                 del self.inflight[key]
 
 
+class _ParkedCalls(Protocol):
+    async def run(self, ctx: Context) -> JSON: ...
+
+
+class CallHost(ProxyHost, Protocol):
+    """What a forwarded call reads of the proxy (:class:`~mcpkit.proxy.core.Proxy`
+    satisfies it): :class:`~mcpkit.proxy.host.ProxyHost`, its admission, its lists and
+    its parked calls (:mod:`.parked`, which seals with :func:`seal_state`)."""
+
+    @property
+    def admission(self) -> Admission: ...
+
+    @property
+    def lists(self) -> ProxyLists: ...
+
+    @property
+    def parked(self) -> _ParkedCalls: ...
+
+
 def seal_state(ctx: Context, answers: JSON) -> str:
     """Rule 2: a ``requestState`` the proxy's front-end opens on the retry."""
     server = ctx.server
@@ -116,7 +136,7 @@ def seal_state(ctx: Context, answers: JSON) -> str:
     )
 
 
-async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
+async def forward_call(proxy: CallHost, ctx: Context) -> JSON:
     """Forward ``ctx``'s request as a call (see the module table)."""
     async with proxy.admission.admit(ctx):
         await check_visible(proxy.lists, ctx)  # rule 6
@@ -141,7 +161,7 @@ async def forward_call(proxy: Proxy, ctx: Context) -> JSON:
         raise AssertionError("unreachable")
 
 
-def _served(proxy: Proxy, ctx: Context, result: JSON) -> None:
+def _served(proxy: CallHost, ctx: Context, result: JSON) -> None:
     """Rule 7: the upstream answered a ``tools/call`` / ``prompts/get`` with a result,
     so the name is one it serves: the tracer may show it (core tracing rule 9), unless
     the result is a tool error for a name the cached listing does not have."""
@@ -153,7 +173,7 @@ def _served(proxy: Proxy, ctx: Context, result: JSON) -> None:
     set_target(name)
 
 
-async def _once(proxy: Proxy, ctx: Context) -> JSON:
+async def _once(proxy: CallHost, ctx: Context) -> JSON:
     async def ask(method: str, params: JSON) -> JSON:  # rule 4
         key = f"proxy-{next(_keys)}"
         got = await ctx.request_input({key: {"method": method, "params": params}})
@@ -166,7 +186,7 @@ async def _once(proxy: Proxy, ctx: Context) -> JSON:
         return downstream_result(ctx, ctx.method, result)
 
 
-async def _modern_upstream(proxy: Proxy, ctx: Context, conn: Conn) -> JSON:
+async def _modern_upstream(proxy: CallHost, ctx: Context, conn: Conn) -> JSON:
     params = upstream_params(ctx, conn)
     limits = proxy.limits
     if ctx.era == "modern":  # rule 2
@@ -192,12 +212,12 @@ async def _modern_upstream(proxy: Proxy, ctx: Context, conn: Conn) -> JSON:
                 f"{ctx.method}: the upstream asked for input more than "
                 f"{limits.max_input_rounds} times (ProxyLimits.max_input_rounds)",
             )
-        requests: Any = result.get("inputRequests")
-        if not isinstance(requests, dict) or not requests:
+        requests = as_object(result.get("inputRequests"))
+        if requests is None or not requests:
             raise JSONRPCError(
                 INTERNAL_ERROR, f"{ctx.method}: upstream input_required without inputRequests"
             )
-        answers = await ctx.request_input(requests)  # pyright: ignore[reportUnknownArgumentType]
+        answers = await ctx.request_input(requests)
         retry: JSON = {**params, "inputResponses": answers}
         if "requestState" in result:
             retry["requestState"] = result["requestState"]

@@ -48,7 +48,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.client.errors import ClientError, RequestTimeoutError, SessionExpiredError
 from mcpkit.client.headers import NAME_PARAMS
@@ -61,14 +61,14 @@ from mcpkit.core.jsonrpc import (
     RESOURCE_NOT_FOUND_LEGACY,
     JSONRPCError,
 )
-from mcpkit.core.shapes import JSON
-from mcpkit.server.proxy.task_calls import bridged_extensions
-from mcpkit.server.proxy.upstream import Conn, forwarded_caps
+from mcpkit.core.shapes import JSON, as_object
+from mcpkit.proxy.task_calls import bridged_extensions
+from mcpkit.proxy.upstream import Conn, forwarded_caps
 from mcpkit.server.resources import ResourceNotFoundError
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.options import ProxyLimits
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.options import ProxyLimits
 
 __all__ = ["Retry", "downstream_result", "send", "upstream_params"]
 
@@ -202,7 +202,8 @@ def _mapped(method: str, params: JSON, exc: JSONRPCError) -> JSONRPCError:
 
 
 def _names_uri(data: Any, uri: str) -> bool:
-    return isinstance(data, dict) and bool(data.get("uri") == uri)  # pyright: ignore
+    found = as_object(data)
+    return found is not None and bool(found.get("uri") == uri)
 
 
 def unavailable(method: str, why: str) -> JSONRPCError:
@@ -214,7 +215,7 @@ def downstream_result(ctx: Context, method: str, result: JSON) -> JSON:
     out = dict(result)
     meta: Any = out.get("_meta")
     if isinstance(meta, dict) and M.SERVER_INFO in meta:
-        rest: JSON = {k: v for k, v in meta.items() if k != M.SERVER_INFO}  # pyright: ignore[reportUnknownVariableType]
+        rest: JSON = {k: v for k, v in cast(JSON, meta).items() if k != M.SERVER_INFO}
         if rest:
             out["_meta"] = rest
         else:

@@ -52,28 +52,28 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from mcpkit.core import meta as M
 from mcpkit.core.bounded import ENTRY_OVERHEAD_BYTES, BoundedMap, text_bytes
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError, dumps
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
+from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.proxy.pins import UPDATED, Pin, pinned_key
+from mcpkit.proxy.task_calls import without_task_support
+from mcpkit.proxy.upstream import Caller, caps_key, client_key
+from mcpkit.proxy.visible import filter_page
 from mcpkit.server.http.headers import check_param_headers, param_annotations, read_headers
 from mcpkit.server.hub import Change
 from mcpkit.server.methods import serve_listen
-from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.pins import UPDATED, Pin, pinned_key
-from mcpkit.server.proxy.task_calls import without_task_support
-from mcpkit.server.proxy.upstream import Caller, caps_key, client_key
-from mcpkit.server.proxy.visible import filter_page
 from mcpkit.server.resources import check_uri_length
 from mcpkit.server.uritemplates import TemplateMatcher
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.host import ProxyHost
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.core import Proxy
 
 __all__ = ["LIST_METHODS", "ProxyLists"]
 
@@ -110,7 +110,7 @@ def _page_bytes(key: tuple[str, Any, str], page: JSON) -> int:
 class ProxyLists:
     """List cache, change fan-out and shared subscriptions (see the module rules)."""
 
-    def __init__(self, proxy: Proxy) -> None:
+    def __init__(self, proxy: ProxyHost) -> None:
         self.proxy = proxy
         limits = proxy.limits
         self.pages: BoundedMap[tuple[str, Any, str], JSON] = BoundedMap(
@@ -216,7 +216,7 @@ class ProxyLists:
                 )
             found: Any = page.get(field)
             if isinstance(found, list):
-                items.extend(x for x in found if isinstance(x, dict))  # pyright: ignore
+                items.extend(cast(JSON, x) for x in cast("list[Any]", found) if isinstance(x, dict))
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or cursor in seen:
                 break
@@ -310,7 +310,7 @@ class ProxyLists:
                 "(Limits.max_subscriptions); unsubscribe first",
                 {"limit": limit},
             )
-        pins = self.proxy.upstream.pins
+        pins = self.proxy.pins
         if pins is not None and await pins.applies():  # rule 8: on the caller's process
             await pins.subscribe(ctx, [uri])
         else:
@@ -323,12 +323,11 @@ class ProxyLists:
         channel = ctx.channel
         if channel is None:
             raise JSONRPCError(INVALID_PARAMS, "subscriptions/listen needs a streaming transport")
-        found: Any = ctx.params.get("notifications") or {}
-        if not isinstance(found, dict):
+        requested = as_object(ctx.params.get("notifications") or {})
+        if requested is None:
             raise JSONRPCError(
                 INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object"
             )
-        requested: JSON = found  # pyright: ignore[reportUnknownVariableType]
         caps = self.proxy.upstream.capabilities
         honoured: JSON = {}
         methods: set[str] = set()
@@ -338,10 +337,10 @@ class ProxyLists:
                 methods.add(_LIST_CHANGED[kind])
         keys: set[str | None] = set()
         pin: Pin | None = None
-        pins = self.proxy.upstream.pins
+        pins = self.proxy.pins
         subs: Any = requested.get("resourceSubscriptions")
         if isinstance(subs, list) and "resources" in caps:
-            uris: list[str] = sorted(set(self.check_uris(ctx.method, subs)))  # pyright: ignore
+            uris: list[str] = sorted(set(self.check_uris(ctx.method, cast("list[Any]", subs))))
             if uris and pins is not None and await pins.applies():  # rule 8
                 pin = await pins.subscribe(ctx, uris)
                 keys = {pinned_key(pin.token, uri) for uri in uris}

@@ -40,16 +40,18 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Set
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mcpkit.core.shapes import JSON, as_object
 
 if TYPE_CHECKING:
+    from mcpkit.core.versions import Era
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.core import Proxy
 
 __all__ = [
     "MODERN_ONLY_EXTENSIONS",
+    "Mirrors",
     "bridged_extensions",
     "offers_task_calls",
     "task_param_dropped",
@@ -58,6 +60,19 @@ __all__ = [
 
 MODERN_ONLY_EXTENSIONS = frozenset({"io.modelcontextprotocol/tasks"})
 """Rule 5: extensions whose results exist on 2026-07-28 only (SEP-2663 ``"task"``)."""
+
+
+class Mirrors(Protocol):
+    """What the checks read of the proxy: the upstream capabilities it mirrors."""
+
+    @property
+    def mirrored(self) -> Set[str]:
+        """The upstream capability names the proxy mirrors."""
+        ...
+
+    def capability(self, name: str, era: Era) -> Any:
+        """The mirrored capability ``name`` as offered to a client of ``era``."""
+        ...
 
 
 def bridged_extensions(entry: Any, downstream: str | None, upstream: str | None) -> Any:
@@ -70,7 +85,7 @@ def bridged_extensions(entry: Any, downstream: str | None, upstream: str | None)
     return {k: v for k, v in found.items() if k not in MODERN_ONLY_EXTENSIONS}
 
 
-def offers_task_calls(proxy: Proxy, ctx: Context) -> bool:
+def offers_task_calls(proxy: Mirrors, ctx: Context) -> bool:
     """Rule 1: whether the proxy advertises ``tasks.requests.tools.call`` to ``ctx``'s
     client (True for a 2026-07-28 client: rule 4)."""
     if ctx.era != "legacy":
@@ -83,7 +98,7 @@ def offers_task_calls(proxy: Proxy, ctx: Context) -> bool:
     return tools is not None and "call" in tools
 
 
-def without_task_support(proxy: Proxy, ctx: Context, page: JSON) -> JSON:
+def without_task_support(proxy: Mirrors, ctx: Context, page: JSON) -> JSON:
     """Rule 2: ``page`` (a ``tools/list`` result for ``ctx``) as the client may see it."""
     tools: Any = page.get("tools")
     if not isinstance(tools, list) or offers_task_calls(proxy, ctx):
@@ -103,7 +118,7 @@ def without_task_support(proxy: Proxy, ctx: Context, page: JSON) -> JSON:
     return {**page, "tools": shown}
 
 
-def task_param_dropped(proxy: Proxy, ctx: Context) -> None:
+def task_param_dropped(proxy: Mirrors, ctx: Context) -> None:
     """Rule 3: leave ``params.task`` out of ``ctx``'s ``tools/call`` when the proxy does
     not offer task calls to its client."""
     if ctx.method == "tools/call" and "task" in ctx.params and not offers_task_calls(proxy, ctx):

@@ -46,20 +46,20 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import Era
+from mcpkit.proxy.calls import Admission, forward_call
+from mcpkit.proxy.era import EraProbe
+from mcpkit.proxy.lists import LIST_METHODS, ProxyLists
+from mcpkit.proxy.options import ProxyLimits, client_factory
+from mcpkit.proxy.parked import Parked
+from mcpkit.proxy.pins import Pins
+from mcpkit.proxy.task_calls import bridged_extensions
+from mcpkit.proxy.upstream import Upstream
 from mcpkit.server.app import MethodSpec, Server
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
 from mcpkit.server.names import declare_dynamic
 from mcpkit.server.protections import Composition, Installer, Protection, compose
-from mcpkit.server.proxy.calls import Admission, forward_call
-from mcpkit.server.proxy.era import EraProbe
-from mcpkit.server.proxy.lists import LIST_METHODS, ProxyLists
-from mcpkit.server.proxy.options import ProxyLimits, client_factory
-from mcpkit.server.proxy.parked import Parked
-from mcpkit.server.proxy.pins import Pins
-from mcpkit.server.proxy.task_calls import bridged_extensions
-from mcpkit.server.proxy.upstream import Upstream
 from mcpkit.server.startup import add_startup_check
 
 if TYPE_CHECKING:
@@ -119,7 +119,8 @@ class Proxy:
             on_lost=self.lists.clear,
             era_probe=probe,
         )
-        self.upstream.pins = Pins(self.upstream)
+        self.pins = Pins(self.upstream)
+        self.upstream.pins = self.pins
         target: Any = upstream_args["target"]
         self.inner: Server | None = target if isinstance(target, Server) else None
 
@@ -174,11 +175,11 @@ class Proxy:
         if era != self.upstream.era and name not in _CROSS_ERA:
             return None
         if name == "resources":
-            found: Any = caps.get("resources")
-            if not isinstance(found, dict):
+            found = as_object(caps.get("resources"))
+            if found is None:
                 return None
-            value: JSON = {k: v for k, v in found.items() if k != "subscribe"}  # pyright: ignore[reportUnknownVariableType]
-            can_update = self.upstream.era == "modern" or found.get("subscribe") is True  # pyright: ignore[reportUnknownMemberType]
+            value: JSON = {k: v for k, v in found.items() if k != "subscribe"}
+            can_update = self.upstream.era == "modern" or found.get("subscribe") is True
             if era == "legacy" and can_update:
                 value["subscribe"] = True
             return value
@@ -203,7 +204,7 @@ class Proxy:
         except Exception as exc:  # a notification has no one to report to
             import logging
 
-            logging.getLogger("mcpkit.server.proxy").info(
+            logging.getLogger("mcpkit.proxy").info(
                 "proxy: could not forward %s upstream: %s", method, exc
             )
 
@@ -273,7 +274,7 @@ def proxy(
     the upstream's own errors as they are. See ``docs/proxy.md``.
 
     A pinned ``mode`` the upstream does not speak (it answers in the other era) is
-    :class:`~mcpkit.server.proxy.era.UpstreamEraError` (-32603, naming the era it
+    :class:`~mcpkit.proxy.era.UpstreamEraError` (-32603, naming the era it
     speaks): raised when the proxy starts serving, or, when the upstream was down then,
     by the first request that reaches it (upstream rule 9).
     """
@@ -291,7 +292,7 @@ def proxy(
         limits,
         named=name is not None,
     )
-    server.proxy = state  # type: ignore[attr-defined]
+    server.proxy = state  # type: ignore[attr-defined] - Server declares no proxy field; the state rides on a plain Server (rule 1)
     holds = credentialed if credentialed is not None else auth is not None
     if holds and not serve_anonymous:
         server.add_request_guard(_refuse_anonymous, protection=CREDENTIALS)

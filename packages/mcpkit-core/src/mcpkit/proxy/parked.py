@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
+from mcpkit.proxy.calls import seal_state
+from mcpkit.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
+from mcpkit.proxy.upstream import Caller, client_key
 from mcpkit.server.answers import check_answer
-from mcpkit.server.proxy.calls import seal_state
-from mcpkit.server.proxy.forward import Retry, downstream_result, send, unavailable, upstream_params
-from mcpkit.server.proxy.upstream import Caller, client_key
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.host import ProxyHost
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.core import Proxy
 
 __all__ = ["PARKED", "Parked"]
 
@@ -106,15 +106,15 @@ class _Call:
 class Parked:
     """The parked calls of one proxy (see the module rules)."""
 
-    def __init__(self, proxy: Proxy) -> None:
+    def __init__(self, proxy: ProxyHost) -> None:
         self.proxy = proxy
         # kind-ok: unbounded-table ProxyLimits.max_parked_calls, ids minted here
         self.calls: dict[str, _Call] = {}
 
     async def run(self, ctx: Context) -> JSON:
-        marker: Any = ctx.answers.get(PARKED)
-        if isinstance(marker, dict):
-            call = self.calls.get(str(marker.get("id")))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        marker = as_object(ctx.answers.get(PARKED))
+        if marker is not None:
+            call = self.calls.get(str(marker.get("id")))
             if call is None:
                 raise JSONRPCError(
                     INVALID_PARAMS,

@@ -26,7 +26,7 @@ Rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import JSON, as_object
@@ -36,10 +36,19 @@ from mcpkit.server.uritemplates import TemplateMatcher
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.lists import ProxyLists
     from mcpkit.server.visibility import ListKind
 
-__all__ = ["check_visible", "filter_page"]
+__all__ = ["Listings", "check_visible", "filter_page"]
+
+
+class Listings(Protocol):
+    """The cached upstream listings the checks read (:class:`~mcpkit.proxy.lists.ProxyLists`,
+    which imports this module's filter)."""
+
+    @property
+    def matchers(self) -> dict[str, TemplateMatcher | None]: ...
+
+    async def items(self, method: str) -> list[JSON]: ...
 
 
 def filter_page(ctx: Context, field: str, result: JSON) -> JSON:
@@ -57,7 +66,7 @@ def filter_page(ctx: Context, field: str, result: JSON) -> JSON:
     return out
 
 
-async def check_visible(lists: ProxyLists, ctx: Context) -> None:
+async def check_visible(lists: Listings, ctx: Context) -> None:
     """Rule 3: raise when ``ctx``'s call names an item its filters hide."""
     if not ctx.server.visibility.filters:
         return
@@ -77,7 +86,7 @@ async def check_visible(lists: ProxyLists, ctx: Context) -> None:
             raise ResourceNotFoundError(uri)
 
 
-async def _named(lists: ProxyLists, ctx: Context, kind: ListKind, name: Any, what: str) -> None:
+async def _named(lists: Listings, ctx: Context, kind: ListKind, name: Any, what: str) -> None:
     visibility = ctx.server.visibility
     for item in await lists.items(f"{kind}/list"):
         if item.get("name") == name and visibility.shows(ctx, kind, item):
@@ -85,7 +94,7 @@ async def _named(lists: ProxyLists, ctx: Context, kind: ListKind, name: Any, wha
     raise JSONRPCError(INVALID_PARAMS, f"{what} {quoted_name(name)}")
 
 
-async def _resource_visible(lists: ProxyLists, ctx: Context, uri: str) -> bool:
+async def _resource_visible(lists: Listings, ctx: Context, uri: str) -> bool:
     visibility = ctx.server.visibility
     for item in await lists.items("resources/list"):
         if item.get("uri") == uri:
@@ -98,7 +107,7 @@ async def _resource_visible(lists: ProxyLists, ctx: Context, uri: str) -> bool:
     return not matching or any(visibility.shows(ctx, "resourceTemplates", t) for t in matching)
 
 
-def _matches(lists: ProxyLists, template: Any, uri: str) -> bool:
+def _matches(lists: Listings, template: Any, uri: str) -> bool:
     """Whether the listed ``template`` matches ``uri`` (matchers kept with the listing)."""
     if not isinstance(template, str):
         return False

@@ -55,12 +55,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
+from mcpkit.proxy.forward import Retry, send
+from mcpkit.proxy.upstream import Conn, client_key, forwarded_caps
 from mcpkit.server.hub import Change, Listener
-from mcpkit.server.proxy.upstream import Conn, client_key, forwarded_caps
 
 if TYPE_CHECKING:
+    from mcpkit.proxy.upstream import Upstream
     from mcpkit.server.context import Context
-    from mcpkit.server.proxy.upstream import Upstream
 
 __all__ = ["UPDATED", "Pin", "Pins", "pinned_key"]
 
@@ -188,8 +189,6 @@ class Pins:
 
     async def subscribe(self, ctx: Context, uris: list[str]) -> Pin:
         """Rule 2: subscribe ``uris`` on the caller's own process."""
-        from mcpkit.server.proxy.forward import Retry, send
-
         pin = await self.get(ctx)
         limit = self.upstream.limits.max_upstream_subscriptions
         if len(pin.subscribed | set(uris)) > limit:
