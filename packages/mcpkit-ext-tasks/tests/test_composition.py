@@ -16,7 +16,8 @@ from helpers import connect
 from mcpkit.ext.tasks import InMemoryTaskStore
 from mcpkit.ext.tasks.demo import build_server
 from mcpkit.ext.tasks.protection import TASK_OWNERSHIP
-from mcpkit.server import Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Server
 from mcpkit.server.guards import GuardedRequest
 from mcpkit.server.protections import ProtectionError
 

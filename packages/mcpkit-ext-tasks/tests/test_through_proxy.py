@@ -16,7 +16,7 @@ from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.tasks import EXTENSION_ID, TaskClient, call_tool_as_task, enable_task_results
 from mcpkit.ext.tasks.client import TaskNotCreatedError, TaskState
 from mcpkit.ext.tasks.demo import build_server
-from mcpkit.server import proxy
+from mcpkit.proxy import proxy
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]

@@ -10,7 +10,8 @@ from ui_helpers import MODES, UI, Mode, charts_server
 
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.server import Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Server
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,8 @@ import pytest
 from rs_helpers import DevIssuer, initialize, legacy_headers, rpc, serve
 
 from mcpkit.ext.auth.server import AuthSettings, protect
-from mcpkit.server import Server, proxy
+from mcpkit.proxy import proxy
+from mcpkit.server import Server
 from mcpkit.server.protections import ProtectionError
 
 pytestmark = pytest.mark.anyio
