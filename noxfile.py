@@ -49,6 +49,7 @@ DISTRIBUTIONS = {
     "mcpkit-ext-auth": ROOT / "packages" / "mcpkit-ext-auth",
     "mcpkit-ext-otel": ROOT / "packages" / "mcpkit-ext-otel",
     "mcpkit-ext-ui": ROOT / "packages" / "mcpkit-ext-ui",
+    "mcpkit-ext-skills": ROOT / "packages" / "mcpkit-ext-skills",
     "mcpkit-exp-events": ROOT / "experimental" / "mcpkit-exp-events",
 }
 
@@ -692,4 +693,4 @@ def conformance_auth_server(session: nox.Session) -> None:
 
 # -- the sessions of later distributions and features, one module each (noxsessions/) ------
 
-from noxsessions import events, scale, ui  # noqa: E402, F401  (they register their sessions)
+from noxsessions import events, scale, skills, ui  # noqa: E402, F401  (they register their sessions)
