@@ -16,7 +16,6 @@ Rules:
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +41,7 @@ from noxsessions.common import (  # noqa: E402  (sync, pytest, apt: shared by ev
     sync,
     xdist_workers,
 )
+from noxsessions.common import loopback_prefix as _loopback_prefix  # noqa: E402
 
 DISTRIBUTIONS = {
     "mcpkit-core": ROOT / "packages" / "mcpkit-core",
@@ -362,30 +362,6 @@ CONFORMANCE_CLIENT_RUNS = (
         "expected-failures-2026-07-28.yml",
     ),
 )
-NO_NETNS = (
-    "no loopback-only network namespace here (`unshare -n` needs root or user namespaces); "
-    "the peers listen on all interfaces, so they are not started. Run as root (CI does), or "
-    "set MCPKIT_ALLOW_ALL_INTERFACES=1 to run them without a namespace."
-)
-
-
-def _loopback_prefix(session: nox.Session) -> list[str]:
-    """argv prefix that runs a command in a fresh loopback-only network namespace; skips
-    the session (or, with MCPKIT_ALLOW_ALL_INTERFACES=1, runs without one) where that is
-    impossible."""
-    import os
-
-    if shutil.which("unshare") and shutil.which("ip"):
-        probe = subprocess.run(
-            ["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, check=False
-        )
-        if probe.returncode == 0:
-            return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "netns"]
-    if os.environ.get("MCPKIT_ALLOW_ALL_INTERFACES") == "1":
-        session.warn("running WITHOUT a network namespace: " + NO_NETNS)
-        return []
-    session.skip(NO_NETNS)
-    return []
 
 
 def _auth_scenarios(python: str, toolchain: str) -> list[str]:
