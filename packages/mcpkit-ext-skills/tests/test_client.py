@@ -87,7 +87,7 @@ def liar(entry: Any, files: dict[str, str] | None = None) -> Server:
 
 
 async def test_against_our_server(tmp_path: Path) -> None:
-    write_skill(tmp_path, "demo", files={"guide.md": GUIDE, "img/logo.bin": b"\x00\xff"})
+    write_skill(tmp_path, "sample", files={"guide.md": GUIDE, "img/logo.bin": b"\x00\xff"})
     server, _ = serve(tmp_path)
     seen = recorder(server)
     async with Client(server) as client:
@@ -101,8 +101,8 @@ async def test_against_our_server(tmp_path: Path) -> None:
             content = await read_skill_file(client, entry, file.uri)
             assert len(content.data) == file.size
         assert (await get_skill(client, entry.uri)) == entry
-        children = await read_directory(client, "skill://demo/img")
-        assert [c["uri"] for c in children] == ["skill://demo/img/logo.bin"]
+        children = await read_directory(client, "skill://sample/img")
+        assert [c["uri"] for c in children] == ["skill://sample/img/logo.bin"]
 
 
 async def test_no_extension_and_no_directory_read(tmp_path: Path) -> None:
@@ -218,6 +218,13 @@ def resources_lie(value: Any) -> dict[str, Any]:
         {**honest_entry(), "uri": "skill://other-name/SKILL.md"},
         {**honest_entry(), "frontmatter": {"name": "demo"}},
         {**honest_entry(), "frontmatter": "name: demo"},
+        {**honest_entry(), "uri": "skill://" + "a/" * 3000 + "demo/SKILL.md"},
+        resources_lie(
+            [
+                *honest_entry()["resources"],
+                {"uri": "skill://demo/" + "x" * 5000, "digest": digest_of(b""), "size": 0},
+            ]
+        ),
         "not an object",
     ],
 )

@@ -15,6 +15,7 @@ from mcpkit.ext.skills.host import (
     AmbiguousSkillNameError,
     SkillCache,
     SkillRegistry,
+    TooManySkillsError,
     UnknownSkillError,
 )
 from mcpkit.ext.skills.names import digest_of
@@ -135,3 +136,14 @@ async def test_the_registry_serves_verified_cache_hits(tmp_path: Path) -> None:
             got = await registry.read("srv", "skill://one/SKILL.md", "skill://one/a.md")
             assert got.data == b"cached"
     assert seen.count("resources/read") == 1
+
+
+async def test_a_registry_keeps_a_bounded_number_of_skills(tmp_path: Path) -> None:
+    for name in ("one", "two", "three"):
+        write_skill(tmp_path, name)
+    server, _ = serve(tmp_path, page_size=1)
+    registry = SkillRegistry(max_skills=2)
+    async with Client(server) as client:
+        with pytest.raises(TooManySkillsError):
+            await registry.add_server("srv", client)
+    assert registry.qualified_names() == {}

@@ -109,8 +109,11 @@ class Snapshot:
     """What one scan found: skills by ``SKILL.md`` URI, served files by URI, and each
     directory resource's children (``Resource`` objects, by directory URI)."""
 
+    # kind-ok: unbounded-table one entry per skill on disk, the scan stops at max_files
     skills: dict[str, SkillRecord] = field(default_factory=dict[str, SkillRecord])
+    # kind-ok: unbounded-table one entry per file on disk, the scan stops at max_files
     files: dict[str, FileRecord] = field(default_factory=dict[str, FileRecord])
+    # kind-ok: unbounded-table one entry per directory on disk, the scan stops at max_files
     directories: dict[str, list[JSON]] = field(default_factory=dict[str, list[JSON]])
 
 
@@ -138,7 +141,9 @@ def check_frontmatter(path: str, frontmatter: JSON) -> list[str]:
 
 @dataclass(slots=True)
 class _Walk:
+    # kind-ok: unbounded-table one entry per file on disk, the walk stops at max_files
     files: dict[str, os.stat_result] = field(default_factory=dict[str, os.stat_result])
+    # kind-ok: unbounded-table one entry per directory on disk, bounded by max_files and depth
     dirs: set[str] = field(default_factory=set[str])
     problems: list[str] = field(default_factory=list[str])
 
@@ -264,6 +269,7 @@ class DirectoryCatalog:
                 skills[skill.uri] = skill
         if problems:
             raise SkillLoadError(problems)
+        # kind-ok: unbounded-table one entry per served file, the scan stops at max_files
         self._digests = {rel: r for rel, r in self._digests.items() if rel in records}
         files = {r.uri: r for r in records.values()}
         return Snapshot(skills, files, self._directories(walk.dirs, skill_dirs, records))
@@ -292,6 +298,7 @@ class DirectoryCatalog:
                 frontmatter = parse_frontmatter((self.root / skill_md.rel).read_bytes())
             except (FrontmatterError, OSError) as exc:
                 return None, [*problems, f"{path}/{SKILL_FILE}: {exc}"]
+            # kind-ok: unbounded-table one entry per skill on disk, the scan stops at max_files
             self._frontmatter = {k: v for k, v in self._frontmatter.items() if k[0] != path}
             self._frontmatter[key] = frontmatter
         problems += check_frontmatter(path, frontmatter)

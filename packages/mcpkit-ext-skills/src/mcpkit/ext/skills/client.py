@@ -11,8 +11,9 @@ Rules:
    ``frontmatter`` an object with string ``name`` and ``description``; ``resources`` the
    string ``"dynamic"`` or an array of ``{uri, digest, size}`` listing ``SKILL.md`` and
    each file once, inside the skill, with a ``sha256:`` digest and a non-negative
-   integer size, within ``max_resources`` (512) entries and ``max_bytes`` (16 MiB). Any
-   other entry raises :class:`InvalidSkillEntryError`: it is never loaded.
+   integer size, every URI at most :data:`MAX_URI_BYTES`, within ``max_resources``
+   (512) entries and ``max_bytes`` (16 MiB). Any other entry raises
+   :class:`InvalidSkillEntryError`: it is never loaded.
 3. :func:`read_skill_file` never reads a URI the held entry does not list
    (:class:`UnlistedFileError`, nothing sent). A read is checked for size first
    (:class:`SizeMismatchError`), then digest (:class:`DigestMismatchError`); a
@@ -51,7 +52,11 @@ from mcpkit.ext.skills.names import (
 if TYPE_CHECKING:
     from mcpkit.client import Client
 
+MAX_URI_BYTES = 4096
+"""The longest skill or file URI an entry may carry (rule 2)."""
+
 __all__ = [
+    "MAX_URI_BYTES",
     "DigestMismatchError",
     "DirectoryReadNotDeclaredError",
     "FrontmatterMismatchError",
@@ -160,6 +165,8 @@ class SkillEntry:
         if entry is None:
             raise InvalidSkillEntryError("skills[]", "an entry must be an object")
         uri = entry.get("uri")
+        if isinstance(uri, str) and len(uri.encode("utf-8", "surrogatepass")) > MAX_URI_BYTES:
+            raise InvalidSkillEntryError(uri[:200], f"uri is over {MAX_URI_BYTES} bytes")
         if not isinstance(uri, str) or not uri.endswith("/" + SKILL_FILE) or "://" not in uri:
             raise InvalidSkillEntryError(str(uri)[:200], "uri must name a skill's SKILL.md")
         fm = as_object(entry.get("frontmatter"))
@@ -195,7 +202,9 @@ def _skill_file(uri: str, root: str, item: Any, seen: set[str]) -> SkillFile:
     if obj is None:
         raise InvalidSkillEntryError(uri, "a resources item is not an object")
     file_uri, digest, size = obj.get("uri"), obj.get("digest"), obj.get("size")
-    if not isinstance(file_uri, str) or not (file_uri == uri or file_uri.startswith(root + "/")):
+    if not isinstance(file_uri, str) or len(file_uri) > MAX_URI_BYTES:
+        raise InvalidSkillEntryError(uri, "a resource uri is missing or too long")
+    if not (file_uri == uri or file_uri.startswith(root + "/")):
         raise InvalidSkillEntryError(uri, f"resource {str(file_uri)[:200]!r} is outside the skill")
     if file_uri in seen:
         raise InvalidSkillEntryError(uri, f"{file_uri} is listed twice")

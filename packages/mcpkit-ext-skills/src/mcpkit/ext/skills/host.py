@@ -25,6 +25,9 @@ Rules:
    path it is given; creates it owner-only (0700); writes each file once, atomically
    (never modified in place); and recomputes the digest of the cached bytes on every
    read, treating a mismatch as a miss (the entry is deleted).
+6. A registry keeps at most ``max_skills`` (10,000) entries per server, each URI at most
+   :data:`~.client.MAX_URI_BYTES` (client rule 2): a listing beyond raises
+   :class:`TooManySkillsError` and registers nothing for that server.
 """
 
 from __future__ import annotations
@@ -59,12 +62,17 @@ __all__ = [
     "AmbiguousSkillNameError",
     "SkillCache",
     "SkillRegistry",
+    "TooManySkillsError",
     "UnknownSkillError",
 ]
 
 
 class UnknownSkillError(ClientError, KeyError):
     """No skill of that name (or ``(label, uri)``) is registered."""
+
+
+class TooManySkillsError(ClientError):
+    """Rule 6: a server listed more skills than the registry keeps."""
 
 
 class AmbiguousSkillNameError(ClientError):
@@ -78,6 +86,7 @@ class AmbiguousSkillNameError(ClientError):
 @dataclass
 class _Server:
     client: Client
+    # kind-ok: unbounded-table peer-chosen URIs, at most max_skills per server (rule 6)
     entries: dict[str, SkillEntry] = field(default_factory=dict[str, SkillEntry])
     invalid: list[InvalidSkillEntryError] = field(default_factory=list[InvalidSkillEntryError])
 
@@ -87,12 +96,19 @@ class SkillRegistry:
     own filesystem skills' names, which an MCP-served name never shadows.
     ``cache``: an optional :class:`SkillCache`."""
 
-    def __init__(self, *, local_names: Iterable[str] = (), cache: SkillCache | None = None):
+    def __init__(
+        self,
+        *,
+        local_names: Iterable[str] = (),
+        cache: SkillCache | None = None,
+        max_skills: int = 10_000,
+    ) -> None:
         self.local_names = frozenset(local_names)
+        self.max_skills = max_skills
         self.cache = cache
         # kind-ok: unbounded-table servers the host connects, one entry per label
         self._servers: dict[str, _Server] = {}
-        # kind-ok: unbounded-table approvals the user gives, one per skill
+        # kind-ok: unbounded-table approvals the user gives, one per registered skill
         self._approved: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
 
     async def add_server(self, label: str, client: Client) -> list[SkillEntry]:
@@ -102,6 +118,11 @@ class SkillRegistry:
             raise ValueError("a server label must be a non-empty string the host chose")
         server = _Server(client)
         async for item in list_skills(client):
+            if len(server.entries) + len(server.invalid) >= self.max_skills:
+                raise TooManySkillsError(
+                    f"server {label!r} lists more than {self.max_skills} skills "
+                    "(SkillRegistry(max_skills=...))"
+                )
             if isinstance(item, InvalidSkillEntryError):
                 server.invalid.append(item)
             else:
@@ -112,6 +133,7 @@ class SkillRegistry:
     def remove_server(self, label: str) -> None:
         """Forget ``label``'s skills and approvals, and its cached files."""
         self._servers.pop(label, None)
+        # kind-ok: unbounded-table approvals the user gives, one per registered skill
         self._approved = {k: v for k, v in self._approved.items() if k[0] != label}
         if self.cache is not None:
             self.cache.remove_server(label)
