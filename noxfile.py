@@ -471,8 +471,9 @@ def interop(session: nox.Session) -> None:
     (stdio and HTTP), inside a loopback-only network namespace (`interop/`); the official
     TypeScript tasks client (@modelcontextprotocol/ext-tasks) drives the tasks demo on both
     eras; the TypeScript SDK's OAuth client (v1 and v2) steps up against the development
-    authorization server; and the comparison page's three servers (mcpkit, FastMCP, the
-    official SDK) answer alike."""
+    authorization server; the skills extension and the official SDK read each other's
+    skills (`interop/test_skills_official.py`); and the comparison page's three servers
+    (mcpkit, FastMCP, the official SDK) answer alike."""
     sync(session, "mcpkit-core", "test", "comparison", "interop")
     session.run("python", str(ROOT / "conformance" / "toolchain.py"), "ensure", silent=True)
     prefix = _loopback_prefix(session)
