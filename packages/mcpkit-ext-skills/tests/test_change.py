@@ -95,3 +95,18 @@ async def test_recheck_interval_limits_scans(tmp_path: Path) -> None:
     write_skill(tmp_path, "two")
     assert await skills.refresh() is False  # inside the interval: not scanned
     assert await skills.refresh(force=True) is True
+
+
+async def test_later_pages_page_through_the_first_pages_snapshot(tmp_path: Path) -> None:
+    for name in ("aa", "bb", "cc"):
+        write_skill(tmp_path, name)
+    server, skills = serve(tmp_path, page_size=1)
+    catalog = skills.catalog
+    assert catalog is not None
+    async with Client(server, mode="modern") as client:
+        first = await client.request("skills/list", {}, use_cache=False)
+        write_skill(tmp_path, "ab")  # would shift the offsets under a re-scan
+        second = await client.request(
+            "skills/list", {"cursor": first["nextCursor"]}, use_cache=False
+        )
+        assert [s["uri"] for s in second["skills"]] == ["skill://bb/SKILL.md"]

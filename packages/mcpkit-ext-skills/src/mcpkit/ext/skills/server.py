@@ -25,9 +25,10 @@ Rules:
    ``inode/directory`` without a trailing slash; -32602 for a URI that is not a
    directory resource. The result has ``resultType: "complete"``.
 5. The directory is re-scanned (:mod:`.catalog` rule 6: stat only, re-hash only what
-   changed) before ``skills/list``, ``skills/get``, ``resources/list`` and
-   ``resources/directory/read``, at most once per ``recheck_interval_s`` (0: every
-   time). Changed registrations go through ``add_resource``/``remove_resource``, so
+   changed) before ``skills/get`` and before the first page (no cursor) of
+   ``skills/list``, ``resources/list`` and ``resources/directory/read``, at most once per
+   ``recheck_interval_s`` (0: every time); later pages page through that snapshot.
+   Changed registrations go through ``add_resource``/``remove_resource``, so
    handshake-era sessions get ``notifications/resources/list_changed``. A re-scan that
    finds a problem keeps serving the last good snapshot and logs the problem once.
 6. A dynamic skill (:meth:`Skills.add_dynamic`) has ``resources: "dynamic"``; its
@@ -264,7 +265,7 @@ class Skills:
         return data.decode("utf-8") if is_text(data) else data
 
     async def _recheck_on_list(self, ctx: Context, call_next: Callable[[Context], Any]) -> JSON:
-        if ctx.method == "resources/list":
+        if ctx.method == "resources/list" and ctx.params.get("cursor") is None:
             await self.refresh()
         return await call_next(ctx)
 
@@ -313,7 +314,8 @@ class Skills:
         return {**self.snapshot.skills, **{u: r for u, (r, _) in self.dynamic.items()}}
 
     async def _skills_list(self, ctx: Context) -> JSON:
-        await self.refresh()
+        if ctx.params.get("cursor") is None:
+            await self.refresh()
         entries = [r.entry() for _, r in sorted(self._all().items())]
         chunk, cursor = _page("skills/list", "", entries, ctx)
         result: JSON = {"resultType": "complete", "skills": chunk}
@@ -337,7 +339,8 @@ class Skills:
             raise JSONRPCError(
                 INVALID_PARAMS, "resources/directory/read: params.uri must be a string"
             )
-        await self.refresh()
+        if ctx.params.get("cursor") is None:
+            await self.refresh()
         children = self.snapshot.directories.get(uri)
         if children is None:
             children = await self._dynamic_directory(uri)
