@@ -23,7 +23,9 @@ Rules:
    (:class:`SkillLoadError` beyond): a load loop is bounded.
 6. A file's digest and size come from one read of its bytes. A later scan reuses them
    while the file's size and modification time (ns) are unchanged, and re-reads only
-   the files whose size or time changed (``DirectoryCatalog.hashed`` counts reads).
+   the files whose size or time changed (``DirectoryCatalog.hashed`` counts reads); a
+   scan that finds the same directories and the same sizes and times returns the last
+   snapshot itself, rebuilding nothing.
 7. Directory resources are every directory inside a skill and every directory above a
    skill (its prefix), each with its direct children: served files, and directories
    that are themselves directory resources.
@@ -174,6 +176,7 @@ class DirectoryCatalog:
         self._digests: dict[str, FileRecord] = {}
         # kind-ok: unbounded-table one entry per skill on disk, bounded by max_files
         self._frontmatter: dict[tuple[str, str], JSON] = {}
+        self._last: tuple[Any, Snapshot] | None = None
         self.hashed = 0
         """How many file reads the scans made for digests (rule 6)."""
 
@@ -240,6 +243,12 @@ class DirectoryCatalog:
         """Walk the root and build a :class:`Snapshot`; raises :class:`SkillLoadError`
         listing every problem (rules 1-5)."""
         walk = self._walk()
+        signature = (
+            frozenset(walk.dirs),
+            {rel: (i.st_size, i.st_mtime_ns) for rel, i in walk.files.items()},
+        )
+        if not walk.problems and self._last is not None and self._last[0] == signature:
+            return self._last[1]  # rule 6: nothing changed, nothing is rebuilt
         problems = walk.problems
         if SKILL_FILE in walk.files:
             problems.append(f"the root {self.root} holds a SKILL.md: serve its parent instead")
@@ -272,7 +281,9 @@ class DirectoryCatalog:
         # kind-ok: unbounded-table one entry per served file, the scan stops at max_files
         self._digests = {rel: r for rel, r in self._digests.items() if rel in records}
         files = {r.uri: r for r in records.values()}
-        return Snapshot(skills, files, self._directories(walk.dirs, skill_dirs, records))
+        snapshot = Snapshot(skills, files, self._directories(walk.dirs, skill_dirs, records))
+        self._last = (signature, snapshot)
+        return snapshot
 
     def _skill(
         self, path: str, rels: list[str], records: dict[str, FileRecord]
@@ -311,19 +322,19 @@ class DirectoryCatalog:
         inside = {d for d in dirs if any(a in skill_dirs for a in (d, *_ancestors(d)))}
         above = {a for d in skill_dirs for a in _ancestors(d)}
         resources = inside | above | skill_dirs
-        children: dict[str, list[JSON]] = {uri_of(self.scheme, d): [] for d in resources}
+        uris = {d: uri_of(self.scheme, d) for d in resources}
+        children: dict[str, list[JSON]] = {uri: [] for uri in uris.values()}
         for d in sorted(resources):
             parent = d.rsplit("/", 1)[0] if "/" in d else ""
             if parent in resources:
                 name = d.rsplit("/", 1)[-1]
-                entry = {"uri": uri_of(self.scheme, d), "name": name}
-                children[uri_of(self.scheme, parent)].append(
-                    {**entry, "mimeType": DIRECTORY_MIME_TYPE}
+                children[uris[parent]].append(
+                    {"uri": uris[d], "name": name, "mimeType": DIRECTORY_MIME_TYPE}
                 )
         for rel, record in sorted(records.items()):
             parent = rel.rsplit("/", 1)[0]
             if parent in resources:
-                children[uri_of(self.scheme, parent)].append(
+                children[uris[parent]].append(
                     {
                         "uri": record.uri,
                         "name": rel.rsplit("/", 1)[-1],
