@@ -35,7 +35,7 @@ import base64
 import binascii
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.client import ClientError, ProtocolViolationError
 from mcpkit.core.shapes import JSON, as_list, as_object
@@ -368,17 +368,13 @@ def same_json(a: object, b: object) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        x: dict[str, Any] = a  # pyright: ignore[reportUnknownVariableType]
-        y: dict[str, Any] = b  # pyright: ignore[reportUnknownVariableType]
+        x = cast(dict[str, Any], a)
+        y = cast(dict[str, Any], b)
         return x.keys() == y.keys() and all(same_json(x[k], y[k]) for k in x)
     if isinstance(a, list) and isinstance(b, list):
-        p: list[Any] = a  # pyright: ignore[reportUnknownVariableType]
-        q: list[Any] = b  # pyright: ignore[reportUnknownVariableType]
+        p = cast(list[Any], a)
+        q = cast(list[Any], b)
         return len(p) == len(q) and all(same_json(i, j) for i, j in zip(p, q, strict=True))
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b
-    return _kind(a) is _kind(b) and a == b  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _kind(value: object) -> type:
-    return type(value)
+    return type(cast(object, a)) is type(b) and a == b

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode
@@ -62,15 +62,20 @@ class _CoreLoader(yaml.SafeLoader):
         event: Any = me.peek_event()
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise FrontmatterError("frontmatter: anchors and aliases are not accepted")
-        return super().compose_node(parent, index)  # pyright: ignore[reportUnknownMemberType]
+        compose: Any = yaml.SafeLoader.compose_node
+        return compose(self, parent, index)
+
+
+_LOADER: Any = _CoreLoader
+"""The loader class, untyped: PyYAML's class-level registration methods have no stubs."""
 
 
 def _resolve(pattern: re.Pattern[str], tag: str, first: str) -> None:
-    _CoreLoader.add_implicit_resolver(tag, pattern, list(first))  # pyright: ignore[reportUnknownMemberType]
+    _LOADER.add_implicit_resolver(tag, pattern, list(first))
 
 
 _resolve(_NULL, "tag:yaml.org,2002:null", "~nN")
-_CoreLoader.add_implicit_resolver("tag:yaml.org,2002:null", _NULL, [""])  # pyright: ignore[reportUnknownMemberType]
+_LOADER.add_implicit_resolver("tag:yaml.org,2002:null", _NULL, [""])
 _resolve(_BOOL, "tag:yaml.org,2002:bool", "tTfF")
 _resolve(_INT10, "tag:yaml.org,2002:int", "-+0123456789")
 _resolve(_INT8, "tag:yaml.org,2002:int", "0")
@@ -102,16 +107,17 @@ def _bool(loader: _CoreLoader, node: ScalarNode) -> bool:
     return str(loader.construct_scalar(node)).lower() == "true"
 
 
-def _mapping(loader: _CoreLoader, node: MappingNode) -> dict[str, Any]:
+def _mapping(typed: _CoreLoader, node: MappingNode) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    loader: Any = typed
     loader.flatten_mapping(node)
     for key_node, value_node in node.value:
-        key: Any = loader.construct_object(key_node, deep=True)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        key: Any = loader.construct_object(key_node, deep=True)
         if not isinstance(key, str):
             raise FrontmatterError(f"frontmatter: key {key!r} is not a string")
         if key in out:
             raise FrontmatterError(f"frontmatter: key {key!r} appears twice")
-        out[key] = loader.construct_object(value_node, deep=True)  # pyright: ignore[reportUnknownMemberType]
+        out[key] = loader.construct_object(value_node, deep=True)
     return out
 
 
@@ -119,12 +125,12 @@ def _refused(loader: _CoreLoader, node: Any) -> Any:
     raise FrontmatterError(f"frontmatter: the tag {node.tag} has no JSON form")
 
 
-_CoreLoader.add_constructor("tag:yaml.org,2002:int", _int)  # pyright: ignore[reportUnknownMemberType]
-_CoreLoader.add_constructor("tag:yaml.org,2002:float", _float)  # pyright: ignore[reportUnknownMemberType]
-_CoreLoader.add_constructor("tag:yaml.org,2002:bool", _bool)  # pyright: ignore[reportUnknownMemberType]
-_CoreLoader.add_constructor("tag:yaml.org,2002:map", _mapping)  # pyright: ignore[reportUnknownMemberType]
+_LOADER.add_constructor("tag:yaml.org,2002:int", _int)
+_LOADER.add_constructor("tag:yaml.org,2002:float", _float)
+_LOADER.add_constructor("tag:yaml.org,2002:bool", _bool)
+_LOADER.add_constructor("tag:yaml.org,2002:map", _mapping)
 for _tag in ("timestamp", "binary", "set", "omap", "pairs"):
-    _CoreLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)  # pyright: ignore[reportUnknownMemberType]
+    _LOADER.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
 
 
 def split_frontmatter(text: str) -> tuple[str, str]:
@@ -160,4 +166,4 @@ def parse_frontmatter(data: bytes | str) -> JSON:
         raise FrontmatterError(f"SKILL.md frontmatter is not valid YAML: {exc}") from None
     if not isinstance(value, dict):
         raise FrontmatterError("SKILL.md frontmatter must be a YAML mapping")
-    return value  # pyright: ignore[reportUnknownVariableType]
+    return cast(JSON, value)

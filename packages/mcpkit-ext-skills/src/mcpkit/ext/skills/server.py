@@ -47,7 +47,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import yaml
@@ -296,7 +296,7 @@ class Skills:
             made = await made
         if not isinstance(made, Mapping):
             raise JSONRPCError(INTERNAL_ERROR, f"{record.uri}: the skill's producer failed")
-        files: dict[str, str | bytes] = dict(made)  # pyright: ignore[reportUnknownArgumentType]
+        files = dict(cast("Mapping[str, str | bytes]", made))
         if SKILL_FILE not in files:
             files[SKILL_FILE] = "---\n" + yaml.safe_dump(record.frontmatter) + "---\n"
         return files
