@@ -110,3 +110,22 @@ async def test_later_pages_page_through_the_first_pages_snapshot(tmp_path: Path)
             "skills/list", {"cursor": first["nextCursor"]}, use_cache=False
         )
         assert [s["uri"] for s in second["skills"]] == ["skill://bb/SKILL.md"]
+
+
+async def test_watching_re_scans_without_a_listing(tmp_path: Path) -> None:
+    write_skill(tmp_path, "one")
+    server, skills = serve(tmp_path, watch=True)
+    async with server.lifespan():
+        await anyio.sleep(0.3)  # let the watcher start
+        write_skill(tmp_path, "two")
+        with anyio.fail_after(20):
+            while "skill://two/SKILL.md" not in skills.snapshot.skills:
+                await anyio.sleep(0.05)
+    assert "skill://two/SKILL.md" in server.resources
+
+
+def test_watch_needs_a_directory() -> None:
+    from mcpkit.ext.skills import Skills
+
+    with pytest.raises(ValueError, match="needs a directory"):
+        Skills(watch=True)

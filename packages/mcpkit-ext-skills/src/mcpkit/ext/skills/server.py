@@ -35,16 +35,21 @@ Rules:
    producer (sync or async, no arguments) returns ``{file path: str | bytes}`` and is
    called on every read and directory read. Without a ``SKILL.md`` in its output, one
    is made from the entry's frontmatter.
+7. ``watch=True`` (the ``watch`` extra: ``watchfiles``) also re-scans on every change
+   the file watcher reports while the server runs (its lifespan), so handshake-era
+   sessions hear ``list_changed`` without anyone listing first.
 """
 
 from __future__ import annotations
 
 import base64
+import importlib.util
 import inspect
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -102,7 +107,15 @@ class Skills:
         directory_read: bool = True,
         recheck_interval_s: float = 0.0,
         stability: Stability = Stability.STABLE,
+        watch: bool = False,
     ) -> None:
+        if watch and catalog is None:
+            raise ValueError("Skills(watch=True) needs a directory to watch")
+        if watch and importlib.util.find_spec("watchfiles") is None:
+            raise ImportError(
+                "Skills(watch=True) needs watchfiles: pip install 'mcpkit-ext-skills[watch]'"
+            )
+        self.watch = watch
         self.catalog = catalog
         self.directory_read = directory_read
         self.recheck_interval_s = recheck_interval_s
@@ -125,6 +138,7 @@ class Skills:
         enforce_limits: bool = True,
         recheck_interval_s: float = 0.0,
         scheme: str = "skill",
+        watch: bool = False,
     ) -> Skills:
         """Serve every skill under ``path``. Raises :class:`~.catalog.SkillLoadError`
         listing every problem (naming, frontmatter, limits, escaping links), or
@@ -132,7 +146,12 @@ class Skills:
         catalog = DirectoryCatalog(
             path, scheme=scheme, include_hidden=include_hidden, enforce_limits=enforce_limits
         )
-        return cls(catalog, directory_read=directory_read, recheck_interval_s=recheck_interval_s)
+        return cls(
+            catalog,
+            directory_read=directory_read,
+            recheck_interval_s=recheck_interval_s,
+            watch=watch,
+        )
 
     # -- the extension ----------------------------------------------------------------
     def extension(self) -> Extension:
@@ -154,6 +173,8 @@ class Skills:
         if self.directory_read:
             server.add_method("resources/directory/read", self._directory_read)
         server.add_middleware(self._recheck_on_list)
+        if self.watch:
+            server.add_lifespan(lambda _server: self._watching())
         self._sync(Snapshot(), self.snapshot)
         for record, producer in self.dynamic.values():
             self._register_dynamic(record, producer)
@@ -263,6 +284,29 @@ class Skills:
         except OSError:
             raise ResourceNotFoundError(uri) from None
         return data.decode("utf-8") if is_text(data) else data
+
+    @asynccontextmanager
+    async def _watching(self) -> AsyncGenerator[None]:
+        """Rule 7: re-scan on every change ``watchfiles`` reports, while serving."""
+        import watchfiles
+
+        awatch: Any = cast(Any, watchfiles).awatch  # its stop_event type is partly unknown
+        catalog = self.catalog
+        assert catalog is not None
+        stop = anyio.Event()
+
+        async def watch() -> None:
+            changes = awatch(catalog.root, stop_event=stop, debounce=100, rust_timeout=200)
+            async for _ in changes:
+                await self.refresh(force=True)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            try:
+                yield
+            finally:
+                stop.set()
+                group.cancel_scope.cancel()
 
     async def _recheck_on_list(self, ctx: Context, call_next: Callable[[Context], Any]) -> JSON:
         if ctx.method == "resources/list" and ctx.params.get("cursor") is None:
