@@ -214,3 +214,15 @@ def test_one_skills_per_server(tmp_path: Path) -> None:
         skills.install(Server("other"))
     with pytest.raises(ValueError, match="already serves"):
         Skills.from_directory(tmp_path).install(server)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_spec_version_and_stability_travel_in_band(tmp_path: Path, mode: str) -> None:
+    from mcpkit.core.extensions import Stability
+
+    server, _ = serve(tmp_path)
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        ext = client.server_extension(EXTENSION_ID)
+        assert ext is not None
+        assert (ext.spec_version, ext.stability) == ("2026-07-28", Stability.STABLE)
+        assert dict(ext.config) == {"directoryRead": True}  # nothing else in the entry
