@@ -76,7 +76,14 @@ def run(args: argparse.Namespace) -> int:
             f"mcpkit skills pull: {args.dest} exists; pull writes a new directory", file=sys.stderr
         )
         return 1
-    return anyio.run(_CLIENT_COMMANDS[command], args)
+    from mcpkit.client import ClientError
+    from mcpkit.server import JSONRPCError
+
+    try:
+        return anyio.run(_CLIENT_COMMANDS[command], args)
+    except (ClientError, JSONRPCError, ValueError) as exc:  # rule 5
+        print(f"mcpkit skills {command}: {exc}", file=sys.stderr)
+        return 1
 
 
 def _serve(args: argparse.Namespace) -> int:
