@@ -153,3 +153,19 @@ def test_bom_crlf_and_non_utf8() -> None:
     assert parse_frontmatter("\ufeff---\r\nname: a\r\n---\r\n") == {"name": "a"}
     with pytest.raises(FrontmatterError, match="not UTF-8"):
         parse_frontmatter(b"---\nname: \xff\n---\n")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"scheme": "skill://"}, "not a URI scheme"),
+        ({"scheme": "Skill"}, "not a URI scheme"),
+        ({"recheck_interval_s": -1.0}, "recheck_interval_s"),
+        ({"recheck_interval_s": float("nan")}, "recheck_interval_s"),
+    ],
+)
+def test_bad_options_are_refused_at_construction(
+    tmp_path: Path, options: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        Skills.from_directory(tmp_path, **options)  # type: ignore[arg-type]

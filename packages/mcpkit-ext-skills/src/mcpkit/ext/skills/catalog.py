@@ -34,6 +34,7 @@ Rules:
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,9 @@ __all__ = [
     "check_frontmatter",
     "uri_of",
 ]
+
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*$")
 
 
 class SkillLoadError(ValueError):
@@ -164,6 +168,13 @@ class DirectoryCatalog:
         max_files: int = 100_000,
         max_depth: int = 32,
     ) -> None:
+        if not _SCHEME.match(scheme):
+            raise ValueError(
+                f"scheme {scheme!r} is not a URI scheme (RFC 3986: a lowercase letter, then "
+                "lowercase letters, digits, '+', '-' or '.')"
+            )
+        if max_files < 1 or max_depth < 1:
+            raise ValueError("max_files and max_depth must be positive integers")
         self.root = Path(root).resolve(strict=True)
         if not self.root.is_dir():
             raise SkillLoadError([f"{root}: not a directory"])

@@ -47,6 +47,7 @@ import importlib.util
 import inspect
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -109,6 +110,10 @@ class Skills:
         stability: Stability = Stability.STABLE,
         watch: bool = False,
     ) -> None:
+        if not (recheck_interval_s >= 0 and math.isfinite(recheck_interval_s)):
+            raise ValueError(
+                f"recheck_interval_s must be finite and >= 0, not {recheck_interval_s!r}"
+            )
         if watch and catalog is None:
             raise ValueError("Skills(watch=True) needs a directory to watch")
         if watch and importlib.util.find_spec("watchfiles") is None:
