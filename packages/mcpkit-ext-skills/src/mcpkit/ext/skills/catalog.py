@@ -29,6 +29,8 @@ Rules:
 7. Directory resources are every directory inside a skill and every directory above a
    skill (its prefix), each with its direct children: served files, and directories
    that are themselves directory resources.
+8. A ``scheme`` that is not a lowercase RFC 3986 scheme, or a non-positive ``max_files``
+   or ``max_depth``, is a ``ValueError`` at construction.
 """
 
 from __future__ import annotations
