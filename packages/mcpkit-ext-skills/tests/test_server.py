@@ -226,3 +226,18 @@ async def test_spec_version_and_stability_travel_in_band(tmp_path: Path, mode: s
         assert ext is not None
         assert (ext.spec_version, ext.stability) == ("2026-07-28", Stability.STABLE)
         assert dict(ext.config) == {"directoryRead": True}  # nothing else in the entry
+
+
+async def test_a_generated_skill_md_reads_back_as_its_frontmatter() -> None:
+    from mcpkit.ext.skills import parse_frontmatter
+    from mcpkit.ext.skills.frontmatter import same_json
+
+    server = Server("dyn")
+    skills = Skills()
+    extra = {"octal-looking": "0o17", "yes-word": "yes", "version": "1.10", "n": 1.5}
+    record = skills.add_dynamic("gen", dict, description="Generated", frontmatter=extra)
+    skills.install(server)
+    async with Client(server, mode="modern") as client:
+        md = await client.read_resource("skill://gen/SKILL.md", use_cache=False)
+        text = md.contents[0].text  # type: ignore[union-attr]
+        assert same_json(parse_frontmatter(text), record.frontmatter)

@@ -35,11 +35,11 @@ import base64
 import binascii
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.client import ClientError, ProtocolViolationError
 from mcpkit.core.shapes import JSON, as_list, as_object
-from mcpkit.ext.skills.frontmatter import FrontmatterError, parse_frontmatter
+from mcpkit.ext.skills.frontmatter import FrontmatterError, parse_frontmatter, same_json
 from mcpkit.ext.skills.names import (
     EXTENSION_ID,
     MAX_BYTES_PER_SKILL,
@@ -360,21 +360,3 @@ async def read_directory(client: Client, uri: str) -> list[JSON]:
             raise ProtocolViolationError("resources/directory/read: a child without a uri")
         children.append(child)
     return children
-
-
-def same_json(a: object, b: object) -> bool:
-    """JSON equality with types kept apart (``1 != 1.0 != true``; Python's ``==`` says
-    ``True == 1``), for the field-by-field frontmatter comparison."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        x = cast(dict[str, Any], a)
-        y = cast(dict[str, Any], b)
-        return x.keys() == y.keys() and all(same_json(x[k], y[k]) for k in x)
-    if isinstance(a, list) and isinstance(b, list):
-        p = cast(list[Any], a)
-        q = cast(list[Any], b)
-        return len(p) == len(q) and all(same_json(i, j) for i, j in zip(p, q, strict=True))
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    return type(cast(object, a)) is type(b) and a == b

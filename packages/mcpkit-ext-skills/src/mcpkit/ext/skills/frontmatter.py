@@ -34,7 +34,13 @@ from yaml.nodes import MappingNode, ScalarNode
 
 from mcpkit.core.shapes import JSON
 
-__all__ = ["MAX_FRONTMATTER_BYTES", "FrontmatterError", "parse_frontmatter", "split_frontmatter"]
+__all__ = [
+    "MAX_FRONTMATTER_BYTES",
+    "FrontmatterError",
+    "parse_frontmatter",
+    "same_json",
+    "split_frontmatter",
+]
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 """The largest frontmatter block read (rule 3)."""
@@ -167,3 +173,22 @@ def parse_frontmatter(data: bytes | str) -> JSON:
     if not isinstance(value, dict):
         raise FrontmatterError("SKILL.md frontmatter must be a YAML mapping")
     return cast(JSON, value)
+
+
+def same_json(a: object, b: object) -> bool:
+    """JSON equality, for the field-by-field frontmatter comparison: ``1`` and ``1.0`` are
+    one JSON number, but ``1``, ``"1"`` and ``true`` differ (Python's ``==`` says
+    ``True == 1``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        x = cast(dict[str, Any], a)
+        y = cast(dict[str, Any], b)
+        return x.keys() == y.keys() and all(same_json(x[k], y[k]) for k in x)
+    if isinstance(a, list) and isinstance(b, list):
+        p = cast(list[Any], a)
+        q = cast(list[Any], b)
+        return len(p) == len(q) and all(same_json(i, j) for i, j in zip(p, q, strict=True))
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(cast(object, a)) is type(b) and a == b

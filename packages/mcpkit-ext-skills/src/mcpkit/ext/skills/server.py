@@ -69,6 +69,7 @@ from mcpkit.ext.skills.catalog import (
     check_frontmatter,
     uri_of,
 )
+from mcpkit.ext.skills.frontmatter import FrontmatterError, parse_frontmatter, same_json
 from mcpkit.ext.skills.names import (
     DIRECTORY_MIME_TYPE,
     EXTENSION_ID,
@@ -347,7 +348,7 @@ class Skills:
             raise JSONRPCError(INTERNAL_ERROR, f"{record.uri}: the skill's producer failed")
         files = dict(cast("Mapping[str, str | bytes]", made))
         if SKILL_FILE not in files:
-            files[SKILL_FILE] = "---\n" + yaml.safe_dump(record.frontmatter) + "---\n"
+            files[SKILL_FILE] = _skill_md(record.frontmatter)
         return files
 
     async def _read_dynamic(self, record: SkillRecord, path: str) -> str | bytes:
@@ -431,6 +432,20 @@ class Skills:
             if found or not below:
                 return found
         return None
+
+
+def _skill_md(frontmatter: JSON) -> str:
+    """A ``SKILL.md`` whose frontmatter reads back as ``frontmatter``: block YAML when
+    PyYAML's (YAML 1.1) output means the same under YAML 1.2, else the JSON form (a YAML
+    1.2 flow mapping), e.g. for a string like ``0o17`` that PyYAML leaves unquoted."""
+    block = yaml.safe_dump(frontmatter, sort_keys=False, allow_unicode=True)
+    text = f"---\n{block}---\n"
+    try:
+        if same_json(parse_frontmatter(text), frontmatter):
+            return text
+    except FrontmatterError:
+        pass
+    return "---\n" + json.dumps(frontmatter, ensure_ascii=False) + "\n---\n"
 
 
 def _resources_capability(server: Server, era: Any) -> JSON | None:
