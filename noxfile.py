@@ -43,6 +43,7 @@ from noxsessions.common import (  # noqa: E402  (sync, pytest, apt: shared by ev
     sync,
     xdist_workers,
 )
+from noxsessions.common import loopback_prefix as _loopback_prefix  # noqa: E402
 
 DISTRIBUTIONS = {
     "mcpkit-core": ROOT / "packages" / "mcpkit-core",
@@ -50,6 +51,7 @@ DISTRIBUTIONS = {
     "mcpkit-ext-auth": ROOT / "packages" / "mcpkit-ext-auth",
     "mcpkit-ext-otel": ROOT / "packages" / "mcpkit-ext-otel",
     "mcpkit-ext-ui": ROOT / "packages" / "mcpkit-ext-ui",
+    "mcpkit-ext-skills": ROOT / "packages" / "mcpkit-ext-skills",
     "mcpkit-exp-events": ROOT / "experimental" / "mcpkit-exp-events",
 }
 
@@ -359,30 +361,6 @@ CONFORMANCE_CLIENT_RUNS = (
         "expected-failures-2026-07-28.yml",
     ),
 )
-NO_NETNS = (
-    "no loopback-only network namespace here (`unshare -n` needs root or user namespaces); "
-    "the peers listen on all interfaces, so they are not started. Run as root (CI does), or "
-    "set MCPKIT_ALLOW_ALL_INTERFACES=1 to run them without a namespace."
-)
-
-
-def _loopback_prefix(session: nox.Session) -> list[str]:
-    """argv prefix that runs a command in a fresh loopback-only network namespace; skips
-    the session (or, with MCPKIT_ALLOW_ALL_INTERFACES=1, runs without one) where that is
-    impossible."""
-    import os
-
-    if shutil.which("unshare") and shutil.which("ip"):
-        probe = subprocess.run(
-            ["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, check=False
-        )
-        if probe.returncode == 0:
-            return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "netns"]
-    if os.environ.get("MCPKIT_ALLOW_ALL_INTERFACES") == "1":
-        session.warn("running WITHOUT a network namespace: " + NO_NETNS)
-        return []
-    session.skip(NO_NETNS)
-    return []
 
 
 def _auth_scenarios(python: str, toolchain: str) -> list[str]:
@@ -492,8 +470,9 @@ def interop(session: nox.Session) -> None:
     (stdio and HTTP), inside a loopback-only network namespace (`interop/`); the official
     TypeScript tasks client (@modelcontextprotocol/ext-tasks) drives the tasks demo on both
     eras; the TypeScript SDK's OAuth client (v1 and v2) steps up against the development
-    authorization server; and the comparison page's three servers (mcpkit, FastMCP, the
-    official SDK) answer alike."""
+    authorization server; the skills extension and the official SDK read each other's
+    skills (`interop/test_skills_official.py`); and the comparison page's three servers
+    (mcpkit, FastMCP, the official SDK) answer alike."""
     sync(session, "mcpkit-core", "test", "comparison", "interop")
     session.run("python", str(ROOT / "conformance" / "toolchain.py"), "ensure", silent=True)
     prefix = _loopback_prefix(session)
@@ -697,4 +676,4 @@ def conformance_auth_server(session: nox.Session) -> None:
 
 # -- the sessions of later distributions and features, one module each (noxsessions/) ------
 
-from noxsessions import events, scale, ui  # noqa: E402, F401  (they register their sessions)
+from noxsessions import events, scale, skills, ui  # noqa: E402, F401  (they register their sessions)

@@ -112,3 +112,27 @@ def ensure_apt(session: nox.Session, programs: dict[str, str]) -> dict[str, str]
         if absent:
             session.error(f"apt-get could not install {', '.join(absent)}:\n" + "\n".join(outputs))
     return {prog: find_program(prog) or prog for prog in programs}
+
+
+NO_NETNS = (
+    "no loopback-only network namespace here (`unshare -n` needs root or user namespaces); "
+    "the peers listen on all interfaces, so they are not started. Run as root (CI does), or "
+    "set MCPKIT_ALLOW_ALL_INTERFACES=1 to run them without a namespace."
+)
+
+
+def loopback_prefix(session: nox.Session) -> list[str]:
+    """argv prefix that runs a command in a fresh loopback-only network namespace; skips
+    the session (or, with MCPKIT_ALLOW_ALL_INTERFACES=1, runs without one) where that is
+    impossible."""
+    if shutil.which("unshare") and shutil.which("ip"):
+        probe = subprocess.run(
+            ["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, check=False
+        )
+        if probe.returncode == 0:
+            return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "netns"]
+    if os.environ.get("MCPKIT_ALLOW_ALL_INTERFACES") == "1":
+        session.warn("running WITHOUT a network namespace: " + NO_NETNS)
+        return []
+    session.skip(NO_NETNS)
+    return []

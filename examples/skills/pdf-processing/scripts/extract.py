@@ -1,0 +1,3 @@
+import sys
+
+print("fields of", sys.argv[1])

@@ -1,0 +1,111 @@
+"""Names, limits and URIs of the Skills extension (``io.modelcontextprotocol/skills``).
+
+Spec: ``modelcontextprotocol/ext-skills`` ``specification/stable/skills.mdx`` (SEP-2640)
+§Extension Identifier, §Resource Mapping, §Limits, and the Agent Skills naming rules it
+delegates to.
+
+Rules:
+1. A skill name is 1-64 characters of lowercase ASCII letters, digits and hyphens, with
+   no leading, trailing or consecutive hyphen (Agent Skills §name); a description is a
+   non-empty string of at most 1,024 characters (Agent Skills §description).
+2. A skill has at most :data:`MAX_RESOURCES_PER_SKILL` (512) files and at most
+   :data:`MAX_BYTES_PER_SKILL` (16 MiB) in total, ``SKILL.md`` included (§Limits).
+3. A digest is ``sha256:`` and 64 lowercase hex digits of the file's raw bytes
+   (§Integrity and Verification); :func:`digest_of` makes one, :func:`is_digest` checks
+   one.
+4. A URI segment keeps RFC 3986's unreserved characters, sub-delimiters, ``:`` and
+   ``@``; anything else is percent-encoded (:func:`uri_segment`), so a file name with a
+   space still has a URI and the first segment stays a ``reg-name``.
+5. ``SKILL.md`` is ``text/markdown``; other files take the MIME type of their suffix
+   (``mimetypes``), else ``text/plain`` for UTF-8 text and
+   ``application/octet-stream`` for other bytes (:func:`mime_type_of`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import re
+from urllib.parse import quote
+
+__all__ = [
+    "DIRECTORY_MIME_TYPE",
+    "EXTENSION_ID",
+    "MAX_BYTES_PER_SKILL",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_RESOURCES_PER_SKILL",
+    "META_PREFIX",
+    "SKILL_FILE",
+    "SPEC_VERSION",
+    "check_skill_name",
+    "digest_of",
+    "is_digest",
+    "is_text",
+    "mime_type_of",
+    "uri_segment",
+]
+
+EXTENSION_ID = "io.modelcontextprotocol/skills"
+"""The extension identifier (§Extension Identifier)."""
+SPEC_VERSION = "2026-07-28"
+"""The base protocol revision the stable Skills page is written against (§Protocol
+Revision); carried in core's ``io.mcpkit/extensions`` about-block."""
+SKILL_FILE = "SKILL.md"
+META_PREFIX = "io.modelcontextprotocol.skills/"
+"""The ``_meta`` key prefix for frontmatter fields on skill resources (§Resource Metadata)."""
+DIRECTORY_MIME_TYPE = "inode/directory"
+MAX_RESOURCES_PER_SKILL = 512
+MAX_BYTES_PER_SKILL = 16 * 1024 * 1024
+MAX_DESCRIPTION_CHARS = 1024
+
+_NAME = re.compile(r"^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_SEGMENT_SAFE = "!$&'()*+,;=:@-._~"
+
+
+def check_skill_name(name: object) -> str | None:
+    """Rule 1: None when ``name`` is a valid skill name, else why it is not."""
+    if not isinstance(name, str):
+        return f"the name must be a string, not {type(name).__name__}"
+    if not _NAME.match(name):
+        return (
+            f"{name!r} is not a skill name: 1-64 lowercase letters, digits and hyphens, "
+            "no leading, trailing or double hyphen (Agent Skills naming rules)"
+        )
+    return None
+
+
+def digest_of(data: bytes) -> str:
+    """Rule 3: ``sha256:<64 lowercase hex>`` of ``data``."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def is_digest(value: object) -> bool:
+    """Rule 3: whether ``value`` is a well-formed digest string."""
+    return isinstance(value, str) and _DIGEST.match(value) is not None
+
+
+def uri_segment(segment: str) -> str:
+    """Rule 4: one path segment as it appears in a URI."""
+    return quote(segment, safe=_SEGMENT_SAFE)
+
+
+def is_text(data: bytes) -> bool:
+    """Whether ``data`` is UTF-8 text without NUL bytes (served as ``text``, else ``blob``)."""
+    if b"\x00" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def mime_type_of(file_name: str, data: bytes | None = None) -> str:
+    """Rule 5: the MIME type served for ``file_name`` (whose bytes are ``data``)."""
+    if file_name == SKILL_FILE or file_name.lower().endswith((".md", ".markdown")):
+        return "text/markdown"
+    guessed, _ = mimetypes.guess_type(file_name, strict=False)
+    if guessed:
+        return guessed
+    return "text/plain" if data is not None and is_text(data) else "application/octet-stream"
