@@ -77,12 +77,12 @@ from mcpkit.core.versions import Era
 from mcpkit.server.answers import InputResponseError, check_answer
 from mcpkit.server.mrtr import InputRequired
 from mcpkit.server.request_headers import DEFAULT_MAX_BYTES
+from mcpkit.server.view import ServerView
 
 if TYPE_CHECKING:
     from mcpkit.core.engine import Channel
     from mcpkit.core.forms import Elicited
     from mcpkit.core.types import CreateMessageResult, ModelPreferences, Root, SamplingMessage
-    from mcpkit.server.app import Server
     from mcpkit.server.lifecycle import LegacySession
 
 __all__ = ["LOG_LEVELS", "Context", "Elicited", "InputProvider", "LogLevel", "check_flat_schema"]
@@ -188,10 +188,13 @@ class Context(Generic[LifespanT]):
         "state",
         "transport",
     )
+    __mcpkit_context__ = True
+    """Parameters annotated with this class receive the request's context
+    (:data:`mcpkit.server.typed.CONTEXT_MARKER`)."""
 
     def __init__(
         self,
-        server: Server,
+        server: ServerView,
         *,
         request_id: RequestId,
         method: str,

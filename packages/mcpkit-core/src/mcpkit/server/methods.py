@@ -31,16 +31,18 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import MODERN_VERSION, Era
+from mcpkit.server.base import server_of
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Change, Listener
+from mcpkit.server.listening import listen_filter
 from mcpkit.server.pagination import page
 from mcpkit.server.resources import ResourceNotFoundError, check_uri_length
 from mcpkit.server.tools import quoted_name, unknown_tool
@@ -246,7 +248,7 @@ async def server_discover(ctx: Context) -> JSON:
 
 
 async def subscriptions_listen(ctx: Context) -> JSON:
-    server = ctx.server
+    server = server_of(ctx)
     channel = ctx.channel
     if channel is None:
         raise JSONRPCError(INVALID_PARAMS, "subscriptions/listen needs a streaming transport")
@@ -255,7 +257,7 @@ async def subscriptions_listen(ctx: Context) -> JSON:
         raise JSONRPCError(
             INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object"
         )
-    honoured, accepts = server.listen_filter(ctx, requested)  # pyright: ignore[reportUnknownArgumentType]
+    honoured, accepts = listen_filter(server, ctx, cast(JSON, requested), server.listen_filters)
     return await serve_listen(ctx, honoured, accepts)
 
 

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import JSON, as_list
 from mcpkit.server.agreement import check_prompt_arguments
 from mcpkit.server.tools import content_block
-from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
+from mcpkit.server.typed import Binding, CallContext, bind, call_bound, is_pydantic_model
 
 __all__ = ["Prompt", "PromptOptions", "prompt_messages"]
 
@@ -100,7 +97,7 @@ class Prompt:
         self.required = tuple(a["name"] for a in args if a.get("required"))
         self.definition = d
 
-    async def get(self, ctx: Context, arguments: Mapping[str, Any] | None) -> JSON:
+    async def get(self, ctx: CallContext, arguments: Mapping[str, Any] | None) -> JSON:
         arguments = arguments or {}
         missing = [n for n in self.required if n not in arguments]
         if missing:

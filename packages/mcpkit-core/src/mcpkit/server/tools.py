@@ -65,12 +65,18 @@ from mcpkit.server.answers import InputResponseError
 from mcpkit.server.logs import report_failure
 from mcpkit.server.mrtr import InputRequired
 from mcpkit.server.output import output_problems
-from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound, is_pydantic_model
+from mcpkit.server.typed import (
+    ArgumentError,
+    Binding,
+    CallContext,
+    bind,
+    call_bound,
+    is_pydantic_model,
+)
 
 if TYPE_CHECKING:
     import jsonschema.protocols
 
-    from mcpkit.server.context import Context
 
 __all__ = [
     "Tool",
@@ -185,7 +191,7 @@ class Tool:
             d.update(extra)
         self.definition = d
 
-    async def call(self, ctx: Context, arguments: Mapping[str, Any] | None) -> JSON:
+    async def call(self, ctx: CallContext, arguments: Mapping[str, Any] | None) -> JSON:
         """Run the tool and build its ``CallToolResult`` dict (rules 2-5)."""
         if self.input_validator is not None:
             from mcpkit.core.jsonschema import validation_errors

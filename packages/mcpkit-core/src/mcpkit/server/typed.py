@@ -40,10 +40,11 @@ import sys
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Protocol, cast, get_args, get_origin
 
 from mcpkit.core.jsonrpc import dumps
 from mcpkit.core.shapes import JSON
+from mcpkit.core.versions import Era
 from mcpkit.server.plainargs import PlainArgs, plain_args
 
 if TYPE_CHECKING:
@@ -65,13 +66,38 @@ def is_pydantic_model(value: Any) -> bool:
     return pydantic is not None and isinstance(value, pydantic.BaseModel)
 
 
-def _is_context(annotation: Any) -> bool:
-    from mcpkit.server.context import Context
+CONTEXT_MARKER = "__mcpkit_context__"
+"""Set to True in the class body of the injected handler context
+(:class:`mcpkit.server.context.Context`): a parameter annotated with that very class
+(not a subclass) receives the request's context (rule 1)."""
 
-    if annotation is Context:
+
+class ErrorPolicy(Protocol):
+    """What the registries read of the server serving a call."""
+
+    @property
+    def expose_errors(self) -> bool: ...
+
+
+class CallContext(Protocol):
+    """What the registries (tools, prompts, resources, completions) read of a request's
+    context; :class:`~mcpkit.server.context.Context` satisfies it."""
+
+    @property
+    def era(self) -> Era: ...
+    @property
+    def server(self) -> ErrorPolicy: ...
+
+
+def _is_injected(annotation: Any) -> bool:
+    return isinstance(annotation, type) and vars(annotation).get(CONTEXT_MARKER) is True
+
+
+def _is_context(annotation: Any) -> bool:
+    if _is_injected(annotation):
         return True
     origin = get_origin(annotation)
-    if origin is Context:  # Context[AppState]
+    if _is_injected(origin):  # Context[AppState]
         return True
     if origin is typing.Annotated:
         return _is_context(get_args(annotation)[0])

@@ -93,9 +93,9 @@ from mcpkit.server.lifecycle import LegacySession
 from mcpkit.server.tracing import handle_notification_traced
 
 if TYPE_CHECKING:
-    from mcpkit.server.http.endpoint import Receive, Scope, Send, StreamableHTTP
     from mcpkit.server.http.headers import RequestHeaders
     from mcpkit.server.http.media import Acceptable
+    from mcpkit.server.http.state import EndpointState, Receive, Scope, Send
 
 __all__ = ["serve_delete", "serve_get", "serve_post"]
 
@@ -118,7 +118,7 @@ def _version_error(h: RequestHeaders) -> str | None:
 
 
 async def _session(
-    ep: StreamableHTTP, send: Send, h: RequestHeaders, principal: Any, *, required: bool
+    ep: EndpointState, send: Send, h: RequestHeaders, principal: Any, *, required: bool
 ) -> tuple[bool, HTTPSession | None]:
     """Rule 1: ``(ok, session)``; when not ok a refusal was sent."""
     if ep.stateless or h.session_id is None:
@@ -157,7 +157,7 @@ def _from_modern_client(h: RequestHeaders) -> bool:
 
 
 async def _required_session(
-    ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders, *, get: bool = False
+    ep: EndpointState, scope: Scope, send: Send, h: RequestHeaders, *, get: bool = False
 ) -> HTTPSession | None:
     """The session of a GET or DELETE: rule 2's version check, the caller's identity
     (endpoint rule 5), then rule 1's lookup (rule 6 for a GET without a session id);
@@ -187,7 +187,7 @@ def _is_initialize(message: Any) -> bool:
 
 
 async def serve_post(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -226,7 +226,7 @@ async def serve_post(
 
 
 async def _accept(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     session: HTTPSession | None,
     c: Classified,
     msg: Any,
@@ -288,7 +288,7 @@ async def _accept(
 
 
 def _exchange(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     send: Send,
     acc: Acceptable,
     session: HTTPSession | None,
@@ -331,7 +331,7 @@ class _Running:
     __slots__ = ("_attached", "_scope", "_watch", "ep", "exchange", "owner")
 
     def __init__(
-        self, ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None, receive: Receive
+        self, ep: EndpointState, exchange: Exchange, owner: HTTPSession | None, receive: Receive
     ) -> None:
         self.ep = ep
         self.exchange = exchange
@@ -381,7 +381,7 @@ class _Running:
                 self.owner.touch()
 
 
-def _check_deliverable(ep: StreamableHTTP, method: str) -> None:
+def _check_deliverable(ep: EndpointState, method: str) -> None:
     """Rule 9: refuse ``resources/subscribe`` where no GET stream could deliver updates."""
     if method == "resources/subscribe" and not ep.standalone_sse:
         raise JSONRPCError(
@@ -408,7 +408,7 @@ def _without_change_notifications(result: JSON) -> JSON:
 
 
 async def _serve_request(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -484,7 +484,7 @@ async def _serve_request(
 
 
 async def _serve_batch(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -567,7 +567,7 @@ async def _serve_batch(
 
 
 async def serve_get(
-    ep: StreamableHTTP, scope: Scope, receive: Receive, send: Send, h: RequestHeaders
+    ep: EndpointState, scope: Scope, receive: Receive, send: Send, h: RequestHeaders
 ) -> None:
     """Rule 6."""
     modern_client = _from_modern_client(h)
@@ -603,7 +603,7 @@ async def serve_get(
 
 
 async def _get(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     receive: Receive,
     send: Send,
     sink: Sink,
@@ -651,7 +651,7 @@ async def _get(
     await _standalone(ep, receive, session, sink, replay, after)
 
 
-async def _hold(ep: StreamableHTTP, receive: Receive, sink: Sink, live: LiveStream | None) -> None:
+async def _hold(ep: EndpointState, receive: Receive, sink: Sink, live: LiveStream | None) -> None:
     """Keep a GET response open until its stream ends or the client leaves."""
     async with anyio.create_task_group() as tg:
         tg.start_soon(_watch, ep, receive, sink)
@@ -661,7 +661,7 @@ async def _hold(ep: StreamableHTTP, receive: Receive, sink: Sink, live: LiveStre
         live.sink = None
 
 
-async def _watch(ep: StreamableHTTP, receive: Receive, sink: Sink) -> None:
+async def _watch(ep: EndpointState, receive: Receive, sink: Sink) -> None:
     """End ``sink`` when the client disconnects; send keep-alive comments meanwhile."""
     while not sink.ended:
         message: dict[str, Any] | None = None
@@ -675,7 +675,7 @@ async def _watch(ep: StreamableHTTP, receive: Receive, sink: Sink) -> None:
 
 
 async def _standalone(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     receive: Receive,
     session: HTTPSession,
     sink: Sink,
@@ -739,7 +739,7 @@ async def _standalone(
 # -- DELETE --------------------------------------------------------------------------------
 
 
-async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders) -> None:
+async def serve_delete(ep: EndpointState, scope: Scope, send: Send, h: RequestHeaders) -> None:
     """Rule 7."""
     modern_client = _from_modern_client(h)
     if ep.stateless or modern_client:

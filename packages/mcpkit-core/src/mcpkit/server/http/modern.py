@@ -64,9 +64,9 @@ from mcpkit.server.visibility import TOOL_PARAM_CHECK
 
 if TYPE_CHECKING:
     from mcpkit.server.frontend import Envelope
-    from mcpkit.server.http.endpoint import Receive, Scope, Send, StreamableHTTP
     from mcpkit.server.http.headers import RequestHeaders
     from mcpkit.server.http.media import Acceptable
+    from mcpkit.server.http.state import EndpointState, Receive, Scope, Send
 
 __all__ = ["serve_post", "status_for"]
 
@@ -90,7 +90,7 @@ def status_for(code: int) -> int:
     return _STATUS.get(code, 200)
 
 
-def _validate(ep: StreamableHTTP, h: RequestHeaders, method: str, params: JSON) -> Envelope:
+def _validate(ep: EndpointState, h: RequestHeaders, method: str, params: JSON) -> Envelope:
     """Rule 2; returns the parsed envelope."""
     if h.protocol_version is None:
         raise JSONRPCError(
@@ -125,7 +125,7 @@ def _validate(ep: StreamableHTTP, h: RequestHeaders, method: str, params: JSON) 
     return envelope
 
 
-def _deferred_param_check(ep: StreamableHTTP, h: RequestHeaders) -> Any:
+def _deferred_param_check(ep: EndpointState, h: RequestHeaders) -> Any:
     """With list filters, ``Mcp-Param-*`` headers are checked once the tool is known to
     be visible to this caller (:meth:`Visibility.tool`): checked up front, a hidden
     tool's header error would tell the caller it exists and name its parameters."""
@@ -142,7 +142,7 @@ class _EnvelopeError(Exception):
 
 
 async def serve_post(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     scope: Scope,
     receive: Receive,
     send: Send,

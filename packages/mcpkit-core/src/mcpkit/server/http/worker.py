@@ -22,7 +22,8 @@ from mcpkit.server.http.workers import SECRET_ENVS, SPEC_ENV
 from mcpkit.server.loading import load_server
 from mcpkit.server.logs import configure_logging
 from mcpkit.server.redis.settings import RedisSettings
-from mcpkit.server.replication import apply_shared_secret, load_secret
+from mcpkit.server.replicas import apply_shared_secret
+from mcpkit.server.replication import load_secret
 
 __all__ = ["main"]
 
