@@ -180,7 +180,7 @@ class EndpointState:
         self.max_depth = limits.max_depth
         self.send_timeout_s = limits.stream_send_timeout_s
         """Seconds one SSE write waits for a client that does not read (sse rule 5)."""
-        self.posts = 0
+        self.posts: int = 0
         """POSTs being handled now (``max_http_inflight``)."""
         self.refused: Exception | None = None
         """A start-up refusal found once the lifespans were entered (``run`` raises it)."""
