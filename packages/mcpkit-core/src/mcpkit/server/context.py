@@ -243,8 +243,8 @@ class Context(Generic[LifespanT]):
     @property
     def meta(self) -> JSON:
         """The request's ``_meta`` object (empty dict when absent)."""
-        m = self.params.get("_meta")
-        return m if isinstance(m, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        m = as_object(self.params.get("_meta"))
+        return m if m is not None else {}
 
     @property
     def trace_context(self) -> TraceContext | None:
@@ -606,15 +606,14 @@ def _typed_answer(form_type: type[Any], key: str, answer: JSON) -> Elicited[Any]
     from mcpkit.core.forms import Elicited, FormDataError, form_data
 
     action = answer.get("action", "cancel")
-    content = answer.get("content")
-    content = content if isinstance(content, dict) else None  # pyright: ignore[reportUnknownVariableType]
+    content = as_object(answer.get("content"))
     if action != "accept":
-        return Elicited(action=action, content=content)  # pyright: ignore[reportUnknownArgumentType]
+        return Elicited(action=action, content=content)
     try:
-        data = form_data(form_type, content)  # pyright: ignore[reportUnknownArgumentType]
+        data = form_data(form_type, content)
     except FormDataError as exc:
         raise InputResponseError(key, "elicitation/create", exc.problems) from None
-    return Elicited(action="accept", data=data, content=content)  # pyright: ignore[reportUnknownArgumentType]
+    return Elicited(action="accept", data=data, content=content)
 
 
 def _wire_value(value: Any) -> Any:

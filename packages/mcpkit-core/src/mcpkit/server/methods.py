@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object, as_str
 from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import MODERN_VERSION, Era
 from mcpkit.server.base import server_of
@@ -85,10 +85,11 @@ async def tools_call(ctx: Context) -> JSON:
     if tool is None:
         raise unknown_tool(name, visibility.names(ctx, "tools"))
     set_target(tool.name)
-    args = ctx.params.get("arguments")
-    if args is not None and not isinstance(args, dict):
+    raw = ctx.params.get("arguments")
+    args = as_object(raw)
+    if raw is not None and args is None:
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
-    return await tool.call(ctx, args)  # pyright: ignore[reportUnknownArgumentType]
+    return await tool.call(ctx, args)
 
 
 async def prompts_list(ctx: Context) -> JSON:
@@ -108,10 +109,11 @@ async def prompts_get(ctx: Context) -> JSON:
             f"prompts/get: unknown prompt {quoted_name(name)}; known prompts: {known}",
         )
     set_target(prompt.name)
-    args = ctx.params.get("arguments")
-    if args is not None and not isinstance(args, dict):
+    raw = ctx.params.get("arguments")
+    args = as_object(raw)
+    if raw is not None and args is None:
         raise JSONRPCError(INVALID_PARAMS, "prompts/get: params.arguments must be an object")
-    return await prompt.get(ctx, args)  # pyright: ignore[reportUnknownArgumentType]
+    return await prompt.get(ctx, args)
 
 
 async def resources_list(ctx: Context) -> JSON:
@@ -201,8 +203,9 @@ async def ping(ctx: Context) -> JSON:
 
 async def completion_complete(ctx: Context) -> JSON:
     kind, name = parse_ref(ctx.params)
-    argument = ctx.params.get("argument")
-    if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):  # pyright: ignore
+    argument = as_object(ctx.params.get("argument"))
+    argument_name = as_str(argument.get("name")) if argument is not None else None
+    if argument is None or argument_name is None:
         raise JSONRPCError(
             INVALID_PARAMS, "completion/complete: params.argument must be {name, value}"
         )
@@ -223,15 +226,13 @@ async def completion_complete(ctx: Context) -> JSON:
     completer = server.completers.get((kind, name))
     if completer is None:
         return {"completion": {"values": [], "hasMore": False}}
-    context = ctx.params.get("context")
+    context = as_object(ctx.params.get("context"))
+    resolved = as_object(context.get("arguments")) if context is not None else None
     context_args: dict[str, str] = {}
-    if isinstance(context, dict) and isinstance(context.get("arguments"), dict):  # pyright: ignore
-        context_args = {str(k): str(v) for k, v in context["arguments"].items()}  # pyright: ignore
+    if resolved is not None:
+        context_args = {str(k): str(v) for k, v in resolved.items()}
     return await completer.complete(
-        ctx,
-        str(argument["name"]),  # pyright: ignore[reportUnknownArgumentType]
-        str(argument.get("value", "")),  # pyright: ignore
-        context_args,
+        ctx, argument_name, str(argument.get("value", "")), context_args
     )
 
 

@@ -110,16 +110,16 @@ def _strip_titles(schema: Any, top: bool = True) -> Any:
     """Drop pydantic's auto-generated titles: noise on the wire and in model prompts."""
     if isinstance(schema, dict):
         out: JSON = {}
-        for k, v in schema.items():  # pyright: ignore[reportUnknownVariableType]
+        for k, v in cast(JSON, schema).items():
             if k == "title" and isinstance(v, str):
                 continue
             if k in ("properties", "$defs") and isinstance(v, dict):
-                out[k] = {name: _strip_titles(sub, False) for name, sub in v.items()}  # pyright: ignore
+                out[k] = {name: _strip_titles(sub, False) for name, sub in cast(JSON, v).items()}
             else:
-                out[k] = _strip_titles(v, False)  # pyright: ignore
+                out[k] = _strip_titles(v, False)
         return out
     if isinstance(schema, list):
-        return [_strip_titles(v, False) for v in schema]  # pyright: ignore
+        return [_strip_titles(v, False) for v in cast(list[Any], schema)]
     return schema
 
 
@@ -257,7 +257,9 @@ class Binding:
         elif self.plain is not None:
             schema = self.plain.schema
         else:
-            schema = _strip_titles(self.model.model_json_schema())  # pyright: ignore[reportOptionalMemberAccess]
+            model = self.model
+            assert model is not None  # validated and no explicit schema: the model exists
+            schema = _strip_titles(model.model_json_schema())
             schema.setdefault("properties", {})
         self.input_schema: JSON = schema
 
@@ -268,13 +270,10 @@ class Binding:
         if model is None and self.validated:
             from pydantic import ConfigDict, create_model
 
-            model = cast(
-                "type[BaseModel]",
-                create_model(  # pyright: ignore[reportCallIssue, reportUnknownArgumentType]
-                    f"{self.name}_arguments",
-                    __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
-                    **self.fields,  # pyright: ignore[reportArgumentType]
-                ),
+            model = create_model(
+                f"{self.name}_arguments",
+                __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
+                **cast(dict[str, Any], self.fields),
             )
             self._model = model
         return model
