@@ -183,7 +183,10 @@ async def _required_session(
 
 
 def _is_initialize(message: Any) -> bool:
-    return type(message) is dict and message.get("method") == "initialize" and "id" in message  # pyright: ignore
+    if type(message) is not dict:
+        return False
+    msg = cast(JSON, message)
+    return msg.get("method") == "initialize" and "id" in msg
 
 
 async def serve_post(
@@ -203,7 +206,8 @@ async def serve_post(
     if not ok:
         return
     if isinstance(message, list):
-        await _serve_batch(ep, scope, receive, send, h, acc, message, principal, session)  # pyright: ignore[reportUnknownArgumentType]
+        batch = cast(list[Any], message)
+        await _serve_batch(ep, scope, receive, send, h, acc, batch, principal, session)
         return
     c = classify(message)
     if c.kind == "request":
@@ -447,11 +451,12 @@ async def _serve_request(
         version = (h.protocol_version or DEFAULT_HTTP_LEGACY_VERSION).strip()
         legacy_session = LegacySession.assumed(ep.server, version, principal=principal)
     owner = session or creating
-    exchange = _exchange(ep, send, acc, owner, (c.id,))  # type: ignore[arg-type]
+    rid = cast("RequestId", c.id)  # classify sets the id of every request
+    exchange = _exchange(ep, send, acc, owner, (rid,))
     transport = ep.transport_facts(scope, owner, exchange)
-    request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
+    request = InboundRequest(rid, c.method, c.params, exchange, transport)
     inflight = owner.inflight if owner is not None else Inflight()
-    admitted = admit(inflight, c.id)  # type: ignore[arg-type]
+    admitted = admit(inflight, rid)
     if isinstance(admitted, dict):
         await exchange.respond(admitted)
         return
@@ -522,7 +527,7 @@ async def _serve_batch(
     # notifications/cancelled anywhere in the batch finds its request (rule 5).
     admitted: list[tuple[Classified, Any]] = []
     for c in requests:
-        admitted.append((c, admit(inflight, c.id)))  # type: ignore[arg-type]
+        admitted.append((c, admit(inflight, cast("RequestId", c.id))))
     refused: str | None = None
     for c, item in classified:
         if c.kind in ("notification", "response"):
@@ -538,8 +543,8 @@ async def _serve_batch(
         if session is not None
         else LegacySession.assumed(ep.server, version, principal=principal)
     )
-    ids = [c.id for c, slot in admitted if not isinstance(slot, dict)]
-    exchange = _exchange(ep, send, acc, session, ids, batch=len(requests) + len(errors))  # type: ignore[arg-type]
+    ids = [cast("RequestId", c.id) for c, slot in admitted if not isinstance(slot, dict)]
+    exchange = _exchange(ep, send, acc, session, ids, batch=len(requests) + len(errors))
     transport = ep.transport_facts(scope, session, exchange)
 
     async def handler(req: InboundRequest) -> JSON:
@@ -559,7 +564,8 @@ async def _serve_batch(
                 if isinstance(slot, dict):  # refused: a duplicate id or the in-flight limit
                     await exchange.respond(cast(JSON, slot))
                     continue
-                request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
+                rid = cast("RequestId", c.id)  # classify sets the id of every request
+                request = InboundRequest(rid, c.method, c.params, exchange, transport)
                 tg.start_soon(run_request, inflight, request, handler, exchange.respond, slot)
 
 

@@ -49,6 +49,7 @@ from mcpkit.core.jsonrpc import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
+    RequestId,
     classify,
     error_message,
     result_message,
@@ -205,6 +206,7 @@ async def serve_post(
             request_id=c.id,
         )
         return
+    rid = cast("RequestId", c.id)  # classify sets the id of every request
     exchange = Exchange(
         send,
         mode=mode,
@@ -213,14 +215,14 @@ async def serve_post(
         requests_reason=NO_REVERSE_REQUESTS,
         outgoing=ep.server.outgoing,
         sse_ok=acc.sse,
-        ids=(c.id,),  # pyright: ignore[reportArgumentType]
+        ids=(rid,),
         send_timeout_s=ep.send_timeout_s,
         cancel_on_stall=True,
     )
     transport = ep.transport_facts(scope, None, exchange)
     if c.method == "tools/call" and ep.server.visibility.filters:
         transport[TOOL_PARAM_CHECK] = _deferred_param_check(ep, h)
-    request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]
+    request = InboundRequest(rid, c.method, params, exchange, transport)
     ep.active.add(exchange)
     try:
         with anyio.CancelScope() as cancel_scope:
@@ -244,7 +246,7 @@ async def serve_post(
                             transport=transport,
                             envelope=envelope,
                         )
-                        msg = result_message(c.id, result)  # type: ignore[arg-type]
+                        msg = result_message(rid, result)
                     except JSONRPCError as exc:
                         msg = {"jsonrpc": "2.0", "id": c.id, "error": exc.to_error()}
                         status = status_for(exc.code)
