@@ -31,7 +31,7 @@ from mcpkit.core.extensions import (
 )
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from mcpkit.core.limits import Limits
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, Era
 from mcpkit.server.completions import Completer
 from mcpkit.server.forms import check_callable
@@ -386,9 +386,9 @@ class ServerBase(Registrations):
         advertised: Any = caps.get("extensions") or {}
         about: JSON = {}
         for source in self._extension_meta_sources:
-            extra: Any = source(era)
-            if isinstance(extra, dict):
-                about.update({k: v for k, v in extra.items() if k in advertised and v})  # pyright: ignore[reportUnknownVariableType]
+            extra = as_object(source(era))
+            if extra is not None:
+                about.update({k: v for k, v in extra.items() if k in advertised and v})
         about.update(extensions_meta(self.extensions, protocol_version))
         if about:
             meta: Any = result.get("_meta")

@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError, dumps
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
 from mcpkit.server.hub import Change, Listener, NotificationHub
 
@@ -137,8 +137,8 @@ class LegacySession:
             raise JSONRPCError(
                 INVALID_PARAMS, "initialize: params.protocolVersion must be a string"
             )
-        caps = params.get("capabilities", {})
-        if not isinstance(caps, dict):
+        caps = as_object(params.get("capabilities", {}))
+        if caps is None:
             raise JSONRPCError(INVALID_PARAMS, "initialize: params.capabilities must be an object")
         info = params.get("clientInfo")
         limit = self.server.limits.max_client_info_bytes
@@ -151,8 +151,8 @@ class LegacySession:
             )
         version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
         self.protocol_version = version
-        self.client_capabilities = caps  # pyright: ignore[reportUnknownMemberType]
-        self.client_info = info if isinstance(info, dict) else None  # pyright: ignore
+        self.client_capabilities = caps
+        self.client_info = as_object(info)
         self.initialized = True
         self._started_s = time.monotonic()
         self.listen()

@@ -14,7 +14,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import JSON
@@ -51,7 +51,7 @@ def listen_filter(
     uris: set[str] = set()
     subs = requested.get("resourceSubscriptions")
     if isinstance(subs, list) and "resources" in caps:
-        uris = _listen_uris(server, ctx, subs)  # pyright: ignore[reportUnknownArgumentType]
+        uris = _listen_uris(server, ctx, cast(list[Any], subs))
         honoured["resourceSubscriptions"] = sorted(uris)
     extra: list[Callable[[Change], bool]] = []
     for field, build in extensions.items():

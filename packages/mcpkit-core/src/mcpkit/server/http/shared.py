@@ -69,7 +69,7 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.jsonrpc import JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.server.http.store import (
     SessionRecord,
     SessionSignal,
@@ -318,10 +318,9 @@ async def place(session: HTTPSession, message: JSON) -> bool:
     here (rule 4); False when it is not."""
     if "method" not in message:
         return session.pending.resolve(message)
-    params: Any = message.get("params") or {}
-    if not isinstance(params, dict):
+    p = as_object(message.get("params") or {})
+    if p is None:
         return False
-    p: JSON = params  # pyright: ignore[reportUnknownVariableType]
     method = message["method"]
     if method == "notifications/cancelled":
         return session.inflight.cancel(p.get("requestId"))

@@ -69,14 +69,13 @@ def http_stack(stack: HttpStack = "auto") -> tuple[str, str, str]:
     """``(loop, http, label)`` for ``uvicorn.Config`` (rule 4). Raises ``ImportError``
     naming the ``[fast]`` extra when ``"fast"`` is asked for and not installed, and
     ``ValueError`` for an unknown stack."""
-    if stack == "auto":
-        stack = os.environ.get(STACK_ENV, "auto")  # type: ignore[assignment]
-    if stack not in ("auto", "fast", "standard"):
-        raise ValueError(f"unknown HTTP stack {stack!r}: use 'auto', 'fast' or 'standard'")
+    chosen: str = os.environ.get(STACK_ENV, "auto") if stack == "auto" else stack
+    if chosen not in ("auto", "fast", "standard"):
+        raise ValueError(f"unknown HTTP stack {chosen!r}: use 'auto', 'fast' or 'standard'")
     fast = all(importlib.util.find_spec(m) is not None for m in ("uvloop", "httptools"))
-    if stack == "fast" and not fast:
+    if chosen == "fast" and not fast:
         raise ImportError('the fast HTTP stack needs: pip install "mcpkit-core[fast]"')
-    if stack == "fast" or (stack == "auto" and fast):
+    if chosen == "fast" or (chosen == "auto" and fast):
         return "uvloop", "httptools", "uvloop + httptools"
     return "asyncio", "h11", "asyncio + h11"
 
