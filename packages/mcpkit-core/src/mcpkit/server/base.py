@@ -405,7 +405,7 @@ class ServerBase(Registrations):
                 return await spec.handler(ctx)
             call: MethodHandler = spec.handler
             for mw in reversed(self._middleware):
-                call = partial(mw, call_next=call)  # type: ignore[call-arg]
+                call = partial(mw, call_next=call)  # type: ignore[call-arg] - Middleware's public type is positional; call_next is bound by keyword
             return await call(ctx)
         except (JSONRPCError, InputRequired):
             raise

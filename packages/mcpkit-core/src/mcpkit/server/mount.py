@@ -114,6 +114,7 @@ from mcpkit.server.pagination import page
 from mcpkit.server.protections import compose
 from mcpkit.server.resources import ResourceNotFoundError
 from mcpkit.server.tools import quoted_name, unknown_tool
+from mcpkit.server.visibility import ListKind
 
 if TYPE_CHECKING:
     from mcpkit.server.base import ServerBase
@@ -127,7 +128,7 @@ resource (a URI or URI template)."""
 logger = logging.getLogger("mcpkit.server")
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
-_LISTS: dict[str, tuple[str, str, bool]] = {
+_LISTS: dict[str, tuple[ListKind, str, bool]] = {
     # list method: (result key, identifying field, prefixed)
     "tools/list": ("tools", "name", True),
     "prompts/list": ("prompts", "name", True),
@@ -222,7 +223,7 @@ class _Relay(Listener):
 
     __slots__ = ("target",)
 
-    def __init__(self, target: NotificationHub) -> None:  # pyright: ignore[reportMissingSuperCall]
+    def __init__(self, target: NotificationHub) -> None:  # pyright: ignore[reportMissingSuperCall] - no queue, so no anyio.Event (needs no loop)
         self.target = target
         self.accepts = _RELAYED.__contains__
         # kind-ok: unbounded-table relayed notifications, coalesced per accepted change
@@ -420,7 +421,7 @@ class _Mounts:
                 ident: str = shown[field]
                 if ident in taken:
                     continue
-                if not src.own and visibility.filters and not visibility.shows(ctx, key, shown):  # pyright: ignore[reportArgumentType]
+                if not src.own and visibility.filters and not visibility.shows(ctx, key, shown):
                     continue
                 taken.add(ident)
                 out.append((shown, src, local))

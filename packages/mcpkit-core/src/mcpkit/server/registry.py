@@ -199,11 +199,11 @@ class Registrations:
         form = '@server.completion(prompt="name") or @server.completion(resource="uri")'
         if args or (prompt is None) == (resource is None):
             raise TypeError(f"server.completion needs exactly one of prompt= or resource=: {form}")
-        key = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", resource)
+        key = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", resource or "")
 
         def register(fn: F) -> F:
             check_callable("completion", fn, form)
-            self.completers[key] = Completer(fn)  # type: ignore[index]
+            self.completers[key] = Completer(fn)
             return fn
 
         return register
