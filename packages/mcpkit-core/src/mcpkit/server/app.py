@@ -68,7 +68,6 @@ from mcpkit.server.handlers import (
     SendMiddleware,
 )
 from mcpkit.server.hub import Change
-from mcpkit.server.lifespans import serve_lifespans
 from mcpkit.server.logs import configure_logging, logging_configured
 from mcpkit.server.methods import BUILTIN_METHODS
 
@@ -151,6 +150,8 @@ class Server(ServerBase):
         An error entering or exiting one is raised here, as is
         (:func:`mcpkit.server.lifespans.serve_lifespans`). The worker threads of sync
         handlers are started first when there are any (:mod:`mcpkit.server.threads`)."""
+        from mcpkit.server.lifespans import serve_lifespans  # serving only: import stays cheap
+
         if self._threaded_handlers():
             from mcpkit.server.threads import prestart
 

@@ -42,7 +42,6 @@ from mcpkit.server.base import server_of
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Change, Listener
-from mcpkit.server.listening import listen_filter
 from mcpkit.server.pagination import page
 from mcpkit.server.resources import ResourceNotFoundError, check_uri_length
 from mcpkit.server.tools import quoted_name, unknown_tool
@@ -249,6 +248,8 @@ async def server_discover(ctx: Context) -> JSON:
 
 
 async def subscriptions_listen(ctx: Context) -> JSON:
+    from mcpkit.server.listening import listen_filter  # streaming only: import stays cheap
+
     server = server_of(ctx)
     channel = ctx.channel
     if channel is None:
