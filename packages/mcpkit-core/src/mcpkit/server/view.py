@@ -14,8 +14,10 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
+
+from mcpkit.server.visibility import Registries, Visibility
 
 if TYPE_CHECKING:
     from mcpkit.core.limits import Limits
@@ -25,16 +27,13 @@ if TYPE_CHECKING:
     from mcpkit.server.hints import CacheHint
     from mcpkit.server.hub import NotificationHub
     from mcpkit.server.mrtr import RequestStateSealer
-    from mcpkit.server.prompts import Prompt
-    from mcpkit.server.resources import Resource, ResourceTemplate
-    from mcpkit.server.tools import Tool
-    from mcpkit.server.visibility import Visibility
 
 __all__ = ["ServerView"]
 
 
-class ServerView(Protocol):
-    """The server as a request's context reads it (rule 1)."""
+class ServerView(Registries, Protocol):
+    """The server as a request's context reads it (rule 1): its registries
+    (:class:`~mcpkit.server.visibility.Registries`) and what follows."""
 
     @property
     def limits(self) -> Limits: ...
@@ -42,14 +41,6 @@ class ServerView(Protocol):
     def lifespan_state(self) -> Any: ...
     @property
     def expose_errors(self) -> bool: ...
-    @property
-    def tools(self) -> Mapping[str, Tool]: ...
-    @property
-    def prompts(self) -> Mapping[str, Prompt]: ...
-    @property
-    def resources(self) -> Mapping[str, Resource]: ...
-    @property
-    def templates(self) -> Sequence[ResourceTemplate]: ...
     @property
     def completers(self) -> Mapping[tuple[str, str], Completer]: ...
     @property
