@@ -42,6 +42,7 @@ from mcpkit.server.loading import DEFAULT_ATTRS, LoadError, UserCodeError
 
 __all__ = ["DEFAULT_ATTRS", "UserCodeError", "load_server", "reload"]
 
+
 def load_server(target: str) -> Server:
     """The :class:`~mcpkit.server.Server` named by ``target`` (rule 1;
     :func:`mcpkit.server.loading.load_server`); raises :class:`CliError` for a user
