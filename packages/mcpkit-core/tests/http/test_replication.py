@@ -9,11 +9,10 @@ import pytest
 
 from mcpkit.core.versions import MODERN_VERSION
 from mcpkit.server import Server, replication
+from mcpkit.server.replicas import apply_shared_secret, check_workers
 from mcpkit.server.replication import (
     ReplicaModeError,
     SecretError,
-    apply_shared_secret,
-    check_workers,
     load_secret,
 )
 

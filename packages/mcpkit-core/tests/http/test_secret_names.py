@@ -14,7 +14,8 @@ import pytest
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.server import Server, replication
 from mcpkit.server.mrtr import RequestStateSealer
-from mcpkit.server.replication import SecretError, apply_shared_secret, load_secret
+from mcpkit.server.replicas import apply_shared_secret
+from mcpkit.server.replication import SecretError, load_secret
 
 ROOT = Path(__file__).resolve().parents[4]
 HEX = "0123456789abcdef" * 4  # 64 hex digits: 32 bytes

@@ -16,15 +16,12 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import JSON, as_list, as_object, as_str
 from mcpkit.server.agreement import check_completer
-from mcpkit.server.typed import Binding, bind, call_bound
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
+from mcpkit.server.typed import Binding, CallContext, bind, call_bound
 
 __all__ = ["MAX_COMPLETION_VALUES", "Completer", "completion_result"]
 
@@ -41,7 +38,7 @@ class Completer:
         check_completer(self.binding)  # rule 5
 
     async def complete(
-        self, ctx: Context, argument: str, value: str, context: Mapping[str, str]
+        self, ctx: CallContext, argument: str, value: str, context: Mapping[str, str]
     ) -> JSON:
         names = self.binding.field_names
         kwargs: JSON = dict(zip(names, (argument, value, dict(context)), strict=False))

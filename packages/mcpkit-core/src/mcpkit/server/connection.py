@@ -87,7 +87,7 @@ class ServerConnection:
         self.connection = Connection(
             wrapped,
             self,
-            max_inflight=server.limits.max_inflight if max_inflight is None else max_inflight,  # type: ignore[arg-type]
+            max_inflight=server.limits.max_inflight if max_inflight is None else max_inflight,
             on_abandon=self._abandon,
         )
         self.connection.inflight.exempt = server.streaming_methods  # rule 6 (live set)

@@ -77,12 +77,12 @@ from mcpkit.core.versions import Era
 from mcpkit.server.answers import InputResponseError, check_answer
 from mcpkit.server.mrtr import InputRequired
 from mcpkit.server.request_headers import DEFAULT_MAX_BYTES
+from mcpkit.server.view import ServerView
 
 if TYPE_CHECKING:
     from mcpkit.core.engine import Channel
     from mcpkit.core.forms import Elicited
     from mcpkit.core.types import CreateMessageResult, ModelPreferences, Root, SamplingMessage
-    from mcpkit.server.app import Server
     from mcpkit.server.lifecycle import LegacySession
 
 __all__ = ["LOG_LEVELS", "Context", "Elicited", "InputProvider", "LogLevel", "check_flat_schema"]
@@ -188,10 +188,13 @@ class Context(Generic[LifespanT]):
         "state",
         "transport",
     )
+    __mcpkit_context__ = True
+    """Parameters annotated with this class receive the request's context
+    (:data:`mcpkit.server.typed.CONTEXT_MARKER`)."""
 
     def __init__(
         self,
-        server: Server,
+        server: ServerView,
         *,
         request_id: RequestId,
         method: str,
@@ -240,8 +243,8 @@ class Context(Generic[LifespanT]):
     @property
     def meta(self) -> JSON:
         """The request's ``_meta`` object (empty dict when absent)."""
-        m = self.params.get("_meta")
-        return m if isinstance(m, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        m = as_object(self.params.get("_meta"))
+        return m if m is not None else {}
 
     @property
     def trace_context(self) -> TraceContext | None:
@@ -603,15 +606,14 @@ def _typed_answer(form_type: type[Any], key: str, answer: JSON) -> Elicited[Any]
     from mcpkit.core.forms import Elicited, FormDataError, form_data
 
     action = answer.get("action", "cancel")
-    content = answer.get("content")
-    content = content if isinstance(content, dict) else None  # pyright: ignore[reportUnknownVariableType]
+    content = as_object(answer.get("content"))
     if action != "accept":
-        return Elicited(action=action, content=content)  # pyright: ignore[reportUnknownArgumentType]
+        return Elicited(action=action, content=content)
     try:
-        data = form_data(form_type, content)  # pyright: ignore[reportUnknownArgumentType]
+        data = form_data(form_type, content)
     except FormDataError as exc:
         raise InputResponseError(key, "elicitation/create", exc.problems) from None
-    return Elicited(action="accept", data=data, content=content)  # pyright: ignore[reportUnknownArgumentType]
+    return Elicited(action="accept", data=data, content=content)
 
 
 def _wire_value(value: Any) -> Any:

@@ -41,7 +41,7 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core import meta as M
 from mcpkit.core.engine import InboundRequest
@@ -167,7 +167,7 @@ def read_envelope(params: JSON | None) -> Envelope:
     may call it first (to order their own header checks) and pass the result on."""
     found: Any = params.get("_meta") if params else None
     if type(found) is dict:  # the common, well-formed envelope without a log level
-        meta: JSON = found  # pyright: ignore[reportUnknownVariableType]
+        meta = cast(JSON, found)
         version: Any = meta.get(M.PROTOCOL_VERSION)
         caps: Any = meta.get(M.CLIENT_CAPABILITIES)
         if (
@@ -177,7 +177,8 @@ def read_envelope(params: JSON | None) -> Envelope:
             and M.LOG_LEVEL not in meta
         ):
             info: Any = meta.get(M.CLIENT_INFO)
-            return version, caps, info if type(info) is dict else None, None  # pyright: ignore[reportUnknownVariableType]
+            client = cast(JSON, info) if type(info) is dict else None
+            return version, cast(JSON, caps), client, None
     return _checked_envelope(params)
 
 
@@ -298,11 +299,11 @@ async def _serve_modern(
         ctx.close()
     if "resultType" not in result:
         result["resultType"] = "complete"
-    meta = result.get("_meta")
-    if meta is None or not isinstance(meta, dict):
+    meta = as_object(result.get("_meta"))
+    if meta is None:
         result["_meta"] = {M.SERVER_INFO: server.info}
     elif M.SERVER_INFO not in meta:
-        result["_meta"] = {**meta, M.SERVER_INFO: server.info}  # pyright: ignore
+        result["_meta"] = {**meta, M.SERVER_INFO: server.info}
     return result
 
 

@@ -60,7 +60,7 @@ from typing import Any, cast
 import anyio
 
 from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError, RequestId
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import Era
 
 __all__ = [
@@ -198,19 +198,17 @@ def apply_http_middleware(app: Any, middleware: Sequence[HTTPMiddleware]) -> Any
 
 def guarded_calls(message: Any) -> tuple[GuardedCall, ...]:
     """Rule 1: the calls of a parsed body (one message or a batch)."""
-    items: list[Any] = message if isinstance(message, list) else [message]  # pyright: ignore[reportUnknownVariableType]
+    items = cast(list[Any], message) if isinstance(message, list) else [message]
     calls: list[GuardedCall] = []
     for item in items:
         if type(item) is not dict:
             continue
-        msg: JSON = item  # pyright: ignore[reportUnknownVariableType]
+        msg = cast(JSON, item)
         method = msg.get("method")
         if not isinstance(method, str):
             continue
-        params = msg.get("params")
-        calls.append(
-            GuardedCall(method, params if isinstance(params, dict) else {}, msg.get("id"))  # pyright: ignore[reportUnknownArgumentType]
-        )
+        params = as_object(msg.get("params"))
+        calls.append(GuardedCall(method, params if params is not None else {}, msg.get("id")))
     return tuple(calls)
 
 

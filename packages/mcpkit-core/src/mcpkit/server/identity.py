@@ -63,7 +63,7 @@ import logging
 import secrets
 import sys
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
 
@@ -180,7 +180,7 @@ def principal_key(principal: Any) -> str | None:
         if key is not None or not fields:
             return key
         why = " / ".join(fields)
-    kind: type[Any] = type(principal)  # pyright: ignore[reportUnknownVariableType]
+    kind: type[Any] = type(cast(object, principal))
     type_name = f"{kind.__module__}.{kind.__qualname__}"
     logger.error(
         "refusing a request: its principal of type %s has no stable identity (%s); "

@@ -33,17 +33,32 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError, dumps
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.core.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
-from mcpkit.server.hub import Change, Listener
+from mcpkit.server.hub import Change, Listener, NotificationHub
 
 if TYPE_CHECKING:
-    from mcpkit.server.app import Server
+    from mcpkit.core.limits import Limits
+    from mcpkit.core.tracing import Tracer
 
-__all__ = ["LegacySession"]
+__all__ = ["LegacySession", "SessionHost"]
+
+
+class SessionHost(Protocol):
+    """What a session reads of the :class:`~mcpkit.server.Server` it belongs to (the
+    server satisfies it; named here so that this module stays below the server)."""
+
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def hub(self) -> NotificationHub: ...
+    @property
+    def tracer(self) -> Tracer | None: ...
+    def initialize_result(self, version: str) -> JSON: ...
+    def session_accepts(self, session: LegacySession, change: Change) -> bool: ...
 
 
 _LIST_CHANGED = frozenset(
@@ -78,7 +93,7 @@ class LegacySession:
 
     def __init__(
         self,
-        server: Server,
+        server: SessionHost,
         *,
         principal: Any = None,
         protocol_version: str = LATEST_LEGACY_VERSION,
@@ -104,7 +119,7 @@ class LegacySession:
 
     @classmethod
     def assumed(
-        cls, server: Server, protocol_version: str, *, principal: Any = None
+        cls, server: SessionHost, protocol_version: str, *, principal: Any = None
     ) -> LegacySession:
         """An already-initialized session for stateless serving (no handshake seen)."""
         s = cls(server, principal=principal, protocol_version=protocol_version)
@@ -122,8 +137,8 @@ class LegacySession:
             raise JSONRPCError(
                 INVALID_PARAMS, "initialize: params.protocolVersion must be a string"
             )
-        caps = params.get("capabilities", {})
-        if not isinstance(caps, dict):
+        caps = as_object(params.get("capabilities", {}))
+        if caps is None:
             raise JSONRPCError(INVALID_PARAMS, "initialize: params.capabilities must be an object")
         info = params.get("clientInfo")
         limit = self.server.limits.max_client_info_bytes
@@ -136,8 +151,8 @@ class LegacySession:
             )
         version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
         self.protocol_version = version
-        self.client_capabilities = caps  # pyright: ignore[reportUnknownMemberType]
-        self.client_info = info if isinstance(info, dict) else None  # pyright: ignore
+        self.client_capabilities = caps
+        self.client_info = as_object(info)
         self.initialized = True
         self._started_s = time.monotonic()
         self.listen()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -30,20 +30,21 @@ import anyio.abc
 from mcpkit.server.names import check_names, serving
 
 if TYPE_CHECKING:
-    from mcpkit.server.app import Server
+    from mcpkit.server.base import ServerBase
 
-__all__ = ["Lifespan", "serve_lifespans"]
+__all__ = ["serve_lifespans"]
 
 logger = logging.getLogger("mcpkit.server")
 
-Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
-"""``factory(server)`` returning an async context manager (e.g. an
-``@asynccontextmanager`` function); what it yields is kept (rule 2)."""
+S = TypeVar("S", bound="ServerBase")
+"""The server class the lifespan factories take (``Server``; :data:`mcpkit.server.app.Lifespan`)."""
 
 
 @asynccontextmanager
 async def serve_lifespans(
-    server: Server, factories: Sequence[Lifespan], states: list[Any]
+    server: S,
+    factories: Sequence[Callable[[S], AbstractAsyncContextManager[Any]]],
+    states: list[Any],
 ) -> AsyncGenerator[None]:
     """Hold ``factories`` open around the body (rule 1); ``states`` receives the lifespan
     state while they are (rule 2). Entry and exit errors are raised here, as they are.
@@ -75,7 +76,7 @@ async def serve_lifespans(
 
 
 @asynccontextmanager
-async def _serving(server: Server) -> AsyncGenerator[None]:
+async def _serving(server: ServerBase) -> AsyncGenerator[None]:
     """Rule 3: count ``server`` as serving around the body."""
     serving(server, 1)
     try:
@@ -85,8 +86,8 @@ async def _serving(server: Server) -> AsyncGenerator[None]:
 
 
 async def _hold(
-    server: Server,
-    factories: Sequence[Lifespan],
+    server: S,
+    factories: Sequence[Callable[[S], AbstractAsyncContextManager[Any]]],
     states: list[Any],
     stop: anyio.Event,
     errors: list[Exception],

@@ -14,7 +14,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import JSON
@@ -22,14 +22,15 @@ from mcpkit.server.hub import LIST_CHANGED, Change
 from mcpkit.server.resources import check_uri_length
 
 if TYPE_CHECKING:
-    from mcpkit.server.app import ListenFilter, Server
+    from mcpkit.server.base import ServerBase
     from mcpkit.server.context import Context
+    from mcpkit.server.handlers import ListenFilter
 
 __all__ = ["listen_filter"]
 
 
 def listen_filter(
-    server: Server,
+    server: ServerBase,
     ctx: Context,
     requested: Mapping[str, Any],
     extensions: Mapping[str, ListenFilter],
@@ -50,7 +51,7 @@ def listen_filter(
     uris: set[str] = set()
     subs = requested.get("resourceSubscriptions")
     if isinstance(subs, list) and "resources" in caps:
-        uris = _listen_uris(server, ctx, subs)  # pyright: ignore[reportUnknownArgumentType]
+        uris = _listen_uris(server, ctx, cast(list[Any], subs))
         honoured["resourceSubscriptions"] = sorted(uris)
     extra: list[Callable[[Change], bool]] = []
     for field, build in extensions.items():
@@ -70,7 +71,7 @@ def listen_filter(
     return honoured, accepts
 
 
-def _listen_uris(server: Server, ctx: Context, requested: list[Any]) -> set[str]:
+def _listen_uris(server: ServerBase, ctx: Context, requested: list[Any]) -> set[str]:
     """``resourceSubscriptions`` of a listen request, bounded like
     ``resources/subscribe`` (methods rule 5): -32602 beyond ``max_subscriptions``
     URIs or ``max_uri_bytes`` per URI; only URIs naming a resource are honoured."""

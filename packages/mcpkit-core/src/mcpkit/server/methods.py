@@ -31,13 +31,14 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object, as_str
 from mcpkit.core.tracing import set_target
 from mcpkit.core.versions import MODERN_VERSION, Era
+from mcpkit.server.base import server_of
 from mcpkit.server.completions import parse_ref
 from mcpkit.server.context import LOG_LEVELS
 from mcpkit.server.hub import Change, Listener
@@ -83,10 +84,11 @@ async def tools_call(ctx: Context) -> JSON:
     if tool is None:
         raise unknown_tool(name, visibility.names(ctx, "tools"))
     set_target(tool.name)
-    args = ctx.params.get("arguments")
-    if args is not None and not isinstance(args, dict):
+    raw = ctx.params.get("arguments")
+    args = as_object(raw)
+    if raw is not None and args is None:
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
-    return await tool.call(ctx, args)  # pyright: ignore[reportUnknownArgumentType]
+    return await tool.call(ctx, args)
 
 
 async def prompts_list(ctx: Context) -> JSON:
@@ -106,10 +108,11 @@ async def prompts_get(ctx: Context) -> JSON:
             f"prompts/get: unknown prompt {quoted_name(name)}; known prompts: {known}",
         )
     set_target(prompt.name)
-    args = ctx.params.get("arguments")
-    if args is not None and not isinstance(args, dict):
+    raw = ctx.params.get("arguments")
+    args = as_object(raw)
+    if raw is not None and args is None:
         raise JSONRPCError(INVALID_PARAMS, "prompts/get: params.arguments must be an object")
-    return await prompt.get(ctx, args)  # pyright: ignore[reportUnknownArgumentType]
+    return await prompt.get(ctx, args)
 
 
 async def resources_list(ctx: Context) -> JSON:
@@ -199,8 +202,9 @@ async def ping(ctx: Context) -> JSON:
 
 async def completion_complete(ctx: Context) -> JSON:
     kind, name = parse_ref(ctx.params)
-    argument = ctx.params.get("argument")
-    if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):  # pyright: ignore
+    argument = as_object(ctx.params.get("argument"))
+    argument_name = as_str(argument.get("name")) if argument is not None else None
+    if argument is None or argument_name is None:
         raise JSONRPCError(
             INVALID_PARAMS, "completion/complete: params.argument must be {name, value}"
         )
@@ -221,15 +225,13 @@ async def completion_complete(ctx: Context) -> JSON:
     completer = server.completers.get((kind, name))
     if completer is None:
         return {"completion": {"values": [], "hasMore": False}}
-    context = ctx.params.get("context")
+    context = as_object(ctx.params.get("context"))
+    resolved = as_object(context.get("arguments")) if context is not None else None
     context_args: dict[str, str] = {}
-    if isinstance(context, dict) and isinstance(context.get("arguments"), dict):  # pyright: ignore
-        context_args = {str(k): str(v) for k, v in context["arguments"].items()}  # pyright: ignore
+    if resolved is not None:
+        context_args = {str(k): str(v) for k, v in resolved.items()}
     return await completer.complete(
-        ctx,
-        str(argument["name"]),  # pyright: ignore[reportUnknownArgumentType]
-        str(argument.get("value", "")),  # pyright: ignore
-        context_args,
+        ctx, argument_name, str(argument.get("value", "")), context_args
     )
 
 
@@ -246,7 +248,9 @@ async def server_discover(ctx: Context) -> JSON:
 
 
 async def subscriptions_listen(ctx: Context) -> JSON:
-    server = ctx.server
+    from mcpkit.server.listening import listen_filter  # streaming only: import stays cheap
+
+    server = server_of(ctx)
     channel = ctx.channel
     if channel is None:
         raise JSONRPCError(INVALID_PARAMS, "subscriptions/listen needs a streaming transport")
@@ -255,7 +259,7 @@ async def subscriptions_listen(ctx: Context) -> JSON:
         raise JSONRPCError(
             INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object"
         )
-    honoured, accepts = server.listen_filter(ctx, requested)  # pyright: ignore[reportUnknownArgumentType]
+    honoured, accepts = listen_filter(server, ctx, cast(JSON, requested), server.listen_filters)
     return await serve_listen(ctx, honoured, accepts)
 
 

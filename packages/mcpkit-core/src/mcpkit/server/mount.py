@@ -79,6 +79,7 @@ import logging
 import re
 import weakref
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -98,15 +99,26 @@ from mcpkit.server.context import Context
 from mcpkit.server.hub import Change, Listener, NotificationHub
 from mcpkit.server.identity import principal_key
 from mcpkit.server.methods import BUILTIN_METHODS
+from mcpkit.server.mounted import (
+    Mounted,
+    entries,
+    mount_table,
+    mounted,
+    reaches,
+    shadowed,
+    static_names,
+)
 from mcpkit.server.mrtr import request_digest
 from mcpkit.server.names import check_declared
 from mcpkit.server.pagination import page
 from mcpkit.server.protections import compose
 from mcpkit.server.resources import ResourceNotFoundError
 from mcpkit.server.tools import quoted_name, unknown_tool
+from mcpkit.server.visibility import ListKind
 
 if TYPE_CHECKING:
-    from mcpkit.server.app import MethodSpec, Server
+    from mcpkit.server.base import ServerBase
+    from mcpkit.server.handlers import MethodSpec
 
 __all__ = ["mount", "mounted", "shadowed"]
 
@@ -116,7 +128,7 @@ resource (a URI or URI template)."""
 logger = logging.getLogger("mcpkit.server")
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
-_LISTS: dict[str, tuple[str, str, bool]] = {
+_LISTS: dict[str, tuple[ListKind, str, bool]] = {
     # list method: (result key, identifying field, prefixed)
     "tools/list": ("tools", "name", True),
     "prompts/list": ("prompts", "name", True),
@@ -152,27 +164,31 @@ _KEY = __name__
 
 
 def mount(
-    parent: Server, child: Server, namespace: str | None = None, *, parent_protects: bool = False
+    parent: ServerBase,
+    child: ServerBase,
+    namespace: str | None = None,
+    *,
+    parent_protects: bool = False,
+    child_lifespan: Callable[[], AbstractAsyncContextManager[None]],
 ) -> None:
     """Serve ``child``'s tools, prompts, resources and completions as part of
-    ``parent`` (see the module rules). Raises ``ValueError`` for a bad or already
-    mounted namespace, a cycle, or a known name collision (rule 3), and
-    :class:`~mcpkit.server.protections.ProtectionError` for a protection that would be
-    dropped (rule 13)."""
+    ``parent`` (see the module rules); ``child_lifespan()`` enters the child's
+    lifespans (``Server.lifespan``) and is entered with the parent's (rule 8). Raises
+    ``ValueError`` for a bad or already mounted namespace, a cycle, or a known name
+    collision (rule 3), and :class:`~mcpkit.server.protections.ProtectionError` for a
+    protection that would be dropped (rule 13)."""
     if namespace is not None and not _NAMESPACE.fullmatch(namespace):
         raise ValueError(
             f"mount namespace {namespace!r} must be 1 to 64 characters of A-Z a-z 0-9 _ - ."
         )
-    if _reaches(child, parent):
+    if reaches(child, parent):
         raise ValueError(f"cannot mount server {child.info['name']!r}: it would mount itself")
     mounts: _Mounts | None = peek(parent, _KEY)
     prefix = "" if namespace is None else f"{namespace}_"
-    if namespace is not None and any(m.namespace == namespace for m in _entries(parent)):
+    if namespace is not None and any(m.namespace == namespace for m in entries(parent)):
         raise ValueError(f"namespace {namespace!r} is already mounted on this server")
     for kind in ("tools", "prompts"):
-        clash = sorted(
-            _static_names(parent, kind) & {prefix + n for n in _static_names(child, kind)}
-        )
+        clash = sorted(static_names(parent, kind) & {prefix + n for n in static_names(child, kind)})
         if clash:
             raise ValueError(
                 f"mounting {child.info['name']!r} as {namespace!r}: {kind} "
@@ -184,26 +200,18 @@ def mount(
     if mounts is None:
         mounts = attached(parent, _KEY, partial(_Mounts, parent))
     relay = _Relay(parent.hub)
-    entry = _Mounted(child, namespace, prefix, child.hub.subscribe(relay))
+    entry = Mounted(child, namespace, prefix, child.hub.subscribe(relay))
     mounts.entries.append(entry)
-    parent.add_lifespan(lambda _parent: child.lifespan())
+    parent.add_lifespan(lambda _parent: child_lifespan())
     for kind in ("tools", "prompts", "resources"):
         parent.notify_list_changed(kind)
-
-
-@dataclass(frozen=True, slots=True)
-class _Mounted:
-    server: Server
-    namespace: str | None
-    prefix: str
-    detach: Callable[[], None]
 
 
 @dataclass(frozen=True, slots=True)
 class _Source:
     """Where entries come from: the parent itself (``own``) or a mount."""
 
-    server: Server
+    server: ServerBase
     prefix: str
     own: bool
 
@@ -215,7 +223,7 @@ class _Relay(Listener):
 
     __slots__ = ("target",)
 
-    def __init__(self, target: NotificationHub) -> None:  # pyright: ignore[reportMissingSuperCall]
+    def __init__(self, target: NotificationHub) -> None:  # pyright: ignore[reportMissingSuperCall] - no queue, so no anyio.Event (needs no loop)
         self.target = target
         self.accepts = _RELAYED.__contains__
         # kind-ok: unbounded-table relayed notifications, coalesced per accepted change
@@ -230,59 +238,11 @@ class _Relay(Listener):
         self.closed = True
 
 
-def shadowed(server: Server) -> list[str]:
-    """Rule 3 for what ``mount`` could not know: a tool or prompt registered after
-    mounting (on the parent, or on a child) whose name hides another one; one message
-    per hidden entry (warned at start-up by :func:`mcpkit.server.names.check_names`)."""
-    out: list[str] = []
-    if not _entries(server):
-        return out
-    for kind in ("tools", "prompts"):
-        owner = dict.fromkeys(
-            server.tools if kind == "tools" else server.prompts, "the server's own"
-        )
-        for m in _entries(server):
-            where = f"mount {m.namespace!r} ({m.server.info['name']!r})"
-            for name in sorted(m.prefix + n for n in _static_names(m.server, kind)):
-                if name in owner:
-                    out.append(
-                        f"{where}: {kind[:-1]} {name!r} is hidden by {owner[name]} "
-                        f"{kind[:-1]} of that name (mount rule 3: the first wins); rename one "
-                        "of them or mount under another namespace"
-                    )
-                else:
-                    owner[name] = f"{where}'s"
-    return out
-
-
-def mounted(server: Server) -> list[tuple[Server, str]]:
-    """The servers mounted directly into ``server``, each with its name prefix
-    (``"weather_"``; ``""`` without a namespace), in mount order."""
-    return [(m.server, m.prefix) for m in _entries(server)]
-
-
-def _entries(server: Server) -> list[_Mounted]:
-    mounts: _Mounts | None = peek(server, _KEY)
-    return mounts.entries if mounts is not None else []
-
-
-def _filtered(server: Server) -> bool:
+def _filtered(server: ServerBase) -> bool:
     """Whether what ``server`` lists depends on the caller: a list filter of its own or
     of a server mounted into it, at any depth (rule 9; a public cache hint would let a
     shared cache hand one caller's listing to another)."""
-    return bool(server.visibility.filters) or any(_filtered(m.server) for m in _entries(server))
-
-
-def _reaches(server: Server, target: Server) -> bool:
-    return server is target or any(_reaches(m.server, target) for m in _entries(server))
-
-
-def _static_names(server: Server, kind: Literal["tools", "prompts"]) -> set[str]:
-    """Names registered on ``server`` and, prefixed, on its mounts (rule 3)."""
-    names = set(server.tools if kind == "tools" else server.prompts)
-    for m in _entries(server):
-        names.update(m.prefix + n for n in _static_names(m.server, kind))
-    return names
+    return bool(server.visibility.filters) or any(_filtered(m.server) for m in entries(server))
 
 
 def _not_found(exc: JSONRPCError, uri: str) -> bool:
@@ -293,7 +253,7 @@ def _not_found(exc: JSONRPCError, uri: str) -> bool:
     return exc.code == INVALID_PARAMS and data is not None and data.get("uri") == uri
 
 
-def _derive(ctx: Context, server: Server, method: str, params: JSON) -> Context:
+def _derive(ctx: Context, server: ServerBase, method: str, params: JSON) -> Context:
     """Rule 4: the context a mounted server's handler runs with (its answers: those the
     parent's ``requestState`` carried for it, overlaid with this round's, rule 12)."""
     answers = dict(ctx.answers)
@@ -324,9 +284,9 @@ def _derive(ctx: Context, server: Server, method: str, params: JSON) -> Context:
 class _Mounts:
     """The mounts of one parent and the method handlers that serve them."""
 
-    def __init__(self, parent: Server) -> None:
+    def __init__(self, parent: ServerBase) -> None:
         self._parent = weakref.ref(parent)
-        self.entries: list[_Mounted] = []
+        self.entries = mount_table(parent)
         # kind-ok: unbounded-table methods the parent and mounted servers register
         self.originals: dict[tuple[Era, str], MethodSpec] = {}
         # kind-ok: unbounded-table methods the parent and mounted servers register
@@ -358,7 +318,7 @@ class _Mounts:
             parent.add_capability(kind, partial(self.capability, kind))
 
     @property
-    def parent(self) -> Server:
+    def parent(self) -> ServerBase:
         parent = self._parent()
         assert parent is not None, "a mounting server is in use, so it is alive"
         return parent
@@ -461,7 +421,7 @@ class _Mounts:
                 ident: str = shown[field]
                 if ident in taken:
                     continue
-                if not src.own and visibility.filters and not visibility.shows(ctx, key, shown):  # pyright: ignore[reportArgumentType]
+                if not src.own and visibility.filters and not visibility.shows(ctx, key, shown):
                     continue
                 taken.add(ident)
                 out.append((shown, src, local))

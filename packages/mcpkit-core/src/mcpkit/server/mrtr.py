@@ -40,10 +40,10 @@ import hmac
 import os
 import time
 import warnings
-from typing import Any
+from typing import Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps, loads
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 
 __all__ = ["SEALED_KEY_PREFIX", "InputRequired", "RequestStateSealer", "request_digest"]
 
@@ -74,9 +74,10 @@ def request_digest(method: str, params: JSON | None) -> str:
 
 def _canonical(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _canonical(value[k]) for k in sorted(value)}  # pyright: ignore
+        obj = cast(JSON, value)
+        return {k: _canonical(obj[k]) for k in sorted(obj)}
     if isinstance(value, list):
-        return [_canonical(v) for v in value]  # pyright: ignore
+        return [_canonical(v) for v in cast(list[Any], value)]
     return value
 
 
@@ -175,16 +176,16 @@ class RequestStateSealer:
         expected = hmac.new(self._key, raw, hashlib.sha256).digest()
         if not hmac.compare_digest(mac, expected):
             raise _bad_state("its integrity check failed (tampered or from another server)")
-        body = loads(raw)
-        if not isinstance(body, dict) or body.get("v") != 1:  # pyright: ignore
+        body = as_object(loads(raw))
+        if body is None or body.get("v") != 1:
             raise _bad_state("unknown state format")
-        if body.get("exp", 0) < time.time() * 1000:  # pyright: ignore
+        if body.get("exp", 0) < time.time() * 1000:
             raise _bad_state("it has expired")
-        if body.get("m") != method or body.get("d") != digest:  # pyright: ignore
+        if body.get("m") != method or body.get("d") != digest:
             raise _bad_state("it was issued for a different request")
-        if body.get("p") != principal:  # pyright: ignore
+        if body.get("p") != principal:
             raise _bad_state("it was issued to a different principal")
-        return body  # pyright: ignore[reportUnknownVariableType]
+        return body
 
 
 def _bad_state(why: str) -> JSONRPCError:

@@ -65,10 +65,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mcpkit.server.attached import attached, peek
-from mcpkit.server.startup import ConfigurationError
+from mcpkit.server.errors import ConfigurationError
+from mcpkit.server.mounted import mounted, shadowed
 
 if TYPE_CHECKING:
-    from mcpkit.server.app import Server
+    from mcpkit.server.base import ServerBase
 
 __all__ = [
     "NameRuleError",
@@ -142,21 +143,21 @@ class _Registry:
     serving: int = 0  # rule 9: how many times its lifespans are entered now
 
 
-def _registry(server: Server) -> _Registry:
+def _registry(server: ServerBase) -> _Registry:
     return attached(server, __name__, _Registry)  # owned by the server (attached rule 3)
 
 
-def declare_rules(server: Server, source: RuleSource) -> None:
+def declare_rules(server: ServerBase, source: RuleSource) -> None:
     """Rule 2: ``source()`` yields rules of ``server`` each time they are checked."""
     _registry(server).sources.append(source)
 
 
-def declare_names(server: Server, kind: str, names: Callable[[], Iterable[str]]) -> None:
+def declare_names(server: ServerBase, kind: str, names: Callable[[], Iterable[str]]) -> None:
     """Rule 2: an extension's own ``kind`` (``"event type"``) holds ``names()``."""
     _registry(server).names[kind] = names
 
 
-def declare_dynamic(server: Server, *kinds: str) -> None:
+def declare_dynamic(server: ServerBase, *kinds: str) -> None:
     """Rule 3: names of ``kinds`` on ``server`` are known only at run time (a proxy)."""
     _registry(server).dynamic.update(kinds)
 
@@ -175,19 +176,19 @@ def declared_at() -> str | None:
         del frame
 
 
-def named_rules(server: Server) -> list[NamedRule]:
+def named_rules(server: ServerBase) -> list[NamedRule]:
     """Every rule declared on ``server`` (rule 2), in declaration order."""
     found: _Registry | None = peek(server, __name__)
     declared = [rule for source in found.sources for rule in source()] if found else []
     return [*core_rules(server), *declared]
 
 
-def late_bound_rules(server: Server) -> list[NamedRule]:
+def late_bound_rules(server: ServerBase) -> list[NamedRule]:
     """Rule 6: the rules marked late-bound."""
     return [rule for rule in named_rules(server) if rule.late_bound]
 
 
-def problems(server: Server) -> list[tuple[NamedRule, str]]:
+def problems(server: ServerBase) -> list[tuple[NamedRule, str]]:
     """Each rule of ``server`` naming nothing registered, with its one-line message
     (rules 3-5); late-bound rules are left out. A server mounted into it (at any depth)
     is checked too, its rules against what it registers itself (rule 8)."""
@@ -197,7 +198,7 @@ def problems(server: Server) -> list[tuple[NamedRule, str]]:
     return out
 
 
-def _own_problems(server: Server) -> list[tuple[NamedRule, str]]:
+def _own_problems(server: ServerBase) -> list[tuple[NamedRule, str]]:
     out: list[tuple[NamedRule, str]] = []
     known: dict[str, tuple[set[str], str | None]] = {}  # each kind computed once per check
     for rule in named_rules(server):
@@ -211,13 +212,11 @@ def _own_problems(server: Server) -> list[tuple[NamedRule, str]]:
     return out
 
 
-def check_names(server: Server, *, before_lifespans: bool = False) -> None:
+def check_names(server: ServerBase, *, before_lifespans: bool = False) -> None:
     """Rules 4, 5, 10: raise :class:`NameRuleError` for the first protecting rule naming
     nothing (unless it is a URI template), :class:`TaskSupportError` for a tool requiring
     tasks not offered; warn once about the others. ``before_lifespans``: the server is
     not serving yet; a server with lifespans is checked once they are entered (rule 4)."""
-    from mcpkit.server.mount import shadowed
-
     if before_lifespans and _user_lifespans(server):
         return  # they may register what the rules name: checked once entered (rule 4)
     registry = _registry(server)
@@ -243,7 +242,7 @@ def refuses(rule: NamedRule) -> bool:
     return rule.protects and not _is_template(rule)
 
 
-def _user_lifespans(server: Server) -> bool:
+def _user_lifespans(server: ServerBase) -> bool:
     """Rule 4: whether ``server`` or a server mounted into it has a lifespan the user
     wrote (defined outside the ``mcpkit`` package: it may register tools); the
     background lifespans of core and extensions register nothing a rule names."""
@@ -255,12 +254,12 @@ def _user_lifespans(server: Server) -> bool:
     return False
 
 
-def serving(server: Server, delta: int) -> None:
+def serving(server: ServerBase, delta: int) -> None:
     """Rule 9: ``server``'s lifespans were entered (``+1``) or left (``-1``)."""
     _registry(server).serving += delta
 
 
-def check_declared(server: Server, declared: Server | None = None) -> None:
+def check_declared(server: ServerBase, declared: ServerBase | None = None) -> None:
     """Rule 9: after a rule is declared on ``server``, check it now if ``server``
     serves (raises :class:`NameRuleError` for a protecting rule naming nothing);
     before serving, nothing (start-up checks it). ``declared``: the server whose rules
@@ -273,14 +272,14 @@ def check_declared(server: Server, declared: Server | None = None) -> None:
 _TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # SEP-2663, the 2026-07-28 extension
 
 
-def _unoffered_tasks(server: Server) -> list[tuple[bool, str]]:
+def _unoffered_tasks(server: ServerBase) -> list[tuple[bool, str]]:
     """Rule 10: ``(required, message)`` per tool that lists ``taskSupport`` other than
     ``"forbidden"`` while its server offers no tasks (mounted servers too, each for
     itself)."""
     return [found for each, _ in _servers(server) for found in _own_unoffered_tasks(each)]
 
 
-def _own_unoffered_tasks(server: Server) -> list[tuple[bool, str]]:
+def _own_unoffered_tasks(server: ServerBase) -> list[tuple[bool, str]]:
     """Rule 10 for ``server``'s own tools against its own capabilities (a mounted
     server's tools run its own handlers, tasks included: rule 8)."""
     declared = [
@@ -311,7 +310,7 @@ def _is_template(rule: NamedRule) -> bool:
     return rule.kind == "resource" and "{" in rule.name
 
 
-def _check(server: Server, rule: NamedRule, known: tuple[set[str], str | None]) -> str | None:
+def _check(server: ServerBase, rule: NamedRule, known: tuple[set[str], str | None]) -> str | None:
     """The message for ``rule`` when it names nothing registered (``known``: what
     :func:`_registered` says of its kind), else None."""
     names, dynamic = known
@@ -350,7 +349,7 @@ def _message(rule: NamedRule, reason: str, names: Iterable[str]) -> str:
     return f"{rule.describe()} {verb} {rule.kind} {rule.name!r}, but {reason} ({hint}); {fix}"
 
 
-def _registered(server: Server, kind: str) -> tuple[set[str], str | None]:
+def _registered(server: ServerBase, kind: str) -> tuple[set[str], str | None]:
     """Rule 3: the names of ``kind`` and the prefix under which names are unknown
     (``""``: all of them; None: none)."""
     registry = peek(server, __name__)
@@ -371,17 +370,15 @@ def _registered(server: Server, kind: str) -> tuple[set[str], str | None]:
     return set(), None
 
 
-def _servers(server: Server, prefix: str = "") -> list[tuple[Server, str]]:
+def _servers(server: ServerBase, prefix: str = "") -> list[tuple[ServerBase, str]]:
     """``server`` and every server mounted into it, with the prefix of its names."""
-    from mcpkit.server.mount import mounted
-
     out = [(server, prefix)]
     for child, child_prefix in mounted(server):
         out.extend(_servers(child, prefix + child_prefix))
     return out
 
 
-def _dynamic_prefix(server: Server, kind: str) -> str | None:
+def _dynamic_prefix(server: ServerBase, kind: str) -> str | None:
     """The shortest prefix under which ``kind`` names are known only at run time."""
     found: list[str] = []
     for each, prefix in _servers(server):
@@ -391,16 +388,16 @@ def _dynamic_prefix(server: Server, kind: str) -> str | None:
     return min(found, key=len) if found else None
 
 
-def _all_resources(server: Server) -> set[str]:
+def _all_resources(server: ServerBase) -> set[str]:
     return {uri for each, _ in _servers(server) for uri in each.resources}
 
 
-def _templated(server: Server, uri: str) -> bool:
+def _templated(server: ServerBase, uri: str) -> bool:
     """Whether a registered template (of any mounted server) matches ``uri``."""
     return any(t.matcher.match(uri) is not None for s, _ in _servers(server) for t in s.templates)
 
 
-def _template_covers(server: Server, template: str) -> bool:
+def _template_covers(server: ServerBase, template: str) -> bool:
     """Rule 4: a URI-template rule covers a registered resource: the same template, a
     static URI it matches, or a URI of a registered template it matches."""
     from mcpkit.server.uritemplates import TemplateMatcher
@@ -420,7 +417,7 @@ def _template_covers(server: Server, template: str) -> bool:
     return registry is not None and "resource" in registry.dynamic
 
 
-def core_rules(server: Server) -> Iterator[NamedRule]:
+def core_rules(server: ServerBase) -> Iterator[NamedRule]:
     """Core's own rules (always part of :func:`named_rules`): completion handlers
     (``@server.completion(prompt=...)``, ``resource=...``) and ``cache_hints`` keys;
     none protects."""
@@ -429,7 +426,7 @@ def core_rules(server: Server) -> Iterator[NamedRule]:
             yield NamedRule("prompt", name, f"@server.completion(prompt={name!r})")
         elif name not in _all_resources(server):
             yield NamedRule("resource template", name, f"@server.completion(resource={name!r})")
-    from mcpkit.server.app import DEFAULT_CACHE_HINTS
+    from mcpkit.server.handlers import DEFAULT_CACHE_HINTS
 
     for method in server.cache_hints:
         if method not in DEFAULT_CACHE_HINTS:

@@ -244,7 +244,7 @@ def _check(d: Mapping[str, Any]) -> None:
     if icons is not None:
         if isinstance(icons, (str, Mapping)) or not isinstance(icons, Iterable):
             raise ValueError(f"icons={icons!r} must be a list of icon objects")
-        for icon in icons:  # pyright: ignore[reportUnknownVariableType]
+        for icon in cast(Iterable[Any], icons):
             _icon(icon)
 
 
@@ -259,7 +259,7 @@ def _annotations(a: Mapping[str, Any]) -> None:
     if audience is not None:
         if isinstance(audience, str) or not isinstance(audience, Iterable):
             raise ValueError(f"annotations audience={audience!r} must be a list of roles")
-        for role in audience:  # pyright: ignore[reportUnknownVariableType]
+        for role in cast(Iterable[Any], audience):
             choice(role, _ROLES, "annotations audience")
     priority = a.get("priority")
     if priority is not None and (
@@ -271,9 +271,11 @@ def _annotations(a: Mapping[str, Any]) -> None:
 
 
 def _icon(icon: Any) -> None:
-    if not isinstance(icon, Mapping) or not isinstance(icon.get("src"), str):  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(icon, Mapping):
         raise ValueError(f"icon {icon!r} must be an object with a string src")
-    fields: Mapping[str, Any] = icon  # pyright: ignore[reportUnknownVariableType]
+    fields = cast(Mapping[str, Any], icon)
+    if not isinstance(fields.get("src"), str):
+        raise ValueError(f"icon {icon!r} must be an object with a string src")
     theme = fields.get("theme")
     if theme is not None:
         choice(theme, _THEMES, "icon theme")
@@ -281,6 +283,6 @@ def _icon(icon: Any) -> None:
     if sizes is not None and (
         isinstance(sizes, str)
         or not isinstance(sizes, Iterable)
-        or not all(isinstance(s, str) for s in sizes)  # pyright: ignore[reportUnknownVariableType]
+        or not all(isinstance(s, str) for s in cast(Iterable[Any], sizes))
     ):
         raise ValueError(f"icon sizes={sizes!r} must be a list of strings such as '48x48'")

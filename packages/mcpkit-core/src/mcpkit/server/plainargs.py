@@ -38,7 +38,7 @@ import math
 import typing
 from collections.abc import Mapping
 from types import NoneType, UnionType
-from typing import Any, Final, get_args, get_origin
+from typing import Any, Final, cast, get_args, get_origin
 
 from mcpkit.core.shapes import JSON
 
@@ -187,7 +187,7 @@ class PlainArgs:
                 if type(value) is not list:
                     return NOT_PLAIN
                 item_type = f.item_type
-                items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+                items = cast(list[Any], value)
                 if item_type is not None:
                     for item in items:
                         if type(item) is not item_type:

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
 from mcpkit.core.shapes import JSON, as_list
 from mcpkit.server.agreement import check_prompt_arguments
 from mcpkit.server.tools import content_block
-from mcpkit.server.typed import Binding, bind, call_bound, is_pydantic_model
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
+from mcpkit.server.typed import Binding, CallContext, bind, call_bound, is_pydantic_model
 
 __all__ = ["Prompt", "PromptOptions", "prompt_messages"]
 
@@ -100,7 +97,7 @@ class Prompt:
         self.required = tuple(a["name"] for a in args if a.get("required"))
         self.definition = d
 
-    async def get(self, ctx: Context, arguments: Mapping[str, Any] | None) -> JSON:
+    async def get(self, ctx: CallContext, arguments: Mapping[str, Any] | None) -> JSON:
         arguments = arguments or {}
         missing = [n for n in self.required if n not in arguments]
         if missing:
@@ -114,7 +111,7 @@ class Prompt:
             raise JSONRPCError(INVALID_PARAMS, f"prompts/get {self.name!r}: {exc}") from None
         value = await call_bound(self.binding, kwargs, ctx)
         if isinstance(value, dict) and "messages" in value:
-            result: JSON = dict(value)  # pyright: ignore[reportUnknownArgumentType]
+            result: JSON = dict(cast(JSON, value))
         else:
             result = {"messages": prompt_messages(value)}
         if "description" not in result and "description" in self.definition:
@@ -141,7 +138,7 @@ def prompt_messages(value: Any) -> list[JSON]:
         if is_pydantic_model(item):
             item = item.model_dump(by_alias=True, exclude_none=True, mode="json")
         if isinstance(item, dict) and "role" in item:
-            msg: JSON = dict(item)  # pyright: ignore[reportUnknownArgumentType]
+            msg: JSON = dict(cast(JSON, item))
             msg["content"] = _content(msg.get("content", ""))
             out.append(msg)
         else:

@@ -49,14 +49,41 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from mcpkit.server.attached import attached, peek
 
 if TYPE_CHECKING:
-    from mcpkit.server.app import Server
+    from mcpkit.core.shapes import JSON
+    from mcpkit.server.guards import HTTPMiddleware, RequestGuard
 
-__all__ = ["Composition", "Installer", "Protection", "ProtectionError", "compose", "composed_later"]
+__all__ = [
+    "Composable",
+    "Composition",
+    "Installer",
+    "Protection",
+    "ProtectionError",
+    "compose",
+    "composed_later",
+]
+
+
+class Composable(Protocol):
+    """A server as a composition reads it (every :class:`~mcpkit.server.Server` is one;
+    named here so that this module stays below the server)."""
+
+    @property
+    def info(self) -> JSON: ...
+    @property
+    def protections(self) -> list[Protection]: ...
+    def add_protection(self, protection: Protection) -> None: ...
+    def add_request_guard(
+        self, guard: RequestGuard, *, protection: Protection | None = None
+    ) -> None: ...
+    def add_http_middleware(
+        self, wrap: HTTPMiddleware, *, protection: Protection | None = None
+    ) -> None: ...
+
 
 Installer = Callable[[], None]
 """Installs a carried protection on the outer server (rule 2)."""
@@ -71,8 +98,8 @@ class Composition:
       (``"weather_"``; ``""`` without a namespace and for a proxy).
     """
 
-    outer: Server
-    inner: Server
+    outer: Composable
+    inner: Composable
     kind: Literal["mount", "proxy"]
     prefix: str = ""
 
@@ -114,12 +141,14 @@ def generic(hook: str, target: object) -> Protection:
     )
 
 
-_Compositions = list[tuple[weakref.ref["Server"], Literal["mount", "proxy"], str]]
+_Compositions = list[tuple[weakref.ref["Composable"], Literal["mount", "proxy"], str]]
 """Rule 4: the (outer server, kind, prefix) of each composition of an inner server,
 kept on the inner server (:mod:`mcpkit.server.attached`)."""
 
 
-def compose(outer: Server, inner: Server, kind: Literal["mount", "proxy"], prefix: str) -> None:
+def compose(
+    outer: Composable, inner: Composable, kind: Literal["mount", "proxy"], prefix: str
+) -> None:
     """Rule 2: carry every protection of ``inner`` onto ``outer``, or raise
     :class:`ProtectionError` having installed nothing. Remembers the composition
     (rule 4)."""
@@ -129,7 +158,7 @@ def compose(outer: Server, inner: Server, kind: Literal["mount", "proxy"], prefi
     attached(inner, __name__, _Compositions).append((weakref.ref(outer), kind, prefix))
 
 
-def composed_later(inner: Server, protection: Protection) -> None:
+def composed_later(inner: Composable, protection: Protection) -> None:
     """Rule 4: carry ``protection``, which ``inner`` is about to record, onto every
     server ``inner`` was composed into, or raise :class:`ProtectionError` having
     installed nothing."""

@@ -20,10 +20,12 @@ Rules:
 2. In multi-replica mode a server whose secret is random (none configured, or the one
    configured was unusable: its :class:`SecretError` is raised) or a
    placeholder (``Server(state_secret=b"k" * 32)``) is refused with a one-line
-   :class:`SecretError` before anything is served; the CLI prints it and exits 2.
+   :class:`SecretError` before anything is served; the CLI prints it and exits 2
+   (:func:`mcpkit.server.replicas.apply_shared_secret`).
 3. Without Redis, ``workers > 1`` refuses stateful HTTP (the handshake era keeps its
    sessions in one process) with :class:`ReplicaModeError`, unless the endpoint is
-   stateless or the server speaks only 2026-07-28 (no sessions).
+   stateless or the server speaks only 2026-07-28 (no sessions)
+   (:func:`mcpkit.server.replicas.check_workers`).
 4. The secret is never logged or printed; errors name where it was looked for only.
 5. An error that knows its fix says it for code and for the shell
    (:mod:`mcpkit.core.remedies`): ``secret_file=``/``redis=``/``stateless=True`` in
@@ -37,22 +39,17 @@ import os
 import string
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mcpkit.core.remedies import Remedied, Remedy
-from mcpkit.server.startup import ConfigurationError
-
-if TYPE_CHECKING:
-    from mcpkit.server.app import Server
+from mcpkit.server.errors import ConfigurationError
 
 __all__ = [
     "LEGACY_SECRET_ENV",
     "SECRET_ENV",
     "SECRET_FILE_ENV",
+    "SET_SECRET",
     "ReplicaModeError",
     "SecretError",
-    "apply_shared_secret",
-    "check_workers",
     "load_secret",
     "secret_origin",
 ]
@@ -63,10 +60,11 @@ LEGACY_SECRET_ENV = "MCPKIT_STATE_SECRET"
 """The older name of :data:`SECRET_ENV` (hex only); read last, with a warning (rule 1)."""
 _legacy_warned = False
 _HEX = frozenset(string.hexdigits)
-_SET_SECRET = Remedy(
+SET_SECRET = Remedy(
     python=f"set {SECRET_ENV} (64 hex digits) or pass secret_file=PATH",
     cli=f"set {SECRET_ENV} (64 hex digits) or --secret-file PATH",
 )
+"""How to configure the shared secret, in code and at the shell (rule 5)."""
 
 
 class ReplicaModeError(ConfigurationError, Remedied, ValueError):
@@ -148,48 +146,3 @@ def load_secret(
         except ValueError:
             raise SecretError(f"{where} is not hex") from None
     return _decode(os.environ[where], where)
-
-
-def apply_shared_secret(server: Server, secret: bytes | None, *, why: str) -> None:
-    """Rule 2: make ``server`` seal with ``secret`` (when its own secret was not set in
-    code) and refuse a random or placeholder one. ``why`` names the multi-replica mode
-    (e.g. ``"--workers 4"``) for the error."""
-    from mcpkit.server.mrtr import RequestStateSealer
-
-    sealer = server.sealer
-    if secret is not None and not sealer.configured:
-        server.sealer = RequestStateSealer(secret, ttl_s=sealer.ttl_s)
-        return
-    if not sealer.configured and sealer.problem is not None:
-        raise SecretError(f"multi-replica mode ({why}): {sealer.problem}")
-    if not sealer.configured:
-        raise SecretError(
-            f"multi-replica mode ({why}) needs one secret shared by every process, and "
-            "refuses to start with a random per-process secret",
-            _SET_SECRET,
-        )
-    if sealer.weak:
-        raise SecretError(
-            f"multi-replica mode ({why}): the server's state_secret is a placeholder",
-            _SET_SECRET,
-        )
-
-
-def check_workers(server: Server, workers: int, *, redis: bool, stateless: bool) -> None:
-    """Rule 3: refuse ``workers > 1`` for stateful handshake-era HTTP without Redis."""
-    from mcpkit.core.versions import MODERN_VERSION
-
-    if workers < 1:
-        raise ReplicaModeError(f"workers must be at least 1, not {workers}")
-    if workers == 1 or redis or stateless:
-        return
-    if tuple(server.supported_versions) == (MODERN_VERSION,):
-        return
-    raise ReplicaModeError(
-        f"{workers} worker processes without Redis cannot serve stateful HTTP: "
-        "handshake-era sessions live in one process",
-        Remedy(
-            python="pass redis='redis://HOST' (or set MCPKIT_REDIS_URL), or stateless=True",
-            cli="add --redis URL (or set MCPKIT_REDIS_URL), or --stateless",
-        ),
-    )

@@ -25,7 +25,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -74,9 +74,9 @@ def _raw(headers: Any) -> list[tuple[bytes, bytes]]:
     if not isinstance(raw, list):
         return []
     out: list[tuple[bytes, bytes]] = []
-    for pair in raw:  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(pair, tuple) and len(pair) == 2:  # pyright: ignore[reportUnknownArgumentType]
-            name, value = pair  # pyright: ignore[reportUnknownVariableType]
+    for pair in cast(list[Any], raw):
+        if isinstance(pair, tuple) and len(cast(tuple[Any, ...], pair)) == 2:
+            name, value = cast(tuple[Any, Any], pair)
             if isinstance(name, bytes) and isinstance(value, bytes):
                 out.append((name, value))
     return out

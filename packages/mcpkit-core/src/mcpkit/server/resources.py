@@ -29,16 +29,20 @@ import dataclasses
 import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import Any, TypedDict, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, JSONRPCError, dumps
 from mcpkit.core.shapes import JSON, as_list, as_object
 from mcpkit.server.agreement import check_static_resource, check_template
-from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound, is_pydantic_model
+from mcpkit.server.typed import (
+    ArgumentError,
+    Binding,
+    CallContext,
+    bind,
+    call_bound,
+    is_pydantic_model,
+)
 from mcpkit.server.uritemplates import TemplateMatcher
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
 
 __all__ = [
     "Resource",
@@ -152,7 +156,7 @@ class Resource:
             "uri", uri, name, title, desc, mime_type, size, annotations, icons, meta
         )
 
-    async def read(self, ctx: Context, uri: str) -> JSON:
+    async def read(self, ctx: CallContext, uri: str) -> JSON:
         value = await call_bound(self.binding, {}, ctx)
         return contents_of(value, uri, self.mime_type)
 
@@ -194,7 +198,7 @@ class ResourceTemplate:
             meta,
         )
 
-    async def read(self, ctx: Context, uri: str, variables: Mapping[str, Any]) -> JSON:
+    async def read(self, ctx: CallContext, uri: str, variables: Mapping[str, Any]) -> JSON:
         accepted = set(self.binding.field_names)
         try:
             kwargs = self.binding.validate({k: v for k, v in variables.items() if k in accepted})

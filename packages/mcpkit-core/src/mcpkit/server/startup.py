@@ -29,8 +29,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from mcpkit.server.attached import attached, peek
+from mcpkit.server.errors import ConfigurationError, configuration_error
+from mcpkit.server.names import check_names
+
 if TYPE_CHECKING:
-    from mcpkit.server.app import Server
+    from mcpkit.server.base import ServerBase
 
 __all__ = [
     "ConfigurationError",
@@ -44,43 +48,17 @@ StartupCheck = Callable[[], Awaitable[None]]
 """Rule 2: raises a :class:`ConfigurationError` for a mistake; returns otherwise."""
 
 
-class ConfigurationError(Exception):
-    """Rule 1: a mistake in a server's configuration, found when it starts; one line
-    naming the mistake and the fix. Mixed into the concrete errors
-    (:class:`~mcpkit.server.names.NameRuleError`,
-    :class:`~mcpkit.server.replication.ReplicaModeError`,
-    :class:`~mcpkit.server.proxy.era.UpstreamEraError`)."""
-
-
-def add_startup_check(server: Server, check: StartupCheck) -> None:
+def add_startup_check(server: ServerBase, check: StartupCheck) -> None:
     """Rule 2: run ``check()`` before ``server`` serves (``mcpkit run``)."""
-    from mcpkit.server.attached import attached
-
     checks: list[StartupCheck] = attached(server, __name__, list[StartupCheck])  # attached rule 3
     if check not in checks:
         checks.append(check)
 
 
-async def run_startup_checks(server: Server) -> None:
+async def run_startup_checks(server: ServerBase) -> None:
     """Rule 2: the name rules, then every registered check; raises the first
     :class:`ConfigurationError`."""
-    from mcpkit.server.names import check_names
-
     check_names(server, before_lifespans=True)
-    from mcpkit.server.attached import peek
-
     known: list[StartupCheck] = peek(server, __name__) or []
     for check in list(known):
         await check()
-
-
-def configuration_error(exc: BaseException) -> ConfigurationError | None:
-    """Rule 3: the :class:`ConfigurationError` ``exc`` is or holds, else ``None``."""
-    if isinstance(exc, ConfigurationError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
-            found = configuration_error(inner)  # pyright: ignore[reportUnknownArgumentType]
-            if found is not None:
-                return found
-    return None

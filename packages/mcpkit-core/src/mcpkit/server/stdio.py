@@ -23,16 +23,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from mcpkit.core.stdio import NDJSONStream, open_fd_streams, protect_stdout
+import anyio
+
+from mcpkit.core.stdio import NDJSONStream, ensure_std_fds, open_fd_streams, protect_stdout
 from mcpkit.server.connection import ServerConnection
 from mcpkit.server.signals import DEFAULT_SHUTDOWN_GRACE_S, SignalShutdown, describe_inflight
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
-__all__ = ["serve_stdio"]
+__all__ = ["run_stdio", "serve_stdio"]
 
 
 async def serve_stdio(
@@ -82,3 +85,11 @@ async def serve_stdio(
                 await conn.serve()
             finally:
                 await stream.aclose()
+
+
+def run_stdio(server: Server, **options: Any) -> None:
+    """``server.run("stdio")``: serve on this process's stdin/stdout until stopped, with
+    the options of :func:`serve_stdio` (``handle_signals`` defaults to True here)."""
+    ensure_std_fds()  # a closed stdin reads as end of file (core.stdio rule 9)
+    options.setdefault("handle_signals", True)
+    anyio.run(partial(serve_stdio, server, **options))

@@ -59,18 +59,24 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps
-from mcpkit.core.shapes import JSON
+from mcpkit.core.shapes import JSON, as_object
 from mcpkit.server.agreement import check_tool_schema
 from mcpkit.server.answers import InputResponseError
 from mcpkit.server.logs import report_failure
 from mcpkit.server.mrtr import InputRequired
 from mcpkit.server.output import output_problems
-from mcpkit.server.typed import ArgumentError, Binding, bind, call_bound, is_pydantic_model
+from mcpkit.server.typed import (
+    ArgumentError,
+    Binding,
+    CallContext,
+    bind,
+    call_bound,
+    is_pydantic_model,
+)
 
 if TYPE_CHECKING:
     import jsonschema.protocols
 
-    from mcpkit.server.context import Context
 
 __all__ = [
     "Tool",
@@ -185,7 +191,7 @@ class Tool:
             d.update(extra)
         self.definition = d
 
-    async def call(self, ctx: Context, arguments: Mapping[str, Any] | None) -> JSON:
+    async def call(self, ctx: CallContext, arguments: Mapping[str, Any] | None) -> JSON:
         """Run the tool and build its ``CallToolResult`` dict (rules 2-5)."""
         if self.input_validator is not None:
             from mcpkit.core.jsonschema import validation_errors
@@ -329,8 +335,10 @@ def _block(value: Any) -> JSON:
         return block
     if is_pydantic_model(value):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
-    if isinstance(value, dict) and isinstance(value.get("type"), str):  # pyright: ignore[reportUnknownMemberType]
-        return value  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, dict):
+        given = cast(JSON, value)
+        if isinstance(given.get("type"), str):
+            return given
     return {"type": "text", "text": dumps(value).decode("utf-8")}
 
 
@@ -366,11 +374,13 @@ def content_block(value: Any) -> JSON | None:
     if fields is not None:
         return block if all(isinstance(block.get(f), str) for f in fields) else None
     if kind == "resource":
-        inner = block.get("resource")
-        if isinstance(inner, dict) and isinstance(inner.get("uri"), str):  # pyright: ignore[reportUnknownMemberType]
-            body = cast(JSON, inner)
-            if isinstance(body.get("text"), str) or isinstance(body.get("blob"), str):
-                return block
+        body = as_object(block.get("resource"))
+        if (
+            body is not None
+            and isinstance(body.get("uri"), str)
+            and (isinstance(body.get("text"), str) or isinstance(body.get("blob"), str))
+        ):
+            return block
     return None
 
 
@@ -419,7 +429,7 @@ def to_content_list(value: Any) -> list[JSON]:
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
-        return [_block(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [_block(v) for v in cast("list[Any] | tuple[Any, ...]", value)]
     return [_block(value)]
 
 
@@ -430,7 +440,7 @@ def tool_result(value: Any) -> JSON:
     if is_pydantic_model(value) and type(value).__name__ == "CallToolResult":
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     if isinstance(value, dict) and _is_result(value):
-        return value  # pyright: ignore[reportUnknownVariableType]
+        return cast(JSON, value)
     return {"content": to_content_list(value), "isError": False}
 
 

@@ -25,7 +25,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mcpkit.core import meta as M
 from mcpkit.core.engine import Channel, InboundRequest, ProgressCallback
@@ -76,7 +76,7 @@ def inbound_message(
     """The :class:`TracedMessage` for an inbound message (its ``_meta`` context parsed
     under ``server.limits``)."""
     raw: Any = params.get("_meta") if params else None
-    meta: JSON = raw if type(raw) is dict else {}  # pyright: ignore[reportUnknownVariableType]
+    meta: JSON = cast(JSON, raw) if type(raw) is dict else {}
     limits = server.limits
     ctx = (
         from_meta(
@@ -148,7 +148,7 @@ async def handle_notification_traced(
         await run()
         return
     raw: Any = params.get("_meta") if params else None
-    meta: JSON = raw if type(raw) is dict else {}  # pyright: ignore[reportUnknownVariableType]
+    meta: JSON = cast(JSON, raw) if type(raw) is dict else {}
     declared: Any = meta.get(M.PROTOCOL_VERSION)
     modern = type(declared) is str
     if modern and not is_supported(declared):
@@ -179,7 +179,7 @@ def _outbound(params: JSON | None) -> tuple[JSON, JSON]:
     unless ``_meta`` already has a ``traceparent``."""
     out: JSON = dict(params) if params else {}
     raw: Any = out.get("_meta")
-    meta: JSON = dict(raw) if type(raw) is dict else {}  # pyright: ignore[reportUnknownArgumentType]
+    meta: JSON = dict(cast(JSON, raw)) if type(raw) is dict else {}
     ctx = current()
     if ctx is not None and TRACEPARENT not in meta:
         meta.update(ctx.to_meta())

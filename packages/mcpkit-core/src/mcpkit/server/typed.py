@@ -40,10 +40,11 @@ import sys
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Protocol, cast, get_args, get_origin
 
 from mcpkit.core.jsonrpc import dumps
 from mcpkit.core.shapes import JSON
+from mcpkit.core.versions import Era
 from mcpkit.server.plainargs import PlainArgs, plain_args
 
 if TYPE_CHECKING:
@@ -65,13 +66,38 @@ def is_pydantic_model(value: Any) -> bool:
     return pydantic is not None and isinstance(value, pydantic.BaseModel)
 
 
-def _is_context(annotation: Any) -> bool:
-    from mcpkit.server.context import Context
+CONTEXT_MARKER = "__mcpkit_context__"
+"""Set to True in the class body of the injected handler context
+(:class:`mcpkit.server.context.Context`): a parameter annotated with that very class
+(not a subclass) receives the request's context (rule 1)."""
 
-    if annotation is Context:
+
+class ErrorPolicy(Protocol):
+    """What the registries read of the server serving a call."""
+
+    @property
+    def expose_errors(self) -> bool: ...
+
+
+class CallContext(Protocol):
+    """What the registries (tools, prompts, resources, completions) read of a request's
+    context; :class:`~mcpkit.server.context.Context` satisfies it."""
+
+    @property
+    def era(self) -> Era: ...
+    @property
+    def server(self) -> ErrorPolicy: ...
+
+
+def _is_injected(annotation: Any) -> bool:
+    return isinstance(annotation, type) and vars(annotation).get(CONTEXT_MARKER) is True
+
+
+def _is_context(annotation: Any) -> bool:
+    if _is_injected(annotation):
         return True
     origin = get_origin(annotation)
-    if origin is Context:  # Context[AppState]
+    if _is_injected(origin):  # Context[AppState]
         return True
     if origin is typing.Annotated:
         return _is_context(get_args(annotation)[0])
@@ -84,16 +110,16 @@ def _strip_titles(schema: Any, top: bool = True) -> Any:
     """Drop pydantic's auto-generated titles: noise on the wire and in model prompts."""
     if isinstance(schema, dict):
         out: JSON = {}
-        for k, v in schema.items():  # pyright: ignore[reportUnknownVariableType]
+        for k, v in cast(JSON, schema).items():
             if k == "title" and isinstance(v, str):
                 continue
             if k in ("properties", "$defs") and isinstance(v, dict):
-                out[k] = {name: _strip_titles(sub, False) for name, sub in v.items()}  # pyright: ignore
+                out[k] = {name: _strip_titles(sub, False) for name, sub in cast(JSON, v).items()}
             else:
-                out[k] = _strip_titles(v, False)  # pyright: ignore
+                out[k] = _strip_titles(v, False)
         return out
     if isinstance(schema, list):
-        return [_strip_titles(v, False) for v in schema]  # pyright: ignore
+        return [_strip_titles(v, False) for v in cast(list[Any], schema)]
     return schema
 
 
@@ -231,7 +257,9 @@ class Binding:
         elif self.plain is not None:
             schema = self.plain.schema
         else:
-            schema = _strip_titles(self.model.model_json_schema())  # pyright: ignore[reportOptionalMemberAccess]
+            model = self.model
+            assert model is not None  # validated and no explicit schema: the model exists
+            schema = _strip_titles(model.model_json_schema())
             schema.setdefault("properties", {})
         self.input_schema: JSON = schema
 
@@ -242,13 +270,10 @@ class Binding:
         if model is None and self.validated:
             from pydantic import ConfigDict, create_model
 
-            model = cast(
-                "type[BaseModel]",
-                create_model(  # pyright: ignore[reportCallIssue, reportUnknownArgumentType]
-                    f"{self.name}_arguments",
-                    __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
-                    **self.fields,  # pyright: ignore[reportArgumentType]
-                ),
+            model = create_model(
+                f"{self.name}_arguments",
+                __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
+                **cast(dict[str, Any], self.fields),
             )
             self._model = model
         return model

@@ -31,26 +31,53 @@ Rules (issue 11 §9):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from mcpkit.core.shapes import JSON
 
 if TYPE_CHECKING:
-    from mcpkit.server.context import Context
     from mcpkit.server.prompts import Prompt
     from mcpkit.server.resources import Resource, ResourceTemplate
     from mcpkit.server.tools import Tool
 
-__all__ = ["TOOL_PARAM_CHECK", "ListFilter", "ListKind", "Visibility"]
+__all__ = ["TOOL_PARAM_CHECK", "Caller", "ListFilter", "ListKind", "Registries", "Visibility"]
 
 ListKind = Literal["tools", "prompts", "resources", "resourceTemplates"]
-ListFilter = Callable[["Context", ListKind, Mapping[str, Any]], bool]
-"""``(ctx, kind, definition) -> visible``; rule 1."""
+ListFilter = Callable[[Any, ListKind, Mapping[str, Any]], bool]
+"""``(ctx, kind, definition) -> visible``; rule 1. ``ctx`` is the request's
+:class:`~mcpkit.server.context.Context` (this module sits below it:
+:data:`mcpkit.server.handlers.ListFilter` names it)."""
 TOOL_PARAM_CHECK = "tool_param_check"
 """``ctx.transport`` key of ``(tool_name, arguments) -> None``, a transport's check of a
 ``tools/call`` that may raise ``JSONRPCError``; run by :meth:`Visibility.tool` for a
 visible tool only (rule 4)."""
+
+
+class Registries(Protocol):
+    """What the lookups read of the server (every ``Server`` is one)."""
+
+    @property
+    def tools(self) -> Mapping[str, Tool]: ...
+    @property
+    def prompts(self) -> Mapping[str, Prompt]: ...
+    @property
+    def resources(self) -> Mapping[str, Resource]: ...
+    @property
+    def templates(self) -> Sequence[ResourceTemplate]: ...
+
+
+class Caller(Protocol):
+    """What the lookups read of a request's context (every ``Context`` is one)."""
+
+    @property
+    def server(self) -> Registries: ...
+    @property
+    def transport(self) -> JSON: ...
+    @property
+    def params(self) -> JSON: ...
+
+
 _Item = TypeVar("_Item", "Tool", "Prompt", "Resource", "ResourceTemplate")
 
 
@@ -62,22 +89,22 @@ class Visibility:
     def __init__(self) -> None:
         self.filters: list[ListFilter] = []
 
-    def shows(self, ctx: Context, kind: ListKind, definition: Mapping[str, Any]) -> bool:
+    def shows(self, ctx: Caller, kind: ListKind, definition: Mapping[str, Any]) -> bool:
         """Rule 2: does every filter admit this item for this request?"""
         return all(f(ctx, kind, definition) for f in self.filters)
 
-    def listed(self, ctx: Context, kind: ListKind, definitions: list[JSON]) -> list[JSON]:
+    def listed(self, ctx: Caller, kind: ListKind, definitions: list[JSON]) -> list[JSON]:
         """The definitions this request may see, in order (rules 2, 3)."""
         if not self.filters:
             return definitions
         return [d for d in definitions if self.shows(ctx, kind, d)]
 
-    def _visible(self, ctx: Context, kind: ListKind, item: _Item | None) -> _Item | None:
+    def _visible(self, ctx: Caller, kind: ListKind, item: _Item | None) -> _Item | None:
         if item is None or not self.filters:
             return item
         return item if self.shows(ctx, kind, item.definition) else None
 
-    def tool(self, ctx: Context, name: Any) -> Tool | None:
+    def tool(self, ctx: Caller, name: Any) -> Tool | None:
         """The tool ``name`` if it exists and this request may see it (rule 4). Raises
         what the transport's :data:`TOOL_PARAM_CHECK` raises for a visible tool."""
         found = ctx.server.tools.get(name) if isinstance(name, str) else None
@@ -88,17 +115,17 @@ class Visibility:
                 check(tool.name, ctx.params.get("arguments"))
         return tool
 
-    def prompt(self, ctx: Context, name: Any) -> Prompt | None:
+    def prompt(self, ctx: Caller, name: Any) -> Prompt | None:
         """The prompt ``name`` if it exists and this request may see it (rule 4)."""
         found = ctx.server.prompts.get(name) if isinstance(name, str) else None
         return self._visible(ctx, "prompts", found)
 
-    def resource(self, ctx: Context, uri: Any) -> Resource | None:
+    def resource(self, ctx: Caller, uri: Any) -> Resource | None:
         """The static resource at ``uri`` if it exists and this request may see it."""
         found = ctx.server.resources.get(uri) if isinstance(uri, str) else None
         return self._visible(ctx, "resources", found)
 
-    def names_resource(self, ctx: Context, uri: str) -> bool:
+    def names_resource(self, ctx: Caller, uri: str) -> bool:
         """Whether ``uri`` names a resource this request may see: a visible static
         resource or a match of a visible template (rule 4; ``resources/subscribe`` and
         ``subscriptions/listen`` use it, so a hidden resource is unknown there too)."""
@@ -106,13 +133,13 @@ class Visibility:
             t.matcher.match(uri) is not None for t in self.templates(ctx)
         )
 
-    def templates(self, ctx: Context) -> Iterable[ResourceTemplate]:
+    def templates(self, ctx: Caller) -> Iterable[ResourceTemplate]:
         """The resource templates this request may see, in registration order."""
         for template in ctx.server.templates:
             if self._visible(ctx, "resourceTemplates", template) is not None:
                 yield template
 
-    def names(self, ctx: Context, kind: Literal["tools", "prompts"]) -> list[str]:
+    def names(self, ctx: Caller, kind: Literal["tools", "prompts"]) -> list[str]:
         """The names of the visible tools or prompts (for "unknown ..." messages)."""
         registry: Mapping[str, Tool | Prompt] = (
             ctx.server.tools if kind == "tools" else ctx.server.prompts

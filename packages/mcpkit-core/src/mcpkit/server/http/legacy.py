@@ -93,9 +93,9 @@ from mcpkit.server.lifecycle import LegacySession
 from mcpkit.server.tracing import handle_notification_traced
 
 if TYPE_CHECKING:
-    from mcpkit.server.http.endpoint import Receive, Scope, Send, StreamableHTTP
     from mcpkit.server.http.headers import RequestHeaders
     from mcpkit.server.http.media import Acceptable
+    from mcpkit.server.http.state import EndpointState, Receive, Scope, Send
 
 __all__ = ["serve_delete", "serve_get", "serve_post"]
 
@@ -118,7 +118,7 @@ def _version_error(h: RequestHeaders) -> str | None:
 
 
 async def _session(
-    ep: StreamableHTTP, send: Send, h: RequestHeaders, principal: Any, *, required: bool
+    ep: EndpointState, send: Send, h: RequestHeaders, principal: Any, *, required: bool
 ) -> tuple[bool, HTTPSession | None]:
     """Rule 1: ``(ok, session)``; when not ok a refusal was sent."""
     if ep.stateless or h.session_id is None:
@@ -157,7 +157,7 @@ def _from_modern_client(h: RequestHeaders) -> bool:
 
 
 async def _required_session(
-    ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders, *, get: bool = False
+    ep: EndpointState, scope: Scope, send: Send, h: RequestHeaders, *, get: bool = False
 ) -> HTTPSession | None:
     """The session of a GET or DELETE: rule 2's version check, the caller's identity
     (endpoint rule 5), then rule 1's lookup (rule 6 for a GET without a session id);
@@ -183,11 +183,14 @@ async def _required_session(
 
 
 def _is_initialize(message: Any) -> bool:
-    return type(message) is dict and message.get("method") == "initialize" and "id" in message  # pyright: ignore
+    if type(message) is not dict:
+        return False
+    msg = cast(JSON, message)
+    return msg.get("method") == "initialize" and "id" in msg
 
 
 async def serve_post(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -203,7 +206,8 @@ async def serve_post(
     if not ok:
         return
     if isinstance(message, list):
-        await _serve_batch(ep, scope, receive, send, h, acc, message, principal, session)  # pyright: ignore[reportUnknownArgumentType]
+        batch = cast(list[Any], message)
+        await _serve_batch(ep, scope, receive, send, h, acc, batch, principal, session)
         return
     c = classify(message)
     if c.kind == "request":
@@ -226,7 +230,7 @@ async def serve_post(
 
 
 async def _accept(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     session: HTTPSession | None,
     c: Classified,
     msg: Any,
@@ -288,7 +292,7 @@ async def _accept(
 
 
 def _exchange(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     send: Send,
     acc: Acceptable,
     session: HTTPSession | None,
@@ -331,7 +335,7 @@ class _Running:
     __slots__ = ("_attached", "_scope", "_watch", "ep", "exchange", "owner")
 
     def __init__(
-        self, ep: StreamableHTTP, exchange: Exchange, owner: HTTPSession | None, receive: Receive
+        self, ep: EndpointState, exchange: Exchange, owner: HTTPSession | None, receive: Receive
     ) -> None:
         self.ep = ep
         self.exchange = exchange
@@ -381,7 +385,7 @@ class _Running:
                 self.owner.touch()
 
 
-def _check_deliverable(ep: StreamableHTTP, method: str) -> None:
+def _check_deliverable(ep: EndpointState, method: str) -> None:
     """Rule 9: refuse ``resources/subscribe`` where no GET stream could deliver updates."""
     if method == "resources/subscribe" and not ep.standalone_sse:
         raise JSONRPCError(
@@ -408,7 +412,7 @@ def _without_change_notifications(result: JSON) -> JSON:
 
 
 async def _serve_request(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -447,11 +451,12 @@ async def _serve_request(
         version = (h.protocol_version or DEFAULT_HTTP_LEGACY_VERSION).strip()
         legacy_session = LegacySession.assumed(ep.server, version, principal=principal)
     owner = session or creating
-    exchange = _exchange(ep, send, acc, owner, (c.id,))  # type: ignore[arg-type]
+    rid = cast("RequestId", c.id)  # classify sets the id of every request
+    exchange = _exchange(ep, send, acc, owner, (rid,))
     transport = ep.transport_facts(scope, owner, exchange)
-    request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
+    request = InboundRequest(rid, c.method, c.params, exchange, transport)
     inflight = owner.inflight if owner is not None else Inflight()
-    admitted = admit(inflight, c.id)  # type: ignore[arg-type]
+    admitted = admit(inflight, rid)
     if isinstance(admitted, dict):
         await exchange.respond(admitted)
         return
@@ -484,7 +489,7 @@ async def _serve_request(
 
 
 async def _serve_batch(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -522,7 +527,7 @@ async def _serve_batch(
     # notifications/cancelled anywhere in the batch finds its request (rule 5).
     admitted: list[tuple[Classified, Any]] = []
     for c in requests:
-        admitted.append((c, admit(inflight, c.id)))  # type: ignore[arg-type]
+        admitted.append((c, admit(inflight, cast("RequestId", c.id))))
     refused: str | None = None
     for c, item in classified:
         if c.kind in ("notification", "response"):
@@ -538,8 +543,8 @@ async def _serve_batch(
         if session is not None
         else LegacySession.assumed(ep.server, version, principal=principal)
     )
-    ids = [c.id for c, slot in admitted if not isinstance(slot, dict)]
-    exchange = _exchange(ep, send, acc, session, ids, batch=len(requests) + len(errors))  # type: ignore[arg-type]
+    ids = [cast("RequestId", c.id) for c, slot in admitted if not isinstance(slot, dict)]
+    exchange = _exchange(ep, send, acc, session, ids, batch=len(requests) + len(errors))
     transport = ep.transport_facts(scope, session, exchange)
 
     async def handler(req: InboundRequest) -> JSON:
@@ -559,7 +564,8 @@ async def _serve_batch(
                 if isinstance(slot, dict):  # refused: a duplicate id or the in-flight limit
                     await exchange.respond(cast(JSON, slot))
                     continue
-                request = InboundRequest(c.id, c.method, c.params, exchange, transport)  # type: ignore[arg-type]
+                rid = cast("RequestId", c.id)  # classify sets the id of every request
+                request = InboundRequest(rid, c.method, c.params, exchange, transport)
                 tg.start_soon(run_request, inflight, request, handler, exchange.respond, slot)
 
 
@@ -567,7 +573,7 @@ async def _serve_batch(
 
 
 async def serve_get(
-    ep: StreamableHTTP, scope: Scope, receive: Receive, send: Send, h: RequestHeaders
+    ep: EndpointState, scope: Scope, receive: Receive, send: Send, h: RequestHeaders
 ) -> None:
     """Rule 6."""
     modern_client = _from_modern_client(h)
@@ -603,7 +609,7 @@ async def serve_get(
 
 
 async def _get(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     receive: Receive,
     send: Send,
     sink: Sink,
@@ -651,7 +657,7 @@ async def _get(
     await _standalone(ep, receive, session, sink, replay, after)
 
 
-async def _hold(ep: StreamableHTTP, receive: Receive, sink: Sink, live: LiveStream | None) -> None:
+async def _hold(ep: EndpointState, receive: Receive, sink: Sink, live: LiveStream | None) -> None:
     """Keep a GET response open until its stream ends or the client leaves."""
     async with anyio.create_task_group() as tg:
         tg.start_soon(_watch, ep, receive, sink)
@@ -661,7 +667,7 @@ async def _hold(ep: StreamableHTTP, receive: Receive, sink: Sink, live: LiveStre
         live.sink = None
 
 
-async def _watch(ep: StreamableHTTP, receive: Receive, sink: Sink) -> None:
+async def _watch(ep: EndpointState, receive: Receive, sink: Sink) -> None:
     """End ``sink`` when the client disconnects; send keep-alive comments meanwhile."""
     while not sink.ended:
         message: dict[str, Any] | None = None
@@ -675,7 +681,7 @@ async def _watch(ep: StreamableHTTP, receive: Receive, sink: Sink) -> None:
 
 
 async def _standalone(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     receive: Receive,
     session: HTTPSession,
     sink: Sink,
@@ -739,7 +745,7 @@ async def _standalone(
 # -- DELETE --------------------------------------------------------------------------------
 
 
-async def serve_delete(ep: StreamableHTTP, scope: Scope, send: Send, h: RequestHeaders) -> None:
+async def serve_delete(ep: EndpointState, scope: Scope, send: Send, h: RequestHeaders) -> None:
     """Rule 7."""
     modern_client = _from_modern_client(h)
     if ep.stateless or modern_client:

@@ -49,6 +49,7 @@ from mcpkit.core.jsonrpc import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
+    RequestId,
     classify,
     error_message,
     result_message,
@@ -64,9 +65,9 @@ from mcpkit.server.visibility import TOOL_PARAM_CHECK
 
 if TYPE_CHECKING:
     from mcpkit.server.frontend import Envelope
-    from mcpkit.server.http.endpoint import Receive, Scope, Send, StreamableHTTP
     from mcpkit.server.http.headers import RequestHeaders
     from mcpkit.server.http.media import Acceptable
+    from mcpkit.server.http.state import EndpointState, Receive, Scope, Send
 
 __all__ = ["serve_post", "status_for"]
 
@@ -90,7 +91,7 @@ def status_for(code: int) -> int:
     return _STATUS.get(code, 200)
 
 
-def _validate(ep: StreamableHTTP, h: RequestHeaders, method: str, params: JSON) -> Envelope:
+def _validate(ep: EndpointState, h: RequestHeaders, method: str, params: JSON) -> Envelope:
     """Rule 2; returns the parsed envelope."""
     if h.protocol_version is None:
         raise JSONRPCError(
@@ -125,7 +126,7 @@ def _validate(ep: StreamableHTTP, h: RequestHeaders, method: str, params: JSON) 
     return envelope
 
 
-def _deferred_param_check(ep: StreamableHTTP, h: RequestHeaders) -> Any:
+def _deferred_param_check(ep: EndpointState, h: RequestHeaders) -> Any:
     """With list filters, ``Mcp-Param-*`` headers are checked once the tool is known to
     be visible to this caller (:meth:`Visibility.tool`): checked up front, a hidden
     tool's header error would tell the caller it exists and name its parameters."""
@@ -142,7 +143,7 @@ class _EnvelopeError(Exception):
 
 
 async def serve_post(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -205,6 +206,7 @@ async def serve_post(
             request_id=c.id,
         )
         return
+    rid = cast("RequestId", c.id)  # classify sets the id of every request
     exchange = Exchange(
         send,
         mode=mode,
@@ -213,14 +215,14 @@ async def serve_post(
         requests_reason=NO_REVERSE_REQUESTS,
         outgoing=ep.server.outgoing,
         sse_ok=acc.sse,
-        ids=(c.id,),  # pyright: ignore[reportArgumentType]
+        ids=(rid,),
         send_timeout_s=ep.send_timeout_s,
         cancel_on_stall=True,
     )
     transport = ep.transport_facts(scope, None, exchange)
     if c.method == "tools/call" and ep.server.visibility.filters:
         transport[TOOL_PARAM_CHECK] = _deferred_param_check(ep, h)
-    request = InboundRequest(c.id, c.method, params, exchange, transport)  # type: ignore[arg-type]
+    request = InboundRequest(rid, c.method, params, exchange, transport)
     ep.active.add(exchange)
     try:
         with anyio.CancelScope() as cancel_scope:
@@ -244,7 +246,7 @@ async def serve_post(
                             transport=transport,
                             envelope=envelope,
                         )
-                        msg = result_message(c.id, result)  # type: ignore[arg-type]
+                        msg = result_message(rid, result)
                     except JSONRPCError as exc:
                         msg = {"jsonrpc": "2.0", "id": c.id, "error": exc.to_error()}
                         status = status_for(exc.code)

@@ -183,7 +183,8 @@ def run_http(
     loop, http, label = http_stack(stack)
     settings = _redis_settings(redis if redis is not None else redis_url)
     if settings is not None or workers != 1:
-        from mcpkit.server.replication import apply_shared_secret, check_workers, load_secret
+        from mcpkit.server.replicas import apply_shared_secret, check_workers
+        from mcpkit.server.replication import load_secret
 
         why = f"{workers} worker processes" if workers != 1 else "Redis configured"
         shared = load_secret(secret, secret_file=secret_file)

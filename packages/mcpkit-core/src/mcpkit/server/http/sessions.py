@@ -79,7 +79,7 @@ class TaggedPending(Pending):
         """This copy's tag (12 hex digits)."""
         return self._tag
 
-    def next_id(self) -> RequestId:  # type: ignore[override]
+    def next_id(self) -> RequestId:  # type: ignore[override] - tagged string ids where Pending mints ints
         self._n += 1
         return f"{self._tag}.{self._n}"
 

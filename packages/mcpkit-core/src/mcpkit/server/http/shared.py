@@ -66,17 +66,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, cast
 
-from mcpkit.core.jsonrpc import INTERNAL_ERROR, JSONRPCError
-from mcpkit.core.shapes import JSON
+from mcpkit.core.jsonrpc import JSONRPCError
+from mcpkit.core.shapes import JSON, as_object
+from mcpkit.server.http.store import (
+    SessionRecord,
+    SessionSignal,
+    SessionStore,
+    SessionStoreUnavailableError,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine, Generator
+    from collections.abc import Callable, Coroutine, Generator
 
-    from mcpkit.server.http.endpoint import StreamableHTTP
     from mcpkit.server.http.sessions import HTTPSession
+    from mcpkit.server.http.state import EndpointState
 
 __all__ = [
     "SessionRecord",
@@ -86,114 +91,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcpkit.server.http")
-
-UNAVAILABLE_MESSAGE = "Service Unavailable: the session store cannot be reached; retry"
-
-
-class SessionStoreUnavailableError(JSONRPCError):
-    """The shared session store failed (rule 7): -32603, retryable (HTTP 503 where the
-    request is refused before it is served)."""
-
-    def __init__(self, detail: str = "") -> None:
-        super().__init__(INTERNAL_ERROR, UNAVAILABLE_MESSAGE + (f" ({detail})" if detail else ""))
-
-
-@dataclass(slots=True)
-class SessionRecord:
-    """What a replica needs to serve a session (wire-independent; JSON-serialisable).
-
-    Fixed at ``initialize``: ``session_id``, ``key`` (the prefix of the session's
-    stream ids), ``principal_key``, ``protocol_version``, ``client_capabilities``,
-    ``client_info``. Mutable (rule 3): ``client_initialized``, ``log_level``,
-    ``subscriptions`` (resource URIs), ``state`` (extensions' per-session JSON, e.g. the
-    tasks extension's owner token). ``version`` counts writes of the mutable part."""
-
-    session_id: str
-    key: str
-    principal_key: str | None
-    protocol_version: str
-    client_capabilities: JSON = field(default_factory=dict[str, Any])
-    client_info: JSON | None = None
-    client_initialized: bool = False
-    log_level: str | None = None
-    # kind-ok: unbounded-table Limits.max_subscriptions URIs of max_uri_bytes
-    subscriptions: set[str] = field(default_factory=set[str])
-    # kind-ok: unbounded-table keys chosen by server code and extensions
-    state: JSON = field(default_factory=dict[str, Any])
-    version: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSignal:
-    """A message between replicas about one session.
-
-    ``kind``: ``"changed"`` (mutable state written; ``version``), ``"deleted"``,
-    ``"taken"`` (a GET stream opened; ``version`` is the stream generation) or
-    ``"message"`` (a client message to place, ``message``). ``origin``: the replica id
-    of the sender (a replica ignores its own signals)."""
-
-    kind: str
-    session_id: str
-    origin: str
-    version: int = 0
-    message: JSON | None = None
-
-
-@runtime_checkable
-class SessionStore(Protocol):
-    """Where handshake-era session records live for all replicas (rules 1-8).
-
-    Every method may raise any exception when the store cannot be reached; the
-    endpoint answers that as rule 7. ``replica_id`` names this replica in signals."""
-
-    replica_id: str
-    refresh_interval_s: float
-    """Seconds a replica serves a held session before checking it again (rule 2)."""
-
-    async def create(self, record: SessionRecord) -> None:
-        """Write a new record (rule 1)."""
-        ...
-
-    async def load(self, session_id: str) -> SessionRecord | None:
-        """The record, renewing its expiry; None when unknown or expired."""
-        ...
-
-    async def check(self, record: SessionRecord) -> int | None:
-        """Renew the expiry of ``record``'s session and return its current ``version``;
-        None when the session was deleted or expired (rule 2). A store that lost the
-        record without a deletion (a restart) may write ``record`` back instead."""
-        ...
-
-    async def save(self, record: SessionRecord, changes: JSON) -> int | None:
-        """Write the mutable fields named in ``changes`` (``log_level``,
-        ``client_initialized``, ``state``: new values; ``subscribe`` / ``unsubscribe``:
-        lists of URIs), tell the other replicas, and return the new version; None when
-        the record is gone (rule 3)."""
-        ...
-
-    async def delete(self, session_id: str) -> None:
-        """Remove the record and tell every replica (rule 6)."""
-        ...
-
-    async def take_stream(self, session_id: str) -> int:
-        """Announce a GET stream of the session opened here; returns its generation
-        (rule 5)."""
-        ...
-
-    async def forward(self, session_id: str, message: JSON) -> None:
-        """Send a client message to the other replicas (rule 4)."""
-        ...
-
-    def listen(
-        self,
-        on_signal: Callable[[SessionSignal], Awaitable[None]],
-        held: Callable[[bool], list[SessionRecord]],
-    ) -> contextlib.AbstractAsyncContextManager[None]:
-        """While the context is open (the endpoint's lifespan): pass the other
-        replicas' signals to ``on_signal``, and keep the sessions ``held(True)`` lists
-        (a connection of theirs is open here) from expiring in the store. ``held(False)``
-        lists every session held here (for a store that lost its records)."""
-        ...
 
 
 def record_of(session: HTTPSession) -> SessionRecord:
@@ -284,7 +181,7 @@ def apply(session: HTTPSession, record: SessionRecord) -> None:
             legacy.state.update(unsaved["state"])
 
 
-async def write_back(ep: StreamableHTTP, session: HTTPSession) -> None:
+async def write_back(ep: EndpointState, session: HTTPSession) -> None:
     """Rule 3: store what the request changed; raises
     :class:`SessionStoreUnavailableError` when the store fails."""
     store = ep.session_store
@@ -310,7 +207,7 @@ async def write_back(ep: StreamableHTTP, session: HTTPSession) -> None:
     session.checked_at = time.monotonic()
 
 
-def restore(ep: StreamableHTTP, record: SessionRecord) -> HTTPSession:
+def restore(ep: EndpointState, record: SessionRecord) -> HTTPSession:
     """A copy of a stored session for this replica (rules 2, 8)."""
     from mcpkit.server.http.sessions import HTTPSession, new_copy_tag
     from mcpkit.server.lifecycle import LegacySession
@@ -332,7 +229,7 @@ def restore(ep: StreamableHTTP, record: SessionRecord) -> HTTPSession:
 
 
 async def resolve(
-    ep: StreamableHTTP, session_id: str, principal_key: str | None, held: HTTPSession | None
+    ep: EndpointState, session_id: str, principal_key: str | None, held: HTTPSession | None
 ) -> HTTPSession | None:
     """Rule 2: the session for a request, loaded or re-checked; None for "unknown".
     Raises :class:`SessionStoreUnavailableError` (rule 7)."""
@@ -378,7 +275,7 @@ async def resolve(
     return session
 
 
-async def drop(ep: StreamableHTTP, session_id: str) -> None:
+async def drop(ep: EndpointState, session_id: str) -> None:
     """End this replica's copy of a session (rule 6: the store is not touched; the
     events are forgotten only by the replica that served the DELETE)."""
     session = ep.sessions.remove(session_id)
@@ -386,7 +283,7 @@ async def drop(ep: StreamableHTTP, session_id: str) -> None:
         await session.close(None)
 
 
-async def on_signal(ep: StreamableHTTP, signal: SessionSignal) -> None:
+async def on_signal(ep: EndpointState, signal: SessionSignal) -> None:
     """Act on another replica's signal (rules 3-6)."""
     store = ep.session_store
     if store is None or signal.origin == store.replica_id:
@@ -421,10 +318,9 @@ async def place(session: HTTPSession, message: JSON) -> bool:
     here (rule 4); False when it is not."""
     if "method" not in message:
         return session.pending.resolve(message)
-    params: Any = message.get("params") or {}
-    if not isinstance(params, dict):
+    p = as_object(message.get("params") or {})
+    if p is None:
         return False
-    p: JSON = params  # pyright: ignore[reportUnknownVariableType]
     method = message["method"]
     if method == "notifications/cancelled":
         return session.inflight.cancel(p.get("requestId"))
@@ -456,7 +352,7 @@ def _foreign_tagged(session: HTTPSession, request_id: object) -> bool:
     )
 
 
-async def forward(ep: StreamableHTTP, session: HTTPSession, message: JSON) -> str | None:
+async def forward(ep: EndpointState, session: HTTPSession, message: JSON) -> str | None:
     """Rules 4, 10: send a client message this replica could not place to the others (a
     failing store is logged: the message is lost as if the network had dropped it).
     Returns why it was refused when the client must be told (a response bigger than
@@ -495,7 +391,7 @@ async def forward(ep: StreamableHTTP, session: HTTPSession, message: JSON) -> st
 
 
 @contextlib.contextmanager
-def follower(ep: StreamableHTTP, session: HTTPSession) -> Generator[str | None]:
+def follower(ep: EndpointState, session: HTTPSession) -> Generator[str | None]:
     """Rule 11: count one GET following another replica's stream for ``session`` while
     open; yields why it is refused (429) when ``Limits.max_stream_followers_per_session``
     or ``Limits.max_stream_followers`` are reached, else None."""
@@ -525,7 +421,7 @@ def follower(ep: StreamableHTTP, session: HTTPSession) -> Generator[str | None]:
             del counts[session.id]
 
 
-async def create(ep: StreamableHTTP, session: HTTPSession) -> None:
+async def create(ep: EndpointState, session: HTTPSession) -> None:
     """Rule 1: write a new session's record; raises :class:`SessionStoreUnavailableError`."""
     store = ep.session_store
     assert store is not None
@@ -540,7 +436,7 @@ async def create(ep: StreamableHTTP, session: HTTPSession) -> None:
     session.checked_at = time.monotonic()
 
 
-async def take_stream(ep: StreamableHTTP, session: HTTPSession) -> None:
+async def take_stream(ep: EndpointState, session: HTTPSession) -> None:
     """Rule 5: announce the GET stream opening here; raises
     :class:`SessionStoreUnavailableError`."""
     store = ep.session_store
@@ -570,7 +466,7 @@ def _is_response(payload: bytes) -> bool:
 
 
 async def follow(
-    ep: StreamableHTTP,
+    ep: EndpointState,
     sink: Any,
     stream_id: str,
     events: list[tuple[str, bytes]],

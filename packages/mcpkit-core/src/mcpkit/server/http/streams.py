@@ -51,7 +51,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
@@ -70,11 +70,16 @@ from mcpkit.server.http.clock import Due, coarse_clock
 from mcpkit.server.http.sse import Mutex, Sink
 
 if TYPE_CHECKING:
-    from mcpkit.core.engine import ProgressCallback
+    from mcpkit.core.engine import Pending, ProgressCallback
     from mcpkit.server.http.events import EventStore
-    from mcpkit.server.http.sessions import HTTPSession
 
-__all__ = ["DisconnectWatch", "Exchange", "LiveStream", "StreamUnavailableError"]
+__all__ = [
+    "DisconnectWatch",
+    "Exchange",
+    "LiveStream",
+    "StreamOwner",
+    "StreamUnavailableError",
+]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -93,6 +98,18 @@ class StreamUnavailableError(JSONRPCError):
             INVALID_REQUEST,
             f"{method}: cannot send a server-to-client request on this response: {reason}",
         )
+
+
+class StreamOwner(Protocol):
+    """What an exchange reads of the handshake-era session it belongs to
+    (:class:`~mcpkit.server.http.sessions.HTTPSession` is one): its resumable streams,
+    the ids it gives them and its pending server-to-client requests."""
+
+    @property
+    def streams(self) -> dict[str, LiveStream]: ...
+    @property
+    def pending(self) -> Pending: ...
+    def new_stream_id(self, standalone: bool = False) -> str: ...
 
 
 class LiveStream:
@@ -214,7 +231,7 @@ class Exchange:
         json_ok: bool,
         streaming: bool,
         requests_reason: str | None,
-        session: HTTPSession | None = None,
+        session: StreamOwner | None = None,
         store: EventStore | None = None,
         extra_headers: list[tuple[bytes, bytes]] | None = None,
         batch: int = 0,

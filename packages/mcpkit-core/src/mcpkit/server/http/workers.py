@@ -2,8 +2,8 @@
 
 ``run_http(server, workers=N)`` / ``mcpkit run TARGET --transport http --workers N``: the
 parent binds the listening socket once and starts ``N`` worker processes
-(``python -m mcpkit.server.http.workers``) that inherit it and each serve it with their
-own event loop; the kernel spreads connections over them.
+(``python -m mcpkit.server.http.worker``, :mod:`.worker`) that inherit it and each serve
+it with their own event loop; the kernel spreads connections over them.
 
 Rules:
 1. Each worker imports the server afresh from ``target`` (``module:attr`` or
@@ -46,13 +46,22 @@ from typing import Any, Literal
 
 from mcpkit.server.replication import LEGACY_SECRET_ENV, SECRET_ENV, SECRET_FILE_ENV
 
-__all__ = ["STACK_ENV", "HttpStack", "http_stack", "main_target", "serve_workers"]
+__all__ = [
+    "SECRET_ENVS",
+    "SPEC_ENV",
+    "STACK_ENV",
+    "HttpStack",
+    "http_stack",
+    "main_target",
+    "serve_workers",
+]
 
 HttpStack = Literal["auto", "fast", "standard"]
 STACK_ENV = "MCPKIT_HTTP_STACK"
 """Overrides the ``"auto"`` choice of :func:`http_stack` (``fast`` or ``standard``)."""
-_SPEC_ENV = "MCPKIT_WORKER_SPEC"
-_SECRET_ENVS = (SECRET_ENV, SECRET_FILE_ENV, LEGACY_SECRET_ENV)
+SPEC_ENV = "MCPKIT_WORKER_SPEC"
+"""The environment variable carrying a worker's ``run_http`` options (JSON, rule 1)."""
+SECRET_ENVS = (SECRET_ENV, SECRET_FILE_ENV, LEGACY_SECRET_ENV)
 logger = logging.getLogger("mcpkit.server")
 
 
@@ -60,14 +69,13 @@ def http_stack(stack: HttpStack = "auto") -> tuple[str, str, str]:
     """``(loop, http, label)`` for ``uvicorn.Config`` (rule 4). Raises ``ImportError``
     naming the ``[fast]`` extra when ``"fast"`` is asked for and not installed, and
     ``ValueError`` for an unknown stack."""
-    if stack == "auto":
-        stack = os.environ.get(STACK_ENV, "auto")  # type: ignore[assignment]
-    if stack not in ("auto", "fast", "standard"):
-        raise ValueError(f"unknown HTTP stack {stack!r}: use 'auto', 'fast' or 'standard'")
+    chosen: str = os.environ.get(STACK_ENV, "auto") if stack == "auto" else stack
+    if chosen not in ("auto", "fast", "standard"):
+        raise ValueError(f"unknown HTTP stack {chosen!r}: use 'auto', 'fast' or 'standard'")
     fast = all(importlib.util.find_spec(m) is not None for m in ("uvloop", "httptools"))
-    if stack == "fast" and not fast:
+    if chosen == "fast" and not fast:
         raise ImportError('the fast HTTP stack needs: pip install "mcpkit-core[fast]"')
-    if stack == "fast" or (stack == "auto" and fast):
+    if chosen == "fast" or (chosen == "auto" and fast):
         return "uvloop", "httptools", "uvloop + httptools"
     return "asyncio", "h11", "asyncio + h11"
 
@@ -114,14 +122,14 @@ def serve_workers(
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     env = dict(os.environ)
-    env[_SPEC_ENV] = json.dumps({**spec, "target": target, "fd": sock.fileno(), "path": path})
-    for name in _SECRET_ENVS:
+    env[SPEC_ENV] = json.dumps({**spec, "target": target, "fd": sock.fileno(), "path": path})
+    for name in SECRET_ENVS:
         env.pop(name, None)
     if secret_file is not None:
         env[SECRET_FILE_ENV] = os.path.abspath(secret_file)
     elif secret is not None:
         env[SECRET_ENV] = secret.hex()
-    argv = [sys.executable, "-m", "mcpkit.server.http.workers"]
+    argv = [sys.executable, "-m", "mcpkit.server.http.worker"]
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(argv, env=env, pass_fds=(sock.fileno(),))
@@ -161,34 +169,3 @@ def serve_workers(
         for s, handler in previous.items():
             signal.signal(s, handler)
         sock.close()
-
-
-def _worker() -> None:
-    """A worker process (rule 1): serve the inherited socket."""
-    from mcpkit.cli.run import load_server
-    from mcpkit.server.http.run import run_http
-    from mcpkit.server.logs import configure_logging
-    from mcpkit.server.redis.settings import RedisSettings
-    from mcpkit.server.replication import apply_shared_secret, load_secret
-
-    spec: dict[str, Any] = json.loads(os.environ.pop(_SPEC_ENV))
-    configure_logging(spec.pop("server_log_level", "INFO"))
-    server = load_server(spec.pop("target"))
-    secret = load_secret()
-    for name in _SECRET_ENVS:  # rule 5
-        os.environ.pop(name, None)
-    apply_shared_secret(server, secret, why="a worker process")
-    redis = spec.pop("redis")
-    uvicorn_options = {**spec.pop("uvicorn_options"), "fd": spec.pop("fd")}
-    run_http(
-        server,
-        redis=RedisSettings(**redis) if redis else None,
-        uvicorn_options=uvicorn_options,
-        announce=False,
-        secret=secret,
-        **spec,
-    )
-
-
-if __name__ == "__main__":
-    _worker()

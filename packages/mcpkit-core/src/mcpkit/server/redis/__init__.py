@@ -68,7 +68,8 @@ def replicate(
     (rule 1)."""
     from mcpkit.server.redis.events import RedisEventStore
     from mcpkit.server.redis.relay import RedisHub
-    from mcpkit.server.replication import apply_shared_secret, load_secret
+    from mcpkit.server.replicas import apply_shared_secret
+    from mcpkit.server.replication import load_secret
 
     apply_shared_secret(server, load_secret(secret), why=f"Redis at {settings.redacted_url()}")
     hub = RedisHub(settings, replica_id=replica_id)

@@ -47,6 +47,7 @@ from typing import Any
 import anyio
 
 from mcpkit.core.jsonrpc import dumps, loads
+from mcpkit.core.shapes import as_object
 from mcpkit.server.hub import LIST_CHANGED, Change, InMemoryHub, Listener
 from mcpkit.server.redis.settings import RedisSettings, connect
 
@@ -237,8 +238,8 @@ class RedisHub:
         try:
             body = loads(data)
             origin, method, key = body["o"], body["m"], body.get("k")
-            params: Any = body.get("p") or {}
-            if not (isinstance(method, str) and isinstance(params, dict)):
+            params = as_object(body.get("p") or {})
+            if not (isinstance(method, str) and params is not None):
                 raise TypeError("bad shape")
             if key is not None and not isinstance(key, str):
                 raise TypeError("bad key")
@@ -248,4 +249,4 @@ class RedisHub:
         if origin == self.replica_id:
             return  # rule 1: delivered locally when published
         self.received += 1
-        self._local.publish(Change(method, key, params))  # pyright: ignore[reportUnknownArgumentType]
+        self._local.publish(Change(method, key, params))
