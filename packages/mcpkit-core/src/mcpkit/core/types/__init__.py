@@ -11,8 +11,9 @@ Rules:
    so type checkers and IDEs see real imports.
 3. Serialise with :func:`to_wire`; validate with ``Model.model_validate(data)``.
 4. ``XWire`` is the ``TypedDict`` of model ``X``'s wire form (``_base`` rule 7), for code
-   that builds or reads plain dicts; ``envelopes`` types the JSON-RPC framing. Import them
-   under ``TYPE_CHECKING`` where the model module is not loaded anyway: they are types.
+   that builds or reads plain dicts; ``envelopes`` types the JSON-RPC framing. Importing
+   one loads its model's module (pydantic), so code that must stay free of pydantic
+   imports them under ``TYPE_CHECKING``: they are types, never needed at run time.
 5. ``_NAMES`` lists each submodule's public names (several to a line, so this file stays
    small); ``_EXPORTS`` is derived from it.
 """
