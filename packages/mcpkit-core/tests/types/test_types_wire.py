@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, Union, cast, get_args, get_origin
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import TypedDict, get_type_hints, is_typeddict
 
 import mcpkit.core.types as types_pkg
@@ -301,3 +301,61 @@ def test_a_wrong_union_alias_is_caught() -> None:
     short = types_pkg.TextContentWire | types_pkg.ImageContentWire
     assert drift(short, types_pkg.ContentBlock, wire_objects())
     assert drift(types_pkg.ContentBlockWire, types_pkg.ContentBlock, wire_objects()) == []
+
+
+# --- the official 2026-07-28 examples are values of the wire types ------------------------------
+
+EXAMPLES = SPEC_DIR / "2026-07-28" / "examples"
+
+
+def example_target(folder: str, framed: bool = True) -> Any:
+    """The wire type of an example folder's messages (``framed``: a whole JSON-RPC
+    message rather than a bare error object), or None when there is none."""
+    if f"{folder}Wire" in EXPORTS:
+        return getattr(types_pkg, f"{folder}Wire")
+    result = folder.removesuffix("Response")
+    if result != folder and f"{result}Wire" in EXPORTS:
+        return types_pkg.JSONRPCResultResponseWire[getattr(types_pkg, f"{result}Wire")]
+    if folder.endswith("Error"):
+        return types_pkg.JSONRPCErrorResponseWire if framed else types_pkg.ErrorObjectWire
+    return None
+
+
+EXAMPLE_CASES = [
+    (f"{folder.name}/{path.name}", folder.name)
+    for folder in sorted(EXAMPLES.iterdir())
+    if example_target(folder.name) is not None
+    for path in sorted(folder.glob("*.json"))
+]
+
+
+def test_the_examples_cover_the_main_shapes() -> None:
+    covered = {folder for _, folder in EXAMPLE_CASES}
+    assert {
+        "CallToolResult",
+        "CallToolResultResponse",
+        "TextContent",
+        "EmbeddedResource",
+        "ResourceLink",
+        "ListToolsResult",
+        "DiscoverResult",
+        "ProgressNotification",
+        "InputRequiredResult",
+        "ParseError",
+    } <= covered
+
+
+@pytest.mark.parametrize(("case", "folder"), EXAMPLE_CASES, ids=[c for c, _ in EXAMPLE_CASES])
+def test_official_example_is_a_value_of_its_wire_type(case: str, folder: str) -> None:
+    data = json.loads((EXAMPLES / case).read_text("utf-8"))
+    target = example_target(folder, framed="jsonrpc" in data)
+    TypeAdapter(target).validate_python(data, strict=True)
+
+
+def test_a_malformed_block_is_not_a_value_of_the_wire_type() -> None:
+    adapter = TypeAdapter(types_pkg.CallToolResultWire)
+    adapter.validate_python({"content": [{"type": "text", "text": "ok"}]}, strict=True)
+    with pytest.raises(ValidationError):
+        adapter.validate_python({"content": [{"type": "txt", "text": "ok"}]}, strict=True)
+    with pytest.raises(ValidationError):
+        adapter.validate_python({"content": [{"type": "image", "data": "AA=="}]}, strict=True)
