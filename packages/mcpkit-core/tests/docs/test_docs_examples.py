@@ -402,6 +402,21 @@ async def check_server_content(ns: dict[str, Any]) -> None:
     ]
 
 
+async def check_typed_wire(ns: dict[str, Any]) -> None:
+    async with connect(ns["server"]) as peer:
+        (tool,) = (await peer.request("tools/list"))["tools"]
+        sunny = await peer.call_tool("forecast", {"city": "Lisbon"})
+        unknown = await peer.call_tool("forecast", {"city": "Atlantis"})
+    assert "outputSchema" not in tool
+    assert sunny == {
+        "content": [{"type": "text", "text": "Sunny in Lisbon"}],
+        "structuredContent": {"city": "Lisbon", "sky": "sunny"},
+    }
+    assert unknown["isError"] is True
+    assert ns["first_text"](sunny) == "Sunny in Lisbon"
+    assert ns["first_text"]({"content": [{"type": "image", "data": "", "mimeType": "x/y"}]}) == ""
+
+
 async def check_server_lifespan(ns: dict[str, Any]) -> None:
     server: Server = ns["server"]
     async with connect(server) as peer:
@@ -492,6 +507,7 @@ CHECKS: dict[str, Check] = {
     "server-decorators": check_server_decorators,
     "server-returns": check_server_returns,
     "server-content": check_server_content,
+    "typed-wire": check_typed_wire,
     "server-lifespan": check_server_lifespan,
     "server-sync": check_server_sync,
     "server-caller": check_server_caller,

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.flags import seconds
 from mcpkit.cli.plugins import ClientConfig, CliError, CliPlugin, LoadedPlugin
+from mcpkit.core.shapes import as_object
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
@@ -208,10 +209,10 @@ async def _ls(client: Client) -> str:
         if templates:
             rows = [[t.uri_template, t.name, first_line(t.description)] for t in templates]
             out.append(table("Resource templates", ["URI TEMPLATE", "NAME", "DESCRIPTION"], rows))
-    exts: Any = caps.get("extensions")
-    if isinstance(exts, dict) and exts:
+    exts = as_object(caps.get("extensions"))
+    if exts:
         ext_rows: list[list[str]] = []
-        for ext_id in [str(i) for i in exts]:  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        for ext_id in [str(i) for i in exts]:
             found = client.server_extension(ext_id)
             about = found.about() if found is not None else {}
             settings = json.dumps(dict(found.config) if found is not None else {})

@@ -41,10 +41,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import Any, TypeVar, overload
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -113,6 +113,9 @@ class LazyCommand:
     module: str
 
 
+_Namespace = TypeVar("_Namespace")
+
+
 class CliParser(argparse.ArgumentParser):
     """The parser class of ``mcpkit``'s subcommands: ``populate``, when set, is called
     once, before the parser is first used to parse or to show help (rule 6)."""
@@ -126,9 +129,19 @@ class CliParser(argparse.ArgumentParser):
         if populate is not None:
             populate(self)
 
-    def parse_known_args(  # type: ignore[override]
-        self, args: Any = None, namespace: Any = None
-    ) -> tuple[argparse.Namespace, list[str]]:
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: None = None
+    ) -> tuple[argparse.Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None, namespace: _Namespace
+    ) -> tuple[_Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(self, *, namespace: _Namespace) -> tuple[_Namespace, list[str]]: ...
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
         self._populated()
         return super().parse_known_args(args, namespace)
 

@@ -21,6 +21,8 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
+from mcpkit.core.shapes import as_object
+
 __all__ = ["args_of", "first_line", "render_block", "render_call", "table"]
 
 
@@ -52,11 +54,11 @@ def table(title: str, headers: Sequence[str], rows: list[list[str]]) -> str:
 
 def args_of(schema: dict[str, Any]) -> str:
     """``a, b?``: the properties of an ``inputSchema``, optional ones marked ``?``."""
-    props: Any = schema.get("properties")
-    if not isinstance(props, dict):
+    props = as_object(schema.get("properties"))
+    if props is None:
         return ""
     required: Any = schema.get("required") or ()
-    names = [f"{n}{'' if n in required else '?'}" for n in props]  # pyright: ignore
+    names = [f"{n}{'' if n in required else '?'}" for n in props]
     return ", ".join(names)
 
 

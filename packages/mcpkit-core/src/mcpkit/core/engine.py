@@ -55,7 +55,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from collections.abc import Set as AbstractSet
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -204,7 +204,7 @@ class Inflight:
 
     def __init__(self, limit: int = 1024, exempt: AbstractSet[str] = frozenset()) -> None:
         # kind-ok: unbounded-table requests in flight only, Limits.max_inflight
-        self._slots: dict[RequestId, _Slot] = {}
+        self._slots: dict[RequestId | _BatchKey, _Slot] = {}
         self._idle: anyio.Event | None = None
         self._scope_class: type[anyio.CancelScope] | None = None
         self.limit = limit
@@ -223,7 +223,39 @@ class Inflight:
             return scope
         return cls()
 
-    def _release(self, request_id: RequestId, slot: _Slot) -> None:
+    def admit(self, request_id: RequestId, method: str = "") -> _Slot | JSON:
+        """Register an inbound request as in flight, synchronously, before its task starts
+        (so that a cancellation or end of stream right after it sees it). Returns the slot,
+        or the error response to send instead (rule 2, and the in-flight limit)."""
+        if request_id in self._slots:
+            return error_message(
+                request_id,
+                INVALID_REQUEST,
+                f"Invalid Request: id {request_id!r} is already in flight",
+            )
+        exempt = bool(self.exempt) and method in self.exempt  # empty: one check
+        if not exempt and len(self._slots) - self._exempt_n >= self.limit:
+            return error_message(
+                request_id,
+                INTERNAL_ERROR,
+                f"Server busy: {len(self._slots)} requests in flight (limit {self.limit})",
+            )
+        slot = _Slot(self.new_scope(), method)
+        self._slots[request_id] = slot
+        if exempt:
+            self._exempt_n += 1
+        return slot
+
+    def hold(self, key: _BatchKey) -> None:
+        """Keep a batch in flight under ``key`` until :meth:`release_batch` (rule 6)."""
+        self._slots[key] = _Slot(self.new_scope())
+
+    def release_batch(self, key: _BatchKey) -> None:
+        """End what :meth:`hold` started."""
+        self.release(key, self._slots[key])
+
+    def release(self, request_id: RequestId | _BatchKey, slot: _Slot) -> None:
+        """The request (or batch) ``request_id`` is answered: forget ``slot``."""
         if self._slots.get(request_id) is slot:
             del self._slots[request_id]
             if slot.method and slot.method in self.exempt:
@@ -271,25 +303,8 @@ class Inflight:
 
 
 def admit(inflight: Inflight, request_id: RequestId, method: str = "") -> _Slot | JSON:
-    """Register an inbound request as in flight, synchronously, before its task starts
-    (so that a cancellation or end of stream right after it sees it). Returns the slot,
-    or the error response to send instead (rule 2, and the in-flight limit)."""
-    if request_id in inflight._slots:  # pyright: ignore[reportPrivateUsage]
-        return error_message(
-            request_id, INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in flight"
-        )
-    exempt = bool(inflight.exempt) and method in inflight.exempt  # empty: one check
-    if not exempt and len(inflight) - inflight._exempt_n >= inflight.limit:  # pyright: ignore[reportPrivateUsage]
-        return error_message(
-            request_id,
-            INTERNAL_ERROR,
-            f"Server busy: {len(inflight)} requests in flight (limit {inflight.limit})",
-        )
-    slot = _Slot(inflight.new_scope(), method)
-    inflight._slots[request_id] = slot  # pyright: ignore[reportPrivateUsage]
-    if exempt:
-        inflight._exempt_n += 1  # pyright: ignore[reportPrivateUsage]
-    return slot
+    """:meth:`Inflight.admit`, as a function."""
+    return inflight.admit(request_id, method)
 
 
 _PEER_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
@@ -321,7 +336,7 @@ async def run_request(
     """
     rid = request.id
     if slot is None:
-        admitted = admit(inflight, rid)
+        admitted = inflight.admit(rid)
         if not isinstance(admitted, _Slot):
             await send_reply(send, admitted)
             return admitted
@@ -345,7 +360,7 @@ async def run_request(
         slot.sending = True
         return msg if await send_reply(send, msg) else None
     finally:
-        inflight._release(rid, slot)  # pyright: ignore[reportPrivateUsage]
+        inflight.release(rid, slot)
 
 
 class _Waiter:
@@ -572,10 +587,11 @@ class Connection:
     def _admit(self, c: Classified, tg: anyio.abc.TaskGroup) -> JSON | None:
         """Admit one request (rules 2, 8) and start its task; returns the error response
         to send instead when it is refused."""
-        admitted = admit(self.inflight, c.id, c.method)  # type: ignore[arg-type]
+        rid = cast(RequestId, c.id)  # a request's id (classify: rule 1)
+        admitted = self.inflight.admit(rid, c.method)
         if not isinstance(admitted, _Slot):
             return admitted
-        request = InboundRequest(c.id, c.method, c.params, self, self.facts)  # type: ignore[arg-type]
+        request = InboundRequest(rid, c.method, c.params, self, self.facts)
         args = (self.inflight, request, self.handler.handle_request, self.stream.send, admitted)
         loop = self._loop
         if loop is None:  # rule 8: another backend, the group's task
@@ -617,7 +633,7 @@ class Connection:
             )
             return
         if isinstance(item, list):
-            await self._dispatch_batch(item, tg)  # pyright: ignore[reportUnknownArgumentType]
+            await self._dispatch_batch(cast(list[Any], item), tg)
             return
         c = c or classify(item)
         if c.kind == "request":
@@ -675,16 +691,17 @@ class Connection:
         # requests are admitted now, before any later message is read (rules 2, 3).
         key = _BatchKey()
         inflight = self.inflight
-        inflight._slots[key] = _Slot(inflight.new_scope())  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+        inflight.hold(key)
         replies: list[JSON] = []
         admitted: list[tuple[InboundRequest, _Slot]] = []
         notifications: list[Classified] = []
         for item in items:
             c = classify(item)
             if c.kind == "request":
-                slot = admit(inflight, c.id)  # type: ignore[arg-type]
+                rid = cast(RequestId, c.id)  # a request's id (classify: rule 1)
+                slot = inflight.admit(rid)
                 if isinstance(slot, _Slot):
-                    request = InboundRequest(c.id, c.method, c.params, self, self.facts)  # type: ignore[arg-type]
+                    request = InboundRequest(rid, c.method, c.params, self, self.facts)
                     admitted.append((request, slot))
                 else:
                     replies.append(slot)
@@ -718,7 +735,7 @@ class Connection:
             if replies:
                 await send_reply(self.stream.send, replies)
         finally:
-            inflight._release(key, inflight._slots[key])  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+            inflight.release_batch(key)
 
 
 class _BatchKey:

@@ -38,7 +38,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 __all__ = [
     "EXTENSIONS_META",
@@ -141,8 +141,8 @@ def as_extension(item: Extension | ExtensionProvider) -> Extension:
     """Accept either an :class:`Extension` or a provider of one."""
     if isinstance(item, Extension):
         return item
-    ext = item.extension()
-    if not isinstance(ext, Extension):  # pyright: ignore[reportUnnecessaryIsInstance]
+    ext = cast(object, item.extension())  # a provider's claim, checked here
+    if not isinstance(ext, Extension):
         raise TypeError(f"{item!r}.extension() returned {ext!r}, not an Extension")
     return ext
 
@@ -182,13 +182,15 @@ def extension_from_entry(extension_id: str, entry: Any, result_meta: Any = None)
     gives the spec version and stability. Lenient (rule 3): a non-object entry counts as
     ``{}``, an unknown or missing stability as :attr:`Stability.UNSPECIFIED`, a
     non-string spec version as ``""``. Raises ``ValueError`` for a malformed id."""
-    config: dict[str, Any] = dict(entry) if isinstance(entry, Mapping) else {}  # pyright: ignore[reportUnknownArgumentType]
+    config: dict[str, Any] = (
+        dict(cast(Mapping[str, Any], entry)) if isinstance(entry, Mapping) else {}
+    )
     spec_version = ""
     stability = Stability.UNSPECIFIED
     mine: Any = _entry(result_meta, EXTENSIONS_META)
     about: Any = _entry(mine, extension_id)
     if isinstance(about, Mapping):
-        fields: Mapping[str, Any] = about  # pyright: ignore[reportUnknownVariableType]
+        fields = cast(Mapping[str, Any], about)
         version: Any = fields.get("specVersion")
         spec_version = version if isinstance(version, str) else ""
         label: Any = fields.get("stability")
@@ -201,8 +203,7 @@ def _entry(value: Any, key: str) -> Any:
     """``value[key]`` when ``value`` is a mapping, else None."""
     if not isinstance(value, Mapping):
         return None
-    found: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-    return found.get(key)
+    return cast(Mapping[str, Any], value).get(key)
 
 
 def peer_supports_extension(capabilities: Mapping[str, Any] | None, extension_id: str) -> bool:

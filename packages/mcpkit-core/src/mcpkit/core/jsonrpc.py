@@ -37,7 +37,7 @@ Rules:
 from __future__ import annotations
 
 import logging
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import orjson
 
@@ -297,7 +297,7 @@ def classify(obj: Any) -> Classified:
         if isinstance(obj, list):
             return _invalid(None, "Invalid Request: batches are not accepted here")
         return _invalid(None, "Invalid Request: a JSON-RPC message must be a JSON object")
-    msg: JSON = obj  # type: ignore[assignment]
+    msg = cast(JSON, obj)
     rid = msg.get("id")
     if msg.get("jsonrpc") != "2.0":
         return _invalid(rid, 'Invalid Request: "jsonrpc" must be exactly "2.0"')

@@ -220,11 +220,7 @@ def validation_errors(
     Raises :class:`SchemaError` when the schema is unusable, including an unresolvable
     ``$ref`` met during validation (rule 3).
     """
-    validator = (
-        compile_schema(schema)  # pyright: ignore[reportUnknownArgumentType]
-        if isinstance(schema, (Mapping, bool))
-        else schema
-    )
+    validator = compile_schema(schema) if isinstance(schema, (Mapping, bool)) else schema
     messages: list[tuple[str, str]] = []
     try:
         for error in validator.iter_errors(instance):

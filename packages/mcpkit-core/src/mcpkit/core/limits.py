@@ -231,17 +231,18 @@ def _opens_at_most(raw: bytes | bytearray | str, limit: int) -> bool:
     """Whether ``raw`` holds at most ``limit`` opening brackets. Stops counting past the
     limit, and ``find`` skips the text between brackets far faster than ``count`` walks
     it, so a long string costs a scan, not a count per byte (rule 2)."""
-    brackets = ("[", "{") if isinstance(raw, str) else (b"[", b"{")
+    # each bracket has the type of ``raw`` (str for str, bytes for the bytes-likes)
+    brackets: tuple[Any, Any] = ("[", "{") if isinstance(raw, str) else (b"[", b"{")
     if len(raw) < 4096:  # short: two counts beat a find per bracket
-        return raw.count(brackets[0]) + raw.count(brackets[1]) <= limit  # pyright: ignore[reportArgumentType]
+        return raw.count(brackets[0]) + raw.count(brackets[1]) <= limit
     n = 0
     for bracket in brackets:
-        at = raw.find(bracket)  # pyright: ignore[reportArgumentType]
+        at = raw.find(bracket)
         while at >= 0:
             n += 1
             if n > limit:
                 return False
-            at = raw.find(bracket, at + 1)  # pyright: ignore[reportArgumentType]
+            at = raw.find(bracket, at + 1)
     return True
 
 
@@ -291,7 +292,7 @@ def number_refusal(
         allowed = allowed.replace("positive finite", "positive, finite")
     if integer and type(value) is not int:
         return allowed
-    if not integer and (type(value) not in (int, float) or not math.isfinite(value)):  # pyright: ignore[reportArgumentType]
+    if not integer and (type(value) not in (int, float) or not math.isfinite(cast(float, value))):
         return allowed
     number = cast(float, value)
     if number < 0 or (number == 0 and not zero) or (at_most is not None and number > at_most):

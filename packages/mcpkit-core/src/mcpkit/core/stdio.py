@@ -55,7 +55,7 @@ import stat
 import sys
 from collections import deque
 from collections.abc import Callable, Generator
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TextIO, cast
 
 import anyio
 
@@ -112,6 +112,12 @@ class Congestible(Protocol):
     def wake(self) -> None: ...
 
 
+class _EofNotifying(Protocol):
+    """A reader that calls ``on_eof`` when its pipe ends (rule 10: wakes a paused read)."""
+
+    on_eof: Callable[[], None]
+
+
 def _is_reply(message: Any) -> bool:
     """A response or a batch of responses (what the server owes for a request)."""
     return type(message) is list or ("method" not in message and "id" in message)
@@ -142,7 +148,7 @@ class NDJSONStream:
         if read_backpressure and hasattr(writer, "congested"):  # rule 10
             self._congestible = cast("Congestible", writer)
             if hasattr(reader, "on_eof"):
-                reader.on_eof = self._congestible.wake  # type: ignore[attr-defined]
+                cast("_EofNotifying", reader).on_eof = self._congestible.wake
         self.max_message_bytes = max_message_bytes
         self.max_depth = max_depth
 
@@ -556,8 +562,9 @@ def protect_stdout() -> Generator[tuple[int, int]]:
     Yields ``(protocol_in_fd, protocol_out_fd)``; afterwards fds 0 and 1 and
     ``sys.stdin``/``sys.stdout`` are restored.
     """
-    if sys.stdout is not None:  # pyright: ignore[reportUnnecessaryComparison]
-        sys.stdout.flush()
+    stdout = cast("TextIO | None", sys.stdout)  # None under pythonw and some embedders
+    if stdout is not None:
+        stdout.flush()
     proto_out = os.dup(1)
     proto_in = os.dup(0)
     saved_stdout, saved_stdin = sys.stdout, sys.stdin

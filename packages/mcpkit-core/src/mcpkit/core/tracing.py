@@ -231,8 +231,8 @@ def carries_trace(params: Any) -> bool:
     rule 6; the value is validated later)."""
     if type(params) is not dict:
         return False
-    meta: Any = params.get("_meta")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return type(meta) is dict and TRACEPARENT in meta  # pyright: ignore[reportUnknownArgumentType]
+    meta: Any = cast(JSON, params).get("_meta")
+    return type(meta) is dict and TRACEPARENT in cast(JSON, meta)
 
 
 def from_meta(
@@ -271,11 +271,12 @@ def inject(params: JSON | None, ctx: TraceContext | None) -> JSON | None:
     Returns ``params`` itself when there is nothing to add."""
     if ctx is None:
         return params
-    meta: Any = params.get("_meta") if params else None
-    if type(meta) is dict and TRACEPARENT in meta:
+    found: Any = params.get("_meta") if params else None
+    meta: JSON | None = cast(JSON, found) if type(found) is dict else None
+    if meta is not None and TRACEPARENT in meta:
         return params
     out: JSON = dict(params) if params else {}
-    out["_meta"] = {**(meta if type(meta) is dict else {}), **ctx.to_meta()}  # pyright: ignore[reportUnknownArgumentType]
+    out["_meta"] = {**(meta or {}), **ctx.to_meta()}
     return out
 
 

@@ -13,7 +13,8 @@ Rules:
 3. A return annotation that is structured (a pydantic model, TypedDict, dataclass or
    mapping) yields an ``outputSchema`` and ``structuredContent``; other non-content
    types (int, float, bool, list, ...) are structured as ``{"result": value}``.
-   ``str``, content blocks (models and the :mod:`mcpkit.server.content` helpers) and
+   ``str``, content blocks (models, their wire ``TypedDict``s such as ``TextContentWire``
+   and ``CallToolResultWire``, and the :mod:`mcpkit.server.content` helpers) and
    ``None`` are unstructured. Without a return annotation
    (or with ``Any``/``object``) the value returned decides
    (:mod:`mcpkit.server.tools` rule 7). Structured results also carry
@@ -145,6 +146,12 @@ _UNSTRUCTURED_NAMES = frozenset(
         "ResourceLink",
         "EmbeddedResource",
         "CallToolResult",
+        "TextContentWire",
+        "ImageContentWire",
+        "AudioContentWire",
+        "ResourceLinkWire",
+        "EmbeddedResourceWire",
+        "CallToolResultWire",
     }
 )
 

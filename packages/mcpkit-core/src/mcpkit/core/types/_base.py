@@ -25,9 +25,15 @@ Rules:
    optional, whatever a single version's schema says; the front-end enforces per-era
    requiredness (for example, 2026-07-28 requires ``_meta`` on every request and
    ``resultType`` on every result).
+7. Each model ``X`` that code builds or reads as a plain dict has a ``TypedDict`` ``XWire``
+   declared right after it: the same wire (camelCase) keys, ``NotRequired`` exactly where
+   :func:`to_wire` may leave the key out (optional fields defaulting to ``None``), and
+   the wire form of each value (a nested model ``Y`` becomes ``YWire``, one without a
+   ``TypedDict`` an open ``JSON`` object). They cost nothing per message: nothing is
+   validated or copied. ``tests/types/test_types_wire.py`` holds each one to its model.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -39,25 +45,37 @@ from pydantic import (
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
+from typing_extensions import TypedDict
 
+from mcpkit.core.shapes import JSON
 from mcpkit.core.types.constants import CacheScope
 
 __all__ = [
     "CacheableResult",
+    "CacheableResultWire",
     "Cursor",
     "EmptyResult",
     "MCPModel",
     "Meta",
     "Notification",
     "NotificationParams",
+    "NotificationParamsWire",
+    "NotificationWire",
     "Number",
     "PaginatedRequestParams",
+    "PaginatedRequestParamsWire",
     "PaginatedResult",
+    "PaginatedResultWire",
     "ProgressToken",
+    "ProgressTokenWire",
     "Request",
     "RequestId",
+    "RequestIdWire",
     "RequestParams",
+    "RequestParamsWire",
+    "RequestWire",
     "Result",
+    "ResultWire",
     "Role",
     "to_wire",
     "wire_key",
@@ -65,8 +83,12 @@ __all__ = [
 
 RequestId = StrictStr | StrictInt
 """A JSON-RPC request id: a string or an integer (never null, bool or float)."""
+RequestIdWire: TypeAlias = str | int
+"""Wire form of :data:`RequestId`."""
 ProgressToken = StrictStr | StrictInt
 """A progress token chosen by the requester: a string or an integer."""
+ProgressTokenWire: TypeAlias = str | int
+"""Wire form of :data:`ProgressToken`."""
 Cursor = str
 """An opaque pagination cursor."""
 Role = Literal["user", "assistant"]
@@ -138,10 +160,22 @@ class RequestParams(MCPModel):
     meta: Meta = None
 
 
+class RequestParamsWire(TypedDict):
+    """Wire form of :class:`RequestParams`."""
+
+    _meta: NotRequired[JSON]
+
+
 class NotificationParams(MCPModel):
     """Params of any notification; from 2026-07-28 ``_meta`` may carry ``subscriptionId``."""
 
     meta: Meta = None
+
+
+class NotificationParamsWire(TypedDict):
+    """Wire form of :class:`NotificationParams`."""
+
+    _meta: NotRequired[JSON]
 
 
 class Result(MCPModel):
@@ -150,6 +184,13 @@ class Result(MCPModel):
 
     meta: Meta = None
     result_type: str | None = None
+
+
+class ResultWire(TypedDict):
+    """Wire form of :class:`Result`."""
+
+    _meta: NotRequired[JSON]
+    resultType: NotRequired[str]
 
 
 EmptyResult = Result
@@ -162,10 +203,22 @@ class PaginatedRequestParams(RequestParams):
     cursor: Cursor | None = None
 
 
+class PaginatedRequestParamsWire(RequestParamsWire):
+    """Wire form of :class:`PaginatedRequestParams`."""
+
+    cursor: NotRequired[Cursor]
+
+
 class PaginatedResult(Result):
     """A page of a list; ``next_cursor`` absent means this is the last page."""
 
     next_cursor: Cursor | None = None
+
+
+class PaginatedResultWire(ResultWire):
+    """Wire form of :class:`PaginatedResult`."""
+
+    nextCursor: NotRequired[Cursor]
 
 
 class CacheableResult(Result):
@@ -185,6 +238,13 @@ class CacheableResult(Result):
         return max(self.ttl_ms or 0, 0)
 
 
+class CacheableResultWire(ResultWire):
+    """Wire form of :class:`CacheableResult`."""
+
+    ttlMs: NotRequired[int]
+    cacheScope: NotRequired[CacheScope]
+
+
 class Request(MCPModel):
     """Any request body (``method`` + ``params``), for methods without a typed model.
 
@@ -196,8 +256,22 @@ class Request(MCPModel):
     params: dict[str, Any] | None = None
 
 
+class RequestWire(TypedDict):
+    """Wire form of :class:`Request` (no JSON-RPC framing: see ``envelopes``)."""
+
+    method: str
+    params: NotRequired[JSON]
+
+
 class Notification(MCPModel):
     """Any notification body (``method`` + ``params``), for methods without a typed model."""
 
     method: str
     params: dict[str, Any] | None = None
+
+
+class NotificationWire(TypedDict):
+    """Wire form of :class:`Notification` (no JSON-RPC framing: see ``envelopes``)."""
+
+    method: str
+    params: NotRequired[JSON]

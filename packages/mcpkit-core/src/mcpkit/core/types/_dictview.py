@@ -14,7 +14,10 @@ Rules:
 2. Read-only: there is no item assignment.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["WireDictView"]
 
@@ -26,7 +29,7 @@ class WireDictView:
     def _wire_dict(self) -> dict[str, Any]:
         from mcpkit.core.types._base import to_wire
 
-        return to_wire(self)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+        return to_wire(cast("BaseModel", self))  # mixed into wire models only
 
     def __getitem__(self, key: str) -> Any:
         return self._wire_dict()[key]

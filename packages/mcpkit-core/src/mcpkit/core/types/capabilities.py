@@ -18,19 +18,30 @@ Rules:
 5. ``elicitation: {}`` means form mode only (2025-11-25 backwards compatibility).
 """
 
-from typing import Any
+from typing import Any, NotRequired
 
+from typing_extensions import TypedDict
+
+from mcpkit.core.shapes import JSON
 from mcpkit.core.types._base import MCPModel
 
 __all__ = [
     "ClientCapabilities",
+    "ClientCapabilitiesWire",
     "ElicitationCapability",
+    "ElicitationCapabilityWire",
     "PromptsCapability",
+    "PromptsCapabilityWire",
     "ResourcesCapability",
+    "ResourcesCapabilityWire",
     "RootsCapability",
+    "RootsCapabilityWire",
     "SamplingCapability",
+    "SamplingCapabilityWire",
     "ServerCapabilities",
+    "ServerCapabilitiesWire",
     "ToolsCapability",
+    "ToolsCapabilityWire",
 ]
 
 
@@ -38,6 +49,12 @@ class RootsCapability(MCPModel):
     """The client can list roots; ``list_changed`` (handshake era) means it notifies changes."""
 
     list_changed: bool | None = None
+
+
+class RootsCapabilityWire(TypedDict):
+    """Wire form of :class:`RootsCapability`."""
+
+    listChanged: NotRequired[bool]
 
 
 class SamplingCapability(MCPModel):
@@ -48,11 +65,25 @@ class SamplingCapability(MCPModel):
     tools: dict[str, Any] | None = None
 
 
+class SamplingCapabilityWire(TypedDict):
+    """Wire form of :class:`SamplingCapability`."""
+
+    context: NotRequired[JSON]
+    tools: NotRequired[JSON]
+
+
 class ElicitationCapability(MCPModel):
     """The client can elicit: ``form`` and/or ``url`` mode (2025-11-25+); ``{}`` = form only."""
 
     form: dict[str, Any] | None = None
     url: dict[str, Any] | None = None
+
+
+class ElicitationCapabilityWire(TypedDict):
+    """Wire form of :class:`ElicitationCapability`."""
+
+    form: NotRequired[JSON]
+    url: NotRequired[JSON]
 
 
 class ClientCapabilities(MCPModel):
@@ -66,10 +97,27 @@ class ClientCapabilities(MCPModel):
     tasks: dict[str, Any] | None = None
 
 
+class ClientCapabilitiesWire(TypedDict):
+    """Wire form of :class:`ClientCapabilities`."""
+
+    experimental: NotRequired[dict[str, JSON]]
+    extensions: NotRequired[dict[str, JSON]]
+    roots: NotRequired[RootsCapabilityWire]
+    sampling: NotRequired[SamplingCapabilityWire]
+    elicitation: NotRequired[ElicitationCapabilityWire]
+    tasks: NotRequired[JSON]
+
+
 class PromptsCapability(MCPModel):
     """The server offers prompts; ``list_changed`` means it notifies list changes."""
 
     list_changed: bool | None = None
+
+
+class PromptsCapabilityWire(TypedDict):
+    """Wire form of :class:`PromptsCapability`."""
+
+    listChanged: NotRequired[bool]
 
 
 class ResourcesCapability(MCPModel):
@@ -80,10 +128,23 @@ class ResourcesCapability(MCPModel):
     list_changed: bool | None = None
 
 
+class ResourcesCapabilityWire(TypedDict):
+    """Wire form of :class:`ResourcesCapability`."""
+
+    subscribe: NotRequired[bool]
+    listChanged: NotRequired[bool]
+
+
 class ToolsCapability(MCPModel):
     """The server offers tools; ``list_changed`` means it notifies list changes."""
 
     list_changed: bool | None = None
+
+
+class ToolsCapabilityWire(TypedDict):
+    """Wire form of :class:`ToolsCapability`."""
+
+    listChanged: NotRequired[bool]
 
 
 class ServerCapabilities(MCPModel):
@@ -97,3 +158,16 @@ class ServerCapabilities(MCPModel):
     resources: ResourcesCapability | None = None
     tools: ToolsCapability | None = None
     tasks: dict[str, Any] | None = None
+
+
+class ServerCapabilitiesWire(TypedDict):
+    """Wire form of :class:`ServerCapabilities`."""
+
+    experimental: NotRequired[dict[str, JSON]]
+    extensions: NotRequired[dict[str, JSON]]
+    logging: NotRequired[JSON]
+    completions: NotRequired[JSON]
+    prompts: NotRequired[PromptsCapabilityWire]
+    resources: NotRequired[ResourcesCapabilityWire]
+    tools: NotRequired[ToolsCapabilityWire]
+    tasks: NotRequired[JSON]

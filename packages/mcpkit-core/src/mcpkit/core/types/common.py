@@ -10,17 +10,22 @@ Rules:
    Icon ``src`` is untrusted input; checking its scheme is the consumer's job.
 """
 
-from typing import Literal
+from typing import Literal, NotRequired
 
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from mcpkit.core.types._base import MCPModel, Number, Role
 
 __all__ = [
     "Annotations",
+    "AnnotationsWire",
     "BaseMetadata",
+    "BaseMetadataWire",
     "Icon",
+    "IconWire",
     "Implementation",
+    "ImplementationWire",
 ]
 
 
@@ -35,6 +40,13 @@ class BaseMetadata(MCPModel):
         return self.title or self.name
 
 
+class BaseMetadataWire(TypedDict):
+    """Wire form of :class:`BaseMetadata`."""
+
+    name: str
+    title: NotRequired[str]
+
+
 class Icon(MCPModel):
     """An icon for display (2025-11-25+). ``src`` is an https: or data: URI; ``sizes`` are
     strings such as ``"48x48"`` or ``"any"``; ``theme`` is the background it suits."""
@@ -45,6 +57,15 @@ class Icon(MCPModel):
     theme: Literal["light", "dark"] | None = None
 
 
+class IconWire(TypedDict):
+    """Wire form of :class:`Icon`."""
+
+    src: str
+    mimeType: NotRequired[str]
+    sizes: NotRequired[list[str]]
+    theme: NotRequired[Literal["light", "dark"]]
+
+
 class Implementation(BaseMetadata):
     """Name and version of a client or server implementation (self-reported, unverified)."""
 
@@ -52,6 +73,15 @@ class Implementation(BaseMetadata):
     description: str | None = None
     icons: list[Icon] | None = None
     website_url: str | None = None
+
+
+class ImplementationWire(BaseMetadataWire):
+    """Wire form of :class:`Implementation`."""
+
+    version: str
+    description: NotRequired[str]
+    icons: NotRequired[list[IconWire]]
+    websiteUrl: NotRequired[str]
 
 
 class Annotations(MCPModel):
@@ -64,3 +94,11 @@ class Annotations(MCPModel):
     audience: list[Role] | None = None
     priority: Number | None = Field(default=None, ge=0, le=1)
     last_modified: str | None = None
+
+
+class AnnotationsWire(TypedDict):
+    """Wire form of :class:`Annotations`."""
+
+    audience: NotRequired[list[Role]]
+    priority: NotRequired[Number]
+    lastModified: NotRequired[str]

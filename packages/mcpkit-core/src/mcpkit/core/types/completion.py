@@ -11,23 +11,39 @@ Rules:
 3. At most 100 ``values`` per result; ``total`` may exceed them, ``has_more`` says so.
 """
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, NotRequired, TypeAlias
 
 from pydantic import Field
+from typing_extensions import TypedDict
 
-from mcpkit.core.types._base import MCPModel, RequestParams, Result
+from mcpkit.core.types._base import (
+    MCPModel,
+    RequestParams,
+    RequestParamsWire,
+    Result,
+    ResultWire,
+)
 
 __all__ = [
     "MAX_COMPLETION_VALUES",
     "CompleteArgument",
+    "CompleteArgumentWire",
     "CompleteContext",
+    "CompleteContextWire",
     "CompleteRequest",
     "CompleteRequestParams",
+    "CompleteRequestParamsWire",
+    "CompleteRequestWire",
     "CompleteResult",
+    "CompleteResultWire",
     "Completion",
     "CompletionReference",
+    "CompletionReferenceWire",
+    "CompletionWire",
     "PromptReference",
+    "PromptReferenceWire",
     "ResourceTemplateReference",
+    "ResourceTemplateReferenceWire",
 ]
 
 MAX_COMPLETION_VALUES: Final = 100
@@ -42,10 +58,25 @@ class PromptReference(MCPModel):
     title: str | None = None
 
 
+class PromptReferenceWire(TypedDict):
+    """Wire form of :class:`PromptReference`."""
+
+    type: Literal["ref/prompt"]
+    name: str
+    title: NotRequired[str]
+
+
 class ResourceTemplateReference(MCPModel):
     """Completion target: the resource template ``uri`` (an RFC 6570 template)."""
 
     type: Literal["ref/resource"] = "ref/resource"
+    uri: str
+
+
+class ResourceTemplateReferenceWire(TypedDict):
+    """Wire form of :class:`ResourceTemplateReference`."""
+
+    type: Literal["ref/resource"]
     uri: str
 
 
@@ -55,8 +86,19 @@ CompletionReference = Annotated[
 """What is being completed, chosen by ``type``."""
 
 
+CompletionReferenceWire: TypeAlias = PromptReferenceWire | ResourceTemplateReferenceWire
+"""Wire form of :data:`CompletionReference`, told apart by ``type``."""
+
+
 class CompleteArgument(MCPModel):
     """The argument being completed: its ``name`` and the partial ``value`` typed so far."""
+
+    name: str
+    value: str
+
+
+class CompleteArgumentWire(TypedDict):
+    """Wire form of :class:`CompleteArgument`."""
 
     name: str
     value: str
@@ -68,6 +110,12 @@ class CompleteContext(MCPModel):
     arguments: dict[str, str] | None = None
 
 
+class CompleteContextWire(TypedDict):
+    """Wire form of :class:`CompleteContext`."""
+
+    arguments: NotRequired[dict[str, str]]
+
+
 class CompleteRequestParams(RequestParams):
     """Complete ``argument`` of ``ref``."""
 
@@ -76,11 +124,26 @@ class CompleteRequestParams(RequestParams):
     context: CompleteContext | None = None
 
 
+class CompleteRequestParamsWire(RequestParamsWire):
+    """Wire form of :class:`CompleteRequestParams`."""
+
+    ref: CompletionReferenceWire
+    argument: CompleteArgumentWire
+    context: NotRequired[CompleteContextWire]
+
+
 class CompleteRequest(MCPModel):
     """``completion/complete``."""
 
     method: Literal["completion/complete"] = "completion/complete"
     params: CompleteRequestParams
+
+
+class CompleteRequestWire(TypedDict):
+    """Wire form of :class:`CompleteRequest`."""
+
+    method: Literal["completion/complete"]
+    params: CompleteRequestParamsWire
 
 
 class Completion(MCPModel):
@@ -91,7 +154,21 @@ class Completion(MCPModel):
     has_more: bool | None = None
 
 
+class CompletionWire(TypedDict):
+    """Wire form of :class:`Completion` (at most :data:`MAX_COMPLETION_VALUES` values)."""
+
+    values: list[str]
+    total: NotRequired[int]
+    hasMore: NotRequired[bool]
+
+
 class CompleteResult(Result):
     """The completion."""
 
     completion: Completion
+
+
+class CompleteResultWire(ResultWire):
+    """Wire form of :class:`CompleteResult`."""
+
+    completion: CompletionWire

@@ -16,25 +16,37 @@ Rules:
 4. Resource contents are text if they have ``text``, blob if they have ``blob``.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
+from typing_extensions import TypedDict
 
+from mcpkit.core.shapes import JSON
 from mcpkit.core.types._base import MCPModel, Meta
-from mcpkit.core.types.common import Annotations, Icon
+from mcpkit.core.types.common import Annotations, AnnotationsWire, Icon, IconWire
 
 __all__ = [
     "AudioContent",
+    "AudioContentWire",
     "BlobResourceContents",
+    "BlobResourceContentsWire",
     "ContentBlock",
+    "ContentBlockWire",
     "EmbeddedResource",
+    "EmbeddedResourceWire",
     "ImageContent",
+    "ImageContentWire",
     "ResourceContents",
     "ResourceContentsUnion",
+    "ResourceContentsUnionWire",
+    "ResourceContentsWire",
     "ResourceLink",
+    "ResourceLinkWire",
     "SamplingContentBlock",
     "TextContent",
+    "TextContentWire",
     "TextResourceContents",
+    "TextResourceContentsWire",
     "ToolResultContent",
     "ToolUseContent",
 ]
@@ -48,14 +60,34 @@ class ResourceContents(MCPModel):
     meta: Meta = None
 
 
+class ResourceContentsWire(TypedDict):
+    """Wire form of :class:`ResourceContents`."""
+
+    uri: str
+    mimeType: NotRequired[str]
+    _meta: NotRequired[JSON]
+
+
 class TextResourceContents(ResourceContents):
     """Resource contents as text."""
 
     text: str
 
 
+class TextResourceContentsWire(ResourceContentsWire):
+    """Wire form of :class:`TextResourceContents`."""
+
+    text: str
+
+
 class BlobResourceContents(ResourceContents):
     """Resource contents as base64-encoded bytes (``blob``)."""
+
+    blob: str
+
+
+class BlobResourceContentsWire(ResourceContentsWire):
+    """Wire form of :class:`BlobResourceContents`."""
 
     blob: str
 
@@ -73,6 +105,10 @@ ResourceContentsUnion = Annotated[
 """Text or blob resource contents, chosen by the presence of ``blob``."""
 
 
+ResourceContentsUnionWire: TypeAlias = TextResourceContentsWire | BlobResourceContentsWire
+"""Wire form of :data:`ResourceContentsUnion`: tell them apart with ``"blob" in value``."""
+
+
 class TextContent(MCPModel):
     """A text block."""
 
@@ -80,6 +116,15 @@ class TextContent(MCPModel):
     text: str
     annotations: Annotations | None = None
     meta: Meta = None
+
+
+class TextContentWire(TypedDict):
+    """Wire form of :class:`TextContent`."""
+
+    type: Literal["text"]
+    text: str
+    annotations: NotRequired[AnnotationsWire]
+    _meta: NotRequired[JSON]
 
 
 class ImageContent(MCPModel):
@@ -92,6 +137,16 @@ class ImageContent(MCPModel):
     meta: Meta = None
 
 
+class ImageContentWire(TypedDict):
+    """Wire form of :class:`ImageContent`."""
+
+    type: Literal["image"]
+    data: str
+    mimeType: str
+    annotations: NotRequired[AnnotationsWire]
+    _meta: NotRequired[JSON]
+
+
 class AudioContent(MCPModel):
     """Audio (2025-03-26+): base64 ``data`` of type ``mime_type``."""
 
@@ -100,6 +155,16 @@ class AudioContent(MCPModel):
     mime_type: str
     annotations: Annotations | None = None
     meta: Meta = None
+
+
+class AudioContentWire(TypedDict):
+    """Wire form of :class:`AudioContent`."""
+
+    type: Literal["audio"]
+    data: str
+    mimeType: str
+    annotations: NotRequired[AnnotationsWire]
+    _meta: NotRequired[JSON]
 
 
 class ResourceLink(MCPModel):
@@ -120,6 +185,21 @@ class ResourceLink(MCPModel):
     meta: Meta = None
 
 
+class ResourceLinkWire(TypedDict):
+    """Wire form of :class:`ResourceLink`."""
+
+    type: Literal["resource_link"]
+    uri: str
+    name: str
+    title: NotRequired[str]
+    description: NotRequired[str]
+    mimeType: NotRequired[str]
+    size: NotRequired[int]
+    annotations: NotRequired[AnnotationsWire]
+    icons: NotRequired[list[IconWire]]
+    _meta: NotRequired[JSON]
+
+
 class EmbeddedResource(MCPModel):
     """Resource contents embedded in a message."""
 
@@ -129,11 +209,26 @@ class EmbeddedResource(MCPModel):
     meta: Meta = None
 
 
+class EmbeddedResourceWire(TypedDict):
+    """Wire form of :class:`EmbeddedResource`."""
+
+    type: Literal["resource"]
+    resource: ResourceContentsUnionWire
+    annotations: NotRequired[AnnotationsWire]
+    _meta: NotRequired[JSON]
+
+
 ContentBlock = Annotated[
     TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
     Field(discriminator="type"),
 ]
 """A block of a tool result or prompt message, chosen by ``type``."""
+
+
+ContentBlockWire: TypeAlias = (
+    TextContentWire | ImageContentWire | AudioContentWire | ResourceLinkWire | EmbeddedResourceWire
+)
+"""Wire form of :data:`ContentBlock`: a type checker narrows it on ``block["type"]``."""
 
 
 class ToolUseContent(MCPModel):

@@ -21,10 +21,11 @@ Rules:
 5. A result's ``content`` is present only with ``action == "accept"`` in form mode.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import Discriminator, Tag
 
+from mcpkit.core.shapes import JSON
 from mcpkit.core.types._base import (
     MCPModel,
     NotificationParams,
@@ -158,7 +159,7 @@ class LegacyTitledEnumSchema(_FieldSchema):
 
 def _get(value: Any, key: str) -> Any:
     if isinstance(value, dict):
-        return value.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        return cast(JSON, value).get(key)
     return getattr(value, key, None)
 
 

@@ -18,7 +18,9 @@ Rules:
 5. -32042 exists only in 2025-11-25; 2026-07-28 implementations MUST NOT emit it.
 """
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
 
 from mcpkit.core.types._base import MCPModel
 from mcpkit.core.types.capabilities import ClientCapabilities
@@ -26,6 +28,7 @@ from mcpkit.core.types.elicitation import ElicitRequestURLParams
 
 __all__ = [
     "ErrorObject",
+    "ErrorObjectWire",
     "HeaderMismatchErrorObject",
     "MissingRequiredClientCapabilityData",
     "MissingRequiredClientCapabilityErrorObject",
@@ -42,6 +45,14 @@ class ErrorObject(MCPModel):
     code: int
     message: str
     data: Any = None
+
+
+class ErrorObjectWire(TypedDict):
+    """Wire form of :class:`ErrorObject`."""
+
+    code: int
+    message: str
+    data: NotRequired[Any]
 
 
 class MissingRequiredClientCapabilityData(MCPModel):

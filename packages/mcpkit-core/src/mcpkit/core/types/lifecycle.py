@@ -12,18 +12,38 @@ Rules:
 3. ``ping`` has no params beyond ``_meta`` and is answered with an empty result.
 """
 
-from typing import Literal
+from typing import Literal, NotRequired
 
-from mcpkit.core.types._base import MCPModel, NotificationParams, RequestParams, Result
-from mcpkit.core.types.capabilities import ClientCapabilities, ServerCapabilities
-from mcpkit.core.types.common import Implementation
+from typing_extensions import TypedDict
+
+from mcpkit.core.types._base import (
+    MCPModel,
+    NotificationParams,
+    NotificationParamsWire,
+    RequestParams,
+    RequestParamsWire,
+    Result,
+    ResultWire,
+)
+from mcpkit.core.types.capabilities import (
+    ClientCapabilities,
+    ClientCapabilitiesWire,
+    ServerCapabilities,
+    ServerCapabilitiesWire,
+)
+from mcpkit.core.types.common import Implementation, ImplementationWire
 
 __all__ = [
     "InitializeRequest",
     "InitializeRequestParams",
+    "InitializeRequestParamsWire",
+    "InitializeRequestWire",
     "InitializeResult",
+    "InitializeResultWire",
     "InitializedNotification",
+    "InitializedNotificationWire",
     "PingRequest",
+    "PingRequestWire",
 ]
 
 
@@ -35,11 +55,26 @@ class InitializeRequestParams(RequestParams):
     client_info: Implementation
 
 
+class InitializeRequestParamsWire(RequestParamsWire):
+    """Wire form of :class:`InitializeRequestParams`."""
+
+    protocolVersion: str
+    capabilities: ClientCapabilitiesWire
+    clientInfo: ImplementationWire
+
+
 class InitializeRequest(MCPModel):
     """``initialize`` (client->server, first request of a session)."""
 
     method: Literal["initialize"] = "initialize"
     params: InitializeRequestParams
+
+
+class InitializeRequestWire(TypedDict):
+    """Wire form of :class:`InitializeRequest`."""
+
+    method: Literal["initialize"]
+    params: InitializeRequestParamsWire
 
 
 class InitializeResult(Result):
@@ -52,6 +87,15 @@ class InitializeResult(Result):
     instructions: str | None = None
 
 
+class InitializeResultWire(ResultWire):
+    """Wire form of :class:`InitializeResult`."""
+
+    protocolVersion: str
+    capabilities: ServerCapabilitiesWire
+    serverInfo: ImplementationWire
+    instructions: NotRequired[str]
+
+
 class InitializedNotification(MCPModel):
     """``notifications/initialized`` (client->server, after the initialize result)."""
 
@@ -59,8 +103,22 @@ class InitializedNotification(MCPModel):
     params: NotificationParams | None = None
 
 
+class InitializedNotificationWire(TypedDict):
+    """Wire form of :class:`InitializedNotification`."""
+
+    method: Literal["notifications/initialized"]
+    params: NotRequired[NotificationParamsWire]
+
+
 class PingRequest(MCPModel):
     """``ping`` (either direction, handshake era only)."""
 
     method: Literal["ping"] = "ping"
     params: RequestParams | None = None
+
+
+class PingRequestWire(TypedDict):
+    """Wire form of :class:`PingRequest`."""
+
+    method: Literal["ping"]
+    params: NotRequired[RequestParamsWire]

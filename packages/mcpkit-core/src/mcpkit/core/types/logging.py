@@ -12,17 +12,29 @@ Rules:
 3. ``data`` is any JSON value, required, and may be ``null``.
 """
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NotRequired
 
-from mcpkit.core.types._base import MCPModel, NotificationParams, RequestParams
+from typing_extensions import TypedDict
+
+from mcpkit.core.types._base import (
+    MCPModel,
+    NotificationParams,
+    NotificationParamsWire,
+    RequestParams,
+    RequestParamsWire,
+)
 
 __all__ = [
     "LOGGING_LEVELS",
     "LoggingLevel",
     "LoggingMessageNotification",
     "LoggingMessageNotificationParams",
+    "LoggingMessageNotificationParamsWire",
+    "LoggingMessageNotificationWire",
     "SetLevelRequest",
     "SetLevelRequestParams",
+    "SetLevelRequestParamsWire",
+    "SetLevelRequestWire",
 ]
 
 LoggingLevel = Literal[
@@ -50,11 +62,24 @@ class SetLevelRequestParams(RequestParams):
     level: LoggingLevel
 
 
+class SetLevelRequestParamsWire(RequestParamsWire):
+    """Wire form of :class:`SetLevelRequestParams`."""
+
+    level: LoggingLevel
+
+
 class SetLevelRequest(MCPModel):
     """``logging/setLevel`` (handshake era only)."""
 
     method: Literal["logging/setLevel"] = "logging/setLevel"
     params: SetLevelRequestParams
+
+
+class SetLevelRequestWire(TypedDict):
+    """Wire form of :class:`SetLevelRequest`."""
+
+    method: Literal["logging/setLevel"]
+    params: SetLevelRequestParamsWire
 
 
 class LoggingMessageNotificationParams(NotificationParams):
@@ -65,8 +90,23 @@ class LoggingMessageNotificationParams(NotificationParams):
     data: Any
 
 
+class LoggingMessageNotificationParamsWire(NotificationParamsWire):
+    """Wire form of :class:`LoggingMessageNotificationParams`."""
+
+    level: LoggingLevel
+    logger: NotRequired[str]
+    data: Any
+
+
 class LoggingMessageNotification(MCPModel):
     """``notifications/message`` (server->client)."""
 
     method: Literal["notifications/message"] = "notifications/message"
     params: LoggingMessageNotificationParams
+
+
+class LoggingMessageNotificationWire(TypedDict):
+    """Wire form of :class:`LoggingMessageNotification`."""
+
+    method: Literal["notifications/message"]
+    params: LoggingMessageNotificationParamsWire

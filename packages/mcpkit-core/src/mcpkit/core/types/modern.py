@@ -24,20 +24,33 @@ Rules:
    gracefully; its ``_meta`` carries the ``subscriptionId``.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NotRequired
+
+from typing_extensions import TypedDict
 
 from mcpkit.core.types._base import (
     CacheableResult,
+    CacheableResultWire,
     MCPModel,
     NotificationParams,
+    NotificationParamsWire,
     ProgressToken,
+    ProgressTokenWire,
     RequestId,
+    RequestIdWire,
     RequestParams,
+    RequestParamsWire,
     Result,
+    ResultWire,
     wire_key,
 )
-from mcpkit.core.types.capabilities import ClientCapabilities, ServerCapabilities
-from mcpkit.core.types.common import Implementation
+from mcpkit.core.types.capabilities import (
+    ClientCapabilities,
+    ClientCapabilitiesWire,
+    ServerCapabilities,
+    ServerCapabilitiesWire,
+)
+from mcpkit.core.types.common import Implementation, ImplementationWire
 from mcpkit.core.types.constants import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -50,17 +63,29 @@ from mcpkit.core.types.logging import LoggingLevel
 
 __all__ = [
     "DiscoverRequest",
+    "DiscoverRequestWire",
     "DiscoverResult",
+    "DiscoverResultWire",
     "NotificationMeta",
+    "NotificationMetaWire",
     "RequestMeta",
+    "RequestMetaWire",
     "ResultMeta",
+    "ResultMetaWire",
     "SubscriptionFilter",
+    "SubscriptionFilterWire",
     "SubscriptionsAcknowledgedNotification",
     "SubscriptionsAcknowledgedNotificationParams",
+    "SubscriptionsAcknowledgedNotificationParamsWire",
+    "SubscriptionsAcknowledgedNotificationWire",
     "SubscriptionsListenRequest",
     "SubscriptionsListenRequestParams",
+    "SubscriptionsListenRequestParamsWire",
+    "SubscriptionsListenRequestWire",
     "SubscriptionsListenResult",
     "SubscriptionsListenResultMeta",
+    "SubscriptionsListenResultMetaWire",
+    "SubscriptionsListenResultWire",
 ]
 
 
@@ -77,16 +102,43 @@ class RequestMeta(MCPModel):
     progress_token: ProgressToken | None = None
 
 
+RequestMetaWire = TypedDict(
+    "RequestMetaWire",
+    {
+        "io.modelcontextprotocol/protocolVersion": str,
+        "io.modelcontextprotocol/clientCapabilities": ClientCapabilitiesWire,
+        "io.modelcontextprotocol/clientInfo": NotRequired[ImplementationWire],
+        "io.modelcontextprotocol/logLevel": NotRequired[LoggingLevel],
+        "progressToken": NotRequired[ProgressTokenWire],
+    },
+)
+"""Wire form of :class:`RequestMeta` (its keys are not identifiers, hence this syntax)."""
+
+
 class ResultMeta(MCPModel):
     """Typed view of a 2026-07-28 result's ``_meta``: the server's identity."""
 
     server_info: Annotated[Implementation | None, wire_key(META_SERVER_INFO)] = None
 
 
+ResultMetaWire = TypedDict(
+    "ResultMetaWire",
+    {"io.modelcontextprotocol/serverInfo": NotRequired[ImplementationWire]},
+)
+"""Wire form of :class:`ResultMeta`."""
+
+
 class NotificationMeta(MCPModel):
     """Typed view of a 2026-07-28 notification's ``_meta``: the subscription it belongs to."""
 
     subscription_id: Annotated[RequestId | None, wire_key(META_SUBSCRIPTION_ID)] = None
+
+
+NotificationMetaWire = TypedDict(
+    "NotificationMetaWire",
+    {"io.modelcontextprotocol/subscriptionId": NotRequired[RequestIdWire]},
+)
+"""Wire form of :class:`NotificationMeta`."""
 
 
 class SubscriptionsListenResultMeta(MCPModel):
@@ -96,11 +148,28 @@ class SubscriptionsListenResultMeta(MCPModel):
     server_info: Annotated[Implementation | None, wire_key(META_SERVER_INFO)] = None
 
 
+SubscriptionsListenResultMetaWire = TypedDict(
+    "SubscriptionsListenResultMetaWire",
+    {
+        "io.modelcontextprotocol/subscriptionId": RequestIdWire,
+        "io.modelcontextprotocol/serverInfo": NotRequired[ImplementationWire],
+    },
+)
+"""Wire form of :class:`SubscriptionsListenResultMeta`."""
+
+
 class DiscoverRequest(MCPModel):
     """``server/discover``: ask for supported versions, capabilities and identity."""
 
     method: Literal["server/discover"] = "server/discover"
     params: RequestParams | None = None
+
+
+class DiscoverRequestWire(TypedDict):
+    """Wire form of :class:`DiscoverRequest`."""
+
+    method: Literal["server/discover"]
+    params: NotRequired[RequestParamsWire]
 
 
 class DiscoverResult(CacheableResult):
@@ -110,6 +179,14 @@ class DiscoverResult(CacheableResult):
     supported_versions: list[str]
     capabilities: ServerCapabilities
     instructions: str | None = None
+
+
+class DiscoverResultWire(CacheableResultWire):
+    """Wire form of :class:`DiscoverResult`."""
+
+    supportedVersions: list[str]
+    capabilities: ServerCapabilitiesWire
+    instructions: NotRequired[str]
 
 
 class SubscriptionFilter(MCPModel):
@@ -122,10 +199,25 @@ class SubscriptionFilter(MCPModel):
     resource_subscriptions: list[str] | None = None
 
 
+class SubscriptionFilterWire(TypedDict):
+    """Wire form of :class:`SubscriptionFilter`."""
+
+    toolsListChanged: NotRequired[bool]
+    promptsListChanged: NotRequired[bool]
+    resourcesListChanged: NotRequired[bool]
+    resourceSubscriptions: NotRequired[list[str]]
+
+
 class SubscriptionsListenRequestParams(RequestParams):
     """Open a notification stream for ``notifications``."""
 
     notifications: SubscriptionFilter
+
+
+class SubscriptionsListenRequestParamsWire(RequestParamsWire):
+    """Wire form of :class:`SubscriptionsListenRequestParams`."""
+
+    notifications: SubscriptionFilterWire
 
 
 class SubscriptionsListenRequest(MCPModel):
@@ -135,14 +227,31 @@ class SubscriptionsListenRequest(MCPModel):
     params: SubscriptionsListenRequestParams
 
 
+class SubscriptionsListenRequestWire(TypedDict):
+    """Wire form of :class:`SubscriptionsListenRequest`."""
+
+    method: Literal["subscriptions/listen"]
+    params: SubscriptionsListenRequestParamsWire
+
+
 class SubscriptionsListenResult(Result):
     """Graceful end of a subscription; ``_meta`` carries its ``subscriptionId``."""
+
+
+class SubscriptionsListenResultWire(ResultWire):
+    """Wire form of :class:`SubscriptionsListenResult`."""
 
 
 class SubscriptionsAcknowledgedNotificationParams(NotificationParams):
     """The subset of the requested ``notifications`` the server will send."""
 
     notifications: SubscriptionFilter
+
+
+class SubscriptionsAcknowledgedNotificationParamsWire(NotificationParamsWire):
+    """Wire form of :class:`SubscriptionsAcknowledgedNotificationParams`."""
+
+    notifications: SubscriptionFilterWire
 
 
 class SubscriptionsAcknowledgedNotification(MCPModel):
@@ -152,3 +261,10 @@ class SubscriptionsAcknowledgedNotification(MCPModel):
         "notifications/subscriptions/acknowledged"
     )
     params: SubscriptionsAcknowledgedNotificationParams
+
+
+class SubscriptionsAcknowledgedNotificationWire(TypedDict):
+    """Wire form of :class:`SubscriptionsAcknowledgedNotification`."""
+
+    method: Literal["notifications/subscriptions/acknowledged"]
+    params: SubscriptionsAcknowledgedNotificationParamsWire

@@ -24,11 +24,13 @@ Rules:
 """
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from pydantic import Discriminator, Field, Tag
+from typing_extensions import TypedDict
 
-from mcpkit.core.types._base import MCPModel, Meta, RequestParams, Result
+from mcpkit.core.shapes import JSON
+from mcpkit.core.types._base import MCPModel, Meta, RequestParams, RequestParamsWire, Result
 from mcpkit.core.types.constants import (
     RESULT_TYPE_COMPLETE,
     RESULT_TYPE_INPUT_REQUIRED,
@@ -42,8 +44,10 @@ __all__ = [
     "InputRequest",
     "InputRequests",
     "InputRequiredResult",
+    "InputRequiredResultWire",
     "InputResponse",
     "InputResponseRequestParams",
+    "InputResponseRequestParamsWire",
     "InputResponses",
     "parse_result",
 ]
@@ -89,6 +93,13 @@ class InputResponseRequestParams(RequestParams):
     request_state: str | None = None
 
 
+class InputResponseRequestParamsWire(RequestParamsWire):
+    """Wire form of :class:`InputResponseRequestParams`."""
+
+    inputResponses: NotRequired[dict[str, JSON]]
+    requestState: NotRequired[str]
+
+
 class InputRequiredResult(MCPModel):
     """Interim result: the server needs ``input_requests`` answered, and/or wants
     ``request_state`` echoed, on a retry of the original request."""
@@ -97,6 +108,15 @@ class InputRequiredResult(MCPModel):
     input_requests: InputRequests | None = None
     request_state: str | None = None
     meta: Meta = None
+
+
+class InputRequiredResultWire(TypedDict):
+    """Wire form of :class:`InputRequiredResult`."""
+
+    resultType: Literal["input_required"]
+    inputRequests: NotRequired[dict[str, JSON]]
+    requestState: NotRequired[str]
+    _meta: NotRequired[JSON]
 
 
 ResultT = TypeVar("ResultT", bound=Result)

@@ -18,18 +18,36 @@ Rules:
    ``logging.py``, ``roots.py``, ``elicitation.py``, ``lifecycle.py``, ``modern.py``).
 """
 
-from typing import Literal
+from typing import Literal, NotRequired
 
-from mcpkit.core.types._base import MCPModel, NotificationParams, Number, ProgressToken, RequestId
+from typing_extensions import TypedDict
+
+from mcpkit.core.types._base import (
+    MCPModel,
+    NotificationParams,
+    NotificationParamsWire,
+    Number,
+    ProgressToken,
+    ProgressTokenWire,
+    RequestId,
+    RequestIdWire,
+)
 
 __all__ = [
     "CancelledNotification",
     "CancelledNotificationParams",
+    "CancelledNotificationParamsWire",
+    "CancelledNotificationWire",
     "ProgressNotification",
     "ProgressNotificationParams",
+    "ProgressNotificationParamsWire",
+    "ProgressNotificationWire",
     "PromptListChangedNotification",
+    "PromptListChangedNotificationWire",
     "ResourceListChangedNotification",
+    "ResourceListChangedNotificationWire",
     "ToolListChangedNotification",
+    "ToolListChangedNotificationWire",
 ]
 
 
@@ -40,11 +58,25 @@ class CancelledNotificationParams(NotificationParams):
     reason: str | None = None
 
 
+class CancelledNotificationParamsWire(NotificationParamsWire):
+    """Wire form of :class:`CancelledNotificationParams`."""
+
+    requestId: NotRequired[RequestIdWire]
+    reason: NotRequired[str]
+
+
 class CancelledNotification(MCPModel):
     """``notifications/cancelled`` (either direction)."""
 
     method: Literal["notifications/cancelled"] = "notifications/cancelled"
     params: CancelledNotificationParams
+
+
+class CancelledNotificationWire(TypedDict):
+    """Wire form of :class:`CancelledNotification`."""
+
+    method: Literal["notifications/cancelled"]
+    params: CancelledNotificationParamsWire
 
 
 class ProgressNotificationParams(NotificationParams):
@@ -59,11 +91,27 @@ class ProgressNotificationParams(NotificationParams):
     message: str | None = None
 
 
+class ProgressNotificationParamsWire(NotificationParamsWire):
+    """Wire form of :class:`ProgressNotificationParams`."""
+
+    progressToken: ProgressTokenWire
+    progress: Number
+    total: NotRequired[Number]
+    message: NotRequired[str]
+
+
 class ProgressNotification(MCPModel):
     """``notifications/progress`` (either direction)."""
 
     method: Literal["notifications/progress"] = "notifications/progress"
     params: ProgressNotificationParams
+
+
+class ProgressNotificationWire(TypedDict):
+    """Wire form of :class:`ProgressNotification`."""
+
+    method: Literal["notifications/progress"]
+    params: ProgressNotificationParamsWire
 
 
 class ToolListChangedNotification(MCPModel):
@@ -73,6 +121,13 @@ class ToolListChangedNotification(MCPModel):
     params: NotificationParams | None = None
 
 
+class ToolListChangedNotificationWire(TypedDict):
+    """Wire form of :class:`ToolListChangedNotification`."""
+
+    method: Literal["notifications/tools/list_changed"]
+    params: NotRequired[NotificationParamsWire]
+
+
 class PromptListChangedNotification(MCPModel):
     """``notifications/prompts/list_changed`` (server->client)."""
 
@@ -80,8 +135,22 @@ class PromptListChangedNotification(MCPModel):
     params: NotificationParams | None = None
 
 
+class PromptListChangedNotificationWire(TypedDict):
+    """Wire form of :class:`PromptListChangedNotification`."""
+
+    method: Literal["notifications/prompts/list_changed"]
+    params: NotRequired[NotificationParamsWire]
+
+
 class ResourceListChangedNotification(MCPModel):
     """``notifications/resources/list_changed`` (server->client)."""
 
     method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
     params: NotificationParams | None = None
+
+
+class ResourceListChangedNotificationWire(TypedDict):
+    """Wire form of :class:`ResourceListChangedNotification`."""
+
+    method: Literal["notifications/resources/list_changed"]
+    params: NotRequired[NotificationParamsWire]

@@ -13,30 +13,45 @@ Rules:
 4. Unknown prompt names are JSON-RPC -32602 errors, not results.
 """
 
-from typing import Literal
+from typing import Literal, NotRequired
 
+from typing_extensions import TypedDict
+
+from mcpkit.core.shapes import JSON
 from mcpkit.core.types._base import (
     CacheableResult,
+    CacheableResultWire,
     MCPModel,
     Meta,
     PaginatedRequestParams,
+    PaginatedRequestParamsWire,
     PaginatedResult,
+    PaginatedResultWire,
     Result,
+    ResultWire,
     Role,
 )
-from mcpkit.core.types.common import BaseMetadata, Icon
-from mcpkit.core.types.content import ContentBlock
-from mcpkit.core.types.mrtr import InputResponseRequestParams
+from mcpkit.core.types.common import BaseMetadata, BaseMetadataWire, Icon, IconWire
+from mcpkit.core.types.content import ContentBlock, ContentBlockWire
+from mcpkit.core.types.mrtr import InputResponseRequestParams, InputResponseRequestParamsWire
 
 __all__ = [
     "GetPromptRequest",
     "GetPromptRequestParams",
+    "GetPromptRequestParamsWire",
+    "GetPromptRequestWire",
     "GetPromptResult",
+    "GetPromptResultWire",
     "ListPromptsRequest",
+    "ListPromptsRequestWire",
     "ListPromptsResult",
+    "ListPromptsResultWire",
     "Prompt",
     "PromptArgument",
+    "PromptArgumentWire",
     "PromptMessage",
+    "PromptMessageWire",
+    "PromptWire",
 ]
 
 
@@ -45,6 +60,13 @@ class PromptArgument(BaseMetadata):
 
     description: str | None = None
     required: bool | None = None
+
+
+class PromptArgumentWire(BaseMetadataWire):
+    """Wire form of :class:`PromptArgument`."""
+
+    description: NotRequired[str]
+    required: NotRequired[bool]
 
 
 class Prompt(BaseMetadata):
@@ -56,11 +78,27 @@ class Prompt(BaseMetadata):
     meta: Meta = None
 
 
+class PromptWire(BaseMetadataWire):
+    """Wire form of :class:`Prompt`."""
+
+    description: NotRequired[str]
+    arguments: NotRequired[list[PromptArgumentWire]]
+    icons: NotRequired[list[IconWire]]
+    _meta: NotRequired[JSON]
+
+
 class PromptMessage(MCPModel):
     """One message of a prompt: a ``role`` and a single content block."""
 
     role: Role
     content: ContentBlock
+
+
+class PromptMessageWire(TypedDict):
+    """Wire form of :class:`PromptMessage`."""
+
+    role: Role
+    content: ContentBlockWire
 
 
 class ListPromptsRequest(MCPModel):
@@ -70,10 +108,23 @@ class ListPromptsRequest(MCPModel):
     params: PaginatedRequestParams | None = None
 
 
+class ListPromptsRequestWire(TypedDict):
+    """Wire form of :class:`ListPromptsRequest`."""
+
+    method: Literal["prompts/list"]
+    params: NotRequired[PaginatedRequestParamsWire]
+
+
 class ListPromptsResult(PaginatedResult, CacheableResult):
     """A page of prompts; cacheable from 2026-07-28."""
 
     prompts: list[Prompt]
+
+
+class ListPromptsResultWire(PaginatedResultWire, CacheableResultWire):
+    """Wire form of :class:`ListPromptsResult`."""
+
+    prompts: list[PromptWire]
 
 
 class GetPromptRequestParams(InputResponseRequestParams):
@@ -83,6 +134,13 @@ class GetPromptRequestParams(InputResponseRequestParams):
     arguments: dict[str, str] | None = None
 
 
+class GetPromptRequestParamsWire(InputResponseRequestParamsWire):
+    """Wire form of :class:`GetPromptRequestParams`."""
+
+    name: str
+    arguments: NotRequired[dict[str, str]]
+
+
 class GetPromptRequest(MCPModel):
     """``prompts/get``."""
 
@@ -90,8 +148,22 @@ class GetPromptRequest(MCPModel):
     params: GetPromptRequestParams
 
 
+class GetPromptRequestWire(TypedDict):
+    """Wire form of :class:`GetPromptRequest`."""
+
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParamsWire
+
+
 class GetPromptResult(Result):
     """The prompt's ``messages`` and an optional ``description``."""
 
     description: str | None = None
     messages: list[PromptMessage]
+
+
+class GetPromptResultWire(ResultWire):
+    """Wire form of :class:`GetPromptResult`."""
+
+    description: NotRequired[str]
+    messages: list[PromptMessageWire]

@@ -18,37 +18,65 @@ Rules:
    ``InputRequiredResult`` instead.
 """
 
-from typing import Literal
+from typing import Literal, NotRequired
 
+from typing_extensions import TypedDict
+
+from mcpkit.core.shapes import JSON
 from mcpkit.core.types._base import (
     CacheableResult,
+    CacheableResultWire,
     MCPModel,
     Meta,
     NotificationParams,
+    NotificationParamsWire,
     PaginatedRequestParams,
+    PaginatedRequestParamsWire,
     PaginatedResult,
+    PaginatedResultWire,
     RequestParams,
+    RequestParamsWire,
 )
-from mcpkit.core.types.common import Annotations, BaseMetadata, Icon
-from mcpkit.core.types.content import ResourceContentsUnion
-from mcpkit.core.types.mrtr import InputResponseRequestParams
+from mcpkit.core.types.common import (
+    Annotations,
+    AnnotationsWire,
+    BaseMetadata,
+    BaseMetadataWire,
+    Icon,
+    IconWire,
+)
+from mcpkit.core.types.content import ResourceContentsUnion, ResourceContentsUnionWire
+from mcpkit.core.types.mrtr import InputResponseRequestParams, InputResponseRequestParamsWire
 
 __all__ = [
     "ListResourceTemplatesRequest",
+    "ListResourceTemplatesRequestWire",
     "ListResourceTemplatesResult",
+    "ListResourceTemplatesResultWire",
     "ListResourcesRequest",
+    "ListResourcesRequestWire",
     "ListResourcesResult",
+    "ListResourcesResultWire",
     "ReadResourceRequest",
     "ReadResourceRequestParams",
+    "ReadResourceRequestParamsWire",
+    "ReadResourceRequestWire",
     "ReadResourceResult",
+    "ReadResourceResultWire",
     "Resource",
     "ResourceTemplate",
+    "ResourceTemplateWire",
     "ResourceUpdatedNotification",
     "ResourceUpdatedNotificationParams",
+    "ResourceUpdatedNotificationParamsWire",
+    "ResourceUpdatedNotificationWire",
+    "ResourceWire",
     "SubscribeRequest",
     "SubscribeRequestParams",
+    "SubscribeRequestParamsWire",
     "UnsubscribeRequest",
     "UnsubscribeRequestParams",
+    "UnsubscribeRequestParamsWire",
 ]
 
 
@@ -64,6 +92,18 @@ class Resource(BaseMetadata):
     meta: Meta = None
 
 
+class ResourceWire(BaseMetadataWire):
+    """Wire form of :class:`Resource`."""
+
+    uri: str
+    description: NotRequired[str]
+    mimeType: NotRequired[str]
+    size: NotRequired[int]
+    annotations: NotRequired[AnnotationsWire]
+    icons: NotRequired[list[IconWire]]
+    _meta: NotRequired[JSON]
+
+
 class ResourceTemplate(BaseMetadata):
     """A family of resources described by an RFC 6570 ``uri_template``."""
 
@@ -75,6 +115,17 @@ class ResourceTemplate(BaseMetadata):
     meta: Meta = None
 
 
+class ResourceTemplateWire(BaseMetadataWire):
+    """Wire form of :class:`ResourceTemplate`."""
+
+    uriTemplate: str
+    description: NotRequired[str]
+    mimeType: NotRequired[str]
+    annotations: NotRequired[AnnotationsWire]
+    icons: NotRequired[list[IconWire]]
+    _meta: NotRequired[JSON]
+
+
 class ListResourcesRequest(MCPModel):
     """``resources/list``."""
 
@@ -82,10 +133,23 @@ class ListResourcesRequest(MCPModel):
     params: PaginatedRequestParams | None = None
 
 
+class ListResourcesRequestWire(TypedDict):
+    """Wire form of :class:`ListResourcesRequest`."""
+
+    method: Literal["resources/list"]
+    params: NotRequired[PaginatedRequestParamsWire]
+
+
 class ListResourcesResult(PaginatedResult, CacheableResult):
     """A page of resources; cacheable from 2026-07-28."""
 
     resources: list[Resource]
+
+
+class ListResourcesResultWire(PaginatedResultWire, CacheableResultWire):
+    """Wire form of :class:`ListResourcesResult`."""
+
+    resources: list[ResourceWire]
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -95,14 +159,33 @@ class ListResourceTemplatesRequest(MCPModel):
     params: PaginatedRequestParams | None = None
 
 
+class ListResourceTemplatesRequestWire(TypedDict):
+    """Wire form of :class:`ListResourceTemplatesRequest`."""
+
+    method: Literal["resources/templates/list"]
+    params: NotRequired[PaginatedRequestParamsWire]
+
+
 class ListResourceTemplatesResult(PaginatedResult, CacheableResult):
     """A page of resource templates; cacheable from 2026-07-28."""
 
     resource_templates: list[ResourceTemplate]
 
 
+class ListResourceTemplatesResultWire(PaginatedResultWire, CacheableResultWire):
+    """Wire form of :class:`ListResourceTemplatesResult`."""
+
+    resourceTemplates: list[ResourceTemplateWire]
+
+
 class ReadResourceRequestParams(InputResponseRequestParams):
     """Read the resource at ``uri``."""
+
+    uri: str
+
+
+class ReadResourceRequestParamsWire(InputResponseRequestParamsWire):
+    """Wire form of :class:`ReadResourceRequestParams`."""
 
     uri: str
 
@@ -114,14 +197,33 @@ class ReadResourceRequest(MCPModel):
     params: ReadResourceRequestParams
 
 
+class ReadResourceRequestWire(TypedDict):
+    """Wire form of :class:`ReadResourceRequest`."""
+
+    method: Literal["resources/read"]
+    params: ReadResourceRequestParamsWire
+
+
 class ReadResourceResult(CacheableResult):
     """The resource's contents (one or more parts, text or blob)."""
 
     contents: list[ResourceContentsUnion]
 
 
+class ReadResourceResultWire(CacheableResultWire):
+    """Wire form of :class:`ReadResourceResult`."""
+
+    contents: list[ResourceContentsUnionWire]
+
+
 class SubscribeRequestParams(RequestParams):
     """Subscribe to updates of the resource at ``uri``."""
+
+    uri: str
+
+
+class SubscribeRequestParamsWire(RequestParamsWire):
+    """Wire form of :class:`SubscribeRequestParams`."""
 
     uri: str
 
@@ -139,6 +241,12 @@ class UnsubscribeRequestParams(RequestParams):
     uri: str
 
 
+class UnsubscribeRequestParamsWire(RequestParamsWire):
+    """Wire form of :class:`UnsubscribeRequestParams`."""
+
+    uri: str
+
+
 class UnsubscribeRequest(MCPModel):
     """``resources/unsubscribe`` (handshake era only)."""
 
@@ -152,8 +260,21 @@ class ResourceUpdatedNotificationParams(NotificationParams):
     uri: str
 
 
+class ResourceUpdatedNotificationParamsWire(NotificationParamsWire):
+    """Wire form of :class:`ResourceUpdatedNotificationParams`."""
+
+    uri: str
+
+
 class ResourceUpdatedNotification(MCPModel):
     """``notifications/resources/updated`` (server->client)."""
 
     method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
     params: ResourceUpdatedNotificationParams
+
+
+class ResourceUpdatedNotificationWire(TypedDict):
+    """Wire form of :class:`ResourceUpdatedNotification`."""
+
+    method: Literal["notifications/resources/updated"]
+    params: ResourceUpdatedNotificationParamsWire

@@ -20,16 +20,22 @@ Rules:
    belongs to the tasks extension and is kept here as unknown fields.
 """
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
-from mcpkit.core.types._base import MCPModel, Result
-from mcpkit.core.types.content import ContentBlock
-from mcpkit.core.types.mrtr import InputResponseRequestParams
+from typing_extensions import TypedDict
+
+from mcpkit.core.shapes import JSON
+from mcpkit.core.types._base import MCPModel, Result, ResultWire
+from mcpkit.core.types.content import ContentBlock, ContentBlockWire
+from mcpkit.core.types.mrtr import InputResponseRequestParams, InputResponseRequestParamsWire
 
 __all__ = [
     "CallToolRequest",
     "CallToolRequestParams",
+    "CallToolRequestParamsWire",
+    "CallToolRequestWire",
     "CallToolResult",
+    "CallToolResultWire",
 ]
 
 
@@ -40,11 +46,25 @@ class CallToolRequestParams(InputResponseRequestParams):
     arguments: dict[str, Any] | None = None
 
 
+class CallToolRequestParamsWire(InputResponseRequestParamsWire):
+    """Wire form of :class:`CallToolRequestParams`."""
+
+    name: str
+    arguments: NotRequired[JSON]
+
+
 class CallToolRequest(MCPModel):
     """``tools/call``."""
 
     method: Literal["tools/call"] = "tools/call"
     params: CallToolRequestParams
+
+
+class CallToolRequestWire(TypedDict):
+    """Wire form of :class:`CallToolRequest`."""
+
+    method: Literal["tools/call"]
+    params: CallToolRequestParamsWire
 
 
 class CallToolResult(Result):
@@ -54,3 +74,11 @@ class CallToolResult(Result):
     content: list[ContentBlock]
     structured_content: Any = None
     is_error: bool | None = None
+
+
+class CallToolResultWire(ResultWire):
+    """Wire form of :class:`CallToolResult`: what a tool returns, typed where it is built."""
+
+    content: list[ContentBlockWire]
+    structuredContent: NotRequired[Any]
+    isError: NotRequired[bool]

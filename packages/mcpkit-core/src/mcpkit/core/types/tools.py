@@ -15,23 +15,34 @@ Rules:
    fields, which depend on sampling, and sampling depends on ``Tool``.
 """
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
+from typing_extensions import TypedDict
+
+from mcpkit.core.shapes import JSON
 from mcpkit.core.types._base import (
     CacheableResult,
+    CacheableResultWire,
     MCPModel,
     Meta,
     PaginatedRequestParams,
+    PaginatedRequestParamsWire,
     PaginatedResult,
+    PaginatedResultWire,
 )
-from mcpkit.core.types.common import BaseMetadata, Icon
+from mcpkit.core.types.common import BaseMetadata, BaseMetadataWire, Icon, IconWire
 
 __all__ = [
     "ListToolsRequest",
+    "ListToolsRequestWire",
     "ListToolsResult",
+    "ListToolsResultWire",
     "Tool",
     "ToolAnnotations",
+    "ToolAnnotationsWire",
     "ToolExecution",
+    "ToolExecutionWire",
+    "ToolWire",
 ]
 
 
@@ -49,6 +60,16 @@ class ToolAnnotations(MCPModel):
     open_world_hint: bool | None = None
 
 
+class ToolAnnotationsWire(TypedDict):
+    """Wire form of :class:`ToolAnnotations`."""
+
+    title: NotRequired[str]
+    readOnlyHint: NotRequired[bool]
+    destructiveHint: NotRequired[bool]
+    idempotentHint: NotRequired[bool]
+    openWorldHint: NotRequired[bool]
+
+
 class ToolExecution(MCPModel):
     """Execution properties of a tool (2025-11-25; tasks moved to an extension in 2026).
 
@@ -56,6 +77,12 @@ class ToolExecution(MCPModel):
     """
 
     task_support: Literal["forbidden", "optional", "required"] | None = None
+
+
+class ToolExecutionWire(TypedDict):
+    """Wire form of :class:`ToolExecution`."""
+
+    taskSupport: NotRequired[Literal["forbidden", "optional", "required"]]
 
 
 class Tool(BaseMetadata):
@@ -71,6 +98,18 @@ class Tool(BaseMetadata):
     meta: Meta = None
 
 
+class ToolWire(BaseMetadataWire):
+    """Wire form of :class:`Tool`."""
+
+    description: NotRequired[str]
+    inputSchema: JSON
+    outputSchema: NotRequired[JSON]
+    annotations: NotRequired[ToolAnnotationsWire]
+    execution: NotRequired[ToolExecutionWire]
+    icons: NotRequired[list[IconWire]]
+    _meta: NotRequired[JSON]
+
+
 class ListToolsRequest(MCPModel):
     """``tools/list``."""
 
@@ -78,7 +117,20 @@ class ListToolsRequest(MCPModel):
     params: PaginatedRequestParams | None = None
 
 
+class ListToolsRequestWire(TypedDict):
+    """Wire form of :class:`ListToolsRequest`."""
+
+    method: Literal["tools/list"]
+    params: NotRequired[PaginatedRequestParamsWire]
+
+
 class ListToolsResult(PaginatedResult, CacheableResult):
     """A page of tools; cacheable from 2026-07-28."""
 
     tools: list[Tool]
+
+
+class ListToolsResultWire(PaginatedResultWire, CacheableResultWire):
+    """Wire form of :class:`ListToolsResult`."""
+
+    tools: list[ToolWire]
