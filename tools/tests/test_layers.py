@@ -146,3 +146,11 @@ def test_suppressions_need_a_rule_and_a_reason(tmp_path: Path) -> None:
 def test_the_architecture_page_shows_the_generated_picture() -> None:
     assert layers.BLOCK == "architecture-imports"
     assert layers.documented() == layers.picture(layers.graph())
+
+
+def test_the_repository_has_no_circle_no_climb_and_few_suppressions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status = layers.main(["--check"])
+    assert capsys.readouterr().out == ""
+    assert status == 0
