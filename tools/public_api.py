@@ -12,7 +12,9 @@ Rules:
 2. ``--check`` imports each recorded module and reads each recorded name. A name that is
    gone fails. A name that still resolves but warns ``DeprecationWarning`` (a module
    moved, re-exported for one release) passes and is listed as deprecated.
-3. Names may be added freely; the snapshot lists what existed when it was written.
+3. Names may be added freely. ``--write`` adds today's surface to the snapshot and
+   keeps every name already recorded (a moved name stays checked at its old path);
+   removing a name is a deliberate edit of the JSON file.
 """
 
 from __future__ import annotations
@@ -106,7 +108,11 @@ def check(snapshot: dict[str, list[str]]) -> tuple[list[str], list[str]]:
 
 def main(argv: list[str]) -> int:
     if "--write" in argv:
-        SNAPSHOT.write_text(json.dumps(surface(), indent=1, sort_keys=True) + "\n")
+        merged = {m: set(n) for m, n in json.loads(SNAPSHOT.read_text()).items()}
+        for module, names in surface().items():
+            merged.setdefault(module, set()).update(names)
+        recorded = {m: sorted(n) for m, n in sorted(merged.items())}
+        SNAPSHOT.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
         return 0
     missing, deprecated = check(json.loads(SNAPSHOT.read_text()))
     for line in missing:
