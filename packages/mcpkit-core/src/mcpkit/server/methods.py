@@ -88,7 +88,8 @@ async def tools_call(ctx: Context) -> JSON:
     args = as_object(raw)
     if raw is not None and args is None:
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
-    return await tool.call(ctx, args)
+    result = await tool.call(ctx, args)
+    return cast(JSON, result)  # a CallToolResultWire: the method table carries plain JSON
 
 
 async def prompts_list(ctx: Context) -> JSON:

@@ -124,7 +124,7 @@ def _content(value: Any) -> JSON:
         return {"type": "text", "text": value}
     block = content_block(value)  # Image/Audio/File and content models
     if block is not None:
-        return block
+        return cast(JSON, block)  # a ContentBlockWire, carried as a prompt message's JSON
     if is_pydantic_model(value):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     return dict(value)

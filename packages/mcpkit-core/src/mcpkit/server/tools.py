@@ -77,6 +77,9 @@ from mcpkit.server.typed import (
 if TYPE_CHECKING:
     import jsonschema.protocols
 
+    from mcpkit.core.types.content import ContentBlockWire
+    from mcpkit.core.types.tool_call import CallToolResultWire
+
 
 __all__ = [
     "Tool",
@@ -191,7 +194,9 @@ class Tool:
             d.update(extra)
         self.definition = d
 
-    async def call(self, ctx: CallContext, arguments: Mapping[str, Any] | None) -> JSON:
+    async def call(
+        self, ctx: CallContext, arguments: Mapping[str, Any] | None
+    ) -> CallToolResultWire:
         """Run the tool and build its ``CallToolResult`` dict (rules 2-5)."""
         if self.input_validator is not None:
             from mcpkit.core.jsonschema import validation_errors
@@ -222,7 +227,7 @@ class Tool:
             what = f"Tool {self.name!r} result"
             return error_result(report_failure(what, exc, ctx.server.expose_errors))
 
-    def result(self, value: Any) -> JSON:
+    def result(self, value: Any) -> CallToolResultWire:
         """The ``CallToolResult`` for a return value, checked against the tool's
         ``outputSchema`` (rule 4)."""
         schema: JSON | None = self.definition.get("outputSchema")
@@ -276,7 +281,7 @@ class Tool:
             "isError": False,
         }
 
-    def _loose(self, value: Any) -> JSON:
+    def _loose(self, value: Any) -> CallToolResultWire:
         """Rule 7: the result of a tool without a return annotation."""
         if isinstance(value, str):
             return {"content": [{"type": "text", "text": value}], "isError": False}
@@ -302,7 +307,7 @@ class Tool:
                 }
         return {"content": [{"type": "text", "text": _as_json(value)[1]}], "isError": False}
 
-    def _nonconforming(self, problems: list[str], schema: bool = True) -> JSON:
+    def _nonconforming(self, problems: list[str], schema: bool = True) -> CallToolResultWire:
         what = "does not match its outputSchema" if schema else "JSON cannot carry"
         logger.warning("tool %r returned a result that %s: %s", self.name, what, problems)
         return error_result(
@@ -317,7 +322,7 @@ def _doc(fn: Callable[..., Any]) -> str | None:
     return doc.strip() if doc else None
 
 
-def error_result(message: str) -> JSON:
+def error_result(message: str) -> CallToolResultWire:
     return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
@@ -327,7 +332,7 @@ def _is_result(value: Any) -> bool:
     return type(value).__name__ == "CallToolResult"
 
 
-def _block(value: Any) -> JSON:
+def _block(value: Any) -> ContentBlockWire:
     if isinstance(value, str):
         return {"type": "text", "text": value}
     block = content_block(value)
@@ -337,8 +342,8 @@ def _block(value: Any) -> JSON:
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     if isinstance(value, dict):
         given = cast(JSON, value)
-        if isinstance(given.get("type"), str):
-            return given
+        if isinstance(given.get("type"), str):  # the user's block, sent as given
+            return cast("ContentBlockWire", given)
     return {"type": "text", "text": dumps(value).decode("utf-8")}
 
 
@@ -353,7 +358,7 @@ _BLOCK_MODELS = frozenset(
 )
 
 
-def content_block(value: Any) -> JSON | None:
+def content_block(value: Any) -> ContentBlockWire | None:
     """``value`` as a content block when it is one (rule 7), else None: a content helper
     (:mod:`mcpkit.server.content`), a content model of :mod:`mcpkit.core.types`, or a
     mapping with a known ``type`` and that type's required string fields (``text``;
@@ -372,7 +377,8 @@ def content_block(value: Any) -> JSON | None:
     kind = block.get("type")
     fields = _BLOCK_FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is not None:
-        return block if all(isinstance(block.get(f), str) for f in fields) else None
+        typed = all(isinstance(block.get(f), str) for f in fields)
+        return cast("ContentBlockWire", block) if typed else None
     if kind == "resource":
         body = as_object(block.get("resource"))
         if (
@@ -380,14 +386,14 @@ def content_block(value: Any) -> JSON | None:
             and isinstance(body.get("uri"), str)
             and (isinstance(body.get("text"), str) or isinstance(body.get("blob"), str))
         ):
-            return block
+            return cast("ContentBlockWire", block)
     return None
 
 
-def _block_list(items: Sequence[Any]) -> list[JSON] | None:
+def _block_list(items: Sequence[Any]) -> list[ContentBlockWire] | None:
     """Rule 7: content blocks for a list of content blocks and strings that holds at
     least one block; None for any other list (sent as JSON text)."""
-    blocks: list[JSON] = []
+    blocks: list[ContentBlockWire] = []
     seen = False
     for item in items:
         if isinstance(item, str):
@@ -424,7 +430,7 @@ def _as_json(value: Any) -> tuple[Any, str]:
     return data, dumps(data).decode("utf-8")
 
 
-def to_content_list(value: Any) -> list[JSON]:
+def to_content_list(value: Any) -> list[ContentBlockWire]:
     """Content blocks for an unstructured value: str, a block, or a list of them."""
     if value is None:
         return []
@@ -433,14 +439,14 @@ def to_content_list(value: Any) -> list[JSON]:
     return [_block(value)]
 
 
-def tool_result(value: Any) -> JSON:
+def tool_result(value: Any) -> CallToolResultWire:
     """A ``CallToolResult`` dict for an unstructured return value (rule 5)."""
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}], "isError": False}
     if is_pydantic_model(value) and type(value).__name__ == "CallToolResult":
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     if isinstance(value, dict) and _is_result(value):
-        return cast(JSON, value)
+        return cast("CallToolResultWire", value)
     return {"content": to_content_list(value), "isError": False}
 
 

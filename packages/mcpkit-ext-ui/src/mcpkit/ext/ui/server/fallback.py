@@ -31,9 +31,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.core.jsonrpc import dumps
-from mcpkit.core.shapes import JSON, as_str
+from mcpkit.core.shapes import as_str
 
 if TYPE_CHECKING:
+    from mcpkit.core.types.content import ContentBlockWire
+    from mcpkit.core.types.tool_call import CallToolResultWire
     from mcpkit.server.tools import Tool
 
 __all__ = ["TextRenderer", "ensure_text", "with_text_fallback"]
@@ -42,16 +44,17 @@ TextRenderer = Callable[[Any], str]
 """``(return value) -> text`` shown to hosts without MCP Apps (rule 2)."""
 
 
-def _has_text(result: JSON) -> bool:
-    blocks: list[JSON] = result.get("content") or []
-    return any(b.get("type") == "text" for b in blocks)
+def _has_text(result: CallToolResultWire) -> bool:
+    return any(b.get("type") == "text" for b in result.get("content") or [])
 
 
-def ensure_text(result: JSON, name: str, value: Any, text: TextRenderer | None) -> JSON:
+def ensure_text(
+    result: CallToolResultWire, name: str, value: Any, text: TextRenderer | None
+) -> CallToolResultWire:
     """``result`` (a ``CallToolResult`` dict) with the text of rules 2-4."""
     if result.get("isError"):
         return result
-    content: list[JSON] = list(result.get("content") or [])
+    content: list[ContentBlockWire] = list(result.get("content") or [])
     if text is not None:
         out = text(value)
         rendered = as_str(out)  # None for a non-string from an untyped renderer
