@@ -12,18 +12,16 @@ over stdio and Streamable HTTP, on each era the SDK speaks.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import harness  # conformance/harness.py (conftest puts it on sys.path): served processes
 import pytest
 from mcp import Client as OfficialClient
 from mcp import StdioServerParameters
@@ -48,41 +46,28 @@ EXTENSION_ID = "io.modelcontextprotocol/skills"
 AS_DICT = TypeAdapter(dict[str, Any])
 
 
-@contextlib.contextmanager
-def served_http(argv: list[str]) -> Iterator[str]:
-    """``argv`` plus a free loopback port, serving HTTP; yields its URL."""
-    with contextlib.closing(socket.socket()) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen(
-        [*argv, str(port)] if argv[1] == SDK_SERVER else [*argv, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.closing(socket.socket()) as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, f"{argv} exited"
-            time.sleep(0.05)
+@pytest.fixture(scope="module")
+def ours_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``mcpkit skills serve`` over HTTP on port 0; yields the URL it announces."""
+    argv = [*OURS, "--transport", "http", "--host", "127.0.0.1", "--port", "0"]
+    log = tmp_path_factory.mktemp("ours") / "server.log"
+    with harness.served(argv, log) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def sdk_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The official SDK's server over HTTP (it takes a port number, never 0): on a free
+    port, started again on a fresh one when another process took it in between."""
+    log = tmp_path_factory.mktemp("sdk") / "server.log"
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        with log.open("ab") as out:
+            argv = [sys.executable, SDK_SERVER, "http", str(port)]
+            return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+
+    with harness.served_fresh(start, "the official SDK's skills server", log) as port:
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-
-
-@pytest.fixture(scope="module")
-def ours_http() -> Iterator[str]:
-    with served_http([*OURS, "--transport", "http", "--host", "127.0.0.1"]) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def sdk_http() -> Iterator[str]:
-    with served_http([sys.executable, SDK_SERVER, "http"]) as url:
-        yield url
 
 
 async def request(client: OfficialClient, method: str, params: dict[str, Any]) -> dict[str, Any]:
