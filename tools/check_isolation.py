@@ -11,7 +11,7 @@ Rules:
    (``FORBIDDEN_DISTS``) is installed: neither core nor anything core depends on pulls
    them (core's tracing seam, ``mcpkit.core.tracing``, is dependency-free).
 2. Importing every module of core's packages (``mcpkit.core``, ``mcpkit.server``,
-   ``mcpkit.client``, ``mcpkit.cli``) imports none of ``FORBIDDEN_MODULES`` (``yaml``
+   ``mcpkit.client``, ``mcpkit.proxy``, ``mcpkit.cli``) imports none of ``FORBIDDEN_MODULES`` (``yaml``
    too: only mcpkit-ext-skills reads YAML) and nothing under ``mcpkit.ext`` or
    ``mcpkit.experimental``: core never imports an extension.
 3. The ``mcpkit`` command starts (``--help``) and ``mcpkit ls`` works against the stdio demo
@@ -31,7 +31,7 @@ from check_wheels import CORE_FORBIDDEN as FORBIDDEN_DISTS  # one list for both 
 
 FORBIDDEN_MODULES = ("authlib", "joserfc", "jwt", "cryptography", "opentelemetry", "yaml")
 EXTENSION_NAMESPACES = ("mcpkit.ext", "mcpkit.experimental")
-CORE_PACKAGES = ("mcpkit.core", "mcpkit.server", "mcpkit.client", "mcpkit.cli")
+CORE_PACKAGES = ("mcpkit.core", "mcpkit.server", "mcpkit.client", "mcpkit.proxy", "mcpkit.cli")
 
 
 def installed_forbidden() -> list[str]:

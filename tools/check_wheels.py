@@ -11,11 +11,12 @@ Rules:
    ``mcpkit/experimental/__init__.py``.
 2. Each wheel owns a fixed subtree of the namespace and ships nothing else (besides its
    ``.dist-info``): ``mcpkit-core`` owns ``mcpkit/core``, ``mcpkit/server``,
-   ``mcpkit/client`` and ``mcpkit/cli``; ``mcpkit-ext-<name>`` owns only
+   ``mcpkit/client``, ``mcpkit/proxy`` and ``mcpkit/cli``; ``mcpkit-ext-<name>`` owns only
    ``mcpkit/ext/<name>``; ``mcpkit-exp-<name>`` owns only ``mcpkit/experimental/<name>``.
    Any other distribution name is an error (add it here first).
 3. Every typed package a wheel ships has its ``py.typed`` marker (PEP 561): for core,
-   ``mcpkit/core`` and ``mcpkit/server``, and ``mcpkit/client`` once it exists; for an
+   ``mcpkit/core``, ``mcpkit/server`` and ``mcpkit/proxy``, and ``mcpkit/client`` once
+   it exists; for an
    extension, its own package.
 4. No bytecode or ``__pycache__`` in wheels; no two wheels ship the same file.
 5. Each distribution directory holds exactly one wheel and one sdist, whose names match
@@ -41,9 +42,9 @@ NAMESPACE_INITS = (
     "mcpkit/ext/__init__.py",
     "mcpkit/experimental/__init__.py",
 )
-CORE_SUBTREES = ("mcpkit/core", "mcpkit/server", "mcpkit/client", "mcpkit/cli")
-CORE_TYPED = ("mcpkit/core", "mcpkit/server", "mcpkit/client")
-CORE_TYPED_REQUIRED = ("mcpkit/core", "mcpkit/server")
+CORE_SUBTREES = ("mcpkit/core", "mcpkit/server", "mcpkit/client", "mcpkit/proxy", "mcpkit/cli")
+CORE_TYPED = ("mcpkit/core", "mcpkit/server", "mcpkit/client", "mcpkit/proxy")
+CORE_TYPED_REQUIRED = ("mcpkit/core", "mcpkit/server", "mcpkit/proxy")
 CORE_FORBIDDEN = (
     "authlib",
     "joserfc",

@@ -454,3 +454,10 @@ async def test_any_memory_server_is_a_target_not_only_a_server(mode: str) -> Non
     async with Client(front, mode=mode) as client:
         assert (await client.call_tool("add", {"a": 2, "b": 3})).structured_content == {"result": 5}
     assert front.opened == 1
+
+
+def test_a_server_class_instead_of_an_instance_is_refused_at_once() -> None:
+    """``Client(Server)`` (the class) is a TypeError naming the fix when the client is
+    made, not a missing-``self`` error on connect."""
+    with pytest.raises(TypeError, match=r"the class Server: give an instance \(Server\(\.\.\.\)\)"):
+        Client(Server)

@@ -3,6 +3,7 @@ cancellation, extension traffic, ``_meta``, lists and subscriptions (issue 14, I
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import anyio
@@ -315,6 +316,23 @@ def test_the_old_proxy_path_warns_and_gives_the_same_names() -> None:
         assert isinstance(old(Server("x")), Server)
     with pytest.raises(AttributeError):
         _ = old.forward_call
+
+
+def test_the_old_names_on_mcpkit_server_warn_at_the_users_line() -> None:
+    """``from mcpkit.server import ProxyLimits`` warns at the line that wrote it (so
+    Python's default filters show it in the user's own module), and a star import
+    of ``mcpkit.server`` no longer pulls the moved names."""
+    import mcpkit.server
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from mcpkit.server import ProxyLimits as Old
+    assert Old is ProxyLimits
+    moved = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert [w.filename for w in moved] == [__file__] * len(moved)
+    assert moved
+    assert all("mcpkit.proxy.ProxyLimits" in str(w.message) for w in moved)
+    assert not {"proxy", "ProxyLimits"} & set(mcpkit.server.__all__)
 
 
 async def test_idle_upstream_connections_are_bounded_in_all() -> None:

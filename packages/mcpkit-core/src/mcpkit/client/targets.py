@@ -70,8 +70,13 @@ def transport_for(target: Any, *, auth: Any = None) -> ClientTransport:
         return StdioTransport(argv[0], argv[1:])
     if hasattr(target, "connect") and hasattr(target, "kind"):
         return target
-    if isinstance(target, MemoryServer):
+    if isinstance(target, MemoryServer) and not isinstance(target, type):
         from mcpkit.client.memory import MemoryTransport
 
         return MemoryTransport(target)
+    if isinstance(target, type):
+        raise TypeError(
+            f"cannot connect to the class {target.__name__}: give an instance "
+            f"({target.__name__}(...)), a URL, a command or a transport"
+        )
     raise TypeError(f"cannot connect to {target!r}: give a URL, a command, a Server or a transport")

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from mcpkit.server.lifecycle import LegacySession
     from mcpkit.server.logs import configure_logging
     from mcpkit.server.mrtr import InputRequired
-    from mcpkit.server.proxy import ProxyLimits, proxy
     from mcpkit.server.resources import ResourceNotFoundError
     from mcpkit.server.tools import ToolError
 
@@ -50,12 +49,10 @@ __all__ = [
     "JSONRPCError",
     "LegacySession",
     "NotificationHub",
-    "ProxyLimits",
     "ResourceNotFoundError",
     "Server",
     "ToolError",
     "configure_logging",
-    "proxy",
 ]
 
 _WHERE = {
@@ -80,4 +77,11 @@ _WHERE = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE)
+_MOVED = {
+    name: f"mcpkit.server.{name} moved to mcpkit.proxy.{name}; import it from mcpkit.proxy "
+    "(the old path goes in the next release)"
+    for name in ("ProxyLimits", "proxy")
+}
+"""Deprecated names (issue 27: the proxy is its own package above client and server)."""
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE, _MOVED)

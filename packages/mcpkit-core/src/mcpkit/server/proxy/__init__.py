@@ -49,6 +49,12 @@ def moved(old: str, new: types.ModuleType, names: frozenset[str]) -> Callable[[s
 
 
 __getattr__ = moved(__name__, _new, frozenset(__all__))
+__moved_to__ = _new
+"""Where this module's names live now (read by :func:`mcpkit.core.lazy.lazy_exports`)."""
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 class _CallableModule(types.ModuleType):
