@@ -19,6 +19,12 @@ Rules:
 5. ``SKILL.md`` is ``text/markdown``; other files take the MIME type of their suffix
    (``mimetypes``), else ``text/plain`` for UTF-8 text and
    ``application/octet-stream`` for other bytes (:func:`mime_type_of`).
+6. :func:`normal_uri` is the comparison form of a URI a peer sent (RFC 3986 §6.2.2,
+   by ``urllib.parse``): the scheme lowercased and every authority and path segment
+   percent-decoded and re-encoded as :func:`uri_segment` does (hex uppercase,
+   unreserved characters never encoded), so ``SKILL.md`` and ``%53KILL.md`` compare
+   equal. A URI without ``scheme://``, with a query or fragment, or with an empty,
+   ``.`` or ``..`` segment once decoded, is a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 import re
-from urllib.parse import quote
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 __all__ = [
     "DIRECTORY_MIME_TYPE",
@@ -42,6 +48,7 @@ __all__ = [
     "is_digest",
     "is_text",
     "mime_type_of",
+    "normal_uri",
     "uri_segment",
 ]
 
@@ -88,6 +95,20 @@ def is_digest(value: object) -> bool:
 def uri_segment(segment: str) -> str:
     """Rule 4: one path segment as it appears in a URI."""
     return quote(segment, safe=_SEGMENT_SAFE)
+
+
+def normal_uri(uri: str) -> str:
+    """Rule 6: the normalised form of ``uri``; raises ``ValueError``."""
+    parts = urlsplit(uri)
+    if not parts.scheme or not uri[len(parts.scheme) :].startswith("://"):
+        raise ValueError(f"{uri[:200]!r} is not a scheme://authority/path URI")
+    if parts.query or parts.fragment or "?" in uri or "#" in uri:
+        raise ValueError(f"{uri[:200]!r} has a query or fragment")
+    segments = [parts.netloc, *parts.path.split("/")[1:]]
+    decoded = [unquote_to_bytes(s) for s in segments]
+    if any(d in (b"", b".", b"..") for d in decoded[1:]) or decoded[0] in (b".", b".."):
+        raise ValueError(f"{uri[:200]!r} has an empty, '.' or '..' segment")
+    return parts.scheme.lower() + "://" + "/".join(quote(d, safe=_SEGMENT_SAFE) for d in decoded)
 
 
 def is_text(data: bytes) -> bool:
