@@ -169,3 +169,21 @@ def test_bad_options_are_refused_at_construction(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         Skills.from_directory(tmp_path, **options)  # type: ignore[arg-type]
+
+
+def test_a_directory_without_skills_is_refused_unless_allowed(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.md").write_text("x")
+    with pytest.raises(SkillLoadError, match="allow_empty"):
+        Skills.from_directory(tmp_path)
+    assert Skills.from_directory(tmp_path, allow_empty=True).snapshot.skills == {}
+
+
+def test_a_misspelt_skill_md_is_named(tmp_path: Path) -> None:
+    write_skill(tmp_path, "good")
+    (tmp_path / "typo").mkdir()
+    (tmp_path / "typo" / "skill.md").write_text("---\nname: typo\ndescription: d\n---\n")
+    with pytest.raises(SkillLoadError, match=r"typo/skill\.md: named like SKILL\.md"):
+        Skills.from_directory(tmp_path)
+    write_skill(tmp_path, "typo")  # a skill may hold a skill.md beside its SKILL.md
+    assert "skill://typo/SKILL.md" in Skills.from_directory(tmp_path).snapshot.skills

@@ -8,7 +8,8 @@ Rules:
    skill path is its path under the root (``acme/billing/refunds``) and its files are
    every file below it, nested skills' files included. Nested skills are published
    too, flat. Files outside every skill are not served; the root itself may not be a
-   skill (:class:`SkillLoadError`).
+   skill (:class:`SkillLoadError`), and neither may a file outside every skill whose
+   name is ``SKILL.md`` in another case (``skill.md``): a near miss is a problem.
 2. A skill is refused (:class:`SkillLoadError`, every problem of the scan listed) when
    its last path segment is not a valid skill name, its ``SKILL.md`` has no readable
    frontmatter (:mod:`.frontmatter`), its frontmatter ``name`` differs from that
@@ -38,6 +39,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -266,6 +268,7 @@ class DirectoryCatalog:
         if SKILL_FILE in walk.files:
             problems.append(f"the root {self.root} holds a SKILL.md: serve its parent instead")
         skill_dirs = {rel.rsplit("/", 1)[0] for rel in walk.files if rel.endswith("/" + SKILL_FILE)}
+        problems += near_misses(walk.files, skill_dirs)
         members: dict[str, list[str]] = {d: [] for d in skill_dirs}
         served: set[str] = set()
         for rel in walk.files:
@@ -356,6 +359,17 @@ class DirectoryCatalog:
                     }
                 )
         return children
+
+
+def near_misses(files: Iterable[str], skill_dirs: set[str]) -> list[str]:
+    """Rule 1: files outside every skill named ``SKILL.md`` in another case."""
+    found: list[str] = []
+    for rel in files:
+        name = rel.rsplit("/", 1)[-1]
+        misspelt = name != SKILL_FILE and name.casefold() == SKILL_FILE.casefold()
+        if misspelt and not any(a in skill_dirs for a in _ancestors(rel)):
+            found.append(f"{rel}: named like {SKILL_FILE} but not {SKILL_FILE} (not a skill)")
+    return found
 
 
 def _ancestors(rel: str) -> list[str]:

@@ -4,8 +4,8 @@ Rules:
 1. ``serve DIR``: serve ``DIR``'s skills (:meth:`~mcpkit.ext.skills.Skills.from_directory`)
    over stdio (default) or ``--transport http`` at ``http://HOST:PORT/mcp``, bound to
    ``127.0.0.1`` unless ``--host`` says otherwise; ``--port 0`` picks a free port. A
-   directory that cannot be served is refused before anything starts (status 2, every
-   problem listed).
+   directory that cannot be served, or holds no skill (unless ``--allow-empty``), is
+   refused before anything starts (status 2, every problem listed).
 2. ``ls TARGET``: one line per skill: its URI, file count and total bytes (``dynamic``
    for a generated skill); entries that must not be loaded are listed as ``INVALID``
    with why. TARGET is a URL or a server command, as for ``mcpkit ls``.
@@ -58,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--name", default="mcpkit-skills", help="serverInfo.name")
     serve.add_argument("--no-directory-read", action="store_true", help="no directoryRead")
     serve.add_argument("--include-hidden", action="store_true", help="serve dotfiles too")
+    serve.add_argument(
+        "--allow-empty", action="store_true", help="serve a directory with no skill yet"
+    )
     ls = sub.add_parser("ls", help="list a server's skills with their sizes")
     ls.add_argument("target", help="server URL or command")
     verify = sub.add_parser("verify", help="fetch and verify every skill file")
@@ -98,6 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
             args.directory,
             directory_read=not args.no_directory_read,
             include_hidden=args.include_hidden,
+            allow_empty=args.allow_empty,
         )
     except (SkillLoadError, OSError) as exc:
         print(f"mcpkit skills serve: {exc}", file=sys.stderr)

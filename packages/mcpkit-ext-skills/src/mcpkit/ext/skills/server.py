@@ -150,19 +150,30 @@ class Skills:
         recheck_interval_s: float = 0.0,
         scheme: str = "skill",
         watch: bool = False,
+        allow_empty: bool = False,
     ) -> Skills:
         """Serve every skill under ``path``. Raises :class:`~.catalog.SkillLoadError`
-        listing every problem (naming, frontmatter, limits, escaping links), or
-        ``FileNotFoundError`` for a missing ``path``."""
+        listing every problem (naming, frontmatter, limits, escaping links, a file named
+        like ``SKILL.md`` in another case), or for a directory with no skill at all
+        unless ``allow_empty`` (a directory meant to fill later); ``FileNotFoundError``
+        for a missing ``path``."""
         catalog = DirectoryCatalog(
             path, scheme=scheme, include_hidden=include_hidden, enforce_limits=enforce_limits
         )
-        return cls(
+        skills = cls(
             catalog,
             directory_read=directory_read,
             recheck_interval_s=recheck_interval_s,
             watch=watch,
         )
+        if not allow_empty and not skills.snapshot.skills:
+            raise SkillLoadError(
+                [
+                    f"{path}: no skill found (no sub-directory holds a {SKILL_FILE}); pass "
+                    "allow_empty=True to serve a directory that fills later"
+                ]
+            )
+        return skills
 
     # -- the extension ----------------------------------------------------------------
     def extension(self) -> Extension:
