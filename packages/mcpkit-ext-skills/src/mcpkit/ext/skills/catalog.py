@@ -16,7 +16,10 @@ Rules:
    segment, its ``description`` is missing, empty or over 1,024 characters, or (with
    ``enforce_limits``) it has more than 512 files or more than 16 MiB (:mod:`.names`).
 3. A symbolic link whose target lies outside the root is refused, wherever it is. A
-   link to a file inside the root is served as that file; a link to a directory is not
+   link to a file inside the root is served as that file when the target itself would
+   be served: inside a skill, with no hidden name on its path under the root (rule 4);
+   a link to any other file (``../.env``, a file outside every skill) is left out, at
+   the scan and at every read (:meth:`DirectoryCatalog.serves_target`); a link to a directory is not
    followed (so no cycle is possible). Only regular files are served.
 4. Names starting with ``.`` (``.git``, ``.env``) are left out, files and directories,
    unless ``include_hidden=True``.
@@ -153,6 +156,8 @@ def check_frontmatter(path: str, frontmatter: JSON) -> list[str]:
 class _Walk:
     # kind-ok: unbounded-table one entry per file on disk, the walk stops at max_files
     files: dict[str, os.stat_result] = field(default_factory=dict[str, os.stat_result])
+    # kind-ok: unbounded-table one entry per link on disk, the walk stops at max_files
+    links: dict[str, str] = field(default_factory=dict[str, str])
     # kind-ok: unbounded-table one entry per directory on disk, bounded by max_files and depth
     dirs: set[str] = field(default_factory=set[str])
     problems: list[str] = field(default_factory=list[str])
@@ -221,6 +226,7 @@ class DirectoryCatalog:
                         continue
                     if os.path.isdir(target):
                         continue  # rule 3: not followed
+                    out.links[rel] = Path(os.path.relpath(target, root)).as_posix()
                 try:
                     info = os.stat(entry.path)
                 except OSError:
@@ -234,6 +240,14 @@ class DirectoryCatalog:
                         out.problems.append(f"more than {self.max_files} files under the root")
                         return out
         return out
+
+    def serves_target(self, target: str, skill_dirs: Iterable[str]) -> bool:
+        """Rule 3: whether a link to ``target`` (its ``/``-separated path under the
+        root) may be served: inside one of ``skill_dirs``, no hidden name on the way."""
+        if not self.include_hidden and any(p.startswith(".") for p in target.split("/")):
+            return False
+        dirs = set(skill_dirs)
+        return any(a in dirs for a in _ancestors(target))
 
     def _record(self, rel: str, info: os.stat_result) -> FileRecord:
         """Rule 6: the cached record while size and mtime hold, else one fresh read."""
@@ -272,6 +286,9 @@ class DirectoryCatalog:
         members: dict[str, list[str]] = {d: [] for d in skill_dirs}
         served: set[str] = set()
         for rel in walk.files:
+            target = walk.links.get(rel)
+            if target is not None and not self.serves_target(target, skill_dirs):
+                continue  # rule 3
             for ancestor in _ancestors(rel):
                 if ancestor in members:
                     members[ancestor].append(rel)

@@ -301,6 +301,10 @@ class Skills:
         path = (catalog.root / record.rel).resolve()
         if not path.is_relative_to(catalog.root):
             raise ResourceNotFoundError(uri)
+        target = path.relative_to(catalog.root).as_posix()
+        skill_dirs = (s.path for s in self.snapshot.skills.values())
+        if target != record.rel and not catalog.serves_target(target, skill_dirs):
+            raise ResourceNotFoundError(uri)  # catalog rule 3, re-checked at the read
         try:
             data = path.read_bytes()
         except OSError:
