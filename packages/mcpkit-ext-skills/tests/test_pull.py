@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def liar(files: dict[str, bytes]) -> Server:
 
     server.add_method("skills/get", get)
     for uri, data in files.items():
-        server.add_resource(lambda d=data: d.decode(), uri, name=uri.rsplit("/", 1)[-1])
+        server.add_resource(partial(bytes.decode, data), uri, name=uri.rsplit("/", 1)[-1])
     return server
 
 

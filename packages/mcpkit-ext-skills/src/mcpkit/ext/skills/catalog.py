@@ -26,9 +26,11 @@ Rules:
 5. The scan visits at most ``max_files`` files and ``max_depth`` directory levels
    (:class:`SkillLoadError` beyond): a load loop is bounded.
 6. A file's digest and size come from one read of its bytes. A later scan reuses them
-   while the file's size and modification time (ns) are unchanged, and re-reads only
-   the files whose size or time changed (``DirectoryCatalog.hashed`` counts reads); a
-   scan that finds the same directories and the same sizes and times returns the last
+   while the file's change key (size, modification time and status-change time in ns,
+   inode) is unchanged, and re-reads only the files whose key changed
+   (``DirectoryCatalog.hashed`` counts reads): a file replaced (``os.replace``) or
+   rewritten in place with its size kept and its old mtime restored still has a new
+   inode or ctime. A scan that finds the same directories and the same keys returns the last
    snapshot itself, rebuilding nothing.
 7. Directory resources are every directory inside a skill and every directory above a
    skill (its prefix), each with its direct children: served files, and directories
@@ -87,7 +89,8 @@ class SkillLoadError(ValueError):
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """One served file: ``rel`` (path under the root, ``/``-separated), ``uri``,
-    ``size`` (bytes), ``digest`` (``sha256:...``), ``mime_type``, ``mtime_ns``."""
+    ``size`` (bytes), ``digest`` (``sha256:...``), ``mime_type``, ``mtime_ns`` and
+    ``change_key`` (rule 6: size, mtime ns, ctime ns, inode when it was read)."""
 
     rel: str
     uri: str
@@ -95,6 +98,7 @@ class FileRecord:
     digest: str
     mime_type: str
     mtime_ns: int
+    change_key: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     def manifest(self) -> JSON:
         """The ``SkillResource`` of this file: ``{uri, digest, size}``."""
@@ -252,7 +256,7 @@ class DirectoryCatalog:
     def _record(self, rel: str, info: os.stat_result) -> FileRecord:
         """Rule 6: the cached record while size and mtime hold, else one fresh read."""
         known = self._digests.get(rel)
-        if known is not None and known.size == info.st_size and known.mtime_ns == info.st_mtime_ns:
+        if known is not None and known.change_key == _change_key(info):
             return known
         data = (self.root / rel).read_bytes()
         self.hashed += 1
@@ -263,6 +267,7 @@ class DirectoryCatalog:
             digest_of(data),
             mime_type_of(rel.rsplit("/", 1)[-1], data),
             info.st_mtime_ns,
+            _change_key(info),
         )
         self._digests[rel] = record
         return record
@@ -274,7 +279,7 @@ class DirectoryCatalog:
         walk = self._walk()
         signature = (
             frozenset(walk.dirs),
-            {rel: (i.st_size, i.st_mtime_ns) for rel, i in walk.files.items()},
+            {rel: _change_key(i) for rel, i in walk.files.items()},
         )
         if not walk.problems and self._last is not None and self._last[0] == signature:
             return self._last[1]  # rule 6: nothing changed, nothing is rebuilt
@@ -387,6 +392,11 @@ def near_misses(files: Iterable[str], skill_dirs: set[str]) -> list[str]:
         if misspelt and not any(a in skill_dirs for a in _ancestors(rel)):
             found.append(f"{rel}: named like {SKILL_FILE} but not {SKILL_FILE} (not a skill)")
     return found
+
+
+def _change_key(info: os.stat_result) -> tuple[int, int, int, int]:
+    """Rule 6: what tells a file changed without reading it."""
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
 def _ancestors(rel: str) -> list[str]:
