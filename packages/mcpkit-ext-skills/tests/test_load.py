@@ -222,3 +222,17 @@ async def test_a_link_re_pointed_after_the_scan_is_not_read(tmp_path: Path) -> N
     async with Client(server) as client:
         with pytest.raises(JSONRPCError):
             await client.request("resources/read", {"uri": "skill://leaky/alias.md"})
+
+
+def test_a_prefix_directory_never_forms_userinfo_host_or_port(tmp_path: Path) -> None:
+    from urllib.parse import urlsplit
+
+    write_skill(tmp_path, "ops@evil.example:443/tool", files={"a:b@c.md": "x"})
+    served = Skills.from_directory(tmp_path)
+    (uri,) = served.snapshot.skills
+    assert uri == "skill://ops%40evil.example%3A443/tool/SKILL.md"
+    parts = urlsplit(uri)
+    assert (parts.username, parts.port) == (None, None)
+    assert parts.netloc == "ops%40evil.example%3A443"
+    assert "skill://ops%40evil.example%3A443/tool/a:b@c.md" in served.snapshot.files
+    assert "skill://ops%40evil.example%3A443" in served.snapshot.directories

@@ -60,6 +60,7 @@ from mcpkit.ext.skills.names import (
     check_skill_name,
     digest_of,
     mime_type_of,
+    uri_authority,
     uri_segment,
 )
 
@@ -136,7 +137,8 @@ class Snapshot:
 
 def uri_of(scheme: str, rel: str) -> str:
     """The URI of ``rel`` (a ``/``-separated path) under ``scheme``."""
-    return f"{scheme}://" + "/".join(uri_segment(s) for s in rel.split("/"))
+    first, *rest = rel.split("/")
+    return f"{scheme}://" + "/".join([uri_authority(first), *map(uri_segment, rest)])
 
 
 def check_frontmatter(path: str, frontmatter: JSON) -> list[str]:
