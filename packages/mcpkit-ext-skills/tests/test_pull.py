@@ -58,9 +58,9 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
 def test_a_missing_parent_of_dest_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_skill(tmp_path / "skills", "demo")
+    write_skill(tmp_path / "skills", "tool")
     server, _ = serve(tmp_path / "skills")
-    assert pull(server, tmp_path / "no" / "dest", "skill://demo/SKILL.md") == 1
+    assert pull(server, tmp_path / "no" / "dest", "skill://tool/SKILL.md") == 1
     assert "mcpkit skills pull" in one_line_error(capsys)
 
 

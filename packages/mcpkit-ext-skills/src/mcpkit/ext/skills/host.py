@@ -294,7 +294,7 @@ class SkillCache:
 def label_segment(label: str) -> str:
     """Rule 5: ``label`` as one path segment (never ``.`` or ``..``); ``ValueError``
     for an empty label or one over :data:`MAX_LABEL_BYTES`."""
-    if not isinstance(label, str) or not label:  # pyright: ignore[reportUnnecessaryIsInstance]
+    if not label:
         raise ValueError("a server label must be a non-empty string the host chose")
     if len(label.encode("utf-8", "surrogatepass")) > MAX_LABEL_BYTES:
         raise ValueError(f"a server label is at most {MAX_LABEL_BYTES} UTF-8 bytes")
