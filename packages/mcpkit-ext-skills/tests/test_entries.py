@@ -62,3 +62,16 @@ def test_file_uris_are_bounded_in_bytes() -> None:
     assert len(long) < MAX_URI_BYTES
     with pytest.raises(InvalidSkillEntryError, match="bytes"):
         SkillEntry.from_json(entry(["skill://s/SKILL.md", long]))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("uri", ["skill://s/../t/x.md", "skill://s/%2E%2E/t/x.md", "skill://s2/x"])
+async def test_a_dynamic_skill_reads_nothing_outside_it(uri: str) -> None:
+    from mcpkit.client import Client
+    from mcpkit.ext.skills.client import UnlistedFileError, read_skill_file
+    from mcpkit.server import Server
+
+    dynamic = SkillEntry("skill://s/SKILL.md", {"name": "s", "description": "d"}, None)
+    async with Client(Server("empty")) as client:
+        with pytest.raises(UnlistedFileError):
+            await read_skill_file(client, dynamic, uri)

@@ -18,8 +18,9 @@ Rules:
    :data:`MAX_URI_BYTES` UTF-8 bytes, within ``max_resources`` (512) entries and
    ``max_bytes`` (16 MiB). Any other entry raises
    :class:`InvalidSkillEntryError`: it is never loaded.
-3. :func:`read_skill_file` never reads a URI the held entry does not list
-   (:class:`UnlistedFileError`, nothing sent). A read is checked for size first
+3. :func:`read_skill_file` never reads a URI the held entry does not list, nor for a
+   dynamic skill one that is not below it once normalised (:class:`UnlistedFileError`,
+   nothing sent). A read is checked for size first
    (:class:`SizeMismatchError`), then digest (:class:`DigestMismatchError`); a
    ``SKILL.md`` is then parsed and its frontmatter compared field by field, JSON types
    included (:class:`FrontmatterMismatchError`). A dynamic skill's files carry no digest:
@@ -376,13 +377,23 @@ def verify_content(entry: SkillEntry, uri: str, data: bytes) -> None:
             raise FrontmatterMismatchError(uri, f"frontmatter differs in {', '.join(keys)}")
 
 
+def _inside(entry: SkillEntry, uri: str) -> bool:
+    """Rule 3 for a dynamic skill: ``uri``, normalised, is the skill's own or below it."""
+    try:
+        key = normal_uri(uri)
+    except ValueError:
+        return False
+    root = normal_uri(entry.uri).removesuffix("/" + SKILL_FILE)
+    return key.startswith(root + "/")
+
+
 async def read_skill_file(client: Client, entry: SkillEntry, uri: str) -> SkillContent:
     """``resources/read`` of one of ``entry``'s files, verified (rule 3); raises
     :class:`UnlistedFileError` before sending anything for a URI the entry does not
     list, and :class:`SkillVerificationError` subclasses for a mismatch."""
     if entry.files is not None and entry.file(uri) is None:
         raise UnlistedFileError(uri, f"not listed in the held entry of {entry.uri}")
-    if entry.files is None and not (uri == entry.uri or uri.startswith(entry.root + "/")):
+    if entry.files is None and not _inside(entry, uri):
         raise UnlistedFileError(uri, f"outside the dynamic skill {entry.uri}")
     result = await client.request("resources/read", {"uri": uri}, use_cache=False)
     data, mime, text = _content_bytes(uri, result)
