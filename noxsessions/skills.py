@@ -106,10 +106,9 @@ def conformance_skills(session: nox.Session) -> None:
         if problems:
             failures.append(f"{name} ({'; '.join(problems)}; see {logs / (name + '.txt')})")
 
-    port = harness.free_port()
     serve = [*cli, "skills", "serve", str(ROOT / "examples" / "skills"), "--transport", "http"]
-    serve += ["--host", "127.0.0.1", "--port", str(port)]
-    with harness.served(serve, port, logs / "skills-server.log") as url:
+    serve += ["--host", "127.0.0.1", "--port", "0"]
+    with harness.served(serve, logs / "skills-server.log") as url:
         for name in SERVER_SCENARIOS:
             argv = [*server_run, "--url", url, "--scenario", name]
             argv += ["--spec-version", "2026-07-28", "--force"]
@@ -120,9 +119,8 @@ def conformance_skills(session: nox.Session) -> None:
         argv += ["--command", command, "--scenario", name]
         judge(name, _run(argv, logs / name, logs / f"{name}.txt"), logs / name)
     # Rule 4: the guard must call a run against a server without the extension "not run".
-    port = harness.free_port()
-    demo = [*cli, "demo", "--host", "127.0.0.1", "--port", str(port)]
-    with harness.served(demo, port, logs / "control-demo.log") as url:
+    demo = [*cli, "demo", "--host", "127.0.0.1", "--port", "0"]
+    with harness.served(demo, logs / "control-demo.log") as url:
         out = logs / "control-without-extension"
         argv = [*server_run, "--url", url, "--scenario", SERVER_SCENARIOS[0]]
         argv += ["--spec-version", "2026-07-28", "--force"]

@@ -115,12 +115,28 @@ async def test_later_pages_page_through_the_first_pages_snapshot(tmp_path: Path)
 async def test_watching_re_scans_without_a_listing(tmp_path: Path) -> None:
     write_skill(tmp_path, "one")
     server, skills = serve(tmp_path, watch=True)
+    refresh = skills.refresh
+    reported = anyio.Event()
+
+    async def reporting(*, force: bool = False) -> bool:
+        changed = await refresh(force=force)
+        reported.set()
+        return changed
+
+    skills.refresh = reporting  # type: ignore[method-assign]
     async with server.lifespan():
-        await anyio.sleep(0.3)  # let the watcher start
-        write_skill(tmp_path, "two")
-        with anyio.fail_after(20):
+        with anyio.fail_after(20):  # the watcher is running once it reports a sentinel
+            for attempt in range(400):
+                (tmp_path / "sentinel.txt").write_text(str(attempt))
+                with anyio.move_on_after(0.25):
+                    await reported.wait()
+                if reported.is_set():
+                    break
+            reported = anyio.Event()
+            write_skill(tmp_path, "two")
             while "skill://two/SKILL.md" not in skills.snapshot.skills:
-                await anyio.sleep(0.05)
+                await reported.wait()
+                reported = anyio.Event()
     assert "skill://two/SKILL.md" in server.resources
 
 
@@ -129,3 +145,19 @@ def test_watch_needs_a_directory() -> None:
 
     with pytest.raises(ValueError, match="needs a directory"):
         Skills(watch=True)
+
+
+def test_a_replaced_file_of_same_size_and_mtime_is_re_hashed(tmp_path: Path) -> None:
+    write_skill(tmp_path, "one", files={"a.md": "AAAA"})
+    _, skills = serve(tmp_path)
+    catalog = skills.catalog
+    assert catalog is not None
+    target = tmp_path / "one" / "a.md"
+    old = target.stat()
+    fresh = tmp_path / "one" / "a.md.new"
+    fresh.write_bytes(b"BBBB")
+    os.utime(fresh, ns=(old.st_atime_ns, old.st_mtime_ns))
+    os.replace(fresh, target)  # a new inode; ctime may tick too coarsely to tell
+    assert target.stat().st_mtime_ns == old.st_mtime_ns
+    served = catalog.scan().files["skill://one/a.md"]
+    assert served.digest == digest_of(b"BBBB")

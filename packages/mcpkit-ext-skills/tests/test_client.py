@@ -108,7 +108,7 @@ async def test_against_our_server(tmp_path: Path) -> None:
 async def test_no_extension_and_no_directory_read(tmp_path: Path) -> None:
     async with Client(Server("plain")) as client:
         assert not server_supports_skills(client)
-    server, _ = serve(tmp_path, directory_read=False)
+    server, _ = serve(tmp_path, directory_read=False, allow_empty=True)
     seen = recorder(server)
     async with Client(server) as client:
         assert server_supports_skills(client)

@@ -35,10 +35,18 @@ def examples() -> dict[str, str]:
 
 
 def test_every_example_is_run_here() -> None:
-    assert sorted(examples()) == ["client-verify", "dynamic", "host-registry", "serve-directory"]
+    assert sorted(examples()) == [
+        "client-verify",
+        "dynamic",
+        "host-registry",
+        "list-filter",
+        "serve-directory",
+    ]
 
 
-@pytest.mark.parametrize("name", ["client-verify", "dynamic", "host-registry", "serve-directory"])
+@pytest.mark.parametrize(
+    "name", ["client-verify", "dynamic", "host-registry", "list-filter", "serve-directory"]
+)
 def test_the_example_prints_what_its_comments_say(name: str) -> None:
     code = examples()[name]
     promised = "\n".join(

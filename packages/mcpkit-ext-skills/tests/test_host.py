@@ -147,3 +147,47 @@ async def test_a_registry_keeps_a_bounded_number_of_skills(tmp_path: Path) -> No
         with pytest.raises(TooManySkillsError):
             await registry.add_server("srv", client)
     assert registry.qualified_names() == {}
+
+
+@pytest.mark.parametrize("label", [".", "..", "a.b"])
+def test_cache_labels_never_leave_the_cache(tmp_path: Path, label: str) -> None:
+    cache = SkillCache(tmp_path / "cache")
+    (tmp_path / "keep.txt").write_text("outside")
+    data = b"bytes"
+    file = SkillFile("skill://one/a.md", digest_of(data), len(data))
+    cache.put(label, file, data)
+    path = cache.path_for(label, file.uri)
+    assert path.parent.parent == cache.directory
+    assert path.parent.name not in (".", "..")
+    cache.remove_server(label)
+    assert (tmp_path / "keep.txt").read_text() == "outside"
+    assert cache.directory.is_dir()
+
+
+async def test_long_or_empty_labels_are_refused_up_front(tmp_path: Path) -> None:
+    write_skill(tmp_path, "one")
+    server, _ = serve(tmp_path)
+    cache = SkillCache(tmp_path.parent / f"{tmp_path.name}-cache")
+    registry = SkillRegistry(cache=cache)
+    async with Client(server) as client:
+        for label in ("", "\u00e9" * 33):  # 66 UTF-8 bytes, 33 characters
+            with pytest.raises(ValueError, match="label"):
+                await registry.add_server(label, client)
+        await registry.add_server("\u00e9" * 32, client)
+    with pytest.raises(ValueError, match="label"):
+        cache.path_for("x" * 300, "skill://one/SKILL.md")
+
+
+async def test_skills_apart_only_by_scheme_never_shadow(tmp_path: Path) -> None:
+    write_skill(tmp_path, "pdf")
+    server, skills = serve(tmp_path)
+    skills.add_dynamic("pdf", dict, description="Other scheme", scheme="zzz")
+    registry = SkillRegistry()
+    async with Client(server) as client:
+        await registry.add_server("docs", client)
+    names = registry.qualified_names()
+    assert names["docs:pdf"] == ("docs", "skill://pdf/SKILL.md")
+    assert names["docs:zzz://pdf"] == ("docs", "zzz://pdf/SKILL.md")
+    with pytest.raises(AmbiguousSkillNameError) as caught:
+        registry.resolve("pdf")
+    assert caught.value.candidates == ["docs:pdf", "docs:zzz://pdf"]

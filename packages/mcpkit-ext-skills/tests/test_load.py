@@ -169,3 +169,70 @@ def test_bad_options_are_refused_at_construction(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         Skills.from_directory(tmp_path, **options)  # type: ignore[arg-type]
+
+
+def test_a_directory_without_skills_is_refused_unless_allowed(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.md").write_text("x")
+    with pytest.raises(SkillLoadError, match="allow_empty"):
+        Skills.from_directory(tmp_path)
+    assert Skills.from_directory(tmp_path, allow_empty=True).snapshot.skills == {}
+
+
+def test_a_misspelt_skill_md_is_named(tmp_path: Path) -> None:
+    write_skill(tmp_path, "good")
+    (tmp_path / "typo").mkdir()
+    (tmp_path / "typo" / "skill.md").write_text("---\nname: typo\ndescription: d\n---\n")
+    with pytest.raises(SkillLoadError, match=r"typo/skill\.md: named like SKILL\.md"):
+        Skills.from_directory(tmp_path)
+    write_skill(tmp_path, "typo")  # a skill may hold a skill.md beside its SKILL.md
+    assert "skill://typo/SKILL.md" in Skills.from_directory(tmp_path).snapshot.skills
+
+
+def test_links_to_hidden_or_unserved_files_are_left_out(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "leaky", files={"real.md": "inside\n"})
+    (tmp_path / ".env").write_text("TOKEN=secret\n")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "plain.txt").write_text("outside every skill\n")
+    os.symlink(tmp_path / ".env", skill / "env.md")
+    os.symlink(tmp_path / "notes" / "plain.txt", skill / "plain.md")
+    os.symlink(skill / "real.md", skill / "alias.md")
+    served = Skills.from_directory(tmp_path)
+    assert sorted(f.rel for f in served.snapshot.files.values()) == [
+        "leaky/SKILL.md",
+        "leaky/alias.md",
+        "leaky/real.md",
+    ]
+    assert served.catalog is not None
+    assert not served.catalog.serves_target(".env", ["leaky"])
+
+
+@pytest.mark.anyio
+async def test_a_link_re_pointed_after_the_scan_is_not_read(tmp_path: Path) -> None:
+    from mcpkit.client import Client
+    from mcpkit.server import JSONRPCError, Server
+
+    skill = write_skill(tmp_path, "leaky", files={"real.md": "inside\n"})
+    (tmp_path / ".env").write_text("inside\n")  # same size as real.md
+    os.symlink(skill / "real.md", skill / "alias.md")
+    server = Server("s")
+    Skills.from_directory(tmp_path, recheck_interval_s=3600).install(server)
+    (skill / "alias.md").unlink()
+    os.symlink(tmp_path / ".env", skill / "alias.md")
+    async with Client(server) as client:
+        with pytest.raises(JSONRPCError):
+            await client.request("resources/read", {"uri": "skill://leaky/alias.md"})
+
+
+def test_a_prefix_directory_never_forms_userinfo_host_or_port(tmp_path: Path) -> None:
+    from urllib.parse import urlsplit
+
+    write_skill(tmp_path, "ops@evil.example:443/tool", files={"a:b@c.md": "x"})
+    served = Skills.from_directory(tmp_path)
+    (uri,) = served.snapshot.skills
+    assert uri == "skill://ops%40evil.example%3A443/tool/SKILL.md"
+    parts = urlsplit(uri)
+    assert (parts.username, parts.port) == (None, None)
+    assert parts.netloc == "ops%40evil.example%3A443"
+    assert "skill://ops%40evil.example%3A443/tool/a:b@c.md" in served.snapshot.files
+    assert "skill://ops%40evil.example%3A443" in served.snapshot.directories

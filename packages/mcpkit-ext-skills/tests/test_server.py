@@ -152,7 +152,7 @@ async def test_pages_never_split_an_entry_and_bad_cursors_are_refused(tmp_path: 
 async def test_no_directory_read_unless_declared_and_resources_declared_when_empty(
     tmp_path: Path,
 ) -> None:
-    server, _ = serve(tmp_path, directory_read=False)
+    server, _ = serve(tmp_path, directory_read=False, allow_empty=True)
     async with Client(server, mode="modern") as client:
         caps = client.server_capabilities
         assert caps["extensions"][EXTENSION_ID] == {}
@@ -209,18 +209,18 @@ def test_add_dynamic_refuses_bad_names() -> None:
 
 
 def test_one_skills_per_server(tmp_path: Path) -> None:
-    server, skills = serve(tmp_path)
+    server, skills = serve(tmp_path, allow_empty=True)
     with pytest.raises(RuntimeError):
         skills.install(Server("other"))
     with pytest.raises(ValueError, match="already serves"):
-        Skills.from_directory(tmp_path).install(server)
+        Skills.from_directory(tmp_path, allow_empty=True).install(server)
 
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_spec_version_and_stability_travel_in_band(tmp_path: Path, mode: str) -> None:
     from mcpkit.core.extensions import Stability
 
-    server, _ = serve(tmp_path)
+    server, _ = serve(tmp_path, allow_empty=True)
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
         ext = client.server_extension(EXTENSION_ID)
         assert ext is not None

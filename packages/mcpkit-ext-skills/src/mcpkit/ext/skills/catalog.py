@@ -8,23 +8,29 @@ Rules:
    skill path is its path under the root (``acme/billing/refunds``) and its files are
    every file below it, nested skills' files included. Nested skills are published
    too, flat. Files outside every skill are not served; the root itself may not be a
-   skill (:class:`SkillLoadError`).
+   skill (:class:`SkillLoadError`), and neither may a file outside every skill whose
+   name is ``SKILL.md`` in another case (``skill.md``): a near miss is a problem.
 2. A skill is refused (:class:`SkillLoadError`, every problem of the scan listed) when
    its last path segment is not a valid skill name, its ``SKILL.md`` has no readable
    frontmatter (:mod:`.frontmatter`), its frontmatter ``name`` differs from that
    segment, its ``description`` is missing, empty or over 1,024 characters, or (with
    ``enforce_limits``) it has more than 512 files or more than 16 MiB (:mod:`.names`).
 3. A symbolic link whose target lies outside the root is refused, wherever it is. A
-   link to a file inside the root is served as that file; a link to a directory is not
+   link to a file inside the root is served as that file when the target itself would
+   be served: inside a skill, with no hidden name on its path under the root (rule 4);
+   a link to any other file (``../.env``, a file outside every skill) is left out, at
+   the scan and at every read (:meth:`DirectoryCatalog.serves_target`); a link to a directory is not
    followed (so no cycle is possible). Only regular files are served.
 4. Names starting with ``.`` (``.git``, ``.env``) are left out, files and directories,
    unless ``include_hidden=True``.
 5. The scan visits at most ``max_files`` files and ``max_depth`` directory levels
    (:class:`SkillLoadError` beyond): a load loop is bounded.
 6. A file's digest and size come from one read of its bytes. A later scan reuses them
-   while the file's size and modification time (ns) are unchanged, and re-reads only
-   the files whose size or time changed (``DirectoryCatalog.hashed`` counts reads); a
-   scan that finds the same directories and the same sizes and times returns the last
+   while the file's change key (size, modification time and status-change time in ns,
+   inode) is unchanged, and re-reads only the files whose key changed
+   (``DirectoryCatalog.hashed`` counts reads): a file replaced (``os.replace``) or
+   rewritten in place with its size kept and its old mtime restored still has a new
+   inode or ctime. A scan that finds the same directories and the same keys returns the last
    snapshot itself, rebuilding nothing.
 7. Directory resources are every directory inside a skill and every directory above a
    skill (its prefix), each with its direct children: served files, and directories
@@ -38,6 +44,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +60,7 @@ from mcpkit.ext.skills.names import (
     check_skill_name,
     digest_of,
     mime_type_of,
+    uri_authority,
     uri_segment,
 )
 
@@ -82,7 +90,8 @@ class SkillLoadError(ValueError):
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """One served file: ``rel`` (path under the root, ``/``-separated), ``uri``,
-    ``size`` (bytes), ``digest`` (``sha256:...``), ``mime_type``, ``mtime_ns``."""
+    ``size`` (bytes), ``digest`` (``sha256:...``), ``mime_type``, ``mtime_ns`` and
+    ``change_key`` (rule 6: size, mtime ns, ctime ns, inode when it was read)."""
 
     rel: str
     uri: str
@@ -90,6 +99,7 @@ class FileRecord:
     digest: str
     mime_type: str
     mtime_ns: int
+    change_key: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     def manifest(self) -> JSON:
         """The ``SkillResource`` of this file: ``{uri, digest, size}``."""
@@ -127,7 +137,8 @@ class Snapshot:
 
 def uri_of(scheme: str, rel: str) -> str:
     """The URI of ``rel`` (a ``/``-separated path) under ``scheme``."""
-    return f"{scheme}://" + "/".join(uri_segment(s) for s in rel.split("/"))
+    first, *rest = rel.split("/")
+    return f"{scheme}://" + "/".join([uri_authority(first), *map(uri_segment, rest)])
 
 
 def check_frontmatter(path: str, frontmatter: JSON) -> list[str]:
@@ -151,6 +162,8 @@ def check_frontmatter(path: str, frontmatter: JSON) -> list[str]:
 class _Walk:
     # kind-ok: unbounded-table one entry per file on disk, the walk stops at max_files
     files: dict[str, os.stat_result] = field(default_factory=dict[str, os.stat_result])
+    # kind-ok: unbounded-table one entry per link on disk, the walk stops at max_files
+    links: dict[str, str] = field(default_factory=dict[str, str])
     # kind-ok: unbounded-table one entry per directory on disk, bounded by max_files and depth
     dirs: set[str] = field(default_factory=set[str])
     problems: list[str] = field(default_factory=list[str])
@@ -219,6 +232,7 @@ class DirectoryCatalog:
                         continue
                     if os.path.isdir(target):
                         continue  # rule 3: not followed
+                    out.links[rel] = Path(os.path.relpath(target, root)).as_posix()
                 try:
                     info = os.stat(entry.path)
                 except OSError:
@@ -233,10 +247,18 @@ class DirectoryCatalog:
                         return out
         return out
 
+    def serves_target(self, target: str, skill_dirs: Iterable[str]) -> bool:
+        """Rule 3: whether a link to ``target`` (its ``/``-separated path under the
+        root) may be served: inside one of ``skill_dirs``, no hidden name on the way."""
+        if not self.include_hidden and any(p.startswith(".") for p in target.split("/")):
+            return False
+        dirs = set(skill_dirs)
+        return any(a in dirs for a in _ancestors(target))
+
     def _record(self, rel: str, info: os.stat_result) -> FileRecord:
         """Rule 6: the cached record while size and mtime hold, else one fresh read."""
         known = self._digests.get(rel)
-        if known is not None and known.size == info.st_size and known.mtime_ns == info.st_mtime_ns:
+        if known is not None and known.change_key == _change_key(info):
             return known
         data = (self.root / rel).read_bytes()
         self.hashed += 1
@@ -247,6 +269,7 @@ class DirectoryCatalog:
             digest_of(data),
             mime_type_of(rel.rsplit("/", 1)[-1], data),
             info.st_mtime_ns,
+            _change_key(info),
         )
         self._digests[rel] = record
         return record
@@ -258,7 +281,7 @@ class DirectoryCatalog:
         walk = self._walk()
         signature = (
             frozenset(walk.dirs),
-            {rel: (i.st_size, i.st_mtime_ns) for rel, i in walk.files.items()},
+            {rel: _change_key(i) for rel, i in walk.files.items()},
         )
         if not walk.problems and self._last is not None and self._last[0] == signature:
             return self._last[1]  # rule 6: nothing changed, nothing is rebuilt
@@ -266,9 +289,13 @@ class DirectoryCatalog:
         if SKILL_FILE in walk.files:
             problems.append(f"the root {self.root} holds a SKILL.md: serve its parent instead")
         skill_dirs = {rel.rsplit("/", 1)[0] for rel in walk.files if rel.endswith("/" + SKILL_FILE)}
+        problems += near_misses(walk.files, skill_dirs)
         members: dict[str, list[str]] = {d: [] for d in skill_dirs}
         served: set[str] = set()
         for rel in walk.files:
+            target = walk.links.get(rel)
+            if target is not None and not self.serves_target(target, skill_dirs):
+                continue  # rule 3
             for ancestor in _ancestors(rel):
                 if ancestor in members:
                     members[ancestor].append(rel)
@@ -356,6 +383,22 @@ class DirectoryCatalog:
                     }
                 )
         return children
+
+
+def near_misses(files: Iterable[str], skill_dirs: set[str]) -> list[str]:
+    """Rule 1: files outside every skill named ``SKILL.md`` in another case."""
+    found: list[str] = []
+    for rel in files:
+        name = rel.rsplit("/", 1)[-1]
+        misspelt = name != SKILL_FILE and name.casefold() == SKILL_FILE.casefold()
+        if misspelt and not any(a in skill_dirs for a in _ancestors(rel)):
+            found.append(f"{rel}: named like {SKILL_FILE} but not {SKILL_FILE} (not a skill)")
+    return found
+
+
+def _change_key(info: os.stat_result) -> tuple[int, int, int, int]:
+    """Rule 6: what tells a file changed without reading it."""
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
 def _ancestors(rel: str) -> list[str]:

@@ -6,16 +6,21 @@ Spec: ``skills.mdx`` §Skill Entries, §Limits, §Listing Skills, §Getting a Sk
 Rules:
 1. :func:`server_supports_skills` answers from the server's declared capabilities
    (``initialize`` or ``server/discover``); nothing here asks the server first.
-2. An entry is checked before use (:meth:`SkillEntry.from_json`): ``uri`` a string
-   ending in ``/SKILL.md`` whose last skill-path segment equals ``frontmatter.name``;
-   ``frontmatter`` an object with string ``name`` and ``description``; ``resources`` the
-   string ``"dynamic"`` or an array of ``{uri, digest, size}`` listing ``SKILL.md`` and
-   each file once, inside the skill, with a ``sha256:`` digest and a non-negative
-   integer size, every URI at most :data:`MAX_URI_BYTES`, within ``max_resources``
-   (512) entries and ``max_bytes`` (16 MiB). Any other entry raises
+2. An entry is checked before use (:meth:`SkillEntry.from_json`), comparing URIs in
+   their normalised form (:func:`~.names.normal_uri`: percent-encoding normalised,
+   ``..`` and ``.`` segments refused): ``uri`` ending in ``/SKILL.md`` whose last
+   skill-path segment equals ``frontmatter.name``; ``frontmatter`` an object of at most
+   :data:`~.frontmatter.MAX_FRONTMATTER_BYTES` as JSON, with a ``name`` that follows
+   the Agent Skills naming rules and a non-empty ``description`` of at most 1,024
+   characters; ``resources`` the string ``"dynamic"`` or an array of ``{uri, digest,
+   size}`` listing ``SKILL.md`` and each file once (after normalisation), inside the
+   skill, with a ``sha256:`` digest and a non-negative integer size, every URI at most
+   :data:`MAX_URI_BYTES` UTF-8 bytes, within ``max_resources`` (512) entries and
+   ``max_bytes`` (16 MiB). Any other entry raises
    :class:`InvalidSkillEntryError`: it is never loaded.
-3. :func:`read_skill_file` never reads a URI the held entry does not list
-   (:class:`UnlistedFileError`, nothing sent). A read is checked for size first
+3. :func:`read_skill_file` never reads a URI the held entry does not list, nor for a
+   dynamic skill one that is not below it once normalised (:class:`UnlistedFileError`,
+   nothing sent). A read is checked for size first
    (:class:`SizeMismatchError`), then digest (:class:`DigestMismatchError`); a
    ``SKILL.md`` is then parsed and its frontmatter compared field by field, JSON types
    included (:class:`FrontmatterMismatchError`). A dynamic skill's files carry no digest:
@@ -33,20 +38,30 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from mcpkit.client import ClientError, ProtocolViolationError
 from mcpkit.core.shapes import JSON, as_list, as_object
-from mcpkit.ext.skills.frontmatter import FrontmatterError, parse_frontmatter, same_json
+from mcpkit.ext.skills.frontmatter import (
+    MAX_FRONTMATTER_BYTES,
+    FrontmatterError,
+    parse_frontmatter,
+    same_json,
+)
 from mcpkit.ext.skills.names import (
     EXTENSION_ID,
     MAX_BYTES_PER_SKILL,
+    MAX_DESCRIPTION_CHARS,
     MAX_RESOURCES_PER_SKILL,
     SKILL_FILE,
+    check_skill_name,
     digest_of,
     is_digest,
+    normal_uri,
 )
 
 if TYPE_CHECKING:
@@ -165,17 +180,16 @@ class SkillEntry:
         if entry is None:
             raise InvalidSkillEntryError("skills[]", "an entry must be an object")
         uri = entry.get("uri")
-        if isinstance(uri, str) and len(uri.encode("utf-8", "surrogatepass")) > MAX_URI_BYTES:
-            raise InvalidSkillEntryError(uri[:200], f"uri is over {MAX_URI_BYTES} bytes")
-        if not isinstance(uri, str) or not uri.endswith("/" + SKILL_FILE) or "://" not in uri:
+        key = _checked_uri(str(uri)[:200], uri)
+        if not key.endswith("/" + SKILL_FILE):
             raise InvalidSkillEntryError(str(uri)[:200], "uri must name a skill's SKILL.md")
+        assert isinstance(uri, str)
         fm = as_object(entry.get("frontmatter"))
         if fm is None or not isinstance(fm.get("name"), str):
             raise InvalidSkillEntryError(uri, "frontmatter must be an object with a name")
-        if not isinstance(fm.get("description"), str):
-            raise InvalidSkillEntryError(uri, "frontmatter must have a description")
-        root = uri.removesuffix("/" + SKILL_FILE)
-        if root.rsplit("/", 1)[-1] != fm["name"]:
+        _check_frontmatter(uri, fm)
+        root = key.removesuffix("/" + SKILL_FILE)
+        if unquote(root.rsplit("/", 1)[-1]) != fm["name"]:
             raise InvalidSkillEntryError(uri, f"the last path segment is not {fm['name']!r}")
         resources = entry.get("resources")
         if resources == "dynamic":
@@ -189,7 +203,7 @@ class SkillEntry:
         seen: set[str] = set()
         for item in items:
             files.append(_skill_file(uri, root, item, seen))
-        if uri not in seen:
+        if key not in seen:
             raise InvalidSkillEntryError(uri, "resources does not list SKILL.md itself")
         total = sum(f.size for f in files)
         if total > max_bytes:
@@ -197,22 +211,53 @@ class SkillEntry:
         return cls(uri, fm, tuple(files))
 
 
+def _checked_uri(owner: str, uri: object) -> str:
+    """Rule 2: the normalised form of a URI an entry carries."""
+    if not isinstance(uri, str):
+        raise InvalidSkillEntryError(owner, "a uri is missing or not a string")
+    if len(uri.encode("utf-8", "surrogatepass")) > MAX_URI_BYTES:
+        raise InvalidSkillEntryError(owner, f"a uri is over {MAX_URI_BYTES} bytes")
+    try:
+        return normal_uri(uri)
+    except ValueError as exc:
+        raise InvalidSkillEntryError(owner, str(exc)) from None
+
+
+def _check_frontmatter(uri: str, fm: JSON) -> None:
+    """Rule 2: the frontmatter's size, name and description."""
+    try:
+        size = len(json.dumps(fm, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    except (TypeError, ValueError):
+        raise InvalidSkillEntryError(uri, "frontmatter is not JSON") from None
+    if size > MAX_FRONTMATTER_BYTES:
+        raise InvalidSkillEntryError(uri, f"frontmatter is over {MAX_FRONTMATTER_BYTES} bytes")
+    problem = check_skill_name(fm.get("name"))
+    if problem is not None:
+        raise InvalidSkillEntryError(uri, problem)
+    description = fm.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise InvalidSkillEntryError(uri, "frontmatter must have a non-empty description")
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise InvalidSkillEntryError(uri, f"description is over {MAX_DESCRIPTION_CHARS} characters")
+
+
 def _skill_file(uri: str, root: str, item: Any, seen: set[str]) -> SkillFile:
+    """One ``resources`` item; ``root`` and ``seen`` are normalised (rule 2)."""
     obj = as_object(item)
     if obj is None:
         raise InvalidSkillEntryError(uri, "a resources item is not an object")
     file_uri, digest, size = obj.get("uri"), obj.get("digest"), obj.get("size")
-    if not isinstance(file_uri, str) or len(file_uri) > MAX_URI_BYTES:
-        raise InvalidSkillEntryError(uri, "a resource uri is missing or too long")
-    if not (file_uri == uri or file_uri.startswith(root + "/")):
-        raise InvalidSkillEntryError(uri, f"resource {str(file_uri)[:200]!r} is outside the skill")
-    if file_uri in seen:
-        raise InvalidSkillEntryError(uri, f"{file_uri} is listed twice")
+    key = _checked_uri(uri, file_uri)
+    assert isinstance(file_uri, str)
+    if not key.startswith(root + "/"):
+        raise InvalidSkillEntryError(uri, f"resource {file_uri[:200]!r} is outside the skill")
+    if key in seen:
+        raise InvalidSkillEntryError(uri, f"{file_uri[:200]} is listed twice")
     if not is_digest(digest):
         raise InvalidSkillEntryError(uri, f"{file_uri}: digest is not sha256:<64 hex>")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise InvalidSkillEntryError(uri, f"{file_uri}: size is not a non-negative integer")
-    seen.add(file_uri)
+    seen.add(key)
     return SkillFile(file_uri, str(digest), size)
 
 
@@ -332,13 +377,23 @@ def verify_content(entry: SkillEntry, uri: str, data: bytes) -> None:
             raise FrontmatterMismatchError(uri, f"frontmatter differs in {', '.join(keys)}")
 
 
+def _inside(entry: SkillEntry, uri: str) -> bool:
+    """Rule 3 for a dynamic skill: ``uri``, normalised, is the skill's own or below it."""
+    try:
+        key = normal_uri(uri)
+    except ValueError:
+        return False
+    root = normal_uri(entry.uri).removesuffix("/" + SKILL_FILE)
+    return key.startswith(root + "/")
+
+
 async def read_skill_file(client: Client, entry: SkillEntry, uri: str) -> SkillContent:
     """``resources/read`` of one of ``entry``'s files, verified (rule 3); raises
     :class:`UnlistedFileError` before sending anything for a URI the entry does not
     list, and :class:`SkillVerificationError` subclasses for a mismatch."""
     if entry.files is not None and entry.file(uri) is None:
         raise UnlistedFileError(uri, f"not listed in the held entry of {entry.uri}")
-    if entry.files is None and not (uri == entry.uri or uri.startswith(entry.root + "/")):
+    if entry.files is None and not _inside(entry, uri):
         raise UnlistedFileError(uri, f"outside the dynamic skill {entry.uri}")
     result = await client.request("resources/read", {"uri": uri}, use_cache=False)
     data, mime, text = _content_bytes(uri, result)

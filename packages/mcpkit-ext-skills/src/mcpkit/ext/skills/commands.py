@@ -4,8 +4,8 @@ Rules:
 1. ``serve DIR``: serve ``DIR``'s skills (:meth:`~mcpkit.ext.skills.Skills.from_directory`)
    over stdio (default) or ``--transport http`` at ``http://HOST:PORT/mcp``, bound to
    ``127.0.0.1`` unless ``--host`` says otherwise; ``--port 0`` picks a free port. A
-   directory that cannot be served is refused before anything starts (status 2, every
-   problem listed).
+   directory that cannot be served, or holds no skill (unless ``--allow-empty``), is
+   refused before anything starts (status 2, every problem listed).
 2. ``ls TARGET``: one line per skill: its URI, file count and total bytes (``dynamic``
    for a generated skill); entries that must not be loaded are listed as ``INVALID``
    with why. TARGET is a URL or a server command, as for ``mcpkit ls``.
@@ -16,9 +16,12 @@ Rules:
    which must not exist: everything is fetched and verified into a temporary directory
    beside ``DEST`` first and then renamed into place in one step, so ``DEST`` is never
    half written. A dynamic skill (no digests) is refused. File paths come from the
-   entry's URIs under the skill root; a path with ``..`` or an empty segment is refused.
-5. Errors a user can fix (no such skill, ``DEST`` exists, verification failure) exit 1
-   with one line on stderr; usage errors exit 2.
+   entry's normalised URIs under the skill root (:func:`~.names.normal_uri`); a path
+   with ``..`` or an empty segment, two files with one path, or a file other than the
+   entry's own ``SKILL.md`` at ``SKILL.md`` is refused.
+5. Errors a user can fix (no such skill, ``DEST`` exists, verification failure, a file
+   system error such as a missing parent of ``DEST``) exit 1 with one line on stderr;
+   usage errors exit 2.
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--name", default="mcpkit-skills", help="serverInfo.name")
     serve.add_argument("--no-directory-read", action="store_true", help="no directoryRead")
     serve.add_argument("--include-hidden", action="store_true", help="serve dotfiles too")
+    serve.add_argument(
+        "--allow-empty", action="store_true", help="serve a directory with no skill yet"
+    )
     ls = sub.add_parser("ls", help="list a server's skills with their sizes")
     ls.add_argument("target", help="server URL or command")
     verify = sub.add_parser("verify", help="fetch and verify every skill file")
@@ -81,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return anyio.run(_CLIENT_COMMANDS[command], args)
-    except (ClientError, JSONRPCError, ValueError) as exc:  # rule 5
+    except (ClientError, JSONRPCError, ValueError, OSError) as exc:  # rule 5
         print(f"mcpkit skills {command}: {exc}", file=sys.stderr)
         return 1
 
@@ -95,6 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
             args.directory,
             directory_read=not args.no_directory_read,
             include_hidden=args.include_hidden,
+            allow_empty=args.allow_empty,
         )
     except (SkillLoadError, OSError) as exc:
         print(f"mcpkit skills serve: {exc}", file=sys.stderr)
@@ -163,11 +170,32 @@ async def _verify(args: argparse.Namespace) -> int:
 
 
 def _relative(root: str, uri: str) -> str:
-    rel = unquote(uri[len(root) + 1 :])
+    """Rule 4: the path under the skill root ``root`` (normalised) of ``uri``."""
+    from mcpkit.ext.skills.names import normal_uri
+
+    key = normal_uri(uri)
+    rel = unquote(key[len(root) + 1 :])
     parts = rel.split("/")
-    if not uri.startswith(root + "/") or any(p in ("", ".", "..") for p in parts) or "\\" in rel:
+    if not key.startswith(root + "/") or any(p in ("", ".", "..") for p in parts) or "\\" in rel:
         raise ValueError(f"{uri}: not a plain path under {root}")
     return rel
+
+
+def _paths(entry: Any) -> list[tuple[Any, str]]:
+    """Rule 4: ``(file, path under DEST)`` for every file of ``entry``; ValueError for
+    two files with one path, or another file at ``SKILL.md``."""
+    from mcpkit.ext.skills.names import SKILL_FILE, normal_uri
+
+    root = normal_uri(entry.uri).removesuffix("/" + SKILL_FILE)
+    out: list[tuple[Any, str]] = []
+    seen: set[str] = set()
+    for file in entry.files:
+        rel = SKILL_FILE if file.uri == entry.uri else _relative(root, file.uri)
+        if rel in seen or (rel == SKILL_FILE and file.uri != entry.uri):
+            raise ValueError(f"{file.uri}: a second file at {rel}")
+        seen.add(rel)
+        out.append((file, rel))
+    return out
 
 
 async def _pull(args: argparse.Namespace) -> int:
@@ -180,10 +208,10 @@ async def _pull(args: argparse.Namespace) -> int:
         if entry.files is None:
             print(f"mcpkit skills pull: {entry.uri} is dynamic: nothing to verify", file=sys.stderr)
             return 1
+        paths = _paths(entry)
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent or "."))
         try:
-            for file in entry.files:
-                rel = "SKILL.md" if file.uri == entry.uri else _relative(entry.root, file.uri)
+            for file, rel in paths:
                 content = await read_skill_file(client, entry, file.uri)
                 target = staging / rel
                 target.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,9 @@ Rules:
    value JSON cannot carry (``!!timestamp``, ``!!binary``, ``!!set``), a non-string key,
    a duplicate key, an anchor/alias (no expansion bombs) or a frontmatter block over
    :data:`MAX_FRONTMATTER_BYTES` is a :class:`FrontmatterError`.
+4. An integer too long for Python to convert to or from decimal
+   (``sys.get_int_max_str_digits``, 4,300 digits by default) is a
+   :class:`FrontmatterError`, never a bare ``ValueError``.
 """
 
 from __future__ import annotations
@@ -91,13 +94,23 @@ _resolve(_FLOAT, "tag:yaml.org,2002:float", "-+.0123456789")
 
 def _int(loader: _CoreLoader, node: ScalarNode) -> int:
     text = str(loader.construct_scalar(node))
-    if _INT8.match(text):
-        return int(text[2:], 8)
-    if _INT16.match(text):
-        return int(text[2:], 16)
-    if _INT10.match(text):
-        return int(text, 10)
-    raise FrontmatterError(f"frontmatter: {text!r} is not a YAML 1.2 integer")
+    try:
+        if _INT8.match(text):
+            value = int(text[2:], 8)
+        elif _INT16.match(text):
+            value = int(text[2:], 16)
+        elif _INT10.match(text):
+            value = int(text, 10)
+        else:
+            raise FrontmatterError(f"frontmatter: {text!r} is not a YAML 1.2 integer")
+        str(value)  # rule 4: a JSON number has a decimal form
+    except ValueError as exc:
+        if isinstance(exc, FrontmatterError):
+            raise
+        raise FrontmatterError(
+            f"frontmatter: an integer of {len(text)} digits is over Python's limit"
+        ) from None
+    return value
 
 
 def _float(loader: _CoreLoader, node: ScalarNode) -> float | str:

@@ -15,16 +15,24 @@ Rules:
 3. Names never shadow: :meth:`SkillRegistry.resolve` finds a name within one server's
    namespace; a name that several skills share (same server or not, the host's own
    filesystem skills included) raises :class:`AmbiguousSkillNameError` listing every
-   qualified name (``label:skill-path``), which always resolves.
+   qualified name, which always resolves. A qualified name is ``label:skill-path`` for
+   a ``skill://`` URI and ``label:scheme://skill-path`` for any other scheme (parsed
+   with ``urllib.parse``); two skills of one server that would still share one (URIs
+   differing only in spelling) are both named ``label:<their full URI>``, so a
+   qualified name never stands for two skills.
 4. An approval binds to the entry's ``{(uri, digest)}`` set; a refreshed entry with a
    different set revokes it (:meth:`SkillRegistry.refresh` returns True). A dynamic
    skill cannot be approved.
 5. :class:`SkillCache` keeps verified bytes under ``directory/<label>/<uri>`` (both
-   percent-encoded; a long URI becomes its SHA-256), so the origin is recoverable from
-   the path. It refuses a directory inside, or holding, any filesystem-skill discovery
-   path it is given; creates it owner-only (0700); writes each file once, atomically
-   (never modified in place); and recomputes the digest of the cached bytes on every
-   read, treating a mismatch as a miss (the entry is deleted).
+   percent-encoded, ``.`` too, so no label is ``.`` or ``..``; a long URI becomes its
+   SHA-256), so the origin is recoverable from the path. A label is 1 to
+   :data:`MAX_LABEL_BYTES` UTF-8 bytes (``ValueError`` otherwise, in
+   :meth:`SkillRegistry.add_server` and every cache method), so every path segment
+   stays under the file system's 255-byte limit. It refuses a directory inside, or
+   holding, any filesystem-skill discovery path it is given; creates it owner-only
+   (0700); writes each file once, atomically (never modified in place); and recomputes
+   the digest of the cached bytes on every read, treating a mismatch as a miss (the
+   entry is deleted).
 6. A registry keeps at most ``max_skills`` (10,000) entries per server, each URI at most
    :data:`~.client.MAX_URI_BYTES` (client rule 2): a listing beyond raises
    :class:`TooManySkillsError` and registers nothing for that server.
@@ -40,7 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from mcpkit.client import ClientError
 from mcpkit.ext.skills.client import (
@@ -58,7 +66,11 @@ from mcpkit.ext.skills.names import digest_of
 if TYPE_CHECKING:
     from mcpkit.client import Client
 
+MAX_LABEL_BYTES = 64
+"""The longest server label, in UTF-8 bytes (rule 5)."""
+
 __all__ = [
+    "MAX_LABEL_BYTES",
     "AmbiguousSkillNameError",
     "SkillCache",
     "SkillRegistry",
@@ -114,8 +126,7 @@ class SkillRegistry:
     async def add_server(self, label: str, client: Client) -> list[SkillEntry]:
         """List ``client``'s skills under ``label`` (rule 2: nothing else is fetched).
         Entries that fail checking are kept apart in :meth:`invalid`, never loaded."""
-        if not label:
-            raise ValueError("a server label must be a non-empty string the host chose")
+        label_segment(label)
         server = _Server(client)
         async for item in list_skills(client):
             if len(server.entries) + len(server.invalid) >= self.max_skills:
@@ -153,9 +164,14 @@ class SkillRegistry:
         """``label:skill-path`` -> ``(label, uri)`` for every registered skill."""
         out: dict[str, tuple[str, str]] = {}
         for label, server in self._servers.items():
+            named: dict[str, list[str]] = {}
             for uri, entry in server.entries.items():
-                path = entry.root.split("://", 1)[-1]
-                out[f"{label}:{path}"] = (label, uri)
+                named.setdefault(f"{label}:{_short_name(entry.root)}", []).append(uri)
+            for name, uris in named.items():
+                if len(uris) == 1:
+                    out[name] = (label, uris[0])
+                else:  # rule 3: spelled apart, so neither shadows the other
+                    out.update({f"{label}:{uri}": (label, uri) for uri in uris})
         return out
 
     def resolve(self, name: str) -> tuple[str, str]:
@@ -241,7 +257,7 @@ class SkillCache:
         name = quote(uri, safe="")
         if len(name) > 200:
             name = "sha256-" + hashlib.sha256(uri.encode("utf-8")).hexdigest()
-        return self.directory / quote(label, safe="") / name
+        return self.directory / label_segment(label) / name
 
     def get(self, label: str, file: SkillFile) -> bytes | None:
         """The cached bytes of ``file`` when they still hash to its digest, else None."""
@@ -272,4 +288,21 @@ class SkillCache:
 
     def remove_server(self, label: str) -> None:
         """Delete every file cached for ``label``."""
-        shutil.rmtree(self.directory / quote(label, safe=""), ignore_errors=True)
+        shutil.rmtree(self.directory / label_segment(label), ignore_errors=True)
+
+
+def label_segment(label: str) -> str:
+    """Rule 5: ``label`` as one path segment (never ``.`` or ``..``); ``ValueError``
+    for an empty label or one over :data:`MAX_LABEL_BYTES`."""
+    if not label:
+        raise ValueError("a server label must be a non-empty string the host chose")
+    if len(label.encode("utf-8", "surrogatepass")) > MAX_LABEL_BYTES:
+        raise ValueError(f"a server label is at most {MAX_LABEL_BYTES} UTF-8 bytes")
+    return quote(label, safe="").replace(".", "%2E")
+
+
+def _short_name(root: str) -> str:
+    """Rule 3: the skill path of a ``skill://`` root, else the root with its scheme."""
+    parts = urlsplit(root)
+    path = parts.netloc + parts.path
+    return path if parts.scheme == "skill" else f"{parts.scheme}://{path}"

@@ -13,12 +13,21 @@ Rules:
 3. A digest is ``sha256:`` and 64 lowercase hex digits of the file's raw bytes
    (§Integrity and Verification); :func:`digest_of` makes one, :func:`is_digest` checks
    one.
-4. A URI segment keeps RFC 3986's unreserved characters, sub-delimiters, ``:`` and
-   ``@``; anything else is percent-encoded (:func:`uri_segment`), so a file name with a
-   space still has a URI and the first segment stays a ``reg-name``.
+4. A URI path segment keeps RFC 3986's unreserved characters, sub-delimiters, ``:``
+   and ``@`` (``pchar``); anything else is percent-encoded (:func:`uri_segment`), so a
+   file name with a space still has a URI. The first segment after ``scheme://`` is
+   the authority, whose ``reg-name`` (RFC 3986 §3.2.2) admits no ``:`` or ``@``: they
+   are percent-encoded there too (:func:`uri_authority`), so a directory named
+   ``ops@evil.example:443`` never reads as userinfo, host and port.
 5. ``SKILL.md`` is ``text/markdown``; other files take the MIME type of their suffix
    (``mimetypes``), else ``text/plain`` for UTF-8 text and
    ``application/octet-stream`` for other bytes (:func:`mime_type_of`).
+6. :func:`normal_uri` is the comparison form of a URI a peer sent (RFC 3986 §6.2.2,
+   by ``urllib.parse``): the scheme lowercased and every authority and path segment
+   percent-decoded and re-encoded as :func:`uri_authority` and :func:`uri_segment` do
+   (hex uppercase, unreserved characters never encoded), so ``SKILL.md`` and ``%53KILL.md`` compare
+   equal. A URI without ``scheme://``, with a query or fragment, or with an empty,
+   ``.`` or ``..`` segment once decoded, is a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 import re
-from urllib.parse import quote
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 __all__ = [
     "DIRECTORY_MIME_TYPE",
@@ -42,6 +51,8 @@ __all__ = [
     "is_digest",
     "is_text",
     "mime_type_of",
+    "normal_uri",
+    "uri_authority",
     "uri_segment",
 ]
 
@@ -61,6 +72,7 @@ MAX_DESCRIPTION_CHARS = 1024
 _NAME = re.compile(r"^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _SEGMENT_SAFE = "!$&'()*+,;=:@-._~"
+_AUTHORITY_SAFE = "!$&'()*+,;=-._~"
 
 
 def check_skill_name(name: object) -> str | None:
@@ -88,6 +100,26 @@ def is_digest(value: object) -> bool:
 def uri_segment(segment: str) -> str:
     """Rule 4: one path segment as it appears in a URI."""
     return quote(segment, safe=_SEGMENT_SAFE)
+
+
+def normal_uri(uri: str) -> str:
+    """Rule 6: the normalised form of ``uri``; raises ``ValueError``."""
+    parts = urlsplit(uri)
+    if not parts.scheme or not uri[len(parts.scheme) :].startswith("://"):
+        raise ValueError(f"{uri[:200]!r} is not a scheme://authority/path URI")
+    if parts.query or parts.fragment or "?" in uri or "#" in uri:
+        raise ValueError(f"{uri[:200]!r} has a query or fragment")
+    segments = [parts.netloc, *parts.path.split("/")[1:]]
+    decoded = [unquote_to_bytes(s) for s in segments]
+    if any(d in (b"", b".", b"..") for d in decoded[1:]) or decoded[0] in (b".", b".."):
+        raise ValueError(f"{uri[:200]!r} has an empty, '.' or '..' segment")
+    path = "".join("/" + quote(d, safe=_SEGMENT_SAFE) for d in decoded[1:])
+    return parts.scheme.lower() + "://" + uri_authority(decoded[0]) + path
+
+
+def uri_authority(segment: str | bytes) -> str:
+    """Rule 4: the first segment (the authority) as it appears in a URI."""
+    return quote(segment, safe=_AUTHORITY_SAFE)
 
 
 def is_text(data: bytes) -> bool:

@@ -38,6 +38,11 @@ Rules:
 7. ``watch=True`` (the ``watch`` extra: ``watchfiles``) also re-scans on every change
    the file watcher reports while the server runs (its lifespan), so handshake-era
    sessions hear ``list_changed`` without anyone listing first.
+8. The server's list filters (:meth:`~mcpkit.server.Server.add_list_filter`) apply here
+   as to ``resources/read``: a skill whose ``SKILL.md`` the request may not see is left
+   out of ``skills/list`` and is unknown to ``skills/get`` (-32602); a directory shows
+   only visible files and directories holding one, and a directory with none is unknown
+   (-32602).
 """
 
 from __future__ import annotations
@@ -145,19 +150,30 @@ class Skills:
         recheck_interval_s: float = 0.0,
         scheme: str = "skill",
         watch: bool = False,
+        allow_empty: bool = False,
     ) -> Skills:
         """Serve every skill under ``path``. Raises :class:`~.catalog.SkillLoadError`
-        listing every problem (naming, frontmatter, limits, escaping links), or
-        ``FileNotFoundError`` for a missing ``path``."""
+        listing every problem (naming, frontmatter, limits, escaping links, a file named
+        like ``SKILL.md`` in another case), or for a directory with no skill at all
+        unless ``allow_empty`` (a directory meant to fill later); ``FileNotFoundError``
+        for a missing ``path``."""
         catalog = DirectoryCatalog(
             path, scheme=scheme, include_hidden=include_hidden, enforce_limits=enforce_limits
         )
-        return cls(
+        skills = cls(
             catalog,
             directory_read=directory_read,
             recheck_interval_s=recheck_interval_s,
             watch=watch,
         )
+        if not allow_empty and not skills.snapshot.skills:
+            raise SkillLoadError(
+                [
+                    f"{path}: no skill found (no sub-directory holds a {SKILL_FILE}); pass "
+                    "allow_empty=True to serve a directory that fills later"
+                ]
+            )
+        return skills
 
     # -- the extension ----------------------------------------------------------------
     def extension(self) -> Extension:
@@ -285,6 +301,10 @@ class Skills:
         path = (catalog.root / record.rel).resolve()
         if not path.is_relative_to(catalog.root):
             raise ResourceNotFoundError(uri)
+        target = path.relative_to(catalog.root).as_posix()
+        skill_dirs = (s.path for s in self.snapshot.skills.values())
+        if target != record.rel and not catalog.serves_target(target, skill_dirs):
+            raise ResourceNotFoundError(uri)  # catalog rule 3, re-checked at the read
         try:
             data = path.read_bytes()
         except OSError:
@@ -366,7 +386,7 @@ class Skills:
     async def _skills_list(self, ctx: Context) -> JSON:
         if ctx.params.get("cursor") is None:
             await self.refresh()
-        entries = [r.entry() for _, r in sorted(self._all().items())]
+        entries = [r.entry() for u, r in sorted(self._all().items()) if _shown(ctx, u)]
         chunk, cursor = _page("skills/list", "", entries, ctx)
         result: JSON = {"resultType": "complete", "skills": chunk}
         if cursor is not None:
@@ -379,7 +399,7 @@ class Skills:
             raise JSONRPCError(INVALID_PARAMS, "skills/get: params.uri must be a string")
         await self.refresh()
         record = self._all().get(uri)
-        if record is None:
+        if record is None or not _shown(ctx, uri):
             raise JSONRPCError(INVALID_PARAMS, f"No skill is served at {uri}", {"uri": uri})
         return _hinted(ctx, "skills/get", {"resultType": "complete", "skill": record.entry()})
 
@@ -394,6 +414,8 @@ class Skills:
         children = self.snapshot.directories.get(uri)
         if children is None:
             children = await self._dynamic_directory(uri)
+        if children is not None and ctx.server.visibility.filters:
+            children = self._visible_children(ctx, uri, children)
         if children is None:
             raise JSONRPCError(
                 INVALID_PARAMS, f"{uri} is not a directory resource served here", {"uri": uri}
@@ -403,6 +425,26 @@ class Skills:
         if cursor is not None:
             result["nextCursor"] = cursor
         return result
+
+    def _visible_children(self, ctx: Context, uri: str, children: list[JSON]) -> list[JSON] | None:
+        """Rule 8: the children this request may see; None when nothing below ``uri``
+        is visible (the directory is then unknown to it, as a hidden resource is)."""
+        shown = [f for f in self.snapshot.files if _shown(ctx, f)]
+
+        def directory_shown(d: str) -> bool:
+            return _shown(ctx, d) or any(f.startswith(d + "/") for f in shown)
+
+        if not directory_shown(uri):
+            return None
+        return [
+            c
+            for c in children
+            if (
+                directory_shown(str(c["uri"]))
+                if c.get("mimeType") == DIRECTORY_MIME_TYPE
+                else _shown(ctx, str(c["uri"]))
+            )
+        ]
 
     async def _dynamic_directory(self, uri: str) -> list[JSON] | None:
         for record, producer in self.dynamic.values():
@@ -446,6 +488,13 @@ def _skill_md(frontmatter: JSON) -> str:
     except FrontmatterError:
         pass
     return "---\n" + json.dumps(frontmatter, ensure_ascii=False) + "\n---\n"
+
+
+def _shown(ctx: Context, uri: str) -> bool:
+    """Rule 8: whether this request may see the resource at ``uri`` (the server's list
+    filters, :mod:`mcpkit.server.visibility` rule 4)."""
+    visibility = ctx.server.visibility
+    return not visibility.filters or visibility.names_resource(ctx, uri)
 
 
 def _resources_capability(server: Server, era: Any) -> JSON | None:
