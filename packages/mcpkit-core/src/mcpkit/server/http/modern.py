@@ -55,7 +55,8 @@ from mcpkit.core.jsonrpc import (
     result_message,
 )
 from mcpkit.core.shapes import JSON
-from mcpkit.server.frontend import handle_modern, read_envelope
+from mcpkit.server.envelope import read_envelope
+from mcpkit.server.frontend import handle_modern
 from mcpkit.server.guards import authority_watch
 from mcpkit.server.http.headers import check_param_headers, check_routing_headers
 from mcpkit.server.http.responses import send_empty, send_error
@@ -64,7 +65,7 @@ from mcpkit.server.tracing import handle_notification_traced
 from mcpkit.server.visibility import TOOL_PARAM_CHECK
 
 if TYPE_CHECKING:
-    from mcpkit.server.frontend import Envelope
+    from mcpkit.server.envelope import Envelope
     from mcpkit.server.http.headers import RequestHeaders
     from mcpkit.server.http.media import Acceptable
     from mcpkit.server.http.state import EndpointState, Receive, Scope, Send
