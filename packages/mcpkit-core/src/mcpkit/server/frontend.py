@@ -50,7 +50,7 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core import meta as M
 from mcpkit.core.engine import InboundRequest
@@ -130,9 +130,6 @@ async def _serve_legacy(
         raise JSONRPCError(
             INVALID_REQUEST, f"Invalid Request: {method} before initialize; send initialize first"
         )
-    spec = server.method("legacy", method)
-    if spec is None:
-        raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
     ctx = Context(
         server,
         request_id=request.id,
@@ -149,6 +146,9 @@ async def _serve_legacy(
         transport=transport,
     )
     try:
+        spec = server.method("legacy", method)
+        if spec is None:
+            raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return await server.invoke(spec, ctx)
     except InputRequired:
         logger.error("%s raised InputRequired on a handshake-era request", method)
@@ -255,9 +255,9 @@ async def _serve_modern(
         ctx.close()
     if "resultType" not in result:
         result["resultType"] = "complete"
-    meta = as_object(result.get("_meta"))
-    if meta is None:
+    meta: Any = result.get("_meta")
+    if not isinstance(meta, dict):
         result["_meta"] = {M.SERVER_INFO: server.info}
     elif M.SERVER_INFO not in meta:
-        result["_meta"] = {**meta, M.SERVER_INFO: server.info}
+        result["_meta"] = {**cast(JSON, meta), M.SERVER_INFO: server.info}
     return result

@@ -118,12 +118,15 @@ def _validate(ep: EndpointState, h: RequestHeaders, method: str, params: JSON) -
         envelope = read_envelope(params)
     except JSONRPCError as exc:
         raise _EnvelopeError(exc) from None
+    annotations = (
+        ep.tool_param_annotations(params.get("name"))
+        if method == "tools/call" and not ep.server.visibility.filters
+        else None
+    )
     field = ep.name_field(method)
     check_routing_headers(h, method, params, {method: field} if field is not None else {})
-    if method == "tools/call" and not ep.server.visibility.filters:
-        check_param_headers(
-            h, ep.tool_param_annotations(params.get("name")), params.get("arguments")
-        )
+    if annotations is not None:
+        check_param_headers(h, annotations, params.get("arguments"))
     return envelope
 
 
