@@ -222,6 +222,7 @@ class Rounds:
     __slots__ = ("answers", "error", "first")
 
     def __init__(self) -> None:
+        # kind-ok: unbounded-table one request's answers, bounded by its body size limit
         self.answers: JSON = {}
         self.first: Any = None
         self.error: JSONRPCError | None = None
