@@ -226,8 +226,8 @@ async def serve_post(
     transport = ep.transport_facts(scope, None, exchange)
     if c.method == "tools/call" and ep.server.visibility.filters:
         transport[TOOL_PARAM_CHECK] = _deferred_param_check(ep, h)
-    request = InboundRequest(rid, c.method, params, exchange, transport)
     ep.active.add(exchange)
+    request = InboundRequest(rid, c.method, params, exchange, transport)
     try:
         with anyio.CancelScope() as cancel_scope:
             exchange.cancel_scope = cancel_scope
