@@ -32,7 +32,9 @@ Rules:
    its own context into ``message.meta`` (the ``_meta`` object being sent: the inject
    step); the core has already written :func:`current` there. Extension work done
    later on behalf of a request (a task) is reported through ``Tracer.handle`` with
-   ``kind="work"`` (:func:`run_work`).
+   ``kind="work"`` (:func:`run_work`). A caller that drives the work itself serves it
+   inside :class:`Handling` (the server's front end does), so nothing here calls back
+   up into it; :func:`run_handled` is the same for a callable.
 6. Without a tracer, the cost per message is one dict lookup (is ``traceparent`` in
    ``_meta``?); an outbound message gets :func:`current` injected unless its ``_meta``
    already has a ``traceparent`` (an explicit value wins).
