@@ -192,22 +192,21 @@ async def test_a_traced_retry_opens_its_request_state_once() -> None:
     server.sealer.open = counting_open
 
     @server.tool()
-    async def two_questions(ctx: Context) -> str:
-        first = await ctx.elicit("first?", {"type": "object", "properties": {}})
-        second = await ctx.elicit("second?", {"type": "object", "properties": {}})
-        return f"{first['action']} {second['action']}"
+    async def confirm(ctx: Context) -> str:
+        answer = await ctx.elicit("sure?", {"type": "object", "properties": {}})
+        return str(answer["action"])
 
-    async def elicit(params: Any) -> JSON:
-        return {"action": "accept", "content": {}}
+    async def decline(params: Any) -> JSON:
+        return {"action": "decline"}
 
-    async with connect("memory", "modern", server, elicitation=elicit) as client:
+    async with connect("memory", "modern", server, elicitation=decline) as client:
         with tracing.use(CALLER):
-            assert text(await client.call_tool("two_questions", {})) == "accept accept"
-    rounds = recorder.find("server", "request", "tools/call")
-    assert len(rounds) == 3
-    assert rounds[1].link == rounds[2].link == rounds[0].span_context
-    assert rounds[0].span_context is not None
-    assert opened == ["tools/call", "tools/call"]
+            result = await client.call_tool("confirm", {})
+    assert text(result) == "decline"
+    first, retry = recorder.find("server", "request", "tools/call")
+    assert first.span_context is not None
+    assert retry.link == first.span_context
+    assert opened == ["tools/call"]
 
 
 async def test_mrtr_without_a_tracer_seals_the_callers_context() -> None:
