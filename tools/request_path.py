@@ -41,10 +41,12 @@ ERAS = (LEGACY, MODERN)
 Message = dict[str, Any]
 
 
-def _server() -> Any:
+def _server(tracer: Any = None) -> Any:
     from mcpkit.server import Server
 
     server = Server("path")
+    if tracer is not None:
+        server.set_tracer(tracer)
 
     @server.tool()
     def echo(text: str) -> str:
@@ -130,11 +132,13 @@ class _Tracer:
         self.stays.append(here)
 
 
-async def trace(era: str) -> _Tracer:
-    """One traced ``tools/call`` on ``era`` (rules 1-2)."""
+async def trace(era: str, tracer: Any = None) -> _Tracer:
+    """One traced ``tools/call`` on ``era`` (rules 1-2); ``tracer``: a
+    :class:`~mcpkit.core.tracing.Tracer` to install on the server (the documented path
+    has none)."""
     from mcpkit.server.http.app import http_app
 
-    app = http_app(_server())
+    app = http_app(_server(tracer))
     call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call"}
     call["params"] = {"name": "echo", "arguments": {"text": "hi"}}
     lifespan_done = anyio.Event()

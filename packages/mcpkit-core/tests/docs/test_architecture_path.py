@@ -4,10 +4,14 @@ prints, so the page cannot drift from the code."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import anyio
+import pytest
 
 ROOT = Path(__file__).resolve().parents[4]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -26,3 +30,29 @@ def test_the_trace_sees_the_tool_run_on_both_eras() -> None:
         tracer = anyio.run(request_path.trace, era)
         assert "mcpkit.server.tools" in tracer.stays
         assert request_path.figures(tracer)["modules"] == len(set(tracer.stays))
+
+
+class _NullTracer:
+    """A tracer that records nothing: the request then runs inside the tracing layer."""
+
+    @contextlib.contextmanager
+    def handle(self, message: Any) -> Generator[None]:
+        yield
+
+    @contextlib.contextmanager
+    def send(self, message: Any) -> Generator[None]:
+        yield
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("era", request_path.ERAS)
+def test_the_path_runs_straight(era: str, traced: bool) -> None:
+    """Issue 27: the front end is entered once, tracing is a layer the front end enters
+    (never one that calls back into it), a request without requestState never enters
+    MRTR, and nothing on a lower floor calls up into a higher one."""
+    tracer = anyio.run(request_path.trace, era, _NullTracer() if traced else None)
+    stays = tracer.stays
+    assert stays.count("mcpkit.server.frontend") == 1
+    assert stays.count("mcpkit.server.tracing") == (1 if traced else 0)
+    assert "mcpkit.server.mrtr" not in stays
+    assert tracer.climbs == []

@@ -176,6 +176,39 @@ async def test_mrtr_rounds_link_to_the_first_round() -> None:
     assert rounds[2].result["resultType"] == "complete"
 
 
+async def test_a_traced_retry_opens_its_request_state_once() -> None:
+    """Rule 7 and issue 27: the first round's context (the link) and the answers come
+    from one opening of a retry's requestState, made before the tracer is entered."""
+    server = Server("mrtr")
+    recorder = Recorder()
+    server.set_tracer(recorder)
+    opened: list[str] = []
+    real_open = server.sealer.open
+
+    def counting_open(token: Any, **binding: Any) -> JSON:
+        opened.append(binding["method"])
+        return real_open(token, **binding)
+
+    server.sealer.open = counting_open
+
+    @server.tool()
+    async def confirm(ctx: Context) -> str:
+        answer = await ctx.elicit("sure?", {"type": "object", "properties": {}})
+        return str(answer["action"])
+
+    async def decline(params: Any) -> JSON:
+        return {"action": "decline"}
+
+    async with connect("memory", "modern", server, elicitation=decline) as client:
+        with tracing.use(CALLER):
+            result = await client.call_tool("confirm", {})
+    assert text(result) == "decline"
+    first, retry = recorder.find("server", "request", "tools/call")
+    assert first.span_context is not None
+    assert retry.link == first.span_context
+    assert opened == ["tools/call"]
+
+
 async def test_mrtr_without_a_tracer_seals_the_callers_context() -> None:
     """Round one untraced: the state carries the context the request carried; a tracer
     installed before the retry links to it."""

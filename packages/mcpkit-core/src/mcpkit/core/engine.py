@@ -76,6 +76,7 @@ from mcpkit.core.jsonrpc import (
 from mcpkit.core.shapes import JSON, as_object
 
 __all__ = [
+    "PEER_GONE",
     "Connection",
     "InboundRequest",
     "Inflight",
@@ -87,6 +88,7 @@ __all__ = [
     "Pending",
     "ProgressCallback",
     "RequestTimeoutError",
+    "Slot",
     "admit",
     "run_request",
     "send_reply",
@@ -186,15 +188,68 @@ class MessageHandler(Protocol):
         ...
 
 
-class _Slot:
-    __slots__ = ("cancelled", "method", "scope", "sending")
+class Slot:
+    """One admitted inbound request. Used as a context manager around its handler
+    (``with slot.running(method): slot.message = result_message(id, await ...)``), it
+    runs the handler in the request's cancel scope and turns what the handler raises
+    into the response (rule 5), so a transport can await its own handler and write its
+    own response, and nothing here calls back up; :meth:`reply` then says what to
+    send."""
 
-    def __init__(self, scope: anyio.CancelScope, method: str = "") -> None:
+    __slots__ = (
+        "cancelled",
+        "message",
+        "method",
+        "request_id",
+        "running_method",
+        "scope",
+        "sending",
+    )
+
+    def __init__(
+        self, scope: anyio.CancelScope, method: str = "", request_id: RequestId | None = None
+    ) -> None:
         self.scope = scope
         self.method = method
+        self.request_id = request_id
         self.cancelled = False
         self.sending = False
         """The handler is done and the response is being written (outside ``scope``)."""
+        self.message: JSON | None = None
+        """The response (rule 5): set by the block run in the slot, or by its exit."""
+        self.running_method = method
+
+    def running(self, method: str) -> Slot:
+        """Itself, to run the handler of a ``method`` request in (named in the log when
+        the handler fails)."""
+        self.running_method = method
+        return self
+
+    def __enter__(self) -> Slot:
+        self.scope.__enter__()
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
+        # Cancellation is a BaseException on every backend: the scope decides (rule 3).
+        if not isinstance(exc, Exception):
+            return bool(self.scope.__exit__(kind, exc, tb))
+        rid = self.request_id
+        if isinstance(exc, JSONRPCError):
+            self.message = {"jsonrpc": "2.0", "id": rid, "error": exc.to_error()}
+        else:
+            logger.error("handler for %s (id %r) failed", self.running_method, rid, exc_info=exc)
+            self.message = error_message(rid, INTERNAL_ERROR, "Internal error")
+        self.scope.__exit__(None, None, None)
+        return True
+
+    def reply(self) -> JSON | None:
+        """The response to hand to the transport now, or None when the request was
+        cancelled (rule 3). The request stays in flight until it is handed over (rule
+        6): the caller releases it after sending."""
+        if self.cancelled or self.message is None:
+            return None
+        self.sending = True
+        return self.message
 
 
 class Inflight:
@@ -204,7 +259,7 @@ class Inflight:
 
     def __init__(self, limit: int = 1024, exempt: AbstractSet[str] = frozenset()) -> None:
         # kind-ok: unbounded-table requests in flight only, Limits.max_inflight
-        self._slots: dict[RequestId | _BatchKey, _Slot] = {}
+        self._slots: dict[RequestId | _BatchKey, Slot] = {}
         self._idle: anyio.Event | None = None
         self._scope_class: type[anyio.CancelScope] | None = None
         self.limit = limit
@@ -223,7 +278,7 @@ class Inflight:
             return scope
         return cls()
 
-    def admit(self, request_id: RequestId, method: str = "") -> _Slot | JSON:
+    def admit(self, request_id: RequestId, method: str = "") -> Slot | JSON:
         """Register an inbound request as in flight, synchronously, before its task starts
         (so that a cancellation or end of stream right after it sees it). Returns the slot,
         or the error response to send instead (rule 2, and the in-flight limit)."""
@@ -240,7 +295,7 @@ class Inflight:
                 INTERNAL_ERROR,
                 f"Server busy: {len(self._slots)} requests in flight (limit {self.limit})",
             )
-        slot = _Slot(self.new_scope(), method)
+        slot = Slot(self.new_scope(), method, request_id)
         self._slots[request_id] = slot
         if exempt:
             self._exempt_n += 1
@@ -248,13 +303,13 @@ class Inflight:
 
     def hold(self, key: _BatchKey) -> None:
         """Keep a batch in flight under ``key`` until :meth:`release_batch` (rule 6)."""
-        self._slots[key] = _Slot(self.new_scope())
+        self._slots[key] = Slot(self.new_scope())
 
     def release_batch(self, key: _BatchKey) -> None:
         """End what :meth:`hold` started."""
         self.release(key, self._slots[key])
 
-    def release(self, request_id: RequestId | _BatchKey, slot: _Slot) -> None:
+    def release(self, request_id: RequestId | _BatchKey, slot: Slot) -> None:
         """The request (or batch) ``request_id`` is answered: forget ``slot``."""
         if self._slots.get(request_id) is slot:
             del self._slots[request_id]
@@ -302,12 +357,12 @@ class Inflight:
             slot.scope.cancel()
 
 
-def admit(inflight: Inflight, request_id: RequestId, method: str = "") -> _Slot | JSON:
+def admit(inflight: Inflight, request_id: RequestId, method: str = "") -> Slot | JSON:
     """:meth:`Inflight.admit`, as a function."""
     return inflight.admit(request_id, method)
 
 
-_PEER_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+PEER_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 """What a transport raises when the peer can no longer receive (rule 6)."""
 
 
@@ -315,7 +370,7 @@ async def send_reply(send: Callable[[Any], Awaitable[None]], message: Any) -> bo
     """Send a reply the engine owes the peer; False (logged) when the peer is gone."""
     try:
         await send(message)
-    except _PEER_GONE:
+    except PEER_GONE:
         logger.debug("peer gone; dropped a reply")
         return False
     return True
@@ -326,7 +381,7 @@ async def run_request(
     request: InboundRequest,
     handler: Callable[[InboundRequest], Awaitable[JSON]],
     send: Callable[[JSON], Awaitable[None]],
-    slot: _Slot | None = None,
+    slot: Slot | None = None,
 ) -> JSON | None:
     """Run one inbound request to exactly one outcome (rules 1-3, 5).
 
@@ -337,28 +392,15 @@ async def run_request(
     rid = request.id
     if slot is None:
         admitted = inflight.admit(rid)
-        if not isinstance(admitted, _Slot):
+        if not isinstance(admitted, Slot):
             await send_reply(send, admitted)
             return admitted
         slot = admitted
-    msg: JSON | None = None
     try:
-        with slot.scope:
-            try:
-                msg = result_message(rid, await handler(request))
-            except JSONRPCError as exc:
-                msg = {"jsonrpc": "2.0", "id": rid, "error": exc.to_error()}
-            except anyio.get_cancelled_exc_class():
-                raise
-            except Exception:
-                logger.exception("handler for %s (id %r) failed", request.method, rid)
-                msg = error_message(rid, INTERNAL_ERROR, "Internal error")
-        if slot.cancelled or msg is None:
-            return None
-        # Still in flight until answered, so that draining at end of input waits for
-        # the response to be written, not just computed.
-        slot.sending = True
-        return msg if await send_reply(send, msg) else None
+        with slot.running(request.method):
+            slot.message = result_message(rid, await handler(request))
+        msg = slot.reply()
+        return msg if msg is not None and await send_reply(send, msg) else None
     finally:
         inflight.release(rid, slot)
 
@@ -517,7 +559,7 @@ class Connection:
         """Seconds in-flight requests may still finish after the stream ends."""
         self._tg: anyio.abc.TaskGroup | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: dict[asyncio.Task[Any], _Slot] = {}
+        self._tasks: dict[asyncio.Task[Any], Slot] = {}
 
     async def send(self, message: JSON | list[JSON]) -> None:
         await self.stream.send(message)
@@ -589,7 +631,7 @@ class Connection:
         to send instead when it is refused."""
         rid = cast(RequestId, c.id)  # a request's id (classify: rule 1)
         admitted = self.inflight.admit(rid, c.method)
-        if not isinstance(admitted, _Slot):
+        if not isinstance(admitted, Slot):
             return admitted
         request = InboundRequest(rid, c.method, c.params, self, self.facts)
         args = (self.inflight, request, self.handler.handle_request, self.stream.send, admitted)
@@ -693,14 +735,14 @@ class Connection:
         inflight = self.inflight
         inflight.hold(key)
         replies: list[JSON] = []
-        admitted: list[tuple[InboundRequest, _Slot]] = []
+        admitted: list[tuple[InboundRequest, Slot]] = []
         notifications: list[Classified] = []
         for item in items:
             c = classify(item)
             if c.kind == "request":
                 rid = cast(RequestId, c.id)  # a request's id (classify: rule 1)
                 slot = inflight.admit(rid)
-                if isinstance(slot, _Slot):
+                if isinstance(slot, Slot):
                     request = InboundRequest(rid, c.method, c.params, self, self.facts)
                     admitted.append((request, slot))
                 else:
@@ -716,7 +758,7 @@ class Connection:
     async def _run_batch(
         self,
         key: _BatchKey,
-        admitted: list[tuple[InboundRequest, _Slot]],
+        admitted: list[tuple[InboundRequest, Slot]],
         notifications: list[Classified],
         replies: list[JSON],
     ) -> None:

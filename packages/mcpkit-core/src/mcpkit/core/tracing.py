@@ -32,7 +32,9 @@ Rules:
    its own context into ``message.meta`` (the ``_meta`` object being sent: the inject
    step); the core has already written :func:`current` there. Extension work done
    later on behalf of a request (a task) is reported through ``Tracer.handle`` with
-   ``kind="work"`` (:func:`run_work`).
+   ``kind="work"`` (:func:`run_work`). A caller that drives the work itself serves it
+   inside :class:`Handling` (the server's front end does), so nothing here calls back
+   up into it; :func:`run_handled` is the same for a callable.
 6. Without a tracer, the cost per message is one dict lookup (is ``traceparent`` in
    ``_meta``?); an outbound message gets :func:`current` injected unless its ``_meta``
    already has a ``traceparent`` (an explicit value wins).
@@ -69,6 +71,7 @@ __all__ = [
     "BAGGAGE",
     "TRACEPARENT",
     "TRACESTATE",
+    "Handling",
     "TraceContext",
     "TracedMessage",
     "Tracer",
@@ -490,32 +493,55 @@ def _record(message: TracedMessage, exc: BaseException) -> None:
         message.exception = exc
 
 
+class Handling:
+    """An inbound message being handled, as a context manager (rules 4, 5): on entry
+    the message's context is made current and ``tracer.handle`` entered (when a tracer
+    is installed); on exit an exception raised in the block is recorded on the message
+    and everything is restored. The block sets ``message.result`` itself (a request's
+    result object): the caller drives the work, so no callback runs up the layers.
+    """
+
+    __slots__ = ("_cm", "_handled", "_inner", "_token", "message", "tracer")
+
+    def __init__(self, tracer: Tracer | None, message: TracedMessage) -> None:
+        self.tracer = tracer
+        self.message = message
+
+    def __enter__(self) -> TracedMessage:
+        message = self.message
+        tracer = self.tracer
+        self._token = _CURRENT.set(message.trace_context)
+        self._handled = _MESSAGE.set(message if tracer is not None else None)
+        self._cm = None if tracer is None else _enter(tracer.handle, message)
+        span = message.span_context
+        self._inner = _CURRENT.set(span) if tracer is not None and span is not None else None
+        return message
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        message = self.message
+        try:
+            if self.tracer is not None:
+                if exc is not None:
+                    _record(message, exc)
+                if self._inner is not None:
+                    _CURRENT.reset(self._inner)
+                _exit(self._cm, message)
+        finally:
+            _MESSAGE.reset(self._handled)
+            _CURRENT.reset(self._token)
+
+
 async def run_handled(
     tracer: Tracer | None, message: TracedMessage, run: Callable[[], Awaitable[T]]
 ) -> T:
     """Handle an inbound message: ``await run()`` with the message's context current,
-    inside ``tracer.handle`` when a tracer is installed (rules 4, 5)."""
-    token = _CURRENT.set(message.trace_context)
-    handled = _MESSAGE.set(message if tracer is not None else None)
-    try:
-        if tracer is None:
-            return await run()
-        cm = _enter(tracer.handle, message)
-        inner = _CURRENT.set(message.span_context) if message.span_context is not None else None
-        try:
-            result = await run()
+    inside ``tracer.handle`` when a tracer is installed (rules 4, 5; :class:`Handling`
+    for a caller that drives the work itself)."""
+    with Handling(tracer, message):
+        result = await run()
+        if tracer is not None:
             _outcome(message, result)
-            return result
-        except BaseException as exc:
-            _record(message, exc)
-            raise
-        finally:
-            if inner is not None:
-                _CURRENT.reset(inner)
-            _exit(cm, message)
-    finally:
-        _MESSAGE.reset(handled)
-        _CURRENT.reset(token)
+        return result
 
 
 async def run_sent(

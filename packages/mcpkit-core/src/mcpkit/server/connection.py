@@ -42,7 +42,8 @@ from mcpkit.core.engine import Connection, InboundRequest, MessageStream
 from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import BATCH_VERSIONS
-from mcpkit.server.frontend import handle_legacy, handle_modern, looks_modern
+from mcpkit.server.envelope import looks_modern
+from mcpkit.server.frontend import handle_legacy, handle_modern
 from mcpkit.server.identity import CONNECTION_KEY, new_connection_key
 from mcpkit.server.lifecycle import LegacySession
 from mcpkit.server.tracing import handle_notification_traced

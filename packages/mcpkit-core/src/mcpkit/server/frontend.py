@@ -2,14 +2,22 @@
 
 Both eras meet here and nowhere else. Transports decide which entry to call
 (:func:`handle_legacy` with a session, or :func:`handle_modern`); :func:`looks_modern`
-is the shared rule for that decision.
+(:mod:`mcpkit.server.envelope`) is the shared rule for that decision.
+
+The path runs straight (issue 27): a request enters this module once, and the layers
+around dispatch are entered at one point each, never calling back into it: tracing
+(:func:`mcpkit.server.tracing.trace_request`, a context manager the request is served
+in) and MRTR (:func:`mcpkit.server.mrtr.open_rounds` on the way in, only for a retry;
+:func:`mcpkit.server.mrtr.seal_round` on the way out, only for ``InputRequired``);
+then the server's middleware and the handler (:meth:`ServerBase.invoke`).
 
 Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``):
 1. A request is modern when its ``_meta`` carries
-   ``io.modelcontextprotocol/protocolVersion`` or ``.../clientCapabilities``.
+   ``io.modelcontextprotocol/protocolVersion`` or ``.../clientCapabilities``
+   (:mod:`mcpkit.server.envelope` rule 1).
 2. Modern: a missing or malformed required ``_meta`` key is -32602; a version this server
    does not serve is -32022 with ``data.supported``/``data.requested``. Capabilities come
-   from this request alone.
+   from this request alone (:mod:`mcpkit.server.envelope` rule 2).
 3. Modern: methods that the 2026-07-28 revision removed (``initialize``, ``ping``,
    ``logging/setLevel``, ``resources/(un)subscribe``) and unknown methods are -32601.
 4. Modern results carry ``resultType`` (``"complete"`` unless the handler chose another)
@@ -35,7 +43,8 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
    ``traceparent``, or any request when the server has a tracer, is handled with its
    trace context current and reported to the tracer; otherwise it costs one lookup.
    The ``requestState`` of an ``input_required`` answer carries the first round's
-   context, which later rounds report as their ``link``.
+   context, which later rounds report as their ``link``; a traced retry's state is
+   opened once, before the tracer is entered, for both the link and the answers.
 """
 
 from __future__ import annotations
@@ -50,17 +59,17 @@ from mcpkit.core.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
 )
 from mcpkit.core.shapes import JSON, as_object, as_str
-from mcpkit.core.tracing import TraceContext, TracedMessage, carries_trace, from_meta
-from mcpkit.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, is_supported
-from mcpkit.server.context import LOG_LEVELS, Context
+from mcpkit.core.tracing import carries_trace, from_meta
+from mcpkit.core.versions import is_supported
+from mcpkit.server.context import Context
+from mcpkit.server.envelope import Envelope, looks_modern, read_envelope
 from mcpkit.server.identity import principal_key
-from mcpkit.server.mrtr import SEALED_KEY_PREFIX, InputRequired, request_digest
+from mcpkit.server.mrtr import InputRequired, Rounds, open_rounds, seal_round
 from mcpkit.server.resources import ResourceNotFoundError
-from mcpkit.server.tracing import ROUND_TRACE_KEY, handle_traced, round_trace
+from mcpkit.server.tracing import trace_request
 
 if TYPE_CHECKING:
     from mcpkit.server.app import Server
@@ -75,21 +84,7 @@ __all__ = [
     "read_envelope",
 ]
 
-Envelope = tuple[str, JSON, "JSON | None", "str | None"]
-"""``(protocol version, client capabilities, client info, log level)`` of a request."""
 logger = logging.getLogger("mcpkit.server")
-
-
-def looks_modern(params: JSON | None) -> bool:
-    """Rule 1: does this request carry the 2026-07-28 per-request envelope?"""
-    if not params:
-        return False
-    meta = params.get("_meta")
-    return isinstance(meta, dict) and (M.PROTOCOL_VERSION in meta or M.CLIENT_CAPABILITIES in meta)
-
-
-def _method_not_found(method: str) -> JSONRPCError:
-    return JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
 async def handle_legacy(
@@ -103,17 +98,17 @@ async def handle_legacy(
     """Serve a handshake-era request within ``session`` (rule 7), traced (rule 9)."""
     if server.tracer is None and not carries_trace(request.params):
         return await _serve_legacy(server, request, session, principal, transport)
-
-    async def serve(req: InboundRequest, message: TracedMessage) -> JSON:
-        try:
-            return await _serve_legacy(server, req, session, principal, transport)
-        finally:
-            message.protocol_version = session.protocol_version
-
     version = session.protocol_version
     if request.method == "initialize":  # the version asked for, until it is negotiated
         version = as_str((request.params or {}).get("protocolVersion")) or version
-    return await handle_traced(server, request, "legacy", version, transport, serve)
+    request, handling = trace_request(server, request, "legacy", version, transport)
+    with handling as message:
+        try:
+            result = await _serve_legacy(server, request, session, principal, transport)
+        finally:
+            message.protocol_version = session.protocol_version
+        message.result = result
+        return result
 
 
 async def _serve_legacy(
@@ -135,9 +130,6 @@ async def _serve_legacy(
         raise JSONRPCError(
             INVALID_REQUEST, f"Invalid Request: {method} before initialize; send initialize first"
         )
-    spec = server.method("legacy", method)
-    if spec is None:
-        raise _method_not_found(method)
     ctx = Context(
         server,
         request_id=request.id,
@@ -154,68 +146,15 @@ async def _serve_legacy(
         transport=transport,
     )
     try:
+        spec = server.method("legacy", method)
+        if spec is None:
+            raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return await server.invoke(spec, ctx)
     except InputRequired:
         logger.error("%s raised InputRequired on a handshake-era request", method)
         raise JSONRPCError(INTERNAL_ERROR, "Internal error") from None
     finally:
         ctx.close()
-
-
-def read_envelope(params: JSON | None) -> Envelope:
-    """Rule 2: the request's ``_meta`` envelope; raises -32602 or -32022. Transports
-    may call it first (to order their own header checks) and pass the result on."""
-    found: Any = params.get("_meta") if params else None
-    if type(found) is dict:  # the common, well-formed envelope without a log level
-        meta = cast(JSON, found)
-        version: Any = meta.get(M.PROTOCOL_VERSION)
-        caps: Any = meta.get(M.CLIENT_CAPABILITIES)
-        if (
-            type(version) is str
-            and version in MODERN_VERSIONS
-            and type(caps) is dict
-            and M.LOG_LEVEL not in meta
-        ):
-            info: Any = meta.get(M.CLIENT_INFO)
-            client = cast(JSON, info) if type(info) is dict else None
-            return version, cast(JSON, caps), client, None
-    return _checked_envelope(params)
-
-
-def _checked_envelope(params: JSON | None) -> Envelope:
-    """:func:`read_envelope` for every other envelope: each field checked in turn."""
-    meta = as_object((params or {}).get("_meta"))
-    if meta is None:
-        raise JSONRPCError(
-            INVALID_PARAMS,
-            "Invalid params: missing _meta with "
-            f"{M.PROTOCOL_VERSION!r} and {M.CLIENT_CAPABILITIES!r} (2026-07-28)",
-        )
-    version = as_str(meta.get(M.PROTOCOL_VERSION))
-    if version is None:
-        raise JSONRPCError(
-            INVALID_PARAMS, f"Invalid params: _meta[{M.PROTOCOL_VERSION!r}] must be a string"
-        )
-    if version not in MODERN_VERSIONS:
-        raise JSONRPCError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {version!r} "
-            f"(supported: {', '.join(SUPPORTED_VERSIONS)})",
-            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
-        )
-    caps = as_object(meta.get(M.CLIENT_CAPABILITIES))
-    if caps is None:
-        raise JSONRPCError(
-            INVALID_PARAMS, f"Invalid params: _meta[{M.CLIENT_CAPABILITIES!r}] must be an object"
-        )
-    raw_level = meta.get(M.LOG_LEVEL)
-    level = as_str(raw_level)
-    if raw_level is not None and (level is None or level not in LOG_LEVELS):
-        raise JSONRPCError(
-            INVALID_PARAMS,
-            f"Invalid params: _meta[{M.LOG_LEVEL!r}] {raw_level!r} is not a log level",
-        )
-    return version, caps, as_object(meta.get(M.CLIENT_INFO)), level
 
 
 async def handle_modern(
@@ -228,21 +167,34 @@ async def handle_modern(
 ) -> JSON:
     """Serve a 2026-07-28 request statelessly (rules 2-6), traced (rule 9). ``envelope``
     is the result of :func:`read_envelope` when the transport already read it."""
-    if server.tracer is None and not carries_trace(request.params):
-        return await _serve_modern(server, request, principal, transport, envelope)
-
-    async def serve(req: InboundRequest, message: TracedMessage) -> JSON:
-        return await _serve_modern(server, req, principal, transport, envelope)
-
-    params = request.params or {}
-    meta = as_object(params.get("_meta")) or {}
+    params = request.params
+    if server.tracer is None and not carries_trace(params):
+        return await _serve_modern(server, request, principal, transport, envelope, None)
+    meta = as_object((params or {}).get("_meta")) or {}
     link = None
-    if server.tracer is not None and "requestState" in params:
-        link = _first_round(server, request.method, params, principal)
+    rounds: Rounds | None = None
+    if server.tracer is not None and params and "requestState" in params:
+        rounds = _early_rounds(server, request.method, params, principal)
+        link = from_meta(rounds.first) if rounds is not None and rounds.first is not None else None
     declared = as_str(meta.get(M.PROTOCOL_VERSION))
     # the peer's text reaches a tracer only when it is a version we speak (issue 25 §3)
     version = declared if declared is not None and is_supported(declared) else None
-    return await handle_traced(server, request, "modern", version, transport, serve, link=link)
+    request, handling = trace_request(server, request, "modern", version, transport, link=link)
+    with handling as message:
+        result = await _serve_modern(server, request, principal, transport, envelope, rounds)
+        message.result = result
+        return result
+
+
+def _early_rounds(server: Server, method: str, params: JSON, principal: Any) -> Rounds | None:
+    """Rule 9: a traced retry's rounds, opened before the tracer is entered (for the
+    first round's context, its ``link``) and reused by :func:`_serve_modern`; None when
+    the principal has no stable identity (the request then fails as usual)."""
+    try:
+        pkey = principal_key(principal) if principal is not None else None
+    except JSONRPCError:
+        return None
+    return open_rounds(server.sealer, method, params, pkey)
 
 
 async def _serve_modern(
@@ -251,6 +203,7 @@ async def _serve_modern(
     principal: Any,
     transport: JSON | None,
     envelope: Envelope | None,
+    rounds: Rounds | None,
 ) -> JSON:
     method = request.method
     params = request.params
@@ -258,11 +211,14 @@ async def _serve_modern(
     version, caps, info, level = envelope if envelope is not None else read_envelope(params)
     spec = server.method("modern", method)
     if spec is None:
-        raise _method_not_found(method)
-    answers: JSON | None = None
-    first: Any = None
+        raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
     if spec.input_capable and params and ("requestState" in params or "inputResponses" in params):
-        answers, first = _collect_answers(server, method, params, pkey)
+        if rounds is None:
+            rounds = open_rounds(server.sealer, method, params, pkey)
+        if rounds.error is not None:
+            raise rounds.error
+    else:
+        rounds = None
     ctx = Context(
         server,
         request_id=request.id,
@@ -276,7 +232,7 @@ async def _serve_modern(
         log_level=level,
         principal=principal,
         transport=transport,
-        answers=answers,
+        answers=rounds.answers if rounds is not None else None,
     )
     try:
         result = await server.invoke(spec, ctx)
@@ -284,14 +240,14 @@ async def _serve_modern(
         if not spec.input_capable:
             logger.error("%s raised InputRequired but is not input-capable", method)
             raise JSONRPCError(INTERNAL_ERROR, "Internal error") from None
-        result = {"resultType": "input_required", "inputRequests": need.input_requests}
-        used = {k: v for k, v in (answers or {}).items() if k in ctx.asked}
-        result["requestState"] = server.sealer.seal(
+        result = seal_round(
+            server.sealer,
+            need,
             method=method,
-            digest=request_digest(method, params),
+            params=params,
             principal=pkey,
-            answers=used,
-            extra=round_trace(first),
+            rounds=rounds,
+            asked=ctx.asked,
         )
     except ResourceNotFoundError as exc:
         raise JSONRPCError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
@@ -299,57 +255,9 @@ async def _serve_modern(
         ctx.close()
     if "resultType" not in result:
         result["resultType"] = "complete"
-    meta = as_object(result.get("_meta"))
-    if meta is None:
+    meta: Any = result.get("_meta")
+    if not isinstance(meta, dict):
         result["_meta"] = {M.SERVER_INFO: server.info}
     elif M.SERVER_INFO not in meta:
-        result["_meta"] = {**meta, M.SERVER_INFO: server.info}
+        result["_meta"] = {**cast(JSON, meta), M.SERVER_INFO: server.info}
     return result
-
-
-def _collect_answers(
-    server: Server, method: str, params: JSON, pkey: str | None
-) -> tuple[JSON, Any]:
-    """Answers carried by a retry: earlier rounds' (from the verified ``requestState``)
-    overlaid with this round's ``inputResponses`` (rule 6), and the first round's trace
-    context the state carries (rule 9). Only retries pay for this."""
-    answers: JSON = {}
-    first: Any = None
-    if "requestState" in params:  # present, even as null: a string this server sealed
-        digest = request_digest(method, params)
-        body = server.sealer.open(
-            params["requestState"], method=method, digest=digest, principal=pkey
-        )
-        answers.update(as_object(body.get("a")) or {})
-        first = (as_object(body.get("x")) or {}).get(ROUND_TRACE_KEY)
-    if "inputResponses" in params:  # present, even as null: an InputResponses object
-        obj = as_object(params["inputResponses"])
-        if obj is None or not all(isinstance(v, dict) for v in obj.values()):
-            raise JSONRPCError(
-                INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects"
-            )
-        forged = [k for k in obj if k.startswith(SEALED_KEY_PREFIX)]
-        if forged:  # mrtr rule 6: only the sealed requestState carries these
-            raise JSONRPCError(
-                INVALID_PARAMS,
-                f"Invalid params: inputResponses key {forged[0]!r} is reserved for "
-                "the server's requestState",
-            )
-        answers.update(obj)
-    return answers, first
-
-
-def _first_round(server: Server, method: str, params: JSON, principal: Any) -> TraceContext | None:
-    """Rule 9: the first round's trace context in a retry's ``requestState``, for the
-    tracer (None when the state does not verify: the request then fails as usual)."""
-    try:
-        pkey = principal_key(principal) if principal is not None else None
-        body = server.sealer.open(
-            params["requestState"],
-            method=method,
-            digest=request_digest(method, params),
-            principal=pkey,
-        )
-    except JSONRPCError:
-        return None
-    return from_meta((as_object(body.get("x")) or {}).get(ROUND_TRACE_KEY))

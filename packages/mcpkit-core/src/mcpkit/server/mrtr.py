@@ -30,6 +30,15 @@ Rules:
    parked call or upstream state); ``inputResponses`` naming one is -32602, so a client
    cannot forge them (they would otherwise overlay the sealed ones, bypassing rule 2's
    binding to the request and principal).
+7. This module is the MRTR layer around dispatch (issue 27): the era front end enters
+   it once on the way in, only for a request that carries ``requestState`` or
+   ``inputResponses`` (:func:`open_rounds`, which opens the state once even when the
+   tracer also needs the first round's context), and once on the way out, only when
+   the handler raised :class:`InputRequired` (:func:`seal_round`). A request with
+   neither never enters it.
+8. The sealed state carries, under ``x.trace``, the first round's trace context
+   (:mod:`mcpkit.core.tracing` rule 7): the one a retry's state already carried, else
+   the current one (the tracer's span, or the context the request carried).
 """
 
 from __future__ import annotations
@@ -44,13 +53,25 @@ from typing import Any, cast
 
 from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError, dumps, loads
 from mcpkit.core.shapes import JSON, as_object
+from mcpkit.core.tracing import current, from_meta
 
-__all__ = ["SEALED_KEY_PREFIX", "InputRequired", "RequestStateSealer", "request_digest"]
+__all__ = [
+    "ROUND_TRACE_KEY",
+    "SEALED_KEY_PREFIX",
+    "InputRequired",
+    "RequestStateSealer",
+    "Rounds",
+    "open_rounds",
+    "request_digest",
+    "seal_round",
+]
 
 
 _EXCLUDED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
 SEALED_KEY_PREFIX = "io.mcpkit/"
 """Rule 6: answer keys only a sealed ``requestState`` may carry."""
+ROUND_TRACE_KEY = "trace"
+"""Rule 8: the key under the sealed state's extra data holding the first round's context."""
 
 
 class InputRequired(Exception):
@@ -190,3 +211,89 @@ class RequestStateSealer:
 
 def _bad_state(why: str) -> JSONRPCError:
     return JSONRPCError(INVALID_PARAMS, f"Invalid params: requestState refused: {why}")
+
+
+class Rounds:
+    """What a retry carries (rules 3, 4, 8), opened once by :func:`open_rounds`:
+    ``answers`` (earlier rounds' from the verified ``requestState`` overlaid with this
+    round's ``inputResponses``), ``first`` (the first round's trace context as sealed,
+    or None) and ``error`` (the -32602 to answer instead, or None)."""
+
+    __slots__ = ("answers", "error", "first")
+
+    def __init__(self) -> None:
+        # kind-ok: unbounded-table one request's answers, bounded by its body size limit
+        self.answers: JSON = {}
+        self.first: Any = None
+        self.error: JSONRPCError | None = None
+
+
+def open_rounds(
+    sealer: RequestStateSealer, method: str, params: JSON, principal: str | None
+) -> Rounds:
+    """Rules 2-4, 6: open a retry's ``requestState`` (when present, even null) and
+    check its ``inputResponses`` (when present, even null). Never raises: a refusal
+    is kept in :attr:`Rounds.error`, after ``first`` is read from a state that
+    verified. Only retries pay for this."""
+    rounds = Rounds()
+    try:
+        if "requestState" in params:  # present, even as null: a string this server sealed
+            body = sealer.open(
+                params["requestState"],
+                method=method,
+                digest=request_digest(method, params),
+                principal=principal,
+            )
+            rounds.answers.update(as_object(body.get("a")) or {})
+            rounds.first = (as_object(body.get("x")) or {}).get(ROUND_TRACE_KEY)
+        if "inputResponses" in params:  # present, even as null: an InputResponses object
+            obj = as_object(params["inputResponses"])
+            if obj is None or not all(isinstance(v, dict) for v in obj.values()):
+                raise JSONRPCError(
+                    INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects"
+                )
+            forged = [k for k in obj if k.startswith(SEALED_KEY_PREFIX)]
+            if forged:  # rule 6: only the sealed requestState carries these
+                raise JSONRPCError(
+                    INVALID_PARAMS,
+                    f"Invalid params: inputResponses key {forged[0]!r} is reserved for "
+                    "the server's requestState",
+                )
+            rounds.answers.update(obj)
+    except JSONRPCError as exc:
+        rounds.error = exc
+    return rounds
+
+
+def seal_round(
+    sealer: RequestStateSealer,
+    need: InputRequired,
+    *,
+    method: str,
+    params: JSON | None,
+    principal: str | None,
+    rounds: Rounds | None,
+    asked: set[str],
+) -> JSON:
+    """Rules 3, 8: the ``input_required`` result for ``need``, with a freshly sealed
+    ``requestState`` holding every answer in ``rounds`` the handler asked for
+    (``asked``) and the first round's trace context."""
+    used: JSON = {}
+    first: Any = None
+    if rounds is not None:
+        used = {k: v for k, v in rounds.answers.items() if k in asked}
+        first = rounds.first
+    ctx = from_meta(first) if first is not None else None
+    if ctx is None:
+        ctx = current()
+    return {
+        "resultType": "input_required",
+        "inputRequests": need.input_requests,
+        "requestState": sealer.seal(
+            method=method,
+            digest=request_digest(method, params),
+            principal=principal,
+            answers=used,
+            extra={ROUND_TRACE_KEY: ctx.to_meta()} if ctx is not None else None,
+        ),
+    }

@@ -1,7 +1,10 @@
 """The server side of the tracing seam (:mod:`mcpkit.core.tracing`, SEP-414).
 
-The era front-end (:mod:`mcpkit.server.frontend`) calls :func:`handle_traced` for a
-request that carries a trace context or when the server has a tracer; transports call
+The tracing layer around dispatch: the era front-end (:mod:`mcpkit.server.frontend`)
+calls :func:`trace_request` once, for a request that carries a trace context or when
+the server has a tracer, and serves the request inside the
+:class:`~mcpkit.core.tracing.Handling` it returns (entered once on the way in, exited
+once on the way out: no callback runs back up); transports call
 :func:`handle_notification_traced` for every notification.
 
 Rules:
@@ -11,9 +14,9 @@ Rules:
    sent while handling it (progress, logs, elicitation...) and reports each to
    ``Tracer.send``.
 2. An untraced request keeps the transport's channel: no per-message cost.
-3. The ``requestState`` sealed for an ``input_required`` answer carries, under
-   ``x.trace``, the first round's context: the one a retry's state already carried,
-   else the current one (the tracer's span, or the context the request carried).
+3. The ``requestState`` sealed for an ``input_required`` answer carries the first
+   round's context (:mod:`mcpkit.server.mrtr` rule 8), which a retry reports as its
+   ``link``.
 4. Notifications: with a tracer, every inbound notification is reported (the built-in
    ones too: cancelled, progress, initialized); without one, a notification that
    carries a context is handled with it current.
@@ -33,6 +36,7 @@ from mcpkit.core.jsonrpc import RequestId
 from mcpkit.core.shapes import JSON
 from mcpkit.core.tracing import (
     TRACEPARENT,
+    Handling,
     TraceContext,
     TracedMessage,
     Tracer,
@@ -48,17 +52,13 @@ if TYPE_CHECKING:
     from mcpkit.server.app import Server
 
 __all__ = [
-    "ROUND_TRACE_KEY",
     "TracedChannel",
     "handle_notification_traced",
-    "handle_traced",
     "inbound_message",
-    "round_trace",
+    "trace_request",
 ]
 
 Era = Literal["legacy", "modern"]
-ROUND_TRACE_KEY = "trace"
-"""Key under the sealed ``requestState``'s extra data holding the first round's context."""
 
 
 def inbound_message(
@@ -105,17 +105,18 @@ def inbound_message(
     )
 
 
-async def handle_traced(
+def trace_request(
     server: Server,
     request: InboundRequest,
     era: Era,
     protocol_version: str | None,
     transport: JSON | None,
-    serve: Callable[[InboundRequest, TracedMessage], Awaitable[JSON]],
     *,
     link: TraceContext | None = None,
-) -> JSON:
-    """Rule 1: ``serve`` a request with its trace context current and the tracer told."""
+) -> tuple[InboundRequest, Handling]:
+    """Rule 1, the tracing layer around dispatch: the request with a
+    :class:`TracedChannel`, and the :class:`~mcpkit.core.tracing.Handling` the front
+    end serves it in (``with handling as message: ...; message.result = result``)."""
     message = inbound_message(
         server,
         "request",
@@ -129,7 +130,7 @@ async def handle_traced(
     )
     channel = TracedChannel(request.channel, server.tracer, message)
     traced = InboundRequest(request.id, request.method, request.params, channel, request.transport)
-    return await run_handled(server.tracer, message, lambda: serve(traced, message))
+    return traced, Handling(server.tracer, message)
 
 
 async def handle_notification_traced(
@@ -164,14 +165,6 @@ async def handle_notification_traced(
         transport=transport,
     )
     await run_handled(server.tracer, message, run)
-
-
-def round_trace(first: Any) -> JSON | None:
-    """Rule 3: the ``extra`` data to seal into an ``input_required`` answer's state."""
-    ctx = from_meta(first) if first is not None else None
-    if ctx is None:
-        ctx = current()
-    return {ROUND_TRACE_KEY: ctx.to_meta()} if ctx is not None else None
 
 
 def _outbound(params: JSON | None) -> tuple[JSON, JSON]:

@@ -54,7 +54,7 @@ import anyio
 from mcpkit.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, loads
 from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import MODERN_VERSION
-from mcpkit.server.frontend import looks_modern
+from mcpkit.server.envelope import looks_modern
 from mcpkit.server.guards import GuardedRequest, HTTPRefusal
 from mcpkit.server.http import legacy, modern
 from mcpkit.server.http.headers import RequestHeaders, read_headers

@@ -50,19 +50,21 @@ Rules:
 10. With a shared session store (``session_store``) every step above runs on any
    replica: :mod:`.shared` rules 1-8 (lookup, write-back, forwarding, GET takeover,
    DELETE everywhere, 503 when the store is unreachable).
+11. A request runs in its engine :class:`~mcpkit.core.engine.Slot` (engine rules 1-3,
+   5, 6); this transport awaits its handler and writes its response (no callback up).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from mcpkit.core.engine import InboundRequest, Inflight, admit, run_request
+from mcpkit.core.engine import PEER_GONE, InboundRequest, Inflight, Slot, admit
 from mcpkit.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -73,6 +75,7 @@ from mcpkit.core.jsonrpc import (
     classify,
     dumps,
     notification_message,
+    result_message,
 )
 from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import (
@@ -128,9 +131,9 @@ async def _session(
             )
             return False, None
         return True, None
+    key = ep.principal_key(principal)
     if ep.sessions.sweep_due():
         await ep.sessions.sweep(ep.store)
-    key = ep.principal_key(principal)
     session = await ep.sessions.lookup(h.session_id, key, ep.store)
     if ep.session_store is not None:  # rule 10
         try:
@@ -411,6 +414,28 @@ def _without_change_notifications(result: JSON) -> JSON:
     return {**result, "capabilities": trimmed}
 
 
+async def _answer(
+    exchange: Exchange,
+    inflight: Inflight,
+    slot: Slot,
+    request: InboundRequest,
+    handler: Callable[[InboundRequest], Awaitable[JSON]],
+) -> None:
+    """Rule 11: one admitted request, to its one outcome."""
+    rid = request.id
+    try:
+        with slot.running(request.method):
+            slot.message = result_message(rid, await handler(request))
+        msg = slot.reply()
+        if msg is not None:
+            try:
+                await exchange.respond(msg)
+            except PEER_GONE:
+                logger.debug("peer gone; dropped a reply")
+    finally:
+        inflight.release(rid, slot)
+
+
 async def _serve_request(
     ep: EndpointState,
     scope: Scope,
@@ -482,7 +507,7 @@ async def _serve_request(
         async with _Running(ep, exchange, owner, receive):
             if ep.response_mode == "sse" and acc.sse and creating is None:
                 await exchange.open_stream()
-            await run_request(inflight, request, handler, exchange.respond, admitted)
+            await _answer(exchange, inflight, admitted, request, handler)
     finally:
         if owner is None:  # stateless: the per-request session must not outlive it
             legacy_session.close()
@@ -566,7 +591,7 @@ async def _serve_batch(
                     continue
                 rid = cast("RequestId", c.id)  # classify sets the id of every request
                 request = InboundRequest(rid, c.method, c.params, exchange, transport)
-                tg.start_soon(run_request, inflight, request, handler, exchange.respond, slot)
+                tg.start_soon(_answer, exchange, inflight, slot, request, handler)
 
 
 # -- GET: the standalone stream and resumption -------------------------------------------

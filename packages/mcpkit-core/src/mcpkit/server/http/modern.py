@@ -55,7 +55,8 @@ from mcpkit.core.jsonrpc import (
     result_message,
 )
 from mcpkit.core.shapes import JSON
-from mcpkit.server.frontend import handle_modern, read_envelope
+from mcpkit.server.envelope import read_envelope
+from mcpkit.server.frontend import handle_modern
 from mcpkit.server.guards import authority_watch
 from mcpkit.server.http.headers import check_param_headers, check_routing_headers
 from mcpkit.server.http.responses import send_empty, send_error
@@ -64,7 +65,7 @@ from mcpkit.server.tracing import handle_notification_traced
 from mcpkit.server.visibility import TOOL_PARAM_CHECK
 
 if TYPE_CHECKING:
-    from mcpkit.server.frontend import Envelope
+    from mcpkit.server.envelope import Envelope
     from mcpkit.server.http.headers import RequestHeaders
     from mcpkit.server.http.media import Acceptable
     from mcpkit.server.http.state import EndpointState, Receive, Scope, Send
@@ -117,12 +118,15 @@ def _validate(ep: EndpointState, h: RequestHeaders, method: str, params: JSON) -
         envelope = read_envelope(params)
     except JSONRPCError as exc:
         raise _EnvelopeError(exc) from None
+    annotations = (
+        ep.tool_param_annotations(params.get("name"))
+        if method == "tools/call" and not ep.server.visibility.filters
+        else None
+    )
     field = ep.name_field(method)
     check_routing_headers(h, method, params, {method: field} if field is not None else {})
-    if method == "tools/call" and not ep.server.visibility.filters:
-        check_param_headers(
-            h, ep.tool_param_annotations(params.get("name")), params.get("arguments")
-        )
+    if annotations is not None:
+        check_param_headers(h, annotations, params.get("arguments"))
     return envelope
 
 
@@ -222,8 +226,8 @@ async def serve_post(
     transport = ep.transport_facts(scope, None, exchange)
     if c.method == "tools/call" and ep.server.visibility.filters:
         transport[TOOL_PARAM_CHECK] = _deferred_param_check(ep, h)
-    request = InboundRequest(rid, c.method, params, exchange, transport)
     ep.active.add(exchange)
+    request = InboundRequest(rid, c.method, params, exchange, transport)
     try:
         with anyio.CancelScope() as cancel_scope:
             exchange.cancel_scope = cancel_scope
