@@ -11,9 +11,9 @@ Rules:
    (``FORBIDDEN_DISTS``) is installed: neither core nor anything core depends on pulls
    them (core's tracing seam, ``mcpkit.core.tracing``, is dependency-free).
 2. Importing every module of core's packages (``mcpkit.core``, ``mcpkit.server``,
-   ``mcpkit.client``, ``mcpkit.proxy``, ``mcpkit.cli``) imports none of ``FORBIDDEN_MODULES`` (``yaml``
-   too: only mcpkit-ext-skills reads YAML) and nothing under ``mcpkit.ext`` or
-   ``mcpkit.experimental``: core never imports an extension.
+   ``mcpkit.client``, ``mcpkit.proxy``, ``mcpkit.cli``) imports none of
+   ``FORBIDDEN_MODULES`` (``yaml`` too: only mcpkit-ext-skills reads YAML) and nothing
+   under ``mcpkit.ext`` or ``mcpkit.experimental``: core never imports an extension.
 3. The ``mcpkit`` command starts (``--help``) and ``mcpkit ls`` works against the stdio demo
    in that environment, with no warning on stderr (no plugin is installed there).
 """
