@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import shutil
 import statistics
 import subprocess
@@ -34,6 +33,7 @@ from pathlib import Path
 from subprocess import Popen
 
 from fresh_port import start_fresh
+from paired_commits import run_once as load_run
 
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE / "servers"
@@ -76,20 +76,10 @@ def servers(cpu: int, names: list[str]) -> Iterator[dict[str, tuple[int, int]]]:
 
 
 def run_once(pid: int, port: int, args: argparse.Namespace, out: Path) -> float | None:
-    """One load run (rule 3); the server's CPU µs per request, None on failure."""
-    out.unlink(missing_ok=True)
-    cmd = ["taskset", "-c", str(args.client_cpu), sys.executable, str(HERE / "load.py")]
-    cmd += ["--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid)]
-    cmd += ["--era", args.era, "-c", "1", "--payload-bytes", "100"]
-    cmd += ["-d", str(args.duration), "-w", str(args.warmup), "--json", str(out)]
-    subprocess.run(cmd, capture_output=True, timeout=args.duration + args.warmup + 120)
-    if not out.exists():
-        return None
-    result = json.loads(out.read_text())
-    if result.get("errors") or result.get("fatal"):
-        return None
-    value = result.get("server_cpu_us_per_req")
-    return float(value) if value is not None else None
+    """One load run at concurrency 1 (rule 3); the server's CPU µs per request, None on
+    failure."""
+    target = ["--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid)]
+    return load_run(target, args.era, 1, args, out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -71,11 +71,15 @@ def http_server(tree: Path, cpu: int, logs: Path) -> Iterator[tuple[int, int]]:
         proc.wait(timeout=15)
 
 
-def run_once(target: list[str], era: str, args: argparse.Namespace, out: Path) -> float | None:
-    """One load run (rule 2): the server CPU µs per request, None on failure."""
+def run_once(
+    target: list[str], era: str, concurrency: int, args: argparse.Namespace, out: Path
+) -> float | None:
+    """One ``load.py`` run against ``target`` (its ``--url``/``--stdio`` arguments), timed
+    by ``args.duration``/``args.warmup`` and pinned to ``args.client_cpu`` (rule 2): the
+    server CPU µs per request, None on failure. ``otel_paired.py`` uses it too."""
     out.unlink(missing_ok=True)
     cmd = ["taskset", "-c", str(args.client_cpu), sys.executable, str(HERE / "load.py")]
-    cmd += [*target, "--era", era, "-c", str(args.concurrency), "--payload-bytes", "100"]
+    cmd += [*target, "--era", era, "-c", str(concurrency), "--payload-bytes", "100"]
     cmd += ["-d", str(args.duration), "-w", str(args.warmup), "--json", str(out)]
     subprocess.run(cmd, capture_output=True, timeout=args.duration + args.warmup + 120)
     if not out.exists():
@@ -120,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                 for rep in range(args.reps):
                     order = ["head", "base"] if rep % 2 == 0 else ["base", "head"]
                     for name in order:
-                        figures[name].append(run_once(targets[name, transport], era, args, out))
+                        figures[name].append(
+                            run_once(targets[name, transport], era, args.concurrency, args, out)
+                        )
                 pairs = zip(figures["head"], figures["base"], strict=True)
                 ratios = [h / b for h, b in pairs if h and b]
                 if not ratios:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -37,7 +38,8 @@ class Replica:
         self.ca_file = ca_file
         self.extra = extra
         self.replica_id = replica_id
-        self.log_path = Path(log_dir) / f"replica-{replica_id or id(self)}.log"
+        name = replica_id or secrets.token_hex(4)  # a fresh name, never an address
+        self.log_path = Path(log_dir) / f"replica-{name}.log"
         self.log = self.log_path.open("ab")
         self.proc: subprocess.Popen[bytes] | None = None
 
