@@ -1,0 +1,266 @@
+"""Change fragments: one small file per user-visible change, per distribution, and the check
+that every change under a distribution's ``src/`` has one.
+
+Usage:
+  ``python tools/fragments.py add DIST TYPE "What users see." [--issue N]``
+  ``python tools/fragments.py check``   (the ``lint`` session runs it; exits 1 on a gap)
+
+Rules:
+1. A fragment is ``<dist dir>/changes/<id>.<type>.md`` where ``id`` is an issue number
+   (``29``) or ``+`` and a slug (``+proxy-timeout``), optionally followed by ``.<n>``
+   before ``.md``, and ``type`` is one of :data:`TYPES`. Any other file there (but
+   ``.gitkeep``) is an error, so a misnamed fragment that towncrier would skip fails now.
+2. The changes of a distribution are the non-merge commits since its last release tag
+   (``<name>-v*`` reachable from HEAD), or since the commit recorded in
+   ``tools/fragments_base.txt`` before its first tag, that touch ``<dist dir>/src/``.
+3. A change is covered when it is an ancestor of (or is) the commit that last wrote a
+   fragment of that distribution present at HEAD: one fragment written at merge time
+   covers every commit the merge brings. A fragment not yet committed (in the working
+   tree only) covers everything, so the check passes while you write one.
+4. The escape, for changes users cannot see: the trailer ``Changelog: none`` in a commit
+   message exempts that commit; on a merge commit it exempts every commit the merge brings
+   in (those reachable from it but not from its first parent).
+5. The check needs git and full history; a shallow clone, a missing git, or a recorded
+   commit absent from the clone stop it with an error that says how to fix it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workspace import ROOT, Member, WorkspaceError, members  # noqa: E402
+
+TYPES = {
+    "breaking": "Breaking changes",
+    "deprecated": "Deprecations",
+    "feature": "Features",
+    "fixed": "Fixes",
+    "security": "Security",
+    "dependency": "Dependencies",
+}
+"""Fragment type -> the changelog section it lands in (tools/towncrier.toml, same order)."""
+CHANGES_DIR = "changes"
+BASE_FILE = Path("tools") / "fragments_base.txt"
+TRAILER = "Changelog"
+ESCAPE = "none"
+_NAME = re.compile(r"^(?:\d+|\+[a-z0-9][a-z0-9-]{0,59})\.([a-z]+)(?:\.\d+)?\.md$")
+MAX_TEXT_BYTES = 2000
+
+
+class FragmentError(Exception):
+    """The check cannot run (no git, shallow clone, unknown base) or an argument is wrong."""
+
+
+def fragment_dir(member: Member) -> Path:
+    return member.path / CHANGES_DIR
+
+
+def bad_names(member: Member) -> list[str]:
+    """Rule 1: files in the fragments directory that are not fragments."""
+    folder = fragment_dir(member)
+    if not folder.is_dir():
+        return [f"{folder}: missing (every distribution has one; keep a .gitkeep in it)"]
+    bad: list[str] = []
+    for path in sorted(folder.iterdir()):
+        if path.name == ".gitkeep":
+            continue
+        found = _NAME.match(path.name)
+        if not path.is_file() or not found or found[1] not in TYPES:
+            bad.append(f"{path}: not <issue or +slug>.<{'|'.join(TYPES)}>.md")
+    return bad
+
+
+def add(member: Member, kind: str, text: str, issue: int | None = None) -> Path:
+    """Write one fragment (rule 1) and return its path; a taken name gets ``.<n>``."""
+    if kind not in TYPES:
+        raise FragmentError(f"unknown type {kind!r}: one of {', '.join(TYPES)}")
+    body = text.strip()
+    if not body or len(body.encode()) > MAX_TEXT_BYTES:
+        raise FragmentError(f"the text must be 1 to {MAX_TEXT_BYTES} bytes")
+    if issue is not None:
+        stem = str(issue)
+    else:
+        words = re.findall(r"[a-z0-9]+", body.lower())[:6]
+        stem = "+" + ("-".join(words)[:60].strip("-") or "change")
+    folder = fragment_dir(member)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}.{kind}.md"
+    n = 1
+    while path.exists():
+        path = folder / f"{stem}.{kind}.{n}.md"
+        n += 1
+    path.write_text(body + "\n")
+    return path
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise FragmentError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line]
+
+
+def recorded_base(root: Path) -> str:
+    """Rule 5: the commit recorded in tools/fragments_base.txt, checked to be in the clone."""
+    if shutil.which("git") is None:
+        raise FragmentError("git is not installed: the fragment check reads the history")
+    if _git(root, "rev-parse", "--is-shallow-repository").strip() == "true":
+        raise FragmentError(
+            "this is a shallow clone: the fragment check needs the history since the last "
+            "release tags (git fetch --unshallow --tags, or actions/checkout with "
+            "fetch-depth: 0)"
+        )
+    base = (root / BASE_FILE).read_text().split()[0]
+    try:
+        _git(root, "cat-file", "-e", f"{base}^{{commit}}")
+    except FragmentError:
+        raise FragmentError(
+            f"the commit {base} recorded in {BASE_FILE} is not in this clone "
+            "(fetch the full history of main)"
+        ) from None
+    return base
+
+
+def since(root: Path, member: Member, base: str) -> str:
+    """Rule 2: the newest release tag of ``member`` reachable from HEAD, else ``base``."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "describe", "--tags", "--abbrev=0"]
+        + ["--match", f"{member.name}-v[0-9]*", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else base
+
+
+def exempt(root: Path, start: str) -> set[str]:
+    """Rule 4: the commits in start..HEAD the ``Changelog: none`` trailer exempts."""
+    log = _git(
+        root,
+        "log",
+        "--format=%H%x00%P%x00%(trailers:key=" + TRAILER + ",valueonly,separator=%x2C)%x1e",
+        f"{start}..HEAD",
+    )
+    out: set[str] = set()
+    for record in log.split("\x1e"):
+        fields = record.strip().split("\x00")
+        if len(fields) != 3:
+            continue
+        sha, parents, values = fields
+        if ESCAPE not in {v.strip().lower() for v in values.split(",")}:
+            continue
+        out.add(sha)
+        first, *others = parents.split()
+        if others:
+            out.update(_lines(_git(root, "rev-list", f"{first}..{sha}")))
+    return out
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One distribution whose changes lack fragments."""
+
+    member: Member
+    since: str
+    commits: tuple[str, ...]  # "<short sha> <subject>"
+
+
+def _pending(root: Path, member: Member) -> bool:
+    """Rule 3: a fragment in the working tree that HEAD does not have yet."""
+    folder = fragment_dir(member).relative_to(root)
+    status = _git(root, "status", "--porcelain", "--untracked-files=all", "--", str(folder))
+    return any(_NAME.match(Path(line[3:].strip()).name) for line in _lines(status))
+
+
+def gaps(root: Path = ROOT) -> tuple[list[Gap], list[str]]:
+    """Rules 1-4 over every distribution: the gaps, and the misnamed fragment files."""
+    base = recorded_base(root)
+    found: list[Gap] = []
+    misnamed: list[str] = []
+    for member in members(root).values():
+        misnamed += bad_names(member)
+        start = since(root, member, base)
+        src = member.path.relative_to(root) / "src"
+        changed = _lines(
+            _git(root, "rev-list", "--no-merges", "--full-history", f"{start}..HEAD", "--", str(src))
+        )
+        if not changed or _pending(root, member):
+            continue
+        folder = fragment_dir(member).relative_to(root)
+        present = _lines(_git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", str(folder)))
+        writers = {
+            _git(root, "log", "-1", "--format=%H", "HEAD", "--", name).strip()
+            for name in present
+            if _NAME.match(Path(name).name)
+        }
+        covered = set(_lines(_git(root, "rev-list", *writers, f"^{start}"))) if writers else set()
+        covered |= exempt(root, start)
+        missing = [c for c in changed if c not in covered]
+        if missing:
+            shown = [_git(root, "log", "-1", "--format=%h %s", c).strip() for c in missing]
+            found.append(Gap(member, start, tuple(shown)))
+    return found, misnamed
+
+
+def _report(root: Path) -> int:
+    found, misnamed = gaps(root)
+    for line in misnamed:
+        print(f"misnamed fragment: {line}")
+    for gap in found:
+        print(f"{gap.member.name}: {len(gap.commits)} change(s) under src/ since {gap.since[:12]} ")
+        print("  without a fragment:")
+        for commit in gap.commits[:20]:
+            print(f"    {commit}")
+        if len(gap.commits) > 20:
+            print(f"    ... and {len(gap.commits) - 20} more")
+        print(
+            f'  add one: uv run python tools/fragments.py add {gap.member.name} fixed "..." '
+            "(see docs/releasing.md), or, for a change users cannot see, the trailer "
+            f"'{TRAILER}: {ESCAPE}' in the commit message"
+        )
+    if found or misnamed:
+        return 1
+    print(f"fragments: every change under src/ of {len(members(root))} distributions has one")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the repository root")
+    commands = parser.add_subparsers(dest="command", required=True)
+    new = commands.add_parser("add", help="write a fragment")
+    new.add_argument("dist", help="distribution name, e.g. mcpkit-ext-auth")
+    new.add_argument("type", choices=list(TYPES))
+    new.add_argument("text", help="one or two sentences, Markdown, for the changelog")
+    new.add_argument("--issue", type=int, default=None, help="the issue number it closes")
+    commands.add_parser("check", help="every change under src/ has a fragment (rules 2-4)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "add":
+            everyone = members(args.root)
+            if args.dist not in everyone:
+                raise FragmentError(f"no distribution {args.dist!r}: one of {', '.join(everyone)}")
+            print(add(everyone[args.dist], args.type, args.text, args.issue))
+            return 0
+        return _report(args.root)
+    except (FragmentError, WorkspaceError) as exc:
+        print(f"fragments: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
