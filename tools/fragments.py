@@ -59,6 +59,12 @@ class FragmentError(Exception):
     """The check cannot run (no git, shallow clone, unknown base) or an argument is wrong."""
 
 
+def is_fragment(name: str) -> bool:
+    """Rule 1 for one file name."""
+    found = _NAME.match(name)
+    return found is not None and found[1] in TYPES
+
+
 def fragment_dir(member: Member) -> Path:
     return member.path / CHANGES_DIR
 
@@ -72,8 +78,7 @@ def bad_names(member: Member) -> list[str]:
     for path in sorted(folder.iterdir()):
         if path.name == ".gitkeep":
             continue
-        found = _NAME.match(path.name)
-        if not path.is_file() or not found or found[1] not in TYPES:
+        if not path.is_file() or not is_fragment(path.name):
             bad.append(f"{path}: not <issue or +slug>.<{'|'.join(TYPES)}>.md")
     return bad
 
@@ -183,7 +188,7 @@ def _pending(root: Path, member: Member) -> bool:
     """Rule 3: a fragment in the working tree that HEAD does not have yet."""
     folder = fragment_dir(member).relative_to(root)
     status = _git(root, "status", "--porcelain", "--untracked-files=all", "--", str(folder))
-    return any(_NAME.match(Path(line[3:].strip()).name) for line in _lines(status))
+    return any(is_fragment(Path(line[3:].strip()).name) for line in _lines(status))
 
 
 def gaps(root: Path = ROOT) -> tuple[list[Gap], list[str]]:
@@ -205,7 +210,7 @@ def gaps(root: Path = ROOT) -> tuple[list[Gap], list[str]]:
         writers = {
             _git(root, "log", "-1", "--format=%H", "HEAD", "--", name).strip()
             for name in present
-            if _NAME.match(Path(name).name)
+            if is_fragment(Path(name).name)
         }
         covered = set(_lines(_git(root, "rev-list", *writers, f"^{start}"))) if writers else set()
         covered |= exempt(root, start)
