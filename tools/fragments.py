@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workspace import ROOT, Member, WorkspaceError, members  # noqa: E402
+from workspace import ROOT, Member, WorkspaceError, members
 
 TYPES = {
     "breaking": "Breaking changes",
@@ -142,13 +142,9 @@ def recorded_base(root: Path) -> str:
 
 def since(root: Path, member: Member, base: str) -> str:
     """Rule 2: the newest release tag of ``member`` reachable from HEAD, else ``base``."""
-    done = subprocess.run(
-        ["git", "-C", str(root), "describe", "--tags", "--abbrev=0"]
-        + ["--match", f"{member.name}-v[0-9]*", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    argv = ["git", "-C", str(root), "describe", "--tags", "--abbrev=0", "--match"]
+    argv += [f"{member.name}-v[0-9]*", "HEAD"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     return done.stdout.strip() if done.returncode == 0 else base
 
 
@@ -200,9 +196,8 @@ def gaps(root: Path = ROOT) -> tuple[list[Gap], list[str]]:
         misnamed += bad_names(member)
         start = since(root, member, base)
         src = member.path.relative_to(root) / "src"
-        changed = _lines(
-            _git(root, "rev-list", "--no-merges", "--full-history", f"{start}..HEAD", "--", str(src))
-        )
+        walk = ("rev-list", "--no-merges", "--full-history", f"{start}..HEAD", "--", str(src))
+        changed = _lines(_git(root, *walk))
         if not changed or _pending(root, member):
             continue
         folder = fragment_dir(member).relative_to(root)
@@ -212,7 +207,9 @@ def gaps(root: Path = ROOT) -> tuple[list[Gap], list[str]]:
             for name in present
             if is_fragment(Path(name).name)
         }
-        covered = set(_lines(_git(root, "rev-list", *writers, f"^{start}"))) if writers else set()
+        covered: set[str] = (
+            set(_lines(_git(root, "rev-list", *writers, f"^{start}"))) if writers else set()
+        )
         covered |= exempt(root, start)
         missing = [c for c in changed if c not in covered]
         if missing:
@@ -244,7 +241,7 @@ def _report(root: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository root")
     commands = parser.add_subparsers(dest="command", required=True)
     new = commands.add_parser("add", help="write a fragment")

@@ -34,8 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import fragments  # noqa: E402
-from workspace import (  # noqa: E402
+import fragments
+from workspace import (
     ROOT,
     Member,
     Requirement,
@@ -66,9 +66,7 @@ def _towncrier(root: Path, member: Member, version: Version, *extra: str) -> str
         )
     argv = [sys.executable, "-m", "towncrier", "build", "--config", str(root / TOWNCRIER_CONFIG)]
     argv += ["--dir", str(member.path), "--name", member.name, "--version", show(version)]
-    done = subprocess.run(
-        [*argv, *extra], cwd=root, capture_output=True, text=True, check=False
-    )
+    done = subprocess.run([*argv, *extra], cwd=root, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise ReleaseError(f"towncrier failed:\n{done.stdout}{done.stderr}")
     return done.stdout
@@ -177,7 +175,7 @@ def locate(root: Path, tag: str) -> Member:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository root")
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("cut", help="cut a release of one distribution")

@@ -104,7 +104,8 @@ class Requirement:
             raise WorkspaceError(f"cannot read requirement {text!r}")
         rest, _, marker = found[3].partition(";")
         spec = rest.replace(" ", "").replace("(", "").replace(")", "")
-        return cls(text, canonical(found[1]), found[2] or "", spec, f"; {marker.strip()}" * bool(marker))
+        shown = f"; {marker.strip()}" if marker else ""
+        return cls(text, canonical(found[1]), found[2] or "", spec, shown)
 
     def with_specifier(self, specifier: str) -> str:
         return f"{self.name}{self.extras}{specifier}{self.marker}"
@@ -144,7 +145,8 @@ def range_problem(spec: str, version: Version) -> str | None:
         return f"upper bound <{show(upper)} is not <{show(high)} (want {wanted})"
     padded = lower + (0,) * (3 - len(lower))
     if not (low <= lower and padded <= version):
-        return f"lower bound >={show(lower)} is outside {show(low)}..{show(version)} (want {wanted})"
+        inside = f"{show(low)}..{show(version)}"
+        return f"lower bound >={show(lower)} is outside {inside} (want {wanted})"
     return None
 
 

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scratch_repo import Scratch, git_identity, make  # noqa: E402
+from scratch_repo import Scratch, git_identity, make
 
 
 @pytest.fixture

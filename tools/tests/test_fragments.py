@@ -108,7 +108,7 @@ def test_a_shallow_clone_and_an_unknown_base_fail_with_what_to_do(
         ["git", "clone", "-q", "--depth", "1", f"file://{scratch.root}", str(shallow)],
         check=True,
     )
-    with pytest.raises(fragments.FragmentError, match="shallow clone.*fetch-depth: 0"):
+    with pytest.raises(fragments.FragmentError, match=r"shallow clone.*fetch-depth: 0"):
         fragments.gaps(shallow)
     assert fragments.main(["--root", str(shallow), "check"]) == 2
     scratch.write("tools/fragments_base.txt", "0" * 40 + "\n")
