@@ -4,6 +4,7 @@ that every change under a distribution's ``src/`` has one.
 Usage:
   ``python tools/fragments.py add DIST TYPE "What users see." [--issue N]``
   ``python tools/fragments.py check``   (the ``lint`` session runs it; exits 1 on a gap)
+  ``python tools/fragments.py init``    (a new distribution's changes/ and CHANGELOG.md)
 
 Rules:
 1. A fragment is ``<dist dir>/changes/<id>.<type>.md`` where ``id`` is an issue number
@@ -22,6 +23,8 @@ Rules:
    in (those reachable from it but not from its first parent).
 5. The check needs git and full history; a shallow clone, a missing git, or a recorded
    commit absent from the clone stop it with an error that says how to fix it.
+6. Every distribution has a ``changes/`` directory and a ``CHANGELOG.md`` holding
+   :data:`START`; ``init`` creates what a new distribution lacks.
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ TRAILER = "Changelog"
 ESCAPE = "none"
 _NAME = re.compile(r"^(?:\d+|\+[a-z0-9][a-z0-9-]{0,59})\.([a-z]+)(?:\.\d+)?\.md$")
 MAX_TEXT_BYTES = 2000
+START = "<!-- towncrier release notes start -->\n"
+"""The line of a CHANGELOG.md after which towncrier inserts a release (tools/towncrier.toml)."""
+FIX_LAYOUT = "create both with: uv run python tools/fragments.py init"
 
 
 class FragmentError(Exception):
@@ -70,17 +76,41 @@ def fragment_dir(member: Member) -> Path:
 
 
 def bad_names(member: Member) -> list[str]:
-    """Rule 1: files in the fragments directory that are not fragments."""
+    """Rules 1 and 6: files in the fragments directory that are not fragments, and a
+    missing fragments directory or changelog."""
     folder = fragment_dir(member)
-    if not folder.is_dir():
-        return [f"{folder}: missing (every distribution has one; keep a .gitkeep in it)"]
+    log = member.path / "CHANGELOG.md"
     bad: list[str] = []
+    if not log.is_file() or START not in log.read_text():
+        bad.append(f"{log}: missing, or without the line {START.strip()!r} ({FIX_LAYOUT})")
+    if not folder.is_dir():
+        return [*bad, f"{folder}: missing ({FIX_LAYOUT})"]
     for path in sorted(folder.iterdir()):
         if path.name == ".gitkeep":
             continue
         if not path.is_file() or not is_fragment(path.name):
             bad.append(f"{path}: not <issue or +slug>.<{'|'.join(TYPES)}>.md")
     return bad
+
+
+def init(member: Member) -> list[Path]:
+    """Rule 6: create a missing ``changes/`` (with its ``.gitkeep``) and ``CHANGELOG.md``;
+    returns what was written."""
+    written: list[Path] = []
+    keep = fragment_dir(member) / ".gitkeep"
+    if not fragment_dir(member).is_dir():
+        keep.parent.mkdir(parents=True)
+        keep.write_text("")
+        written.append(keep)
+    log = member.path / "CHANGELOG.md"
+    if not log.exists():
+        log.write_text(
+            f"# Changelog of {member.name}\n\nEach release's section is assembled from the "
+            "fragments in `changes/` by\n`tools/release.py` (docs/releasing.md). "
+            f"Newest first.\n\n{START}"
+        )
+        written.append(log)
+    return written
 
 
 def add(member: Member, kind: str, text: str, issue: int | None = None) -> Path:
@@ -250,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     new.add_argument("text", help="one or two sentences, Markdown, for the changelog")
     new.add_argument("--issue", type=int, default=None, help="the issue number it closes")
     commands.add_parser("check", help="every change under src/ has a fragment (rules 2-4)")
+    commands.add_parser("init", help="create a missing changes/ and CHANGELOG.md (rule 6)")
     args = parser.parse_args(argv)
     try:
         if args.command == "add":
@@ -257,6 +288,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.dist not in everyone:
                 raise FragmentError(f"no distribution {args.dist!r}: one of {', '.join(everyone)}")
             print(add(everyone[args.dist], args.type, args.text, args.issue))
+            return 0
+        if args.command == "init":
+            for member in members(args.root).values():
+                for path in init(member):
+                    print(f"wrote {path}")
             return 0
         return _report(args.root)
     except (FragmentError, WorkspaceError) as exc:

@@ -11,8 +11,9 @@ Rules:
 1. ``PART`` is ``major``, ``minor`` or ``patch`` of the distribution's ``X.Y.Z`` version.
 2. ``--dry-run`` writes nothing: it prints the next version, the tag, the range edits and
    towncrier's draft of the changelog section. It runs for every distribution in CI.
-3. A real run refuses when the tag exists already, when a fragment is misnamed, or when
-   the distribution has no fragment (a release says what changed). It then: assembles the
+3. A real run refuses when the tag exists already, when a fragment is misnamed, when the
+   working tree has uncommitted changes (the release commit holds the release alone), or
+   when the distribution has no fragment (a release says what changed). It then: assembles the
    ``CHANGELOG.md`` section with towncrier (``tools/towncrier.toml``), which removes the
    fragments and stages the file with git; writes the version; rewrites each dependent's
    requirement on the released distribution that no longer satisfies workspace.py rule 3
@@ -132,6 +133,19 @@ def cut(root: Path, name: str, part: str, *, dry_run: bool, lock: bool = True) -
         return tag
     if _tag_exists(root, tag):
         raise ReleaseError(f"the tag {tag} exists already")
+    dirty = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    if dirty.strip():
+        raise ReleaseError(
+            f"commit or drop these first (the release commit holds it alone):\n{dirty}"
+        )
+    uv = shutil.which("uv")
+    if lock and (root / "uv.lock").exists() and uv is None:
+        raise ReleaseError("uv is not on PATH: the lock file must follow the new version")
     if not pending:
         raise ReleaseError(
             f"{name} has no fragment in {where / fragments.CHANGES_DIR}: "
@@ -146,8 +160,8 @@ def cut(root: Path, name: str, part: str, *, dry_run: bool, lock: bool = True) -
     for dependent, news in written.values():
         said = ", ".join(news)
         fragments.add(dependent, "dependency", f"Requires {said} ({name} {show(version)}).")
-    if lock and (root / "uv.lock").exists():
-        subprocess.run(["uv", "lock"], cwd=root, check=True)
+    if lock and uv is not None and (root / "uv.lock").exists():
+        subprocess.run([uv, "lock"], cwd=root, check=True)
     print(f"\nwrote {where}/CHANGELOG.md and {where}/pyproject.toml")
     if edits:
         names = sorted({d.name for d, _, _ in edits})

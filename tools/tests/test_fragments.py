@@ -6,11 +6,12 @@ the start; a misnamed fragment, a shallow clone and an unknown base fail loudly.
 from __future__ import annotations
 
 import subprocess
+import tomllib
 from pathlib import Path
 
 import fragments
 import pytest
-from scratch_repo import Scratch
+from scratch_repo import TOOLS, Scratch
 from workspace import members
 
 AUTH_SRC = "packages/mcpkit-ext-auth/src/module.py"
@@ -131,3 +132,35 @@ def test_add_writes_a_valid_fragment_and_refuses_bad_input(scratch: Scratch) -> 
         fragments.add(auth, "misc", "x")
     with pytest.raises(fragments.FragmentError, match="bytes"):
         fragments.add(auth, "fixed", "x" * (fragments.MAX_TEXT_BYTES + 1))
+
+
+def test_a_distribution_without_changes_or_changelog_is_named_and_init_fixes_it(
+    scratch: Scratch,
+) -> None:
+    new = "experimental/mcpkit-exp-new"
+    scratch.write(
+        f"{new}/pyproject.toml", '[project]\nname = "mcpkit-exp-new"\nversion = "0.0.1"\n'
+    )
+    scratch.commit("feat: a new member", {f"{new}/src/module.py": "V = 0\n"})
+    found, misnamed = fragments.gaps(scratch.root)
+    assert [g.member.name for g in found] == ["mcpkit-exp-new"]
+    assert len(misnamed) == 2
+    assert all("fragments.py init" in line for line in misnamed)
+    assert fragments.main(["--root", str(scratch.root), "init"]) == 0
+    assert (scratch.root / new / "changes" / ".gitkeep").is_file()
+    assert fragments.START in (scratch.root / new / "CHANGELOG.md").read_text()
+    assert fragments.gaps(scratch.root)[1] == []
+    # init leaves an existing changelog alone
+    log = scratch.root / "packages/mcpkit-core/CHANGELOG.md"
+    before = log.read_text()
+    assert fragments.main(["--root", str(scratch.root), "init"]) == 0
+    assert log.read_text() == before
+
+
+def test_towncrier_knows_every_fragment_type_in_the_same_order() -> None:
+    with (TOOLS / "towncrier.toml").open("rb") as handle:
+        config = tomllib.load(handle)["tool"]["towncrier"]
+    assert [(t["directory"], t["name"]) for t in config["type"]] == list(fragments.TYPES.items())
+    assert all(t["showcontent"] for t in config["type"])
+    assert config["directory"] == fragments.CHANGES_DIR
+    assert config["start_string"] == fragments.START
