@@ -21,8 +21,9 @@ Rules:
 4. The escape, for changes users cannot see: the trailer ``Changelog: none`` in a commit
    message exempts that commit; on a merge commit it exempts every commit the merge brings
    in (those reachable from it but not from its first parent).
-5. The check needs git and full history; a shallow clone, a missing git, or a recorded
-   commit absent from the clone stop it with an error that says how to fix it.
+5. The check needs git, full history and the tags; a shallow clone, a missing git, a
+   recorded commit absent from the clone, or a released distribution (a section in its
+   CHANGELOG.md) without a reachable tag stop it with an error that says how to fix it.
 6. Every distribution has a ``changes/`` directory and a ``CHANGELOG.md`` holding
    :data:`START`; ``init`` creates what a new distribution lacks.
 """
@@ -117,6 +118,8 @@ def add(member: Member, kind: str, text: str, issue: int | None = None) -> Path:
     """Write one fragment (rule 1) and return its path; a taken name gets ``.<n>``."""
     if kind not in TYPES:
         raise FragmentError(f"unknown type {kind!r}: one of {', '.join(TYPES)}")
+    if issue is not None and issue < 1:
+        raise FragmentError(f"an issue number is positive, not {issue}")
     body = text.strip()
     if not body or len(body.encode()) > MAX_TEXT_BYTES:
         raise FragmentError(f"the text must be 1 to {MAX_TEXT_BYTES} bytes")
@@ -171,11 +174,22 @@ def recorded_base(root: Path) -> str:
 
 
 def since(root: Path, member: Member, base: str) -> str:
-    """Rule 2: the newest release tag of ``member`` reachable from HEAD, else ``base``."""
+    """Rule 2: the newest release tag of ``member`` reachable from HEAD, else ``base``; an
+    error when its CHANGELOG.md has a release section but no tag is reachable (the clone
+    lacks the tags, or the release commit was never tagged)."""
     argv = ["git", "-C", str(root), "describe", "--tags", "--abbrev=0", "--match"]
     argv += [f"{member.name}-v[0-9]*", "HEAD"]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    return done.stdout.strip() if done.returncode == 0 else base
+    if done.returncode == 0:
+        return done.stdout.strip()
+    log = member.path / "CHANGELOG.md"
+    released = log.is_file() and f"\n## {member.name} " in log.read_text()
+    if released:
+        raise FragmentError(
+            f"{log} holds a release but no tag {member.name}-v* is reachable from HEAD: "
+            "fetch the tags (git fetch --tags), or tag the release commit"
+        )
+    return base
 
 
 def exempt(root: Path, start: str) -> set[str]:

@@ -130,6 +130,8 @@ def test_add_writes_a_valid_fragment_and_refuses_bad_input(scratch: Scratch) -> 
     assert fragments.bad_names(auth) == []
     with pytest.raises(fragments.FragmentError, match="unknown type"):
         fragments.add(auth, "misc", "x")
+    with pytest.raises(fragments.FragmentError, match="positive"):
+        fragments.add(auth, "fixed", "x", issue=0)
     with pytest.raises(fragments.FragmentError, match="bytes"):
         fragments.add(auth, "fixed", "x" * (fragments.MAX_TEXT_BYTES + 1))
 
@@ -164,3 +166,13 @@ def test_towncrier_knows_every_fragment_type_in_the_same_order() -> None:
     assert all(t["showcontent"] for t in config["type"])
     assert config["directory"] == fragments.CHANGES_DIR
     assert config["start_string"] == fragments.START
+
+
+def test_a_released_distribution_without_its_tag_is_an_error(scratch: Scratch) -> None:
+    log = "packages/mcpkit-ext-auth/CHANGELOG.md"
+    text = (scratch.root / log).read_text() + "\n## mcpkit-ext-auth 0.2.0 (2026-12-07)\n"
+    scratch.commit("release: mcpkit-ext-auth 0.2.0", {log: text})
+    with pytest.raises(fragments.FragmentError, match="git fetch --tags"):
+        fragments.gaps(scratch.root)
+    scratch.git("tag", "mcpkit-ext-auth-v0.2.0")
+    assert fragments.gaps(scratch.root) == ([], [])
