@@ -231,12 +231,15 @@ def _pending(root: Path, member: Member) -> bool:
     return any(is_fragment(Path(line[3:].strip()).name) for line in _lines(status))
 
 
-def gaps(root: Path = ROOT) -> tuple[list[Gap], list[str]]:
-    """Rules 1-4 over every distribution: the gaps, and the misnamed fragment files."""
+def gaps(root: Path = ROOT, only: str | None = None) -> tuple[list[Gap], list[str]]:
+    """Rules 1-4 over every distribution (or the one named ``only``): the gaps, and the
+    misnamed fragment files."""
     base = recorded_base(root)
     found: list[Gap] = []
     misnamed: list[str] = []
     for member in members(root).values():
+        if only is not None and member.name != only:
+            continue
         misnamed += bad_names(member)
         start = since(root, member, base)
         src = member.path.relative_to(root) / "src"

@@ -12,8 +12,9 @@ Rules:
 2. ``--dry-run`` writes nothing: it prints the next version, the tag, the range edits and
    towncrier's draft of the changelog section. It runs for every distribution in CI.
 3. A real run refuses when the tag exists already, when a fragment is misnamed, when the
-   working tree has uncommitted changes (the release commit holds the release alone), or
-   when the distribution has no fragment (a release says what changed). It then: assembles the
+   working tree has uncommitted changes (the release commit holds the release alone),
+   when a change under its ``src/`` has no fragment (tools/fragments.py), or when it has
+   no fragment at all (a release says what changed). It then: assembles the
    ``CHANGELOG.md`` section with towncrier (``tools/towncrier.toml``), which removes the
    fragments and stages the file with git; writes the version; rewrites each dependent's
    requirement on the released distribution that no longer satisfies workspace.py rule 3
@@ -146,6 +147,13 @@ def cut(root: Path, name: str, part: str, *, dry_run: bool, lock: bool = True) -
     uv = shutil.which("uv")
     if lock and (root / "uv.lock").exists() and uv is None:
         raise ReleaseError("uv is not on PATH: the lock file must follow the new version")
+    uncovered = fragments.gaps(root, only=name)[0]
+    if uncovered:
+        shown = "\n  ".join(uncovered[0].commits)
+        raise ReleaseError(
+            f"{name} has changes under src/ without a fragment (python tools/fragments.py "
+            f"check):\n  {shown}"
+        )
     if not pending:
         raise ReleaseError(
             f"{name} has no fragment in {where / fragments.CHANGES_DIR}: "

@@ -134,6 +134,14 @@ def test_a_real_run_refuses_without_fragments_or_over_an_existing_tag(scratch: S
     assert project(scratch.root, "packages/mcpkit-ext-auth")["version"] == "0.1.0"
 
 
+def test_a_real_run_refuses_a_change_without_a_fragment(scratch: Scratch) -> None:
+    scratch.commit("x", {"packages/mcpkit-ext-ui/changes/+x.fixed.md": "Fixed.\n"})
+    scratch.commit("feat(ui): later", {"packages/mcpkit-ext-ui/src/module.py": "VALUE = 2\n"})
+    with pytest.raises(release.ReleaseError, match=r"without a fragment[^$]*feat\(ui\): later"):
+        release.cut(scratch.root, "mcpkit-ext-ui", "patch", dry_run=False)
+    assert project(scratch.root, "packages/mcpkit-ext-ui")["version"] == "0.1.0"
+
+
 def test_a_real_run_refuses_a_dirty_tree(scratch: Scratch) -> None:
     scratch.commit("x", {"packages/mcpkit-ext-ui/changes/+x.fixed.md": "Fixed.\n"})
     scratch.write("packages/mcpkit-ext-ui/src/module.py", "VALUE = 2\n")
