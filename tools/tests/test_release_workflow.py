@@ -5,6 +5,7 @@ environment, may mint the OIDC token PyPI's trusted publishing takes; no stored 
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import Path
 from typing import Any, cast
 
@@ -70,3 +71,18 @@ def test_build_holds_no_credential_and_publish_is_trusted_publishing() -> None:
     for job in flow["jobs"].values():
         for step in job["steps"]:
             assert "${{" not in str(step.get("run", "")), step
+
+
+def test_actions_are_pinned_by_commit_and_no_cache_is_restored() -> None:
+    flow = load()
+    steps = [s for job in flow["jobs"].values() for s in job["steps"]]
+    for step in steps:
+        uses = str(step.get("uses", ""))
+        if not uses:
+            continue
+        if uses.startswith("pypa/gh-action-pypi-publish@"):
+            assert uses.endswith("@release/v1")  # PyPA ships it as this branch
+        else:
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
+        if uses.startswith("astral-sh/setup-uv@"):
+            assert step["with"]["enable-cache"] is False
