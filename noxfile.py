@@ -66,11 +66,13 @@ def core(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff over every distribution, the conformance client and the benchmarks; the static
-    fault-kind checks (``tools/check_kinds.py``) and their own tests."""
-    session.install("ruff>=0.14", "pytest>=8")
+    fault-kind checks (``tools/check_kinds.py``); the release checks
+    (``noxsessions/release.py``); the tests of ``tools/``."""
+    session.install("ruff>=0.14", "pytest>=8", *release.LINT_TOOLS)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("python", str(ROOT / "tools" / "check_kinds.py"))
+    release.lint_checks(session)  # fragments, ranges, release dry runs, actionlint
     session.run("pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tools" / "tests"))
 
 
@@ -708,4 +710,4 @@ def conformance_auth_server(session: nox.Session) -> None:
 
 # -- the sessions of later distributions and features, one module each (noxsessions/) ------
 
-from noxsessions import events, scale, skills, ui  # noqa: E402, F401  (they register their sessions)
+from noxsessions import events, release, scale, skills, ui  # noqa: E402, F401  (they register their sessions)
