@@ -315,8 +315,9 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
                 )
             elif has["mcp_elicit"] or has["mcp_sampling"]:
                 which = "mcp_elicit" if has["mcp_elicit"] else "mcp_sampling"
+                number = 51004 if which == "mcp_elicit" else 51005
                 raise src.fail(
-                    line,
+                    src.line((*at, _OPTIONS, number)),
                     f"{which} on {method.name}, which has no mcp_tool",
                     "add an mcp_tool option or remove " + which,
                 )
