@@ -28,6 +28,7 @@ from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, json_forma
 from google.protobuf.message import DecodeError, Message
 
 from mcpkit.experimental.protogen.runtime import RpcFailure
+from mcpkit.experimental.protogen.schema import to_json
 from mcpkit.server import Context
 
 __all__ = ["GrpcChannel", "status_details"]
@@ -77,7 +78,7 @@ def status_details(trailer: bytes) -> list[dict[str, Any]]:
         packed = any_pb2.Any()
         packed.ParseFromString(detail.SerializeToString())
         try:
-            out.append(json_format.MessageToDict(packed, preserving_proto_field_name=True))
+            out.append(dict(to_json(packed)))
         except (TypeError, KeyError, json_format.Error):
             encoded = base64.b64encode(packed.value).decode("ascii")
             out.append({"@type": packed.type_url, "value": encoded})
@@ -97,6 +98,9 @@ def _failure(exc: Any) -> RpcFailure:
 
 class GrpcChannel:
     """The backend forwarding to a gRPC server over ``channel`` (rules 1-3)."""
+
+    has_deadlines = True
+    """The tool's timeout is the call's deadline (``runtime`` rule 3)."""
 
     def __init__(self, channel: Any, metadata: Sequence[tuple[str, str]] = ()) -> None:
         import grpc

@@ -12,8 +12,9 @@ Rules:
    error over gRPC) is a tool error (``isError: true``) whose ``structuredContent`` and
    JSON text are ``{"code": "NOT_FOUND", "message": ..., "details": [...]}`` (the
    canonical status name; details are the status's ``Any`` messages as proto JSON).
-3. A ``timeout`` bounds the whole call (and is the gRPC deadline); past it the tool
-   answers ``isError: true`` saying so.
+3. A ``timeout`` bounds the whole call: in process by cancelling it, over gRPC as the
+   call's deadline (grpcio's own cancellation is not interrupted from outside: it
+   surfaces as ``DEADLINE_EXCEEDED``); past it the tool answers ``isError: true``.
 4. A server-streaming method reports every streamed message but the last as
    ``notifications/progress`` (``progress`` counts messages; ``message`` is the
    message's summary or JSON, at most :data:`MAX_PROGRESS_MESSAGE` characters); the last
@@ -203,7 +204,7 @@ class _Tool:
         except json_format.ParseError as exc:
             return _error(f"Invalid arguments: {exc} (tool {spec.name!r})")
         try:
-            if spec.timeout_s is None:
+            if spec.timeout_s is None or getattr(self.backend, "has_deadlines", False):
                 response = await self.reach(ctx, request)
             else:
                 with anyio.fail_after(spec.timeout_s):
