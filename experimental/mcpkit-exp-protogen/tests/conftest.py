@@ -35,7 +35,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     assert protogen(out, LIBRARY_PROTO, EXAMPLE / "protos", "--grpc") == 0
     assert protogen(out, BOOKS_PROTO, GO_FIXTURES) == 0
     sys.path[:0] = [str(out), str(EXAMPLE)]
-    yield out
+    return out
 
 
 @pytest.fixture

@@ -90,7 +90,10 @@ async def test_tools_list_schemas_are_2020_12_and_every_field_round_trips(
     async with backend(mods, which) as server, Client(server, mode=era) as client:  # type: ignore[arg-type]
         tools = {t.name: t for t in await client.list_tools()}
         assert sorted(tools) == [
-            "library_borrow", "library_count", "library_echo", "library_search_books",
+            "library_borrow",
+            "library_count",
+            "library_echo",
+            "library_search_books",
         ]
         for tool in tools.values():
             jsonschema.Draft202012Validator.check_schema(tool.input_schema)
@@ -128,10 +131,13 @@ async def test_summary_structured_content_and_status_errors(mods: Any, which: st
         missing = await client.call_tool("library_borrow", {"book_id": "zz"})
         assert missing.is_error
         assert missing.structured_content == {
-            "code": "NOT_FOUND", "message": "no book 'zz'", "details": [],
+            "code": "NOT_FOUND",
+            "message": "no book 'zz'",
+            "details": [],
         }
         bad = await client.call_tool("library_search_books", {"query": 3})
-        assert bad.is_error and "query" in bad.content[0].text  # type: ignore[union-attr]
+        assert bad.is_error
+        assert "query" in bad.content[0].text
 
 
 @pytest.mark.parametrize("which", BACKENDS)
@@ -148,7 +154,8 @@ async def test_server_streaming_reports_progress_and_returns_the_last(
         assert result.content[0].text == "3"  # type: ignore[union-attr]
         assert seen == [(1, "1"), (2, "2")]
         empty = await client.call_tool("library_count", {"n": 0})
-        assert empty.is_error and "without a message" in empty.content[0].text  # type: ignore[union-attr]
+        assert empty.is_error
+        assert "without a message" in empty.content[0].text
 
 
 @pytest.mark.parametrize("which", BACKENDS)
@@ -168,7 +175,8 @@ async def test_resources_prompts_and_completions(mods: Any, which: str, era: str
         assert json.loads(text) == {"hours": {"mon": "9-17", "sat": "10-14"}}
         prompts = await client.list_prompts()
         assert [(a.name, a.required) for a in prompts[0].arguments or []] == [
-            ("genre", True), ("count", False),
+            ("genre", True),
+            ("count", False),
         ]
         got = await client.get_prompt("library_recommend", {"genre": "science", "count": "2"})
         assert got.messages[0].content.text == "Recommend 2 science book(s)."  # type: ignore[union-attr]
@@ -205,7 +213,9 @@ async def test_a_sync_servicer_in_process(mods: Any) -> None:
     async with Client(server) as client:
         denied = await client.call_tool("library_search_books", {"query": "x"})
         assert denied.structured_content == {
-            "code": "PERMISSION_DENIED", "message": "closed today", "details": [],
+            "code": "PERMISSION_DENIED",
+            "message": "closed today",
+            "details": [],
         }
         counted = await client.call_tool("library_count", {"n": 2})
         assert counted.content[0].text == "2"  # type: ignore[union-attr]
@@ -249,7 +259,8 @@ async def test_status_details_travel_as_proto_json(mods: Any) -> None:
             status = _status_class()(code=9, message="held")
             status.details.add().ParseFromString(detail.SerializeToString())  # type: ignore[attr-defined] - a dynamic message class
             await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION, "held",
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "held",
                 trailing_metadata=(("grpc-status-details-bin", status.SerializeToString()),),
             )
 
@@ -258,10 +269,15 @@ async def test_status_details_travel_as_proto_json(mods: Any) -> None:
     assert result.structured_content == {
         "code": "FAILED_PRECONDITION",
         "message": "held",
-        "details": [{
-            "@type": "type.googleapis.com/library.v1.Book",
-            "id": "b9", "title": "Held", "genre": "GENRE_UNSPECIFIED", "year": 0,
-        }],
+        "details": [
+            {
+                "@type": "type.googleapis.com/library.v1.Book",
+                "id": "b9",
+                "title": "Held",
+                "genre": "GENRE_UNSPECIFIED",
+                "year": 0,
+            }
+        ],
     }
 
 
@@ -280,28 +296,29 @@ async def test_the_typed_elicitation_helper_on_both_eras(
     mods.mcp.register_library(server, mods.lib.Library(), completer=mods.lib.Completer())
     async with Client(server, mode=era, elicitation=answer) as client:  # type: ignore[arg-type]
         result = await client.call_tool("library_borrow", {"book_id": "b1"})
-    assert asked and asked[0]["requestedSchema"]["properties"] == {
-        "confirmed": {"type": "boolean"}, "note": {"type": "string"},
+    assert asked
+    assert asked[0]["requestedSchema"]["properties"] == {
+        "confirmed": {"type": "boolean"},
+        "note": {"type": "string"},
     }
     if confirmed:
         assert not result.is_error
         assert '"title":"Dune"' in result.content[0].text  # type: ignore[union-attr]
     else:
         assert result.structured_content == {
-            "code": "ABORTED", "message": "the loan was not confirmed", "details": [],
+            "code": "ABORTED",
+            "message": "the loan was not confirmed",
+            "details": [],
         }
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_the_sampling_helper_sends_the_annotations_parameters(
-    mods: Any, era: str
-) -> None:
+async def test_the_sampling_helper_sends_the_annotations_parameters(mods: Any, era: str) -> None:
     sent: list[Any] = []
 
     async def sample(params: Any) -> dict[str, Any]:
         sent.append(params)
-        return {"role": "assistant", "content": {"type": "text", "text": "Read Dune"},
-                "model": "m"}
+        return {"role": "assistant", "content": {"type": "text", "text": "Read Dune"}, "model": "m"}
 
     server = Server("library")
 

@@ -46,8 +46,10 @@ def test_generated_modules_are_ruff_and_pyright_clean(generated: Path, tmp_path:
     )
     files = ["library/v1/library_mcp.py", "bookservice/v1/service_mcp.py"]
     bin_dir = Path(sys.executable).parent
-    for argv in ([str(bin_dir / "ruff"), "check", *files],
-                 [str(bin_dir / "ruff"), "format", "--check", *files]):
+    for argv in (
+        [str(bin_dir / "ruff"), "check", *files],
+        [str(bin_dir / "ruff"), "format", "--check", *files],
+    ):
         done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
     (tmp_path / "pyrightconfig.json").write_text(
@@ -56,7 +58,10 @@ def test_generated_modules_are_ruff_and_pyright_clean(generated: Path, tmp_path:
     )
     done = subprocess.run(
         [str(bin_dir / "pyright"), "--pythonpath", sys.executable],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 errors" in done.stdout
@@ -77,7 +82,8 @@ def test_the_go_generators_proto_generates_and_agrees_with_its_tables(generated:
         "required": ["book_id"],
     }
     book = message_schema(service_pb2.Book.DESCRIPTOR)["properties"]
-    assert book["rating"] == {"type": "number"} and book["year"] == {"type": "integer"}
+    assert book["rating"] == {"type": "number"}
+    assert book["year"] == {"type": "integer"}
 
 
 def test_mcp_v1_never_resolves_inside_the_official_mcp_package(generated: Path) -> None:
@@ -127,8 +133,12 @@ def test_the_shipped_annotations_module_is_protocs_output(tmp_path: Path) -> Non
     ext = annotations_pb2.DESCRIPTOR.extensions_by_name
     numbers = {name: ext[name].number for name in ext}
     assert numbers == {
-        "mcp_tool": 51001, "mcp_resource": 51002, "mcp_prompt": 51003,
-        "mcp_elicit": 51004, "mcp_sampling": 51005, "mcp_service": 51010,
+        "mcp_tool": 51001,
+        "mcp_resource": 51002,
+        "mcp_prompt": 51003,
+        "mcp_elicit": 51004,
+        "mcp_sampling": 51005,
+        "mcp_service": 51010,
     }
     assert ext["mcp_service"].containing_type.full_name == "google.protobuf.ServiceOptions"
     assert ext["mcp_tool"].containing_type.full_name == "google.protobuf.MethodOptions"
@@ -146,13 +156,22 @@ BAD = [
     ('option (mcp.v1.mcp_tool) = {timeout: "30 seconds"};', 6, ["timeout", "Go duration"]),
     ('option (mcp.v1.mcp_tool) = {timeout: "5x"};', 6, ["unknown unit 'x'"]),
     ('option (mcp.v1.mcp_tool) = {result_summary: "{count}"};', 6, ["{count}", "total"]),
-    ('option (mcp.v1.mcp_resource) = {uri_template: "x://{nope}"};', 6,
-     ["variable {nope}", "use one of: id"]),
+    (
+        'option (mcp.v1.mcp_resource) = {uri_template: "x://{nope}"};',
+        6,
+        ["variable {nope}", "use one of: id"],
+    ),
     ('option (mcp.v1.mcp_resource) = {name: "x"};', 6, ["no uri_template"]),
-    ('option (mcp.v1.mcp_tool) = {}; option (mcp.v1.mcp_elicit) = {schema_message: "Nope"};',
-     6, ["schema_message 'Nope'", "Req, Resp, Form"]),
-    ('option (mcp.v1.mcp_tool) = {}; option (mcp.v1.mcp_elicit) = {schema_message: "Form"};',
-     6, ["'nested'", "scalar"]),
+    (
+        'option (mcp.v1.mcp_tool) = {}; option (mcp.v1.mcp_elicit) = {schema_message: "Nope"};',
+        6,
+        ["schema_message 'Nope'", "Req, Resp, Form"],
+    ),
+    (
+        'option (mcp.v1.mcp_tool) = {}; option (mcp.v1.mcp_elicit) = {schema_message: "Form"};',
+        6,
+        ["'nested'", "scalar"],
+    ),
     ('option (mcp.v1.mcp_elicit) = {schema_message: "Form"};', 6, ["no mcp_tool"]),
     ('option (mcp.v1.mcp_prompt) = {completable_fields: "x"};', 6, ["'x'", "request fields"]),
 ]
@@ -163,8 +182,13 @@ def test_an_annotation_that_cannot_work_fails_protoc_with_file_line_and_fix(
     tmp_path: Path, capfd: pytest.CaptureFixture[str], options: str, line: int, words: list[str]
 ) -> None:
     proto = tmp_path / "bad.proto"
-    proto.write_text(BAD_HEADER + "service S {\n  rpc M(Req) returns (Resp) {\n    "
-                     + options + "\n  }\n}\n" + BAD_MESSAGES)
+    proto.write_text(
+        BAD_HEADER
+        + "service S {\n  rpc M(Req) returns (Resp) {\n    "
+        + options
+        + "\n  }\n}\n"
+        + BAD_MESSAGES
+    )
     assert protogen(tmp_path / "out", proto, tmp_path) == 1
     err = capfd.readouterr().err
     assert f"bad.proto:{line}: " in err, err
@@ -197,8 +221,16 @@ def test_the_plugin_runs_under_plain_protoc_as_a_console_script(tmp_path: Path) 
     from mcpkit.experimental.protogen.command import PROTO_DIR
 
     plugin = Path(sys.executable).parent / "protoc-gen-mcpkit"
-    argv = ["protoc", f"-I{GO_FIXTURES}", f"-I{PROTO_DIR}", f"-I{WKT}", f"--mcpkit_out={tmp_path}",
-            f"--plugin=protoc-gen-mcpkit={plugin}", str(BOOKS_PROTO)]
+    argv = [
+        "protoc",
+        f"-I{GO_FIXTURES}",
+        f"-I{PROTO_DIR}",
+        f"-I{WKT}",
+        f"--mcpkit_out={tmp_path}",
+        f"--plugin=protoc-gen-mcpkit={plugin}",
+        str(BOOKS_PROTO),
+    ]
     assert protoc.main(argv) == 0
     assert (tmp_path / "bookservice" / "v1" / "service_mcp.py").is_file()
-    assert LIBRARY_PROTO.is_file() and ROOT.is_dir()
+    assert LIBRARY_PROTO.is_file()
+    assert ROOT.is_dir()

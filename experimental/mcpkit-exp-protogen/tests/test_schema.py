@@ -57,7 +57,10 @@ BOOK = {
     "properties": {
         "id": {"type": "string"},
         "title": {"type": "string"},
-        "genre": {"type": "string", "enum": ["GENRE_UNSPECIFIED", "GENRE_FICTION", "GENRE_SCIENCE"]},
+        "genre": {
+            "type": "string",
+            "enum": ["GENRE_UNSPECIFIED", "GENRE_FICTION", "GENRE_SCIENCE"],
+        },
         "year": {"type": "integer"},
     },
     "required": ["id", "title", "genre", "year"],
@@ -107,8 +110,17 @@ def test_requiredness_follows_proto3_presence(pb: Any) -> None:
     required = set(schema["required"])
     scalars = {r[0] for r in ROWS[:16]}
     assert scalars <= required
-    never = {"f_optional", "f_repeated", "f_map", "f_message", "f_tree", "f_timestamp",
-             "f_wrapped_string", "choice_text", "choice_number"}
+    never = {
+        "f_optional",
+        "f_repeated",
+        "f_map",
+        "f_message",
+        "f_tree",
+        "f_timestamp",
+        "f_wrapped_string",
+        "choice_text",
+        "choice_number",
+    }
     assert not never & required
 
 
@@ -122,7 +134,11 @@ def test_a_oneof_is_the_tables_any_of_one_of_plus_unset(pb: Any) -> None:
                     "properties": {"choice_number": {"type": "integer"}},
                     "required": ["choice_number"],
                 },
-                {"not": {"anyOf": [{"required": ["choice_text"]}, {"required": ["choice_number"]}]}},
+                {
+                    "not": {
+                        "anyOf": [{"required": ["choice_text"]}, {"required": ["choice_number"]}]
+                    }
+                },
             ]
         }
     ]

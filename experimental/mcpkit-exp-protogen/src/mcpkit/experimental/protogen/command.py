@@ -19,6 +19,7 @@ import argparse
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from mcpkit.cli.plugins import CliError
@@ -88,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         argv = protoc_argv(
             list(args.files), out, list(args.include), args.grpc, _plugin_path(Path(tmp))
         )
-        status = protoc.main(argv)
+        main: Callable[[list[str]], int] = getattr(protoc, "main")  # noqa: B009 - grpc_tools is untyped
+        status = main(argv)
     if status != 0:
         return 1
     from mcpkit.experimental.protogen.imports import rewrite_tree

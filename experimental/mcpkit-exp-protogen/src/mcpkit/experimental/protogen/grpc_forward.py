@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, json_format, message_factory
@@ -34,14 +34,13 @@ from mcpkit.server import Context
 __all__ = ["GrpcChannel", "status_details"]
 
 _END = object()
-_STATUS: type[Message] | None = None
+_status: list[type[Message]] = []
 
 
 def _status_class() -> type[Message]:
     """``google.rpc.Status`` in a private pool (no googleapis-common-protos needed, and
     no clash with it in the default pool)."""
-    global _STATUS
-    if _STATUS is None:
+    if not _status:
         pool = descriptor_pool.DescriptorPool()
         pool.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
         fdp = descriptor_pb2.FileDescriptorProto(
@@ -62,8 +61,9 @@ def _status_class() -> type[Message]:
             type_name=".google.protobuf.Any",
         )
         pool.Add(fdp)
-        _STATUS = message_factory.GetMessageClass(pool.FindMessageTypeByName("google.rpc.Status"))
-    return _STATUS
+        found = pool.FindMessageTypeByName("google.rpc.Status")
+        _status.append(message_factory.GetMessageClass(found))
+    return _status[0]
 
 
 def status_details(trailer: bytes) -> list[dict[str, Any]]:
@@ -74,7 +74,8 @@ def status_details(trailer: bytes) -> list[dict[str, Any]]:
     except DecodeError:
         return []
     out: list[dict[str, Any]] = []
-    for detail in status.details:  # type: ignore[attr-defined] - a dynamic message class
+    details: list[Message] = getattr(status, "details")  # noqa: B009 - a dynamic class
+    for detail in details:
         packed = any_pb2.Any()
         packed.ParseFromString(detail.SerializeToString())
         try:
@@ -83,6 +84,10 @@ def status_details(trailer: bytes) -> list[dict[str, Any]]:
             encoded = base64.b64encode(packed.value).decode("ascii")
             out.append({"@type": packed.type_url, "value": encoded})
     return out
+
+
+def _serialize(message: Message) -> bytes:
+    return message.SerializeToString()
 
 
 def _failure(exc: Any) -> RpcFailure:
@@ -119,7 +124,7 @@ class GrpcChannel:
             make = self.channel.unary_stream if stream else self.channel.unary_unary
             call = make(
                 f"/{service}/{method}",
-                request_serializer=lambda m: m.SerializeToString(),
+                request_serializer=_serialize,
                 response_deserializer=response.FromString,
             )
             self._calls[key] = call
@@ -163,6 +168,6 @@ class GrpcChannel:
                 lambda: call(request, timeout=timeout_s, metadata=self.metadata or None)
             )
             while (item := await anyio.to_thread.run_sync(next, iterator, _END)) is not _END:
-                yield item
+                yield cast(Message, item)
         except self.grpc.RpcError as exc:
             raise _failure(exc) from None

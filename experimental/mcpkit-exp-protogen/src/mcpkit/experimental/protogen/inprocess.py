@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import AsyncIterator
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import anyio.to_thread
 from google.protobuf.message import Message
@@ -121,5 +121,5 @@ class InProcess:
         else:
             iterator = iter(result)
             while (item := await anyio.to_thread.run_sync(next, iterator, _END)) is not _END:
-                yield item
+                yield cast(Message, item)
         context.check()

@@ -115,7 +115,9 @@ def summary_fields(template: str) -> list[str]:
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
-        raise ValueError(f"{template!r} is not a valid template ({exc}); write {{{{ for a brace")
+        raise ValueError(
+            f"{template!r} is not a valid template ({exc}); write {{{{ for a brace"
+        ) from None
     for _literal, field, spec, conversion in parsed:
         if field is None:
             continue

@@ -25,11 +25,12 @@ Rules:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.descriptor_pool import DescriptorPool
+from google.protobuf.message import Message
 
 from mcpkit.experimental.protogen import annotations_pb2 as mcp
 from mcpkit.experimental.protogen.names import (
@@ -226,7 +227,7 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
         return ref(f".{message.full_name}")[0]
 
     for si, service in enumerate(fdp.service):
-        sopts = service.options.Extensions[mcp.mcp_service]
+        sopts = _ext(service.options, "mcp_service", mcp.MCPServiceOptions)
         namespace = sopts.namespace
         plan = ServicePlan(
             f"{fdp.package}.{service.name}" if fdp.package else service.name,
@@ -238,7 +239,7 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
             at = (_SERVICE, si, _METHOD, mi)
             opts = method.options
             has = {
-                n: opts.HasExtension(getattr(mcp, n))
+                n: _has(opts, n)
                 for n in ("mcp_tool", "mcp_resource", "mcp_prompt", "mcp_elicit", "mcp_sampling")
             }
             if not any(has.values()):
@@ -257,7 +258,7 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
             plan.methods.append((method.name, req_ref, resp_ref, method.server_streaming))
             description = None
             if has["mcp_tool"]:
-                t = opts.Extensions[mcp.mcp_tool]
+                t = _ext(opts, "mcp_tool", mcp.MCPToolOptions)
                 tline = src.line((*at, _OPTIONS, 51001))
                 base = t.name or snake_case(method.name)
                 name = f"{namespace}_{base}" if namespace else base
@@ -328,7 +329,7 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
                     "expose it with mcp_tool",
                 )
             if has["mcp_resource"]:
-                r = opts.Extensions[mcp.mcp_resource]
+                r = _ext(opts, "mcp_resource", mcp.MCPResourceOptions)
                 rline = src.line((*at, _OPTIONS, 51002))
                 if not r.uri_template:
                     raise src.fail(
@@ -373,7 +374,7 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
                     )
                 )
             if has["mcp_prompt"]:
-                p = opts.Extensions[mcp.mcp_prompt]
+                p = _ext(opts, "mcp_prompt", mcp.MCPPromptOptions)
                 pline = src.line((*at, _OPTIONS, 51003))
                 base = p.name or snake_case(method.name)
                 for c in p.completable_fields:
@@ -411,7 +412,7 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
                     )
                 )
             elicit = (
-                opts.Extensions[mcp.mcp_elicit]
+                _ext(opts, "mcp_elicit", mcp.MCPElicitOptions)
                 if has["mcp_elicit"]
                 else (
                     sopts.default_elicit
@@ -434,7 +435,7 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
                         Elicit(helper, form(elicit.schema_message, eline), elicit.message)
                     )
             sampling = (
-                opts.Extensions[mcp.mcp_sampling]
+                _ext(opts, "mcp_sampling", mcp.MCPSamplingOptions)
                 if has["mcp_sampling"]
                 else (
                     sopts.default_sampling
@@ -455,6 +456,21 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
         if plan.methods:
             services.append(plan)
     return FilePlan(fdp.name, fdp.package, services, modules)
+
+
+E = TypeVar("E", bound=Message)
+
+
+def _has(options: Message, name: str) -> bool:
+    handle = mcp.DESCRIPTOR.extensions_by_name[name]
+    return bool(getattr(options, "HasExtension")(handle))  # noqa: B009 - untyped in the stubs
+
+
+def _ext(options: Message, name: str, cls: type[E]) -> E:
+    """The ``mcp.v1`` option ``name`` of ``options`` (its default when unset)."""
+    handle = mcp.DESCRIPTOR.extensions_by_name[name]
+    extensions: Any = getattr(options, "Extensions")  # noqa: B009 - untyped in the stubs
+    return cast(E, extensions[handle])
 
 
 def _optional(message: Descriptor) -> set[str]:

@@ -19,11 +19,15 @@ import sys
 from google.protobuf import descriptor_pool
 from google.protobuf.compiler import plugin_pb2
 
-from mcpkit.experimental.protogen import annotations_pb2  # noqa: F401  (rule 3)
+from mcpkit.experimental.protogen import annotations_pb2
 from mcpkit.experimental.protogen.emit import module_text
 from mcpkit.experimental.protogen.plan import Problem, plan_file
 
 __all__ = ["generate", "main"]
+
+
+EXTENSIONS = annotations_pb2.DESCRIPTOR
+"""The annotations' file, registered before any request is parsed (rule 3)."""
 
 
 def generate(request: plugin_pb2.CodeGeneratorRequest) -> plugin_pb2.CodeGeneratorResponse:

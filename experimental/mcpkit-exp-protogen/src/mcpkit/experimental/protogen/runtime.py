@@ -37,11 +37,11 @@ import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import anyio
-import anyio.to_thread
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 
 from mcpkit.experimental.protogen.names import render_summary
@@ -169,6 +169,11 @@ class Backend(Protocol):
         ctx: Context[Any],
         timeout_s: float | None,
     ) -> AsyncIterator[Message]: ...
+
+
+def _descriptor(cls: type[Message]) -> Descriptor:
+    """A message class's descriptor (the stubs type it as a union with upb's own)."""
+    return cast(Descriptor, cls.DESCRIPTOR)
 
 
 def _error(text: str, structured: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -342,8 +347,8 @@ def register(server: Server, service: ServiceSpec, backend: Backend, completer: 
             fn.__call__,
             name=tool.name,
             description=tool.description or "",
-            input_schema=message_schema(tool.request.DESCRIPTOR),
-            output_schema=message_schema(tool.response.DESCRIPTOR) if structured else None,
+            input_schema=message_schema(_descriptor(tool.request)),
+            output_schema=message_schema(_descriptor(tool.response)) if structured else None,
             structured_output=structured,
         )
     for resource in service.resources:
@@ -388,12 +393,14 @@ class Elicited(Generic[Req]):
     message: Req | None = None
 
 
-async def elicit(ctx: Context[Any], message: str, form: type[Req]) -> Elicited[Req]:
+async def elicit(
+    ctx: Context[Any], message: str, form: type[Req], *, key: str | None = None
+) -> Elicited[Req]:
     """Ask the user for ``form``'s fields (``elicitation/create`` on the handshake era,
     an MRTR input request on 2026-07-28: ``ctx.elicit`` picks). The schema is the
     message's (:func:`message_schema`); raises ``ValueError`` when it is not a flat form
     and ``InputResponseError`` (-32602) when an accepted answer is not the message."""
-    answer = await ctx.elicit(message, message_schema(form.DESCRIPTOR))
+    answer = await ctx.elicit(message, message_schema(_descriptor(form)), key=key)
     action = str(answer.get("action", "cancel"))
     if action != "accept":
         return Elicited(action)
@@ -402,9 +409,9 @@ async def elicit(ctx: Context[Any], message: str, form: type[Req]) -> Elicited[R
     except json_format.ParseError as exc:
         from mcpkit.server import InputResponseError
 
-        raise InputResponseError(
-            f"the elicitation answer is not a {form.__name__}: {exc}"
-        ) from None
+        problem = f"the answer is not a {form.DESCRIPTOR.full_name}: {exc}"
+        name = key or form.DESCRIPTOR.full_name
+        raise InputResponseError(name, "elicitation/create", [problem]) from None
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,8 @@ def scalar_schema(field: FieldDescriptor) -> JsonSchema:
     if kind == _F.TYPE_BYTES:
         return {"type": "string", "contentEncoding": "base64"}
     if kind == _F.TYPE_ENUM:
-        return {"type": "string", "enum": [v.name for v in field.enum_type.values]}
+        enum = field.enum_type
+        return {"type": "string", "enum": [v.name for v in enum.values] if enum else []}
     return {"type": "string"}
 
 
@@ -121,6 +122,8 @@ class _Builder:
         if field.type not in (_F.TYPE_MESSAGE, _F.TYPE_GROUP):
             return scalar_schema(field)
         message = field.message_type
+        if message is None:  # a message field always has its type
+            return {}
         known = _WELL_KNOWN.get(message.full_name)
         if known is not None:
             return _copy(known)
