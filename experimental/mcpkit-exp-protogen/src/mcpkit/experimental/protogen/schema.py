@@ -116,6 +116,7 @@ class _Builder:
     def __init__(self, root: Descriptor) -> None:
         self.root = root
         self.stack: list[str] = []
+        # kind-ok: unbounded-table one entry per message type of the descriptor pool
         self.wanted: dict[str, Descriptor] = {}
 
     def value(self, field: FieldDescriptor) -> JsonSchema:
