@@ -77,6 +77,16 @@ class InProcess:
 
     def __init__(self, servicer: Any) -> None:
         self.servicer = servicer
+        # kind-ok: unbounded-table one entry per generated method name, never a peer value
+        self._methods: dict[str, tuple[Any, bool]] = {}
+
+    def _method(self, name: str) -> tuple[Any, bool]:
+        """The bound method and whether it is ``async def`` (looked up once)."""
+        found = self._methods.get(name)
+        if found is None:
+            fn = getattr(self.servicer, name)
+            found = self._methods[name] = (fn, inspect.iscoroutinefunction(fn))
+        return found
 
     async def unary(
         self,
@@ -87,9 +97,9 @@ class InProcess:
         ctx: Context[Any],
         timeout_s: float | None,
     ) -> Message:
-        fn = getattr(self.servicer, method)
+        fn, is_async = self._method(method)
         context = ServicerContext(ctx, timeout_s)
-        if inspect.iscoroutinefunction(fn):
+        if is_async:
             result = await fn(request, context)
         else:
             result = await anyio.to_thread.run_sync(fn, request, context)

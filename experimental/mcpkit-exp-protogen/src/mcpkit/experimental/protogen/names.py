@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import json
 import string
 from collections.abc import Mapping
@@ -129,13 +130,23 @@ def summary_fields(template: str) -> list[str]:
     return names
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(template: str) -> tuple[tuple[str, str | None], ...]:
+    return tuple((lit, field) for lit, field, _s, _c in string.Formatter().parse(template))
+
+
 def render_summary(template: str, data: Mapping[str, Any]) -> str:
     """Rule 4: ``template`` with each ``{field}`` taken from ``data`` (absent: empty)."""
     out: list[str] = []
-    for literal, field, _spec, _conversion in string.Formatter().parse(template):
+    for literal, field in _parsed(template):
         out.append(literal)
         if field is None:
             continue
         value = data.get(field, "")
-        out.append(value if isinstance(value, str) else json.dumps(value, separators=(",", ":")))
+        if isinstance(value, str):
+            out.append(value)
+        elif type(value) is int:
+            out.append(str(value))
+        else:
+            out.append(json.dumps(value, separators=(",", ":")))
     return "".join(out)
