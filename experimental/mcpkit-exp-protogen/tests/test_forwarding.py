@@ -188,28 +188,29 @@ async def test_resources_prompts_and_completions(mods: Any, which: str, era: str
         assert done.completion.values == ["science"]
 
 
-class SyncLibrary:
+def sync_library(mods: Any) -> Any:
     """Plain methods (run in worker threads) and a plain generator."""
+    pb = mods.pb
 
-    def __init__(self, pb: Any) -> None:
-        self.pb = pb
+    class SyncLibrary(mods.lib.Library):
+        def SearchBooks(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+            context.set_code("PERMISSION_DENIED")
+            context.set_details("closed today")
+            return pb.SearchResponse()
 
-    def SearchBooks(self, request: Any, context: Any) -> Any:
-        context.set_code("PERMISSION_DENIED")
-        context.set_details("closed today")
-        return self.pb.SearchResponse()
+        def Count(self, request: Any, context: Any) -> Iterator[Any]:  # type: ignore[override]
+            for n in range(1, request.n + 1):
+                yield pb.CountReply(n=n)
 
-    def Count(self, request: Any, context: Any) -> Iterator[Any]:
-        for n in range(1, request.n + 1):
-            yield self.pb.CountReply(n=n)
+        def Borrow(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+            context.abort("FAILED_PRECONDITION", "on loan")
 
-    def Borrow(self, request: Any, context: Any) -> Any:
-        context.abort("FAILED_PRECONDITION", "on loan")
+    return SyncLibrary()
 
 
 async def test_a_sync_servicer_in_process(mods: Any) -> None:
     server = Server("library")
-    mods.mcp.register_library(server, SyncLibrary(mods.pb), completer=mods.lib.Completer())
+    mods.mcp.register_library(server, sync_library(mods), completer=mods.lib.Completer())
     async with Client(server) as client:
         denied = await client.call_tool("library_search_books", {"query": "x"})
         assert denied.structured_content == {
@@ -339,3 +340,37 @@ async def test_the_sampling_helper_sends_the_annotations_parameters(mods: Any, e
     assert params.system_prompt == "You recommend books."
     assert params.max_tokens == 200
     assert params.model_preferences.intelligence_priority == 0.5
+
+
+class Partial:
+    async def SearchBooks(self, request: Any, context: Any) -> Any:
+        raise AssertionError("never called")
+
+
+def test_a_servicer_without_a_method_is_refused_at_registration(mods: Any) -> None:
+    server = Server("library")
+    with pytest.raises(TypeError, match="has no method Borrow, Count, Echo, GetBook, Hours"):
+        mods.mcp.register_library(server, Partial(), completer=None)
+    assert not server.tools  # nothing half-registered
+
+
+def test_a_completer_without_a_method_is_refused_at_registration(mods: Any) -> None:
+    class NoGenres:
+        def complete_get_book_book_id(self, value: str, context: Any) -> list[str]:
+            return []
+
+    server = Server("library")
+    with pytest.raises(TypeError, match="complete_recommend_genre"):
+        mods.mcp.register_library(server, mods.lib.Library(), completer=NoGenres())
+    assert not server.tools
+
+
+def test_forwarding_needs_a_grpc_channel(mods: Any) -> None:
+    with pytest.raises(TypeError, match=r"grpc.Channel or grpc.aio.Channel, not str"):
+        mods.mcp.forward_library(Server("library"), "127.0.0.1:50051", completer=None)
+
+
+def test_the_completer_argument_must_be_given(mods: Any) -> None:
+    """Completable fields and no completer: said explicitly (None), never by omission."""
+    with pytest.raises(TypeError, match="completer"):
+        mods.mcp.register_library(Server("library"), mods.lib.Library())  # type: ignore[call-arg]

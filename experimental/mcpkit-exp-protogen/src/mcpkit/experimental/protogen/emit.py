@@ -1,14 +1,15 @@
 """The Python module generated for one ``.proto`` file (``<name>_mcp.py``).
 
 Rules:
-1. The module imports the file's ``_pb2`` module (and the ``_pb2`` of each other file
-   whose messages its methods use), the runtime and core's ``Server``/``Context``;
-   never ``grpc``.
+1. The module imports the runtime and core's ``Server``/``Context``, then the file's
+   ``_pb2`` module (and the ``_pb2`` of each other file whose messages its methods use;
+   a project's generated code sorts after the installed mcpkit); never ``grpc``.
 2. Per annotated service ``S`` it defines: ``SServicer`` (a ``Protocol`` of the exposed
    methods, sync or async, grpcio's ``(request, context)`` shape), ``S_SPEC`` (a
    :class:`~.runtime.ServiceSpec`), ``register_<s>(server, servicer)`` (in process)
    and ``forward_<s>(server, channel, metadata=())`` (gRPC); with completable fields a
-   ``SCompleter`` protocol and a ``completer=`` argument; ``elicit_<message>`` and
+   ``SCompleter`` protocol and a required ``completer=`` argument (None says "no
+   completions" explicitly, never by omission); ``elicit_<message>`` and
    ``sample_for_<method>`` helpers for ``mcp_elicit``/``mcp_sampling``.
 3. The text is deterministic (same request, same bytes), formatted as ``ruff format``
    leaves it at line length 100, and passes pyright strict when the ``_pb2.pyi`` stubs
@@ -151,7 +152,7 @@ def _service(s: ServicePlan, n: _Names) -> list[str]:
     passed = ", completer" if completable else ""
     params = ["server: Server", f"servicer: {s.name}Servicer"]
     if completable:
-        params += ["*", f"completer: {s.name}Completer | None = None"]
+        params += ["*", f"completer: {s.name}Completer | None"]
     lines += ["", "", *_def(0, f"def register_{snake}", params, " -> None:")]
     lines.append(f'    """Register the tools, resources and prompts of {s.full_name},')
     lines.append('    each calling ``servicer`` in process."""')
@@ -161,7 +162,7 @@ def _service(s: ServicePlan, n: _Names) -> list[str]:
     lines.append("    channel: Any,")
     lines.append("    metadata: Sequence[tuple[str, str]] = (),")
     if completable:
-        lines.append(f"    *,\n    completer: {s.name}Completer | None = None,")
+        lines.append(f"    *,\n    completer: {s.name}Completer | None,")
     lines.append(") -> None:")
     lines.append(f'    """Register the tools, resources and prompts of {s.full_name},')
     lines.append('    each forwarding over the grpcio ``channel`` (sync or ``grpc.aio``)."""')

@@ -111,6 +111,11 @@ class GrpcChannel:
         import grpc
         import grpc.aio
 
+        if not isinstance(channel, grpc.Channel | grpc.aio.Channel):
+            raise TypeError(
+                f"forwarding needs a grpc.Channel or grpc.aio.Channel, not "
+                f"{type(channel).__name__} (e.g. grpc.aio.insecure_channel('host:port'))"
+            )
         self.grpc = grpc
         self.channel = channel
         self.is_aio = isinstance(channel, grpc.aio.Channel)

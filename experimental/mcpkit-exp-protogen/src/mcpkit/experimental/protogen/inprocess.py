@@ -80,6 +80,15 @@ class InProcess:
         # kind-ok: unbounded-table one entry per generated method name, never a peer value
         self._methods: dict[str, tuple[Any, bool]] = {}
 
+    def require(self, names: list[str]) -> None:
+        """``TypeError`` naming every method of ``names`` the servicer lacks."""
+        missing = [n for n in names if not callable(getattr(self.servicer, n, None))]
+        if missing:
+            raise TypeError(
+                f"the servicer {type(self.servicer).__name__} has no method "
+                f"{', '.join(sorted(set(missing)))}; add it (request, context) -> response"
+            )
+
     def _method(self, name: str) -> tuple[Any, bool]:
         """The bound method and whether it is ``async def`` (looked up once)."""
         found = self._methods.get(name)

@@ -27,7 +27,8 @@ Rules:
    string field, else its JSON.
 6. Completions: for each ``completable_fields`` entry the ``completer`` object's
    ``complete_<method in snake_case>_<field>(value, context)`` (sync or async) gives the
-   values; a missing method is a ``TypeError`` at registration.
+   values; a missing method is a ``TypeError`` at registration, and so is a servicer
+   without one of the service's methods: nothing fails later, at the first call.
 7. A sync servicer method runs in a worker thread; an async one on the event loop.
 """
 
@@ -338,8 +339,16 @@ def _completion(completer: Any, method: str, fields: Sequence[str]) -> Callable[
 
 def register(server: Server, service: ServiceSpec, backend: Backend, completer: Any = None) -> None:
     """Register every tool, resource and prompt of ``service`` on ``server``, each
-    forwarding to ``backend`` (rules 1-7). Raises ``TypeError`` when ``completer`` is
-    needed (a ``completable_fields`` entry) and lacks a method (rule 6)."""
+    forwarding to ``backend`` (rules 1-7). Raises ``TypeError`` before registering
+    anything when the backend cannot reach a method (an in-process servicer without it)
+    or when ``completer`` lacks a method a ``completable_fields`` entry needs (rule 6)."""
+    methods = [s.method for s in (*service.tools, *service.resources, *service.prompts)]
+    require = getattr(backend, "require", None)
+    if require is not None:
+        require(methods)
+    for item in (*service.resources, *service.prompts):
+        if item.completable and completer is not None:
+            _completion(completer, item.method, item.completable)
     for tool in service.tools:
         fn = _Tool(service.name, tool, backend)
         structured = fn.structured
