@@ -15,6 +15,8 @@ EXAMPLE = ROOT / "examples" / "protogen"
 LIBRARY_PROTO = EXAMPLE / "protos" / "library" / "v1" / "library.proto"
 GO_FIXTURES = HERE / "fixtures" / "go"
 BOOKS_PROTO = GO_FIXTURES / "bookservice" / "v1" / "service.proto"
+EDGE_PROTOS = HERE / "protos"
+EDGE_PROTO = EDGE_PROTOS / "edge" / "v1" / "edge.proto"
 
 
 def protogen(out: Path, proto: Path, include: Path, *extra: str) -> int:
@@ -34,6 +36,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     out = tmp_path_factory.mktemp("gen")
     assert protogen(out, LIBRARY_PROTO, EXAMPLE / "protos", "--grpc") == 0
     assert protogen(out, BOOKS_PROTO, GO_FIXTURES) == 0
+    assert protogen(out, EDGE_PROTO, EDGE_PROTOS) == 0
     sys.path[:0] = [str(out), str(EXAMPLE)]
     return out
 

@@ -24,6 +24,7 @@ WKT = Path(__import__("grpc_tools").__file__).resolve().parent / "_proto"
     [
         ("library/v1/library_mcp.py", "library_mcp.py.txt"),
         ("bookservice/v1/service_mcp.py", "bookservice_mcp.py.txt"),
+        ("edge/v1/edge_mcp.py", "edge_mcp.py.txt"),
     ],
 )
 def test_the_generated_text_is_the_golden_text(
@@ -38,13 +39,13 @@ def test_the_generated_text_is_the_golden_text(
 
 def test_generated_modules_are_ruff_and_pyright_clean(generated: Path, tmp_path: Path) -> None:
     """A user's project: line length 100, the repo's lint rules, pyright strict."""
-    for name in ("library", "bookservice"):
+    for name in ("library", "bookservice", "edge"):
         shutil.copytree(generated / name, tmp_path / name)
     (tmp_path / "ruff.toml").write_text(
         'line-length = 100\n[lint]\nselect = ["E", "F", "W", "I", "B", "UP", "SIM", "RUF", '
         '"PT", "C4", "PIE", "RET", "TID"]\n'
     )
-    files = ["library/v1/library_mcp.py", "bookservice/v1/service_mcp.py"]
+    files = ["library/v1/library_mcp.py", "bookservice/v1/service_mcp.py", "edge/v1/edge_mcp.py"]
     bin_dir = Path(sys.executable).parent
     for argv in (
         [str(bin_dir / "ruff"), "check", *files],
@@ -175,6 +176,17 @@ BAD = [
     ('option (mcp.v1.mcp_elicit) = {schema_message: "Form"};', 6, ["no mcp_tool"]),
     ('option (mcp.v1.mcp_prompt) = {completable_fields: "x"};', 6, ["'x'", "request fields"]),
 ]
+WKT_CASES = [
+    (
+        "rpc M(google.protobuf.Timestamp) returns (Resp) { option (mcp.v1.mcp_tool) = {}; }",
+        "takes google.protobuf.Timestamp",
+    ),
+    (
+        "rpc M(Req) returns (google.protobuf.Duration) {\n"
+        "    option (mcp.v1.mcp_tool) = {structured_output: true}; }",
+        "returns google.protobuf.Duration",
+    ),
+]
 
 
 @pytest.mark.parametrize(("options", "line", "words"), BAD, ids=[str(i) for i in range(len(BAD))])
@@ -195,6 +207,21 @@ def test_an_annotation_that_cannot_work_fails_protoc_with_file_line_and_fix(
     for word in words:
         assert word in err, err
     assert not list((tmp_path / "out").rglob("*_mcp.py"))
+
+
+@pytest.mark.parametrize(("rpc", "words"), WKT_CASES)
+def test_a_well_known_type_where_an_object_is_needed_is_refused(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], rpc: str, words: str
+) -> None:
+    proto = tmp_path / "bad.proto"
+    header = BAD_HEADER + 'import "google/protobuf/timestamp.proto";\n'
+    header += 'import "google/protobuf/duration.proto";\n'
+    proto.write_text(header + "service S {\n  " + rpc + "\n}\n" + BAD_MESSAGES)
+    assert protogen(tmp_path / "out", proto, tmp_path) == 1
+    err = capfd.readouterr().err
+    assert "bad.proto:" in err
+    assert words in err
+    assert "wrap it in" in err
 
 
 @pytest.mark.parametrize("kind", ["stream Req", "stream Req) returns (stream Resp"])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import struct
+import textwrap
 
 from mcpkit.experimental.protogen.names import snake_case
 from mcpkit.experimental.protogen.plan import FilePlan, ServicePlan
@@ -32,7 +33,7 @@ _WIDTH = 100
 def _lit(value: object) -> str:
     """A literal as ``ruff format`` writes it (double quotes unless that needs escapes)."""
     if isinstance(value, str):
-        return repr(value) if '"' in value and "'" not in value else _dq(value)
+        return _sq(value) if value.count('"') > value.count("'") else _dq(value)
     if isinstance(value, float):
         return repr(_float32(value))
     return repr(value)
@@ -50,6 +51,32 @@ def _float32(value: float) -> float:
 
 def _dq(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _sq(value: str) -> str:
+    body = json.dumps(value, ensure_ascii=False)[1:-1].replace('\\"', '"').replace("'", "\\'")
+    return f"'{body}'"
+
+
+def _doc(indent: int, text: str) -> list[str]:
+    """A docstring wrapped to the line length."""
+    pad = " " * indent
+    one = f'{pad}"""{text}"""'
+    if len(one) <= _WIDTH:
+        return [one]
+    lines = textwrap.wrap(text, width=_WIDTH - indent - 3, break_long_words=False)
+    lines[0] = '"""' + lines[0]
+    lines[-1] += '"""'
+    return [pad + line for line in lines]
+
+
+def _noqa_long(lines: list[str]) -> list[str]:
+    """A code line ruff cannot shorten (a very long identifier) says so."""
+    out: list[str] = []
+    for line in lines:
+        code = not line.lstrip().startswith(('"', "'")) and '"""' not in line
+        out.append(line + "  # noqa: E501" if len(line) > _WIDTH and code else line)
+    return out
 
 
 def _def(indent: int, head: str, params: list[str], tail: str) -> list[str]:
@@ -80,7 +107,7 @@ def _kw(indent: int, name: str, value: object) -> list[str]:
         else:
             chunk += piece
     parts.append(chunk)
-    return [f"{pad}{name}=(", *(f"{pad}    {_dq(p)}" for p in parts), f"{pad}),"]
+    return [f"{pad}{name}=(", *(f"{pad}    {_lit(p)}" for p in parts), f"{pad}),"]
 
 
 class _Names:
@@ -97,16 +124,29 @@ class _Names:
         file, name = ref.split(":", 1)
         return f"{self.alias[file]}.{name}"
 
-    def imports(self) -> list[str]:
-        out: list[str] = []
-        for file, alias in sorted(self.alias.items(), key=lambda kv: self.modules[kv[0]]):
+    def imports(self, installed: list[str]) -> list[str]:
+        """Rule 1's import block, sorted as isort sections: the installed packages
+        (``google.protobuf``'s well-known types with mcpkit's ``installed`` lines), then
+        the project's own generated modules."""
+        third: list[tuple[str, str]] = [(ln.split()[1], ln) for ln in installed]
+        first: list[tuple[str, str]] = []
+        for file, alias in self.alias.items():
             module = self.modules[file]
             package, _, leaf = module.rpartition(".")
-            out.append(
-                f"from {package} import {leaf} as {alias}"
-                if package
-                else f"import {leaf} as {alias}"
+            if package:
+                line = f"from {package} import {leaf} as {alias}"
+            else:
+                line = f"import {leaf} as {alias}"
+            section = third if module.startswith("google.protobuf.") else first
+            section.append((package or leaf, line))
+        out: list[str] = []
+        for section in (third, first):
+            ordered = sorted(
+                section, key=lambda item: (item[1].startswith("from "), item[0].lower(), item[1])
             )
+            if ordered and out:
+                out.append("")
+            out += [line for _, line in ordered]
         return out
 
 
@@ -114,8 +154,7 @@ def _service(s: ServicePlan, n: _Names) -> list[str]:
     snake = snake_case(s.name)
     lines: list[str] = ["", ""]
     lines.append(f"class {s.name}Servicer(Protocol):")
-    doc = f'    """{s.full_name}: the methods MCP calls (sync or async)."""'
-    lines += [doc, ""]
+    lines += [*_doc(4, f"{s.full_name}: the methods MCP calls (sync or async)."), ""]
     for method, req, resp, streaming in s.methods:
         reply = "_rt.Stream" if streaming else "_rt.Reply"
         lines += _def(
@@ -148,15 +187,18 @@ def _service(s: ServicePlan, n: _Names) -> list[str]:
             lines += _entry(kind, item, n)
         lines.append("    ),")
     lines.append(")")
-    lines.append(f'"""The MCP surface of {s.full_name}."""')
-    passed = ", completer" if completable else ""
+    lines += _doc(0, f"The MCP surface of {s.full_name}.")
     params = ["server: Server", f"servicer: {s.name}Servicer"]
     if completable:
         params += ["*", f"completer: {s.name}Completer | None"]
     lines += ["", "", *_def(0, f"def register_{snake}", params, " -> None:")]
-    lines.append(f'    """Register the tools, resources and prompts of {s.full_name},')
-    lines.append('    each calling ``servicer`` in process."""')
-    lines.append(f"    _rt.register(server, {spec}, InProcess(servicer){passed})")
+    lines += _doc(
+        4,
+        f"Register the tools, resources and prompts of {s.full_name}, each calling "
+        "``servicer`` in process.",
+    )
+    args = ["server", spec, "InProcess(servicer)", *(["completer"] if completable else [])]
+    lines += _def(4, "_rt.register", args, "")
     lines += ["", "", f"def forward_{snake}("]
     lines.append("    server: Server,")
     lines.append("    channel: Any,")
@@ -164,11 +206,20 @@ def _service(s: ServicePlan, n: _Names) -> list[str]:
     if completable:
         lines.append(f"    *,\n    completer: {s.name}Completer | None,")
     lines.append(") -> None:")
-    lines.append(f'    """Register the tools, resources and prompts of {s.full_name},')
-    lines.append('    each forwarding over the grpcio ``channel`` (sync or ``grpc.aio``)."""')
+    lines += _doc(
+        4,
+        f"Register the tools, resources and prompts of {s.full_name}, each forwarding "
+        "over the grpcio ``channel`` (sync or ``grpc.aio``).",
+    )
     lines.append("    from mcpkit.experimental.protogen.grpc_forward import GrpcChannel")
     lines.append("")
-    lines.append(f"    _rt.register(server, {spec}, GrpcChannel(channel, metadata){passed})")
+    args = [
+        "server",
+        spec,
+        "GrpcChannel(channel, metadata)",
+        *(["completer"] if completable else []),
+    ]
+    lines += _def(4, "_rt.register", args, "")
     for e in s.elicits:
         form = n.cls(e.form)
         lines += ["", "", f"async def {e.helper}("]
@@ -276,13 +327,15 @@ def module_text(plan: FilePlan) -> str:
         f"from collections.abc import {', '.join(abc)}",
         f"from typing import {', '.join(typing)}",
         "",
-        "from mcpkit.experimental.protogen import runtime as _rt",
-        "from mcpkit.experimental.protogen.inprocess import InProcess",
-        "from mcpkit.server import Context, Server"
-        if helpers
-        else "from mcpkit.server import Server",
-        "",
-        *n.imports(),
+        *n.imports(
+            [
+                "from mcpkit.experimental.protogen import runtime as _rt",
+                "from mcpkit.experimental.protogen.inprocess import InProcess",
+                "from mcpkit.server import Context, Server"
+                if helpers
+                else "from mcpkit.server import Server",
+            ]
+        ),
     ]
     if completable:
         head += ["", "_Values = Sequence[str] | Awaitable[Sequence[str]]"]
@@ -300,5 +353,13 @@ def module_text(plan: FilePlan) -> str:
             names.append(f"{s.name}Completer")
         names += [e.helper for e in s.elicits] + [sm.helper for sm in s.samplings]
         body += _service(s, n)
-    exports = ["", "__all__ = ["] + [f'    "{x}",' for x in sorted(names)] + ["]"]
-    return "\n".join([*head, *exports, *body]) + "\n"
+    exports = ["", "__all__ = ["]
+    exports += [f'    "{x}",' for x in sorted(names, key=_export_key)] + ["]"]
+    return "\n".join(_noqa_long([*head, *exports, *body])) + "\n"
+
+
+def _export_key(name: str) -> tuple[int, str]:
+    """RUF022's isort-style order: constants, then classes, then the rest."""
+    if name.isupper():
+        return (0, name)
+    return (1 if name[:1].isupper() else 2, name)

@@ -12,7 +12,9 @@ Rules:
    ``schema_message`` that is no message of the file, or whose fields are not a flat
    form (scalars and enums only); ``mcp_elicit``/``mcp_sampling`` on a method without
    ``mcp_tool``; an annotated client-streaming or bidirectional method; a
-   server-streaming resource or prompt.
+   server-streaming resource or prompt; a request that is a well-known type (its JSON is
+   not an object of fields; ``Empty`` is fine), and so is the response of a structured
+   tool or a prompt.
 2. Names default to the method name in snake_case; ``mcp_service.namespace`` prefixes
    tool and prompt names (``books`` + ``search`` = ``books_search``), not resources.
 3. Descriptions are the annotation's, else the method's leading comment (its lines
@@ -39,6 +41,7 @@ from mcpkit.experimental.protogen.names import (
     summary_fields,
     tool_name_problem,
 )
+from mcpkit.experimental.protogen.schema import WELL_KNOWN
 
 __all__ = ["FilePlan", "Problem", "plan_file"]
 
@@ -256,6 +259,13 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
             req_ref, req = ref(method.input_type)
             resp_ref, resp = ref(method.output_type)
             plan.methods.append((method.name, req_ref, resp_ref, method.server_streaming))
+            if req.full_name in WELL_KNOWN:
+                raise src.fail(
+                    line,
+                    f"{method.name} takes {req.full_name}, whose JSON form is not an "
+                    "object of its fields (tool arguments are)",
+                    "wrap it in a request message of your own",
+                )
             description = None
             if has["mcp_tool"]:
                 t = _ext(opts, "mcp_tool", mcp.MCPToolOptions)
@@ -300,6 +310,14 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
                                 f"of {resp.full_name}",
                                 f"use one of: {', '.join(resp.fields_by_name)}",
                             )
+                structured = t.structured_output or summary is not None
+                if structured and resp.full_name in WELL_KNOWN:
+                    raise src.fail(
+                        tline,
+                        f"{method.name} returns {resp.full_name}, whose JSON form is not "
+                        "an object of its fields (structuredContent is)",
+                        "wrap it in a response message, or drop structured_output",
+                    )
                 description = t.description or src.comment(at)
                 plan.tools.append(
                     Tool(
@@ -376,6 +394,12 @@ def plan_file(fdp: descriptor_pb2.FileDescriptorProto, pool: DescriptorPool) -> 
             if has["mcp_prompt"]:
                 p = _ext(opts, "mcp_prompt", mcp.MCPPromptOptions)
                 pline = src.line((*at, _OPTIONS, 51003))
+                if resp.full_name in WELL_KNOWN:
+                    raise src.fail(
+                        pline,
+                        f"the prompt {method.name} returns {resp.full_name}",
+                        "return a message of your own (its only string field is the text)",
+                    )
                 base = p.name or snake_case(method.name)
                 for c in p.completable_fields:
                     if c not in req.fields_by_name:

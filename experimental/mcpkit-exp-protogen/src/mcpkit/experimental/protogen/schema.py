@@ -36,7 +36,7 @@ from google.protobuf import descriptor_pb2, json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-__all__ = ["JsonSchema", "message_schema", "to_json", "to_message"]
+__all__ = ["WELL_KNOWN", "JsonSchema", "message_schema", "to_json", "to_message"]
 
 JsonSchema = dict[str, Any]
 M = TypeVar("M", bound=Message)
@@ -68,6 +68,10 @@ _WELL_KNOWN: dict[str, JsonSchema] = {
     "google.protobuf.BoolValue": {"type": ["boolean", "null"]},
     "google.protobuf.BytesValue": {"type": ["string", "null"], "contentEncoding": "base64"},
 }
+
+
+WELL_KNOWN = frozenset(_WELL_KNOWN)
+"""The well-known types whose JSON is not an object of their fields (rule 5)."""
 
 
 def _copy(schema: JsonSchema) -> JsonSchema:
