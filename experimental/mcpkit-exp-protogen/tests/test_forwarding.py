@@ -374,3 +374,15 @@ def test_the_completer_argument_must_be_given(mods: Any) -> None:
     """Completable fields and no completer: said explicitly (None), never by omission."""
     with pytest.raises(TypeError, match="completer"):
         mods.mcp.register_library(Server("library"), mods.lib.Library())  # type: ignore[call-arg]
+
+
+def test_a_name_the_server_already_has_is_refused(mods: Any) -> None:
+    """Two services (or one twice) would silently replace each other's tools."""
+    server = Server("library")
+    mods.mcp.register_library(server, mods.lib.Library(), completer=None)
+    before = dict(server.tools)
+    with pytest.raises(
+        TypeError, match=r"library_search_books, library_echo, .* already registered"
+    ):
+        mods.mcp.register_library(server, mods.lib.Library(), completer=None)
+    assert server.tools == before

@@ -28,7 +28,9 @@ Rules:
 6. Completions: for each ``completable_fields`` entry the ``completer`` object's
    ``complete_<method in snake_case>_<field>(value, context)`` (sync or async) gives the
    values; a missing method is a ``TypeError`` at registration, and so is a servicer
-   without one of the service's methods: nothing fails later, at the first call.
+   without one of the service's methods: nothing fails later, at the first call. A tool
+   or prompt name or resource URI the server already has is a ``TypeError`` too (core
+   would replace the earlier entry without a word).
 7. A sync servicer method runs in a worker thread; an async one on the event loop.
 """
 
@@ -349,6 +351,17 @@ def register(server: Server, service: ServiceSpec, backend: Backend, completer: 
     for item in (*service.resources, *service.prompts):
         if item.completable and completer is not None:
             _completion(completer, item.method, item.completable)
+    taken = [t.name for t in service.tools if t.name in server.tools]
+    taken += [p.name for p in service.prompts if p.name in server.prompts]
+    taken += [r.uri for r in service.resources if r.uri in server.resources]
+    taken += [
+        r.uri for r in service.resources for t in server.templates if t.matcher.template == r.uri
+    ]
+    if taken:
+        raise TypeError(
+            f"{service.name}: {', '.join(taken)} already registered on this server (another "
+            "service, or this one twice); set mcp_service.namespace or rename"
+        )
     for tool in service.tools:
         fn = _Tool(service.name, tool, backend)
         structured = fn.structured
