@@ -201,12 +201,43 @@ def test_an_annotation_that_cannot_work_fails_protoc_with_file_line_and_fix(
         + "\n  }\n}\n"
         + BAD_MESSAGES
     )
-    assert protogen(tmp_path / "out", proto, tmp_path) == 1
-    err = capfd.readouterr().err
+    if options == BAD[0][0]:  # once end to end: protoc fails and prints the plugin's error
+        assert protogen(tmp_path / "out", proto, tmp_path) == 1
+        err = capfd.readouterr().err
+        assert not list((tmp_path / "out").rglob("*_mcp.py"))
+    else:  # the rest through the plugin's own function (no process per case)
+        err = plugin_error(proto, tmp_path)
     assert f"bad.proto:{line}: " in err, err
     for word in words:
         assert word in err, err
-    assert not list((tmp_path / "out").rglob("*_mcp.py"))
+
+
+def plugin_error(proto: Path, tmp_path: Path) -> str:
+    """protoc (in process) parses ``proto``; :func:`plugin.generate` answers the request."""
+    from google.protobuf import descriptor_pb2
+    from google.protobuf.compiler import plugin_pb2
+    from grpc_tools import protoc
+
+    from mcpkit.experimental.protogen.command import PROTO_DIR
+    from mcpkit.experimental.protogen.plugin import generate
+
+    out = tmp_path / "set.pb"
+    argv = [
+        "protoc",
+        f"-I{tmp_path}",
+        f"-I{PROTO_DIR}",
+        f"-I{WKT}",
+        "--include_imports",
+        "--include_source_info",
+        f"--descriptor_set_out={out}",
+        str(proto),
+    ]
+    assert protoc.main(argv) == 0
+    files = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file
+    request = plugin_pb2.CodeGeneratorRequest(file_to_generate=[proto.name], proto_file=files)
+    response = generate(request)
+    assert not response.file
+    return response.error
 
 
 @pytest.mark.parametrize(("rpc", "words"), WKT_CASES)
