@@ -20,15 +20,11 @@ HERE = Path(__file__).resolve().parent
 
 def generate(out: Path) -> None:
     """``mcpkit protogen library.proto -o OUT --grpc``, and make OUT importable."""
-    from mcpkit.cli.main import main as mcpkit
+    from mcpkit.experimental.protogen.command import generate as protogen
 
     proto = HERE / "protos" / "library" / "v1" / "library.proto"
-    argv = ["protogen", str(proto), "-I", str(HERE / "protos"), "-o", str(out), "--grpc"]
-    try:
-        mcpkit(argv)
-    except SystemExit as exc:
-        if exc.code not in (0, None):
-            raise
+    if protogen([str(proto)], out, [str(HERE / "protos")], grpc=True) != 0:
+        raise SystemExit("protoc failed (its message is above)")
     for path in (str(out), str(HERE)):
         if path not in sys.path:
             sys.path.insert(0, path)

@@ -19,12 +19,12 @@ import argparse
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mcpkit.cli.plugins import CliError
 
-__all__ = ["PROTO_DIR", "add_arguments", "protoc_argv", "run"]
+__all__ = ["PROTO_DIR", "add_arguments", "generate", "protoc_argv", "run"]
 
 PROTO_DIR = Path(__file__).resolve().parent / "proto"
 
@@ -76,19 +76,20 @@ def protoc_argv(
     return [*argv, *(str(Path(f).resolve()) for f in files)]
 
 
-def run(args: argparse.Namespace) -> int:
+def generate(
+    files: Sequence[str], out: Path, includes: Sequence[str] = (), grpc: bool = False
+) -> int:
+    """``mcpkit protogen`` as a function (rules 1-4): protoc's exit status, 0 when every
+    file was written. Raises :class:`~mcpkit.cli.plugins.CliError` without grpcio-tools."""
     try:
         from grpc_tools import protoc
     except ImportError:
         raise CliError(
             'mcpkit protogen needs grpcio-tools: pip install "mcpkit-exp-protogen[codegen]"'
         ) from None
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        argv = protoc_argv(
-            list(args.files), out, list(args.include), args.grpc, _plugin_path(Path(tmp))
-        )
+        argv = protoc_argv(list(files), out, list(includes), grpc, _plugin_path(Path(tmp)))
         main: Callable[[list[str]], int] = getattr(protoc, "main")  # noqa: B009 - grpc_tools is untyped
         status = main(argv)
     if status != 0:
@@ -97,3 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
     rewrite_tree(out)
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return generate(list(args.files), Path(args.out), list(args.include), args.grpc)
