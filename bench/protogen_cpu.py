@@ -109,7 +109,7 @@ def servers() -> dict[str, Any]:
 
     servicer = Library()
     generated = Server("bench")
-    library_mcp.register_library(generated, servicer)
+    library_mcp.register_library(generated, servicer, completer=None)
 
     hand = Server("bench")
 
