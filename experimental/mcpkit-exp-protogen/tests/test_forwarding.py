@@ -234,13 +234,46 @@ def slow_library(mods: Any) -> Any:
 
 @pytest.mark.parametrize("which", ["in-process", "grpc-aio"])
 async def test_the_tools_timeout_applies(mods: Any, which: str) -> None:
-    """``timeout: "1500ms"`` on Borrow: the tool answers an error instead of waiting."""
-    async with backend(mods, which, slow_library(mods)) as server, Client(server) as client:
-        result = await client.call_tool("library_borrow", {"book_id": "b1"})
+    """A tool's timeout (the generated ``timeout: "30s"`` on Borrow, shortened here so the
+    test waits 0.2 s): the tool answers an error instead of waiting for the servicer."""
+    import dataclasses
+
+    import grpc
+    import grpc.aio
+
+    from mcpkit.experimental.protogen import runtime as rt
+    from mcpkit.experimental.protogen.grpc_forward import GrpcChannel
+    from mcpkit.experimental.protogen.inprocess import InProcess
+
+    (borrow,) = [t for t in mods.mcp.LIBRARY_SPEC.tools if t.method == "Borrow"]
+    assert borrow.timeout_s == 30.0
+    spec = rt.ServiceSpec(
+        name=mods.mcp.LIBRARY_SPEC.name, tools=(dataclasses.replace(borrow, timeout_s=0.2),)
+    )
+    slow = slow_library(mods)
+    server = Server("library")
+    grpc_server = grpc.aio.server()
+    try:
+        if which == "in-process":
+            rt.register(server, spec, InProcess(slow))
+            expected = "timed out after 0.2 s"
+            channel = None
+        else:
+            mods.grpc.add_LibraryServicer_to_server(slow, grpc_server)
+            port = grpc_server.add_insecure_port("127.0.0.1:0")
+            await grpc_server.start()
+            channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+            rt.register(server, spec, GrpcChannel(channel))
+            expected = "DEADLINE_EXCEEDED"
+        async with Client(server) as client:
+            result = await client.call_tool("library_borrow", {"book_id": "b1"})
         assert result.is_error
         text = result.content[0].text  # type: ignore[union-attr]
-        expected = "timed out after 1.5 s" if which == "in-process" else "DEADLINE_EXCEEDED"
         assert expected in text, text
+        if channel is not None:
+            await channel.close()
+    finally:
+        await grpc_server.stop(None)
 
 
 async def test_status_details_travel_as_proto_json(mods: Any) -> None:
