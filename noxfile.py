@@ -53,6 +53,7 @@ DISTRIBUTIONS = {
     "mcpkit-ext-ui": ROOT / "packages" / "mcpkit-ext-ui",
     "mcpkit-ext-skills": ROOT / "packages" / "mcpkit-ext-skills",
     "mcpkit-exp-events": ROOT / "experimental" / "mcpkit-exp-events",
+    "mcpkit-exp-protogen": ROOT / "experimental" / "mcpkit-exp-protogen",
 }
 
 
@@ -710,4 +711,4 @@ def conformance_auth_server(session: nox.Session) -> None:
 
 # -- the sessions of later distributions and features, one module each (noxsessions/) ------
 
-from noxsessions import events, release, scale, skills, ui  # noqa: E402, F401  (they register their sessions)
+from noxsessions import events, protogen, release, scale, skills, ui  # noqa: E402, F401  (they register their sessions)

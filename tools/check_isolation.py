@@ -12,7 +12,8 @@ Rules:
    them (core's tracing seam, ``mcpkit.core.tracing``, is dependency-free).
 2. Importing every module of core's packages (``mcpkit.core``, ``mcpkit.server``,
    ``mcpkit.client``, ``mcpkit.proxy``, ``mcpkit.cli``) imports none of
-   ``FORBIDDEN_MODULES`` (``yaml`` too: only mcpkit-ext-skills reads YAML) and nothing
+   ``FORBIDDEN_MODULES`` (``yaml`` too: only mcpkit-ext-skills reads YAML; ``grpc``,
+   ``grpc_tools`` and ``google.protobuf``: only mcpkit-exp-protogen uses them) and nothing
    under ``mcpkit.ext`` or ``mcpkit.experimental``: core never imports an extension.
 3. The ``mcpkit`` command starts (``--help``) and ``mcpkit ls`` works against the stdio demo
    in that environment, with no warning on stderr (no plugin is installed there).
@@ -29,7 +30,17 @@ from pathlib import Path
 
 from check_wheels import CORE_FORBIDDEN as FORBIDDEN_DISTS  # one list for both checks
 
-FORBIDDEN_MODULES = ("authlib", "joserfc", "jwt", "cryptography", "opentelemetry", "yaml")
+FORBIDDEN_MODULES = (
+    "authlib",
+    "joserfc",
+    "jwt",
+    "cryptography",
+    "opentelemetry",
+    "yaml",
+    "grpc",
+    "grpc_tools",
+)
+FORBIDDEN_PREFIXES = ("google.protobuf",)
 EXTENSION_NAMESPACES = ("mcpkit.ext", "mcpkit.experimental")
 CORE_PACKAGES = ("mcpkit.core", "mcpkit.server", "mcpkit.client", "mcpkit.proxy", "mcpkit.cli")
 
@@ -57,7 +68,9 @@ def imported_forbidden() -> list[str]:
     return sorted(
         m
         for m in sys.modules
-        if m.split(".")[0] in FORBIDDEN_MODULES or m.startswith(EXTENSION_NAMESPACES)
+        if m.split(".")[0] in FORBIDDEN_MODULES
+        or m.startswith(FORBIDDEN_PREFIXES)
+        or m.startswith(EXTENSION_NAMESPACES)
     )
 
 

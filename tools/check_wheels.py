@@ -22,10 +22,15 @@ Rules:
 5. Each distribution directory holds exactly one wheel and one sdist, whose names match
    the distribution in the wheel's metadata; the sdist contains ``pyproject.toml`` and a
    README.
-6. The ``mcpkit-core`` wheel requires none of the auth stack and none of OpenTelemetry
-   (``CORE_FORBIDDEN``: authlib, joserfc, pyjwt, cryptography, opentelemetry-api,
-   opentelemetry-sdk), extras included; what it pulls transitively is checked by
-   ``tools/check_isolation.py`` in an environment with core alone.
+6. The ``mcpkit-core`` wheel requires none of the auth stack, none of OpenTelemetry and
+   none of protobuf/gRPC (``CORE_FORBIDDEN``: authlib, joserfc, pyjwt, cryptography,
+   opentelemetry-api, opentelemetry-sdk, protobuf, grpcio, grpcio-tools), extras
+   included; what it pulls transitively is checked by ``tools/check_isolation.py`` in an
+   environment with core alone.
+7. Only the distribution named in ``ONLY_IN`` requires protobuf, grpcio or grpcio-tools
+   directly (mcpkit-exp-protogen), extras included. (mcpkit-ext-otel's OTLP exporter
+   pulls protobuf transitively, through opentelemetry-proto: that is not a direct
+   requirement.)
 """
 
 from __future__ import annotations
@@ -52,7 +57,15 @@ CORE_FORBIDDEN = (
     "cryptography",
     "opentelemetry-api",
     "opentelemetry-sdk",
+    "protobuf",
+    "grpcio",
+    "grpcio-tools",
 )
+ONLY_IN = {
+    "protobuf": "mcpkit-exp-protogen",
+    "grpcio": "mcpkit-exp-protogen",
+    "grpcio-tools": "mcpkit-exp-protogen",
+}
 
 
 def owned_subtrees(dist: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -83,15 +96,18 @@ def check_wheel(wheel: Path, dist_dir_name: str) -> tuple[list[str], set[str]]:
     dist = str(metadata["Name"]).lower().replace("_", "-")
     if dist != dist_dir_name:
         problems.append(f"{wheel.name}: metadata names {dist!r}, built as {dist_dir_name!r}")
-    if dist == "mcpkit-core":  # rule 6
-        for requirement in metadata.get_all("Requires-Dist") or []:
-            m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(requirement))
-            name = re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
-            if name in CORE_FORBIDDEN:
-                problems.append(
-                    f"{wheel.name}: requires {requirement!r} (core has no auth stack and no "
-                    "OpenTelemetry)"
-                )
+    for requirement in metadata.get_all("Requires-Dist") or []:
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(requirement))
+        name = re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
+        if dist == "mcpkit-core" and name in CORE_FORBIDDEN:  # rule 6
+            problems.append(
+                f"{wheel.name}: requires {requirement!r} (core has no auth stack, no "
+                "OpenTelemetry and no protobuf/gRPC)"
+            )
+        elif name in ONLY_IN and dist != ONLY_IN[name]:  # rule 7
+            problems.append(
+                f"{wheel.name}: requires {requirement!r}; only {ONLY_IN[name]} may require it"
+            )
     if not metadata["Version"]:
         problems.append(f"{wheel.name}: no Version in metadata")
     owned = owned_subtrees(dist)
