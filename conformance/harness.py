@@ -12,6 +12,10 @@ Rules:
    :func:`served_fresh`, which retries with fresh ports (bounded) while the program
    exits on an address in use, and counts it up only when the program itself (or a
    child of it) holds the listening socket (:func:`listens`).
+4. A scenario counts as passed only when its checks ran (:func:`unrun_checks`): the
+   suite prints PASSED for a scenario whose every check was SKIPPED (0/0), which is how
+   a peer without an extension passes. Any SKIPPED check not allowed by name (with a
+   reason), or no SUCCESS check at all, makes the scenario "not run".
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,3 +255,25 @@ def auth_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:
         counts = Counter(c.get("status", "?") for c in json.loads(path.read_text()))
         verdicts[rel] = dict(counts)
     return verdicts
+
+
+def unrun_checks(
+    out_dir: Path, scenario: str, allowed: Mapping[str, str] | None = None
+) -> list[str]:
+    """Rule 4 for one scenario's output directory (every ``checks.json`` below it): a
+    line per SKIPPED check whose ``scenario/check-id`` is not a key of ``allowed``
+    (whose values are the reasons), and one when no check succeeded. Empty: it ran."""
+    import json
+
+    problems: list[str] = []
+    succeeded = 0
+    for path in sorted(out_dir.rglob("checks.json")):
+        for check in json.loads(path.read_text()):
+            status = str(check.get("status", "?"))
+            succeeded += status == "SUCCESS"
+            name = f"{scenario}/{check.get('id', '?')}"
+            if status == "SKIPPED" and name not in (allowed or {}):
+                problems.append(f"SKIPPED {name}: {str(check.get('errorMessage', ''))[:200]}")
+    if not succeeded:
+        problems.insert(0, f"not run: no check of {scenario} succeeded")
+    return problems
