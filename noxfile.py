@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "conformance"))
 sys.path.insert(0, str(ROOT))
 
 import harness  # noqa: E402  (conformance/harness.py: ports, served processes, verdicts)
+import seps as sep_map  # noqa: E402  (conformance/seps.py: the SEP map, allowed skips)
 
 from noxsessions.common import (  # noqa: E402  (sync, pytest, apt: shared by every session)
     ensure_apt,
@@ -146,6 +147,8 @@ def conformance_server(session: nox.Session) -> None:
     logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
+    # The SEP map's listing snapshots are what the pinned suites list (conformance/seps.py).
+    session.run("python", str(ROOT / "conformance" / "seps.py"), "verify")
     baseline = logs / "expected-failures.yml"
     baseline.write_text("# Mechanics only: the server list stays empty.\nserver: []\n")
     python = str(Path(session.virtualenv.location) / "bin" / "python")
@@ -543,6 +546,7 @@ def ext_otel(session: nox.Session) -> None:
     pytest(session, "packages/mcpkit-ext-otel/tests", workers=xdist_workers())
 
 
+SEP_TABLE = sep_map.load()
 TASKS_SCENARIOS = (
     "tasks-lifecycle",
     "tasks-capability-negotiation",
@@ -561,7 +565,9 @@ TASKS_SCENARIOS = (
 def conformance_tasks(session: nox.Session) -> None:
     """The conformance suite's tasks-* scenarios (0.2.0-alpha.12, SEP-2663) against the
     tasks demo (`mcpkit run mcpkit.ext.tasks.demo:build_server`) over streamable HTTP on
-    loopback: zero failures and zero warnings. Logs: `.nox/conformance-tasks/tmp/logs/`."""
+    loopback: zero failures and zero warnings, and every check run (a SKIPPED one only
+    when conformance/seps.toml lists it with a reason: harness rule 4).
+    Logs: `.nox/conformance-tasks/tmp/logs/`."""
     sync(session, "mcpkit-ext-tasks")
     logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
@@ -588,7 +594,10 @@ def conformance_tasks(session: nox.Session) -> None:
                 f"{scenario}: exit {status}; checks "
                 + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none")
             )
-            if status != 0 or counts.get("FAILURE", 0) or counts.get("WARNING", 0):
+            unrun = harness.unrun_checks(out, scenario, SEP_TABLE.allowed_skips)
+            for problem in unrun:
+                session.log(f"  {problem}")
+            if status != 0 or counts.get("FAILURE", 0) or counts.get("WARNING", 0) or unrun:
                 failures.append(f"{scenario} (see {logs / (scenario + '.txt')})")
     session.log("tasks-*: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
     if failures:

@@ -223,8 +223,6 @@ def default_cells(table: Table, snaps: dict[str, Snapshot], root: Path = ROOT) -
     cells: list[Cell] = []
 
     def add(version: str, revision: str, side: str, name: str, session: str) -> None:
-        if name not in snaps[version].listed:
-            raise ValueError(f"{session} runs {name}, which {version} does not list")
         peer = table.peer(side, name)
         cells.append(Cell(version, revision, side, name, peer, session))
 
@@ -298,6 +296,9 @@ def problems(table: Table, snaps: dict[str, Snapshot], root: Path = ROOT) -> lis
     for sep in sorted(set(table.unmapped) - named, key=int):
         found.append(f"[unmapped] SEP-{sep} is named by no pinned version: drop it")
     cells = default_cells(table, snaps, root)
+    for cell in cells:
+        if cell.scenario not in snaps[cell.version].listed:
+            found.append(f"{cell.session} runs {cell.scenario}, which {cell.version} does not list")
     for key in table.sep_keys():
         ran = sep_cells(table, cells, key.name)
         for name in key.scenarios:
