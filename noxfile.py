@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "conformance"))
 sys.path.insert(0, str(ROOT))
 
 import harness  # noqa: E402  (conformance/harness.py: ports, served processes, verdicts)
-import seps as sep_map  # noqa: E402  (conformance/seps.py: the SEP map, allowed skips)
+import sep_map  # noqa: E402  (conformance/sep_map.py: the SEP map, allowed skips)
 
 from noxsessions.common import (  # noqa: E402  (sync, pytest, apt: shared by every session)
     ensure_apt,
@@ -147,8 +147,8 @@ def conformance_server(session: nox.Session) -> None:
     logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
-    # The SEP map's listing snapshots are what the pinned suites list (conformance/seps.py).
-    session.run("python", str(ROOT / "conformance" / "seps.py"), "verify")
+    # The SEP map's listing snapshots are what the pinned suites list (conformance/sep_map.py).
+    session.run("python", str(ROOT / "conformance" / "sep_map.py"), "verify")
     baseline = logs / "expected-failures.yml"
     baseline.write_text("# Mechanics only: the server list stays empty.\nserver: []\n")
     python = str(Path(session.virtualenv.location) / "bin" / "python")

@@ -4,7 +4,7 @@ official suite's scenarios that exercise one SEP, server and client side.
 Rules:
 1. One parametrized session, one entry per ``sep-NNNN`` key of ``conformance/seps.toml``
    (``uv run nox -l`` lists them). Not a default session: the default conformance
-   sessions already run every one of these scenarios once (``conformance/seps.py`` rule
+   sessions already run every one of these scenarios once (``conformance/sep_map.py`` rule
    4, checked by ``tools/tests/test_seps.py``), so ``uv run nox`` runs none twice.
 2. A SEP session runs each of its scenarios in exactly the cells the default sessions
    run it in (suite version, ``--spec-version``, peer): the same demo server, tasks
@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conformance"))
 
 import harness  # noqa: E402  (conformance/harness.py: served processes, verdicts)
-import seps  # noqa: E402  (conformance/seps.py: the table and its cells)
+import sep_map  # noqa: E402  (conformance/sep_map.py: the table and its cells)
 
-TABLE = seps.load()
+TABLE = sep_map.load()
 PEER_DISTRIBUTIONS = {
     "demo": "mcpkit-core",
     "tasks-demo": "mcpkit-ext-tasks",
@@ -80,7 +80,7 @@ def _servers(python: str, peers: set[str], logs: Path) -> Generator[dict[str, st
         yield urls
 
 
-def judge(cell: seps.Cell, status: int, out: Path) -> tuple[str, list[str]]:
+def judge(cell: sep_map.Cell, status: int, out: Path) -> tuple[str, list[str]]:
     """Rule 3 for one cell: its summary line and its problems."""
     counts = harness.check_counts(out)
     problems = harness.unrun_checks(out, cell.scenario, TABLE.allowed_skips)
@@ -95,7 +95,7 @@ def judge(cell: seps.Cell, status: int, out: Path) -> tuple[str, list[str]]:
     return shown, problems
 
 
-def _label(cell: seps.Cell) -> str:
+def _label(cell: sep_map.Cell) -> str:
     at = f"@{cell.revision}" if cell.revision else ""
     return f"{cell.side} {cell.scenario} ({cell.version}{at}, {cell.peer}; as in {cell.session})"
 
@@ -107,8 +107,8 @@ def conformance(session: nox.Session, sep: str) -> None:
     client side, in every cell the default sessions run them in; every check must run
     and pass (rules 1-3)."""
     key = TABLE.keys[f"sep-{sep}"]
-    snaps = {version: seps.snapshot(version) for version in TABLE.pinned}
-    cells = seps.sep_cells(TABLE, seps.default_cells(TABLE, snaps), key.name)
+    snaps = {version: sep_map.snapshot(version) for version in TABLE.pinned}
+    cells = sep_map.sep_cells(TABLE, sep_map.default_cells(TABLE, snaps), key.name)
     if not cells:
         session.error(f"{key.name}: no cell to run (conformance/seps.toml)")
     peers = {cell.peer for cell in cells}
@@ -124,7 +124,7 @@ def conformance(session: nox.Session, sep: str) -> None:
     python = str(Path(session.virtualenv.location) / "bin" / "python")
     session.log(f"{key.name} ({key.title}): {len(cells)} cells, peers {', '.join(sorted(peers))}")
 
-    def one(numbered: tuple[int, seps.Cell], urls: dict[str, str]) -> tuple[str, list[str]]:
+    def one(numbered: tuple[int, sep_map.Cell], urls: dict[str, str]) -> tuple[str, list[str]]:
         number, cell = numbered
         out = logs / f"{number:02d}-{cell.scenario.replace('/', '_')}"
         argv = [python, toolchain, "run", f"conformance@{cell.version}", "--", cell.side]
@@ -148,7 +148,7 @@ def conformance(session: nox.Session, sep: str) -> None:
         _servers(python, peers, logs) as urls,
         ThreadPoolExecutor(max_workers=CELLS_AT_ONCE) as pool,
     ):
-        results = list(pool.map(lambda numbered: one(numbered, urls), enumerate(cells)))
+        results = list(pool.map(one, enumerate(cells), [urls] * len(cells)))
     failures: list[str] = []
     for line, problems in results:
         session.log(line)
