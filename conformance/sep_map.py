@@ -387,9 +387,16 @@ def live(version: str) -> dict[str, str]:
     return out
 
 
+COMMANDS = ("refresh", "verify", "check", "readme")
+
+
 def main(argv: list[str]) -> int:
-    """``refresh`` | ``verify`` | ``check`` | ``readme`` (see the module docstring)."""
+    """One of :data:`COMMANDS` (see the module docstring); exit status 1 on a problem,
+    2 on an unknown command."""
     command = argv[0] if argv else "check"
+    if command not in COMMANDS:
+        print(f"usage: python conformance/sep_map.py [{' | '.join(COMMANDS)}]")
+        return 2
     table = load()
     if command in ("refresh", "verify"):
         stale: list[str] = []

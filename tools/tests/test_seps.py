@@ -5,6 +5,7 @@ the README's generated SEP TABLE, and the "not run" guard of ``conformance/harne
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -167,3 +168,19 @@ def test_a_skipped_check_listed_with_a_reason_is_allowed(tmp_path: Path) -> None
     out = checks(tmp_path, ("a", "SUCCESS"), ("b", "SKIPPED"))
     assert harness.unrun_checks(out, "x") == ["SKIPPED x/b: no extension"]
     assert harness.unrun_checks(out, "x", {"x/b": "not applicable"}) == []
+
+
+# -- docs/releasing.md's commands are the ones that exist ----------------------------------
+
+
+def test_the_releasing_page_names_real_sessions_and_commands() -> None:
+    sys.path.insert(0, str(ROOT / "tools"))
+    from docs_blocks import block
+
+    page = ROOT / "docs" / "releasing.md"
+    sessions = re.findall(r"conformance\(sep='(\d+)'\)", block(page, "releasing-sep-session"))
+    assert sessions == ["2663"]
+    assert set(sessions) <= {key.sep for key in TABLE.sep_keys()}
+    commands = re.findall(r"conformance/sep_map\.py (\w+)", block(page, "releasing-sep-refresh"))
+    assert commands == ["refresh", "check", "readme"]
+    assert set(commands) <= set(sep_map.COMMANDS)
