@@ -262,7 +262,8 @@ def unrun_checks(
 ) -> list[str]:
     """Rule 4 for one scenario's output directory (every ``checks.json`` below it): a
     line per SKIPPED check whose ``scenario/check-id`` is not a key of ``allowed``
-    (whose values are the reasons), and one when no check succeeded (with ``own``: no
+    (whose values are the reasons), one per key of ``allowed`` for this scenario whose
+    check did not skip (a stale reason), and one when no check succeeded (with ``own``: no
     check whose id starts with ``own``; the suite adds generic checks such as
     ``wire-schema-valid`` that pass against any peer) unless every check it recorded
     is an allowed skip. Empty: it ran, or what did not run is listed with a reason."""
@@ -282,4 +283,14 @@ def unrun_checks(
                 problems.append(f"SKIPPED {name}: {str(check.get('errorMessage', ''))[:200]}")
     if not succeeded and (not recorded or excused < recorded):
         problems.insert(0, f"not run: no {own or scenario} check succeeded")
+    seen = {f"{scenario}/{c.get('id', '?')}": str(c.get("status")) for c in _checks(out_dir)}
+    for name in sorted(allowed or {}):
+        if name.startswith(f"{scenario}/") and seen.get(name) != "SKIPPED":
+            problems.append(f"{name} is allowed to skip but was {seen.get(name, 'absent')}")
     return problems
+
+
+def _checks(out_dir: Path) -> list[dict[str, object]]:
+    import json
+
+    return [c for p in sorted(out_dir.rglob("checks.json")) for c in json.loads(p.read_text())]

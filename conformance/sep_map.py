@@ -91,10 +91,14 @@ class Table:
 def load(path: Path = TABLE) -> Table:
     """Read the table (``tomllib``); a malformed row raises ``ValueError``."""
     raw: dict[str, Any] = tomllib.loads(path.read_text("utf-8"))
+    if unknown := set(raw) - {"pinned", "key", "unmapped", "allowed_skips", "peers"}:
+        raise ValueError(f"{path.name}: unknown tables {sorted(unknown)}")
     keys: dict[str, Key] = {}
     for name, row in raw["key"].items():
         if not re.fullmatch(r"sep-\d+|core:[a-z_/-]+", name):
             raise ValueError(f"{path.name}: key {name!r} is neither sep-NNNN nor core:<page>")
+        if set(row) != {"title", "distribution", "scenarios"}:
+            raise ValueError(f"{path.name}: {name} needs exactly title, distribution, scenarios")
         keys[name] = Key(name, row["title"], row["distribution"], tuple(row["scenarios"]))
     return Table(
         tuple(raw["pinned"]),
@@ -299,6 +303,9 @@ def problems(table: Table, snaps: dict[str, Snapshot], root: Path = ROOT) -> lis
         found.append(f"SEP-{sep} has a key and a reason in [unmapped]: drop the reason")
     for sep in sorted(set(table.unmapped) - named, key=int):
         found.append(f"[unmapped] SEP-{sep} is named by no pinned version: drop it")
+    for name in sorted(table.allowed_skips):
+        if name.rsplit("/", 1)[0] not in mapped:
+            found.append(f"[allowed_skips] {name}: no mapped scenario {name.rsplit('/', 1)[0]}")
     cells = default_cells(table, snaps, root)
     for cell in cells:
         if cell.scenario not in snaps[cell.version].listed:

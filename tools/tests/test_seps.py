@@ -184,3 +184,22 @@ def test_the_releasing_page_names_real_sessions_and_commands() -> None:
     commands = re.findall(r"conformance/sep_map\.py (\w+)", block(page, "releasing-sep-refresh"))
     assert commands == ["refresh", "check", "readme"]
     assert set(commands) <= set(sep_map.COMMANDS)
+
+
+def test_an_allowed_skip_that_ran_is_stale(tmp_path: Path) -> None:
+    out = checks(tmp_path, ("a", "SUCCESS"), ("b", "SUCCESS"))
+    assert harness.unrun_checks(out, "x", {"x/b": "not applicable", "y/b": "other"}) == [
+        "x/b is allowed to skip but was SUCCESS"
+    ]
+
+
+def test_an_allowed_skip_of_an_unmapped_scenario_and_a_misspelt_row_fail(tmp_path: Path) -> None:
+    table = edited(tmp_path, "[allowed_skips]\n", '[allowed_skips]\n"nope/check" = "why not"\n')
+    found = sep_map.problems(table, SNAPS)
+    assert "[allowed_skips] nope/check: no mapped scenario nope" in found
+    said = ""
+    try:
+        edited(tmp_path, 'scenarios = ["caching"]', 'scenario = ["caching"]')
+    except ValueError as exc:
+        said = str(exc)
+    assert "sep-2549 needs exactly title, distribution, scenarios" in said
