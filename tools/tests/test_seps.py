@@ -76,41 +76,34 @@ def edited(tmp_path: Path, old: str, new: str) -> sep_map.Table:
     return sep_map.load(path)
 
 
+def problems_after(tmp_path: Path, old: str, new: str) -> list[str]:
+    """The table's problems once ``old`` is replaced by ``new`` in a copy of it."""
+    return sep_map.problems(edited(tmp_path, old, new), SNAPS)
+
+
 def test_a_listed_scenario_mapped_to_nothing_fails(tmp_path: Path) -> None:
-    table = edited(
-        tmp_path, 'scenarios = ["caching"]', 'scenarios = ["sep-2164-resource-not-found"]'
-    )
-    found = sep_map.problems(table, SNAPS)
+    found = problems_after(tmp_path, '["caching"]', '["sep-2164-resource-not-found"]')
     assert "0.2.0-alpha.12 lists caching, which no key maps" in found
 
 
 def test_a_mapped_scenario_the_suite_no_longer_lists_fails(tmp_path: Path) -> None:
-    table = edited(tmp_path, 'scenarios = ["caching"]', 'scenarios = ["caching", "caching-v2"]')
-    assert "caching-v2 (sep-2549) is listed by no pinned version" in sep_map.problems(table, SNAPS)
+    found = problems_after(tmp_path, 'scenarios = ["caching"]', 'scenarios = ["caching", "v2"]')
+    assert "v2 (sep-2549) is listed by no pinned version" in found
 
 
 def test_a_sep_without_scenarios_or_a_named_sep_without_key_fails(tmp_path: Path) -> None:
-    table = edited(
-        tmp_path, 'scenarios = ["auth/authorization-server-migration"]', "scenarios = []"
-    )
-    found = sep_map.problems(table, SNAPS)
+    migration = 'scenarios = ["auth/authorization-server-migration"]'
+    found = problems_after(tmp_path, migration, "scenarios = []")
     assert "sep-2352 has no scenario" in found
     assert "0.2.0-alpha.12 lists auth/authorization-server-migration, which no key maps" in found
-    table = edited(
-        tmp_path,
-        '[key.sep-2352]\ntitle = "Authorization server migration"',
-        '[key."core:x"]\ntitle = "x"',
-    )
-    assert "the suite names SEP-2352: map it to scenarios or give a reason" in sep_map.problems(
-        table, SNAPS
-    )
+    named = '[key.sep-2352]\ntitle = "Authorization server migration"'
+    found = problems_after(tmp_path, named, '[key."core:x"]\ntitle = "x"')
+    assert "the suite names SEP-2352: map it to scenarios or give a reason" in found
 
 
 def test_a_stale_reason_for_an_unmapped_sep_fails(tmp_path: Path) -> None:
-    table = edited(
-        tmp_path, "[unmapped]\n", '[unmapped]\n"2549" = "no longer true"\n"9999" = "gone"\n'
-    )
-    found = sep_map.problems(table, SNAPS)
+    reasons = '[unmapped]\n"2549" = "no longer true"\n"9999" = "gone"\n'
+    found = problems_after(tmp_path, "[unmapped]\n", reasons)
     assert "SEP-2549 has a key and a reason in [unmapped]: drop the reason" in found
     assert "[unmapped] SEP-9999 is named by no pinned version: drop it" in found
 
@@ -194,8 +187,8 @@ def test_an_allowed_skip_that_ran_is_stale(tmp_path: Path) -> None:
 
 
 def test_an_allowed_skip_of_an_unmapped_scenario_and_a_misspelt_row_fail(tmp_path: Path) -> None:
-    table = edited(tmp_path, "[allowed_skips]\n", '[allowed_skips]\n"nope/check" = "why not"\n')
-    found = sep_map.problems(table, SNAPS)
+    allowed = '[allowed_skips]\n"nope/check" = "why not"\n'
+    found = problems_after(tmp_path, "[allowed_skips]\n", allowed)
     assert "[allowed_skips] nope/check: no mapped scenario nope" in found
     said = ""
     try:
