@@ -261,32 +261,36 @@ def unrun_checks(
     out_dir: Path, scenario: str, allowed: Mapping[str, str] | None = None, own: str = ""
 ) -> list[str]:
     """Rule 4 for one scenario's output directory (every ``checks.json`` below it): a
-    line per SKIPPED check whose ``scenario/check-id`` is not a key of ``allowed``
-    (whose values are the reasons), one per key of ``allowed`` for this scenario whose
-    check did not skip (a stale reason), and one when no check succeeded (with ``own``: no
-    check whose id starts with ``own``; the suite adds generic checks such as
-    ``wire-schema-valid`` that pass against any peer) unless every check it recorded
-    is an allowed skip. Empty: it ran, or what did not run is listed with a reason."""
-    import json
-
+    line per SKIPPED check not allowed by ``allowed`` (keys ``scenario/check-id``, or
+    ``scenario/check-id/check-name`` for one of several checks sharing an id; values:
+    the reasons), one per key of ``allowed`` for this scenario whose checks did not all
+    skip (a stale reason), and one when no check succeeded (with ``own``: no check whose
+    id starts with ``own``; the suite adds generic checks such as ``wire-schema-valid``
+    that pass against any peer) unless every check it recorded is an allowed skip.
+    Empty: it ran, or what did not run is listed with a reason."""
+    allowed = allowed or {}
     problems: list[str] = []
     succeeded = recorded = excused = 0
-    for path in sorted(out_dir.rglob("checks.json")):
-        for check in json.loads(path.read_text()):
-            status = str(check.get("status", "?"))
-            recorded += 1
-            succeeded += status == "SUCCESS" and str(check.get("id", "")).startswith(own)
-            name = f"{scenario}/{check.get('id', '?')}"
-            if status == "SKIPPED" and name in (allowed or {}):
-                excused += 1
-            elif status == "SKIPPED":
-                problems.append(f"SKIPPED {name}: {str(check.get('errorMessage', ''))[:200]}")
+    seen: dict[str, set[str]] = {}  # allowed key -> statuses of the checks it names
+    for check in _checks(out_dir):
+        status = str(check.get("status", "?"))
+        recorded += 1
+        succeeded += status == "SUCCESS" and str(check.get("id", "")).startswith(own)
+        general = f"{scenario}/{check.get('id', '?')}"
+        names = [k for k in (f"{general}/{check.get('name', '')}", general) if k in allowed]
+        for name in names:
+            seen.setdefault(name, set()).add(status)
+        if status == "SKIPPED" and names:
+            excused += 1
+        elif status == "SKIPPED":
+            said = str(check.get("errorMessage", ""))[:200]
+            problems.append(f"SKIPPED {general} ({check.get('name', '')}): {said}")
     if not succeeded and (not recorded or excused < recorded):
         problems.insert(0, f"not run: no {own or scenario} check succeeded")
-    seen = {f"{scenario}/{c.get('id', '?')}": str(c.get("status")) for c in _checks(out_dir)}
-    for name in sorted(allowed or {}):
-        if name.startswith(f"{scenario}/") and seen.get(name) != "SKIPPED":
-            problems.append(f"{name} is allowed to skip but was {seen.get(name, 'absent')}")
+    for name in sorted(allowed):
+        if name.startswith(f"{scenario}/") and seen.get(name, set()) != {"SKIPPED"}:
+            shown = ", ".join(sorted(seen.get(name, set()))) or "absent"
+            problems.append(f"{name} is allowed to skip but was {shown}")
     return problems
 
 

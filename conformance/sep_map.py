@@ -304,8 +304,8 @@ def problems(table: Table, snaps: dict[str, Snapshot], root: Path = ROOT) -> lis
     for sep in sorted(set(table.unmapped) - named, key=int):
         found.append(f"[unmapped] SEP-{sep} is named by no pinned version: drop it")
     for name in sorted(table.allowed_skips):
-        if name.rsplit("/", 1)[0] not in mapped:
-            found.append(f"[allowed_skips] {name}: no mapped scenario {name.rsplit('/', 1)[0]}")
+        if not any(name.startswith(f"{scenario}/") for scenario in mapped):
+            found.append(f"[allowed_skips] {name}: names no mapped scenario")
     cells = default_cells(table, snaps, root)
     for cell in cells:
         if cell.scenario not in snaps[cell.version].listed:

@@ -152,14 +152,14 @@ def test_a_scenario_whose_every_check_was_skipped_did_not_run(tmp_path: Path) ->
     out = checks(tmp_path, ("sep-2640-a", "SKIPPED"), ("wire-schema-valid", "SUCCESS"))
     assert harness.unrun_checks(out, "x", own="sep-2640-") == [
         "not run: no sep-2640- check succeeded",
-        "SKIPPED x/sep-2640-a: no extension",
+        "SKIPPED x/sep-2640-a (): no extension",
     ]
     assert harness.unrun_checks(checks(tmp_path / "none"), "x") == ["not run: no x check succeeded"]
 
 
 def test_a_skipped_check_listed_with_a_reason_is_allowed(tmp_path: Path) -> None:
     out = checks(tmp_path, ("a", "SUCCESS"), ("b", "SKIPPED"))
-    assert harness.unrun_checks(out, "x") == ["SKIPPED x/b: no extension"]
+    assert harness.unrun_checks(out, "x") == ["SKIPPED x/b (): no extension"]
     assert harness.unrun_checks(out, "x", {"x/b": "not applicable"}) == []
 
 
@@ -189,10 +189,25 @@ def test_an_allowed_skip_that_ran_is_stale(tmp_path: Path) -> None:
 def test_an_allowed_skip_of_an_unmapped_scenario_and_a_misspelt_row_fail(tmp_path: Path) -> None:
     allowed = '[allowed_skips]\n"nope/check" = "why not"\n'
     found = problems_after(tmp_path, "[allowed_skips]\n", allowed)
-    assert "[allowed_skips] nope/check: no mapped scenario nope" in found
+    assert "[allowed_skips] nope/check: names no mapped scenario" in found
     said = ""
     try:
         edited(tmp_path, 'scenarios = ["caching"]', 'scenario = ["caching"]')
     except ValueError as exc:
         said = str(exc)
     assert "sep-2549 needs exactly title, distribution, scenarios" in said
+
+
+def test_an_allowed_skip_can_name_one_of_the_checks_sharing_an_id(tmp_path: Path) -> None:
+    out = tmp_path / "out" / "client-x"
+    out.mkdir(parents=True)
+    body = [
+        {"id": "h", "name": "Method_tools_list", "status": "SUCCESS"},
+        {"id": "h", "name": "Method_initialize", "status": "SKIPPED", "errorMessage": "none"},
+        {"id": "h", "name": "Method_prompts_get", "status": "SKIPPED", "errorMessage": "none"},
+    ]
+    (out / "checks.json").write_text(json.dumps(body))
+    allowed = {"x/h/Method_initialize": "no initialize at this wire"}
+    assert harness.unrun_checks(out.parent, "x", allowed) == [
+        "SKIPPED x/h (Method_prompts_get): none"
+    ]
