@@ -14,7 +14,9 @@ Rules:
    SEP key has a scenario; every SEP the suite names has a key or a reason in
    ``[unmapped]``; a reason for a SEP that has a key is stale; every scenario of a SEP
    key is run by some default session (:func:`default_cells`), with a peer the per-SEP
-   session can start.
+   session can start; every ``[allowed_skips]`` entry names a mapped scenario (whether
+   its check still skips is checked where it runs: ``harness.unrun_checks``). A row with
+   a misspelt field, or an unknown table, is refused when the table is loaded.
 4. The cells a SEP session runs are exactly the cells the default sessions run for its
    scenarios (:func:`default_cells`: the same suite version, revision and peer), read
    from the sessions' own constants in ``noxfile.py`` and ``noxsessions/skills.py`` (by
