@@ -370,23 +370,25 @@ def live(version: str) -> dict[str, str]:
     import subprocess
 
     sys.path.insert(0, str(ROOT / "conformance"))
+    from concurrent.futures import ThreadPoolExecutor
+
     import toolchain  # conformance/toolchain.py (Node 22 and the pinned suites)
 
     tool = f"conformance@{version}"
+
+    def ask(args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+        argv = [*toolchain.tool_argv(tool), *args]
+        env = toolchain.toolchain_env()
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+
+    with ThreadPoolExecutor(max_workers=len(SNAPSHOT_FILES)) as pool:
+        said = dict(zip(SNAPSHOT_FILES, pool.map(ask, SNAPSHOT_FILES.values()), strict=True))
     out: dict[str, str] = {}
-    for suffix, args in SNAPSHOT_FILES.items():
-        done = subprocess.run(
-            [*toolchain.tool_argv(tool), *args],
-            env=toolchain.toolchain_env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if suffix != "list" and done.returncode != 0:
-            continue  # a version without requirement sets (0.1.16)
+    for suffix, done in said.items():
+        if suffix != "list" and done.returncode != 0 and "--requirements" in done.stderr:
+            continue  # a version without requirement sets (0.1.16: "unknown option")
         if done.returncode != 0:
-            raise RuntimeError(f"{tool} {' '.join(args)}: {done.stderr[-2000:]}")
+            raise RuntimeError(f"{tool} {done.args[2:]}: {done.stderr[-2000:]}")
         out[f"{version}.{suffix}.txt"] = done.stdout
     toolchain.ensure_tool(tool)
     dist = toolchain.parse_tool(tool).package_dir / "dist"
@@ -409,13 +411,22 @@ def main(argv: list[str]) -> int:
     table = load()
     if command in ("refresh", "verify"):
         stale: list[str] = []
-        for version in table.pinned:
-            for name, text in live(version).items():
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(table.pinned)) as pool:
+            spoken = dict(zip(table.pinned, pool.map(live, table.pinned), strict=True))
+        for version, said in spoken.items():
+            kept = {p.name for p in LISTINGS.glob(f"{version}.*.txt")}
+            if command == "refresh":
+                LISTINGS.mkdir(exist_ok=True)
+                for name in kept - set(said):
+                    (LISTINGS / name).unlink()
+            stale += sorted(kept ^ set(said)) if command == "verify" else []
+            for name, text in said.items():
                 path = LISTINGS / name
                 if command == "refresh":
-                    LISTINGS.mkdir(exist_ok=True)
                     path.write_text(text, "utf-8")
-                elif not path.exists() or path.read_text("utf-8") != text:
+                elif path.exists() and path.read_text("utf-8") != text:
                     stale.append(name)
         if stale:
             print(f"stale snapshots (run `python conformance/sep_map.py refresh`): {stale}")
