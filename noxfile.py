@@ -124,6 +124,8 @@ def build(session: nox.Session) -> None:
 # -- conformance-server: the official suite's server scenarios against `mcpkit demo` ------
 
 ALPHA12 = "conformance@0.2.0-alpha.12"
+SEP_TABLE = sep_map.load()
+"""conformance/seps.toml: its ``allowed_skips`` are the SKIPPED checks a run may hold."""
 CONFORMANCE_SERVER_RUNS = (
     # (label, tool, arguments, zero warnings too)
     ("0.1.16-all", "conformance@0.1.16", ("--suite", "all"), True),
@@ -142,7 +144,9 @@ def conformance_server(session: nox.Session) -> None:
     2026-07-28) against `mcpkit demo` over streamable HTTP on loopback. 0.1.16 must show
     zero failures and zero warnings (an empty expected-failures list makes warnings fail);
     alpha.12 zero failures in every scenario, scored or not, except the tasks extension's
-    (judged in `conformance-tasks`). Logs: `.nox/conformance-server/tmp/logs/`."""
+    (judged in `conformance-tasks`). Every check must run (harness rule 4: a SKIPPED one
+    only when conformance/seps.toml lists it with a reason).
+    Logs: `.nox/conformance-server/tmp/logs/`."""
     sync(session, "mcpkit-core")
     logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
@@ -178,7 +182,11 @@ def conformance_server(session: nox.Session) -> None:
             failing = harness.failing_scenarios(out, UNSCORED_ELSEWHERE)
             if failing:
                 session.log(f"  failing scenarios: {', '.join(failing)}")
-            if status != 0 or failing or (strict and counts.get("WARNING", 0) > 0):
+            skip = tuple(p.removeprefix("server-") for p in UNSCORED_ELSEWHERE)
+            unrun = harness.unrun_scenarios(out, SEP_TABLE.allowed_skips, skip)
+            for problem in unrun:
+                session.log(f"  {problem}")
+            if status != 0 or failing or unrun or (strict and counts.get("WARNING", 0) > 0):
                 failures.append(f"{label} (see {logs / (label + '.txt')})")
     if failures:
         session.error("conformance failures: " + "; ".join(failures))
@@ -546,7 +554,6 @@ def ext_otel(session: nox.Session) -> None:
     pytest(session, "packages/mcpkit-ext-otel/tests", workers=xdist_workers())
 
 
-SEP_TABLE = sep_map.load()
 TASKS_SCENARIOS = (
     "tasks-lifecycle",
     "tasks-capability-negotiation",

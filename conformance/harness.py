@@ -12,10 +12,11 @@ Rules:
    :func:`served_fresh`, which retries with fresh ports (bounded) while the program
    exits on an address in use, and counts it up only when the program itself (or a
    child of it) holds the listening socket (:func:`listens`).
-4. A scenario counts as passed only when its checks ran (:func:`unrun_checks`): the
-   suite prints PASSED for a scenario whose every check was SKIPPED (0/0), which is how
-   a peer without an extension passes. Any SKIPPED check not allowed by name (with a
-   reason), or no SUCCESS check at all, makes the scenario "not run".
+4. A scenario counts as passed only when its checks ran (:func:`unrun_checks`; for a
+   whole run, :func:`unrun_scenarios`): the suite prints PASSED for a scenario whose
+   every check was SKIPPED (0/0), which is how a peer without an extension passes.
+   Any SKIPPED check not allowed by name (with a reason), or no SUCCESS check at all,
+   makes the scenario "not run".
 """
 
 from __future__ import annotations
@@ -292,6 +293,24 @@ def unrun_checks(
             shown = ", ".join(sorted(seen.get(name, set()))) or "absent"
             problems.append(f"{name} is allowed to skip but was {shown}")
     return problems
+
+
+def unrun_scenarios(
+    out_dir: Path, allowed: Mapping[str, str] | None = None, skip: tuple[str, ...] = ()
+) -> list[str]:
+    """Rule 4 over a whole run's output directory: ``scenario: problem`` for every
+    scenario below ``out_dir`` (``server-<name>-<time>/``, ``<name>-<time>/``,
+    ``auth/<name>-<time>/``) whose checks did not run, except names starting with
+    ``skip`` (judged elsewhere)."""
+    import re
+
+    found: list[str] = []
+    for path in sorted(out_dir.rglob("checks.json")):
+        rel = path.parent.relative_to(out_dir).as_posix()
+        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", rel).removeprefix("server-")
+        if not (skip and name.startswith(skip)):
+            found += [f"{name}: {p}" for p in unrun_checks(path.parent, name, allowed)]
+    return found
 
 
 def _checks(out_dir: Path) -> list[dict[str, object]]:

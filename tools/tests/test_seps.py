@@ -211,3 +211,18 @@ def test_an_allowed_skip_can_name_one_of_the_checks_sharing_an_id(tmp_path: Path
     assert harness.unrun_checks(out.parent, "x", allowed) == [
         "SKIPPED x/h (Method_prompts_get): none"
     ]
+
+
+def test_a_whole_run_names_each_scenario_that_did_not_run(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    for rel, status in (
+        ("server-a-2026-12-07T22-08-24-117Z", "SKIPPED"),
+        ("server-tasks-b-2026-12-07T22-08-24-117Z", "SKIPPED"),
+        ("auth/c-2026-12-07T22-08-24-117Z", "SUCCESS"),
+    ):
+        (run / rel).mkdir(parents=True)
+        (run / rel / "checks.json").write_text(json.dumps([{"id": "k", "status": status}]))
+    assert harness.unrun_scenarios(run, skip=("tasks-",)) == [
+        "a: not run: no a check succeeded",
+        "a: SKIPPED a/k (): ",
+    ]
