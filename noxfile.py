@@ -400,7 +400,7 @@ def _run_auth_scenarios(
     names = _auth_scenarios(python, toolchain)
     base = logs / "alpha12-auth"
 
-    def one(name: str) -> tuple[str, int, dict[str, dict[str, int]]]:
+    def one(name: str) -> tuple[str, int, dict[str, dict[str, int]], list[str]]:
         slug = name.replace("/", "_")
         out = base / slug
         argv = [*prefix, python, toolchain, "run", ALPHA12, "--", "client"]
@@ -409,13 +409,14 @@ def _run_auth_scenarios(
             status = subprocess.run(
                 argv, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False
             ).returncode
-        return name, status, harness.auth_verdicts(out)
+        unrun = harness.unrun_scenarios(out, SEP_TABLE.allowed_skips)
+        return name, status, harness.auth_verdicts(out), unrun
 
     base.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(one, names))
     failures: list[str] = []
-    for name, status, verdicts in results:
+    for name, status, verdicts, unrun in results:
         counts: dict[str, int] = {}
         for per in verdicts.values():
             for key, value in per.items():
@@ -424,7 +425,9 @@ def _run_auth_scenarios(
             f"  {name}: exit {status}; "
             + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no checks")
         )
-        if status != 0 or not verdicts or counts.get("FAILURE", 0):
+        for problem in unrun:
+            session.log(f"    {problem}")
+        if status != 0 or not verdicts or counts.get("FAILURE", 0) or unrun:
             failures.append(f"{name} (see {base / (name.replace('/', '_') + '.txt')})")
     session.log(f"alpha12 auth/*: {len(names)} scenarios by name, {len(failures)} failing")
     return failures
@@ -436,7 +439,8 @@ def conformance_client(session: nox.Session) -> None:
     0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28, and every alpha.12 `auth/*` scenario
     by name, each inside a loopback-only network namespace. A FAILURE check in any `auth/*`
     scenario fails the session, scored or not (the harness's exit code counts only scored
-    ones); the expected-failures files are empty; a warning fails 0.1.16.
+    ones); the expected-failures files are empty; a warning fails 0.1.16; every check
+    must run (harness rule 4: a SKIPPED one only when conformance/seps.toml lists it).
     Logs: `.nox/conformance-client/tmp/logs/`."""
     sync(session, "mcpkit-ext-auth")
     logs = logs_dir(session)
@@ -467,7 +471,10 @@ def conformance_client(session: nox.Session) -> None:
         bad_auth = [n for n, c in harness.auth_verdicts(out).items() if c.get("FAILURE", 0)]
         if bad_auth:
             session.log(f"  auth/* with FAILURE checks: {', '.join(bad_auth)}")
-        if status != 0 or bad_auth:
+        unrun = harness.unrun_scenarios(out, SEP_TABLE.allowed_skips)
+        for problem in unrun:
+            session.log(f"  {problem}")
+        if status != 0 or bad_auth or unrun:
             failures.append(f"{label} (see {logs / (label + '.txt')})")
     failures += _run_auth_scenarios(session, prefix, python, toolchain, logs)
     if failures:
