@@ -196,6 +196,11 @@ def test_an_allowed_skip_of_an_unmapped_scenario_and_a_misspelt_row_fail(tmp_pat
     except ValueError as exc:
         said = str(exc)
     assert "sep-2549 needs exactly title, distribution, scenarios" in said
+    try:
+        edited(tmp_path, '"tasks-" = "tasks-demo"', '"tasks-" = "task-demo"')
+    except ValueError as exc:
+        said = str(exc)
+    assert "unknown peers ['task-demo']" in said
 
 
 def test_an_allowed_skip_can_name_one_of_the_checks_sharing_an_id(tmp_path: Path) -> None:
