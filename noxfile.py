@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "conformance"))
 sys.path.insert(0, str(ROOT))
 
 import harness  # noqa: E402  (conformance/harness.py: ports, served processes, verdicts)
+import sep_map  # noqa: E402  (conformance/sep_map.py: the SEP map, allowed skips)
 
 from noxsessions.common import (  # noqa: E402  (sync, pytest, apt: shared by every session)
     ensure_apt,
@@ -126,6 +127,8 @@ def build(session: nox.Session) -> None:
 # -- conformance-server: the official suite's server scenarios against `mcpkit demo` ------
 
 ALPHA12 = "conformance@0.2.0-alpha.12"
+SEP_TABLE = sep_map.load()
+"""conformance/seps.toml: its ``allowed_skips`` are the SKIPPED checks a run may hold."""
 CONFORMANCE_SERVER_RUNS = (
     # (label, tool, arguments, zero warnings too)
     ("0.1.16-all", "conformance@0.1.16", ("--suite", "all"), True),
@@ -144,11 +147,15 @@ def conformance_server(session: nox.Session) -> None:
     2026-07-28) against `mcpkit demo` over streamable HTTP on loopback. 0.1.16 must show
     zero failures and zero warnings (an empty expected-failures list makes warnings fail);
     alpha.12 zero failures in every scenario, scored or not, except the tasks extension's
-    (judged in `conformance-tasks`). Logs: `.nox/conformance-server/tmp/logs/`."""
+    (judged in `conformance-tasks`). Every check must run (harness rule 4: a SKIPPED one
+    only when conformance/seps.toml lists it with a reason).
+    Logs: `.nox/conformance-server/tmp/logs/`."""
     sync(session, "mcpkit-core")
     logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
     session.run("python", toolchain, "ensure", silent=True)
+    # The SEP map's listing snapshots are what the pinned suites list (conformance/sep_map.py).
+    session.run("python", str(ROOT / "conformance" / "sep_map.py"), "verify")
     baseline = logs / "expected-failures.yml"
     baseline.write_text("# Mechanics only: the server list stays empty.\nserver: []\n")
     python = str(Path(session.virtualenv.location) / "bin" / "python")
@@ -178,7 +185,11 @@ def conformance_server(session: nox.Session) -> None:
             failing = harness.failing_scenarios(out, UNSCORED_ELSEWHERE)
             if failing:
                 session.log(f"  failing scenarios: {', '.join(failing)}")
-            if status != 0 or failing or (strict and counts.get("WARNING", 0) > 0):
+            skip = tuple(p.removeprefix("server-") for p in UNSCORED_ELSEWHERE)
+            unrun = harness.unrun_scenarios(out, SEP_TABLE.allowed_skips, skip)
+            for problem in unrun:
+                session.log(f"  {problem}")
+            if status != 0 or failing or unrun or (strict and counts.get("WARNING", 0) > 0):
                 failures.append(f"{label} (see {logs / (label + '.txt')})")
     if failures:
         session.error("conformance failures: " + "; ".join(failures))
@@ -392,7 +403,7 @@ def _run_auth_scenarios(
     names = _auth_scenarios(python, toolchain)
     base = logs / "alpha12-auth"
 
-    def one(name: str) -> tuple[str, int, dict[str, dict[str, int]]]:
+    def one(name: str) -> tuple[str, int, dict[str, dict[str, int]], list[str]]:
         slug = name.replace("/", "_")
         out = base / slug
         argv = [*prefix, python, toolchain, "run", ALPHA12, "--", "client"]
@@ -401,13 +412,14 @@ def _run_auth_scenarios(
             status = subprocess.run(
                 argv, stdout=log, stderr=subprocess.STDOUT, timeout=600, check=False
             ).returncode
-        return name, status, harness.auth_verdicts(out)
+        unrun = harness.unrun_scenarios(out, SEP_TABLE.allowed_skips)
+        return name, status, harness.auth_verdicts(out), unrun
 
     base.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(one, names))
     failures: list[str] = []
-    for name, status, verdicts in results:
+    for name, status, verdicts, unrun in results:
         counts: dict[str, int] = {}
         for per in verdicts.values():
             for key, value in per.items():
@@ -416,7 +428,9 @@ def _run_auth_scenarios(
             f"  {name}: exit {status}; "
             + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no checks")
         )
-        if status != 0 or not verdicts or counts.get("FAILURE", 0):
+        for problem in unrun:
+            session.log(f"    {problem}")
+        if status != 0 or not verdicts or counts.get("FAILURE", 0) or unrun:
             failures.append(f"{name} (see {base / (name.replace('/', '_') + '.txt')})")
     session.log(f"alpha12 auth/*: {len(names)} scenarios by name, {len(failures)} failing")
     return failures
@@ -428,7 +442,8 @@ def conformance_client(session: nox.Session) -> None:
     0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28, and every alpha.12 `auth/*` scenario
     by name, each inside a loopback-only network namespace. A FAILURE check in any `auth/*`
     scenario fails the session, scored or not (the harness's exit code counts only scored
-    ones); the expected-failures files are empty; a warning fails 0.1.16.
+    ones); the expected-failures files are empty; a warning fails 0.1.16; every check
+    must run (harness rule 4: a SKIPPED one only when conformance/seps.toml lists it).
     Logs: `.nox/conformance-client/tmp/logs/`."""
     sync(session, "mcpkit-ext-auth")
     logs = logs_dir(session)
@@ -459,7 +474,10 @@ def conformance_client(session: nox.Session) -> None:
         bad_auth = [n for n, c in harness.auth_verdicts(out).items() if c.get("FAILURE", 0)]
         if bad_auth:
             session.log(f"  auth/* with FAILURE checks: {', '.join(bad_auth)}")
-        if status != 0 or bad_auth:
+        unrun = harness.unrun_scenarios(out, SEP_TABLE.allowed_skips)
+        for problem in unrun:
+            session.log(f"  {problem}")
+        if status != 0 or bad_auth or unrun:
             failures.append(f"{label} (see {logs / (label + '.txt')})")
     failures += _run_auth_scenarios(session, prefix, python, toolchain, logs)
     if failures:
@@ -564,7 +582,9 @@ TASKS_SCENARIOS = (
 def conformance_tasks(session: nox.Session) -> None:
     """The conformance suite's tasks-* scenarios (0.2.0-alpha.12, SEP-2663) against the
     tasks demo (`mcpkit run mcpkit.ext.tasks.demo:build_server`) over streamable HTTP on
-    loopback: zero failures and zero warnings. Logs: `.nox/conformance-tasks/tmp/logs/`."""
+    loopback: zero failures and zero warnings, and every check run (a SKIPPED one only
+    when conformance/seps.toml lists it with a reason: harness rule 4).
+    Logs: `.nox/conformance-tasks/tmp/logs/`."""
     sync(session, "mcpkit-ext-tasks")
     logs = logs_dir(session)
     toolchain = str(ROOT / "conformance" / "toolchain.py")
@@ -591,7 +611,10 @@ def conformance_tasks(session: nox.Session) -> None:
                 f"{scenario}: exit {status}; checks "
                 + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none")
             )
-            if status != 0 or counts.get("FAILURE", 0) or counts.get("WARNING", 0):
+            unrun = harness.unrun_checks(out, scenario, SEP_TABLE.allowed_skips)
+            for problem in unrun:
+                session.log(f"  {problem}")
+            if status != 0 or counts.get("FAILURE", 0) or counts.get("WARNING", 0) or unrun:
                 failures.append(f"{scenario} (see {logs / (scenario + '.txt')})")
     session.log("tasks-*: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
     if failures:
@@ -711,4 +734,4 @@ def conformance_auth_server(session: nox.Session) -> None:
 
 # -- the sessions of later distributions and features, one module each (noxsessions/) ------
 
-from noxsessions import events, protogen, release, scale, skills, ui  # noqa: E402, F401  (they register their sessions)
+from noxsessions import events, protogen, release, scale, seps, skills, ui  # noqa: E402, F401  (they register their sessions)

@@ -12,6 +12,11 @@ Rules:
    :func:`served_fresh`, which retries with fresh ports (bounded) while the program
    exits on an address in use, and counts it up only when the program itself (or a
    child of it) holds the listening socket (:func:`listens`).
+4. A scenario counts as passed only when its checks ran (:func:`unrun_checks`; for a
+   whole run, :func:`unrun_scenarios`): the suite prints PASSED for a scenario whose
+   every check was SKIPPED (0/0), which is how a peer without an extension passes.
+   Any SKIPPED check not allowed by name (with a reason), or no SUCCESS check at all,
+   makes the scenario "not run".
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,3 +256,64 @@ def auth_verdicts(out_dir: Path) -> dict[str, dict[str, int]]:
         counts = Counter(c.get("status", "?") for c in json.loads(path.read_text()))
         verdicts[rel] = dict(counts)
     return verdicts
+
+
+def unrun_checks(
+    out_dir: Path, scenario: str, allowed: Mapping[str, str] | None = None, own: str = ""
+) -> list[str]:
+    """Rule 4 for one scenario's output directory (every ``checks.json`` below it): a
+    line per SKIPPED check not allowed by ``allowed`` (keys ``scenario/check-id``, or
+    ``scenario/check-id/check-name`` for one of several checks sharing an id; values:
+    the reasons), one per key of ``allowed`` for this scenario whose checks did not all
+    skip (a stale reason), and one when no check succeeded (with ``own``: no check whose
+    id starts with ``own``; the suite adds generic checks such as ``wire-schema-valid``
+    that pass against any peer) unless every check it recorded is an allowed skip.
+    Empty: it ran, or what did not run is listed with a reason."""
+    allowed = allowed or {}
+    problems: list[str] = []
+    succeeded = recorded = excused = 0
+    seen: dict[str, set[str]] = {}  # allowed key -> statuses of the checks it names
+    for check in _checks(out_dir):
+        status = str(check.get("status", "?"))
+        recorded += 1
+        succeeded += status == "SUCCESS" and str(check.get("id", "")).startswith(own)
+        general = f"{scenario}/{check.get('id', '?')}"
+        names = [k for k in (f"{general}/{check.get('name', '')}", general) if k in allowed]
+        for name in names:
+            seen.setdefault(name, set()).add(status)
+        if status == "SKIPPED" and names:
+            excused += 1
+        elif status == "SKIPPED":
+            said = str(check.get("errorMessage", ""))[:200]
+            problems.append(f"SKIPPED {general} ({check.get('name', '')}): {said}")
+    if not succeeded and (not recorded or excused < recorded):
+        problems.insert(0, f"not run: no {own or scenario} check succeeded")
+    for name in sorted(allowed):
+        if name.startswith(f"{scenario}/") and seen.get(name, set()) != {"SKIPPED"}:
+            shown = ", ".join(sorted(seen.get(name, set()))) or "absent"
+            problems.append(f"{name} is allowed to skip but was {shown}")
+    return problems
+
+
+def unrun_scenarios(
+    out_dir: Path, allowed: Mapping[str, str] | None = None, skip: tuple[str, ...] = ()
+) -> list[str]:
+    """Rule 4 over a whole run's output directory: ``scenario: problem`` for every
+    scenario below ``out_dir`` (``server-<name>-<time>/``, ``<name>-<time>/``,
+    ``auth/<name>-<time>/``) whose checks did not run, except names starting with
+    ``skip`` (judged elsewhere)."""
+    import re
+
+    found: list[str] = []
+    for path in sorted(out_dir.rglob("checks.json")):
+        rel = path.parent.relative_to(out_dir).as_posix()
+        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", rel).removeprefix("server-")
+        if not (skip and name.startswith(skip)):
+            found += [f"{name}: {p}" for p in unrun_checks(path.parent, name, allowed)]
+    return found
+
+
+def _checks(out_dir: Path) -> list[dict[str, object]]:
+    import json
+
+    return [c for p in sorted(out_dir.rglob("checks.json")) for c in json.loads(p.read_text())]

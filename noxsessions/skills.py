@@ -22,7 +22,6 @@ Rules:
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections import Counter
@@ -54,20 +53,15 @@ def ext_skills(session: nox.Session) -> None:
     pytest(session, "packages/mcpkit-ext-skills/tests", workers=xdist_workers())
 
 
-def scenario_problems(out_dir: Path) -> tuple[Counter[str], list[str]]:
+def scenario_problems(out_dir: Path, name: str = "") -> tuple[Counter[str], list[str]]:
     """Rule 3: the check counts of one scenario's output directory, and why it does not
-    count as passed (empty when every check ran and succeeded)."""
-    counts: Counter[str] = Counter()
-    own = 0  # the scenario's own checks that succeeded (the suite adds generic ones)
-    for path in sorted(out_dir.rglob("checks.json")):
-        for check in json.loads(path.read_text()):
-            status = str(check.get("status", "?"))
-            counts[status] += 1
-            own += status == "SUCCESS" and str(check.get("id", "")).startswith("sep-2640-")
-    problems: list[str] = []
-    if not own:
-        problems.append("not run: no sep-2640 check succeeded")
-    problems += [f"{n} {k}" for k, n in sorted(counts.items()) if k != "SUCCESS" and n]
+    count as passed (empty when every check ran and succeeded): harness rule 4 with the
+    scenario's own ``sep-2640-*`` checks, plus any check neither SUCCESS nor SKIPPED."""
+    import harness  # conformance/harness.py (on sys.path in the session)
+
+    counts = Counter(harness.check_counts(out_dir))
+    problems = harness.unrun_checks(out_dir, name, own="sep-2640-")
+    problems += [f"{n} {k}" for k, n in sorted(counts.items()) if k not in ("SUCCESS", "SKIPPED")]
     return counts, problems
 
 
@@ -98,7 +92,7 @@ def conformance_skills(session: nox.Session) -> None:
     failures: list[str] = []
 
     def judge(name: str, status: int, out: Path) -> None:
-        counts, problems = scenario_problems(out)
+        counts, problems = scenario_problems(out, name)
         if status != 0:
             problems.append(f"exit status {status}")
         shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no checks"
@@ -125,9 +119,10 @@ def conformance_skills(session: nox.Session) -> None:
         argv = [*server_run, "--url", url, "--scenario", SERVER_SCENARIOS[0]]
         argv += ["--spec-version", "2026-07-28", "--force"]
         _run(argv, out, logs / "control-without-extension.txt")
-    counts, problems = scenario_problems(out)
-    session.log(f"control (mcpkit demo, no extension): {dict(counts)} -> {problems}")
-    if "not run: no sep-2640 check succeeded" not in problems:
+    counts, problems = scenario_problems(out, SERVER_SCENARIOS[0])
+    shown = f"{problems[:2]} and {len(problems) - 2} more" if len(problems) > 2 else problems
+    session.log(f"control (mcpkit demo, no extension): {dict(counts)} -> {shown}")
+    if "not run: no sep-2640- check succeeded" not in problems:
         failures.append("the 'not run' guard did not flag a server without the extension")
     if failures:
         session.error("conformance-skills: " + "; ".join(failures))
