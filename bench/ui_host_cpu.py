@@ -13,7 +13,9 @@ Rules:
    a new ``AppHost``, ``load()`` (the ``ui://`` resource), the view's handshake and the
    agent's ``call_tool`` of ``show_chart`` (the view gets ``tool-input`` and
    ``tool-result``, drained here), against ``direct_open``: the same tool called and
-   the same resource read directly.
+   the same resource read directly. ``direct_raw`` is the same ``tools/call`` sent with
+   ``client.request`` (what the host forwards: no typed result, no output-schema
+   check); ``view_raw`` is ``view`` again, measured against it.
 2. Each repetition runs ``--calls`` calls per form, interleaved; the figure is
    ``time.process_time`` per call, and a ratio is the median of per-repetition ratios,
    so a busy host slows both sides of each ratio alike.
@@ -58,6 +60,11 @@ async def measure(mode: str, calls: int, reps: int) -> dict[str, list[float]]:
         async def direct() -> None:
             await client.call_tool("summarize", ARGS)
 
+        async def direct_raw() -> None:
+            params = {"name": "summarize", "arguments": ARGS}
+            result = await client.request("tools/call", params, use_cache=False)
+            assert "content" in result
+
         async def view() -> None:
             nonlocal n
             n += 1
@@ -81,7 +88,9 @@ async def measure(mode: str, calls: int, reps: int) -> dict[str, list[float]]:
 
         forms: dict[str, Any] = {
             "direct": direct,
+            "direct_raw": direct_raw,
             "view": view,
+            "view_raw": view,
             "direct_open": direct_open,
             "open": open_view,
         }
@@ -103,6 +112,7 @@ def table(title: str, results: dict[str, list[float]]) -> None:
     print("| form | µs/call (median) | × its direct call | µs added |")
     print("|---|---|---|---|")
     refs = {"direct": "direct", "view": "direct", "direct_open": "direct_open"}
+    refs |= {"direct_raw": "direct_raw", "view_raw": "direct_raw"}
     refs["open"] = "direct_open"
     for name, values in results.items():
         ref = results[refs[name]]
