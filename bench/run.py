@@ -28,7 +28,10 @@ unprotected: ``servers/mcpkit_auth_echo.py``; keys and tokens from the developme
 authorization server, ``auth_tokens.py``), ``otel`` (issue 15: server CPU per ``tools/call``
 of the echo server with no OpenTelemetry adapter, with ``mcpkit.ext.otel`` and a no-op
 exporter, and with the SDK's in-memory exporter, over HTTP at c=1 and over stdio at c=1 and
-32: ``servers/mcpkit_otel_echo.py``; ratios against the same transport without the adapter),
+32: ``servers/mcpkit_otel_echo.py``; ratios against the same transport without the adapter;
+in the quick and full presets also the adapter on the API alone and sampling 1 %, and the
+official SDK's and FastMCP's built-in instrumentation with the same SDK set-up against
+the same peer without it, issue 31),
 ``scale`` (issue 17, not in the default list: req/s and CPU per request through HAProxy in
 front of one and three ``mcpkit demo`` replicas, in-memory and Redis stores, and the Redis
 overhead per request and per event: ``scale_lb.py``; needs ``redis-server`` and
@@ -160,6 +163,18 @@ AUTH_CONDITIONS = ((1, 100), (32, 100))
 # The otel suite: adapter modes of servers/mcpkit_otel_echo.py, and conditions per transport.
 OTEL_MODES = ("none", "noop", "memory")
 OTEL_CONDITIONS = {"http": ((1, 100),), "stdio": ((1, 100), (32, 100))}
+# Issue 31 target 2, HTTP c=1, quick and full presets: the adapter on the API alone (a)
+# and sampling 1 % (c) against ``otel_none_http``; the official SDK's and FastMCP's
+# built-in instrumentation with the same SDK set-up (b) against the same peer without it.
+# (label, server command, reference)
+OTEL_EXTRA: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("otel_api_http", ("mcpkit_otel_echo.py", "--otel", "api"), "otel_none_http"),
+    ("otel_sampled_http", ("mcpkit_otel_echo.py", "--otel", "sampled"), "otel_none_http"),
+    ("otel_mcp_none_http", ("mcp_sdk.py", "--otel", "none"), ""),
+    ("otel_mcp_noop_http", ("mcp_sdk.py", "--otel", "noop"), "otel_mcp_none_http"),
+    ("otel_fastmcp_none_http", ("fastmcp_echo.py", "--otel", "none"), ""),
+    ("otel_fastmcp_noop_http", ("fastmcp_echo.py", "--otel", "noop"), "otel_fastmcp_none_http"),
+)
 
 
 # The handlers suite: the echo tool as ``async def``, as ``def`` (a worker thread) and as
@@ -535,6 +550,22 @@ def suite_otel(bench: Bench, rep: int) -> None:
             log_file = str(bench.logs / f"r{rep}-{label}.log")
             stdio = ("--stdio", argv, "--stdio-stderr", log_file)
             throughput(bench, "otel", sc, rep, c, size, *stdio)
+    if bench.preset is PRESETS["smoke"]:
+        return
+    for label, server, ref in rotated(list(OTEL_EXTRA), rep):
+        if bench.expired():
+            continue
+        command = (*server, "--transport", "http")
+        sdk = "mcpkit" if label.startswith(("otel_api", "otel_sampled")) else label.split("_")[1]
+        sc = Scenario(label, sdk, command, H, raw=ref or None)
+        try:
+            with http_server(bench, f"r{rep}-{label}", command) as (pid, port):
+                for c, size in OTEL_CONDITIONS["http"]:
+                    target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
+                    throughput(bench, "otel", sc, rep, c, size, *target)
+        except RuntimeError as e:
+            bench.record({"fatal": str(e)}, suite="otel", rep=rep, **scenario_fields(sc))
+            log(f"otel {label}: {e}")
 
 
 def suite_handlers(bench: Bench, rep: int) -> None:
