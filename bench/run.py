@@ -520,6 +520,18 @@ def suite_auth(bench: Bench, rep: int, signers: JSON, jwks_base: str) -> None:
             log(f"auth {label}: {e}")
 
 
+def otel_http(bench: Bench, rep: int, sc: Scenario) -> None:
+    """One otel HTTP row: ``sc``'s server, fresh, under OTEL_CONDITIONS["http"]."""
+    try:
+        with http_server(bench, f"r{rep}-{sc.label}", sc.command) as (pid, port):
+            for c, size in OTEL_CONDITIONS["http"]:
+                target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
+                throughput(bench, "otel", sc, rep, c, size, *target)
+    except RuntimeError as e:
+        bench.record({"fatal": str(e)}, suite="otel", rep=rep, **scenario_fields(sc))
+        log(f"otel {sc.label}: {e}")
+
+
 def suite_otel(bench: Bench, rep: int) -> None:
     """The otel suite: each OTEL_MODES server, fresh per (repetition, mode), over HTTP
     and over stdio (handshake era, 100-byte payloads); labels ``otel_<mode>_<transport>``,
@@ -532,14 +544,7 @@ def suite_otel(bench: Bench, rep: int) -> None:
         command = (*server, "--transport", "http")
         ref = None if mode == "none" else "otel_none_http"
         sc = Scenario(label, "mcpkit", command, H, raw=ref)
-        try:
-            with http_server(bench, f"r{rep}-{label}", command) as (pid, port):
-                for c, size in OTEL_CONDITIONS["http"]:
-                    target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
-                    throughput(bench, "otel", sc, rep, c, size, *target)
-        except RuntimeError as e:
-            bench.record({"fatal": str(e)}, suite="otel", rep=rep, **scenario_fields(sc))
-            log(f"otel {label}: {e}")
+        otel_http(bench, rep, sc)
         label = f"otel_{mode}_stdio"
         ref = None if mode == "none" else "otel_none_stdio"
         sc = Scenario(label, "mcpkit", server, H, raw=ref)
@@ -558,14 +563,7 @@ def suite_otel(bench: Bench, rep: int) -> None:
         command = (*server, "--transport", "http")
         sdk = "mcpkit" if label.startswith(("otel_api", "otel_sampled")) else label.split("_")[1]
         sc = Scenario(label, sdk, command, H, raw=ref or None)
-        try:
-            with http_server(bench, f"r{rep}-{label}", command) as (pid, port):
-                for c, size in OTEL_CONDITIONS["http"]:
-                    target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
-                    throughput(bench, "otel", sc, rep, c, size, *target)
-        except RuntimeError as e:
-            bench.record({"fatal": str(e)}, suite="otel", rep=rep, **scenario_fields(sc))
-            log(f"otel {label}: {e}")
+        otel_http(bench, rep, sc)
 
 
 def suite_handlers(bench: Bench, rep: int) -> None:

@@ -55,7 +55,7 @@ def command_stats(redis_url: str) -> dict[str, int]:
 
 def run(made: cluster.Cluster, args: argparse.Namespace) -> JSON:
     cpu0 = cpu_of(made)
-    got = load(made.url, "handshake", args.concurrency, args.duration)
+    got = load(made.url, args.era, args.concurrency, args.duration)
     cpu1 = cpu_of(made)
     done = int(got.get("requests_ok") or 0)
     if not done:
@@ -68,9 +68,12 @@ CLUSTERS = {
     "memory": (1, False, "1 replica, in memory"),
     "redis1": (1, True, "1 replica on Redis"),
     "redis": (3, True, "3 replicas on Redis"),
+    "memory3": (3, False, "3 replicas, in memory (2026-07-28 only)"),
 }
 """Rule 1: name -> (replicas, on Redis, label); ``redis1`` separates what Redis costs
-from what spreading the load over three processes costs."""
+from what spreading the load over three processes costs, and so does ``memory3`` with
+``--era modern`` (stateless, so any replica serves any request without a shared store;
+the handshake era's sessions need one)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--duration", type=float, default=2.0, help="recorded seconds per run")
     ap.add_argument("-c", "--concurrency", type=int, default=8)
+    ap.add_argument("--era", choices=["handshake", "modern"], default="handshake")
     args = ap.parse_args(argv)
-    names = list(CLUSTERS)
+    names = [n for n in CLUSTERS if n != "memory3" or args.era == "modern"]
     samples: dict[str, list[JSON]] = {n: [] for n in names}
     commands: dict[str, dict[str, int]] = {n: {} for n in names if CLUSTERS[n][1]}
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
@@ -92,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             for n in names
         }
         for name in names:  # warm-up, unrecorded
-            load(made[name].url, "handshake", args.concurrency, 1.0)
+            load(made[name].url, args.era, args.concurrency, 1.0)
         for rep in range(args.reps):
             k = rep % len(names)
             for name in names[k:] + names[:k]:
@@ -107,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                 samples[name].append(row)
             line = "  ".join(f"{n} {samples[n][-1].get('server_us', 0):.0f}" for n in names)
             print(f"rep {rep + 1}/{args.reps}: {line}", flush=True)
-    print(f"\nhandshake era, c={args.concurrency}, {args.reps} interleaved repetitions\n")
+    print(f"\n{args.era} era, c={args.concurrency}, {args.reps} interleaved repetitions\n")
     print(
         "| cluster | replicas + Redis µs/request (median) | HAProxy µs | × one replica in memory |"
     )

@@ -123,6 +123,7 @@ class ToolListWatch:
 
 
 # kind-ok: unbounded-table one small entry per live client, dropped with the client
+# kind-ok: weak-key-table a watch holds a count only; the client holds it, never the reverse
 _WATCHES: WeakKeyDictionary[Client, ToolListWatch] = WeakKeyDictionary()
 
 
