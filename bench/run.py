@@ -555,7 +555,7 @@ def suite_otel(bench: Bench, rep: int) -> None:
             log_file = str(bench.logs / f"r{rep}-{label}.log")
             stdio = ("--stdio", argv, "--stdio-stderr", log_file)
             throughput(bench, "otel", sc, rep, c, size, *stdio)
-    if bench.preset is PRESETS["smoke"]:
+    if (bench.args.preset or "quick") == "smoke":
         return
     for label, server, ref in rotated(list(OTEL_EXTRA), rep):
         if bench.expired():
