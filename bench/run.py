@@ -38,7 +38,9 @@ overhead per request and per event: ``scale_lb.py``; needs ``redis-server`` and
 ``haproxy``, which ``uv run nox -s scale`` installs; table in ``scale.md``),
 ``events`` (issue 18: events per second through one push stream and through webhook
 delivery, and server CPU per delivered event, with the producer alone as ``append``:
-``events_bench.py``, ``servers/mcpkit_events.py``).
+``events_bench.py``, ``servers/mcpkit_events.py``), ``ui`` (issue 31: a view's
+``tools/call`` through the MCP Apps host against the direct call, in process, both eras:
+``ui_host_cpu.py``).
 """
 
 from __future__ import annotations
@@ -630,6 +632,31 @@ def suite_events(bench: Bench, rep: int) -> None:
         )
 
 
+def suite_ui(bench: Bench, rep: int) -> None:
+    """Issue 31 target 4: ``ui_host_cpu.py`` (in process: a view's ``tools/call`` through
+    ``AppHost`` against the direct call, both eras); one row per (era, form), label
+    ``ui_<era>_<form>``, with its ratio to its direct call. Smoke: 50 calls x 3."""
+    calls, reps = (50, 3) if (bench.args.preset or "quick") == "smoke" else (200, 7)
+    if bench.expired():
+        return
+    out = bench.tmp / f"ui-{rep}.json"
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, str(HERE / "ui_host_cpu.py"), "--calls", str(calls)]
+    cmd += ["--reps", str(reps), "--json", str(out)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, timeout=900)
+        rows: list[JSON] = json.loads(out.read_text()) if out.exists() else []
+        if not rows:
+            rows = [{"fatal": f"no result (exit {done.returncode}): {done.stderr[-400:]!r}"}]
+    except subprocess.TimeoutExpired:
+        rows = [{"fatal": "ui_host_cpu.py ran past 900 s"}]
+    for row in rows:
+        label = f"ui_{row.get('era')}_{row.get('form')}" if "form" in row else "ui"
+        bench.record(row, suite="ui", rep=rep, label=label)
+    views = [r for r in rows if r.get("form") in ("view", "view_raw")]
+    log(f"ui r{rep}: " + ", ".join(f"{r['era']} {r['form']} {r['ratio']}x" for r in views))
+
+
 def scenario_fields(sc: Scenario) -> JSON:
     return {
         "label": sc.label,
@@ -723,7 +750,7 @@ def main(argv: list[str] | None = None) -> int:
     which = ap.add_mutually_exclusive_group()
     for name in PRESETS:
         which.add_argument(f"--{name}", dest="preset", action="store_const", const=name)
-    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth,otel,handlers")
+    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth,otel,handlers,ui")
     ap.add_argument("--only", default="", help="comma-separated scenario labels to keep")
     ap.add_argument("--reps", type=int, help="override the preset's repetitions")
     ap.add_argument("--tasks", type=int, help="override the tasks suite's tasks per phase")
@@ -793,6 +820,8 @@ def main(argv: list[str] | None = None) -> int:
             suite_scale(bench, rep)
         if "events" in suites:
             suite_events(bench, rep)
+        if "ui" in suites:
+            suite_ui(bench, rep)
     stack.close()
     bench.runs.close()
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

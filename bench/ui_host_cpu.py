@@ -24,9 +24,11 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -107,18 +109,23 @@ async def measure(mode: str, calls: int, reps: int) -> dict[str, list[float]]:
         return results
 
 
-def table(title: str, results: dict[str, list[float]]) -> None:
+def table(title: str, results: dict[str, list[float]]) -> list[dict[str, Any]]:
+    """Print the table; returns its rows (form, µs per call, ratio, reference)."""
     print(f"\n{title}\n")
     print("| form | µs/call (median) | × its direct call | µs added |")
     print("|---|---|---|---|")
     refs = {"direct": "direct", "view": "direct", "direct_open": "direct_open"}
     refs |= {"direct_raw": "direct_raw", "view_raw": "direct_raw"}
     refs["open"] = "direct_open"
+    rows: list[dict[str, Any]] = []
     for name, values in results.items():
         ref = results[refs[name]]
         ratio = statistics.median(v / r for v, r in zip(values, ref, strict=True))
         med, base = statistics.median(values), statistics.median(ref)
         print(f"| {name} | {med:.0f} | {ratio:.2f} | {med - base:.0f} |")
+        rows.append({"form": name, "us_per_call": round(med, 1), "ratio": round(ratio, 3)})
+        rows[-1]["reference"] = refs[name]
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,9 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args(argv)
+    rows: list[dict[str, Any]] = []
     for mode in ("legacy", "modern"):
-        table(f"in memory, {mode}", anyio.run(measure, mode, args.calls, args.reps))
+        got = table(f"in memory, {mode}", anyio.run(measure, mode, args.calls, args.reps))
+        rows += [{**row, "era": "handshake" if mode == "legacy" else "modern"} for row in got]
+    if args.json:
+        args.json.write_text(json.dumps(rows))
     return 0
 
 
