@@ -12,7 +12,9 @@ Rules:
    receiver on loopback (``https://hooks.bench:<port>/hooks/``, signatures checked);
    ``append``: no subscriber at all (the producer's own cost, to subtract).
 3. The clock and the server's CPU (``/proc``: utime + stime) run from just before ``emit``
-   until the last of the ``n`` events arrived (``append``: until ``emit`` returned).
+   until the last of the ``n`` events arrived (``append``: until ``emit`` returned), never
+   past it: the receiver's graceful shutdown (which waits for the server's idle
+   keep-alive connections) is outside the measurement.
    ``events_per_s`` = n / elapsed; ``server_cpu_us_per_event`` = server CPU / n.
 4. Every wait is bounded (``--timeout-s``); a run that does not finish records ``fatal``.
 """
@@ -49,13 +51,13 @@ class Bearer(httpx2.Auth):
 
 
 @contextlib.contextmanager
-def server(cpu: int, ca: str, log: Path) -> Iterator[tuple[int, int]]:
+def server(cpu: int, ca: str, log: Path, max_in_flight: int = 8) -> Iterator[tuple[int, int]]:
     """The events server on a fresh port (retried when it was taken: ``fresh_port``);
     yields ``(pid, port)``."""
 
     def start(port: int) -> subprocess.Popen[bytes]:
         argv = ["taskset", "-c", str(cpu), sys.executable, str(SERVER), "--transport", "http"]
-        argv += ["--port", str(port), "--ca", ca]
+        argv += ["--port", str(port), "--ca", ca, "--max-in-flight", str(max_in_flight)]
         with open(log, "ab") as out:
             return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
 
@@ -106,6 +108,7 @@ async def measure(mode: str, n: int, pid: int, port: int, tls: JSON, timeout_s: 
     url = f"http://127.0.0.1:{port}/mcp"
     got = 0
     done = anyio.Event()
+    elapsed, cpu1 = 0.0, None
 
     def count() -> None:
         nonlocal got
@@ -140,8 +143,10 @@ async def measure(mode: str, n: int, pid: int, port: int, tls: JSON, timeout_s: 
                     cpu0, t0 = cpu_seconds(pid), time.perf_counter()
                     await client.call_tool("emit", {"count": n})
                     await done.wait()
-            elapsed = time.perf_counter() - t0
-            cpu1 = cpu_seconds(pid)
+                    # rule 3: stopped here, before the receiver's graceful shutdown
+                    elapsed, cpu1 = time.perf_counter() - t0, cpu_seconds(pid)
+            if mode != "webhook":
+                elapsed, cpu1 = time.perf_counter() - t0, cpu_seconds(pid)
     assert cpu0 is not None
     assert cpu1 is not None
     return {
@@ -160,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=5000)
     ap.add_argument("--server-cpu", type=int, default=0)
     ap.add_argument("--timeout-s", type=float, default=300.0)
+    ap.add_argument("--max-in-flight", type=int, default=8, help="webhook deliveries in flight")
     ap.add_argument("--json", type=Path, required=True)
     args = ap.parse_args(argv)
     import trustme
@@ -172,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         cert.private_key_and_cert_chain_pem.write_to_path(paths["cert"])
         cert.private_key_pem.write_to_path(paths["key"])
         try:
-            with server(args.server_cpu, paths["ca"], Path(tmp) / "server.log") as (pid, port):
+            log = Path(tmp) / "server.log"
+            with server(args.server_cpu, paths["ca"], log, args.max_in_flight) as (pid, port):
                 result = anyio.run(measure, args.mode, args.n, pid, port, paths, args.timeout_s)
         except Exception as exc:  # rule 4: recorded, not raised
             log = Path(tmp) / "server.log"

@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE / "servers"))
 from auth_cpu import HEADERS, call, print_table  # noqa: E402
 from mcpkit_otel_echo import instrumented  # noqa: E402
 
-MODES = ("none", "seam", "api", "noop", "memory")
+MODES = ("none", "seam", "api", "noop", "sampled", "memory")
 
 
 async def measure_http(calls: int, reps: int) -> dict[str, list[float]]:

@@ -8,10 +8,14 @@ Rules:
 1. One uvicorn server per configuration runs for the whole measurement, pinned with its
    siblings to ``--server-cpu``; the load generator (``load.py``, the same client as
    ``run.py``) runs pinned to ``--client-cpu``. Servers bind 127.0.0.1 only.
-2. Configurations: ``raw`` (``servers/raw_http.py``, the floor), and the five modes of
-   ``servers/mcpkit_otel_echo.py`` (``none`` = no adapter, row (a); ``seam``; ``api``;
-   ``noop`` = the adapter with the SDK and a span exporter that drops everything, row
-   (b); ``memory``, row (c)).
+2. Configurations: ``raw`` (``servers/raw_http.py``, the floor), the six modes of
+   ``servers/mcpkit_otel_echo.py`` (``none`` = no adapter; ``seam``; ``api`` = the
+   adapter on the API's no-op providers, issue 31 (a); ``noop`` = the adapter with the
+   SDK and a span exporter that drops everything, (b); ``sampled`` = ``noop`` sampling
+   1 % with ``ParentBased(TraceIdRatioBased(0.01))``, (c); ``memory``), and
+   ``mcp_*``/``fastmcp_*``: the official SDK and FastMCP under the same SDK set-ups
+   (``servers/_otel_sdk.py``; ``none`` = the API's no-op providers), each against its
+   own ``*_none`` (the ``× none`` column).
 3. A repetition runs every configuration once for ``--duration`` seconds (after
    ``--warmup``), in an order rotated by one each repetition; the figure is the load
    generator's server CPU µs per request. Ratios are the median of per-repetition ratios
@@ -37,11 +41,21 @@ from paired_commits import run_once as load_run
 
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE / "servers"
-MODES = ("none", "seam", "api", "noop", "memory")
+MODES = ("none", "seam", "api", "noop", "sampled", "memory")
 CONFIGS: dict[str, tuple[str, ...]] = {
     "raw": ("raw_http.py",),
     **{mode: ("mcpkit_otel_echo.py", "--otel", mode) for mode in MODES},
+    # issue 31 target 2 (b): the peers' built-in instrumentation, same SDK set-up
+    **{
+        f"{peer}_{mode}": (script, "--otel", mode)
+        for peer, script in (("mcp", "mcp_sdk.py"), ("fastmcp", "fastmcp_echo.py"))
+        for mode in ("none", "noop", "sampled")
+    },
 }
+REFS = {
+    **{f"{peer}_{mode}": f"{peer}_none" for peer in ("mcp", "fastmcp") for mode in MODES},
+}
+"""Each configuration's reference (default: ``none``, mcpkit without the adapter)."""
 
 
 @contextlib.contextmanager
@@ -113,12 +127,13 @@ def main(argv: list[str] | None = None) -> int:
         return [a / b for a, b in pairs if a is not None and b]
 
     print(f"\nHTTP c=1, {args.era} era, 100 B, {args.reps} interleaved repetitions\n")
-    print("| server | µs/request (median) | × none (median of ratios, range) | × raw |")
+    print("| server | µs/request (median) | × its none (median of ratios, range) | × raw |")
     print("|---|---|---|---|")
     for name in names:
         got = [v for v in samples[name] if v is not None]
         med = statistics.median(got) if got else float("nan")
-        vs_none = ratios(name, "none") if "none" in samples else []
+        ref = REFS.get(name, "none")
+        vs_none = ratios(name, ref) if ref in samples else []
         vs_raw = ratios(name, "raw") if "raw" in samples else []
         none = (
             f"{statistics.median(vs_none):.3f} ({min(vs_none):.2f}-{max(vs_none):.2f})"

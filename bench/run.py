@@ -28,14 +28,19 @@ unprotected: ``servers/mcpkit_auth_echo.py``; keys and tokens from the developme
 authorization server, ``auth_tokens.py``), ``otel`` (issue 15: server CPU per ``tools/call``
 of the echo server with no OpenTelemetry adapter, with ``mcpkit.ext.otel`` and a no-op
 exporter, and with the SDK's in-memory exporter, over HTTP at c=1 and over stdio at c=1 and
-32: ``servers/mcpkit_otel_echo.py``; ratios against the same transport without the adapter),
+32: ``servers/mcpkit_otel_echo.py``; ratios against the same transport without the adapter;
+in the quick and full presets also the adapter on the API alone and sampling 1 %, and the
+official SDK's and FastMCP's built-in instrumentation with the same SDK set-up against
+the same peer without it, issue 31),
 ``scale`` (issue 17, not in the default list: req/s and CPU per request through HAProxy in
 front of one and three ``mcpkit demo`` replicas, in-memory and Redis stores, and the Redis
 overhead per request and per event: ``scale_lb.py``; needs ``redis-server`` and
 ``haproxy``, which ``uv run nox -s scale`` installs; table in ``scale.md``),
 ``events`` (issue 18: events per second through one push stream and through webhook
 delivery, and server CPU per delivered event, with the producer alone as ``append``:
-``events_bench.py``, ``servers/mcpkit_events.py``).
+``events_bench.py``, ``servers/mcpkit_events.py``), ``ui`` (issue 31: a view's
+``tools/call`` through the MCP Apps host against the direct call, in process, both eras:
+``ui_host_cpu.py``).
 """
 
 from __future__ import annotations
@@ -160,6 +165,18 @@ AUTH_CONDITIONS = ((1, 100), (32, 100))
 # The otel suite: adapter modes of servers/mcpkit_otel_echo.py, and conditions per transport.
 OTEL_MODES = ("none", "noop", "memory")
 OTEL_CONDITIONS = {"http": ((1, 100),), "stdio": ((1, 100), (32, 100))}
+# Issue 31 target 2, HTTP c=1, quick and full presets: the adapter on the API alone (a)
+# and sampling 1 % (c) against ``otel_none_http``; the official SDK's and FastMCP's
+# built-in instrumentation with the same SDK set-up (b) against the same peer without it.
+# (label, server command, reference)
+OTEL_EXTRA: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("otel_api_http", ("mcpkit_otel_echo.py", "--otel", "api"), "otel_none_http"),
+    ("otel_sampled_http", ("mcpkit_otel_echo.py", "--otel", "sampled"), "otel_none_http"),
+    ("otel_mcp_none_http", ("mcp_sdk.py", "--otel", "none"), ""),
+    ("otel_mcp_noop_http", ("mcp_sdk.py", "--otel", "noop"), "otel_mcp_none_http"),
+    ("otel_fastmcp_none_http", ("fastmcp_echo.py", "--otel", "none"), ""),
+    ("otel_fastmcp_noop_http", ("fastmcp_echo.py", "--otel", "noop"), "otel_fastmcp_none_http"),
+)
 
 
 # The handlers suite: the echo tool as ``async def``, as ``def`` (a worker thread) and as
@@ -505,6 +522,18 @@ def suite_auth(bench: Bench, rep: int, signers: JSON, jwks_base: str) -> None:
             log(f"auth {label}: {e}")
 
 
+def otel_http(bench: Bench, rep: int, sc: Scenario) -> None:
+    """One otel HTTP row: ``sc``'s server, fresh, under OTEL_CONDITIONS["http"]."""
+    try:
+        with http_server(bench, f"r{rep}-{sc.label}", sc.command) as (pid, port):
+            for c, size in OTEL_CONDITIONS["http"]:
+                target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
+                throughput(bench, "otel", sc, rep, c, size, *target)
+    except RuntimeError as e:
+        bench.record({"fatal": str(e)}, suite="otel", rep=rep, **scenario_fields(sc))
+        log(f"otel {sc.label}: {e}")
+
+
 def suite_otel(bench: Bench, rep: int) -> None:
     """The otel suite: each OTEL_MODES server, fresh per (repetition, mode), over HTTP
     and over stdio (handshake era, 100-byte payloads); labels ``otel_<mode>_<transport>``,
@@ -517,14 +546,7 @@ def suite_otel(bench: Bench, rep: int) -> None:
         command = (*server, "--transport", "http")
         ref = None if mode == "none" else "otel_none_http"
         sc = Scenario(label, "mcpkit", command, H, raw=ref)
-        try:
-            with http_server(bench, f"r{rep}-{label}", command) as (pid, port):
-                for c, size in OTEL_CONDITIONS["http"]:
-                    target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
-                    throughput(bench, "otel", sc, rep, c, size, *target)
-        except RuntimeError as e:
-            bench.record({"fatal": str(e)}, suite="otel", rep=rep, **scenario_fields(sc))
-            log(f"otel {label}: {e}")
+        otel_http(bench, rep, sc)
         label = f"otel_{mode}_stdio"
         ref = None if mode == "none" else "otel_none_stdio"
         sc = Scenario(label, "mcpkit", server, H, raw=ref)
@@ -535,6 +557,15 @@ def suite_otel(bench: Bench, rep: int) -> None:
             log_file = str(bench.logs / f"r{rep}-{label}.log")
             stdio = ("--stdio", argv, "--stdio-stderr", log_file)
             throughput(bench, "otel", sc, rep, c, size, *stdio)
+    if (bench.args.preset or "quick") == "smoke":
+        return
+    for label, server, ref in rotated(list(OTEL_EXTRA), rep):
+        if bench.expired():
+            continue
+        command = (*server, "--transport", "http")
+        sdk = "mcpkit" if label.startswith(("otel_api", "otel_sampled")) else label.split("_")[1]
+        sc = Scenario(label, sdk, command, H, raw=ref or None)
+        otel_http(bench, rep, sc)
 
 
 def suite_handlers(bench: Bench, rep: int) -> None:
@@ -599,6 +630,31 @@ def suite_events(bench: Bench, rep: int) -> None:
             f"events {mode:7s} r{rep} n={n}: {row.get('events_per_s')} events/s, server"
             f" {row.get('server_cpu_us_per_event')} us/event {row.get('fatal', '')}"
         )
+
+
+def suite_ui(bench: Bench, rep: int) -> None:
+    """Issue 31 target 4: ``ui_host_cpu.py`` (in process: a view's ``tools/call`` through
+    ``AppHost`` against the direct call, both eras); one row per (era, form), label
+    ``ui_<era>_<form>``, with its ratio to its direct call. Smoke: 50 calls x 3."""
+    calls, reps = (50, 3) if (bench.args.preset or "quick") == "smoke" else (200, 7)
+    if bench.expired():
+        return
+    out = bench.tmp / f"ui-{rep}.json"
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, str(HERE / "ui_host_cpu.py"), "--calls", str(calls)]
+    cmd += ["--reps", str(reps), "--json", str(out)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, timeout=900)
+        rows: list[JSON] = json.loads(out.read_text()) if out.exists() else []
+        if not rows:
+            rows = [{"fatal": f"no result (exit {done.returncode}): {done.stderr[-400:]!r}"}]
+    except subprocess.TimeoutExpired:
+        rows = [{"fatal": "ui_host_cpu.py ran past 900 s"}]
+    for row in rows:
+        label = f"ui_{row.get('era')}_{row.get('form')}" if "form" in row else "ui"
+        bench.record(row, suite="ui", rep=rep, label=label)
+    views = [r for r in rows if r.get("form") in ("view", "view_raw")]
+    log(f"ui r{rep}: " + ", ".join(f"{r['era']} {r['form']} {r['ratio']}x" for r in views))
 
 
 def scenario_fields(sc: Scenario) -> JSON:
@@ -694,7 +750,7 @@ def main(argv: list[str] | None = None) -> int:
     which = ap.add_mutually_exclusive_group()
     for name in PRESETS:
         which.add_argument(f"--{name}", dest="preset", action="store_const", const=name)
-    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth,otel,handlers")
+    ap.add_argument("--suites", default="http,stdio,sessions,startup,tasks,auth,otel,handlers,ui")
     ap.add_argument("--only", default="", help="comma-separated scenario labels to keep")
     ap.add_argument("--reps", type=int, help="override the preset's repetitions")
     ap.add_argument("--tasks", type=int, help="override the tasks suite's tasks per phase")
@@ -764,6 +820,8 @@ def main(argv: list[str] | None = None) -> int:
             suite_scale(bench, rep)
         if "events" in suites:
             suite_events(bench, rep)
+        if "ui" in suites:
+            suite_ui(bench, rep)
     stack.close()
     bench.runs.close()
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

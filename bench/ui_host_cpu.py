@@ -13,7 +13,9 @@ Rules:
    a new ``AppHost``, ``load()`` (the ``ui://`` resource), the view's handshake and the
    agent's ``call_tool`` of ``show_chart`` (the view gets ``tool-input`` and
    ``tool-result``, drained here), against ``direct_open``: the same tool called and
-   the same resource read directly.
+   the same resource read directly. ``direct_raw`` is the same ``tools/call`` sent with
+   ``client.request`` (what the host forwards: no typed result, no output-schema
+   check); ``view_raw`` is ``view`` again, measured against it.
 2. Each repetition runs ``--calls`` calls per form, interleaved; the figure is
    ``time.process_time`` per call, and a ratio is the median of per-repetition ratios,
    so a busy host slows both sides of each ratio alike.
@@ -22,9 +24,11 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -58,6 +62,11 @@ async def measure(mode: str, calls: int, reps: int) -> dict[str, list[float]]:
         async def direct() -> None:
             await client.call_tool("summarize", ARGS)
 
+        async def direct_raw() -> None:
+            params = {"name": "summarize", "arguments": ARGS}
+            result = await client.request("tools/call", params, use_cache=False)
+            assert "content" in result
+
         async def view() -> None:
             nonlocal n
             n += 1
@@ -81,7 +90,9 @@ async def measure(mode: str, calls: int, reps: int) -> dict[str, list[float]]:
 
         forms: dict[str, Any] = {
             "direct": direct,
+            "direct_raw": direct_raw,
             "view": view,
+            "view_raw": view,
             "direct_open": direct_open,
             "open": open_view,
         }
@@ -98,17 +109,23 @@ async def measure(mode: str, calls: int, reps: int) -> dict[str, list[float]]:
         return results
 
 
-def table(title: str, results: dict[str, list[float]]) -> None:
+def table(title: str, results: dict[str, list[float]]) -> list[dict[str, Any]]:
+    """Print the table; returns its rows (form, µs per call, ratio, reference)."""
     print(f"\n{title}\n")
     print("| form | µs/call (median) | × its direct call | µs added |")
     print("|---|---|---|---|")
     refs = {"direct": "direct", "view": "direct", "direct_open": "direct_open"}
+    refs |= {"direct_raw": "direct_raw", "view_raw": "direct_raw"}
     refs["open"] = "direct_open"
+    rows: list[dict[str, Any]] = []
     for name, values in results.items():
         ref = results[refs[name]]
         ratio = statistics.median(v / r for v, r in zip(values, ref, strict=True))
         med, base = statistics.median(values), statistics.median(ref)
         print(f"| {name} | {med:.0f} | {ratio:.2f} | {med - base:.0f} |")
+        rows.append({"form": name, "us_per_call": round(med, 1), "ratio": round(ratio, 3)})
+        rows[-1]["reference"] = refs[name]
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,9 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args(argv)
+    rows: list[dict[str, Any]] = []
     for mode in ("legacy", "modern"):
-        table(f"in memory, {mode}", anyio.run(measure, mode, args.calls, args.reps))
+        got = table(f"in memory, {mode}", anyio.run(measure, mode, args.calls, args.reps))
+        rows += [{**row, "era": "handshake" if mode == "legacy" else "modern"} for row in got]
+    if args.json:
+        args.json.write_text(json.dumps(rows))
     return 0
 
 

@@ -3,13 +3,16 @@
 Over HTTP it serves ``FastMCP.http_app()`` (path ``/mcp``) on the shared uvicorn
 configuration; ``--json-response``/``--stateless`` select those modes, without them it is
 FastMCP's default (stateful, SSE responses). Banner, update check and info logging are
-turned off so that they cost nothing.
+turned off so that they cost nothing. ``--otel noop|sampled`` installs that OpenTelemetry
+SDK set-up (``_otel_sdk.py``) as the global providers, which FastMCP's built-in
+instrumentation (``fastmcp.server.telemetry``) and the ``mcp`` SDK's under it use.
 """
 
 from __future__ import annotations
 
 import os
 
+from _otel_sdk import install_global
 from _serve import check_args, parser, serve_asgi
 
 
@@ -17,8 +20,10 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--json-response", action="store_true")
     p.add_argument("--stateless", action="store_true")
+    p.add_argument("--otel", choices=["none", "noop", "sampled"], default="none")
     args = p.parse_args()
     check_args(args)
+    install_global(args.otel)
     os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
     os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
     os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")

@@ -6,12 +6,16 @@ with hand-written ``on_list_tools``/``on_call_tool`` handlers. Over HTTP
 (``streamable_http_app`` on the shared uvicorn configuration, path ``/mcp``),
 ``--json-response`` and ``--stateless`` select the SDK's JSON-response and stateless
 modes; without them it is the SDK default (stateful sessions, SSE responses).
+``--otel noop|sampled`` installs that OpenTelemetry SDK set-up (``_otel_sdk.py``) as the
+global providers, which the SDK's built-in instrumentation (``OpenTelemetryMiddleware``,
+on by default in ``mcp`` 2.3.0) uses; ``none`` (the default) leaves the API's no-op ones.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from _otel_sdk import install_global
 from _serve import check_args, parser, serve_asgi
 
 
@@ -58,8 +62,10 @@ def main() -> None:
     p.add_argument("--api", choices=["high", "low"], default="high")
     p.add_argument("--json-response", action="store_true")
     p.add_argument("--stateless", action="store_true")
+    p.add_argument("--otel", choices=["none", "noop", "sampled"], default="none")
     args = p.parse_args()
     check_args(args)
+    install_global(args.otel)
     app = high_level() if args.api == "high" else low_level()
     if args.transport == "http":
         asgi = app.streamable_http_app(

@@ -4,7 +4,8 @@ occurrences to the in-memory store (the producer of the ``events`` suite).
 
 Webhook delivery trusts the CA in ``--ca`` (the harness's test CA) and its SSRF guard is
 configured to allow loopback, resolving ``hooks.bench`` to 127.0.0.1 (the only name it
-resolves). Callers authenticate with ``Authorization: Bearer bench`` (webhook
+resolves); ``--max-in-flight`` is ``WebhookLimits.max_in_flight`` (default 8, the
+library's). Callers authenticate with ``Authorization: Bearer bench`` (webhook
 subscriptions need a principal).
 """
 
@@ -29,10 +30,14 @@ async def resolve(host: str, port: int) -> list[str]:
     return ["127.0.0.1"]
 
 
-def build(ca: str | None) -> Any:
+def build(ca: str | None, max_in_flight: int = 8) -> Any:
     from mcpkit.experimental.events import EventsExtension, EventsLimits
     from mcpkit.experimental.events.store import InMemoryStore, now_ms
-    from mcpkit.experimental.events.webhooks import AddressPolicy, enable_webhooks
+    from mcpkit.experimental.events.webhooks import (
+        AddressPolicy,
+        WebhookLimits,
+        enable_webhooks,
+    )
     from mcpkit.server import Server
 
     server = Server("bench-events")
@@ -43,6 +48,7 @@ def build(ca: str | None) -> Any:
         events,
         policy=AddressPolicy(allow=["127.0.0.0/8"], resolver=resolve),
         verify=ssl.create_default_context(cafile=ca) if ca else True,
+        limits=WebhookLimits(max_in_flight=max_in_flight),
     )
 
     @server.tool()
@@ -62,9 +68,10 @@ def build(ca: str | None) -> Any:
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--ca", default=None)
+    p.add_argument("--max-in-flight", type=int, default=8)
     args = p.parse_args()
     check_args(args)
-    server = build(args.ca)
+    server = build(args.ca, args.max_in_flight)
     serve_asgi(server.http_app(principal_from_scope=principal), args.host, args.port)
 
 

@@ -7,7 +7,9 @@ adapter on opentelemetry-api's no-op providers (the adapter's own cost); ``--ote
 exporter drops everything (a ``SimpleSpanProcessor`` over a no-op exporter; no metric
 reader), so spans and histogram points are made but go nowhere; ``--otel memory``: the
 SDK's ``InMemorySpanExporter`` (cleared every 10 000 spans, so memory stays bounded) and an
-``InMemoryMetricReader``. Transports and modes as ``mcpkit_echo.py``.
+``InMemoryMetricReader``; ``--otel sampled``: ``noop`` with
+``ParentBased(TraceIdRatioBased(0.01))`` as the sampler (``_otel_sdk.py``, the set-up the
+``mcp`` and FastMCP rows share). Transports and modes as ``mcpkit_echo.py``.
 """
 
 from __future__ import annotations
@@ -46,21 +48,21 @@ def instrumented(mode: str) -> Any:
             server, tracer_provider=NoOpTracerProvider(), meter_provider=NoOpMeterProvider()
         )
         return server
+    if mode in ("noop", "sampled"):
+        from _otel_sdk import providers
+
+        from mcpkit.ext.otel import instrument as sdk_instrument
+
+        tp, mp = providers(mode)
+        sdk_instrument(server, tracer_provider=tp, meter_provider=mp)
+        return server
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import (
-        SimpleSpanProcessor,
-        SpanExporter,
-        SpanExportResult,
-    )
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from mcpkit.ext.otel import instrument
-
-    class Drop(SpanExporter):
-        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-            return SpanExportResult.SUCCESS
 
     class Bounded(InMemorySpanExporter):
         def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -69,19 +71,17 @@ def instrumented(mode: str) -> Any:
             return super().export(spans)
 
     tp = TracerProvider()
-    if mode == "noop":
-        tp.add_span_processor(SimpleSpanProcessor(Drop()))
-        mp = MeterProvider()
-    else:
-        tp.add_span_processor(SimpleSpanProcessor(Bounded()))
-        mp = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    tp.add_span_processor(SimpleSpanProcessor(Bounded()))
+    mp = MeterProvider(metric_readers=[InMemoryMetricReader()])
     instrument(server, tracer_provider=tp, meter_provider=mp)
     return server
 
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--otel", choices=["none", "seam", "api", "noop", "memory"], default="none")
+    p.add_argument(
+        "--otel", choices=["none", "seam", "api", "noop", "sampled", "memory"], default="none"
+    )
     args = p.parse_args()
     check_args(args)
     server = instrumented(args.otel)

@@ -22,6 +22,7 @@ from ui_host_helpers import (
 from mcpkit.client import Client
 from mcpkit.core.jsonrpc import JSONRPCError
 from mcpkit.ext.ui.host import AppHost, HostStateError, ViewClosedError, client_extension, wire
+from mcpkit.ext.ui.host.visibility import tool_list_watch
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -199,8 +200,10 @@ async def test_app_call_to_a_model_only_tool_is_rejected(client: Client) -> None
 
 
 async def test_a_visibility_change_on_the_server_applies_to_the_next_app_call() -> None:
+    """2026-07-28: the next app call re-reads the list (rule 3); the handshake era's
+    "applies once its list_changed arrived" is the test after it."""
     server = build_app_server()
-    async with Client(server, extensions=[client_extension()]) as c:
+    async with Client(server, mode="modern", extensions=[client_extension()]) as c:
         host = await started(c)
         call = {"name": "refresh", "arguments": {}}
         assert "result" in (await host.handle(request(5, wire.TOOLS_CALL, call)) or {})
@@ -507,3 +510,65 @@ async def test_teardown_of_a_silent_view_gives_up_after_the_timeout(client: Clie
     with anyio.fail_after(10):
         assert await host.teardown(timeout_s=0.2) is False
     assert host.closed
+
+
+def _count_tools_lists(client: Client) -> list[int]:
+    sent = [0]
+
+    async def count(request: Any, call_next: Any) -> Any:
+        if request.method == wire.TOOLS_LIST:
+            sent[0] += 1
+        return await call_next(request)
+
+    client.add_send_middleware(count)
+    return sent
+
+
+async def test_handshake_era_app_calls_reread_the_tool_list_only_after_list_changed() -> None:
+    """Rule 3: with ``tools.listChanged`` declared, the host decides with the index it
+    holds until a ``list_changed`` arrives; the next app call re-reads it (once)."""
+    server = build_app_server()
+    async with Client(server, mode="legacy", extensions=[client_extension()]) as c:
+        host = await started(c)
+        sent = _count_tools_lists(c)
+        call: dict[str, Any] = {"name": "refresh", "arguments": {}}
+        for i in range(3):
+            assert "result" in (await host.handle(request(10 + i, wire.TOOLS_CALL, call)) or {})
+        assert sent == [0]
+        watch = tool_list_watch(c)
+        seen = watch.generation
+        server.remove_tool("refresh")
+
+        @server.tool(name="refresh", meta={"ui": {"visibility": ["model"]}})
+        def refresh_now_model_only() -> str:  # pyright: ignore[reportUnusedFunction]
+            return "refreshed"
+
+        with anyio.fail_after(10):
+            while watch.generation == seen:  # the notifications arrive
+                await anyio.sleep(0.01)
+        for i in range(2):
+            error = error_of(await host.handle(request(20 + i, wire.TOOLS_CALL, call)))
+            assert error["code"] == wire.DENIED
+        assert sent == [1]
+
+
+async def test_without_list_changed_every_app_call_rereads_the_tool_list() -> None:
+    """On 2026-07-28 no session pushes ``list_changed``: every app call re-reads."""
+    async with Client(build_app_server(), mode="modern", extensions=[client_extension()]) as c:
+        host = await started(c)
+        sent = _count_tools_lists(c)
+        call: dict[str, Any] = {"name": "refresh", "arguments": {}}
+        for i in range(3):
+            assert "result" in (await host.handle(request(10 + i, wire.TOOLS_CALL, call)) or {})
+        assert sent == [3]
+
+
+async def test_hosts_sharing_a_client_share_one_list_changed_handler() -> None:
+    async with Client(build_app_server(), mode="legacy", extensions=[client_extension()]) as c:
+        hosts = [await started(c) for _ in range(5)]
+        call: dict[str, Any] = {"name": "refresh", "arguments": {}}
+        for i, host in enumerate(hosts):
+            assert "result" in (await host.handle(request(i, wire.TOOLS_CALL, call)) or {})
+        assert tool_list_watch(c) is tool_list_watch(c)
+        handlers = c._notification_handlers[wire.TOOLS_LIST_CHANGED]  # pyright: ignore[reportPrivateUsage]
+        assert len(handlers) == 1

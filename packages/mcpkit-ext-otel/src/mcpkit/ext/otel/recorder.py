@@ -24,8 +24,16 @@ Rules:
    and transport facts, their metric subset) is computed once per shape and kept in a
    table bounded by entries and bytes (``MAX_SHAPES`` entries, ``MAX_SHAPE_BYTES`` of
    text; least recently used dropped: a peer choosing URIs costs recomputation, never
-   memory); each operation copies the span attributes, and a successful one records
-   the shared metric attributes as they are.
+   memory). The span starts with the shape's shared attributes (never copied nor
+   mutated: an outcome that adds attributes makes the operation its own copy), so the
+   sampler sees them at creation; what is per request (``jsonrpc.request.id``, the
+   recorded arguments, the outcome's and the target's attributes on the span) is
+   computed only when the span is recording (``is_recording()``): an unsampled request
+   computes no attribute and makes one (non-recording) span object. A successful
+   operation records the shared metric attributes as they are, and with a target the
+   shared set of that shape and target (kept in a table bounded like the shapes).
+   (Measured: ``start_span(attributes=...)`` costs what ``set_attributes`` after the
+   start does, and per-attribute ``set_attribute`` calls cost more: issue 31.)
 8. A tool or prompt name (the peer's choice, issue 25 §3) is never read from the
    message: the span starts as ``{mcp.method.name}`` and takes the ``target`` given at
    :meth:`Recorder.end` (the server's registered name, the core's
@@ -75,10 +83,14 @@ def shape_table() -> BoundedMap[Hashable, Any]:
     return BoundedMap(max_entries=MAX_SHAPES, max_bytes=MAX_SHAPE_BYTES)
 
 
+_Named = tuple[str, "S.Attributes", "S.Attributes", "S.Attributes | None"]
+"""Rule 7: a target's ``(span name, its attributes, span attributes, metric attributes)``."""
+
+
 class Operation:
     """One request or notification in flight: its span, attributes and start time."""
 
-    __slots__ = ("attributes", "method", "metric", "span", "start", "token")
+    __slots__ = ("attributes", "key", "method", "metric", "recording", "span", "start", "token")
 
     def __init__(
         self,
@@ -86,11 +98,14 @@ class Operation:
         attributes: S.Attributes,
         method: str,
         metric: S.Attributes | None = None,
+        key: Hashable | None = None,
     ) -> None:
         self.span = span
-        self.attributes = attributes
+        self.attributes = attributes  # shared (rule 7): replaced, never mutated
         self.method = method
         self.metric = metric  # the shared metric attributes while the outcome adds none
+        self.key = key  # the shape's key (None: not kept)
+        self.recording = span.is_recording()
         self.start = time.perf_counter()
         self.token: Token[otel_context.Context] | None = None
 
@@ -120,6 +135,7 @@ class Recorder:
         self.uri_in_span_name = uri_in_span_name
         self.metric_resource_uri = metric_resource_uri
         self._shapes: BoundedMap[Hashable, tuple[str, S.Attributes, S.Attributes]] = shape_table()
+        self._named: BoundedMap[Hashable, _Named] = shape_table()
 
     def _shape(
         self,
@@ -127,16 +143,16 @@ class Recorder:
         params: Mapping[str, Any] | None,
         extra: Mapping[str, Any] | None,
         extra_key: Hashable | None,
-    ) -> tuple[str, S.Attributes, S.Attributes]:
+    ) -> tuple[str, S.Attributes, S.Attributes, Hashable | None]:
         """Rule 7: ``(span name, span attributes without the request id, metric
-        attributes)`` of a message of this method, resource URI and transport facts
+        attributes, key)`` of a message of this method, resource URI and transport facts
         (never its tool or prompt name: rule 8)."""
         uri = S.resource_uri(method, params)  # bounded (semconv rule 9)
         key = (S.method_name(method), uri, extra_key) if extra_key is not None else None
         if key is not None:
             shape = self._shapes.get(key)
             if shape is not None:
-                return shape
+                return (*shape, key)
         attrs = S.request_attributes(method, params, None)
         if extra:
             attrs.update(extra)
@@ -147,7 +163,7 @@ class Recorder:
         shape = (name, attrs, metric)
         if key is not None:
             self._shapes[key] = shape
-        return shape
+        return (*shape, key)
 
     # -- operations ---------------------------------------------------------------------
     def start(
@@ -167,28 +183,29 @@ class Recorder:
         Client side (rule 2): a child of the ambient context. ``extra``: transport
         facts; ``extra_key``: a hashable key equal for equal ``extra`` (rule 7; None:
         nothing is kept)."""
-        name, base, metric = self._shape(method, params, extra, extra_key)
-        attrs = base.copy()
-        if request_id is not None:
-            attrs[S.JSONRPC_REQUEST_ID] = S.bounded_text(str(request_id))  # semconv rule 9
-        if self.record_arguments and method == "tools/call" and params is not None:
-            args = params.get("arguments")
-            if args is not None:
-                attrs[S.GEN_AI_TOOL_CALL_ARGUMENTS] = _recorded(args)
+        name, base, metric, key = self._shape(method, params, extra, extra_key)
         if self.side == "server":
             if remote is not None:
                 ambient = trace.get_current_span().get_span_context()
                 if ambient.is_valid:
                     links = [*(links or ()), Link(ambient)]
             span = self.tracer.start_span(
-                name, context=remote, kind=SpanKind.SERVER, attributes=attrs, links=links
+                name, context=remote, kind=SpanKind.SERVER, attributes=base, links=links
             )
-            op = Operation(span, attrs, method, metric)
+            op = Operation(span, base, method, metric, key)
             # the remote context also carries the request's baggage: keep it current
             op.token = otel_context.attach(trace.set_span_in_context(span, remote))
-            return op
-        span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs, links=links)
-        return Operation(span, attrs, method, metric)
+        else:
+            span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=base, links=links)
+            op = Operation(span, base, method, metric, key)
+        if op.recording:  # rule 7: an unsampled request computes none of this
+            if request_id is not None:
+                span.set_attribute(S.JSONRPC_REQUEST_ID, S.bounded_text(str(request_id)))
+            if self.record_arguments and method == "tools/call" and params is not None:
+                args = params.get("arguments")
+                if args is not None:
+                    span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _recorded(args))
+        return op
 
     def end(
         self,
@@ -213,11 +230,11 @@ class Recorder:
                 self._fail(op, error)
             elif result is not None and op.method == "tools/call":
                 if result.get("isError") is True:
-                    op.attributes[S.ERROR_TYPE] = S.TOOL_ERROR
+                    op.attributes = {**op.attributes, S.ERROR_TYPE: S.TOOL_ERROR}
                     op.metric = None
                     span.set_attribute(S.ERROR_TYPE, S.TOOL_ERROR)
                     span.set_status(Status(StatusCode.ERROR))
-                if self.record_arguments:
+                if self.record_arguments and op.recording:
                     shown = {k: v for k, v in result.items() if k != "_meta"}
                     span.set_attribute(S.GEN_AI_TOOL_CALL_RESULT, _recorded(shown))
         finally:
@@ -233,15 +250,25 @@ class Recorder:
             self.durations.operation.record(time.perf_counter() - op.start, metric)
 
     def _name(self, op: Operation, target: str) -> None:
-        """Rule 8: rename the span after its registered target and record it."""
-        named = S.target_attributes(op.method, target)
-        if not named:
-            return
-        op.span.update_name(S.span_name(op.method, target=target))
-        op.span.set_attributes(named)
-        op.attributes.update(named)
-        if op.metric is not None:
-            op.metric = {**op.metric, **named}
+        """Rule 8: rename the span after its registered target and record it; rule 7:
+        the named attribute sets are kept per shape and target."""
+        key = (op.key, target) if op.key is not None else None
+        got = self._named.get(key) if key is not None else None
+        if got is None:
+            named = S.target_attributes(op.method, target)
+            if not named:
+                return
+            name = S.span_name(op.method, target=target)
+            metric = {**op.metric, **named} if op.metric is not None else None
+            got = (name, named, {**op.attributes, **named}, metric)
+            if key is not None:
+                self._named[key] = got
+        name, named, attributes, metric = got
+        if op.recording:
+            op.span.update_name(name)
+            op.span.set_attributes(named)
+        op.attributes = attributes
+        op.metric = metric
 
     def _error_response(self, op: Operation, error: Mapping[str, Any]) -> None:
         code = error.get("code")
@@ -254,7 +281,7 @@ class Recorder:
         if code == METHOD_NOT_FOUND and op.method not in S.KNOWN_METHODS:
             extra = {**extra, S.MCP_METHOD_NAME: S.OTHER_ERROR}  # rule 9, semconv rule 10
             op.span.update_name(S.OTHER_ERROR)
-        op.attributes.update(extra)
+        op.attributes = {**op.attributes, **extra}
         op.metric = None
         op.span.set_attributes(extra)
         shown = S.bounded_text(message) if isinstance(message, str) else None
@@ -266,7 +293,7 @@ class Recorder:
             self._error_response(op, {"code": code, "message": getattr(error, "message", None)})
             return
         kind = type(error).__qualname__ or S.OTHER_ERROR
-        op.attributes[S.ERROR_TYPE] = kind
+        op.attributes = {**op.attributes, S.ERROR_TYPE: kind}
         op.metric = None
         op.span.set_attribute(S.ERROR_TYPE, kind)
         if isinstance(error, Exception):

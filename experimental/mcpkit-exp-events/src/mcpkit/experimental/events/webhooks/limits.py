@@ -77,6 +77,11 @@ class WebhookLimits:
     envelope (3 days)."""
     max_clients: int = 64
     """Pooled HTTP clients, one per callback host name (least recently used closed)."""
+    max_connections_per_host: int = 16
+    """Connections one pooled client holds to its host, busy or idle (kept alive between
+    POSTs); a POST past it waits for one, within ``request_timeout_s``."""
+    keepalive_expiry_s: float = 30.0
+    """An idle pooled connection is closed after this many seconds."""
     delivery_rate_per_s: float | None = None
     """POSTs per second per subscription (rule 3; None, the default: not rate-limited).
     While a subscription waits for it, refreshes report ``deliveryStatus.throttled``

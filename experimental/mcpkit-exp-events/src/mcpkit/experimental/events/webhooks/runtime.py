@@ -183,6 +183,8 @@ class Webhooks:
             request_timeout_s=self.limits.request_timeout_s,
             max_response_bytes=self.limits.max_response_bytes,
             max_clients=self.limits.max_clients,
+            max_connections_per_host=self.limits.max_connections_per_host,
+            keepalive_expiry_s=self.limits.keepalive_expiry_s,
         )
         self.identity = identity
         self.verifier = Verifier(

@@ -11,7 +11,11 @@ Rules:
 3. No proxy from the environment is used (``trust_env=False``): a proxy would connect
    on its own, past the address check.
 4. Clients are pooled per host name (so a pooled TLS connection is never reused for
-   another name), at most ``max_clients`` of them (least recently used closed).
+   another name), at most ``max_clients`` of them (least recently used closed). Each
+   keeps its connections alive between POSTs (one TLS handshake per connection, not per
+   event) and holds at most ``max_connections_per_host`` of them, busy or idle; a POST
+   past that waits for one to free (within rule 6's bound); an idle one is closed after
+   ``keepalive_expiry_s``.
 5. A response body is read up to ``max_response_bytes``; its content never reaches
    ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`). A URL the
    HTTP client refuses (``httpx2.InvalidURL``) is ``connection_refused``, never an
@@ -100,12 +104,19 @@ class Sender:
         request_timeout_s: float = 5.0,
         max_response_bytes: int = 4096,
         max_clients: int = 64,
+        max_connections_per_host: int = 16,
+        keepalive_expiry_s: float = 30.0,
     ) -> None:
         self.policy = policy
         self.verify = verify
         self.request_timeout_s = request_timeout_s
         self.max_response_bytes = max_response_bytes
         self.max_clients = max_clients
+        self._pool = httpx2.Limits(  # rule 4: a bounded keep-alive pool per host
+            max_connections=max_connections_per_host,
+            max_keepalive_connections=max_connections_per_host,
+            keepalive_expiry=keepalive_expiry_s,
+        )
         # kind-ok: unbounded-table max_clients hosts of validated callback URLs
         self._clients: OrderedDict[str, httpx2.AsyncClient] = OrderedDict()
         self._retired: list[httpx2.AsyncClient] = []
@@ -120,6 +131,7 @@ class Sender:
             follow_redirects=False,
             trust_env=False,
             timeout=httpx2.Timeout(self.request_timeout_s),
+            limits=self._pool,
         )
         self._clients[host] = client
         while len(self._clients) > self.max_clients:

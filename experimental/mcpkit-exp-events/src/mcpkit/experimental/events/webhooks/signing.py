@@ -13,6 +13,8 @@ Rules:
    of the same content (``webhook-id.webhook-timestamp.body``, :func:`signed_content`)
    follows the ``v1,`` ones: Standard Webhooks verifiers skip versions they do not
    check, so HMAC-only receivers keep working (SEP-3415 "Server identity (optional)").
+7. A secret is decoded once, not per attempt: signers are cached by secret
+   (:func:`_signer`, at most :data:`MAX_CACHED_SIGNERS`, least recently used dropped).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import binascii
 import secrets
 import time
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Protocol
 
 from standardwebhooks import Webhook
@@ -38,6 +41,15 @@ __all__ = [
 SECRET_PREFIX = "whsec_"
 MIN_SECRET_BYTES = 24
 MAX_SECRET_BYTES = 64
+MAX_CACHED_SIGNERS = 1024
+"""Rule 7: decoded secrets kept (the subscriptions one replica delivers, two during a
+rotation)."""
+
+
+@lru_cache(maxsize=MAX_CACHED_SIGNERS)
+def _signer(secret: str) -> Webhook:
+    """Rule 7: the ``standardwebhooks`` signer of ``secret``, decoded once."""
+    return Webhook(secret)
 
 
 def check_secret(value: object) -> str:
@@ -96,7 +108,7 @@ def signed_headers(
     stamp = int(time.time() if now_s is None else now_s)
     when = datetime.fromtimestamp(stamp, tz=UTC)
     text = body.decode()
-    signature = " ".join(Webhook(s).sign(message_id, when, text) for s in secrets_)
+    signature = " ".join(_signer(s).sign(message_id, when, text) for s in secrets_)
     if identity is not None:
         signature += " " + identity.sign(signed_content(message_id, stamp, body))
     return {

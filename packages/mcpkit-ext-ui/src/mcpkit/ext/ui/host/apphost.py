@@ -19,9 +19,15 @@ Rules:
    whose ``_meta.ui.visibility`` has ``"app"``: otherwise -32000 ("not callable by
    apps"); a tool the server does not list is -32602. :meth:`AppHost.app_tools` lists
    what the view may call with the same decision
-   (:func:`mcpkit.ext.ui.visibility.may_use`). The tool list is re-read, uncached,
-   for every app call (a cached list can be stale on 2026-07-28, where ``list_changed``
-   needs a subscription), so a visibility change applies at once. Only
+   (:func:`mcpkit.ext.ui.visibility.may_use`). The host's tool index (what it decides
+   with) is kept current through ``notifications/tools/list_changed`` on the handshake
+   era when the server declares ``tools.listChanged``
+   (:func:`~mcpkit.ext.ui.host.visibility.tool_list_watch`): it is re-read, uncached,
+   before an app call only when a change was received since the last read, or the
+   session changed; a change applies from the first app call after its notification
+   arrived. Otherwise (2026-07-28, where no session pushes ``list_changed``; a server
+   that does not declare it) the list is re-read, uncached, for every app call, so a
+   visibility change applies at once. Only
    ``name`` and ``arguments`` are forwarded. ``resources/read``, ``resources/list`` and
    ``resources/templates/list`` are forwarded as they are. The server's JSON-RPC errors
    are passed back unchanged; a local failure is -32603 with no detail.
@@ -75,7 +81,12 @@ from mcpkit.ext.ui.host.channel import ViewChannel
 from mcpkit.ext.ui.host.csp import DEFAULT_CSP, SANDBOX_ATTRIBUTE
 from mcpkit.ext.ui.host.limits import HostLimits
 from mcpkit.ext.ui.host.resource import AppResource, AppResourceError, parse_app_resource
-from mcpkit.ext.ui.host.visibility import list_server_tools, tool_resource_uri
+from mcpkit.ext.ui.host.visibility import (
+    ToolListWatch,
+    list_server_tools,
+    tool_list_watch,
+    tool_resource_uri,
+)
 from mcpkit.ext.ui.visibility import AGENT, APP, listed, may_use
 
 if TYPE_CHECKING:
@@ -172,6 +183,7 @@ class AppHost:
         self.tool: JSON | None = None
         # kind-ok: unbounded-table replaced whole, HostLimits.max_tool_index_bytes
         self._tools: dict[str, JSON] = {}
+        self._read_as_of: tuple[object, int] | None = None  # rule 3: (session, generation)
         self._channel = ViewChannel(limits)
         self.initialized = anyio.Event()
         """Set when the view sends ``ui/notifications/initialized``."""
@@ -192,6 +204,7 @@ class AppHost:
     async def refresh_tools(self, *, use_cache: bool = False) -> None:
         """Re-read the server's tool list (all pages, at most ``max_tool_pages``;
         ``use_cache``: what the client's cache holds as fresh may answer)."""
+        as_of = self._as_of()
         tools = await list_server_tools(
             self.client,
             self.limits.max_tool_pages,
@@ -200,6 +213,22 @@ class AppHost:
         )
         self._tools = tools
         self.tool = tools.get(self.tool_name)
+        self._read_as_of = as_of
+
+    def _as_of(self) -> tuple[object, int] | None:
+        """Rule 3: what a tool index read now is current for, None when nothing announces
+        a change (it is then current for no later call)."""
+        client = self.client
+        if not ToolListWatch.announces_changes(client):
+            return None
+        return client.session, tool_list_watch(client).generation
+
+    def _index_current(self) -> bool:
+        read = self._read_as_of
+        if read is None:
+            return False
+        now = self._as_of()
+        return now is not None and now[0] is read[0] and now[1] == read[1]
 
     def app_tools(self) -> list[JSON]:
         """The tools this view may call, as of the last :meth:`refresh_tools` (rule 3):
@@ -398,7 +427,8 @@ class AppHost:
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
             raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
-        await self.refresh_tools()
+        if not self._index_current():
+            await self.refresh_tools()
         tool = self._tools.get(name)
         if tool is None:
             raise JSONRPCError(INVALID_PARAMS, f"tools/call: unknown tool {name!r}")

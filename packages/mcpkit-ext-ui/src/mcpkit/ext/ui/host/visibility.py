@@ -21,16 +21,23 @@ Rules:
    tool definitions (their compact JSON text; the server chooses names and
    descriptions, issue 25 §3): a listing beyond it raises ``ValueError`` and the
    caller keeps what it had.
+6. On the handshake era, :func:`tool_list_watch` counts a client's
+   ``notifications/tools/list_changed`` (one watch per client, one notification handler:
+   however many hosts share the client, nothing grows per host). A tool index read at
+   generation N on a session stays current while the client's session is that same
+   object and the count is still N, and only when the server declared
+   ``capabilities.tools.listChanged`` (a server that does not never announces a change).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from mcpkit.core.jsonrpc import dumps
 from mcpkit.core.shapes import JSON, as_list, as_object, as_str
-from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY, TOOLS_LIST
+from mcpkit.ext.ui.host.wire import RESOURCE_URI_META_KEY, TOOLS_LIST, TOOLS_LIST_CHANGED
 from mcpkit.ext.ui.visibility import AGENT, APP, listed, may_use, tool_meta, tool_visibility
 
 if TYPE_CHECKING:
@@ -39,10 +46,12 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT",
     "APP",
+    "ToolListWatch",
     "agent_tools",
     "app_may_call",
     "list_server_tools",
     "model_may_call",
+    "tool_list_watch",
     "tool_meta",
     "tool_name",
     "tool_resource_uri",
@@ -91,6 +100,41 @@ async def list_server_tools(
         if cursor is None:
             break
     return tools
+
+
+class ToolListWatch:
+    """The ``notifications/tools/list_changed`` count of one client (rule 6)."""
+
+    def __init__(self) -> None:
+        self.generation = 0
+        """How many the client has received so far."""
+
+    async def on_changed(self, params: JSON | None) -> None:
+        del params
+        self.generation += 1
+
+    @staticmethod
+    def announces_changes(client: Client) -> bool:
+        """Whether a change to ``client``'s server tool list is pushed to it: the
+        handshake era, with ``capabilities.tools.listChanged`` declared (rule 6). On
+        2026-07-28 only a ``subscriptions/listen`` stream would carry it."""
+        tools = as_object(client.server_capabilities.get("tools")) or {}
+        return client.era == "legacy" and tools.get("listChanged") is True
+
+
+# kind-ok: unbounded-table one small entry per live client, dropped with the client
+# kind-ok: weak-key-table a watch holds a count only; the client holds it, never the reverse
+_WATCHES: WeakKeyDictionary[Client, ToolListWatch] = WeakKeyDictionary()
+
+
+def tool_list_watch(client: Client) -> ToolListWatch:
+    """The one :class:`ToolListWatch` of ``client``, registered on first use (rule 6)."""
+    watch = _WATCHES.get(client)
+    if watch is None:
+        watch = ToolListWatch()
+        _WATCHES[client] = watch
+        client.add_notification_handler(TOOLS_LIST_CHANGED, watch.on_changed)
+    return watch
 
 
 def app_may_call(tool: Any) -> bool:

@@ -58,6 +58,7 @@ __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
     "TOOLS_CALL",
     "TOOLS_LIST",
+    "TOOLS_LIST_CHANGED",
     "TOOL_CANCELLED",
     "TOOL_INPUT",
     "TOOL_INPUT_PARTIAL",
@@ -112,6 +113,7 @@ HOST_CONTEXT_CHANGED: Final = "ui/notifications/host-context-changed"
 # -- Host → View requests (SDK app.js answers them) ------------------------------------
 RESOURCE_TEARDOWN: Final = "ui/resource-teardown"
 TOOLS_LIST: Final = "tools/list"
+TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
 
 # -- Host page ↔ sandbox proxy (spec §Sandbox proxy, §Reserved Messages) -----------------
 SANDBOX_PREFIX: Final = "ui/notifications/sandbox-"
