@@ -59,16 +59,20 @@ async def test_poll_leases_are_added_and_swept_by_exactly_one_replica(redis_url:
     a, b = (s.poll_leases() for s in stores)
     try:
         leases = [PollLease.of("alice", "soak", {"n": i}) for i in range(20)]
+        # Long leases first: "nothing lapsed yet" holds however slow the machine is.
         for lease in leases:
-            got = await race(partial(a.renew, lease, 0.3, 50), partial(b.renew, lease, 0.3, 50))
+            got = await race(partial(a.renew, lease, 60, 50), partial(b.renew, lease, 60, 50))
             assert sorted(got) == ["new", "renewed"]
         other = PollLease.of(None, "soak", {})
-        assert await a.renew(other, 0.3, 20) == "full"  # the bound holds for the table
+        assert await a.renew(other, 60, 20) == "full"  # the bound holds for the table
         assert await b.expired(100) == []  # nothing lapsed yet
-        await anyio.sleep(0.5)
+        # Then each is renewed to lapse at once: a slower machine only lapses them more.
+        for lease in leases:
+            assert await b.renew(lease, 0.001, 50) == "renewed"
+        await anyio.sleep(0.05)
         swept = await race(lambda: a.expired(100), lambda: b.expired(100))
         assert sorted(x.id for x in swept[0] + swept[1]) == sorted(x.id for x in leases)
-        assert await a.renew(other, 0.3, 20) == "new"  # room again
+        assert await a.renew(other, 60, 20) == "new"  # room again
         assert (await a.expired(1)) == []
     finally:
         for s in stores:
