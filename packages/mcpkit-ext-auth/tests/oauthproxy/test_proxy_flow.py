@@ -31,13 +31,21 @@ async def test_login_call_refresh_and_upstream_accessor() -> None:
         # refresh: rotates, and refreshes upstream too
         before = len(s.idp.token_requests)
         again = await s.token(
-            {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id}
+            {
+                "grant_type": "refresh_token",
+                "refresh_token": tokens["refresh_token"],
+                "client_id": client_id,
+            }
         )
         assert again.status_code == 200, again.text
         assert s.idp.token_requests[before]["grant_type"] == "refresh_token"
         assert await s.whoami(again.json()["access_token"]) == s.idp.user
         reuse = await s.token(
-            {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id}
+            {
+                "grant_type": "refresh_token",
+                "refresh_token": tokens["refresh_token"],
+                "client_id": client_id,
+            }
         )
         assert reuse.status_code == 400 and reuse.json()["error"] == "invalid_grant"
         # revoked at the IdP: the next refresh through the proxy fails invalid_grant
