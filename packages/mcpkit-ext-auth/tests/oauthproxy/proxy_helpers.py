@@ -169,7 +169,8 @@ class Stack:
             self.authorize_url(client_id, challenge), REDIRECT
         )
         assert isinstance(back, dict), back
-        assert back["state"] == "st-1" and back["iss"] == self.proxy.issuer
+        assert back["state"] == "st-1"
+        assert back["iss"] == self.proxy.issuer
         answer = await self.token(
             {
                 "grant_type": "authorization_code",

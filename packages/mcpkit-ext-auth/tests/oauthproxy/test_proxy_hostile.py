@@ -25,7 +25,8 @@ async def test_consent_page_shows_client_redirect_and_scopes_and_cannot_be_frame
         assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
         assert page.headers["x-frame-options"] == "DENY"
         assert page.headers["cache-control"] == "no-store"
-        assert client_id in page.text and REDIRECT in page.text
+        assert client_id in page.text
+        assert REDIRECT in page.text
         assert "openid email profile" in page.text.replace(",", "")
         assert "Test &lt;b&gt;client&lt;/b&gt;" in page.text  # escaped, not markup
         cookie = page.headers["set-cookie"]
@@ -56,7 +57,8 @@ async def test_another_resource_is_invalid_target() -> None:
         page = await Browser(s.http).get(url)
         assert page.status_code == 302
         back = dict(parse_qsl(urlsplit(page.headers["location"]).query))
-        assert back["error"] == "invalid_target" and back["iss"] == s.proxy.issuer
+        assert back["error"] == "invalid_target"
+        assert back["iss"] == s.proxy.issuer
 
 
 async def test_consent_cookie_of_another_client_does_not_skip_consent() -> None:
@@ -65,12 +67,14 @@ async def test_consent_cookie_of_another_client_does_not_skip_consent() -> None:
         await s.login(browser)  # consents to client A
         assert CONSENT_COOKIE in browser.jar[s.base]
         again = await browser.get(s.authorize_url(await s.register(), pkce()[1]))
-        assert again.status_code == 200 and "Allow access?" in again.text  # client B asks
+        assert again.status_code == 200  # client B asks
+        assert "Allow access?" in again.text
         # the same client again skips the page: straight upstream
         client_a = await s.register()
         await browser.approve(s.authorize_url(client_a, pkce()[1]), REDIRECT)
         direct = await browser.get(s.authorize_url(client_a, pkce()[1]))
-        assert direct.status_code == 302 and direct.headers["location"].startswith(s.idp.base)
+        assert direct.status_code == 302
+        assert direct.headers["location"].startswith(s.idp.base)
 
 
 async def test_approval_without_the_csrf_cookie_or_with_a_forged_ticket_is_refused() -> None:
@@ -97,7 +101,8 @@ async def test_deny_redirects_access_denied() -> None:
             await browser.post(action, {**fields, "decision": "deny"}), REDIRECT
         )
         assert isinstance(back, dict)
-        assert back["error"] == "access_denied" and back["state"] == "st-1"
+        assert back["error"] == "access_denied"
+        assert back["state"] == "st-1"
         assert s.idp.authorize_params == []
 
 
@@ -111,7 +116,8 @@ async def test_state_swapped_between_two_users_is_refused_and_spent() -> None:
         from_idp = await alice.get(to_idp.headers["location"])
         callback = from_idp.headers["location"]  # alice's code and state
         stolen = await mallory.get(callback)  # mallory's browser presents it
-        assert stolen.status_code == 400 and "location" not in stolen.headers
+        assert stolen.status_code == 400
+        assert "location" not in stolen.headers
         retry = await alice.get(callback)  # spent: nobody can use it now
         assert retry.status_code == 400
         assert LOGIN_COOKIE in alice.jar[s.base]
@@ -125,7 +131,8 @@ async def test_state_used_twice_is_refused() -> None:
         to_idp = await browser.post(action, {**fields, "decision": "approve"})
         callback = (await browser.get(to_idp.headers["location"])).headers["location"]
         first = await browser.get(callback)
-        assert first.status_code == 302 and "code=" in first.headers["location"]
+        assert first.status_code == 302
+        assert "code=" in first.headers["location"]
         browser.jar[s.base][LOGIN_COOKIE] = "x"  # even with a cookie, the state is gone
         assert (await browser.get(callback)).status_code == 400
 
@@ -147,7 +154,8 @@ async def test_upstream_failures_redirect_an_error_and_log_nobody_in(mode: str, 
         client_id = await s.register()
         back = await Browser(s.http).approve(s.authorize_url(client_id, pkce()[1]), REDIRECT)
         assert isinstance(back, dict), back
-        assert back["error"] == error and back["state"] == "st-1"
+        assert back["error"] == error
+        assert back["state"] == "st-1"
         assert back["iss"] == s.proxy.issuer
         assert "code" not in back
         assert "502" not in str(back)  # the upstream's text stays upstream

@@ -50,7 +50,8 @@ async def test_oidc_preset_logs_in(name: str) -> None:
         assert upstream.token_endpoint == meta["token_endpoint"]
         sent = idp.authorize_params[-1]
         if name == "google":  # Google gives a refresh token only when asked this way
-            assert sent["access_type"] == "offline" and sent["prompt"] == "consent"
+            assert sent["access_type"] == "offline"
+            assert sent["prompt"] == "consent"
         if name in ("entra", "auth0", "okta"):
             assert "offline_access" in sent["scope"].split()
         assert idp.refresh  # a refresh token was issued and kept
@@ -65,7 +66,8 @@ async def test_entra_tenant_not_allowed_logs_nobody_in() -> None:
     async with stack(idp, upstream=upstream) as s:
         client_id = await s.register()
         back = await Browser(s.http).approve(s.authorize_url(client_id, pkce()[1]), REDIRECT)
-        assert isinstance(back, dict) and back["error"] == "server_error"
+        assert isinstance(back, dict)
+        assert back["error"] == "server_error"
 
 
 async def test_github_preset_logs_in_by_user_id() -> None:

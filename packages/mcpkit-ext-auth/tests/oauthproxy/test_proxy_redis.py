@@ -23,8 +23,8 @@ from joserfc.jwk import ECKey
 from loopback import serve_at
 from proxy_helpers import REDIRECT, Browser, Stack, pkce, upstream_for
 
-from mcpkit.ext.auth.oauthproxy import OAuthProxy, RedisProxyStore
 from mcpkit.ext.auth import require_principal
+from mcpkit.ext.auth.oauthproxy import OAuthProxy, RedisProxyStore
 from mcpkit.server import Context, Server
 from mcpkit.server.redis import RedisSettings
 
