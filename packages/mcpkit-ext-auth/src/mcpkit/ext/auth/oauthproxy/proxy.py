@@ -22,14 +22,18 @@ Rules:
    server-side (refreshed when it expired); it never reaches the MCP client.
 6. Several replicas share one proxy when they share ``store`` (Redis), ``secret_key``
    and ``signing_key``; a Redis store without both is a ``ValueError`` at construction.
+7. Served by an MCP server (:meth:`OAuthProxy.install`), the upstream's discovery runs
+   as the server starts: an issuer that does not answer, or answers for another issuer,
+   stops the start-up instead of the first login.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.responses import Response
@@ -205,6 +209,7 @@ class OAuthProxy(DevAuthServer):
             return self.routes()
 
         server.add_http_routes(build)
+        server.add_lifespan(self._discover)
         auth_settings = AuthSettings(
             server_url=self.resource,
             authorization_servers=[self.issuer],
@@ -214,6 +219,18 @@ class OAuthProxy(DevAuthServer):
             **settings,
         )
         return protect(server, auth_settings)
+
+    @contextlib.asynccontextmanager
+    async def _discover(self, _server: Any) -> AsyncGenerator[None]:
+        """Rule 7: the upstream's discovery runs as the server starts."""
+        try:
+            await self.upstream.prepare()
+        except UpstreamError as error:
+            raise RuntimeError(
+                f"OAuth proxy: the identity provider {self.upstream.name!r} is not usable: "
+                f"{error.description}"
+            ) from None
+        yield
 
     # -- upstream tokens (rules 4-5) ---------------------------------------------------
 
