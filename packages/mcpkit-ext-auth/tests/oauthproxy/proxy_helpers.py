@@ -29,6 +29,7 @@ from mcpkit.client import Client
 from mcpkit.ext.auth.oauthproxy import OAuthProxy, OIDCProvider, UpstreamProvider
 from mcpkit.server import Context, Server
 
+# kind-ok: fixed-port the MCP client's redirect URI, never connected: the browser stops there
 REDIRECT = "http://127.0.0.1:9/cb"
 
 

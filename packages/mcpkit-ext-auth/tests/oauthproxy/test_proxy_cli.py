@@ -17,6 +17,10 @@ from mcpkit.server import Server
 
 pytestmark = pytest.mark.anyio
 
+# The ports below are never bound or contacted: configure_server only reads the flags.
+PORT = "8000"  # kind-ok: fixed-port a flag value only, nothing listens on it
+NOWHERE = "http://127.0.0.1:1"  # kind-ok: fixed-port an issuer URL that is never contacted
+
 ENV = "MCPKIT_AUTH_CLIENT_SECRET"
 
 
@@ -63,7 +67,7 @@ def configure(argv: list[str], server: Server | None = None) -> Server:
                 "--auth-tenant",
                 "a/b",
                 "--port",
-                "8000",
+                PORT,
             ],
             "tenant",
         ),
@@ -74,9 +78,9 @@ def configure(argv: list[str], server: Server | None = None) -> Server:
                 "--auth-client-id",
                 "x",
                 "--port",
-                "8000",
+                PORT,
                 "--redis",
-                "redis://127.0.0.1:1",
+                NOWHERE.replace("http", "redis"),
             ],
             "MCPKIT_AUTH_SECRET",
         ),
@@ -93,7 +97,7 @@ def test_misconfiguration_fails_at_start_up(
 def test_the_secret_never_comes_from_a_flag(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
     with pytest.raises(CliError, match=f"environment variable {ENV}"):
-        configure(["--auth-provider", "google", "--auth-client-id", "x", "--port", "8000"])
+        configure(["--auth-provider", "google", "--auth-client-id", "x", "--port", PORT])
 
 
 def test_config_file_unknown_key_names_the_closest(
@@ -127,7 +131,7 @@ async def test_a_config_file_protects_the_server(
             f'provider = "oidc"\nissuer = "{idp_base}"\nclient_id = "{CLIENT_ID}"\n'
             'client_secret_env = "PROXY_SECRET"\nscopes = ["mcp"]\n'
         )
-        server = configure(["--auth-config", str(conf), "--auth-public-url", "http://127.0.0.1:1"])
+        server = configure(["--auth-config", str(conf), "--auth-public-url", NOWHERE])
         async with (
             serve_at(lambda _b: server.http_app("/mcp")) as base,
             httpx2.AsyncClient() as http,
@@ -137,7 +141,7 @@ async def test_a_config_file_protects_the_server(
             )
             assert bare.status_code == 401
             meta = (await http.get(base + "/.well-known/oauth-authorization-server")).json()
-            assert meta["issuer"] == "http://127.0.0.1:1"
+            assert meta["issuer"] == NOWHERE
             assert meta["scopes_supported"] == ["mcp"]
 
 

@@ -186,7 +186,7 @@ async def test_a_shared_store_needs_shared_keys(redis_url: str) -> None:
     with pytest.raises(ValueError, match="secret_key= and signing_key="):
         OAuthProxy(
             upstream_for(idp),
-            base_url="http://127.0.0.1:1",
-            resource="http://127.0.0.1:1/mcp",
+            base_url="https://mcp.example",
+            resource="https://mcp.example/mcp",
             store=RedisProxyStore(RedisSettings(redis_url)),
         )
