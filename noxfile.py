@@ -708,4 +708,4 @@ def conformance_auth_server(session: nox.Session) -> None:
 
 # -- the sessions of later distributions and features, one module each (noxsessions/) ------
 
-from noxsessions import events, scale, skills, ui  # noqa: E402, F401  (they register their sessions)
+from noxsessions import auth_idp, events, scale, skills, ui  # noqa: E402, F401  (they register their sessions)
