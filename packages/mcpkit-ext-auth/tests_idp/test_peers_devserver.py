@@ -11,11 +11,13 @@ token against the development server's JWKS."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import jwt
 import pytest
 from idp import HeadlessBrowser, Tls, serve_tls
 from peers import PEERS, protected_server, run_peer
+from suite import run_suite
 
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
 from mcpkit.ext.auth.server import AuthSettings, protect
@@ -64,3 +66,14 @@ async def test_a_peer_client_signs_in_calls_and_refreshes(
     assert run.tokens[1]["access_token"] != first
     assert run.second == run.first
     assert browser.pages == []  # the development server asks nothing
+
+
+async def test_the_authorization_suite_passes_against_the_development_server(
+    protected: tuple[DevAuthServer, str], browser: HeadlessBrowser, tmp_path: Path
+) -> None:
+    """The suite's code path (suite.py) proven on the server the conformance-auth-server
+    session judges, registering its client dynamically."""
+    dev, url = protected
+    run = await run_suite(dev.issuer, url, browser, tmp_path)
+    assert run.problems == []
+    assert run.counts["SUCCESS"] >= 3
