@@ -17,9 +17,15 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> Tls:
-    """The session's CA and the certificate of 127.0.0.1 (``Tls``)."""
-    return Tls.create(tmp_path_factory.mktemp("tls"))
+def tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tls]:
+    """The session's CA and the certificate of 127.0.0.1 (``Tls``). For the session,
+    ``SSL_CERT_FILE`` names this CA, so every HTTPS client in the test process built with
+    the default trust (httpx2's ``verify=True``: e.g. ``protect()``'s JWKS fetch) trusts
+    the loopback servers, as a deployment trusts its real CA."""
+    found = Tls.create(tmp_path_factory.mktemp("tls"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SSL_CERT_FILE", str(found.ca_pem))
+        yield found
 
 
 @pytest.fixture(scope="session")

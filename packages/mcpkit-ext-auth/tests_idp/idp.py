@@ -149,13 +149,14 @@ class OpenIdProvider:
         redirect_uris: list[str],
         *,
         client_id: str | None = None,
+        client_secret: str | None = None,
         grant_types: tuple[str, ...] = ("authorization_code", "refresh_token"),
         auth_method: str = "client_secret_basic",
     ) -> tuple[str, str]:
         """Pre-register a confidential client (as an IdP admin would); returns
         ``(client_id, client_secret)``."""
         client_id = client_id or f"client-{secrets.token_hex(6)}"
-        secret = secrets.token_urlsafe(24)
+        secret = client_secret or secrets.token_urlsafe(24)
         await self._admin(
             "clients",
             {

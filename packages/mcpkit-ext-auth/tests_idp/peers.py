@@ -75,6 +75,8 @@ class PeerRun:
     tokens: list[JSON] = field(default_factory=list[JSON])  # every token response saved
     authorization_urls: list[str] = field(default_factory=list[str])
     registrations: int = 0
+    client_id: str = ""  # as registered (dynamically) at the authorization server
+    client_secret: str | None = None
     error: JSON | None = None
 
     @property
@@ -166,6 +168,9 @@ async def run_python_sdk(
             run.second = await call(client)
     run.tokens = [t.model_dump(exclude_none=True) for t in store.saved]
     run.registrations = store.registrations
+    if store.client_info is not None:
+        run.client_id = store.client_info.client_id or ""
+        run.client_secret = store.client_info.client_secret
     return run
 
 
@@ -225,6 +230,8 @@ async def run_typescript(
     run.authorization_urls = result["authorizationUrls"]
     run.registrations = result["registrations"]
     run.error = result.get("error")
+    run.client_id = (result.get("client") or {}).get("client_id", "")
+    run.client_secret = (result.get("client") or {}).get("client_secret")
     return run
 
 

@@ -61,7 +61,8 @@ async def test_a_peer_client_signs_in_calls_and_refreshes(
         audience=url,
         issuer=dev.issuer,
     )
-    assert run.first == {"text": f"dev-user {claims['client_id']}"}
+    assert claims["client_id"] == run.client_id
+    assert run.first == {"text": f"dev-user {run.client_id}"}
     assert run.refreshed, (run.tokens, run.authorization_urls)
     assert run.tokens[1]["access_token"] != first
     assert run.second == run.first

@@ -145,6 +145,7 @@ await client.close().catch(() => {});
 Object.assign(result, {
   logins: state.logins,
   registrations: state.registrations.length,
+  client: state.client ?? null,
   tokens: state.tokens,
   authorizationUrls: state.urls,
 });
