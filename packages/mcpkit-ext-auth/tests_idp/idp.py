@@ -113,7 +113,7 @@ async def serve_tls(make_app: Callable[[str], Any], tls: Tls) -> AsyncIterator[s
             yield base
         finally:
             server.should_exit = True
-            server.force_exit = True
+            server.force_exit = True  # idle keep-alive connections would hold it 3 s
 
 
 # -- the OpenID Provider ---------------------------------------------------------------

@@ -77,6 +77,7 @@ class PeerRun:
     registrations: int = 0
     client_id: str = ""  # as registered (dynamically) at the authorization server
     client_secret: str | None = None
+    client_auth_method: str = "none"  # its token_endpoint_auth_method, as registered
     error: JSON | None = None
 
     @property
@@ -171,6 +172,7 @@ async def run_python_sdk(
     if store.client_info is not None:
         run.client_id = store.client_info.client_id or ""
         run.client_secret = store.client_info.client_secret
+        run.client_auth_method = store.client_info.token_endpoint_auth_method or "none"
     return run
 
 
@@ -232,6 +234,8 @@ async def run_typescript(
     run.error = result.get("error")
     run.client_id = (result.get("client") or {}).get("client_id", "")
     run.client_secret = (result.get("client") or {}).get("client_secret")
+    method = (result.get("client") or {}).get("token_endpoint_auth_method")
+    run.client_auth_method = method or "none"
     return run
 
 
