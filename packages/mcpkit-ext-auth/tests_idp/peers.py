@@ -37,6 +37,11 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from mcpkit.client import Client
+from mcpkit.ext.auth.client.authcode import AuthorizationCode
+from mcpkit.ext.auth.client.grant import ClientRegistration, TokenSet
+from mcpkit.ext.auth.client.provider import OAuthProvider
+from mcpkit.ext.auth.client.storage import MemoryTokenStorage
 from mcpkit.ext.auth.server import principal
 from mcpkit.server import Context, Server
 
@@ -176,6 +181,78 @@ async def run_python_sdk(
     return run
 
 
+# -- mcpkit's own client -----------------------------------------------------------------
+
+
+class _RecordingStorage(MemoryTokenStorage):
+    """mcpkit's in-memory token storage, recording every token set saved."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saved: list[TokenSet] = []
+        self.registered: list[ClientRegistration] = []
+
+    async def set_tokens(self, resource: str, tokens: TokenSet | None) -> None:
+        await super().set_tokens(resource, tokens)
+        if tokens is not None:
+            self.saved.append(tokens)
+
+    async def set_registration(self, resource: str, registration: ClientRegistration) -> None:
+        await super().set_registration(resource, registration)
+        self.registered.append(registration)
+
+
+class _BrowserRedirect:
+    """mcpkit's ``RedirectHandler`` (rule 1 of its redirect module) over the headless
+    browser: the callback's query parameters."""
+
+    def __init__(self, browser: HeadlessBrowser, run: PeerRun) -> None:
+        self.browser = browser
+        self.run = run
+
+    @property
+    def redirect_uri(self) -> str:
+        return REDIRECT_URI
+
+    async def authorize(self, url: str, http: httpx2.AsyncClient) -> dict[str, str]:
+        del http  # the browser keeps its own cookies
+        self.run.authorization_urls.append(url)
+        callback = await self.browser.authorize(url, REDIRECT_URI)
+        return dict(parse_qsl(urlsplit(callback).query, keep_blank_values=True))
+
+
+async def run_mcpkit(
+    url: str, browser: HeadlessBrowser, tool: str, arguments: JSON, tls: Tls | None = None
+) -> PeerRun:
+    """Rule 2 with mcpkit's client (``OAuthProvider`` + ``AuthorizationCode``); it trusts
+    the test CA through ``SSL_CERT_FILE`` (the ``tls`` fixture sets it)."""
+    del tls
+    run = PeerRun("mcpkit")
+    storage = _RecordingStorage()
+    provider = OAuthProvider(AuthorizationCode(_BrowserRedirect(browser, run)), storage=storage)
+
+    async def call(client: Client) -> JSON:
+        result = await client.call_tool(tool, arguments)
+        text = getattr(result.content[0], "text", "")
+        return (
+            {"error": {"name": "isError", "message": text}} if result.is_error else {"text": text}
+        )
+
+    with anyio.fail_after(RUN_TIMEOUT_S):
+        async with Client(url, auth=provider) as client:
+            run.tools = sorted(t.name for t in await client.list_tools())
+            run.first = await call(client)
+            storage.saved[-1].expires_at = time.time() - 1  # its lifetime passes
+            run.second = await call(client)
+    run.tokens = [t.to_json() for t in storage.saved]
+    run.registrations = len(storage.registered)
+    if storage.registered:
+        run.client_id = storage.registered[-1].client_id
+        run.client_secret = storage.registered[-1].client_secret
+        run.client_auth_method = storage.registered[-1].token_endpoint_auth_method
+    return run
+
+
 # -- the TypeScript SDK (v1, v2) ------------------------------------------------------
 
 
@@ -247,10 +324,13 @@ async def run_peer(
     arguments: JSON,
     tls: Tls | None = None,
 ) -> PeerRun:
-    """Run the client ``name``: "python-sdk", "ts-v1" or "ts-v2"."""
+    """Run the client ``name``: "mcpkit", "python-sdk", "ts-v1" or "ts-v2"."""
     if name == "python-sdk":
         return await run_python_sdk(url, browser, tool, arguments, tls)
+    if name == "mcpkit":
+        return await run_mcpkit(url, browser, tool, arguments, tls)
     return await run_typescript(name.removeprefix("ts-"), url, browser, tool, arguments, tls)
 
 
 PEERS = ("python-sdk", "ts-v1", "ts-v2")
+"""The clients nobody here wrote; :func:`run_peer` also runs ``"mcpkit"``."""

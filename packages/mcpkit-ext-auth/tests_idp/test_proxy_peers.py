@@ -1,6 +1,7 @@
 """The OAuth proxy in front of the real OpenID Provider, driven by clients nobody here
 wrote (issue 30 section 3): the official Python SDK's ``OAuthClientProvider`` and the
-TypeScript SDK's OAuth client (v1 1.32.2, v2 2.4.0), end to end and headless.
+TypeScript SDK's OAuth client (v1 1.32.2, v2 2.4.0), and mcpkit's own client, end to end
+and headless.
 
 The stack: npm ``oidc-provider`` (DCR off, PKCE required) knows the proxy as one
 pre-registered confidential client; the proxy (:class:`OAuthProxy` with
@@ -103,7 +104,7 @@ def assert_signed_in_through_the_op(run: PeerRun, stack: Stack, browser: Headles
     assert run.first == {"text": f"{browser.login} {run.client_id}"}
 
 
-@pytest.mark.parametrize("peer", PEERS)
+@pytest.mark.parametrize("peer", [*PEERS, "mcpkit"])
 async def test_a_peer_client_signs_in_through_the_proxy_calls_and_refreshes(
     peer: str, stack: Stack, approving: HeadlessBrowser, tls: Tls
 ) -> None:
