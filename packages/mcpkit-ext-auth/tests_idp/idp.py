@@ -10,7 +10,8 @@ Rules:
    :meth:`Tls.client_context`, child processes through :meth:`Tls.env`
    (``SSL_CERT_FILE`` and ``NODE_EXTRA_CA_CERTS``).
 3. The browser parses each page with :mod:`html.parser` (never a regular expression),
-   submits the page's one form (the first submit button, or the one named), keeps
+   submits the page's one form (the first submit button, or the one named in ``press``;
+   a page offering named buttons none of which is in ``press`` is an error), keeps
    cookies, follows redirects across origins and stops at the first redirect to the
    client's callback, which it returns unfetched. Bounded: at most :data:`MAX_STEPS`
    requests and :data:`MAX_PAGE_BYTES` per page.
@@ -249,6 +250,14 @@ class _Forms(HTMLParser):
             self._open = False
 
 
+def parse_forms(page: str) -> list[Form]:
+    """The forms of an HTML page (:mod:`html.parser`)."""
+    parser = _Forms()
+    parser.feed(page)
+    parser.close()
+    return parser.forms
+
+
 class LoginFailed(RuntimeError):
     """The sign-in did not reach the callback: a page with no form, an error status, or
     too many steps. ``status`` and ``page`` say where it stopped."""
@@ -283,20 +292,19 @@ class HeadlessBrowser:
         method, data = "GET", None
         for _ in range(MAX_STEPS):
             self.visits.append(url)
-            answer = await self.http.request(method, url, data=data)
-            if answer.status_code in (301, 302, 303, 307, 308):
-                target = urljoin(url, answer.headers.get("location", ""))
+            status, headers, page = await self._fetch(method, url, data)
+            if status in (301, 302, 303, 307, 308):
+                target = urljoin(url, headers.get("location", ""))
                 if target.startswith(callback):
                     return target
-                if answer.status_code in (301, 302, 303):
+                if status in (301, 302, 303):
                     method, data = "GET", None
                 url = target
                 continue
-            page = answer.text[:MAX_PAGE_BYTES]
-            if answer.status_code != 200:
-                raise LoginFailed("sign-in stopped at an error", answer.status_code, page)
+            if status != 200:
+                raise LoginFailed("sign-in stopped at an error", status, page)
             self.pages.append(url)
-            form = self._form(page, answer.status_code)
+            form = self._form(page, status)
             target = urljoin(url, form.action or url)
             if target.startswith(callback):  # response_mode=form_post: the callback itself
                 return target
@@ -308,13 +316,24 @@ class HeadlessBrowser:
                 url = target
         raise LoginFailed(f"no callback after {MAX_STEPS} steps", 0, "")
 
+    async def _fetch(
+        self, method: str, url: str, data: dict[str, str] | None
+    ) -> tuple[int, httpx2.Headers, str]:
+        """One request; the page read up to :data:`MAX_PAGE_BYTES` (rule 3)."""
+        assert self.http is not None
+        body = bytearray()
+        async with self.http.stream(method, url, data=data) as answer:
+            async for chunk in answer.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_PAGE_BYTES:
+                    raise LoginFailed("a page over the size bound", answer.status_code, "")
+            return answer.status_code, answer.headers, body.decode(errors="replace")
+
     def _form(self, page: str, status: int) -> Form:
-        parser = _Forms()
-        parser.feed(page)
-        parser.close()
-        if len(parser.forms) != 1:
-            raise LoginFailed(f"expected one form, found {len(parser.forms)}", status, page)
-        return parser.forms[0]
+        forms = parse_forms(page)
+        if len(forms) != 1:
+            raise LoginFailed(f"expected one form, found {len(forms)}", status, page)
+        return forms[0]
 
     def _fill(self, form: Form) -> dict[str, str]:
         data = dict(form.fields)
@@ -323,10 +342,11 @@ class HeadlessBrowser:
                 data[name] = self.login
             elif kind == "password":
                 data[name] = self.password
-        chosen = next(
-            (b for b in form.buttons if self.press and (b[0] in self.press or b[1] in self.press)),
-            form.buttons[0] if form.buttons else None,
-        )
+        chosen = next((b for b in form.buttons if b[0] in self.press or b[1] in self.press), None)
+        if chosen is None and self.press and any(name for name, _ in form.buttons):
+            # The page offers a choice and none is the one asked for: never guess.
+            raise LoginFailed(f"no button {self.press} among {form.buttons}", 200, "")
+        chosen = chosen or (form.buttons[0] if form.buttons else None)
         if chosen and chosen[0]:
             data[chosen[0]] = chosen[1]
         return data

@@ -48,6 +48,7 @@ from mcpkit.server import Context, Server
 TS_DRIVER = Path(__file__).resolve().parent / "ts_oauth_client.mjs"
 REDIRECT_URI = "http://127.0.0.1/callback"  # loopback (RFC 8252): never fetched
 RUN_TIMEOUT_S = 120.0
+MAX_LINE_BYTES = 4_000_000  # one line of the driver's output (its result holds tokens)
 JSON = dict[str, Any]
 
 
@@ -290,6 +291,8 @@ async def run_typescript(
             buffer = b""
             async for chunk in process.stdout:
                 buffer += chunk
+                if len(buffer) > MAX_LINE_BYTES:
+                    raise RuntimeError(f"the TypeScript SDK {sdk} client wrote a line too long")
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
                     message: JSON = json.loads(line)
