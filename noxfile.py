@@ -530,8 +530,11 @@ def ext_tasks(session: nox.Session) -> None:
 @nox.session(name="ext-auth")
 def ext_auth(session: nox.Session) -> None:
     """mcpkit-ext-auth alone: its tests with only mcpkit-core, its declared dependencies
-    and its `test` group, against the development authorization server on loopback."""
+    and its `test` group, against the development authorization server on loopback (the
+    OAuth proxy's Redis store against a real `redis-server`, installed here when missing)."""
     sync(session, "mcpkit-ext-auth", "test")
+    programs = ensure_apt(session, {"redis-server": "redis-server"})
+    session.env["MCPKIT_REDIS_SERVER"] = programs["redis-server"]
     pytest(session, "packages/mcpkit-ext-auth/tests", workers=xdist_workers())
 
 

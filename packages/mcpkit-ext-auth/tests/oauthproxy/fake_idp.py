@@ -26,7 +26,7 @@ from urllib.parse import urlencode, urlsplit
 
 import anyio
 from joserfc import jwt
-from joserfc.jwk import ECKey
+from joserfc.jwk import ECKey, RSAKey
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -46,7 +46,18 @@ class FakeIdP:
         tenant: str | None = None,
         user: str = USER,
     ) -> None:
-        self.key = ECKey.generate_key("P-256", parameters={"alg": "ES256", "use": "sig"}, auto_kid=True)
+        algs = (
+            json.loads(discovery).get("id_token_signing_alg_values_supported", [])
+            if discovery
+            else ["ES256"]
+        )
+        self.alg = "ES256" if "ES256" in algs else "RS256"
+        params: Any = {"alg": self.alg, "use": "sig"}
+        self.key: ECKey | RSAKey = (
+            ECKey.generate_key("P-256", parameters=params, auto_kid=True)
+            if self.alg == "ES256"
+            else RSAKey.generate_key(2048, parameters=params, auto_kid=True)
+        )
         self.base = ""
         self.mode = "ok"
         self.user = user
@@ -108,8 +119,8 @@ class FakeIdP:
             claims["nonce"] = "not-the-nonce"
         elif self.mode == "wrong_iss":
             claims["iss"] = "https://evil.example"
-        header = {"alg": "ES256", "kid": self.key.kid}
-        return jwt.encode(header, claims, self.key, algorithms=["ES256"])
+        header = {"alg": self.alg, "kid": self.key.kid}
+        return jwt.encode(header, claims, self.key, algorithms=[self.alg])
 
     # -- endpoints ------------------------------------------------------------------
 

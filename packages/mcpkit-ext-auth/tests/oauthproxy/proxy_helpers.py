@@ -92,7 +92,9 @@ class Browser:
         self._keep(url, response)
         return response
 
-    async def follow(self, response: httpx2.Response, stop: str) -> httpx2.Response | dict[str, str]:
+    async def follow(
+        self, response: httpx2.Response, stop: str
+    ) -> httpx2.Response | dict[str, str]:
         """Follow redirects until one goes to ``stop`` (its query, parsed) or a page."""
         current = str(response.request.url)
         for _ in range(10):
@@ -141,7 +143,9 @@ class Stack:
         assert answer.status_code == 201, answer.text
         return str(answer.json()["client_id"])
 
-    def authorize_url(self, client_id: str, challenge: str, state: str = "st-1", **extra: str) -> str:
+    def authorize_url(
+        self, client_id: str, challenge: str, state: str = "st-1", **extra: str
+    ) -> str:
         params = {
             "response_type": "code",
             "client_id": client_id,
@@ -165,7 +169,8 @@ class Stack:
             self.authorize_url(client_id, challenge), REDIRECT
         )
         assert isinstance(back, dict), back
-        assert back["state"] == "st-1" and back["iss"] == self.proxy.issuer
+        assert back["state"] == "st-1"
+        assert back["iss"] == self.proxy.issuer
         answer = await self.token(
             {
                 "grant_type": "authorization_code",

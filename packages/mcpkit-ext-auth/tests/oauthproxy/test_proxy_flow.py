@@ -27,19 +27,29 @@ async def test_login_call_refresh_and_upstream_accessor() -> None:
         async with Client(s.mcp_url, auth=Bearer(tokens["access_token"])) as client:
             result = await client.call_tool("upstream", {})
         assert not result.is_error
-        assert s.seen and s.seen[0] in s.idp.access
+        assert s.seen
+        assert s.seen[0] in s.idp.access
         # refresh: rotates, and refreshes upstream too
         before = len(s.idp.token_requests)
         again = await s.token(
-            {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id}
+            {
+                "grant_type": "refresh_token",
+                "refresh_token": tokens["refresh_token"],
+                "client_id": client_id,
+            }
         )
         assert again.status_code == 200, again.text
         assert s.idp.token_requests[before]["grant_type"] == "refresh_token"
         assert await s.whoami(again.json()["access_token"]) == s.idp.user
         reuse = await s.token(
-            {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id}
+            {
+                "grant_type": "refresh_token",
+                "refresh_token": tokens["refresh_token"],
+                "client_id": client_id,
+            }
         )
-        assert reuse.status_code == 400 and reuse.json()["error"] == "invalid_grant"
+        assert reuse.status_code == 400
+        assert reuse.json()["error"] == "invalid_grant"
         # revoked at the IdP: the next refresh through the proxy fails invalid_grant
         s.idp.revoke_all()
         dead = await s.token(
@@ -49,7 +59,8 @@ async def test_login_call_refresh_and_upstream_accessor() -> None:
                 "client_id": client_id,
             }
         )
-        assert dead.status_code == 400 and dead.json()["error"] == "invalid_grant"
+        assert dead.status_code == 400
+        assert dead.json()["error"] == "invalid_grant"
 
 
 async def test_metadata_is_an_authorization_server_without_client_credentials() -> None:
@@ -79,4 +90,5 @@ async def test_code_replayed_is_refused() -> None:
         }
         assert (await s.token(form)).status_code == 200
         replay = await s.token(form)
-        assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+        assert replay.status_code == 400
+        assert replay.json()["error"] == "invalid_grant"

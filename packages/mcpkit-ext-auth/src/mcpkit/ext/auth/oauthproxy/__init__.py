@@ -13,6 +13,7 @@ refresh), users sign in at the identity provider you already have (issue 30).
     )
     proxy.install(server)  # its routes on the server's app + protect() for its tokens
 
+
     @server.tool()
     async def whoami(ctx) -> str:
         token = await proxy.upstream_token(ctx)  # the caller's IdP token, server-side

@@ -85,12 +85,14 @@ def entra(
     allowed_tenants: Sequence[str] | None = None,
     scopes: Sequence[str] = ("openid", "email", "profile", "offline_access"),
     authority: str = "https://login.microsoftonline.com",
+    fetch_userinfo: bool = False,
     **options: Any,
 ) -> OIDCProvider:
     """Microsoft Entra ID (Azure AD) v2.0. ``tenant``: a tenant id or domain (single
     tenant), or ``organizations``/``common`` (multi-tenant: the discovered issuer holds
     ``{tenantid}`` and each ``id_token``'s ``tid`` fills it in; ``allowed_tenants``
-    restricts which tenants may log in)."""
+    restricts which tenants may log in). Entra's userinfo lives on Microsoft Graph and
+    needs a Graph token, so the identity comes from the ``id_token`` alone by default."""
     _part("tenant", tenant)
     return OIDCProvider(
         f"{authority.rstrip('/')}/{tenant}/v2.0",
@@ -98,6 +100,7 @@ def entra(
         client_secret=client_secret,
         scopes=scopes,
         allowed_tenants=allowed_tenants,
+        fetch_userinfo=fetch_userinfo,
         name="Microsoft Entra ID",
         **options,
     )

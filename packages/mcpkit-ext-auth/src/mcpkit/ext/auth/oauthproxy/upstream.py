@@ -200,6 +200,7 @@ class UpstreamProvider:
         return self.authorization_endpoint + sep + urlencode(params)
 
     async def _token_request(self, form: dict[str, str]) -> UpstreamTokens:
+        await self.prepare()  # another replica may have started this login
         headers = {"Accept": "application/json"}
         if self.token_auth_method == "client_secret_basic":
             pair = f"{_form_escape(self.client_id)}:{_form_escape(self._client_secret)}"
