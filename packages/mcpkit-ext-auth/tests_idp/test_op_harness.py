@@ -17,6 +17,7 @@ from authlib.oauth2.rfc6749 import OAuth2Error
 from authlib.oidc.core import CodeIDToken
 from idp import HeadlessBrowser, LoginFailed, OpenIdProvider, Tls
 from joserfc import jwt
+from joserfc.errors import InvalidClaimError
 from joserfc.jwk import KeySet
 
 pytestmark = pytest.mark.anyio
@@ -186,3 +187,21 @@ async def test_an_unregistered_redirect_uri_stops_at_the_ops_error_page(
         await browser.authorize(url, elsewhere)
     assert stopped.value.status == 400
     assert "redirect_uri" in stopped.value.page
+
+
+@pytest.mark.parametrize(("fault", "claim"), [("wrong-aud", "aud"), ("wrong-nonce", "nonce")])
+async def test_a_tampering_fault_signs_a_valid_id_token_with_one_wrong_claim(
+    fault: str, claim: str, op: OpenIdProvider, tls: Tls, browser: HeadlessBrowser
+) -> None:
+    """The OP's id_token faults are what they say: the signature still verifies against
+    the OP's JWKS, and exactly the named claim fails validation (so a proxy refusing it
+    refuses it for that claim)."""
+    client, metadata = await authlib_client(op, tls)
+    await op.fault(fault)
+    try:
+        token, nonce = await sign_in(client, metadata, browser)
+    finally:
+        await op.fault(None)
+    with pytest.raises(InvalidClaimError) as refused:
+        validate_id_token(token["id_token"], metadata, tls, client.client_id, nonce=nonce)
+    assert refused.value.claim == claim

@@ -17,11 +17,15 @@ the proxy.
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import hashlib
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit
 
 import httpx2
 import jwt
@@ -29,7 +33,7 @@ import pytest
 from idp import HeadlessBrowser, OpenIdProvider, Tls, serve_tls
 from mcp import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
-from peers import PEERS, PeerRun, protected_server, run_peer
+from peers import PEERS, REDIRECT_URI, PeerRun, protected_server, run_peer
 from suite import run_suite
 
 from mcpkit.ext.auth.oauthproxy import OAuthProxy, OIDCProvider
@@ -45,22 +49,24 @@ class Stack:
     upstream_client_id: str
 
 
-@pytest.fixture
-async def stack(op: OpenIdProvider, tls: Tls) -> AsyncIterator[Stack]:
-    """The OP, the proxy (registered at the OP as a confidential client) and the MCP
-    server it protects, one origin over TLS."""
+@contextlib.asynccontextmanager
+async def proxy_stack(op: OpenIdProvider, tls: Tls, **upstream: Any) -> AsyncIterator[Stack]:
+    """The OP, the proxy (registered at the OP as a confidential client; ``upstream``:
+    further :class:`OIDCProvider` options) and the MCP server it protects, one origin
+    over TLS."""
     client_id, secret = f"proxy-{secrets.token_hex(4)}", secrets.token_urlsafe(24)
     built: list[OAuthProxy] = []
 
     def app(base: str) -> object:
-        upstream = OIDCProvider(
+        provider = OIDCProvider(
             op.issuer,
             client_id=client_id,
             client_secret=secret,
             scopes=("openid", "email", "profile", "offline_access"),
             verify=tls.client_context(),
+            **upstream,
         )
-        proxy = OAuthProxy(upstream, base_url=base, resource=f"{base}/mcp")
+        proxy = OAuthProxy(provider, base_url=base, resource=f"{base}/mcp")
         server = protected_server()
         proxy.install(server)
         built.append(proxy)
@@ -70,6 +76,12 @@ async def stack(op: OpenIdProvider, tls: Tls) -> AsyncIterator[Stack]:
         (proxy,) = built
         await op.register_client([proxy.callback_url], client_id=client_id, client_secret=secret)
         yield Stack(op, proxy, f"{base}/mcp", client_id)
+
+
+@pytest.fixture
+async def stack(op: OpenIdProvider, tls: Tls) -> AsyncIterator[Stack]:
+    async with proxy_stack(op, tls) as found:
+        yield found
 
 
 @pytest.fixture
@@ -157,3 +169,53 @@ async def test_the_authorization_suite_passes_against_the_proxy(
     assert run.problems == []
     assert run.counts["SUCCESS"] >= 3
     assert len(approving.pages) == 3  # the proxy's consent, the OP's login and consent
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        ("html", "server_error"),  # an error page instead of a token response
+        ("wrong-aud", "server_error"),  # an id_token for another client, signed by the OP
+        ("wrong-nonce", "server_error"),  # an id_token for another login, signed by the OP
+        ("hang", "temporarily_unavailable"),  # the OP's token endpoint never answers
+    ],
+)
+async def test_an_upstream_failure_at_the_op_sends_the_client_an_error_and_nobody_in(
+    fault: str, error: str, op: OpenIdProvider, tls: Tls, approving: HeadlessBrowser
+) -> None:
+    """The real OP misbehaving at its token endpoint (``op_server.mjs`` faults) after the
+    user signed in there: the MCP client's callback gets an OAuth error with its state and
+    the proxy's ``iss``, and no code."""
+    async with proxy_stack(op, tls, timeout_s=1.0) as s, tls.http() as http:
+        metadata = (
+            await http.get(f"{s.proxy.issuer}/.well-known/oauth-authorization-server")
+        ).json()
+        registered = await http.post(
+            metadata["registration_endpoint"],
+            json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
+        )
+        assert registered.status_code == 201, registered.text
+        verifier, state = secrets.token_urlsafe(48), secrets.token_urlsafe(12)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+        query = {
+            "response_type": "code",
+            "client_id": registered.json()["client_id"],
+            "redirect_uri": REDIRECT_URI,
+            "state": state,
+            "code_challenge": challenge.rstrip(b"=").decode(),
+            "code_challenge_method": "S256",
+            "resource": s.url,
+        }
+        await op.fault(fault)
+        try:
+            callback = await approving.authorize(
+                str(httpx2.URL(metadata["authorization_endpoint"], params=query)), REDIRECT_URI
+            )
+        finally:
+            await op.fault(None)
+    back = dict(parse_qsl(urlsplit(callback).query))
+    assert back["error"] == error, back
+    assert back["state"] == state
+    assert back["iss"] == s.proxy.issuer
+    assert "code" not in back
+    assert len(approving.pages) == 3  # signed in at the OP: the failure came after
