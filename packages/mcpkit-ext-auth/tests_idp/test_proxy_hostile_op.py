@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -20,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import pytest
 from idp import HeadlessBrowser, OpenIdProvider, Tls, serve_tls
 from peers import REDIRECT_URI, run_peer
-from test_proxy_peers import Stack, stack  # noqa: F401 - the fixture
+from test_proxy_peers import Stack, proxy_stack
 
 from mcpkit.client import Client
 from mcpkit.ext.auth.cli import BearerToken
@@ -61,6 +62,12 @@ async def test_the_docs_example_logs_in_at_the_real_op(
         async with Client(f"{base}/mcp", auth=BearerToken(token)) as client:
             email = await client.call_tool("my_email", {})
         assert email.content[0].text == f"{approving.login}@example.test"  # type: ignore[union-attr]
+
+
+@pytest.fixture
+async def stack(op: OpenIdProvider, tls: Tls) -> AsyncIterator[Stack]:
+    async with proxy_stack(op, tls) as found:
+        yield found
 
 
 @pytest.fixture
