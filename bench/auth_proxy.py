@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     r = asyncio.run(measure(args.logins, args.calls, args.reps))
     ratio = statistics.median(p / d for p, d in zip(r["proxy"], r["dev"], strict=True))
     print(
-        f"| login round trip through the proxy | {statistics.median(r['login_ms']):.1f} ms (median of {args.logins}) |"
+        f"| login round trip through the proxy | {statistics.median(r['login_ms']):.1f} ms "
+        f"(median of {args.logins}) |"
     )
     print(f"| tools/call, development-server token | {statistics.median(r['dev']):.0f} µs CPU |")
     print(f"| tools/call, proxy-issued token | {statistics.median(r['proxy']):.0f} µs CPU |")
