@@ -7,7 +7,8 @@ the proxy's validation runs on real signatures. A real OP would never sign a bad
 - ``"ok"``; ``"wrong_aud"`` / ``"wrong_nonce"`` / ``"wrong_iss"``: the id_token says so;
 - ``"deny"``: the authorization endpoint redirects back ``error=access_denied``;
 - ``"html"``: the token endpoint answers a 500 HTML error page;
-- ``"hang"``: the token endpoint never answers (until the test ends).
+- ``"hang"``: the token endpoint answers only after ``hang_s`` (1.5 s; the tests' proxy
+  waits 0.5 s).
 
 ``discovery`` (a JSON text with ``{base}`` for the server's URL) replaces the discovery
 document: the presets' fixtures, written from each provider's documentation. With
@@ -60,6 +61,7 @@ class FakeIdP:
         )
         self.base = ""
         self.mode = "ok"
+        self.hang_s = 1.5
         self.user = user
         self.discovery = discovery
         self.github = github
@@ -153,8 +155,8 @@ class FakeIdP:
     async def token(self, request: Request) -> Response:
         form = {k: str(v) for k, v in (await request.form()).items()}
         self.token_requests.append(form)
-        if self.mode == "hang":
-            await anyio.sleep_forever()
+        if self.mode == "hang":  # longer than the proxy waits, short enough to stop the server
+            await anyio.sleep(self.hang_s)
         if self.mode == "html":
             return HTMLResponse("<html><body>502 Bad Gateway</body></html>", status_code=502)
         if not self._client_ok(request, form):

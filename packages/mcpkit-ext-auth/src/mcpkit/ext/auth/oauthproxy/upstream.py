@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import ssl
 import time
 from collections.abc import Mapping, Sequence
@@ -156,8 +157,12 @@ class UpstreamProvider:
     # -- HTTP (rule 1) ------------------------------------------------------------------
 
     def http(self) -> Any:
+        """A client for one exchange; the TLS context is built once (loading the trust
+        store on every call would cost more than the exchange)."""
         import httpx2
 
+        if self.verify is True:  # the system's trust store, or SSL_CERT_FILE's
+            self.verify = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE"))
         return httpx2.AsyncClient(timeout=self.timeout_s, verify=self.verify)
 
     async def _json(self, method: str, url: str, **kwargs: Any) -> tuple[int, Any]:
