@@ -1,5 +1,6 @@
 """The docs example "Use your identity provider" against the real OpenID Provider, and
-the confused-deputy cases through the proxy with the real OP behind it: a redirect URI
+two presets configured like the OP (Google's, Okta's org server), and the
+confused-deputy cases through the proxy with the real OP behind it: a redirect URI
 not registered, a code replayed, a state carried to another user's browser, a consent
 cookie from another client.
 
@@ -20,11 +21,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 from idp import HeadlessBrowser, OpenIdProvider, Tls, serve_tls
-from peers import REDIRECT_URI, run_peer
+from peers import REDIRECT_URI, protected_server, run_peer
 from test_proxy_peers import Stack, proxy_stack
 
 from mcpkit.client import Client
 from mcpkit.ext.auth.cli import BearerToken
+from mcpkit.ext.auth.oauthproxy import OAuthProxy, google, okta
 
 pytestmark = pytest.mark.anyio
 
@@ -157,3 +159,37 @@ async def test_state_swapped_to_another_browser_and_another_clients_consent(
     await approving.authorize(authorize_url(stack, client_b, pkce()[1]), REDIRECT_URI)
     consent_pages = [p for p in approving.pages[pages_before:] if p.startswith(stack.proxy.issuer)]
     assert consent_pages, approving.pages  # the proxy's consent page was shown for B
+
+
+PRESETS_AT_THE_OP = {
+    # the presets whose issuer shape the OP can take (https://127.0.0.1:PORT, no path)
+    "google": lambda op, **keys: google(issuer=op.issuer, **keys),
+    "okta-org": lambda op, **keys: okta(
+        domain=urlsplit(op.issuer).netloc, authorization_server=None, **keys
+    ),
+}
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS_AT_THE_OP))
+async def test_a_preset_signs_in_at_the_real_op(
+    preset: str, op: OpenIdProvider, tls: Tls, approving: HeadlessBrowser
+) -> None:
+    client_id, secret = f"{preset}-{secrets.token_hex(4)}", secrets.token_urlsafe(24)
+    built: list[OAuthProxy] = []
+
+    def app(base: str) -> Any:
+        upstream = PRESETS_AT_THE_OP[preset](
+            op, client_id=client_id, client_secret=secret, verify=tls.client_context()
+        )
+        proxy = OAuthProxy(upstream, base_url=base, resource=f"{base}/mcp")
+        server = protected_server()
+        proxy.install(server)
+        built.append(proxy)
+        return server.http_app()
+
+    async with serve_tls(app, tls) as base:
+        await op.register_client([built[0].callback_url], client_id=client_id, client_secret=secret)
+        run = await run_peer("mcpkit", f"{base}/mcp", approving, "whoami", {}, tls)
+    assert run.error is None, run
+    assert run.first["text"].split()[0] == approving.login
+    assert run.refreshed
