@@ -92,3 +92,44 @@ async def test_code_replayed_is_refused() -> None:
         replay = await s.token(form)
         assert replay.status_code == 400
         assert replay.json()["error"] == "invalid_grant"
+
+
+async def test_a_client_id_metadata_document_client_logs_in() -> None:
+    from loopback import serve_at
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def cimd_app(base: str) -> Starlette:
+        document = {
+            "client_id": f"{base}/client.json",
+            "client_name": "CIMD client",
+            "redirect_uris": [REDIRECT],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+        }
+
+        async def serve_document(_: object) -> JSONResponse:
+            return JSONResponse(document)
+
+        return Starlette(routes=[Route("/client.json", serve_document)])
+
+    async with serve_at(cimd_app) as cimd_base, stack(allow_loopback_cimd=True) as s:
+        client_id = f"{cimd_base}/client.json"
+        verifier, challenge = pkce()
+        browser = Browser(s.http)
+        page = await browser.get(s.authorize_url(client_id, challenge))
+        assert "CIMD client" in page.text
+        back = await browser.approve(s.authorize_url(client_id, challenge), REDIRECT)
+        assert isinstance(back, dict), back
+        form = {
+            "grant_type": "authorization_code",
+            "code": back["code"],
+            "redirect_uri": REDIRECT,
+            "client_id": client_id,
+            "code_verifier": verifier,
+        }
+        answer = await s.token(form)
+        assert answer.status_code == 200, answer.text
+        assert await s.whoami(answer.json()["access_token"]) == s.idp.user
