@@ -551,8 +551,11 @@ def ext_tasks(session: nox.Session) -> None:
 @nox.session(name="ext-auth")
 def ext_auth(session: nox.Session) -> None:
     """mcpkit-ext-auth alone: its tests with only mcpkit-core, its declared dependencies
-    and its `test` group, against the development authorization server on loopback."""
+    and its `test` group, against the development authorization server on loopback (the
+    OAuth proxy's Redis store against a real `redis-server`, installed here when missing)."""
     sync(session, "mcpkit-ext-auth", "test")
+    programs = ensure_apt(session, {"redis-server": "redis-server"})
+    session.env["MCPKIT_REDIS_SERVER"] = programs["redis-server"]
     pytest(session, "packages/mcpkit-ext-auth/tests", workers=xdist_workers())
 
 
@@ -626,62 +629,12 @@ AUTH_SERVER_SCENARIOS = ("authorization-server-metadata-endpoint", "authorizatio
 
 
 def _run_authorization_suite(argv: list[str], issuer: str, log_path: Path) -> int:
-    """Run the suite's `authorization` command, playing the browser: the authorization
-    URL it prints is fetched (the development server consents at once and answers with a
-    redirect to the suite's callback on 127.0.0.1), and the callback is then fetched,
-    retried for up to 20 s while nothing listens there yet (the suite may print the URL
-    before its callback listener is up). A watchdog kills it after 10 minutes."""
-    import threading
-    import time
-    import urllib.error
-    import urllib.request
-
-    class _Stay(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: object, **kwargs: object) -> None:
-            return None  # the redirect is followed by hand, below
-
-    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}), _Stay())
-    plain = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-    def browse(url: str, log: object) -> None:
-        try:
-            direct.open(url, timeout=30)
-            raise RuntimeError("the authorization URL did not redirect")
-        except urllib.error.HTTPError as answer:
-            callback = answer.headers.get("Location")
-            if answer.code not in (302, 303) or not callback:
-                raise
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with plain.open(callback, timeout=30) as done:
-                    print(f"[nox] delivered the callback: HTTP {done.status}", file=log)
-                    return
-            except urllib.error.URLError as exc:
-                if isinstance(exc, urllib.error.HTTPError) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    watchdog = threading.Timer(600, proc.kill)
-    watchdog.start()
-    try:
-        assert proc.stdout is not None
-        with log_path.open("w") as log:
-            for line in proc.stdout:
-                log.write(line)
-                if line.startswith(issuer + "/authorize?"):
-                    try:
-                        browse(line.strip(), log)
-                    except OSError as exc:  # the run fails, named in its log
-                        log.write(f"[nox] the browser step failed: {exc}\n")
-                        proc.kill()
-        return proc.wait()
-    finally:
-        watchdog.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    """Run the suite's `authorization` command, playing the browser
+    (`harness.run_authorization_suite`): the authorization URL it prints is fetched (the
+    development server consents at once and answers with a redirect to the suite's
+    callback on 127.0.0.1), and the callback is then fetched. A watchdog kills it after
+    10 minutes."""
+    return harness.run_authorization_suite(argv, issuer + "/authorize", log_path)
 
 
 @nox.session(name="conformance-auth-server")
@@ -734,4 +687,4 @@ def conformance_auth_server(session: nox.Session) -> None:
 
 # -- the sessions of later distributions and features, one module each (noxsessions/) ------
 
-from noxsessions import events, protogen, release, scale, seps, skills, ui  # noqa: E402, F401  (they register their sessions)
+from noxsessions import auth_idp, events, protogen, release, scale, seps, skills, ui  # noqa: E402, F401  (they register their sessions)

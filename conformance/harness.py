@@ -317,3 +317,89 @@ def _checks(out_dir: Path) -> list[dict[str, object]]:
     import json
 
     return [c for p in sorted(out_dir.rglob("checks.json")) for c in json.loads(p.read_text())]
+
+
+# -- the suite's `authorization` command: the authorization-server scenarios -------------
+
+
+def follow_one_redirect(url: str) -> str:
+    """The browser of an authorization server that consents at once (the development
+    server): GET ``url`` and return its redirect's ``Location``, unfetched."""
+    import urllib.error
+    import urllib.request
+
+    class _Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None  # the redirect is returned, not followed
+
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}), _Stay())
+    try:
+        direct.open(url, timeout=30)
+    except urllib.error.HTTPError as answer:
+        callback = answer.headers.get("Location")
+        if answer.code in (302, 303) and callback:
+            return str(callback)
+        raise
+    raise RuntimeError("the authorization URL did not redirect")
+
+
+def run_authorization_suite(
+    argv: list[str],
+    authorization_endpoint: str,
+    log_path: Path,
+    browse: Callable[[str], str] = follow_one_redirect,
+    env: dict[str, str] | None = None,
+    timeout_s: float = 600.0,
+) -> int:
+    """Run the suite's ``authorization`` command (``argv``; ``env`` added to this
+    process's environment), playing the browser: each line it prints that starts with
+    ``authorization_endpoint + "?"`` is an authorization URL, handed to ``browse``, which
+    signs in and returns the callback URL the authorization server redirected to
+    (unfetched). That callback is then fetched, retried for up to 20 s while nothing
+    listens there yet (the suite may print the URL before its callback listener is up).
+    A watchdog kills the suite after ``timeout_s``. Returns its exit status; a failed
+    browser step is written to the log (``log_path``) and ends the run."""
+    import threading
+    import urllib.error
+    import urllib.request
+
+    plain = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def deliver(callback: str, log: object) -> None:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with plain.open(callback, timeout=30) as done:
+                    print(f"[harness] delivered the callback: HTTP {done.status}", file=log)
+                    return
+            except urllib.error.URLError as exc:
+                if isinstance(exc, urllib.error.HTTPError) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    watchdog = threading.Timer(timeout_s, proc.kill)
+    watchdog.start()
+    try:
+        assert proc.stdout is not None
+        with log_path.open("w") as log:
+            for line in proc.stdout:
+                log.write(line)
+                if line.startswith(authorization_endpoint + "?"):
+                    try:
+                        deliver(browse(line.strip()), log)
+                    except Exception as exc:  # the run fails, named in its log
+                        log.write(f"[harness] the browser step failed: {exc!r}\n")
+                        proc.kill()
+        return proc.wait()
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -31,8 +31,9 @@ CLI::
     python conformance/toolchain.py run TOOL -- ARGS    # run TOOL with Node 22 first on PATH
 
 TOOL is ``NAME@VERSION`` or, for the default version, ``NAME``; names: ``conformance``,
-``server-everything``, ``ext-tasks`` and ``sdk`` (the TypeScript SDK v1; libraries:
-``argv`` and ``run`` refuse them; ``ensure`` prints their prefixes), ``node``. Example::
+``server-everything``, ``ext-tasks``, ``sdk`` (the TypeScript SDK v1) and ``oidc-provider``
+(the last three are libraries: ``argv`` and ``run`` refuse them; ``ensure`` prints their
+prefixes), ``node``. Example::
 
     python conformance/toolchain.py run conformance@0.2.0-alpha.12 -- server --url URL
 """
@@ -87,6 +88,7 @@ PINNED: Mapping[str, tuple[str, ...]] = {
     "server-everything": ("2026.8.31",),
     "ext-tasks": ("0.2.2",),
     "sdk": ("1.32.2",),
+    "oidc-provider": ("9.13.3",),
 }
 """Tool versions that ``ensure`` installs. Other exact versions may be asked for explicitly."""
 
@@ -95,6 +97,7 @@ DEFAULT_VERSIONS: Mapping[str, str] = {
     "server-everything": "2026.8.31",
     "ext-tasks": "0.2.2",
     "sdk": "1.32.2",
+    "oidc-provider": "9.13.3",
     "node": NODE_VERSION,
 }
 
@@ -104,6 +107,9 @@ NPM_PACKAGES: Mapping[str, str] = {
     "ext-tasks": "@modelcontextprotocol/ext-tasks",
     # The TypeScript SDK v1 (interop/ts_oauth_step_up.mjs); v2's client is ext-tasks' peer.
     "sdk": "@modelcontextprotocol/sdk",
+    # A certified OpenID Provider (panva/node-oidc-provider): the real IdP of the
+    # ext-auth-idp tests (packages/mcpkit-ext-auth/tests_idp/op_server.mjs).
+    "oidc-provider": "oidc-provider",
 }
 
 PEERS: Mapping[str, tuple[str, ...]] = {
@@ -112,7 +118,7 @@ PEERS: Mapping[str, tuple[str, ...]] = {
 }
 """Exact ``package@version`` peers installed in a tool's prefix beside it."""
 
-LIBRARIES = frozenset({"ext-tasks", "sdk"})
+LIBRARIES = frozenset({"ext-tasks", "sdk", "oidc-provider"})
 """Tools that are libraries (no CLI): imported by scripts, never run."""
 
 CACHE_ENV = "MCPKIT_TOOLCHAIN_CACHE"

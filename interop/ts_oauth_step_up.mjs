@@ -15,38 +15,12 @@
 //   SDK: "v1" or "v2"; PREFIX: the npm prefix holding that SDK (conformance/toolchain.py)
 //   SCENARIOS_JSON: a list of {"grantTypes": [...]} (the registered grant types)
 // Exit status 0 whenever the summary was printed; a crash exits 1 with the error on stderr.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { loadClient } from "../conformance/ts_sdk.mjs";
 
 const [sdk, prefix, url, readTool, writeTool, scenariosJson] = process.argv.slice(2);
 const REDIRECT = "http://127.0.0.1/callback"; // loopback: the server matches any port
 const MAX_LOGINS = 3; // per operation: a login, a step-up, one more to show a loop
-
-/** Import a package's ESM entry point from PREFIX through its exports map. */
-async function importFrom(name, subpath = ".") {
-  const dir = join(prefix, "node_modules", ...name.split("/"));
-  const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-  const exported = manifest.exports[subpath] ?? manifest.exports["./*"];
-  const entry = exported.import;
-  let file = typeof entry === "string" ? entry : entry.default;
-  if (file.includes("*")) file = file.replace("*", subpath.slice(2));
-  return import(pathToFileURL(join(dir, file)).href);
-}
-
-let Client, StreamableHTTPClientTransport, UnauthorizedError;
-if (sdk === "v1") {
-  const v1 = "@modelcontextprotocol/sdk";
-  ({ Client } = await importFrom(v1, "./client"));
-  ({ StreamableHTTPClientTransport } = await importFrom(v1, "./client/streamableHttp.js"));
-  ({ UnauthorizedError } = await importFrom(v1, "./client/auth.js"));
-} else if (sdk === "v2") {
-  ({ Client, StreamableHTTPClientTransport, UnauthorizedError } = await importFrom(
-    "@modelcontextprotocol/client",
-  ));
-} else {
-  throw new Error(`SDK must be v1 or v2, not ${sdk}`);
-}
+const { Client, StreamableHTTPClientTransport, UnauthorizedError } = await loadClient(sdk, prefix);
 
 /** The provider as the SDK's examples write it, keeping everything in memory. */
 function inMemoryProvider(grantTypes) {

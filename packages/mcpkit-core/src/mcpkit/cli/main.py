@@ -242,6 +242,8 @@ def build_parser(plugins: list[LoadedPlugin] | None = None) -> argparse.Argument
         help="restart when a .py file changes (needs the mcpkit-core[reload] extra)",
     )
     _add_serve_options(run, "stdio")
+    for plugin in plugins:  # plugins rule 8
+        plugin.call("add_server_options", run)
     demo = sub.add_parser("demo", help="serve the bundled demo server")
     _add_serve_options(demo, "http")
     from mcpkit.cli.inspect import add_client_commands
@@ -289,13 +291,16 @@ def _main(argv: list[str] | None) -> None:
             sys.exit(2)
         sys.exit(status or 0)
     if args.command in ("run", "demo"):
-        sys.exit(_run_or_demo(args, sys.argv[1:] if argv is None else argv))
+        sys.exit(_run_or_demo(args, sys.argv[1:] if argv is None else argv, plugins))
     from mcpkit.cli.inspect import run_client_command
 
     sys.exit(run_client_command(args, plugins))
 
 
-def _run_or_demo(args: argparse.Namespace, argv: list[str]) -> int:
+def _run_or_demo(
+    args: argparse.Namespace, argv: list[str], plugins: list[LoadedPlugin] | None = None
+) -> int:
+    from mcpkit.cli.plugins import configure_server
     from mcpkit.cli.run import UserCodeError, load_server, reload
     from mcpkit.server.logs import configure_logging
     from mcpkit.server.replication import ReplicaModeError
@@ -313,9 +318,12 @@ def _run_or_demo(args: argparse.Namespace, argv: list[str]) -> int:
             # imported goes to stderr, like what it prints while serving (P1).
             with contextlib.redirect_stdout(sys.stderr):
                 server = load_server(args.target)
+            configure_server(plugins or [], args, server)
             _serve(server, args)
         else:
-            _serve(load_server(args.target), args)
+            server = load_server(args.target)
+            configure_server(plugins or [], args, server)
+            _serve(server, args)
     except ReplicaModeError as exc:  # rule 9: its shell fix, not its Python one
         from mcpkit.cli.errors import cli_message
 

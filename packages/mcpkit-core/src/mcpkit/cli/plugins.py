@@ -35,6 +35,12 @@ Rules:
    (``--auth`` for an HTTP 401), or returns None; ``mcpkit`` shows the first answer
    after the error's problem, in place of the library's Python advice
    (:mod:`mcpkit.cli.errors`).
+8. ``add_server_options(parser)`` adds options to ``mcpkit run``; ``configure_server(args,
+   server)`` applies them to the loaded :class:`~mcpkit.server.Server` before its start-up
+   checks and before it serves (an auth plugin protects it). Unlike the client hooks it
+   fails closed: any exception from it stops the command (status 2, one line naming the
+   plugin), since serving without what the options asked for (say, unprotected) is
+   worse than not serving.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ __all__ = [
     "ClientConfig",
     "LazyCommand",
     "LoadedPlugin",
+    "configure_server",
     "load_plugins",
 ]
 
@@ -166,6 +173,8 @@ class CliPlugin:
     add_client_options: Callable[[argparse.ArgumentParser], None] | None = None
     configure_client: Callable[[argparse.Namespace, ClientConfig], None] | None = None
     explain_error: Callable[[BaseException, argparse.Namespace], str | None] | None = None
+    add_server_options: Callable[[argparse.ArgumentParser], None] | None = None
+    configure_server: Callable[[argparse.Namespace, Any], None] | None = None
 
 
 @dataclass
@@ -227,6 +236,22 @@ class LoadedPlugin:
             warn(f"plugin {self.label} failed in {hook}: {type(exc).__name__}: {exc}")
             return False
         return True
+
+
+def configure_server(
+    plugins: Iterable[LoadedPlugin], args: argparse.Namespace, server: Any
+) -> None:
+    """Rule 8: every plugin's ``configure_server``; any fault is a :class:`CliError`."""
+    for loaded in plugins:
+        fn = loaded.plugin.configure_server
+        if fn is None or loaded.broken:
+            continue
+        try:
+            fn(args, server)
+        except CliError:
+            raise
+        except Exception as exc:
+            raise CliError(f"plugin {loaded.label}: {type(exc).__name__}: {exc}") from None
 
 
 def warn(message: str) -> None:

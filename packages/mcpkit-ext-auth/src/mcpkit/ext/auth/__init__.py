@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         JwtBearer,
         WorkloadIdentity,
     )
+    from mcpkit.ext.auth.oauthproxy import OAuthProxy, OIDCProvider
     from mcpkit.ext.auth.server import (
         Auth,
         AuthSettings,
@@ -73,6 +74,9 @@ _WHERE: dict[str, str] = {
     "JwtBearer": _GRANTS,
     "WorkloadIdentity": _GRANTS,
     "DPoPKey": "mcpkit.ext.auth.client.dpop",
+    # the OAuth proxy in front of an identity provider (issue 30)
+    "OAuthProxy": "mcpkit.ext.auth.oauthproxy",
+    "OIDCProvider": "mcpkit.ext.auth.oauthproxy",
 }
 
 __all__ = [
@@ -91,6 +95,8 @@ __all__ = [
     "MemoryTokenStorage",
     "OAuthError",
     "OAuthProvider",
+    "OAuthProxy",
+    "OIDCProvider",
     "Principal",
     "TokenSet",
     "WorkloadIdentity",

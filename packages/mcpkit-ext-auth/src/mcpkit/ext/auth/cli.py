@@ -35,6 +35,9 @@ Rules:
    ``explain_error`` hook): without credentials, ``--auth`` or ``--token``; a refused
    ``--token`` or ``--auth`` token, how to get another; a challenge naming scopes,
    ``--auth --scope S`` for each.
+8. ``mcpkit run app.py --auth-provider NAME ...`` (or ``--auth-config FILE``) serves the
+   server behind the OAuth proxy (:mod:`mcpkit.ext.auth.oauthproxy.cli`: flags, file,
+   checks); a misconfiguration stops ``mcpkit run`` before it serves.
 """
 
 from __future__ import annotations
@@ -198,6 +201,20 @@ def explain_error(exc: BaseException, args: argparse.Namespace) -> str | None:
     return "sign in with --auth (OAuth in the browser), or send a bearer token with --token TOKEN"
 
 
+def add_server_options(parser: argparse.ArgumentParser) -> None:
+    """Rule 8: the OAuth proxy's ``mcpkit run`` flags (:mod:`.oauthproxy.cli`)."""
+    from mcpkit.ext.auth.oauthproxy.cli import add_server_options as add
+
+    add(parser)
+
+
+def configure_server(args: argparse.Namespace, server: Any) -> None:
+    """Rule 8: protect ``server`` behind the OAuth proxy when the flags ask for it."""
+    from mcpkit.ext.auth.oauthproxy.cli import configure_server as configure
+
+    configure(args, server)
+
+
 plugin = CliPlugin(
     commands=(
         LazyCommand(
@@ -209,5 +226,7 @@ plugin = CliPlugin(
     add_client_options=add_client_options,
     configure_client=configure_client,
     explain_error=explain_error,
+    add_server_options=add_server_options,
+    configure_server=configure_server,
 )
 """The ``mcpkit.cli`` entry point of mcpkit-ext-auth (``auth = "mcpkit.ext.auth.cli:plugin"``)."""

@@ -20,12 +20,18 @@ Rules:
 6. Every route answers CORS requests from any origin, without credentials (browser-based
    clients such as an inspector page call metadata, JWKS, token and registration
    directly); ``DPoP-Nonce`` and ``WWW-Authenticate`` are exposed to scripts.
+7. :func:`build_routes` takes the parts a server built on this one replaces (the OAuth
+   proxy, :mod:`mcpkit.ext.auth.oauthproxy`): its own ``authorize`` endpoint, and a
+   :class:`Persistence` whose ``load`` runs before Authlib on the token, introspection
+   and revocation endpoints (it may refuse the request) and whose ``save`` runs after
+   every endpoint that changed state (token, registration).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import httpx2
 from authlib.oauth2.rfc6749 import OAuth2Error
@@ -47,12 +53,20 @@ from mcpkit.ext.auth.devserver.glue import (
     read_body,
     to_starlette,
 )
-from mcpkit.ext.auth.devserver.metadata import DPOP_ALGS, metadata
+from mcpkit.ext.auth.devserver.metadata import DPOP_ALGS
 from mcpkit.ext.auth.devserver.oauth import DevAuthorizationServer
 from mcpkit.ext.auth.devserver.state import DevState
 from mcpkit.ext.auth.devserver.trust import JWT_BEARER
 
-__all__ = ["Served", "build_app"]
+__all__ = [
+    "Persistence",
+    "Served",
+    "build_app",
+    "build_routes",
+    "form_request",
+    "resolve_cimd_client",
+    "with_cors",
+]
 
 
 class Served(DevState, Protocol):
@@ -63,7 +77,57 @@ class Served(DevState, Protocol):
     def oauth(self) -> DevAuthorizationServer: ...
 
 
-def _form_request(
+class Persistence(Protocol):
+    """Rule 7: what a server that keeps its state elsewhere does around Authlib."""
+
+    async def load(self, request: FormRequest) -> Response | None:
+        """Bring what ``request`` names into the in-process stores; a response refuses it."""
+        ...
+
+    async def save(self) -> None:
+        """Write what Authlib just stored back where the state is kept."""
+        ...
+
+
+class _InProcess:
+    """The development server's own state lives in its in-process stores."""
+
+    async def load(self, request: FormRequest) -> Response | None:
+        del request
+        return None
+
+    async def save(self) -> None:
+        return None
+
+
+def with_cors(app: Any) -> Any:
+    """Rule 6: ``app`` answering CORS requests from any origin, without credentials."""
+    return CORSMiddleware(
+        app,
+        allow_origins=["*"],
+        allow_methods=["GET", "POST"],
+        allow_headers=["*"],
+        expose_headers=["DPoP-Nonce", "WWW-Authenticate"],
+    )
+
+
+async def resolve_cimd_client(server: DevState, client_id: str | None) -> Response | None:
+    """Rule 4: fetch an unknown CIMD client id; an error response when refused."""
+    allow_http = server.allow_loopback_cimd
+    if not client_id or server.clients.get(client_id) is not None:
+        return None
+    if not is_cimd_client_id(client_id, allow_loopback_http=allow_http):
+        return None
+    try:
+        async with httpx2.AsyncClient() as http:
+            client = await fetch_client_metadata(client_id, limits=server.limits, http=http)
+    except CimdError as error:
+        return error_response(400, "invalid_client", str(error))
+    server.clients.add_dynamic(client, ttl_s=server.limits.cimd_ttl_s)
+    return None
+
+
+def form_request(
     method: str, endpoint: str, request: Request, items: list[tuple[str, str]]
 ) -> FormRequest | Response:
     """Rule 5: Authlib's request for ``endpoint`` (the issuer's URL, not the Host header),
@@ -76,10 +140,22 @@ def _form_request(
 
 def build_app(server: Served) -> Starlette:
     """Every route of ``server`` on one Starlette app (mounted at the origin's root)."""
+    cors = Middleware(with_cors)
+    return Starlette(routes=build_routes(server), middleware=[cors])
+
+
+def build_routes(
+    server: Served,
+    *,
+    authorize: Callable[[Request], Awaitable[Response]] | None = None,
+    persistence: Persistence | None = None,
+) -> list[Route]:
+    """Every route of ``server`` (rules 1-5, 7), without the CORS layer (:func:`with_cors`)."""
     path = server.issuer_path
+    persist = persistence or _InProcess()
 
     async def get_metadata(_: Request) -> Response:
-        return JSONResponse(metadata(server))
+        return JSONResponse(server.oauth.metadata())
 
     async def get_jwks(_: Request) -> Response:
         return JSONResponse(server.jwks())
@@ -88,21 +164,9 @@ def build_app(server: Served) -> Starlette:
     max_body = server.limits.max_request_body_bytes
 
     async def resolve_client(client_id: str | None) -> Response | None:
-        """Rule 4: fetch an unknown CIMD client id; an error response when refused."""
-        allow_http = server.allow_loopback_cimd
-        if not client_id or server.clients.get(client_id) is not None:
-            return None
-        if not is_cimd_client_id(client_id, allow_loopback_http=allow_http):
-            return None
-        try:
-            async with httpx2.AsyncClient() as http:
-                client = await fetch_client_metadata(client_id, limits=server.limits, http=http)
-        except CimdError as error:
-            return error_response(400, "invalid_client", str(error))
-        server.clients.add_dynamic(client, ttl_s=server.limits.cimd_ttl_s)
-        return None
+        return await resolve_cimd_client(server, client_id)
 
-    async def authorize(request: Request) -> Response:
+    async def authorize_at_once(request: Request) -> Response:
         if request.method == "POST":
             try:
                 items = FormRequest.parse_form(await read_body(request, max_body))
@@ -110,7 +174,7 @@ def build_app(server: Served) -> Starlette:
                 return error_response(413, "invalid_request", "request body too large")
         else:
             items = list(request.query_params.multi_items())
-        oauth_request = _form_request(request.method, server.authorization_endpoint, request, items)
+        oauth_request = form_request(request.method, server.authorization_endpoint, request, items)
         if isinstance(oauth_request, Response):
             return oauth_request
         refused = await resolve_client(oauth_request.params.client_id)
@@ -129,23 +193,27 @@ def build_app(server: Served) -> Starlette:
             items = FormRequest.parse_form(await read_body(request, max_body))
         except BodyTooLarge:
             return error_response(413, "invalid_request", "request body too large")
-        oauth_request = _form_request("POST", endpoint, request, items)
+        oauth_request = form_request("POST", endpoint, request, items)
         if isinstance(oauth_request, Response):
             return oauth_request
         refused = await resolve_client(oauth_request.params.client_id)
-        return refused or oauth_request
+        return refused or await persist.load(oauth_request) or oauth_request
 
     async def introspect(request: Request) -> Response:
         oauth_request = await posted_form(request, server.introspection_endpoint)
         if isinstance(oauth_request, Response):
             return oauth_request
-        return to_starlette(server.oauth.endpoint("introspection", oauth_request))
+        response = to_starlette(server.oauth.endpoint("introspection", oauth_request))
+        await persist.save()
+        return response
 
     async def revoke(request: Request) -> Response:
         oauth_request = await posted_form(request, server.revocation_endpoint)
         if isinstance(oauth_request, Response):
             return oauth_request
-        return to_starlette(server.oauth.endpoint("revocation", oauth_request))
+        response = to_starlette(server.oauth.endpoint("revocation", oauth_request))
+        await persist.save()
+        return response
 
     async def token(request: Request) -> Response:
         oauth_request = await posted_form(request, server.token_endpoint)
@@ -169,6 +237,7 @@ def build_app(server: Served) -> Starlette:
             except DpopError as error:
                 return error_response(400, "invalid_dpop_proof", str(error))
         response = to_starlette(server.oauth.token(oauth_request))
+        await persist.save()
         if dpop.nonces:
             response.headers["DPoP-Nonce"] = dpop.nonce()
         return response
@@ -188,13 +257,15 @@ def build_app(server: Served) -> Starlette:
                 400, "invalid_client_metadata", "registration needs a JSON object body"
             )
         json_request = JsonBodyRequest("POST", str(request.url), request.headers, data)
-        return to_starlette(server.oauth.register(json_request))
+        response = to_starlette(server.oauth.register(json_request))
+        await persist.save()
+        return response
 
     routes = [
         Route(f"/.well-known/oauth-authorization-server{path}", get_metadata, methods=["GET"]),
         Route(f"/.well-known/openid-configuration{path}", get_metadata, methods=["GET"]),
         Route(f"{path}/jwks", get_jwks, methods=["GET"]),
-        Route(f"{path}/authorize", authorize, methods=["GET", "POST"]),
+        Route(f"{path}/authorize", authorize or authorize_at_once, methods=["GET", "POST"]),
         Route(f"{path}/token", token, methods=["POST"]),
         Route(f"{path}/register", register, methods=["POST"]),
         Route(f"{path}/introspect", introspect, methods=["POST"]),
@@ -202,11 +273,4 @@ def build_app(server: Served) -> Starlette:
     ]
     if path:
         routes.append(Route(f"{path}/.well-known/openid-configuration", get_metadata))
-    cors = Middleware(
-        CORSMiddleware,
-        allow_origins=["*"],
-        allow_methods=["GET", "POST"],
-        allow_headers=["*"],
-        expose_headers=["DPoP-Nonce", "WWW-Authenticate"],
-    )
-    return Starlette(routes=routes, middleware=[cors])
+    return routes

@@ -23,9 +23,12 @@ DPOP_ALGS = ["ES256", "ES384", "RS256", "PS256", "Ed25519"]
 """DPoP proof algorithms the token endpoint verifies (rule 1)."""
 
 
-def metadata(server: DevState) -> JSON:
-    """Rules 1-2: the RFC 8414 authorization server metadata document."""
-    grant_types = ["authorization_code", "refresh_token", "client_credentials"]
+def metadata(server: DevState, *, client_credentials: bool = True) -> JSON:
+    """Rules 1-2: the RFC 8414 authorization server metadata document (without the
+    ``client_credentials`` grant when the server leaves it out)."""
+    grant_types = ["authorization_code", "refresh_token"]
+    if client_credentials:
+        grant_types.append("client_credentials")
     if server.trusted.issuers:
         grant_types.append(JWT_BEARER)
     doc: JSON = {

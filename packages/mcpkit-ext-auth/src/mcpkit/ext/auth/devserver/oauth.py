@@ -8,7 +8,9 @@ Rules:
    section 4.1.2.1); later ones redirect to the client with ``error`` and ``state``.
 3. Every authorization response that redirects, success or error, carries ``iss``
    (RFC 9207 section 2), through Authlib's ``IssuerParameter`` extension.
-4. Dynamic client registration (RFC 7591) is open (no initial access token); the
+4. ``client_credentials=False`` leaves that grant out (a server whose tokens must name a
+   user, such as the OAuth proxy).
+5. Dynamic client registration (RFC 7591) is open (no initial access token); the
    registered metadata is echoed; a client registered with ``none`` or ``private_key_jwt``
    gets no secret. A client asking for ``authorization_code`` must register
    ``redirect_uris``. ``application_type`` (``native``/``web``) is validated and echoed.
@@ -57,7 +59,7 @@ class _Issuer(IssuerParameter):
 
 
 class _ApplicationType(BaseClaims):
-    """Rule 4: ``application_type`` (``native`` or ``web``; MCP 2026-07-28 asks clients to
+    """Rule 5: ``application_type`` (``native`` or ``web``; MCP 2026-07-28 asks clients to
     send it, SEP-837) is kept and echoed; RFC 7591's claims would drop it."""
 
     REGISTERED_CLAIMS = ["application_type"]  # noqa: RUF012 - Authlib's class attribute
@@ -81,7 +83,7 @@ class _RegistrationBase(Protocol):
 
 
 class _Registration(ClientRegistrationEndpoint):
-    """Rule 4."""
+    """Rule 5."""
 
     def __init__(self, server: DevAuthorizationServer) -> None:
         claims = [ClientMetadataClaims, _ApplicationType]
@@ -89,13 +91,13 @@ class _Registration(ClientRegistrationEndpoint):
         self.dev = server.dev
 
     def authenticate_token(self, request: Any) -> bool:
-        return True  # open registration (rule 4)
+        return True  # open registration (rule 5)
 
     def resolve_public_key(self, request: Any) -> None:
         return None
 
     def get_server_metadata(self) -> dict[str, Any]:
-        return metadata(self.dev)
+        return cast(DevAuthorizationServer, self.server).metadata()
 
     def generate_client_secret(self, request: Any) -> str | None:  # pyright: ignore[reportIncompatibleMethodOverride] - None: no secret for a public client; Authlib 1.9 accepts it, typeshed's stub says str
         method = request.payload.data.get("token_endpoint_auth_method", "client_secret_basic")
@@ -128,15 +130,17 @@ class DevAuthorizationServer(AuthorizationServer):
     """Authlib's server with the three framework hooks (see :mod:`.glue`) and the grants
     of :mod:`.grants` registered."""
 
-    def __init__(self, dev: DevState) -> None:
+    def __init__(self, dev: DevState, *, client_credentials: bool = True) -> None:
         super().__init__(scopes_supported=dev.scopes_supported)
         self.dev = dev
+        self.client_credentials = client_credentials
         # Authlib 1.9 ships no type information and typeshed's stubs describe an older
         # Authlib: its methods are called through this untyped view of ``self``.
         self._authlib: Any = self
         self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])
         self.register_grant(RefreshTokenGrant)
-        self.register_grant(ClientCredentialsGrant)
+        if client_credentials:
+            self.register_grant(ClientCredentialsGrant)
         if dev.trusted.issuers:
             self.register_grant(WorkloadGrant)
         self._authlib.register_client_auth_method("private_key_jwt", PrivateKeyJwt(dev))
@@ -170,21 +174,45 @@ class DevAuthorizationServer(AuthorizationServer):
 
     # -- entry points used by the routes ----------------------------------------------------
 
+    def metadata(self) -> dict[str, Any]:
+        """The RFC 8414 document (:mod:`.metadata`) of the grants registered here."""
+        return metadata(self.dev, client_credentials=self.client_credentials)
+
     def authorize(self, request: FormRequest) -> Reply:
         """Rules 1-3."""
+        grant = self.consent_grant(request)
+        if isinstance(grant, Reply):
+            return grant
+        return self.respond(request, grant, self.dev.subject)
+
+    def consent_grant(self, request: FormRequest) -> Any:
+        """Rules 2-3: the validated grant of an authorization request (what a consent
+        page shows), else the error :class:`Reply`."""
         authlib = self._authlib
         try:
             grant = authlib.get_authorization_grant(request)
             grant.validate_no_multiple_request_parameter(request)
+            grant.validate_consent_request()
         except OAuth2Error as error:
             if isinstance(error, UnsupportedResponseTypeError) or error.redirect_uri:
                 error.state = request.params.state
-            reply: Reply = authlib.handle_error_response(request, error)
-            if reply.location:
-                self._issuer_parameter.add_issuer_parameter(self, reply)
-            return reply
-        user = DevUser(self.dev.subject)
-        return authlib.create_authorization_response(request=request, grant_user=user, grant=grant)
+            return self.error_reply(request, error)
+        return grant
+
+    def error_reply(self, request: FormRequest, error: OAuth2Error) -> Reply:
+        """Rules 2-3: ``error`` as Authlib answers it, with ``iss`` when redirected."""
+        reply: Reply = self._authlib.handle_error_response(request, error)
+        if reply.location:
+            self._issuer_parameter.add_issuer_parameter(self, reply)
+        return reply
+
+    def respond(self, request: FormRequest, grant: Any, subject: str | None) -> Reply:
+        """Rule 3: the redirect with a code for ``subject``, or ``access_denied`` when
+        ``None`` (the user refused)."""
+        user = DevUser(subject) if subject is not None else None
+        return self._authlib.create_authorization_response(
+            request=request, grant_user=user, grant=grant
+        )
 
     def token(self, request: FormRequest) -> Reply:
         return self._authlib.create_token_response(request)
@@ -194,7 +222,7 @@ class DevAuthorizationServer(AuthorizationServer):
         return self._authlib.create_endpoint_response(name, request)
 
     def register(self, request: JsonBodyRequest) -> Reply:
-        """Rule 4: drop the ``None`` secret fields of a public client's answer."""
+        """Rule 5: drop the ``None`` secret fields of a public client's answer."""
         reply: Reply = self._authlib.create_endpoint_response("client_registration", request)
         answer: dict[str, Any] | None = reply.body if reply.status == 201 else None
         if answer is not None:

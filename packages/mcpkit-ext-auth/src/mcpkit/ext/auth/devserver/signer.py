@@ -2,8 +2,9 @@
 
 Rules:
 1. The signing key is generated when the server is built (``ES256``: EC P-256, default;
-   ``RS256``: RSA 2048) with joserfc, and never leaves the process; the JWKS publishes
-   only its public members, with ``kid``, ``alg`` and ``use: "sig"``.
+   ``RS256``: RSA 2048) with joserfc, or given (``key=``, a private JWK or PEM, so that
+   several replicas sign with one key), and never leaves the process; the JWKS
+   publishes only its public members, with ``kid``, ``alg`` and ``use: "sig"``.
 2. Every access token, whether the token endpoint or a test's direct call mints it, goes
    through :meth:`TokenSigner.access_token`: RFC 9068 profile, header ``typ: at+jwt`` and
    ``kid``; claims ``iss``, ``sub``, ``aud``, ``client_id``, ``scope`` (space-separated,
@@ -15,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Iterable, Mapping
@@ -33,10 +35,12 @@ class TokenSigner:
     """Rule 1: holds the private key; :meth:`access_token` signs (rule 2), :meth:`jwks`
     returns ``{"keys": [public JWK]}``."""
 
-    def __init__(self, alg: SigningAlg = "ES256") -> None:
+    def __init__(self, alg: SigningAlg = "ES256", *, key: str | bytes | None = None) -> None:
         self.alg: SigningAlg = alg
         params: KeyParameters = {"alg": alg, "use": "sig"}
-        if alg == "ES256":
+        if key is not None:
+            self._key = _import_key(key, alg, params)
+        elif alg == "ES256":
             self._key: ECKey | RSAKey = ECKey.generate_key(
                 "P-256", parameters=params, auto_kid=True
             )
@@ -99,3 +103,22 @@ class TokenSigner:
         if decoded.header.get("typ") != "at+jwt":
             return None
         return dict(decoded.claims)
+
+
+def _import_key(key: str | bytes, alg: SigningAlg, params: KeyParameters) -> ECKey | RSAKey:
+    """Rule 1: a given private key (PEM, or a JWK as JSON text) for ``alg``; ``ValueError``
+    when it is not a private key of that type."""
+    kind = ECKey if alg == "ES256" else RSAKey
+    text = key.decode() if isinstance(key, bytes) else key
+    try:
+        if text.lstrip().startswith("{"):
+            imported = kind.import_key(json.loads(text), parameters=params)
+        else:
+            imported = kind.import_key(text, parameters=params)
+    except (JoseError, ValueError, TypeError) as error:
+        raise ValueError(f"the signing key is not a private {alg} key: {error}") from None
+    if not imported.is_private:
+        raise ValueError(f"the signing key is not a private {alg} key (public only)")
+    if imported.kid is None:
+        imported.ensure_kid()
+    return imported
