@@ -33,6 +33,10 @@ import jwt
 import pytest
 from cli_helpers import browser_env, cli_env, follow_in_thread, serve
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oauthproxy"))
+from fake_idp import CLIENT_SECRET, FakeIdP
+from proxy_helpers import Stack as ProxyStack
+
 from mcpkit.client import Client, MemoryTransport
 from mcpkit.client.errors import HTTPAuthError
 from mcpkit.core.jsonrpc import INVALID_REQUEST, JSONRPCError
@@ -311,6 +315,51 @@ async def check_production_idp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert "not-a-jwt" not in bad.text
 
 
+IDP_ADDR, PROXY_ADDR = "https://login.example.com", "https://mcp.example.com"
+
+
+async def check_idp_oidc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example against a local provider signing real id_tokens (the same block runs
+    against the real OpenID Provider in ``tests_idp/test_idp_docs.py``)."""
+    monkeypatch.setenv("MCP_PROXY_CLIENT_SECRET", CLIENT_SECRET)
+    idp = FakeIdP()
+    async with serve(idp.app) as idp_base:
+        defined: dict[str, Any] = {}
+
+        def make_app(base: str) -> Any:
+            code = block("idp-oidc").replace(IDP_ADDR, idp_base).replace(PROXY_ADDR, base)
+            defined.update(run("idp-oidc", code))
+            return defined["server"].http_app()
+
+        async with serve(make_app) as base, httpx2.AsyncClient(timeout=10) as http:
+            proxy = defined["proxy"]
+            s = ProxyStack(proxy, idp, base, f"{base}/mcp", http, [])
+            _, tokens = await s.login()
+            assert await s.whoami(tokens["access_token"]) == idp.user
+            async with Client(s.mcp_url, auth=BearerToken(tokens["access_token"])) as client:
+                email = await client.call_tool("my_email", {})
+            assert email.content[0].text == f"{idp.user}@example.com"  # type: ignore[union-attr]
+            assert idp.access  # the upstream token was used server-side, never sent out
+            assert not any(t in str(tokens) for t in idp.access)
+
+
+async def check_idp_redis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from joserfc.jwk import ECKey
+
+    from mcpkit.ext.auth.oauthproxy import RedisProxyStore
+
+    key = ECKey.generate_key("P-256")
+    (tmp_path / "proxy-signing-key.pem").write_bytes(key.as_pem(private=True))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GOOGLE_SECRET", "g-secret")
+    monkeypatch.setenv("MCP_PROXY_SECRET", "ab" * 32)
+    proxy = run("idp-redis", block("idp-redis"))["proxy"]  # Redis is reached lazily
+    assert isinstance(proxy.vault.store, RedisProxyStore)
+    published = proxy.jwks()["keys"][0]
+    assert (published["x"], published["y"]) == (key.as_dict()["x"], key.as_dict()["y"])
+    assert proxy.upstream.issuer == "https://accounts.google.com"
+
+
 async def check_dpop_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with stack("dpop-server") as s, httpx2.AsyncClient(timeout=10) as http:
         base = s.url.removesuffix("/mcp")
@@ -547,6 +596,8 @@ CHECKS: dict[str, Check] = {
     "dev-server-in-process": check_dev_server_in_process,
     "dev-server-step-up": check_dev_server_step_up,
     "production-idp": check_production_idp,
+    "idp-oidc": check_idp_oidc,
+    "idp-redis": check_idp_redis,
     "dpop-server": check_dpop_server,
     "rs-scopes": check_rs_scopes,
     "rs-scopes-decorator": check_rs_scopes_decorator,

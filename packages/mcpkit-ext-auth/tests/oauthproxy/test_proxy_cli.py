@@ -4,12 +4,16 @@ stops start-up with one line naming the flag."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import httpx2
 import pytest
 from fake_idp import CLIENT_ID, CLIENT_SECRET, FakeIdP
 from loopback import serve_at
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
+from docs_blocks import block
 
 from mcpkit.cli.main import build_parser
 from mcpkit.cli.plugins import CliError, configure_server, load_plugins
@@ -155,3 +159,21 @@ def test_a_plugin_fault_in_configure_server_fails_closed() -> None:
     args = build_parser([]).parse_args(["run", "app.py"])
     with pytest.raises(CliError, match="plugin 'x' \\(x-dist\\): RuntimeError: boom"):
         configure_server([plugin], args, Server("cli"))
+
+
+async def test_the_documented_config_file_configures_keycloak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEYCLOAK_SECRET", "kc-secret")
+    conf = tmp_path / "proxy.toml"
+    conf.write_text(block("docs/extensions/auth.md", "idp-proxy-toml"))
+    server = configure(["--auth-config", str(conf)])
+    app = server.http_app("/mcp")
+    # lifespan off: the start-up discovery would go to sso.example.com
+    async with serve_at(lambda _b: app, lifespan="off") as base, httpx2.AsyncClient() as http:
+        meta = (await http.get(base + "/.well-known/oauth-authorization-server")).json()
+        prm = (await http.get(base + "/.well-known/oauth-protected-resource/mcp")).json()
+    assert meta["issuer"] == "https://mcp.example.com"
+    assert meta["scopes_supported"] == ["notes:read", "notes:write"]
+    assert prm["resource"] == "https://mcp.example.com/mcp"
+    assert prm["authorization_servers"] == ["https://mcp.example.com"]
