@@ -263,6 +263,12 @@ def parse_forms(page: str) -> list[Form]:
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
+def same_endpoint(url: str, endpoint: str) -> bool:
+    """Whether ``url`` is ``endpoint`` (scheme, host, port and path; any query)."""
+    a, b = urlsplit(url), urlsplit(endpoint)
+    return (a.scheme, a.hostname, a.port, a.path) == (b.scheme, b.hostname, b.port, b.path)
+
+
 class LoopbackSecureCookies(http.cookiejar.DefaultCookiePolicy):
     """A browser's cookie rule for loopback: ``Secure`` cookies are sent to
     ``http://127.0.0.1`` and ``http://localhost`` too, which browsers count as secure
@@ -301,7 +307,7 @@ class HeadlessBrowser:
     http: httpx2.AsyncClient | None = None
 
     async def authorize(self, url: str, callback: str) -> str:
-        """Follow ``url`` to the first redirect whose target starts with ``callback``;
+        """Follow ``url`` to the first redirect whose target is the endpoint ``callback``;
         return that target (the client's callback URL with ``code``/``state``/``iss`` or
         ``error``), never fetched. Raises :class:`LoginFailed`."""
         if self.http is None:
@@ -313,7 +319,7 @@ class HeadlessBrowser:
             status, headers, page = await self._fetch(method, url, data)
             if status in (301, 302, 303, 307, 308):
                 target = urljoin(url, headers.get("location", ""))
-                if target.startswith(callback):
+                if same_endpoint(target, callback):
                     return target
                 if status in (301, 302, 303):
                     method, data = "GET", None
@@ -324,7 +330,7 @@ class HeadlessBrowser:
             self.pages.append(url)
             form = self._form(page, status)
             target = urljoin(url, form.action or url)
-            if target.startswith(callback):  # response_mode=form_post: the callback itself
+            if same_endpoint(target, callback):  # response_mode=form_post: the callback itself
                 return target
             method = "POST" if form.method == "post" else "GET"
             data = self._fill(form)
