@@ -173,3 +173,58 @@ async def test_upstream_that_hangs_is_temporarily_unavailable() -> None:
         back = await Browser(s.http).approve(s.authorize_url(client_id, pkce()[1]), REDIRECT)
         assert isinstance(back, dict), back
         assert back["error"] == "temporarily_unavailable"
+
+
+async def test_an_oversized_authorization_request_is_refused_before_anything() -> None:
+    async with stack() as s:
+        client_id = await s.register()
+        url = s.authorize_url(client_id, pkce()[1], scope="x" * 9000)
+        page = await Browser(s.http).get(url)
+        assert page.status_code == 400
+        assert "set-cookie" not in page.headers
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"base_url": "http://mcp.example.com"}, "must be https"),
+        ({"base_url": "https://mcp.example.com?x=1"}, "no query"),
+        ({"pending_ttl_s": 0}, "must be positive"),
+        ({"secret_key": b"short"}, "at least 32 bytes"),
+    ],
+)
+def test_proxy_misconfiguration_fails_at_construction(
+    options: dict[str, Any], message: str
+) -> None:
+    from mcpkit.ext.auth.oauthproxy import OAuthProxy, OIDCProvider
+
+    upstream = OIDCProvider("https://idp.example.com", client_id="c", client_secret="s")
+    kwargs: dict[str, Any] = {
+        "base_url": "https://mcp.example.com",
+        "resource": "https://mcp.example.com/mcp",
+    }
+    with pytest.raises(ValueError, match=message):
+        OAuthProxy(upstream, **{**kwargs, **options})
+
+
+@pytest.mark.parametrize(
+    "issuer", ["http://idp.example.com", "idp.example.com", "ftp://idp.example.com"]
+)
+def test_a_plain_http_upstream_off_loopback_is_refused(issuer: str) -> None:
+    from mcpkit.ext.auth.oauthproxy import OIDCProvider
+
+    with pytest.raises(ValueError, match="https"):
+        OIDCProvider(issuer, client_id="c", client_secret="s")
+
+
+async def test_allowed_tenants_without_a_multi_tenant_issuer_fails_at_start_up() -> None:
+    from mcpkit.ext.auth.oauthproxy import OIDCProvider, UpstreamError
+
+    idp = FakeIdP()
+    from loopback import serve_at
+
+    async with serve_at(idp.app):
+        upstream = upstream_for(idp, allowed_tenants=["t"])
+        assert isinstance(upstream, OIDCProvider)
+        with pytest.raises(UpstreamError, match="multi-tenant"):
+            await upstream.prepare()

@@ -182,10 +182,12 @@ async def test_a_login_spans_replicas_and_single_use_holds_across_them(redis_url
 
 
 async def test_a_shared_store_needs_shared_keys(redis_url: str) -> None:
-    idp = FakeIdP()
+    from mcpkit.ext.auth.oauthproxy import OIDCProvider
+
+    upstream = OIDCProvider("https://idp.example.com", client_id="c", client_secret="s")
     with pytest.raises(ValueError, match="secret_key= and signing_key="):
         OAuthProxy(
-            upstream_for(idp),
+            upstream,
             base_url="https://mcp.example",
             resource="https://mcp.example/mcp",
             store=RedisProxyStore(RedisSettings(redis_url)),

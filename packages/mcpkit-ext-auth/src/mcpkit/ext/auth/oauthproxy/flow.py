@@ -22,6 +22,8 @@ Rules:
    ``iss``; the upstream's text never reaches the client.
 6. The code issued to the client names the upstream subject; the upstream tokens are
    kept server-side (:meth:`~.proxy.OAuthProxy.keep_upstream`), never sent.
+7. An authorization request's parameters total at most :data:`MAX_REQUEST_CHARS`
+   characters (they travel in the signed consent ticket and the pending record).
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ from mcpkit.ext.auth.oauthproxy.upstream import UpstreamError
 if TYPE_CHECKING:
     from mcpkit.ext.auth.oauthproxy.proxy import OAuthProxy
 
-__all__ = ["proxy_routes"]
+__all__ = ["MAX_REQUEST_CHARS", "proxy_routes"]
+
+MAX_REQUEST_CHARS = 8192
+"""Rule 7: the parameters of one authorization request, in characters (keys and values)."""
 
 
 class _ServerError(OAuth2Error):
@@ -149,6 +154,8 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
                 return _page(413, "request too large")
         else:
             items = list(request.query_params.multi_items())
+        if sum(len(k) + len(v) + 2 for k, v in items) > MAX_REQUEST_CHARS:
+            return _page(400, "this authorization request is too large")
         checked = await validated(items)
         if isinstance(checked, Response):
             return checked

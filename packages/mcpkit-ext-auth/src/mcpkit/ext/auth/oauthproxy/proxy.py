@@ -25,6 +25,8 @@ Rules:
 7. Served by an MCP server (:meth:`OAuthProxy.install`), the upstream's discovery runs
    as the server starts: an issuer that does not answer, or answers for another issuer,
    stops the start-up instead of the first login.
+8. ``base_url`` is ``https`` (plain ``http`` only on loopback), else ``ValueError`` at
+   construction: OAuth needs TLS, and the ``__Host-`` cookies need ``Secure``.
 """
 
 from __future__ import annotations
@@ -131,6 +133,9 @@ class OAuthProxy(DevAuthServer):
         pending_ttl_s: int = 600,
         allow_loopback_cimd: bool = False,
     ) -> None:
+        _check_base_url(base_url)
+        if consent_ttl_s <= 0 or pending_ttl_s <= 0:
+            raise ValueError("OAuthProxy: consent_ttl_s and pending_ttl_s must be positive")
         shared = store is not None and not isinstance(store, MemoryProxyStore)
         if shared and (secret_key is None or signing_key is None):
             raise ValueError(
@@ -284,6 +289,18 @@ class OAuthProxy(DevAuthServer):
             if fresh is not None:
                 tokens = fresh
         return tokens.access_token
+
+
+def _check_base_url(url: str) -> None:
+    """Rule 8."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if parts.query or parts.fragment or not parts.netloc:
+        raise ValueError(f"OAuthProxy: base_url {url!r} must be an absolute URL, no query")
+    if not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+        raise ValueError(f"OAuthProxy: base_url {url!r} must be https (http only on loopback)")
 
 
 class _Persistence:

@@ -25,6 +25,10 @@ Rules:
    and the ``nonce`` sent. Any failure is ``invalid_id_token`` and nobody logs in.
 5. The subject is the ``id_token``'s ``sub``; userinfo, when the provider has it, adds
    claims, and its ``sub`` must be the same (OpenID Connect Core section 5.3.2).
+6. Every upstream URL (given or discovered) is ``https``, or plain ``http`` on loopback
+   only (tests, a local IdP); anything else is refused (``ValueError`` at construction,
+   ``server_error`` at discovery). ``allowed_tenants`` with an issuer that is not
+   multi-tenant is refused at discovery.
 """
 
 from __future__ import annotations
@@ -130,6 +134,9 @@ class UpstreamProvider:
         if token_auth_method not in ("client_secret_basic", "client_secret_post"):
             raise ValueError(f"{name}: token_auth_method {token_auth_method!r} is not supported")
         self.name = name
+        for url in (authorization_endpoint, token_endpoint, userinfo_endpoint):
+            if url:
+                _check_url(name, url)
         self.client_id = client_id
         self._client_secret = client_secret
         self.authorization_endpoint = authorization_endpoint
@@ -275,6 +282,16 @@ class UpstreamProvider:
         return dict(body)  # pyright: ignore[reportUnknownArgumentType]
 
 
+def _check_url(name: str, url: str) -> None:
+    """Rule 6: ``https``, or plain ``http`` on loopback only; ``ValueError`` otherwise."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if not parts.netloc or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+        raise ValueError(f"{name}: {url!r} must be an absolute https URL (http only on loopback)")
+
+
 def _form_escape(value: str) -> str:
     """RFC 6749 section 2.3.1: client credentials are form-encoded before Basic."""
     from urllib.parse import quote_plus
@@ -311,6 +328,7 @@ class OIDCProvider(UpstreamProvider):
             scopes=scopes,
             **options,
         )
+        _check_url(self.name, issuer)
         self.issuer = issuer  # exactly as the provider names it (Auth0's ends with "/")
         self.allowed_tenants = set(allowed_tenants) if allowed_tenants is not None else None
         self.fetch_userinfo = fetch_userinfo
@@ -335,6 +353,14 @@ class OIDCProvider(UpstreamProvider):
             self._issuer_template = named
         elif named != self.issuer:
             raise UpstreamError("server_error", f"discovery names issuer {named!r}, not ours")
+        elif self.allowed_tenants is not None:
+            raise UpstreamError("server_error", "allowed_tenants needs a multi-tenant issuer")
+        for key in ("authorization_endpoint", "token_endpoint", "jwks_uri", "userinfo_endpoint"):
+            try:
+                if isinstance(meta.get(key), str):
+                    _check_url(self.name, str(meta[key]))
+            except ValueError as error:
+                raise UpstreamError("server_error", str(error)) from None
         for key in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
             if not isinstance(meta.get(key), str):
                 raise UpstreamError("server_error", f"discovery has no {key}")
