@@ -29,6 +29,7 @@ import subprocess
 import time
 from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -365,7 +366,7 @@ def run_authorization_suite(
 
     plain = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
-    def deliver(callback: str, log: object) -> None:
+    def deliver(callback: str, log: TextIO) -> None:
         deadline = time.monotonic() + 20
         while True:
             try:

@@ -41,3 +41,47 @@ export async function loadClient(sdk, prefix) {
   }
   throw new Error(`SDK must be v1 or v2, not ${sdk}`);
 }
+
+/**
+ * The OAuthClientProvider as the SDK's examples write it, keeping everything in memory:
+ * dynamic registration as a public client (`none`) with REDIRECT as its one redirect URI.
+ * Returns {provider, state}: state.client (registered), state.registrations (each saved),
+ * state.tokens (current), state.saved (every token response), state.visits (each
+ * authorization URL), state.pending (the URL to open, set by redirectToAuthorization).
+ */
+export function inMemoryProvider({ redirect, clientName, grantTypes }) {
+  const state = { registrations: [], saved: [], visits: [], pending: undefined };
+  const provider = {
+    get redirectUrl() {
+      return redirect;
+    },
+    get clientMetadata() {
+      return {
+        client_name: clientName,
+        redirect_uris: [redirect],
+        grant_types: grantTypes,
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      };
+    },
+    clientInformation: () => state.client,
+    saveClientInformation: (info) => {
+      state.client = info;
+      state.registrations.push(info);
+    },
+    tokens: () => state.tokens,
+    saveTokens: (tokens) => {
+      state.tokens = tokens;
+      state.saved.push(tokens);
+    },
+    redirectToAuthorization: (authorizationUrl) => {
+      state.visits.push(authorizationUrl.href);
+      state.pending = authorizationUrl;
+    },
+    saveCodeVerifier: (verifier) => {
+      state.verifier = verifier;
+    },
+    codeVerifier: () => state.verifier,
+  };
+  return { provider, state };
+}

@@ -15,7 +15,7 @@
 //   SDK: "v1" or "v2"; PREFIX: the npm prefix holding that SDK (conformance/toolchain.py)
 //   SCENARIOS_JSON: a list of {"grantTypes": [...]} (the registered grant types)
 // Exit status 0 whenever the summary was printed; a crash exits 1 with the error on stderr.
-import { loadClient } from "../conformance/ts_sdk.mjs";
+import { inMemoryProvider, loadClient } from "../conformance/ts_sdk.mjs";
 
 const [sdk, prefix, url, readTool, writeTool, scenariosJson] = process.argv.slice(2);
 const REDIRECT = "http://127.0.0.1/callback"; // loopback: the server matches any port
@@ -23,40 +23,12 @@ const MAX_LOGINS = 3; // per operation: a login, a step-up, one more to show a l
 const { Client, StreamableHTTPClientTransport, UnauthorizedError } = await loadClient(sdk, prefix);
 
 /** The provider as the SDK's examples write it, keeping everything in memory. */
-function inMemoryProvider(grantTypes) {
-  const state = { registrations: [], visits: [], pending: undefined };
-  const provider = {
-    get redirectUrl() {
-      return REDIRECT;
-    },
-    get clientMetadata() {
-      return {
-        client_name: `mcpkit interop (TypeScript SDK ${sdk})`,
-        redirect_uris: [REDIRECT],
-        grant_types: grantTypes,
-        response_types: ["code"],
-        token_endpoint_auth_method: "none",
-      };
-    },
-    clientInformation: () => state.client,
-    saveClientInformation: (info) => {
-      state.client = info;
-      state.registrations.push(info);
-    },
-    tokens: () => state.tokens,
-    saveTokens: (tokens) => {
-      state.tokens = tokens;
-    },
-    redirectToAuthorization: (authorizationUrl) => {
-      state.visits.push(authorizationUrl.href);
-      state.pending = authorizationUrl;
-    },
-    saveCodeVerifier: (verifier) => {
-      state.verifier = verifier;
-    },
-    codeVerifier: () => state.verifier,
-  };
-  return { provider, state };
+function memoryProvider(grantTypes) {
+  return inMemoryProvider({
+    redirect: REDIRECT,
+    clientName: `mcpkit interop (TypeScript SDK ${sdk})`,
+    grantTypes,
+  });
 }
 
 /** The browser: GET the authorization URL, read the callback's query from the redirect. */
@@ -90,7 +62,7 @@ async function withLogins(op, state, transportOf) {
 }
 
 async function scenario({ grantTypes }) {
-  const { provider, state } = inMemoryProvider(grantTypes);
+  const { provider, state } = memoryProvider(grantTypes);
   const client = new Client({ name: "mcpkit-interop-ts-oauth", version: "0.0.0" });
   let transport;
   const connected = await withLogins(

@@ -13,8 +13,9 @@ Rules:
    submits the page's one form (the first submit button, or the one named in ``press``;
    a page offering named buttons none of which is in ``press`` is an error), keeps
    cookies, follows redirects across origins and stops at the first redirect to the
-   client's callback, which it returns unfetched. Bounded: at most :data:`MAX_STEPS`
-   requests and :data:`MAX_PAGE_BYTES` per page.
+   client's callback, which it returns unfetched. Like a browser, it sends ``Secure``
+   cookies to loopback over plain http too (:class:`LoopbackSecureCookies`). Bounded:
+   at most :data:`MAX_STEPS` requests and :data:`MAX_PAGE_BYTES` per page.
 4. Every HTTP request here has a timeout; the admin hook of the OP is reached with its
    bearer token only.
 """
@@ -22,6 +23,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import http.cookiejar
 import json
 import re
 import secrets
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import anyio
 import httpx2
@@ -258,6 +260,27 @@ def parse_forms(page: str) -> list[Form]:
     return parser.forms
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def same_endpoint(url: str, endpoint: str) -> bool:
+    """Whether ``url`` is ``endpoint`` (scheme, host, port and path; any query)."""
+    a, b = urlsplit(url), urlsplit(endpoint)
+    return (a.scheme, a.hostname, a.port, a.path) == (b.scheme, b.hostname, b.port, b.path)
+
+
+class LoopbackSecureCookies(http.cookiejar.DefaultCookiePolicy):
+    """A browser's cookie rule for loopback: ``Secure`` cookies are sent to
+    ``http://127.0.0.1`` and ``http://localhost`` too, which browsers count as secure
+    contexts (W3C Secure Contexts, "potentially trustworthy origins"); elsewhere only
+    over https."""
+
+    def return_ok_secure(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+        if urlsplit(request.get_full_url()).hostname in LOOPBACK_HOSTS:
+            return True
+        return super().return_ok_secure(cookie, request)
+
+
 class LoginFailed(RuntimeError):
     """The sign-in did not reach the callback: a page with no form, an error status, or
     too many steps. ``status`` and ``page`` say where it stopped."""
@@ -284,18 +307,19 @@ class HeadlessBrowser:
     http: httpx2.AsyncClient | None = None
 
     async def authorize(self, url: str, callback: str) -> str:
-        """Follow ``url`` to the first redirect whose target starts with ``callback``;
+        """Follow ``url`` to the first redirect whose target is the endpoint ``callback``;
         return that target (the client's callback URL with ``code``/``state``/``iss`` or
         ``error``), never fetched. Raises :class:`LoginFailed`."""
         if self.http is None:
-            self.http = self.tls.http(follow_redirects=False)
+            jar = http.cookiejar.CookieJar(policy=LoopbackSecureCookies())
+            self.http = self.tls.http(follow_redirects=False, cookies=jar)
         method, data = "GET", None
         for _ in range(MAX_STEPS):
             self.visits.append(url)
             status, headers, page = await self._fetch(method, url, data)
             if status in (301, 302, 303, 307, 308):
                 target = urljoin(url, headers.get("location", ""))
-                if target.startswith(callback):
+                if same_endpoint(target, callback):
                     return target
                 if status in (301, 302, 303):
                     method, data = "GET", None
@@ -306,7 +330,7 @@ class HeadlessBrowser:
             self.pages.append(url)
             form = self._form(page, status)
             target = urljoin(url, form.action or url)
-            if target.startswith(callback):  # response_mode=form_post: the callback itself
+            if same_endpoint(target, callback):  # response_mode=form_post: the callback itself
                 return target
             method = "POST" if form.method == "post" else "GET"
             data = self._fill(form)

@@ -4,7 +4,7 @@ browser would submit), and a choice it was not told how to make is an error."""
 from __future__ import annotations
 
 import pytest
-from idp import Form, HeadlessBrowser, LoginFailed, Tls, parse_forms
+from idp import Form, HeadlessBrowser, LoginFailed, Tls, parse_forms, same_endpoint
 
 PAGE = """<!doctype html><html><body>
 <input name="outside" value="not sent">
@@ -48,3 +48,11 @@ def test_a_choice_not_asked_for_is_an_error_not_a_guess(tls: Tls) -> None:
         HeadlessBrowser(tls, press=("allow",))._fill(form)
     unnamed = Form("/login", "post", [("prompt", "login")], [("", "")], {"prompt": "hidden"})
     assert HeadlessBrowser(tls, press=("approve",))._fill(unnamed) == {"prompt": "login"}
+
+
+def test_the_callback_is_recognised_by_its_parts_not_a_prefix() -> None:
+    callback = "http://127.0.0.1/callback"
+    assert same_endpoint("http://127.0.0.1/callback?code=c&state=s", callback)
+    assert not same_endpoint("http://127.0.0.1/callback.evil.example/?code=c", callback)
+    assert not same_endpoint("http://127.0.0.1:8/callback?code=c", callback)
+    assert not same_endpoint("https://127.0.0.1/callback?code=c", callback)

@@ -20,7 +20,7 @@
 // Exit status 0 whenever the result was printed; a crash exits 1 with the error on stderr.
 // TLS: trust a test CA with NODE_EXTRA_CA_CERTS.
 import { createInterface } from "node:readline";
-import { loadClient } from "../../../conformance/ts_sdk.mjs";
+import { inMemoryProvider, loadClient } from "../../../conformance/ts_sdk.mjs";
 
 const [sdk, prefix, url, redirect, tool, argsJson] = process.argv.slice(2);
 const MAX_LOGINS = 2; // per operation
@@ -36,39 +36,12 @@ async function browse(authorizationUrl) {
   return new URL(value.trim()).searchParams;
 }
 
-const state = { registrations: [], tokens: [], urls: [], pending: undefined, logins: 0 };
-const provider = {
-  get redirectUrl() {
-    return redirect;
-  },
-  get clientMetadata() {
-    return {
-      client_name: `mcpkit interop (TypeScript SDK ${sdk})`,
-      redirect_uris: [redirect],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  },
-  clientInformation: () => state.client,
-  saveClientInformation: (info) => {
-    state.client = info;
-    state.registrations.push(info);
-  },
-  tokens: () => state.current,
-  saveTokens: (tokens) => {
-    state.current = tokens;
-    state.tokens.push(tokens);
-  },
-  redirectToAuthorization: (authorizationUrl) => {
-    state.urls.push(authorizationUrl.href);
-    state.pending = authorizationUrl;
-  },
-  saveCodeVerifier: (verifier) => {
-    state.verifier = verifier;
-  },
-  codeVerifier: () => state.verifier,
-};
+const { provider, state } = inMemoryProvider({
+  redirect,
+  clientName: `mcpkit interop (TypeScript SDK ${sdk})`,
+  grantTypes: ["authorization_code", "refresh_token"],
+});
+let signIns = 0;
 
 const describe = (error) => ({ error: { name: error?.name, message: String(error?.message ?? error) } });
 
@@ -83,7 +56,7 @@ async function withLogins(op) {
       if (!(error instanceof UnauthorizedError) || !state.pending || logins >= MAX_LOGINS) throw error;
       const callback = await browse(state.pending);
       state.pending = undefined;
-      state.logins += 1;
+      signIns += 1;
       // v1 takes the code; v2 takes the callback's parameters (it checks iss, RFC 9207).
       await transport.finishAuth(sdk === "v1" ? callback.get("code") : callback);
     }
@@ -111,18 +84,18 @@ try {
   result.tools = (await client.listTools()).tools.map((t) => t.name).sort();
   result.first = await call();
   // The access token stops working (as an expired one does): the SDK refreshes on the 401.
-  state.current = { ...state.current, access_token: "no-longer-valid" };
+  state.tokens = { ...state.tokens, access_token: "no-longer-valid" };
   result.second = await call();
 } catch (error) {
   Object.assign(result, describe(error));
 }
 await client.close().catch(() => {});
 Object.assign(result, {
-  logins: state.logins,
+  logins: signIns,
   registrations: state.registrations.length,
   client: state.client ?? null,
-  tokens: state.tokens,
-  authorizationUrls: state.urls,
+  tokens: state.saved,
+  authorizationUrls: state.visits,
 });
 console.log(JSON.stringify({ result }));
 process.exit(0);
