@@ -423,11 +423,17 @@ async def _answer(
 ) -> None:
     """Rule 11: one admitted request, to its one outcome."""
     rid = request.id
+    # The slot's protocol (running, the block, reply) written out: this runs per request.
+    slot.running_method = request.method
     try:
-        with slot.running(request.method):
-            slot.message = result_message(rid, await handler(request))
-        msg = slot.reply()
-        if msg is not None:
+        with slot.scope:
+            try:
+                slot.message = result_message(rid, await handler(request))
+            except Exception as exc:  # cancellation is not an Exception: the scope decides
+                slot.failed(exc)
+        msg = slot.message
+        if not slot.cancelled and msg is not None:
+            slot.sending = True
             try:
                 await exchange.respond(msg)
             except PEER_GONE:
