@@ -382,10 +382,13 @@ class _Running:
                 watch.__exit__()
             self.ep.active.discard(self.exchange)
             await self.exchange.complete()
-            self._detach()
-            if self.owner is not None:
-                self.owner.busy -= 1
-                self.owner.touch()
+            owner = self.owner
+            if owner is not None:  # _detach and the end of the POST, with one touch
+                if self._attached:
+                    self._attached = False
+                    owner.attached -= 1
+                owner.busy -= 1
+                owner.touch()
 
 
 def _check_deliverable(ep: EndpointState, method: str) -> None:
