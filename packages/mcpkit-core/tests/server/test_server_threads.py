@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import os
 import threading
 import time
 from typing import Any
@@ -311,16 +310,3 @@ async def test_results_that_arrive_together_wake_the_loop_once(
         time.sleep(0.001)  # noqa: ASYNC251 - holding the loop busy is the point
     assert await asyncio.gather(*tasks) == list(range(8))
     assert wakes == 1
-
-
-async def test_workers_run_under_batch_scheduling_on_linux() -> None:
-    """Rule 8: a pool thread does not preempt the event loop's thread when woken (Linux:
-    ``SCHED_BATCH``); the loop's own thread keeps its policy."""
-    get: Any = getattr(os, "sched_getscheduler", None)
-    batch: Any = getattr(os, "SCHED_BATCH", None)
-    if get is None or batch is None:  # not Linux: the rule promises nothing to check
-        assert await T.run_sync(lambda: 7) == 7
-        return
-    loop_policy = get(0)
-    assert await T.run_sync(lambda: get(0)) == batch
-    assert get(0) == loop_policy != batch

@@ -45,15 +45,11 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``, ``basic/patterns/mrtr``
    The ``requestState`` of an ``input_required`` answer carries the first round's
    context, which later rounds report as their ``link``; a traced retry's state is
    opened once, before the tracer is entered, for both the link and the answers.
-10. Cost (issue 31): an untraced request pays one tracer check and one ``_meta`` lookup
-   here, and no coroutine of its own: :func:`handle_legacy` and :func:`handle_modern`
-   return the serving coroutine itself, which the transport awaits.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, cast
 
 from mcpkit.core import meta as M
@@ -91,19 +87,18 @@ __all__ = [
 logger = logging.getLogger("mcpkit.server")
 
 
-def handle_legacy(
+async def handle_legacy(
     server: Server,
     request: InboundRequest,
     session: LegacySession,
     *,
     principal: Any = None,
     transport: JSON | None = None,
-) -> Coroutine[Any, Any, JSON]:
-    """Serve a handshake-era request within ``session`` (rule 7), traced (rule 9): the
-    coroutine to await. An untraced request is served by that coroutine alone (rule 10)."""
+) -> JSON:
+    """Serve a handshake-era request within ``session`` (rule 7), traced (rule 9)."""
     if server.tracer is None and not carries_trace(request.params):
-        return _serve_legacy(server, request, session, principal, transport)
-    return _traced_legacy(server, request, session, principal, transport)
+        return await _serve_legacy(server, request, session, principal, transport)
+    return await _traced_legacy(server, request, session, principal, transport)
 
 
 async def _traced_legacy(
@@ -172,20 +167,19 @@ async def _serve_legacy(
         ctx.close()
 
 
-def handle_modern(
+async def handle_modern(
     server: Server,
     request: InboundRequest,
     *,
     principal: Any = None,
     transport: JSON | None = None,
     envelope: Envelope | None = None,
-) -> Coroutine[Any, Any, JSON]:
-    """Serve a 2026-07-28 request statelessly (rules 2-6), traced (rule 9): the coroutine
-    to await. ``envelope`` is the result of :func:`read_envelope` when the transport
-    already read it. An untraced request is served by that coroutine alone (rule 10)."""
+) -> JSON:
+    """Serve a 2026-07-28 request statelessly (rules 2-6), traced (rule 9). ``envelope``
+    is the result of :func:`read_envelope` when the transport already read it."""
     if server.tracer is None and not carries_trace(request.params):
-        return _serve_modern(server, request, principal, transport, envelope, None)
-    return _traced_modern(server, request, principal, transport, envelope)
+        return await _serve_modern(server, request, principal, transport, envelope, None)
+    return await _traced_modern(server, request, principal, transport, envelope)
 
 
 async def _traced_modern(

@@ -35,9 +35,6 @@ Rules:
    and the loop is woken (``call_soon_threadsafe``) only when no wake-up is already
    pending; the loop then settles every result in the inbox, in arrival order. A result
    for a closed loop is dropped (nobody waits any more).
-8. On Linux the worker threads run under ``SCHED_BATCH``: a woken worker does not
-   preempt the event loop's thread (which holds the GIL it would wait for anyway) but
-   runs when that thread waits; elsewhere, or where it is not permitted, nothing changes.
 """
 
 from __future__ import annotations
@@ -45,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import os
 import threading
 import weakref
 from collections import deque
@@ -198,7 +194,6 @@ class _Pool:
         thread.start()
 
     def _work(self, inbox: SimpleQueue[bool], searching: bool) -> None:
-        _batch_scheduling()
         while True:
             start = False
             with self.lock:
@@ -228,16 +223,6 @@ class _Pool:
             self.threads += missing
         for _ in range(missing):
             self._start(searching=False)
-
-
-def _batch_scheduling() -> None:
-    """Rule 8: this thread, woken, waits for the CPU rather than preempting (Linux)."""
-    setscheduler = getattr(os, "sched_setscheduler", None)
-    policy = getattr(os, "SCHED_BATCH", None)
-    if setscheduler is None or policy is None:
-        return
-    with contextlib.suppress(OSError):  # not permitted here: the default policy stays
-        setscheduler(0, policy, os.sched_param(0))
 
 
 _lock = threading.Lock()
