@@ -490,7 +490,7 @@ async def _serve_request(
     transport = ep.transport_facts(scope, owner, exchange)
     request = InboundRequest(rid, c.method, c.params, exchange, transport)
     inflight = owner.inflight if owner is not None else Inflight()
-    admitted = admit(inflight, rid)
+    admitted = inflight.admit(rid)
     if isinstance(admitted, dict):
         await exchange.respond(admitted)
         return
