@@ -12,8 +12,9 @@ its cost apart from the host's drift.
 Rules:
 1. The base is checked out with ``git worktree add --detach`` into a fresh temporary
    directory outside the repository, synced there (``uv sync --all-packages --group
-   bench``, bounded by ``SYNC_TIMEOUT_S``) and removed afterwards (``git worktree remove
-   --force``), also when the measurement fails or is interrupted.
+   bench``, bounded by ``SYNC_TIMEOUT_S``) and removed afterwards (its ``.venv``, then
+   ``git worktree remove --force``), also when the measurement fails or is interrupted;
+   a removal that fails is reported on stderr.
 2. The measurement is ``paired_commits.measure``: the same echo server script from each
    tree, pinned, pairs interleaved (head first, then base first), at least 15 pairs by
    default; ``--handler`` serves the echo tool in that form on both sides.
@@ -24,10 +25,11 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,6 +40,8 @@ import paired_commits  # noqa: E402
 
 SYNC_TIMEOUT_S = 900
 """Rule 1: the base tree's ``uv sync``."""
+REMOVE_TIMEOUT_S = 600
+"""Rule 1: ``git worktree remove`` of the base tree (a loaded machine is slow at it)."""
 MIN_PAIRS = 15
 """Rule 2: fewer pairs cannot tell a 3 % effect from a loaded host's noise."""
 
@@ -85,7 +89,7 @@ def _git(repo: Path, *argv: str) -> str:
 
 
 @contextmanager
-def base_tree(repo: Path, base: str) -> Iterator[Path]:
+def base_tree(repo: Path, base: str) -> Generator[Path]:
     """Rule 1: a synced checkout of ``base`` in a temporary directory, removed on exit."""
     commit = _git(repo, "rev-parse", "--verify", f"{base}^{{commit}}")
     with tempfile.TemporaryDirectory(prefix="mcpkit-compare-") as tmp:
@@ -101,11 +105,20 @@ def base_tree(repo: Path, base: str) -> Iterator[Path]:
             )
             yield tree
         finally:
-            subprocess.run(
+            # the environment first (most of the files, and git need not walk them)
+            shutil.rmtree(tree / ".venv", ignore_errors=True)
+            done = subprocess.run(
                 ["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)],
                 capture_output=True,
-                timeout=120,
+                text=True,
+                timeout=REMOVE_TIMEOUT_S,
             )
+            if done.returncode != 0:
+                print(
+                    f"could not remove the worktree {tree}: {done.stderr.strip()}; "
+                    "`git worktree prune` forgets it once the directory is gone",
+                    file=sys.stderr,
+                )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -77,7 +77,7 @@ def summarise(head: list[float | None], base: list[float | None]) -> dict[str, f
 @contextlib.contextmanager
 def http_server(
     tree: Path, cpu: int, logs: Path, extra: list[str] | None = None, name: str = "server"
-) -> Iterator[tuple[int, int]]:
+) -> Generator[tuple[int, int]]:
     """Rule 1: the tree's echo server; yields ``(pid, port)``. Started with
     ``fresh_port.start_fresh``: a start that loses its port to another process is retried
     on a fresh port, and the server counts as up only once it holds the socket itself."""
