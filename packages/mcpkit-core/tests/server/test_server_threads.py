@@ -310,3 +310,20 @@ async def test_results_that_arrive_together_wake_the_loop_once(
         time.sleep(0.001)  # noqa: ASYNC251 - holding the loop busy is the point
     assert await asyncio.gather(*tasks) == list(range(8))
     assert wakes == 1
+
+
+def test_a_finished_event_loop_is_not_kept_by_the_pool() -> None:
+    """Rule 7: the per-loop inbox holds its loop weakly; once a loop that used the pool
+    is closed and dropped, it is collected."""
+    import gc
+    import weakref
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(T.run_sync(lambda: 3)) == 3
+    finally:
+        loop.close()
+    ref = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert ref() is None

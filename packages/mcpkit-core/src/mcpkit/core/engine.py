@@ -642,8 +642,7 @@ class Connection:
     def _admit(self, c: Classified, tg: anyio.abc.TaskGroup) -> JSON | None:
         """Admit one request (rules 2, 8) and start its task; returns the error response
         to send instead when it is refused."""
-        # a request's id (classify: rule 1); an annotation, no typing.cast call per request
-        rid: RequestId = c.id  # pyright: ignore[reportAssignmentType]
+        rid: RequestId = c.id  # pyright: ignore[reportAssignmentType] - a request's id (classify: rule 1); an annotation, no typing.cast call per request
         admitted = self.inflight.admit(rid, c.method)
         if not isinstance(admitted, Slot):
             return admitted

@@ -85,7 +85,7 @@ async def tools_call(ctx: Context) -> JSON:
         raise unknown_tool(name, visibility.names(ctx, "tools"))
     set_target(tool.name)
     args: JSON | None = ctx.params.get("arguments")
-    if args is not None and not isinstance(args, dict):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if args is not None and not isinstance(args, dict):  # pyright: ignore[reportUnnecessaryIsInstance] - the peer's value, any JSON
         raise JSONRPCError(INVALID_PARAMS, "tools/call: params.arguments must be an object")
     result: JSON = await tool.call(ctx, args)  # pyright: ignore[reportAssignmentType] - a CallToolResultWire: the method table carries plain JSON (no typing.cast call per request)
     return result

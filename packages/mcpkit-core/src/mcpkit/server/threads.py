@@ -67,11 +67,13 @@ class _Job:
 
     __slots__ = ("ctx", "finished", "fn", "inbox", "result", "settled")
 
-    def __init__(self, inbox: _Inbox, fn: Callable[[], Any]) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, inbox: _Inbox, fn: Callable[[], Any]
+    ) -> None:
         self.inbox = inbox
         self.fn = fn
         self.ctx = contextvars.copy_context()
-        self.result: asyncio.Future[Any] = inbox.loop.create_future()
+        self.result: asyncio.Future[Any] = loop.create_future()
         self.finished: asyncio.Future[None] | None = None  # made when the caller is cancelled
         self.settled = False  # the handler returned or raised (set on the loop's thread)
 
@@ -103,10 +105,11 @@ class _Inbox:
     pending; the loop clears the flag before it drains, so a result appended at any
     moment is drained by a wake-up that comes after it."""
 
-    __slots__ = ("__weakref__", "done", "loop", "scheduled")
+    __slots__ = ("done", "loop", "scheduled")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+        # weakly: the inbox is the loop's value in ``_inboxes`` and must not keep it alive
+        self.loop = weakref.ref(loop)
         self.done: deque[tuple[_Job, Any, BaseException | None]] = deque()
         self.scheduled = False
 
@@ -114,8 +117,11 @@ class _Inbox:
         self.done.append((job, value, exc))
         if not self.scheduled:
             self.scheduled = True
+            loop = self.loop()
+            if loop is None:  # the loop is gone: nobody waits any more
+                return
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-                self.loop.call_soon_threadsafe(self._drain)
+                loop.call_soon_threadsafe(self._drain)
 
     def _drain(self) -> None:
         self.scheduled = False
@@ -125,6 +131,8 @@ class _Inbox:
             job.settle(value, exc)
 
 
+# Finished jobs hold futures of the loop, but the loop drains them; the inbox itself:
+# kind-ok: weak-key-table an _Inbox holds its loop by weakref only, never the key alive
 _inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = weakref.WeakKeyDictionary()
 _last_inbox: _Inbox | None = None
 
@@ -133,7 +141,7 @@ def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
     """Rule 7: ``loop``'s inbox (the last one used is checked first: one loop serves)."""
     global _last_inbox
     inbox = _last_inbox
-    if inbox is not None and inbox.loop is loop:
+    if inbox is not None and inbox.loop() is loop:
         return inbox
     inbox = _inboxes.get(loop)
     if inbox is None:
@@ -252,7 +260,7 @@ async def run_sync(fn: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not asyncio (rule 5)
         return await anyio.to_thread.run_sync(fn)
-    job = _Job(_inbox(loop), fn)
+    job = _Job(loop, _inbox(loop), fn)
     pool = _the_pool()
     pool.submit(job)
     try:
