@@ -143,9 +143,10 @@ def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
     inbox = _last_inbox
     if inbox is not None and inbox.loop() is loop:
         return inbox
-    inbox = _inboxes.get(loop)
-    if inbox is None:
-        inbox = _inboxes[loop] = _Inbox(loop)
+    with _lock:  # loops of other threads may look theirs up at the same time
+        inbox = _inboxes.get(loop)
+        if inbox is None:
+            inbox = _inboxes[loop] = _Inbox(loop)
     _last_inbox = inbox
     return inbox
 
