@@ -557,15 +557,10 @@ def suite_handlers(bench: Bench, rep: int) -> None:
             log_file = str(bench.logs / f"r{rep}-{sc.label}.log")
             stdio = ("--stdio", argv, "--stdio-stderr", log_file)
             throughput(bench, "handlers", sc, rep, c, size, *stdio)
+    refs = {form: None if form == "async" else "handler_async_http" for form in HANDLER_FORMS}
     http_rows = [
-        Scenario(
-            f"handler_{form}_http",
-            "mcpkit",
-            (*KIT, "--handler", form),
-            H,
-            raw=None if form == "async" else "handler_async_http",
-        )
-        for form in HANDLER_FORMS
+        Scenario(f"handler_{f}_http", "mcpkit", (*KIT, "--handler", f), H, raw=refs[f])
+        for f in HANDLER_FORMS
     ]
     for sc in rotated(http_rows, rep):
         if bench.expired():

@@ -194,7 +194,7 @@ class Slot:
     runs the handler in the request's cancel scope and turns what the handler raises
     into the response (rule 5), so a transport can await its own handler and write its
     own response, and nothing here calls back up; :meth:`reply` then says what to
-    send. The hot paths (:func:`run_request`, the HTTP transport) write the same protocol
+    send. The hot path (:func:`run_request`) writes the same protocol
     out (``with slot.scope``, :meth:`failed` on an ``Exception``): no call per step."""
 
     __slots__ = (

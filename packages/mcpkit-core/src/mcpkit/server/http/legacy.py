@@ -351,12 +351,17 @@ class _Running:
             else DisconnectWatch(receive, self._detach, exchange, keepalive_s=ep.keepalive_s)
         )
 
-    def _detach(self) -> None:
-        """The client's connection for this POST is gone (or its response ended)."""
-        if self._attached and self.owner is not None:
+    def _detach(self, ending: bool = False) -> None:
+        """The client's connection for this POST is gone, or (``ending``) the POST ends:
+        one touch of the session either way."""
+        owner = self.owner
+        if owner is None:
+            return
+        if self._attached:
             self._attached = False
-            self.owner.attached -= 1
-            self.owner.touch()
+            owner.attached -= 1
+        owner.busy -= ending
+        owner.touch()
 
     async def __aenter__(self) -> None:
         if self.owner is not None:
@@ -382,13 +387,7 @@ class _Running:
                 watch.__exit__()
             self.ep.active.discard(self.exchange)
             await self.exchange.complete()
-            owner = self.owner
-            if owner is not None:  # _detach and the end of the POST, with one touch
-                if self._attached:
-                    self._attached = False
-                    owner.attached -= 1
-                owner.busy -= 1
-                owner.touch()
+            self._detach(ending=True)
 
 
 def _check_deliverable(ep: EndpointState, method: str) -> None:
@@ -426,17 +425,11 @@ async def _answer(
 ) -> None:
     """Rule 11: one admitted request, to its one outcome."""
     rid = request.id
-    # The slot's protocol (running, the block, reply) written out: this runs per request.
-    slot.running_method = request.method
     try:
-        with slot.scope:
-            try:
-                slot.message = result_message(rid, await handler(request))
-            except Exception as exc:  # cancellation is not an Exception: the scope decides
-                slot.failed(exc)
-        msg = slot.message
-        if not slot.cancelled and msg is not None:
-            slot.sending = True
+        with slot.running(request.method):
+            slot.message = result_message(rid, await handler(request))
+        msg = slot.reply()
+        if msg is not None:
             try:
                 await exchange.respond(msg)
             except PEER_GONE:
