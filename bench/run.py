@@ -183,6 +183,7 @@ OTEL_EXTRA: tuple[tuple[str, tuple[str, ...], str], ...] = (
 # ``def`` with ``inline=True``, over stdio (handshake era); conditions.
 HANDLER_FORMS = ("async", "sync", "inline")
 HANDLER_CONDITIONS = ((1, 100), (32, 100))
+HANDLER_HTTP_CONDITIONS = ((32, 100),)  # issue 31: the def tool's hop over HTTP too
 
 # The stdio cold-start, session-memory and import sets: (label, command or code).
 COLD_STDIO = ("raw_stdio", "mcp", "fastmcp", "mcpkit")
@@ -572,7 +573,8 @@ def suite_handlers(bench: Bench, rep: int) -> None:
     """The handlers suite (issue 17, "Sync handlers"): the raw floor and the echo tool in
     each HANDLER_FORMS over stdio, fresh per (repetition, form); labels
     ``handler_<form>``, the async form's ratio against ``raw_stdio`` and the others'
-    against ``handler_async`` (in the floor column)."""
+    against ``handler_async`` (in the floor column); then the three forms over HTTP at
+    c=32 (issue 31), ``handler_<form>_http``, against ``handler_async_http``."""
     rows = [Scenario("raw_stdio", "raw", ("raw_stdio.py",), H)]
     for form in HANDLER_FORMS:
         ref = "raw_stdio" if form == "async" else "handler_async"
@@ -586,6 +588,22 @@ def suite_handlers(bench: Bench, rep: int) -> None:
             log_file = str(bench.logs / f"r{rep}-{sc.label}.log")
             stdio = ("--stdio", argv, "--stdio-stderr", log_file)
             throughput(bench, "handlers", sc, rep, c, size, *stdio)
+    refs = {form: None if form == "async" else "handler_async_http" for form in HANDLER_FORMS}
+    http_rows = [
+        Scenario(f"handler_{f}_http", "mcpkit", (*KIT, "--handler", f), H, raw=refs[f])
+        for f in HANDLER_FORMS
+    ]
+    for sc in rotated(http_rows, rep):
+        if bench.expired():
+            continue
+        try:
+            with http_server(bench, f"r{rep}-{sc.label}", sc.command) as (pid, port):
+                for c, size in HANDLER_HTTP_CONDITIONS:
+                    target = ("--url", f"http://127.0.0.1:{port}/mcp", "--server-pid", str(pid))
+                    throughput(bench, "handlers", sc, rep, c, size, *target)
+        except RuntimeError as e:
+            bench.record({"fatal": str(e)}, suite="handlers", rep=rep, **scenario_fields(sc))
+            log(f"handlers {sc.label}: {e}")
 
 
 def suite_scale(bench: Bench, rep: int) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import threading
 import time
@@ -198,3 +199,131 @@ def test_inline_is_a_checked_option() -> None:
     server = Server("s")
     with pytest.raises(TypeError, match="inline"):
         server.add_tool(lambda: 1, name="t", inlne=True)  # type: ignore[call-arg]
+
+
+async def _until(flag: threading.Event) -> None:
+    """Wait for ``flag`` (set in a worker thread) without blocking the event loop."""
+    with anyio.fail_after(10):
+        while not flag.is_set():
+            await anyio.sleep(0.001)
+
+
+async def test_a_blocked_def_tool_stalls_no_other_call() -> None:
+    """Rule 1 (issue 31): while a ``def`` tool is blocked, another ``def`` tool and an
+    ``async def`` tool called after it are answered; the blocked one answers once freed."""
+    server = Server("s")
+    entered, gate = threading.Event(), threading.Event()
+
+    @server.tool
+    def blocking() -> str:  # pyright: ignore[reportUnusedFunction]
+        entered.set()
+        gate.wait(10)
+        return "released"
+
+    @server.tool
+    def quick() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "quick"
+
+    @server.tool
+    async def quick_async() -> str:  # pyright: ignore[reportUnusedFunction]
+        return "async"
+
+    answered: list[str] = []
+    async with connect(server) as peer, anyio.create_task_group() as tg:
+
+        async def call(name: str) -> None:
+            result = await peer.call_tool(name)
+            answered.append(result["content"][0]["text"])
+
+        tg.start_soon(call, "blocking")
+        await _until(entered)
+        with anyio.fail_after(10):
+            await call("quick")
+            await call("quick_async")
+        assert answered == ["quick", "async"]
+        assert not gate.is_set()
+        gate.set()
+    assert answered == ["quick", "async", "released"]
+
+
+async def test_a_burst_queued_behind_a_blocking_job_is_run_by_other_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 1: jobs submitted together wake one thread; one that takes a job while
+    others are queued wakes the next before running its own, so the jobs behind a
+    blocking first one all finish while it is still blocked."""
+    monkeypatch.setattr(T, "_pool", T._Pool(T.MAX_WORKERS))  # pyright: ignore[reportPrivateUsage]
+    entered, gate = threading.Event(), threading.Event()
+    done: list[int] = []
+
+    def first() -> str:
+        entered.set()
+        gate.wait(10)
+        return "first"
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(T.run_sync, first)
+        for i in range(6):  # queued in the same loop turn as the first job
+
+            async def one(i: int = i) -> None:
+                done.append(await T.run_sync(lambda: i))
+
+            tg.start_soon(one)
+        await _until(entered)
+        with anyio.fail_after(10):
+            while len(done) < 6:
+                await anyio.sleep(0.001)
+        assert not gate.is_set()
+        gate.set()
+    assert sorted(done) == list(range(6))
+
+
+async def test_results_that_arrive_together_wake_the_loop_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 7: results finished while the loop is busy are settled by one wake-up."""
+    monkeypatch.setattr(T, "_pool", T._Pool(T.MAX_WORKERS))  # pyright: ignore[reportPrivateUsage]
+    loop = asyncio.get_running_loop()
+    wakes = 0
+    real = loop.call_soon_threadsafe
+
+    def counted(callback: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal wakes
+        wakes += 1
+        return real(callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+    finished = threading.Semaphore(0)
+
+    def work(i: int) -> int:
+        finished.release()
+        return i
+
+    tasks = [asyncio.ensure_future(T.run_sync(lambda i=i: work(i))) for i in range(8)]
+    await asyncio.sleep(0)  # the jobs are submitted
+    for _ in range(8):  # the loop is held (busy) until every job has finished
+        assert finished.acquire(timeout=10)
+    inbox = T._inbox(loop)  # pyright: ignore[reportPrivateUsage]
+    deadline = time.monotonic() + 10
+    while len(inbox.done) < 8:  # the last result is appended just after its release
+        assert time.monotonic() < deadline
+        time.sleep(0.001)  # noqa: ASYNC251 - holding the loop busy is the point
+    assert await asyncio.gather(*tasks) == list(range(8))
+    assert wakes == 1
+
+
+def test_a_finished_event_loop_is_not_kept_by_the_pool() -> None:
+    """Rule 7: the per-loop inbox holds its loop weakly; once a loop that used the pool
+    is closed and dropped, it is collected."""
+    import gc
+    import weakref
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(T.run_sync(lambda: 3)) == 3
+    finally:
+        loop.close()
+    ref = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert ref() is None

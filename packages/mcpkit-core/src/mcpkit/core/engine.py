@@ -194,7 +194,8 @@ class Slot:
     runs the handler in the request's cancel scope and turns what the handler raises
     into the response (rule 5), so a transport can await its own handler and write its
     own response, and nothing here calls back up; :meth:`reply` then says what to
-    send."""
+    send. The hot path (:func:`run_request`) writes the same protocol
+    out (``with slot.scope``, :meth:`failed` on an ``Exception``): no call per step."""
 
     __slots__ = (
         "cancelled",
@@ -233,14 +234,18 @@ class Slot:
         # Cancellation is a BaseException on every backend: the scope decides (rule 3).
         if not isinstance(exc, Exception):
             return bool(self.scope.__exit__(kind, exc, tb))
+        self.failed(exc)
+        self.scope.__exit__(None, None, None)
+        return True
+
+    def failed(self, exc: Exception) -> None:
+        """The handler raised ``exc``: its error response becomes the message (rule 5)."""
         rid = self.request_id
         if isinstance(exc, JSONRPCError):
             self.message = {"jsonrpc": "2.0", "id": rid, "error": exc.to_error()}
         else:
             logger.error("handler for %s (id %r) failed", self.running_method, rid, exc_info=exc)
             self.message = error_message(rid, INTERNAL_ERROR, "Internal error")
-        self.scope.__exit__(None, None, None)
-        return True
 
     def reply(self) -> JSON | None:
         """The response to hand to the transport now, or None when the request was
@@ -396,11 +401,19 @@ async def run_request(
             await send_reply(send, admitted)
             return admitted
         slot = admitted
+    # The slot's protocol (running, the block, reply) written out: this runs per request.
+    slot.running_method = request.method
     try:
-        with slot.running(request.method):
-            slot.message = result_message(rid, await handler(request))
-        msg = slot.reply()
-        return msg if msg is not None and await send_reply(send, msg) else None
+        with slot.scope:
+            try:
+                slot.message = result_message(rid, await handler(request))
+            except Exception as exc:  # cancellation is not an Exception: the scope decides
+                slot.failed(exc)
+        msg = slot.message
+        if slot.cancelled or msg is None:
+            return None
+        slot.sending = True
+        return msg if await send_reply(send, msg) else None
     finally:
         inflight.release(rid, slot)
 
@@ -629,7 +642,7 @@ class Connection:
     def _admit(self, c: Classified, tg: anyio.abc.TaskGroup) -> JSON | None:
         """Admit one request (rules 2, 8) and start its task; returns the error response
         to send instead when it is refused."""
-        rid = cast(RequestId, c.id)  # a request's id (classify: rule 1)
+        rid: RequestId = c.id  # pyright: ignore[reportAssignmentType] - a request's id (classify: rule 1); an annotation, no typing.cast call per request
         admitted = self.inflight.admit(rid, c.method)
         if not isinstance(admitted, Slot):
             return admitted

@@ -104,28 +104,22 @@ class ServerConnection:
 
     async def handle_request(self, request: InboundRequest) -> JSON:
         params = request.params
+        # rules 7-8: the connection's facts and caller token, a copy per request (written
+        # out here, not a method: this runs per request)
+        facts: JSON = {**(request.transport or {}), CONNECTION_KEY: self.caller}
         if looks_modern(params) and not (
             request.method == "initialize" and "protocolVersion" in (params or ())
         ):
             return await handle_modern(
-                self.server, request, principal=self.principal, transport=self._facts(request)
+                self.server, request, principal=self.principal, transport=facts
             )
         result = await handle_legacy(
-            self.server,
-            request,
-            self.session,
-            principal=self.principal,
-            transport=self._facts(request),
+            self.server, request, self.session, principal=self.principal, transport=facts
         )
         if request.method == "initialize" and not self._pumping and self._tg is not None:
             self._pumping = True
             self._tg.start_soon(self.session.pump, self.connection.notify)
         return result
-
-    def _facts(self, request: InboundRequest) -> JSON:
-        """Rules 7-8: the connection's facts and caller token as this request's
-        ``ctx.transport``, a copy per request."""
-        return {**(request.transport or {}), CONNECTION_KEY: self.caller}
 
     async def handle_notification(self, method: str, params: JSON | None) -> None:
         await handle_notification_traced(

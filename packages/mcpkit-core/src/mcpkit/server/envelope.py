@@ -15,7 +15,7 @@ Rules (2026-07-28 ``basic/index``, ``basic/versioning``; the front end's rules 1
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from mcpkit.core import meta as M
 from mcpkit.core.jsonrpc import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCError
@@ -40,20 +40,20 @@ def looks_modern(params: JSON | None) -> bool:
 def read_envelope(params: JSON | None) -> Envelope:
     """Rule 2: the request's ``_meta`` envelope; raises -32602 or -32022. Transports
     may call it first (to order their own header checks) and pass the result on."""
+    # Annotations, not typing.cast (a call each): this runs on every modern request.
     found: Any = params.get("_meta") if params else None
-    if type(found) is dict:  # the common, well-formed envelope without a log level
-        meta = cast(JSON, found)
+    meta: JSON = found  # None or any value: checked next
+    if type(meta) is dict:  # the common, well-formed envelope without a log level
         version: Any = meta.get(M.PROTOCOL_VERSION)
         caps: Any = meta.get(M.CLIENT_CAPABILITIES)
         if (
             type(version) is str
             and version in MODERN_VERSIONS
-            and type(caps) is dict
+            and caps.__class__ is dict  # not type(): that would narrow caps to an unknown dict
             and M.LOG_LEVEL not in meta
         ):
             info: Any = meta.get(M.CLIENT_INFO)
-            client = cast(JSON, info) if type(info) is dict else None
-            return version, cast(JSON, caps), client, None
+            return version, caps, info if info.__class__ is dict else None, None
     return _checked_envelope(params)
 
 

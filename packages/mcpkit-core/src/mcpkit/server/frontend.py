@@ -98,6 +98,16 @@ async def handle_legacy(
     """Serve a handshake-era request within ``session`` (rule 7), traced (rule 9)."""
     if server.tracer is None and not carries_trace(request.params):
         return await _serve_legacy(server, request, session, principal, transport)
+    return await _traced_legacy(server, request, session, principal, transport)
+
+
+async def _traced_legacy(
+    server: Server,
+    request: InboundRequest,
+    session: LegacySession,
+    principal: Any,
+    transport: JSON | None,
+) -> JSON:
     version = session.protocol_version
     if request.method == "initialize":  # the version asked for, until it is negotiated
         version = as_str((request.params or {}).get("protocolVersion")) or version
@@ -167,9 +177,19 @@ async def handle_modern(
 ) -> JSON:
     """Serve a 2026-07-28 request statelessly (rules 2-6), traced (rule 9). ``envelope``
     is the result of :func:`read_envelope` when the transport already read it."""
-    params = request.params
-    if server.tracer is None and not carries_trace(params):
+    if server.tracer is None and not carries_trace(request.params):
         return await _serve_modern(server, request, principal, transport, envelope, None)
+    return await _traced_modern(server, request, principal, transport, envelope)
+
+
+async def _traced_modern(
+    server: Server,
+    request: InboundRequest,
+    principal: Any,
+    transport: JSON | None,
+    envelope: Envelope | None,
+) -> JSON:
+    params = request.params
     meta = as_object((params or {}).get("_meta")) or {}
     link = None
     rounds: Rounds | None = None

@@ -108,8 +108,10 @@ class Visibility:
         """The tool ``name`` if it exists and this request may see it (rule 4). Raises
         what the transport's :data:`TOOL_PARAM_CHECK` raises for a visible tool."""
         found = ctx.server.tools.get(name) if isinstance(name, str) else None
+        if not self.filters:  # rule 2's fast path: nothing to filter, nothing to check
+            return found
         tool = self._visible(ctx, "tools", found)
-        if tool is not None and self.filters:
+        if tool is not None:
             check = ctx.transport.get(TOOL_PARAM_CHECK)
             if check is not None:
                 check(tool.name, ctx.params.get("arguments"))

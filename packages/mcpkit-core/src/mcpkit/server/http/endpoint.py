@@ -249,8 +249,9 @@ class StreamableHTTP(EndpointState):
                 "text/event-stream",
             )
             return
-        ok, principal = await self.caller(scope, send)
-        if not ok:
+        principal, refusal = self.identify(scope)
+        if refusal is not None:
+            await send_error(send, 500, *refusal)
             return
         body = await _read_body(receive, self.max_body_bytes)
         if body is None:

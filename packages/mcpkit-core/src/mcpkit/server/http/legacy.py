@@ -351,12 +351,17 @@ class _Running:
             else DisconnectWatch(receive, self._detach, exchange, keepalive_s=ep.keepalive_s)
         )
 
-    def _detach(self) -> None:
-        """The client's connection for this POST is gone (or its response ended)."""
-        if self._attached and self.owner is not None:
+    def _detach(self, ending: bool = False) -> None:
+        """The client's connection for this POST is gone, or (``ending``) the POST ends:
+        one touch of the session either way."""
+        owner = self.owner
+        if owner is None:
+            return
+        if self._attached:
             self._attached = False
-            self.owner.attached -= 1
-            self.owner.touch()
+            owner.attached -= 1
+        owner.busy -= ending
+        owner.touch()
 
     async def __aenter__(self) -> None:
         if self.owner is not None:
@@ -382,10 +387,7 @@ class _Running:
                 watch.__exit__()
             self.ep.active.discard(self.exchange)
             await self.exchange.complete()
-            self._detach()
-            if self.owner is not None:
-                self.owner.busy -= 1
-                self.owner.touch()
+            self._detach(ending=True)
 
 
 def _check_deliverable(ep: EndpointState, method: str) -> None:
@@ -481,7 +483,7 @@ async def _serve_request(
     transport = ep.transport_facts(scope, owner, exchange)
     request = InboundRequest(rid, c.method, c.params, exchange, transport)
     inflight = owner.inflight if owner is not None else Inflight()
-    admitted = admit(inflight, rid)
+    admitted = inflight.admit(rid)
     if isinstance(admitted, dict):
         await exchange.respond(admitted)
         return

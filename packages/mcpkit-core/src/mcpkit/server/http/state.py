@@ -214,24 +214,30 @@ class EndpointState:
     async def caller(self, scope: Scope, send: Send) -> tuple[bool, Any]:
         """Rule 5: ``(True, principal)``, or ``(False, None)`` once a principal without a
         stable identity has been answered with 500 / -32603."""
+        principal, refusal = self.identify(scope)
+        if refusal is None:
+            return True, principal
+        await send_error(send, 500, *refusal)
+        return False, None
+
+    def identify(self, scope: Scope) -> tuple[Any, tuple[int, str] | None]:
+        """Rule 5 without the answer: ``(principal, None)``, or ``(None, (code,
+        message))`` for a caller to refuse with HTTP 500. Synchronous, so a served
+        request pays no coroutine for it (issue 31)."""
         try:
             principal = self.principal_from_scope(scope)
             if principal is not None:
                 principal_key(principal)
         except UnidentifiedPrincipal as exc:
-            await send_error(send, 500, exc.code, exc.message)
-            return False, None
+            return None, (exc.code, exc.message)
         except Exception as exc:  # rule 5: an unknown caller is refused, not served
             logger.error(
                 "refusing a request: principal_from_scope raised %s",
                 type(exc).__name__,
                 exc_info=True,
             )
-            await send_error(
-                send, 500, INTERNAL_ERROR, "Internal error: the caller could not be identified"
-            )
-            return False, None
-        return True, principal
+            return None, (INTERNAL_ERROR, "Internal error: the caller could not be identified")
+        return principal, None
 
     def tool_param_annotations(self, name: Any) -> list[tuple[str, tuple[str, ...]]]:
         """Cached ``x-mcp-header`` annotations of a tool (empty for unknown tools)."""

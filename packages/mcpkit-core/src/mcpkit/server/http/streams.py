@@ -477,7 +477,7 @@ class Exchange:
         return self._closed_early
 
 
-class DisconnectWatch:
+class DisconnectWatch(Due):
     """Tells when a request's client goes away, and keeps its SSE stream alive.
 
     ``on_disconnect`` is called once when the client disconnects: on 2026-07-28 it
@@ -486,13 +486,13 @@ class DisconnectWatch:
     connection gone (:mod:`.sessions` rule 3), the request runs on. Started between
     ``delay_s`` and twice that after the request began (the loop's coarse clock,
     :mod:`.clock`), so requests that finish quickly pay for a set insertion and removal
-    (no task, no timer of their own). Needs an asyncio event loop (uvicorn's; anyio's
-    asyncio backend).
+    (no task, no timer of their own; the watch is its own entry on the clock). Needs an
+    asyncio event loop (uvicorn's; anyio's asyncio backend).
     """
 
     __slots__ = (
+        "_armed",
         "_clock",
-        "_due",
         "_exchange",
         "_keepalive_s",
         "_on_disconnect",
@@ -513,17 +513,21 @@ class DisconnectWatch:
         self._on_disconnect = on_disconnect
         self._exchange = exchange
         self._keepalive_s = keepalive_s
-        self._clock = coarse_clock(delay_s)
+        clock = self._clock = coarse_clock(delay_s)
+        super().__init__(clock.loop.time() + clock.tick_s)
         self._task: asyncio.Task[None] | None = None
-        self._due: Due | None = None
+        self._armed = False
 
     def __enter__(self) -> DisconnectWatch:
         clock = self._clock
-        self._due = clock.at(clock.loop.time() + clock.tick_s, self._spawn)
+        self.when = clock.loop.time() + clock.tick_s
+        self._armed = True
+        clock.arm(self)
         return self
 
-    def _spawn(self) -> None:
-        self._due = None
+    def fire(self) -> None:
+        """Due on the clock: start watching."""
+        self._armed = False
         self._task = self._clock.loop.create_task(self._watch())
 
     async def _watch(self) -> None:
@@ -541,9 +545,9 @@ class DisconnectWatch:
                 return
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._due is not None:
-            self._clock.cancel(self._due)
-            self._due = None
+        if self._armed:
+            self._armed = False
+            self._clock.pending.discard(self)
         task, self._task = self._task, None  # the task's frame refers to this watch: no cycle
         if task is not None:
             task.cancel()
