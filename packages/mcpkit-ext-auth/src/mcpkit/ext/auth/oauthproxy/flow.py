@@ -32,14 +32,20 @@ import hashlib
 import hmac
 import html
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from authlib.oauth2.rfc6749 import AccessDeniedError, OAuth2Error
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from mcpkit.ext.auth.devserver.app import build_routes, resolve_cimd_client, with_cors
+from mcpkit.ext.auth.devserver.app import (
+    Persistence,
+    Served,
+    build_routes,
+    resolve_cimd_client,
+    with_cors,
+)
 from mcpkit.ext.auth.devserver.glue import BodyTooLarge, FormRequest, read_body, to_starlette
 from mcpkit.ext.auth.devserver.grants import InvalidTargetError
 from mcpkit.ext.auth.oauthproxy.consent import (
@@ -50,12 +56,41 @@ from mcpkit.ext.auth.oauthproxy.consent import (
     consent_page,
     cookie_header,
 )
-from mcpkit.ext.auth.oauthproxy.upstream import UpstreamError
+from mcpkit.ext.auth.oauthproxy.store import Vault
+from mcpkit.ext.auth.oauthproxy.upstream import UpstreamError, UpstreamProvider, UpstreamTokens
 
-if TYPE_CHECKING:
-    from mcpkit.ext.auth.oauthproxy.proxy import OAuthProxy
+__all__ = ["MAX_REQUEST_CHARS", "FlowHost", "ProxyPersistence", "proxy_routes"]
 
-__all__ = ["MAX_REQUEST_CHARS", "proxy_routes"]
+
+class ProxyPersistence(Persistence, Protocol):
+    """The development server's persistence hook, plus loading one registered client."""
+
+    async def client(self, client_id: str | None) -> None:
+        """Bring ``client_id``'s registration into the in-process store, if it exists."""
+        ...
+
+
+class FlowHost(Served, Protocol):
+    """What the login flow reads of :class:`~.proxy.OAuthProxy` (which satisfies it):
+    the development server's state plus the upstream, the vault and the lifetimes."""
+
+    upstream: UpstreamProvider
+    vault: Vault
+    resource: str
+    consent_ttl_s: int
+    pending_ttl_s: int
+    cookie_key: bytes
+
+    @property
+    def persistence(self) -> ProxyPersistence: ...
+
+    @property
+    def callback_url(self) -> str: ...
+
+    async def keep_upstream(self, client_id: str, subject: str, tokens: UpstreamTokens) -> None:
+        """Keep the upstream tokens of ``subject`` in ``client_id``, server-side."""
+        ...
+
 
 MAX_REQUEST_CHARS = 8192
 """Rule 7: the parameters of one authorization request, in characters (keys and values)."""
@@ -79,7 +114,7 @@ def _hash(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
-def proxy_routes(proxy: OAuthProxy) -> list[Route]:
+def proxy_routes(proxy: FlowHost) -> list[Route]:
     """Every route: the authorization server's (with CORS) and the login flow's."""
     tickets = Tickets(proxy.cookie_key)
     persist = proxy.persistence
@@ -288,7 +323,7 @@ def _s256(verifier: str) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def _form(proxy: OAuthProxy, items: list[tuple[str, str]]) -> FormRequest | Response:
+def _form(proxy: FlowHost, items: list[tuple[str, str]]) -> FormRequest | Response:
     """An authorization request rebuilt from its parameters (the issuer's URL, as
     :mod:`..devserver.app` rule 5 asks)."""
     try:

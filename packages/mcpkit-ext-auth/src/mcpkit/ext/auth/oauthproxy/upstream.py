@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode
 
+from mcpkit.core.shapes import as_object
+
 if TYPE_CHECKING:
     from joserfc.jwk import KeySetSerialization
 
@@ -220,9 +222,9 @@ class UpstreamProvider:
         else:
             form = {**form, "client_id": self.client_id, "client_secret": self._client_secret}
         status, body = await self._json("POST", self.token_endpoint, data=form, headers=headers)
-        if not isinstance(body, dict):
+        answer = as_object(body)
+        if answer is None:
             raise UpstreamError("server_error", "the token answer is not a JSON object")
-        answer: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
         if status != 200 or "error" in answer:
             error = answer.get("error")
             code = error if isinstance(error, str) and error else "server_error"
@@ -282,9 +284,10 @@ class UpstreamProvider:
         assert self.userinfo_endpoint is not None
         headers = {"Authorization": f"Bearer {access_token}", "Accept": "application/json"}
         status, body = await self._json("GET", self.userinfo_endpoint, headers=headers)
-        if status != 200 or not isinstance(body, dict):
+        info = as_object(body)
+        if status != 200 or info is None:
             raise UpstreamError("server_error", f"the user API answered {status}")
-        return dict(body)  # pyright: ignore[reportUnknownArgumentType]
+        return dict(info)
 
 
 def _check_url(name: str, url: str) -> None:
@@ -350,9 +353,9 @@ class OIDCProvider(UpstreamProvider):
             return
         url = self.issuer.rstrip("/") + "/.well-known/openid-configuration"
         status, doc = await self._json("GET", url)
-        if status != 200 or not isinstance(doc, dict):
+        meta = as_object(doc)
+        if status != 200 or meta is None:
             raise UpstreamError("server_error", f"discovery at {url} answered {status}")
-        meta: dict[str, Any] = doc  # pyright: ignore[reportUnknownVariableType]
         named = str(meta.get("issuer", ""))
         if "{tenantid}" in named:
             self._issuer_template = named
