@@ -5,7 +5,7 @@ token for someone else."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 from fake_idp import FakeIdP
@@ -228,3 +228,22 @@ async def test_allowed_tenants_without_a_multi_tenant_issuer_fails_at_start_up()
         assert isinstance(upstream, OIDCProvider)
         with pytest.raises(UpstreamError, match="multi-tenant"):
             await upstream.prepare()
+
+
+@pytest.mark.parametrize("code", ["c" * 4097, "abc\x00def", "caf\u00e9"])
+async def test_an_oversized_or_binary_upstream_code_is_never_sent_upstream(code: str) -> None:
+    async with stack() as s:
+        browser = Browser(s.http)
+        page = await browser.get(s.authorize_url(await s.register(), pkce()[1]))
+        action, fields = consent_form(page.text)
+        to_idp = await browser.post(action, {**fields, "decision": "approve"})
+        callback = (await browser.get(to_idp.headers["location"])).headers["location"]
+        parts = urlsplit(callback)
+        query = dict(parse_qsl(parts.query))
+        query["code"] = code
+        forged = parts._replace(query=urlencode(query)).geturl()
+        back = await browser.follow(await browser.get(forged), REDIRECT)
+        assert isinstance(back, dict), back
+        assert back["error"] == "server_error"
+        assert back["state"] == "st-1"
+        assert s.idp.token_requests == []

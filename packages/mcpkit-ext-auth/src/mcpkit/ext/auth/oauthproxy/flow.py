@@ -24,6 +24,9 @@ Rules:
    kept server-side (:meth:`~.proxy.OAuthProxy.keep_upstream`), never sent.
 7. An authorization request's parameters total at most :data:`MAX_REQUEST_CHARS`
    characters (they travel in the signed consent ticket and the pending record).
+8. The upstream's callback ``code`` is at most :data:`MAX_UPSTREAM_CODE_CHARS` visible
+   ASCII characters (RFC 6749 appendix A.11, ``VSCHAR``); anything else is the client's
+   ``server_error`` and is never sent to the upstream's token endpoint.
 """
 
 from __future__ import annotations
@@ -55,10 +58,13 @@ from mcpkit.ext.auth.oauthproxy.upstream import UpstreamError
 if TYPE_CHECKING:
     from mcpkit.ext.auth.oauthproxy.proxy import OAuthProxy
 
-__all__ = ["MAX_REQUEST_CHARS", "proxy_routes"]
+__all__ = ["MAX_REQUEST_CHARS", "MAX_UPSTREAM_CODE_CHARS", "proxy_routes"]
 
 MAX_REQUEST_CHARS = 8192
 """Rule 7: the parameters of one authorization request, in characters (keys and values)."""
+
+MAX_UPSTREAM_CODE_CHARS = 4096
+"""Rule 8: the upstream's authorization ``code``, in characters (Entra's run to ~2000)."""
 
 
 class _ServerError(OAuth2Error):
@@ -240,14 +246,15 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
         if isinstance(checked, Response):
             return checked
         oauth_request, grant = checked
-        if query.get("error") or not query.get("code"):
+        code = query.get("code") or ""
+        if query.get("error") or not _vschar(code, MAX_UPSTREAM_CODE_CHARS):
             denied = query.get("error") == "access_denied"
             error = AccessDeniedError() if denied else _ServerError("the identity provider failed")
             return fail(oauth_request, grant, error)
         upstream = proxy.upstream
         try:
             tokens = await upstream.exchange(
-                code=query["code"],
+                code=code,
                 code_verifier=str(pending["verifier"]),
                 redirect_uri=proxy.callback_url,
             )
@@ -279,6 +286,11 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
     routes.append(Route(f"{path}/consent", consent, methods=["POST"]))
     routes.append(Route(f"{path}/callback", callback, methods=["GET"]))
     return routes
+
+
+def _vschar(value: str, max_chars: int) -> bool:
+    """Rule 8: a non-empty run of at most ``max_chars`` of ``%x20-7E``."""
+    return 0 < len(value) <= max_chars and all(" " <= c <= "~" for c in value)
 
 
 def _s256(verifier: str) -> str:
