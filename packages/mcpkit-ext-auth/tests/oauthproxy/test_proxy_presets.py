@@ -43,7 +43,8 @@ async def test_oidc_preset_logs_in(name: str) -> None:
     idp = FakeIdP(discovery=doc, tenant="tenant-a" if name == "entra" else None)
     async with stack(idp, upstream=CASES[name]) as s:
         _, tokens = await s.login()
-        assert await s.whoami(tokens["access_token"]) == idp.user
+        subject = f"tenant-a/{idp.user}" if name == "entra" else idp.user
+        assert await s.whoami(tokens["access_token"]) == subject
         upstream = s.proxy.upstream
         assert isinstance(upstream, OIDCProvider)
         meta = json.loads(doc.replace("{base}", idp.base))
@@ -68,6 +69,16 @@ async def test_entra_tenant_not_allowed_logs_nobody_in() -> None:
         back = await Browser(s.http).approve(s.authorize_url(client_id, pkce()[1]), REDIRECT)
         assert isinstance(back, dict)
         assert back["error"] == "server_error"
+
+
+async def test_entra_users_of_two_tenants_with_one_sub_are_two_subjects() -> None:
+    idp = FakeIdP(discovery=(HERE / "entra.json").read_text(), tenant="tenant-a")
+    async with stack(idp, upstream=CASES["entra"]) as s:
+        _, first = await s.login()
+        idp.tenant = "tenant-b"  # another tenant's issuer signs the same "sub"
+        _, second = await s.login()
+        assert await s.whoami(first["access_token"]) == f"tenant-a/{idp.user}"
+        assert await s.whoami(second["access_token"]) == f"tenant-b/{idp.user}"
 
 
 async def test_github_preset_logs_in_by_user_id() -> None:

@@ -24,7 +24,9 @@ Rules:
    ``allowed_tenants`` when given), ``aud`` containing the client id, ``exp``, ``iat``
    and the ``nonce`` sent. Any failure is ``invalid_id_token`` and nobody logs in.
 5. The subject is the ``id_token``'s ``sub``; userinfo, when the provider has it, adds
-   claims, and its ``sub`` must be the same (OpenID Connect Core section 5.3.2).
+   claims, and its ``sub`` must be the same (OpenID Connect Core section 5.3.2). A
+   ``sub`` is unique only within its issuer (Core section 2), so with a multi-tenant
+   issuer the subject is ``<tid>/<sub>``: two tenants' users never share one.
 6. Every upstream URL (given or discovered) is ``https``, or plain ``http`` on loopback
    only (tests, a local IdP); anything else is refused (``ValueError`` at construction,
    ``server_error`` at discovery). ``allowed_tenants`` with an issuer that is not
@@ -398,13 +400,15 @@ class OIDCProvider(UpstreamProvider):
         if tokens.id_token is None:
             raise UpstreamError("invalid_id_token", "the token answer has no id_token")
         claims = await self.verify_id_token(tokens.id_token, nonce=nonce)
-        subject = str(claims["sub"])
+        sub = str(claims["sub"])
         if self.fetch_userinfo and self.userinfo_endpoint:
             info = await self._userinfo(tokens.access_token)
-            if info.get("sub") != subject:
+            if info.get("sub") != sub:
                 raise UpstreamError("invalid_id_token", "userinfo names another subject")
             claims = {**info, **claims}
-        return UpstreamIdentity(subject=subject, claims=claims)
+        if self._issuer_template is not None:  # rule 5: the tid was checked (rule 4)
+            sub = f"{claims['tid']}/{sub}"
+        return UpstreamIdentity(subject=sub, claims=claims)
 
     async def verify_id_token(self, id_token: str, *, nonce: str) -> dict[str, Any]:
         """Rule 4: the verified claims, else ``UpstreamError("invalid_id_token")``."""
