@@ -77,6 +77,21 @@ async def test_consent_cookie_of_another_client_does_not_skip_consent() -> None:
         assert direct.headers["location"].startswith(s.idp.base)
 
 
+async def test_consent_to_fewer_scopes_does_not_skip_consent_for_more() -> None:
+    async with stack() as s:
+        browser = Browser(s.http)
+        client_id = await s.register()
+        await browser.approve(s.authorize_url(client_id, pkce()[1]), REDIRECT)  # no scope
+        wider = await browser.get(s.authorize_url(client_id, pkce()[1], scope="mcp"))
+        assert wider.status_code == 200  # the page again, now naming the scope
+        assert "Allow access?" in wider.text
+        assert "<code>mcp</code>" in wider.text
+        await browser.approve(s.authorize_url(client_id, pkce()[1], scope="mcp"), REDIRECT)
+        narrower = await browser.get(s.authorize_url(client_id, pkce()[1]))
+        assert narrower.status_code == 302  # approved scopes cover a request of fewer
+        assert narrower.headers["location"].startswith(s.idp.base)
+
+
 async def test_approval_without_the_csrf_cookie_or_with_a_forged_ticket_is_refused() -> None:
     async with stack() as s:
         browser = Browser(s.http)

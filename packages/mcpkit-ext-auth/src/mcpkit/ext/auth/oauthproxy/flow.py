@@ -8,8 +8,9 @@ Rules:
    ``resource``: :mod:`.proxy` rule 2) before anything else; an error before the client
    and its redirect URI are known is a ``400`` page, never a redirect.
 2. Consent is checked before any redirect upstream: without a consent cookie for this
-   ``client_id`` and exact ``redirect_uri``, the consent page is shown
-   (:mod:`.consent`); nothing is stored yet.
+   ``client_id``, exact ``redirect_uri`` and scopes covering those requested (the page
+   shows them: an approval of fewer scopes is no approval of more), the consent page is
+   shown (:mod:`.consent`); nothing is stored yet.
 3. ``POST /consent`` needs the CSRF cookie, the same token in the form, and the signed
    request ticket bound to it; ``deny`` redirects ``access_denied`` to the client.
 4. Only after approval is the upstream ``state`` stored (with the PKCE verifier, the
@@ -168,10 +169,12 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
         oauth_request, grant = checked
         client_id = str(oauth_request.params.client_id)
         consent = tickets.open("consent", request.cookies.get(CONSENT_COOKIE))
+        asked = set(str(grant.request.scope or "").split())
         if (
             consent is not None
             and consent.get("client_id") == client_id
             and consent.get("redirect_uri") == grant.redirect_uri
+            and asked <= set(consent.get("scopes") or ())
         ):
             return await to_upstream(oauth_request, grant, [])
         csrf = request.cookies.get(CSRF_COOKIE) or ""
@@ -220,7 +223,11 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
             return fail(oauth_request, grant, AccessDeniedError())
         approval = tickets.sign(
             "consent",
-            {"client_id": oauth_request.params.client_id, "redirect_uri": grant.redirect_uri},
+            {
+                "client_id": oauth_request.params.client_id,
+                "redirect_uri": grant.redirect_uri,
+                "scopes": sorted(str(grant.request.scope or "").split()),
+            },
             proxy.consent_ttl_s,
         )
         cookies = [
