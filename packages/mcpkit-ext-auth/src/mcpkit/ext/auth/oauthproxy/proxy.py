@@ -16,7 +16,10 @@ Rules:
    whatever it stored is written back and dropped from the scratch (:class:`_Persistence`).
 4. A client refresh first refreshes the upstream grant (when the upstream issued a
    refresh token); the upstream's ``invalid_grant`` (revoked at the IdP) is the client's
-   ``invalid_grant``, and the proxy's refresh token is spent. Upstream tokens are keyed
+   ``invalid_grant``, and the proxy's refresh token is spent. Any other upstream failure
+   (down, hung, a broken answer) is ``503 temporarily_unavailable`` with none of the
+   upstream's text, and the proxy's refresh token is put back: an outage at the IdP
+   does not log everyone out. Upstream tokens are keyed
    by client and subject: a new login of the same user in the same client replaces them.
 5. :meth:`OAuthProxy.upstream_token` gives a tool its caller's upstream access token,
    server-side (refreshed when it expired); it never reaches the MCP client.
@@ -342,8 +345,15 @@ class _Persistence:
                     try:
                         await proxy.refresh_upstream(refresh.client_id, refresh.subject)
                     except UpstreamError as error:
-                        code = "invalid_grant" if error.error == "invalid_grant" else error.error
-                        return error_response(400, code, f"upstream: {error.description}")
+                        if error.error == "invalid_grant":
+                            return error_response(400, "invalid_grant", "the grant was revoked")
+                        ttl = proxy.limits.refresh_token_ttl_s
+                        await proxy.vault.put("refresh", token, record, ttl)
+                        return error_response(
+                            503,
+                            "temporarily_unavailable",
+                            "the identity provider did not refresh the grant: try again",
+                        )
                 staged.append(("refresh", token, refresh))
         # no await from here until Authlib has run (rule 3)
         for kind, key, value in staged:
