@@ -245,6 +245,27 @@ async def test_allowed_tenants_without_a_multi_tenant_issuer_fails_at_start_up()
             await upstream.prepare()
 
 
+@pytest.mark.parametrize(
+    "named",
+    ["https://evil.example/{tenantid}/v2.0", "{base}/{tenantid}/v1.0", "{base}/x/{tenantid}/v2.0"],
+)
+async def test_a_tenant_template_that_is_not_our_issuers_fails_at_start_up(named: str) -> None:
+    import json
+    from pathlib import Path
+
+    from loopback import serve_at
+
+    from mcpkit.ext.auth.oauthproxy import UpstreamError, presets
+
+    doc = json.loads((Path(__file__).parent / "discovery" / "entra.json").read_text())
+    doc["issuer"] = named
+    idp = FakeIdP(discovery=json.dumps(doc), tenant="tenant-a")
+    async with serve_at(idp.app):
+        upstream = presets.entra(authority=idp.base, client_id="c", client_secret="s")
+        with pytest.raises(UpstreamError, match="not a template of ours"):
+            await upstream.prepare()
+
+
 @pytest.mark.parametrize("code", ["c" * 4097, "abc\x00def", "caf\u00e9"])
 async def test_an_oversized_or_binary_upstream_code_is_never_sent_upstream(code: str) -> None:
     async with stack() as s:

@@ -299,6 +299,16 @@ def _check_url(name: str, url: str) -> None:
         raise ValueError(f"{name}: {url!r} must be an absolute https URL (http only on loopback)")
 
 
+def _fits_template(template: str, issuer: str) -> bool:
+    """Rule 3: ``issuer`` is ``template`` with one path segment for its ``{tenantid}``
+    (Entra's ``.../organizations/v2.0`` for ``.../{tenantid}/v2.0``)."""
+    head, sep, tail = template.partition("{tenantid}")
+    if "{tenantid}" in tail or not issuer.startswith(head) or not issuer.endswith(tail):
+        return False
+    middle = issuer[len(head) : len(issuer) - len(tail)]
+    return bool(sep and middle) and "/" not in middle
+
+
 def _form_escape(value: str) -> str:
     """RFC 6749 section 2.3.1: client credentials are form-encoded before Basic."""
     from urllib.parse import quote_plus
@@ -357,6 +367,10 @@ class OIDCProvider(UpstreamProvider):
         meta: dict[str, Any] = doc  # pyright: ignore[reportUnknownVariableType]
         named = str(meta.get("issuer", ""))
         if "{tenantid}" in named:
+            if not _fits_template(named, self.issuer):
+                raise UpstreamError(
+                    "server_error", f"discovery names issuer {named!r}, not a template of ours"
+                )
             self._issuer_template = named
         elif named != self.issuer:
             raise UpstreamError("server_error", f"discovery names issuer {named!r}, not ours")
