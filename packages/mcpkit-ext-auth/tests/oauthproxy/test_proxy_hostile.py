@@ -206,6 +206,11 @@ async def test_an_oversized_authorization_request_is_refused_before_anything() -
         ({"base_url": "https://mcp.example.com?x=1"}, "no query"),
         ({"pending_ttl_s": 0}, "must be positive"),
         ({"secret_key": b"short"}, "at least 32 bytes"),
+        ({"resource": "http://mcp.example.com/mcp"}, "resource .* must be https"),
+        ({"resource": "https://mcp.example.com/mcp#x"}, "resource .* no query"),
+        ({"resource": "https://mcp.example.com/mcp?t=1"}, "resource .* no query"),
+        ({"scopes_supported": ["read write"]}, "scope-token"),
+        ({"scopes_supported": [""]}, "scope-token"),
     ],
 )
 def test_proxy_misconfiguration_fails_at_construction(

@@ -28,8 +28,11 @@ Rules:
 7. Served by an MCP server (:meth:`OAuthProxy.install`), the upstream's discovery runs
    as the server starts: an issuer that does not answer, or answers for another issuer,
    stops the start-up instead of the first login.
-8. ``base_url`` is ``https`` (plain ``http`` only on loopback), else ``ValueError`` at
-   construction: OAuth needs TLS, and the ``__Host-`` cookies need ``Secure``.
+8. ``base_url`` and ``resource`` are absolute ``https`` URLs without query or fragment
+   (plain ``http`` only on loopback), and each of ``scopes_supported`` is an RFC 6749
+   section 3.3 ``scope-token`` (non-empty, no space, quote or backslash), else
+   ``ValueError`` at construction: OAuth needs TLS, the ``__Host-`` cookies need
+   ``Secure``, and a scope with a space would be two scopes on the wire.
 """
 
 from __future__ import annotations
@@ -136,7 +139,11 @@ class OAuthProxy(DevAuthServer):
         pending_ttl_s: int = 600,
         allow_loopback_cimd: bool = False,
     ) -> None:
-        _check_base_url(base_url)
+        _check_url("base_url", base_url)
+        _check_url("resource", resource)
+        for scope in scopes_supported or ():
+            if not scope or any(c in '"\\' or not "!" <= c <= "~" for c in scope):
+                raise ValueError(f"OAuthProxy: scope {scope!r} is not an RFC 6749 scope-token")
         if consent_ttl_s <= 0 or pending_ttl_s <= 0:
             raise ValueError("OAuthProxy: consent_ttl_s and pending_ttl_s must be positive")
         shared = store is not None and not isinstance(store, MemoryProxyStore)
@@ -294,16 +301,16 @@ class OAuthProxy(DevAuthServer):
         return tokens.access_token
 
 
-def _check_base_url(url: str) -> None:
+def _check_url(what: str, url: str) -> None:
     """Rule 8."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
-    if parts.query or parts.fragment or not parts.netloc:
-        raise ValueError(f"OAuthProxy: base_url {url!r} must be an absolute URL, no query")
+    if parts.query or parts.fragment or not parts.netloc or "#" in url:
+        raise ValueError(f"OAuthProxy: {what} {url!r} must be an absolute URL, no query")
     if not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
-        raise ValueError(f"OAuthProxy: base_url {url!r} must be https (http only on loopback)")
+        raise ValueError(f"OAuthProxy: {what} {url!r} must be https (http only on loopback)")
 
 
 class _Persistence:
