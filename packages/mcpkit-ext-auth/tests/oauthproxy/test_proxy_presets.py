@@ -98,3 +98,14 @@ async def test_github_preset_logs_in_by_user_id() -> None:
 def test_preset_names_are_checked_at_start_up(bad: str) -> None:
     with pytest.raises(ValueError, match="not a bare name"):
         presets.keycloak(base_url="https://kc.example", realm=bad, **KEYS)
+
+
+@pytest.mark.parametrize("tenant", ["contoso.onmicrosoft.com", "consumers", "not-a-guid"])
+def test_an_entra_tenant_that_discovery_would_rename_fails_at_construction(tenant: str) -> None:
+    with pytest.raises(ValueError, match="tenant ID"):
+        presets.entra(tenant=tenant, **KEYS)
+
+
+def test_an_entra_tenant_id_is_accepted() -> None:
+    upstream = presets.entra(tenant="72f988bf-86f1-41af-91ab-2d7cd011db47", **KEYS)
+    assert upstream.issuer.endswith("/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0")
