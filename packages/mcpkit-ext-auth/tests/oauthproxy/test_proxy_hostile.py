@@ -138,6 +138,21 @@ async def test_state_swapped_between_two_users_is_refused_and_spent() -> None:
         assert LOGIN_COOKIE in alice.jar[s.base]
 
 
+async def test_two_logins_under_way_in_one_browser_both_finish() -> None:
+    async with stack() as s:
+        browser = Browser(s.http)
+        callbacks: list[str] = []
+        for _ in range(2):  # e.g. two MCP clients open their sign-in pages at once
+            page = await browser.get(s.authorize_url(await s.register(), pkce()[1]))
+            action, fields = consent_form(page.text)
+            to_idp = await browser.post(action, {**fields, "decision": "approve"})
+            callbacks.append((await browser.get(to_idp.headers["location"])).headers["location"])
+        for callback in callbacks:
+            back = await browser.follow(await browser.get(callback), REDIRECT)
+            assert isinstance(back, dict), back.text if not isinstance(back, dict) else back
+            assert "code" in back, back
+
+
 async def test_state_used_twice_is_refused() -> None:
     async with stack() as s:
         browser = Browser(s.http)

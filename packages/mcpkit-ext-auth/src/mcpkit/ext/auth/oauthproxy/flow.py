@@ -16,7 +16,9 @@ Rules:
 4. Only after approval is the upstream ``state`` stored (with the PKCE verifier, the
    ``nonce`` and a hash of a fresh browser-binding cookie), for ``pending_ttl_s``; the
    callback takes it once (``pop``), and it must come back in the browser that approved
-   (the login cookie): a state carried to another browser is spent and refused.
+   (the login cookie): a state carried to another browser is spent and refused. A
+   browser keeps one login cookie for all its logins (reused while it lives, never
+   cleared by a callback), so two logins under way in one browser both finish.
 5. Upstream failures (an ``error`` in the callback, a token endpoint that fails, hangs
    or answers HTML, an ``id_token`` that does not verify) redirect to the client with
    ``access_denied``, ``server_error`` or ``temporarily_unavailable``, its ``state`` and
@@ -127,8 +129,11 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
         error.redirect_uri = grant.redirect_uri
         return to_starlette(proxy.oauth.error_reply(request, error))
 
-    async def to_upstream(request: FormRequest, grant: Any, extra: list[str]) -> Response:
-        """Rule 4: store the pending authorization and send the browser upstream."""
+    async def to_upstream(
+        request: FormRequest, grant: Any, extra: list[str], browser: str
+    ) -> Response:
+        """Rule 4: store the pending authorization and send the browser upstream
+        (``browser``: the login cookie it has, if any)."""
         try:
             await proxy.upstream.prepare()
         except UpstreamError:
@@ -136,7 +141,8 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
         state = secrets.token_urlsafe(32)
         verifier = secrets.token_urlsafe(48)
         nonce = secrets.token_urlsafe(24)
-        browser = secrets.token_urlsafe(32)
+        if len(browser) != 43 or not browser.isascii():
+            browser = secrets.token_urlsafe(32)
         items = [(k, v) for k, values in request.params.datalist.items() for v in values]
         pending = {"items": items, "verifier": verifier, "nonce": nonce, "browser": _hash(browser)}
         await proxy.vault.put("pending", state, pending, proxy.pending_ttl_s)
@@ -176,7 +182,9 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
             and consent.get("redirect_uri") == grant.redirect_uri
             and asked <= set(consent.get("scopes") or ())
         ):
-            return await to_upstream(oauth_request, grant, [])
+            return await to_upstream(
+                oauth_request, grant, [], request.cookies.get(LOGIN_COOKIE, "")
+            )
         csrf = request.cookies.get(CSRF_COOKIE) or ""
         if len(csrf) != 43:
             csrf = secrets.token_urlsafe(32)
@@ -234,7 +242,9 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
             cookie_header(CONSENT_COOKIE, approval, proxy.consent_ttl_s),
             cookie_header(CSRF_COOKIE, "", 0),
         ]
-        return await to_upstream(oauth_request, grant, cookies)
+        return await to_upstream(
+            oauth_request, grant, cookies, request.cookies.get(LOGIN_COOKIE, "")
+        )
 
     async def callback(request: Request) -> Response:
         """Rules 4-6."""
@@ -279,7 +289,6 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
         reply = proxy.oauth.respond(oauth_request, grant, identity.subject)
         response = to_starlette(reply)
         await persist.save()
-        response.headers.append("Set-Cookie", cookie_header(LOGIN_COOKIE, "", 0))
         return response
 
     served = build_routes(proxy, authorize=authorize, persistence=persist)
