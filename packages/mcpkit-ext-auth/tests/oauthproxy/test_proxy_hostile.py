@@ -141,11 +141,14 @@ async def test_state_swapped_between_two_users_is_refused_and_spent() -> None:
 async def test_two_logins_under_way_in_one_browser_both_finish() -> None:
     async with stack() as s:
         browser = Browser(s.http)
-        callbacks: list[str] = []
-        for _ in range(2):  # e.g. two MCP clients open their sign-in pages at once
+        forms = []
+        for _ in range(2):  # e.g. two MCP clients open their consent pages at once
             page = await browser.get(s.authorize_url(await s.register(), pkce()[1]))
-            action, fields = consent_form(page.text)
+            forms.append(consent_form(page.text))
+        callbacks: list[str] = []
+        for action, fields in forms:
             to_idp = await browser.post(action, {**fields, "decision": "approve"})
+            assert to_idp.status_code == 302, to_idp.text
             callbacks.append((await browser.get(to_idp.headers["location"])).headers["location"])
         for callback in callbacks:
             back = await browser.follow(await browser.get(callback), REDIRECT)

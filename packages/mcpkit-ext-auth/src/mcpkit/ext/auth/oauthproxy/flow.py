@@ -12,7 +12,9 @@ Rules:
    shows them: an approval of fewer scopes is no approval of more), the consent page is
    shown (:mod:`.consent`); nothing is stored yet.
 3. ``POST /consent`` needs the CSRF cookie, the same token in the form, and the signed
-   request ticket bound to it; ``deny`` redirects ``access_denied`` to the client.
+   request ticket bound to it; ``deny`` redirects ``access_denied`` to the client. The
+   CSRF cookie is one per browser (reused by every consent page while it lives, not
+   cleared by an approval), so two consent pages open at once can both be approved.
 4. Only after approval is the upstream ``state`` stored (with the PKCE verifier, the
    ``nonce`` and a hash of a fresh browser-binding cookie), for ``pending_ttl_s``; the
    callback takes it once (``pop``), and it must come back in the browser that approved
@@ -238,10 +240,8 @@ def proxy_routes(proxy: OAuthProxy) -> list[Route]:
             },
             proxy.consent_ttl_s,
         )
-        cookies = [
-            cookie_header(CONSENT_COOKIE, approval, proxy.consent_ttl_s),
-            cookie_header(CSRF_COOKIE, "", 0),
-        ]
+        # the CSRF cookie stays: another consent page open in this browser carries it
+        cookies = [cookie_header(CONSENT_COOKIE, approval, proxy.consent_ttl_s)]
         return await to_upstream(
             oauth_request, grant, cookies, request.cookies.get(LOGIN_COOKIE, "")
         )
