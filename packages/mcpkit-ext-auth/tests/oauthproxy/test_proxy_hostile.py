@@ -178,6 +178,7 @@ async def test_state_used_twice_is_refused() -> None:
         ("wrong_aud", "server_error"),
         ("wrong_nonce", "server_error"),
         ("wrong_iss", "server_error"),
+        ("wrong_azp", "server_error"),
     ],
 )
 async def test_upstream_failures_redirect_an_error_and_log_nobody_in(mode: str, error: str) -> None:

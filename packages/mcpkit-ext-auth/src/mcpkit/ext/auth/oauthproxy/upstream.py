@@ -21,8 +21,10 @@ Rules:
 4. The ``id_token`` is verified with joserfc against the provider's JWKS (asymmetric
    algorithms only; refetched at most once a minute when a ``kid`` is unknown): ``iss``
    (the issuer, or the template with the token's ``tid``, which must be among
-   ``allowed_tenants`` when given), ``aud`` containing the client id, ``exp``, ``iat``
-   and the ``nonce`` sent. Any failure is ``invalid_id_token`` and nobody logs in.
+   ``allowed_tenants`` when given), ``aud`` containing the client id, an ``azp``, when
+   present, naming the client id (Core 3.1.3.7 step 5: a token issued to another client
+   that lists us among its audiences is not ours), ``exp``, ``iat`` and the ``nonce``
+   sent. Any failure is ``invalid_id_token`` and nobody logs in.
 5. The subject is the ``id_token``'s ``sub``; userinfo, when the provider has it, adds
    claims, and its ``sub`` must be the same (OpenID Connect Core section 5.3.2). A
    ``sub`` is unique only within its issuer (Core section 2), so with a multi-tenant
@@ -445,6 +447,8 @@ class OIDCProvider(UpstreamProvider):
                 nonce={"essential": True, "value": nonce},
             )
             registry.validate(claims)
+            if "azp" in claims and claims["azp"] != self.client_id:
+                raise ValueError("the id_token was issued to another client (azp)")
         except (JoseError, ValueError) as error:
             raise UpstreamError("invalid_id_token", f"{type(error).__name__}: {error}") from None
         return claims
