@@ -4,7 +4,8 @@ checks (client secret, PKCE S256, redirect URI, single-use codes, refresh rotati
 the proxy's validation runs on real signatures. A real OP would never sign a bad token;
 ``mode`` makes this one misbehave on purpose:
 
-- ``"ok"``; ``"wrong_aud"`` / ``"wrong_nonce"`` / ``"wrong_iss"``: the id_token says so;
+- ``"ok"``; ``"wrong_aud"`` / ``"wrong_nonce"`` / ``"wrong_iss"`` / ``"wrong_azp"``: the
+  id_token says so;
 - ``"deny"``: the authorization endpoint redirects back ``error=access_denied``;
 - ``"html"``: the token endpoint answers a 500 HTML error page;
 - ``"hang"``: the token endpoint answers only after ``hang_s`` (1.5 s; the tests' proxy
@@ -121,6 +122,9 @@ class FakeIdP:
             claims["nonce"] = "not-the-nonce"
         elif self.mode == "wrong_iss":
             claims["iss"] = "https://evil.example"
+        elif self.mode == "wrong_azp":  # issued to another client, we are only an audience
+            claims["aud"] = [CLIENT_ID, "some-other-client"]
+            claims["azp"] = "some-other-client"
         header = {"alg": self.alg, "kid": self.key.kid}
         return jwt.encode(header, claims, self.key, algorithms=[self.alg])
 

@@ -114,6 +114,26 @@ def test_config_file_unknown_key_names_the_closest(
         configure(["--auth-config", str(conf)])
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('upstream_scopes = "read:user"', "upstream_scopes must be an array"),
+        ('scopes = ["mcp read"]', "scopes must be an array"),
+        ("scopes = [1]", "scopes must be an array"),
+        ("client_secret_env = 5", "client_secret_env must be a non-empty string"),
+        ('public_url = ""', "public_url must be a non-empty string"),
+    ],
+)
+def test_config_file_values_of_the_wrong_type_fail_at_start_up(
+    line: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV, "s3cret")
+    conf = tmp_path / "proxy.toml"
+    conf.write_text(f'provider = "github"\nclient_id = "x"\n{line}\n')
+    with pytest.raises(CliError, match=message):
+        configure(["--auth-config", str(conf), "--port", PORT])
+
+
 def test_stdio_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV, "s3cret")
     plugins = load_plugins()

@@ -133,3 +133,23 @@ async def test_a_client_id_metadata_document_client_logs_in() -> None:
         answer = await s.token(form)
         assert answer.status_code == 200, answer.text
         assert await s.whoami(answer.json()["access_token"]) == s.idp.user
+
+
+async def test_an_upstream_outage_during_refresh_keeps_the_refresh_token() -> None:
+    async with stack() as s:
+        client_id, tokens = await s.login()
+        form = {
+            "grant_type": "refresh_token",
+            "refresh_token": tokens["refresh_token"],
+            "client_id": client_id,
+        }
+        s.idp.mode = "html"  # the IdP's token endpoint is down behind its gateway
+        down = await s.token(form)
+        assert down.status_code == 503
+        assert down.json()["error"] == "temporarily_unavailable"
+        assert "502" not in down.text  # the upstream's text stays upstream
+        s.idp.mode = "ok"  # back up: the same refresh token still works, once
+        again = await s.token(form)
+        assert again.status_code == 200, again.text
+        assert await s.whoami(again.json()["access_token"]) == s.idp.user
+        assert (await s.token(form)).json()["error"] == "invalid_grant"

@@ -5,7 +5,7 @@ token for someone else."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 from fake_idp import FakeIdP
@@ -77,6 +77,21 @@ async def test_consent_cookie_of_another_client_does_not_skip_consent() -> None:
         assert direct.headers["location"].startswith(s.idp.base)
 
 
+async def test_consent_to_fewer_scopes_does_not_skip_consent_for_more() -> None:
+    async with stack() as s:
+        browser = Browser(s.http)
+        client_id = await s.register()
+        await browser.approve(s.authorize_url(client_id, pkce()[1]), REDIRECT)  # no scope
+        wider = await browser.get(s.authorize_url(client_id, pkce()[1], scope="mcp"))
+        assert wider.status_code == 200  # the page again, now naming the scope
+        assert "Allow access?" in wider.text
+        assert "<code>mcp</code>" in wider.text
+        await browser.approve(s.authorize_url(client_id, pkce()[1], scope="mcp"), REDIRECT)
+        narrower = await browser.get(s.authorize_url(client_id, pkce()[1]))
+        assert narrower.status_code == 302  # approved scopes cover a request of fewer
+        assert narrower.headers["location"].startswith(s.idp.base)
+
+
 async def test_approval_without_the_csrf_cookie_or_with_a_forged_ticket_is_refused() -> None:
     async with stack() as s:
         browser = Browser(s.http)
@@ -123,6 +138,24 @@ async def test_state_swapped_between_two_users_is_refused_and_spent() -> None:
         assert LOGIN_COOKIE in alice.jar[s.base]
 
 
+async def test_two_logins_under_way_in_one_browser_both_finish() -> None:
+    async with stack() as s:
+        browser = Browser(s.http)
+        forms = []
+        for _ in range(2):  # e.g. two MCP clients open their consent pages at once
+            page = await browser.get(s.authorize_url(await s.register(), pkce()[1]))
+            forms.append(consent_form(page.text))
+        callbacks: list[str] = []
+        for action, fields in forms:
+            to_idp = await browser.post(action, {**fields, "decision": "approve"})
+            assert to_idp.status_code == 302, to_idp.text
+            callbacks.append((await browser.get(to_idp.headers["location"])).headers["location"])
+        for callback in callbacks:
+            back = await browser.follow(await browser.get(callback), REDIRECT)
+            assert isinstance(back, dict), back.text if not isinstance(back, dict) else back
+            assert "code" in back, back
+
+
 async def test_state_used_twice_is_refused() -> None:
     async with stack() as s:
         browser = Browser(s.http)
@@ -145,6 +178,7 @@ async def test_state_used_twice_is_refused() -> None:
         ("wrong_aud", "server_error"),
         ("wrong_nonce", "server_error"),
         ("wrong_iss", "server_error"),
+        ("wrong_azp", "server_error"),
     ],
 )
 async def test_upstream_failures_redirect_an_error_and_log_nobody_in(mode: str, error: str) -> None:
@@ -164,15 +198,15 @@ async def test_upstream_failures_redirect_an_error_and_log_nobody_in(mode: str, 
 async def test_upstream_that_hangs_is_temporarily_unavailable() -> None:
     idp = FakeIdP()
     idp.mode = "hang"
-
-    def upstream(idp: FakeIdP) -> Any:
-        return upstream_for(idp, timeout_s=0.5)
-
-    async with stack(idp, upstream=upstream) as s:
+    async with stack(idp) as s:  # discovery ran at start-up with the default timeout
+        # only the token call hangs: a short wait for it alone, so a slow machine's
+        # discovery cannot fail the start-up or pass this test for another reason
+        s.proxy.upstream.timeout_s = 0.5
         client_id = await s.register()
         back = await Browser(s.http).approve(s.authorize_url(client_id, pkce()[1]), REDIRECT)
         assert isinstance(back, dict), back
         assert back["error"] == "temporarily_unavailable"
+        assert [r["grant_type"] for r in s.idp.token_requests] == ["authorization_code"]
 
 
 async def test_an_oversized_authorization_request_is_refused_before_anything() -> None:
@@ -191,6 +225,11 @@ async def test_an_oversized_authorization_request_is_refused_before_anything() -
         ({"base_url": "https://mcp.example.com?x=1"}, "no query"),
         ({"pending_ttl_s": 0}, "must be positive"),
         ({"secret_key": b"short"}, "at least 32 bytes"),
+        ({"resource": "http://mcp.example.com/mcp"}, "resource .* must be https"),
+        ({"resource": "https://mcp.example.com/mcp#x"}, "resource .* no query"),
+        ({"resource": "https://mcp.example.com/mcp?t=1"}, "resource .* no query"),
+        ({"scopes_supported": ["read write"]}, "scope-token"),
+        ({"scopes_supported": [""]}, "scope-token"),
     ],
 )
 def test_proxy_misconfiguration_fails_at_construction(
@@ -228,3 +267,43 @@ async def test_allowed_tenants_without_a_multi_tenant_issuer_fails_at_start_up()
         assert isinstance(upstream, OIDCProvider)
         with pytest.raises(UpstreamError, match="multi-tenant"):
             await upstream.prepare()
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["https://evil.example/{tenantid}/v2.0", "{base}/{tenantid}/v1.0", "{base}/x/{tenantid}/v2.0"],
+)
+async def test_a_tenant_template_that_is_not_our_issuers_fails_at_start_up(named: str) -> None:
+    import json
+    from pathlib import Path
+
+    from loopback import serve_at
+
+    from mcpkit.ext.auth.oauthproxy import UpstreamError, presets
+
+    doc = json.loads((Path(__file__).parent / "discovery" / "entra.json").read_text())
+    doc["issuer"] = named
+    idp = FakeIdP(discovery=json.dumps(doc), tenant="tenant-a")
+    async with serve_at(idp.app):
+        upstream = presets.entra(authority=idp.base, client_id="c", client_secret="s")
+        with pytest.raises(UpstreamError, match="not a template of ours"):
+            await upstream.prepare()
+
+
+@pytest.mark.parametrize("code", ["c" * 4097, "abc\x00def", "caf\u00e9"])
+async def test_an_oversized_or_binary_upstream_code_is_never_sent_upstream(code: str) -> None:
+    async with stack() as s:
+        browser = Browser(s.http)
+        page = await browser.get(s.authorize_url(await s.register(), pkce()[1]))
+        action, fields = consent_form(page.text)
+        to_idp = await browser.post(action, {**fields, "decision": "approve"})
+        callback = (await browser.get(to_idp.headers["location"])).headers["location"]
+        parts = urlsplit(callback)
+        query = dict(parse_qsl(parts.query))
+        query["code"] = code
+        forged = parts._replace(query=urlencode(query)).geturl()
+        back = await browser.follow(await browser.get(forged), REDIRECT)
+        assert isinstance(back, dict), back
+        assert back["error"] == "server_error"
+        assert back["state"] == "st-1"
+        assert s.idp.token_requests == []

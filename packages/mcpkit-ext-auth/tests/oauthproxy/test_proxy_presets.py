@@ -43,7 +43,8 @@ async def test_oidc_preset_logs_in(name: str) -> None:
     idp = FakeIdP(discovery=doc, tenant="tenant-a" if name == "entra" else None)
     async with stack(idp, upstream=CASES[name]) as s:
         _, tokens = await s.login()
-        assert await s.whoami(tokens["access_token"]) == idp.user
+        subject = f"tenant-a/{idp.user}" if name == "entra" else idp.user
+        assert await s.whoami(tokens["access_token"]) == subject
         upstream = s.proxy.upstream
         assert isinstance(upstream, OIDCProvider)
         meta = json.loads(doc.replace("{base}", idp.base))
@@ -70,6 +71,16 @@ async def test_entra_tenant_not_allowed_logs_nobody_in() -> None:
         assert back["error"] == "server_error"
 
 
+async def test_entra_users_of_two_tenants_with_one_sub_are_two_subjects() -> None:
+    idp = FakeIdP(discovery=(HERE / "entra.json").read_text(), tenant="tenant-a")
+    async with stack(idp, upstream=CASES["entra"]) as s:
+        _, first = await s.login()
+        idp.tenant = "tenant-b"  # another tenant's issuer signs the same "sub"
+        _, second = await s.login()
+        assert await s.whoami(first["access_token"]) == f"tenant-a/{idp.user}"
+        assert await s.whoami(second["access_token"]) == f"tenant-b/{idp.user}"
+
+
 async def test_github_preset_logs_in_by_user_id() -> None:
     idp = FakeIdP(github=True)
 
@@ -87,3 +98,14 @@ async def test_github_preset_logs_in_by_user_id() -> None:
 def test_preset_names_are_checked_at_start_up(bad: str) -> None:
     with pytest.raises(ValueError, match="not a bare name"):
         presets.keycloak(base_url="https://kc.example", realm=bad, **KEYS)
+
+
+@pytest.mark.parametrize("tenant", ["contoso.onmicrosoft.com", "consumers", "not-a-guid"])
+def test_an_entra_tenant_that_discovery_would_rename_fails_at_construction(tenant: str) -> None:
+    with pytest.raises(ValueError, match="tenant ID"):
+        presets.entra(tenant=tenant, **KEYS)
+
+
+def test_an_entra_tenant_id_is_accepted() -> None:
+    upstream = presets.entra(tenant="72f988bf-86f1-41af-91ab-2d7cd011db47", **KEYS)
+    assert upstream.issuer.endswith("/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0")

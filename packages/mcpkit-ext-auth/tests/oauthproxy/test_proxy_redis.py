@@ -176,7 +176,10 @@ async def test_a_login_spans_replicas_and_single_use_holds_across_them(redis_url
         dump = b""
         raw = redis.Redis.from_url(redis_url)
         for key in raw.keys("proxytest:*"):
-            dump += key + (raw.get(key) or b"")
+            if raw.type(key) == b"zset":  # the count bound's index: names only
+                dump += key + b"".join(raw.zrange(key, 0, -1))
+            else:
+                dump += key + (raw.get(key) or b"")
         for secret in (tokens["refresh_token"], back["code"], client_id, *idp.refresh, *idp.access):
             assert secret.encode() not in dump
 
@@ -192,3 +195,24 @@ async def test_a_shared_store_needs_shared_keys(redis_url: str) -> None:
             resource="https://mcp.example/mcp",
             store=RedisProxyStore(RedisSettings(redis_url)),
         )
+
+
+async def test_the_redis_store_is_bounded_in_count_and_everything_expires(redis_url: str) -> None:
+    settings = RedisSettings(redis_url, prefix="bounded")
+    store = RedisProxyStore(settings, max_entries=3)
+    raw = redis.Redis.from_url(redis_url)
+    try:
+        for i in range(3):
+            await store.put(f"k{i}", b"v", ttl_s=60 + i)  # k0 is the closest to expiry
+        assert await store.pop("k1") == b"v"  # a taken entry leaves the count
+        await store.put("k3", b"v", ttl_s=600)
+        assert [await store.get(f"k{i}") for i in range(4)] == [b"v", None, b"v", b"v"]
+        for i in range(4, 40):  # a flood keeps at most 3, the newest always among them
+            await store.put(f"k{i}", b"v", ttl_s=30)
+            assert await store.get(f"k{i}") == b"v"
+        keys = raw.keys("bounded:*")
+        assert len(keys) == 4  # three entries and the index
+        assert all(raw.pttl(k) > 0 for k in keys)  # nothing that does not expire
+    finally:
+        await store.aclose()
+        raw.close()

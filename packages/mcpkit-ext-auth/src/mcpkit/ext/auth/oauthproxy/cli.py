@@ -14,7 +14,9 @@ Rules:
    the flags' names without ``--auth-``/``--``, with ``_``: ``provider``, ``client_id``,
    ``issuer``, ``domain``, ``tenant``, ``realm``, ``base_url``, ``public_url``,
    ``upstream_scopes``, ``scopes``, ``client_secret_env``); an unknown key is an error
-   naming the closest known one.
+   naming the closest known one. The scopes are arrays of non-empty strings without
+   spaces, every other value a non-empty string; another type is an error (a bare
+   string of scopes would otherwise be read as one scope per character).
 2. The client secret is read from the environment variable ``client_secret_env``
    (default ``MCPKIT_AUTH_CLIENT_SECRET``), never from a flag or the file.
 3. Everything is checked before the server serves, each problem one line naming the
@@ -38,6 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpkit.cli.plugins import CliError
+from mcpkit.core.shapes import as_list
 
 __all__ = ["add_server_options", "configure_server"]
 
@@ -130,7 +133,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
                 close = difflib.get_close_matches(key, _KEYS, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise CliError(f"--auth-config {path}: unknown key {key!r}{hint}")
-            found[key] = value
+            found[key] = _typed(path, key, value)
     flags = {
         "provider": args.auth_provider,
         "client_id": args.auth_client_id,
@@ -147,6 +150,20 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     }
     found.update({k: v for k, v in flags.items() if v is not None})
     return found
+
+
+def _typed(path: Path, key: str, value: object) -> object:
+    """Rule 1: a file value of the right type, else :class:`CliError`."""
+    if key in ("upstream_scopes", "scopes"):
+        items = as_list(value)
+        if items is not None and all(
+            isinstance(v, str) and v and not any(c.isspace() for c in v) for v in items
+        ):
+            return items
+        raise CliError(f'--auth-config {path}: {key} must be an array of scopes, e.g. ["a", "b"]')
+    if isinstance(value, str) and value.strip():
+        return value
+    raise CliError(f"--auth-config {path}: {key} must be a non-empty string")
 
 
 def _public_url(args: argparse.Namespace, given: str | None) -> str:

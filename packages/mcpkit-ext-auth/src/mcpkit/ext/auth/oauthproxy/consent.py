@@ -17,8 +17,8 @@ Rules:
    the pending-authorization lifetime; a form that does not match all three is refused.
 4. Every cookie is ``__Host-`` prefixed, ``Secure``, ``HttpOnly``, ``SameSite=Lax``,
    ``Path=/`` and has no ``Domain``. The consent cookie is a signed ticket naming the
-   ``client_id`` and exact ``redirect_uri`` approved; it proves consent for that pair
-   only, until it expires.
+   ``client_id``, exact ``redirect_uri`` and scopes approved; it proves consent for that
+   pair and at most those scopes, until it expires.
 5. Signed tickets carry a ``typ`` of their purpose; a ticket of one purpose is not
    accepted for another.
 """

@@ -8,14 +8,19 @@ Rules:
    ``resource``: :mod:`.proxy` rule 2) before anything else; an error before the client
    and its redirect URI are known is a ``400`` page, never a redirect.
 2. Consent is checked before any redirect upstream: without a consent cookie for this
-   ``client_id`` and exact ``redirect_uri``, the consent page is shown
-   (:mod:`.consent`); nothing is stored yet.
+   ``client_id``, exact ``redirect_uri`` and scopes covering those requested (the page
+   shows them: an approval of fewer scopes is no approval of more), the consent page is
+   shown (:mod:`.consent`); nothing is stored yet.
 3. ``POST /consent`` needs the CSRF cookie, the same token in the form, and the signed
-   request ticket bound to it; ``deny`` redirects ``access_denied`` to the client.
+   request ticket bound to it; ``deny`` redirects ``access_denied`` to the client. The
+   CSRF cookie is one per browser (reused by every consent page while it lives, not
+   cleared by an approval), so two consent pages open at once can both be approved.
 4. Only after approval is the upstream ``state`` stored (with the PKCE verifier, the
    ``nonce`` and a hash of a fresh browser-binding cookie), for ``pending_ttl_s``; the
    callback takes it once (``pop``), and it must come back in the browser that approved
-   (the login cookie): a state carried to another browser is spent and refused.
+   (the login cookie): a state carried to another browser is spent and refused. A
+   browser keeps one login cookie for all its logins (reused while it lives, never
+   cleared by a callback), so two logins under way in one browser both finish.
 5. Upstream failures (an ``error`` in the callback, a token endpoint that fails, hangs
    or answers HTML, an ``id_token`` that does not verify) redirect to the client with
    ``access_denied``, ``server_error`` or ``temporarily_unavailable``, its ``state`` and
@@ -24,6 +29,9 @@ Rules:
    kept server-side (:meth:`~.proxy.OAuthProxy.keep_upstream`), never sent.
 7. An authorization request's parameters total at most :data:`MAX_REQUEST_CHARS`
    characters (they travel in the signed consent ticket and the pending record).
+8. The upstream's callback ``code`` is at most :data:`MAX_UPSTREAM_CODE_CHARS` visible
+   ASCII characters (RFC 6749 appendix A.11, ``VSCHAR``); anything else is the client's
+   ``server_error`` and is never sent to the upstream's token endpoint.
 """
 
 from __future__ import annotations
@@ -59,7 +67,13 @@ from mcpkit.ext.auth.oauthproxy.consent import (
 from mcpkit.ext.auth.oauthproxy.store import Vault
 from mcpkit.ext.auth.oauthproxy.upstream import UpstreamError, UpstreamProvider, UpstreamTokens
 
-__all__ = ["MAX_REQUEST_CHARS", "FlowHost", "ProxyPersistence", "proxy_routes"]
+__all__ = [
+    "MAX_REQUEST_CHARS",
+    "MAX_UPSTREAM_CODE_CHARS",
+    "FlowHost",
+    "ProxyPersistence",
+    "proxy_routes",
+]
 
 
 class ProxyPersistence(Persistence, Protocol):
@@ -94,6 +108,9 @@ class FlowHost(Served, Protocol):
 
 MAX_REQUEST_CHARS = 8192
 """Rule 7: the parameters of one authorization request, in characters (keys and values)."""
+
+MAX_UPSTREAM_CODE_CHARS = 4096
+"""Rule 8: the upstream's authorization ``code``, in characters (Entra's run to ~2000)."""
 
 
 class _ServerError(OAuth2Error):
@@ -155,8 +172,11 @@ def proxy_routes(proxy: FlowHost) -> list[Route]:
         error.redirect_uri = grant.redirect_uri
         return to_starlette(proxy.oauth.error_reply(request, error))
 
-    async def to_upstream(request: FormRequest, grant: Any, extra: list[str]) -> Response:
-        """Rule 4: store the pending authorization and send the browser upstream."""
+    async def to_upstream(
+        request: FormRequest, grant: Any, extra: list[str], browser: str
+    ) -> Response:
+        """Rule 4: store the pending authorization and send the browser upstream
+        (``browser``: the login cookie it has, if any)."""
         try:
             await proxy.upstream.prepare()
         except UpstreamError:
@@ -164,7 +184,8 @@ def proxy_routes(proxy: FlowHost) -> list[Route]:
         state = secrets.token_urlsafe(32)
         verifier = secrets.token_urlsafe(48)
         nonce = secrets.token_urlsafe(24)
-        browser = secrets.token_urlsafe(32)
+        if len(browser) != 43 or not browser.isascii():
+            browser = secrets.token_urlsafe(32)
         items = [(k, v) for k, values in request.params.datalist.items() for v in values]
         pending = {"items": items, "verifier": verifier, "nonce": nonce, "browser": _hash(browser)}
         await proxy.vault.put("pending", state, pending, proxy.pending_ttl_s)
@@ -197,12 +218,16 @@ def proxy_routes(proxy: FlowHost) -> list[Route]:
         oauth_request, grant = checked
         client_id = str(oauth_request.params.client_id)
         consent = tickets.open("consent", request.cookies.get(CONSENT_COOKIE))
+        asked = set(str(grant.request.scope or "").split())
         if (
             consent is not None
             and consent.get("client_id") == client_id
             and consent.get("redirect_uri") == grant.redirect_uri
+            and asked <= set(consent.get("scopes") or ())
         ):
-            return await to_upstream(oauth_request, grant, [])
+            return await to_upstream(
+                oauth_request, grant, [], request.cookies.get(LOGIN_COOKIE, "")
+            )
         csrf = request.cookies.get(CSRF_COOKIE) or ""
         if len(csrf) != 43:
             csrf = secrets.token_urlsafe(32)
@@ -249,14 +274,18 @@ def proxy_routes(proxy: FlowHost) -> list[Route]:
             return fail(oauth_request, grant, AccessDeniedError())
         approval = tickets.sign(
             "consent",
-            {"client_id": oauth_request.params.client_id, "redirect_uri": grant.redirect_uri},
+            {
+                "client_id": oauth_request.params.client_id,
+                "redirect_uri": grant.redirect_uri,
+                "scopes": sorted(str(grant.request.scope or "").split()),
+            },
             proxy.consent_ttl_s,
         )
-        cookies = [
-            cookie_header(CONSENT_COOKIE, approval, proxy.consent_ttl_s),
-            cookie_header(CSRF_COOKIE, "", 0),
-        ]
-        return await to_upstream(oauth_request, grant, cookies)
+        # the CSRF cookie stays: another consent page open in this browser carries it
+        cookies = [cookie_header(CONSENT_COOKIE, approval, proxy.consent_ttl_s)]
+        return await to_upstream(
+            oauth_request, grant, cookies, request.cookies.get(LOGIN_COOKIE, "")
+        )
 
     async def callback(request: Request) -> Response:
         """Rules 4-6."""
@@ -275,14 +304,15 @@ def proxy_routes(proxy: FlowHost) -> list[Route]:
         if isinstance(checked, Response):
             return checked
         oauth_request, grant = checked
-        if query.get("error") or not query.get("code"):
+        code = query.get("code") or ""
+        if query.get("error") or not _vschar(code, MAX_UPSTREAM_CODE_CHARS):
             denied = query.get("error") == "access_denied"
             error = AccessDeniedError() if denied else _ServerError("the identity provider failed")
             return fail(oauth_request, grant, error)
         upstream = proxy.upstream
         try:
             tokens = await upstream.exchange(
-                code=query["code"],
+                code=code,
                 code_verifier=str(pending["verifier"]),
                 redirect_uri=proxy.callback_url,
             )
@@ -300,7 +330,6 @@ def proxy_routes(proxy: FlowHost) -> list[Route]:
         reply = proxy.oauth.respond(oauth_request, grant, identity.subject)
         response = to_starlette(reply)
         await persist.save()
-        response.headers.append("Set-Cookie", cookie_header(LOGIN_COOKIE, "", 0))
         return response
 
     served = build_routes(proxy, authorize=authorize, persistence=persist)
@@ -314,6 +343,11 @@ def proxy_routes(proxy: FlowHost) -> list[Route]:
     routes.append(Route(f"{path}/consent", consent, methods=["POST"]))
     routes.append(Route(f"{path}/callback", callback, methods=["GET"]))
     return routes
+
+
+def _vschar(value: str, max_chars: int) -> bool:
+    """Rule 8: a non-empty run of at most ``max_chars`` of ``%x20-7E``."""
+    return 0 < len(value) <= max_chars and all(" " <= c <= "~" for c in value)
 
 
 def _s256(verifier: str) -> str:

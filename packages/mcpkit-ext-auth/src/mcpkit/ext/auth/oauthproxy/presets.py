@@ -9,7 +9,10 @@ Rules:
    GitHub, its endpoints and user API), the scopes that give a refresh token, and
    provider-specific authorization parameters; every other keyword goes to the provider.
 2. Tenant, domain and realm values are checked when given (no ``/``, ``?``, ``#``, ``@``
-   or spaces): a typo fails at start-up, not at the first login.
+   or spaces): a typo fails at start-up, not at the first login. Entra's ``tenant`` is
+   a tenant ID (GUID), ``organizations`` or ``common``: for a domain name or
+   ``consumers`` Entra's discovery names the GUID's issuer, which OpenID Connect
+   Discovery section 4.3 forbids accepting, so those are refused with that reason.
 3. :data:`PRESETS` names every preset for the CLI (``--auth-provider NAME``).
 """
 
@@ -88,12 +91,24 @@ def entra(
     fetch_userinfo: bool = False,
     **options: Any,
 ) -> OIDCProvider:
-    """Microsoft Entra ID (Azure AD) v2.0. ``tenant``: a tenant id or domain (single
+    """Microsoft Entra ID (Azure AD) v2.0. ``tenant``: a tenant ID, a GUID (single
     tenant), or ``organizations``/``common`` (multi-tenant: the discovered issuer holds
     ``{tenantid}`` and each ``id_token``'s ``tid`` fills it in; ``allowed_tenants``
     restricts which tenants may log in). Entra's userinfo lives on Microsoft Graph and
     needs a Graph token, so the identity comes from the ``id_token`` alone by default."""
     _part("tenant", tenant)
+    if tenant not in ("organizations", "common"):
+        import uuid
+
+        try:
+            if str(uuid.UUID(tenant)) != tenant.lower():  # not "{...}", "urn:uuid:..."
+                raise ValueError(tenant)
+        except ValueError:
+            raise ValueError(
+                f"tenant {tenant!r}: give the tenant ID (a GUID), 'organizations' or "
+                "'common'; Entra's discovery for a domain or 'consumers' names the GUID's "
+                "issuer, not the one asked for"
+            ) from None
     return OIDCProvider(
         f"{authority.rstrip('/')}/{tenant}/v2.0",
         client_id=client_id,

@@ -16,7 +16,10 @@ Rules:
    whatever it stored is written back and dropped from the scratch (:class:`_Persistence`).
 4. A client refresh first refreshes the upstream grant (when the upstream issued a
    refresh token); the upstream's ``invalid_grant`` (revoked at the IdP) is the client's
-   ``invalid_grant``, and the proxy's refresh token is spent. Upstream tokens are keyed
+   ``invalid_grant``, and the proxy's refresh token is spent. Any other upstream failure
+   (down, hung, a broken answer) is ``503 temporarily_unavailable`` with none of the
+   upstream's text, and the proxy's refresh token is put back: an outage at the IdP
+   does not log everyone out. Upstream tokens are keyed
    by client and subject: a new login of the same user in the same client replaces them.
 5. :meth:`OAuthProxy.upstream_token` gives a tool its caller's upstream access token,
    server-side (refreshed when it expired); it never reaches the MCP client.
@@ -25,8 +28,11 @@ Rules:
 7. Served by an MCP server (:meth:`OAuthProxy.install`), the upstream's discovery runs
    as the server starts: an issuer that does not answer, or answers for another issuer,
    stops the start-up instead of the first login.
-8. ``base_url`` is ``https`` (plain ``http`` only on loopback), else ``ValueError`` at
-   construction: OAuth needs TLS, and the ``__Host-`` cookies need ``Secure``.
+8. ``base_url`` and ``resource`` are absolute ``https`` URLs without query or fragment
+   (plain ``http`` only on loopback), and each of ``scopes_supported`` is an RFC 6749
+   section 3.3 ``scope-token`` (non-empty, no space, quote or backslash), else
+   ``ValueError`` at construction: OAuth needs TLS, the ``__Host-`` cookies need
+   ``Secure``, and a scope with a space would be two scopes on the wire.
 """
 
 from __future__ import annotations
@@ -133,7 +139,11 @@ class OAuthProxy(DevAuthServer):
         pending_ttl_s: int = 600,
         allow_loopback_cimd: bool = False,
     ) -> None:
-        _check_base_url(base_url)
+        _check_url("base_url", base_url)
+        _check_url("resource", resource)
+        for scope in scopes_supported or ():
+            if not scope or any(c in '"\\' or not "!" <= c <= "~" for c in scope):
+                raise ValueError(f"OAuthProxy: scope {scope!r} is not an RFC 6749 scope-token")
         if consent_ttl_s <= 0 or pending_ttl_s <= 0:
             raise ValueError("OAuthProxy: consent_ttl_s and pending_ttl_s must be positive")
         shared = store is not None and not isinstance(store, MemoryProxyStore)
@@ -291,16 +301,16 @@ class OAuthProxy(DevAuthServer):
         return tokens.access_token
 
 
-def _check_base_url(url: str) -> None:
+def _check_url(what: str, url: str) -> None:
     """Rule 8."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
-    if parts.query or parts.fragment or not parts.netloc:
-        raise ValueError(f"OAuthProxy: base_url {url!r} must be an absolute URL, no query")
+    if parts.query or parts.fragment or not parts.netloc or "#" in url:
+        raise ValueError(f"OAuthProxy: {what} {url!r} must be an absolute URL, no query")
     if not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
-        raise ValueError(f"OAuthProxy: base_url {url!r} must be https (http only on loopback)")
+        raise ValueError(f"OAuthProxy: {what} {url!r} must be https (http only on loopback)")
 
 
 class _Persistence:
@@ -342,8 +352,15 @@ class _Persistence:
                     try:
                         await proxy.refresh_upstream(refresh.client_id, refresh.subject)
                     except UpstreamError as error:
-                        code = "invalid_grant" if error.error == "invalid_grant" else error.error
-                        return error_response(400, code, f"upstream: {error.description}")
+                        if error.error == "invalid_grant":
+                            return error_response(400, "invalid_grant", "the grant was revoked")
+                        ttl = proxy.limits.refresh_token_ttl_s
+                        await proxy.vault.put("refresh", token, record, ttl)
+                        return error_response(
+                            503,
+                            "temporarily_unavailable",
+                            "the identity provider did not refresh the grant: try again",
+                        )
                 staged.append(("refresh", token, refresh))
         # no await from here until Authlib has run (rule 3)
         for kind, key, value in staged:

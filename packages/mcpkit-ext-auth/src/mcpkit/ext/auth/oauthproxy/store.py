@@ -7,8 +7,10 @@ Rules:
    refresh token, a pending ``state``) is taken by one replica only.
 2. :class:`MemoryProxyStore` is bounded in count (the oldest entry goes first) and in
    value size; :class:`RedisProxyStore` (``mcpkit-core[redis]``) bounds value size and
-   gives every key a TTL, so Redis holds nothing that does not expire; every key starts
-   with the settings' prefix.
+   count (``max_entries``: an index sorted set scored by expiry, kept by Lua scripts in
+   one step with each write; past the bound, the entries closest to expiry go first,
+   never the one being written) and gives every key, the index too, a TTL, so Redis
+   holds nothing that does not expire; every key starts with the settings' prefix.
 3. The :class:`Vault` never stores a raw key or a clear value: the key is
    ``<kind>:<HMAC-SHA256(key)>`` and the value is AES-256-GCM (``cryptography``'s AEAD,
    a fresh 96-bit nonce each time, the stored key as associated data, so a value moved
@@ -66,17 +68,51 @@ class MemoryProxyStore:
         self._entries.pop(key)
 
 
+_PUT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZREM', KEYS[1], KEYS[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3]) + 1
+if over > 0 then
+  local gone = redis.call('ZPOPMIN', KEYS[1], over)
+  for i = 1, #gone, 2 do redis.call('DEL', gone[i]) end
+end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
+redis.call('ZADD', KEYS[1], now + ttl, KEYS[2])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return over
+"""
+
+_POP = """
+local v = redis.call('GET', KEYS[2])
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[1], KEYS[2])
+return v
+"""
+
+
 class RedisProxyStore:
     """Rule 2: the store on Redis (``settings``: core's
-    :class:`~mcpkit.server.redis.RedisSettings`); several replicas share it. Redis
-    errors and timeouts raise :class:`~mcpkit.server.redis.RedisUnavailable`."""
+    :class:`~mcpkit.server.redis.RedisSettings`); several replicas share it, at most
+    ``max_entries`` keys of at most ``max_value_bytes`` each. Redis errors and timeouts
+    raise :class:`~mcpkit.server.redis.RedisUnavailable`."""
 
-    def __init__(self, settings: Any, *, max_value_bytes: int = 65_536) -> None:
+    def __init__(
+        self, settings: Any, *, max_entries: int = 50_000, max_value_bytes: int = 65_536
+    ) -> None:
         from mcpkit.server.redis.settings import connect
 
+        if max_entries < 1:
+            raise ValueError("RedisProxyStore: max_entries must be at least 1")
         self.settings = settings
+        self.max_entries = max_entries
         self.max_value_bytes = max_value_bytes
         self._redis: Any = connect(settings)
+        self._index = str(settings.key("oauthproxy", "#index"))
+        self._put = self._redis.register_script(_PUT)
+        self._pop = self._redis.register_script(_POP)
 
     def _key(self, key: str) -> str:
         return str(self.settings.key("oauthproxy", key))
@@ -85,8 +121,11 @@ class RedisProxyStore:
         from mcpkit.server.redis.settings import unavailable
 
         _check_size(value, self.max_value_bytes)
+        ttl_ms = max(1, int(ttl_s * 1000))
         with unavailable("storing OAuth proxy state"):
-            await self._redis.set(self._key(key), value, px=max(1, int(ttl_s * 1000)))
+            await self._put(
+                keys=[self._index, self._key(key)], args=[value, ttl_ms, self.max_entries]
+            )
 
     async def get(self, key: str) -> bytes | None:
         from mcpkit.server.redis.settings import unavailable
@@ -99,14 +138,11 @@ class RedisProxyStore:
         from mcpkit.server.redis.settings import unavailable
 
         with unavailable("taking OAuth proxy state"):
-            value = await self._redis.getdel(self._key(key))
+            value = await self._pop(keys=[self._index, self._key(key)])
         return bytes(value) if value is not None else None
 
     async def delete(self, key: str) -> None:
-        from mcpkit.server.redis.settings import unavailable
-
-        with unavailable("deleting OAuth proxy state"):
-            await self._redis.delete(self._key(key))
+        await self.pop(key)
 
     async def aclose(self) -> None:
         await self._redis.aclose()

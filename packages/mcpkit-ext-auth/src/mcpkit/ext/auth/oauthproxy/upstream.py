@@ -21,10 +21,14 @@ Rules:
 4. The ``id_token`` is verified with joserfc against the provider's JWKS (asymmetric
    algorithms only; refetched at most once a minute when a ``kid`` is unknown): ``iss``
    (the issuer, or the template with the token's ``tid``, which must be among
-   ``allowed_tenants`` when given), ``aud`` containing the client id, ``exp``, ``iat``
-   and the ``nonce`` sent. Any failure is ``invalid_id_token`` and nobody logs in.
+   ``allowed_tenants`` when given), ``aud`` containing the client id, an ``azp``, when
+   present, naming the client id (Core 3.1.3.7 step 5: a token issued to another client
+   that lists us among its audiences is not ours), ``exp``, ``iat`` and the ``nonce``
+   sent. Any failure is ``invalid_id_token`` and nobody logs in.
 5. The subject is the ``id_token``'s ``sub``; userinfo, when the provider has it, adds
-   claims, and its ``sub`` must be the same (OpenID Connect Core section 5.3.2).
+   claims, and its ``sub`` must be the same (OpenID Connect Core section 5.3.2). A
+   ``sub`` is unique only within its issuer (Core section 2), so with a multi-tenant
+   issuer the subject is ``<tid>/<sub>``: two tenants' users never share one.
 6. Every upstream URL (given or discovered) is ``https``, or plain ``http`` on loopback
    only (tests, a local IdP); anything else is refused (``ValueError`` at construction,
    ``server_error`` at discovery). ``allowed_tenants`` with an issuer that is not
@@ -300,6 +304,16 @@ def _check_url(name: str, url: str) -> None:
         raise ValueError(f"{name}: {url!r} must be an absolute https URL (http only on loopback)")
 
 
+def _fits_template(template: str, issuer: str) -> bool:
+    """Rule 3: ``issuer`` is ``template`` with one path segment for its ``{tenantid}``
+    (Entra's ``.../organizations/v2.0`` for ``.../{tenantid}/v2.0``)."""
+    head, sep, tail = template.partition("{tenantid}")
+    if "{tenantid}" in tail or not issuer.startswith(head) or not issuer.endswith(tail):
+        return False
+    middle = issuer[len(head) : len(issuer) - len(tail)]
+    return bool(sep and middle) and "/" not in middle
+
+
 def _form_escape(value: str) -> str:
     """RFC 6749 section 2.3.1: client credentials are form-encoded before Basic."""
     from urllib.parse import quote_plus
@@ -358,6 +372,10 @@ class OIDCProvider(UpstreamProvider):
             raise UpstreamError("server_error", f"discovery at {url} answered {status}")
         named = str(meta.get("issuer", ""))
         if "{tenantid}" in named:
+            if not _fits_template(named, self.issuer):
+                raise UpstreamError(
+                    "server_error", f"discovery names issuer {named!r}, not a template of ours"
+                )
             self._issuer_template = named
         elif named != self.issuer:
             raise UpstreamError("server_error", f"discovery names issuer {named!r}, not ours")
@@ -401,13 +419,15 @@ class OIDCProvider(UpstreamProvider):
         if tokens.id_token is None:
             raise UpstreamError("invalid_id_token", "the token answer has no id_token")
         claims = await self.verify_id_token(tokens.id_token, nonce=nonce)
-        subject = str(claims["sub"])
+        sub = str(claims["sub"])
         if self.fetch_userinfo and self.userinfo_endpoint:
             info = await self._userinfo(tokens.access_token)
-            if info.get("sub") != subject:
+            if info.get("sub") != sub:
                 raise UpstreamError("invalid_id_token", "userinfo names another subject")
             claims = {**info, **claims}
-        return UpstreamIdentity(subject=subject, claims=claims)
+        if self._issuer_template is not None:  # rule 5: the tid was checked (rule 4)
+            sub = f"{claims['tid']}/{sub}"
+        return UpstreamIdentity(subject=sub, claims=claims)
 
     async def verify_id_token(self, id_token: str, *, nonce: str) -> dict[str, Any]:
         """Rule 4: the verified claims, else ``UpstreamError("invalid_id_token")``."""
@@ -430,6 +450,8 @@ class OIDCProvider(UpstreamProvider):
                 nonce={"essential": True, "value": nonce},
             )
             registry.validate(claims)
+            if "azp" in claims and claims["azp"] != self.client_id:
+                raise ValueError("the id_token was issued to another client (azp)")
         except (JoseError, ValueError) as error:
             raise UpstreamError("invalid_id_token", f"{type(error).__name__}: {error}") from None
         return claims
