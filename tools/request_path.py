@@ -18,6 +18,9 @@ Rules:
    in a module the request had entered before: stays - modules) and ``climbs`` (a call
    from a module on a lower floor into one on a higher floor, floors from
    ``tools/layers.py``: a callback running up the layers).
+4. The coarse clock's timer callback (``CoarseClock._tick``, every ``tick_s``) is not the
+   request's path: on a loaded machine it can fire while the traced call waits for its
+   thread, so frames under it are left out and the figures do not depend on the load.
 """
 
 from __future__ import annotations
@@ -102,12 +105,23 @@ async def _post(app: Any, body: Message, headers: dict[str, str]) -> tuple[int, 
     return status, out_headers
 
 
-class _Tracer:
+class PathTracer:
     def __init__(self) -> None:
         self.modules = {str(p): m for m, p in source_files().items()}
         self.stays: list[str] = []
         self.climbs: list[tuple[str, str]] = []
         self._seen: set[FrameType] = set()
+
+    def from_tick(self, frame: FrameType | None) -> bool:
+        """Rule 4: ``frame`` runs inside the coarse clock's timer callback."""
+        while frame is not None:
+            code = frame.f_code
+            if code.co_qualname == "CoarseClock._tick" and self.modules.get(code.co_filename) == (
+                "mcpkit.server.http.clock"
+            ):
+                return True
+            frame = frame.f_back
+        return False
 
     def module_of(self, frame: FrameType | None) -> str | None:
         while frame is not None:
@@ -122,7 +136,7 @@ class _Tracer:
             return  # a resumed coroutine is not a new entry
         self._seen.add(frame)
         here = self.modules.get(frame.f_code.co_filename)
-        if here is None:
+        if here is None or self.from_tick(frame):
             return
         caller = self.module_of(frame.f_back)
         if caller == here or (self.stays and self.stays[-1] == here):
@@ -132,14 +146,14 @@ class _Tracer:
         self.stays.append(here)
 
 
-async def trace(era: str, tracer: Any = None) -> _Tracer:
+async def trace(era: str, tracer: Any = None) -> PathTracer:
     """One traced ``tools/call`` on ``era`` (rules 1-2); ``tracer``: a
     :class:`~mcpkit.core.tracing.Tracer` to install on the server (the documented path
     has none)."""
     from mcpkit.server.http.app import http_app
 
     app = http_app(_server(tracer))
-    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call"}
+    call: Message = {"jsonrpc": "2.0", "id": 9, "method": "tools/call"}
     call["params"] = {"name": "echo", "arguments": {"text": "hi"}}
     lifespan_done = anyio.Event()
     started = anyio.Event()
@@ -161,7 +175,7 @@ async def trace(era: str, tracer: Any = None) -> _Tracer:
         await started.wait()
         headers, run = await _prepare(app, era, call)
         await run(headers)  # warm-up
-        tracer = _Tracer()
+        tracer = PathTracer()
         sys.setprofile(tracer)
         try:
             await run(headers)
@@ -208,7 +222,7 @@ async def _prepare(
     return headers, run
 
 
-def figures(tracer: _Tracer) -> dict[str, int]:
+def figures(tracer: PathTracer) -> dict[str, int]:
     """The rule-3 figures of one traced request."""
     distinct = len(set(tracer.stays))
     return {
@@ -223,7 +237,7 @@ def _short(module: str) -> str:
     return module.removeprefix("mcpkit.")
 
 
-def markdown(traced: dict[str, _Tracer]) -> str:
+def markdown(traced: dict[str, PathTracer]) -> str:
     """The block docs/architecture.md shows: per era, the figures and the stays."""
     lines: list[str] = []
     for era, tracer in traced.items():

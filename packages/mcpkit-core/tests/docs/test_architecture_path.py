@@ -56,3 +56,31 @@ def test_the_path_runs_straight(era: str, traced: bool) -> None:
     assert stays.count("mcpkit.server.tracing") == (1 if traced else 0)
     assert "mcpkit.server.mrtr" not in stays
     assert tracer.climbs == []
+
+
+def test_a_clock_tick_during_the_traced_call_is_not_on_the_path() -> None:
+    """Rule 4 of tools/request_path.py: on a loaded machine the coarse clock's timer can
+    fire while the traced call waits for its thread; what runs under it (here a due whose
+    callback enters mcpkit.core.jsonrpc) is not a stay, while the same call made by the
+    request itself is."""
+    from mcpkit.core import jsonrpc
+    from mcpkit.server.http.clock import coarse_clock
+
+    async def run() -> tuple[list[str], list[str]]:
+        clock = coarse_clock(0.001)
+        clock.at(0.0, lambda: jsonrpc.dumps({"tick": 1}))
+        ticked = anyio.Event()
+        clock.at(0.0, ticked.set)
+        tracer = request_path.PathTracer()
+        sys.setprofile(tracer)
+        try:
+            await ticked.wait()  # the tick fires and runs both dues
+            under_tick = list(tracer.stays)
+            jsonrpc.dumps({"request": 1})  # called by the traced task itself
+        finally:
+            sys.setprofile(None)
+        return under_tick, tracer.stays
+
+    under_tick, stays = anyio.run(run)
+    assert under_tick == []
+    assert stays == ["mcpkit.core.jsonrpc"]
