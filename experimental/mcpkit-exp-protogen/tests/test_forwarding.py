@@ -188,6 +188,21 @@ async def test_resources_prompts_and_completions(mods: Any, which: str, era: str
         assert done.completion.values == ["science"]
 
 
+@pytest.mark.parametrize(
+    "arguments", [{"genre": "x", "count": "two"}, {"genre": "x", "count": "1.5"}]
+)
+async def test_a_prompt_argument_that_is_not_its_field_is_invalid_params(
+    mods: Any, arguments: dict[str, str]
+) -> None:
+    from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+
+    async with backend(mods, "in-process") as server, Client(server) as client:
+        with pytest.raises(JSONRPCError) as caught:
+            await client.get_prompt("library_recommend", arguments)
+        assert caught.value.code == INVALID_PARAMS
+        assert "count" in caught.value.message
+
+
 def sync_library(mods: Any) -> Any:
     """Plain methods (run in worker threads) and a plain generator."""
     pb = mods.pb
