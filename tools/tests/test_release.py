@@ -185,6 +185,13 @@ def test_every_dependent_bounds_core_in_the_workspace() -> None:
         (">=0.1.2,<0.2", (0, 1, 4), None),
         (">=1.0,<2", (1, 3, 0), None),
         (">=1.3,<2", (1, 3, 0), None),
+        (">=0.1.0,<0.2.0", (0, 1, 4), None),  # PEP 440: 0.2.0 is 0.2
+        (">= 0.1 , < 0.2", (0, 1, 4), None),
+        (">=1.0,<2.0.0", (1, 3, 0), None),
+        (">=0.1rc1,<0.2", (0, 1, 4), "not a plain version"),
+        (">=0.1,<0.2.*", (0, 1, 4), "cannot read"),
+        (">=0.1,<", (0, 1, 4), "cannot read"),
+        ("@ file:///tmp/core", (0, 1, 4), "a URL"),
         (">=0.1.0", (0, 1, 0), "no upper bound"),
         ("<0.2", (0, 1, 0), "no lower bound"),
         (">=0.1,<0.3", (0, 1, 0), "upper bound <0.3 is not <0.2"),
@@ -212,3 +219,49 @@ def test_a_loose_range_in_a_member_is_named(scratch: Scratch) -> None:
     assert len(problems) == 1
     assert problems[0].startswith("packages/mcpkit-ext-otel/pyproject.toml: 'mcpkit-core>=0.1.0'")
     assert release.main(["--root", str(scratch.root), "ranges"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "extras", "specifier", "marker"),
+    [
+        ("mcpkit-core>=0.1,<0.2", "mcpkit-core", "", ">=0.1,<0.2", ""),
+        ("Mcpkit_Core (<0.2, >=0.1)", "mcpkit-core", "", ">=0.1,<0.2", ""),
+        (
+            "mcpkit-core[redis, otel]<0.2,>=0.1 ; python_version < '3.12'",
+            "mcpkit-core",
+            "[otel,redis]",
+            ">=0.1,<0.2",
+            '; python_version < "3.12"',
+        ),
+        ("mcpkit-core @ file:///tmp/core", "mcpkit-core", "", "@ file:///tmp/core", ""),
+    ],
+)
+def test_requirements_are_read_as_pep_508(
+    text: str, name: str, extras: str, specifier: str, marker: str
+) -> None:
+    req = workspace.Requirement.parse(text)
+    assert (req.name, req.extras, req.specifier, req.marker) == (name, extras, specifier, marker)
+
+
+@pytest.mark.parametrize("text", ["mcpkit-core>=0.1,<", "mcpkit-core[redis>=0.1", "-core>=1"])
+def test_a_requirement_that_is_not_pep_508_is_refused(text: str) -> None:
+    with pytest.raises(workspace.WorkspaceError, match="cannot read requirement"):
+        workspace.Requirement.parse(text)
+
+
+@pytest.mark.parametrize("text", ["0.1", "0.1.0rc1", "01.2.3", "0.1.0+local", "1!0.1.0"])
+def test_a_version_that_is_not_three_integers_is_refused(text: str) -> None:
+    with pytest.raises(workspace.WorkspaceError, match=r"is not X\.Y\.Z"):
+        workspace.parse_version(text)
+
+
+def test_a_requirement_with_a_marker_is_rewritten_as_valid_toml(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "mcpkit-ext-x"\nversion = "0.1.0"\n'
+        "dependencies = [\"mcpkit-core>=0.1,<0.2; python_version < '3.12'\"]\n"
+    )
+    member = workspace.read_member(tmp_path)
+    new = workspace.set_requirement(member, member.requirements[0], ">=0.2,<0.3")
+    assert new == 'mcpkit-core>=0.2,<0.3; python_version < "3.12"'
+    again = workspace.read_member(tmp_path).requirements[0]
+    assert (again.specifier, again.marker) == (">=0.2,<0.3", '; python_version < "3.12"')
