@@ -203,6 +203,23 @@ async def test_a_prompt_argument_that_is_not_its_field_is_invalid_params(
         assert "count" in caught.value.message
 
 
+@pytest.mark.parametrize(
+    "packed",
+    [
+        {"@type": "type.googleapis.com/google.protobuf.Any"},
+        {
+            "@type": "type.googleapis.com/google.protobuf.Any",
+            "value": {"@type": "type.googleapis.com/google.protobuf.Any"},
+        },
+    ],
+)
+async def test_an_any_protobuf_cannot_parse_is_invalid_arguments(mods: Any, packed: Any) -> None:
+    async with backend(mods, "in-process") as server, Client(server) as client:
+        got = await client.call_tool("library_echo", {**FULL, "f_any": packed})
+        assert got.is_error
+        assert got.content[0].text.startswith("Invalid arguments: ")  # type: ignore[union-attr]
+
+
 def sync_library(mods: Any) -> Any:
     """Plain methods (run in worker threads) and a plain generator."""
     pb = mods.pb
