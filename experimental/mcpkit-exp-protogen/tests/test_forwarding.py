@@ -430,6 +430,27 @@ def test_a_completer_without_a_method_is_refused_at_registration(mods: Any) -> N
     assert not server.tools
 
 
+@pytest.mark.parametrize(
+    ("metadata", "error"),
+    [
+        ([("Authorization", "Bearer x")], ValueError),
+        ({"authorization": "x"}, TypeError),
+        ([("authorization",)], TypeError),
+        ([("x-bin", "text")], TypeError),
+        ([("ok", "line\nbreak")], ValueError),
+        ([("grpc-timeout", "1S")], ValueError),
+    ],
+)
+async def test_metadata_grpc_would_refuse_is_refused_at_forwarding(
+    mods: Any, metadata: Any, error: type[Exception]
+) -> None:
+    import grpc.aio
+
+    async with grpc.aio.insecure_channel("unix:/nonexistent") as channel:  # never used
+        with pytest.raises(error, match="metadata"):
+            mods.mcp.forward_library(Server("x"), channel, metadata, completer=None)
+
+
 def test_forwarding_needs_a_grpc_channel(mods: Any) -> None:
     with pytest.raises(TypeError, match=r"grpc.Channel or grpc.aio.Channel, not str"):
         mods.mcp.forward_library(Server("library"), "127.0.0.1:50051", completer=None)

@@ -7,7 +7,10 @@ Rules:
    go to ``/<package.Service>/<Method>`` with the messages' own serializers; no stub
    module (``_pb2_grpc``) is needed.
 2. A tool's timeout is the call's deadline; ``metadata`` (fixed pairs) goes with every
-   call.
+   call. The pairs are checked when the backend is made (``TypeError``/``ValueError``),
+   not at each call: a sequence of ``(key, value)``; a key is lowercase ``[0-9a-z_.-]``
+   and not ``grpc-`` reserved; a ``-bin`` key's value is bytes, any other value
+   printable ASCII (gRPC's header rules).
 3. A status error (``grpc.RpcError``) becomes :class:`~.runtime.RpcFailure`: the code's
    name, the details text, and the rich status's details (the
    ``grpc-status-details-bin`` trailer, a ``google.rpc.Status``) as proto JSON, each
@@ -101,6 +104,35 @@ def _failure(exc: Any) -> RpcFailure:
     return RpcFailure(name, exc.details() or "", details)
 
 
+_KEY_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyz_.-")
+
+
+def _checked_metadata(metadata: Any) -> tuple[tuple[str, str | bytes], ...]:
+    """Rule 2: ``metadata`` as gRPC will take it, or ``TypeError``/``ValueError`` now."""
+    kind = type(cast(object, metadata)).__name__
+    if isinstance(metadata, str | bytes | dict) or not isinstance(metadata, Sequence):
+        raise TypeError(
+            f"metadata must be a sequence of (key, value) pairs, not {kind}"
+            " (e.g. [('authorization', 'Bearer ...')])"
+        )
+    pairs: list[tuple[str, str | bytes]] = []
+    for pair in cast(Sequence[Any], metadata):
+        if not isinstance(pair, tuple) or len(cast(tuple[Any, ...], pair)) != 2:
+            raise TypeError(f"metadata entry {pair!r} is not a (key, value) pair")
+        key, value = cast(tuple[Any, Any], pair)
+        if not isinstance(key, str) or not key or not set(key) <= _KEY_CHARS:
+            raise ValueError(f"metadata key {key!r}: gRPC keys are lowercase [0-9a-z_.-]")
+        if key.startswith("grpc-"):
+            raise ValueError(f"metadata key {key!r}: keys starting 'grpc-' are gRPC's own")
+        if key.endswith("-bin"):
+            if not isinstance(value, bytes):
+                raise TypeError(f"metadata key {key!r} ends in -bin: its value must be bytes")
+        elif not isinstance(value, str) or not all(" " <= c <= "~" for c in value):
+            raise ValueError(f"metadata value of {key!r} must be printable ASCII text")
+        pairs.append((key, value))
+    return tuple(pairs)
+
+
 class GrpcChannel:
     """The backend forwarding to a gRPC server over ``channel`` (rules 1-3)."""
 
@@ -119,7 +151,7 @@ class GrpcChannel:
         self.grpc = grpc
         self.channel = channel
         self.is_aio = isinstance(channel, grpc.aio.Channel)
-        self.metadata = tuple(metadata)
+        self.metadata = _checked_metadata(metadata)
         # kind-ok: unbounded-table one entry per generated method, never a peer value
         self._calls: dict[tuple[str, str, bool], Any] = {}
 
