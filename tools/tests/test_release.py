@@ -6,6 +6,7 @@ dependent's core range; the range rule holds in the workspace and rejects loose 
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 import tomllib
@@ -140,6 +141,46 @@ def test_a_real_run_refuses_a_change_without_a_fragment(scratch: Scratch) -> Non
     with pytest.raises(release.ReleaseError, match=r"without a fragment[^$]*feat\(ui\): later"):
         release.cut(scratch.root, "mcpkit-ext-ui", "patch", dry_run=False)
     assert project(scratch.root, "packages/mcpkit-ext-ui")["version"] == "0.1.0"
+
+
+@pytest.mark.parametrize(
+    ("fragment", "part", "need"),
+    [
+        ("+x.feature.md", "patch", "minor"),
+        ("+x.deprecated.md", "patch", "minor"),
+        ("+x.breaking.md", "patch", "minor"),
+    ],
+)
+def test_a_real_run_refuses_a_part_below_what_the_fragments_need(
+    scratch: Scratch, fragment: str, part: str, need: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scratch.commit("x", {f"packages/mcpkit-ext-ui/changes/{fragment}": "Changed.\n"})
+    with pytest.raises(release.ReleaseError, match=f"{re.escape(fragment)}.*at least a {need}"):
+        release.cut(scratch.root, "mcpkit-ext-ui", part, dry_run=False)
+    assert project(scratch.root, "packages/mcpkit-ext-ui")["version"] == "0.1.0"
+    release.cut(scratch.root, "mcpkit-ext-ui", part, dry_run=True)
+    assert f"(a real run refuses: {fragment}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("version", "kind", "need"),
+    [
+        ((0, 3, 1), "breaking", "minor"),
+        ((1, 2, 0), "breaking", "major"),
+        ((1, 2, 0), "feature", "minor"),
+        ((1, 2, 0), "deprecated", "minor"),
+        ((0, 3, 1), "fixed", "patch"),
+        ((0, 3, 1), "security", "patch"),
+        ((1, 2, 0), "dependency", "patch"),
+    ],
+)
+def test_the_part_each_fragment_type_needs(
+    version: workspace.Version, kind: str, need: str
+) -> None:
+    assert release.needed_part(version, kind) == need
+    if need != "patch":
+        assert release.part_problem(version, "patch", [f"1.{kind}.md"]) is not None
+    assert release.part_problem(version, need, [f"1.{kind}.md"]) is None
 
 
 def test_a_real_run_refuses_a_dirty_tree(scratch: Scratch) -> None:
