@@ -419,6 +419,18 @@ def test_a_servicer_without_a_method_is_refused_at_registration(mods: Any) -> No
     assert not server.tools  # nothing half-registered
 
 
+def test_a_servicer_whose_methods_cannot_take_request_and_context_is_refused(mods: Any) -> None:
+    with pytest.raises(TypeError, match=r"pass an instance \(Library\(\)\), not the class"):
+        mods.mcp.register_library(Server("x"), mods.lib.Library, completer=mods.lib.Completer())
+
+    class OneArgument(mods.lib.Library):
+        def Hours(self, request: Any) -> Any:  # type: ignore[override]
+            return mods.pb.HoursReply()
+
+    with pytest.raises(TypeError, match="Hours cannot be called as"):
+        mods.mcp.register_library(Server("x"), OneArgument(), completer=mods.lib.Completer())
+
+
 def test_a_completer_without_a_method_is_refused_at_registration(mods: Any) -> None:
     class NoGenres:
         def complete_get_book_book_id(self, value: str, context: Any) -> list[str]:
