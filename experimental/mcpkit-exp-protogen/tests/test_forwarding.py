@@ -158,6 +158,63 @@ async def test_server_streaming_reports_progress_and_returns_the_last(
         assert "without a message" in empty.content[0].text
 
 
+@pytest.mark.parametrize("which", ["grpc-aio", "grpc-sync"])
+async def test_a_cancelled_streaming_tool_cancels_its_grpc_call(mods: Any, which: str) -> None:
+    """The MCP call is cancelled after the first streamed message: the gRPC call ends too
+    (the server sees it done) instead of running on, or holding a worker thread, until the
+    service's stream ends."""
+    import asyncio
+    import threading
+
+    ended = threading.Event()
+
+    class Endless(mods.lib.Library):
+        async def Count(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+            context.add_done_callback(lambda _: ended.set())
+            yield mods.pb.CountReply(n=1)
+            yield mods.pb.CountReply(n=2)  # the first is reported as progress when this comes
+            await asyncio.Event().wait()  # never set: only a cancellation ends the stream
+
+    async with backend(mods, which, Endless()) as server, Client(server) as client:
+        async with anyio.create_task_group() as tg:
+
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(
+                lambda: client.call_tool("library_count", {"n": 2}, on_progress=on_progress)
+            )
+        with anyio.fail_after(30):  # a bound on a hang, not a timing assumption
+            await anyio.to_thread.run_sync(ended.wait)
+
+
+@pytest.mark.parametrize("which", ["grpc-aio", "grpc-sync"])
+async def test_a_cancelled_unary_tool_cancels_its_grpc_call(mods: Any, which: str) -> None:
+    """As above for a unary call (no timeout on the method): cancelled while the service
+    works, the gRPC call ends and no worker thread is left waiting on it."""
+    import asyncio
+    import threading
+
+    entered = asyncio.Event()
+    ended = threading.Event()
+
+    class Stuck(mods.lib.Library):
+        async def SearchBooks(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+            context.add_done_callback(lambda _: ended.set())
+            entered.set()
+            await asyncio.Event().wait()  # never set: only a cancellation ends the call
+
+    async with backend(mods, which, Stuck()) as server, Client(server) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: client.call_tool("library_search_books", {"query": "x"}))
+            await entered.wait()
+            tg.cancel_scope.cancel()
+        with anyio.fail_after(30):  # a bound on a hang, not a timing assumption
+            await anyio.to_thread.run_sync(ended.wait)
+
+
 @pytest.mark.parametrize("which", BACKENDS)
 @pytest.mark.parametrize("era", ERAS)
 async def test_resources_prompts_and_completions(mods: Any, which: str, era: str) -> None:

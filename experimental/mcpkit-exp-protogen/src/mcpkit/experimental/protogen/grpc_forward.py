@@ -3,7 +3,9 @@
 
 Rules:
 1. The channel is a ``grpc.aio.Channel`` (calls awaited on the event loop) or a sync
-   ``grpc.Channel`` (each call, and each ``next`` of a stream, in a worker thread). Calls
+   ``grpc.Channel`` (each call's result, and each ``next`` of a stream, awaited in a
+   worker thread). A tool call cancelled (or timed out) cancels its gRPC call on both:
+   no worker thread stays blocked on a call nobody awaits. Calls
    go to ``/<package.Service>/<Method>`` with the messages' own serializers; no stub
    module (``_pb2_grpc``) is needed.
 2. A tool's timeout is the call's deadline; ``metadata`` (fixed pairs) goes with every
@@ -181,9 +183,11 @@ class GrpcChannel:
         try:
             if self.is_aio:
                 return await call(request, timeout=timeout_s, metadata=self.metadata or None)
-            return await anyio.to_thread.run_sync(
-                lambda: call(request, timeout=timeout_s, metadata=self.metadata or None)
-            )
+            future = call.future(request, timeout=timeout_s, metadata=self.metadata or None)
+            try:
+                return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+            finally:
+                future.cancel()  # cancelled here: the gRPC call ends too (a no-op once done)
         except self.grpc.RpcError as exc:
             raise _failure(exc) from None
 
@@ -202,10 +206,15 @@ class GrpcChannel:
                 async for item in call(request, timeout=timeout_s, metadata=self.metadata or None):
                     yield item
                 return
-            iterator = await anyio.to_thread.run_sync(
-                lambda: call(request, timeout=timeout_s, metadata=self.metadata or None)
-            )
-            while (item := await anyio.to_thread.run_sync(next, iterator, _END)) is not _END:
-                yield cast(Message, item)
+            iterator = call(request, timeout=timeout_s, metadata=self.metadata or None)
+            try:
+                while (
+                    item := await anyio.to_thread.run_sync(
+                        next, iterator, _END, abandon_on_cancel=True
+                    )
+                ) is not _END:
+                    yield cast(Message, item)
+            finally:
+                iterator.cancel()  # cancelled or closed early: the gRPC call ends too
         except self.grpc.RpcError as exc:
             raise _failure(exc) from None
