@@ -20,7 +20,12 @@ Rules:
    requirement on the released distribution that no longer satisfies workspace.py rule 3
    to ``>=X.Y,<next`` and writes a ``dependency`` fragment for that dependent; runs
    ``uv lock`` when the tree has a ``uv.lock`` (``--no-lock`` skips it); prints the tag.
-4. ``locate TAG`` maps ``<name>-v<X.Y.Z>`` to the member's directory and fails unless that
+4. ``PART`` must be at least what the pending fragments' types call for
+   (docs/releasing.md, "Versions"): a ``breaking`` fragment a minor below 1.0 and a
+   major from 1.0; a ``feature`` or ``deprecated`` one a minor; ``fixed``, ``security``
+   and ``dependency`` a patch. A real run refuses a lower part, naming the fragment and
+   the part it needs; a dry run prints the same sentence.
+5. ``locate TAG`` maps ``<name>-v<X.Y.Z>`` to the member's directory and fails unless that
    member exists and its ``pyproject.toml`` says that version: a tag never publishes
    something else than what it names.
 """
@@ -107,8 +112,31 @@ def dependent_edits(
     return edits
 
 
+_RANK = {"patch": 0, "minor": 1, "major": 2}
+
+
+def needed_part(version: Version, kind: str) -> str:
+    """Rule 4: the least part a fragment of type ``kind`` needs at ``version``."""
+    if kind == "breaking":
+        return "minor" if version[0] == 0 else "major"
+    return "minor" if kind in ("feature", "deprecated") else "patch"
+
+
+def part_problem(version: Version, part: str, pending: list[str]) -> str | None:
+    """Rule 4 over the pending fragment names; None when ``part`` is enough."""
+    for fragment in pending:
+        kind = fragment.split(".")[1]
+        need = needed_part(version, kind)
+        if _RANK[part] < _RANK[need]:
+            return (
+                f"{fragment} is a {kind!r} change: releasing {show(version)} needs at least "
+                f"a {need}, not a {part} (docs/releasing.md, Versions)"
+            )
+    return None
+
+
 def cut(root: Path, name: str, part: str, *, dry_run: bool, lock: bool = True) -> str:
-    """Rules 1-3; returns the tag to push."""
+    """Rules 1-4; returns the tag to push."""
     everyone = members(root)
     if name not in everyone:
         raise ReleaseError(f"no distribution {name!r}: one of {', '.join(everyone)}")
@@ -119,6 +147,9 @@ def cut(root: Path, name: str, part: str, *, dry_run: bool, lock: bool = True) -
     if bad:
         raise ReleaseError("misnamed fragments:\n  " + "\n  ".join(bad))
     pending = sorted(p.name for p in fragments.fragment_dir(member).glob("*.md"))
+    too_small = part_problem(member.version, part, pending)
+    if too_small and not dry_run:
+        raise ReleaseError(too_small)
     edits = dependent_edits(everyone, name, version)
     where = member.path.relative_to(root)
     print(f"{name}: {show(member.version)} -> {show(version)} ({part}), {where}")
@@ -130,6 +161,8 @@ def cut(root: Path, name: str, part: str, *, dry_run: bool, lock: bool = True) -
         print(f"--- CHANGELOG.md section (draft) ---\n{draft}\n---")
         if not pending:
             print("(no fragments yet: a real run refuses until one exists)")
+        if too_small:
+            print(f"(a real run refuses: {too_small})")
         print(f"tag: {tag}  (dry run: nothing written)")
         return tag
     if _tag_exists(root, tag):
@@ -182,7 +215,7 @@ def cut(root: Path, name: str, part: str, *, dry_run: bool, lock: bool = True) -
 
 
 def locate(root: Path, tag: str) -> Member:
-    """Rule 4."""
+    """Rule 5."""
     name, sep, version = tag.rpartition("-v")
     everyone = members(root)
     if not sep or name not in everyone:

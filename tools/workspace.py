@@ -1,7 +1,8 @@
 """The workspace's distributions, their versions, and the rule their ranges on each other obey.
 
-Standard library only: ``tools/release.py``, ``tools/fragments.py`` and the ``lint`` session
-use it before anything is installed.
+Standard library plus ``packaging`` (PEP 440 versions, PEP 508 requirements): the ``lint``
+and ``release`` sessions install it, ``uv run`` has it, and the release workflow runs
+``tools/release.py`` with ``uv run --with packaging``.
 
 Rules:
 1. The distributions are the workspace members the root ``pyproject.toml`` names
@@ -9,6 +10,8 @@ Rules:
    that holds a ``pyproject.toml`` with a ``[project] name``. Nothing else lists them, so a
    new member (``experimental/mcpkit-exp-protogen``) is covered the day it lands.
 2. A version is ``X.Y.Z`` (three integers, no pre-release); anything else is refused.
+   Requirements are read by :mod:`packaging` (never by a pattern); one it cannot read is
+   a :class:`WorkspaceError` naming it, and so is a member requirement given by URL.
 3. A member's requirement on another member (``[project] dependencies`` and
    ``optional-dependencies``; dependency groups are never published and are ignored) is
    exactly ``>=L,<U`` where ``U`` is the next breaking version of the required member's
@@ -22,19 +25,20 @@ Rules:
 
 from __future__ import annotations
 
-import re
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-ROOT = Path(__file__).resolve().parent.parent
+from packaging.requirements import InvalidRequirement
+from packaging.requirements import Requirement as Pep508
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion
+from packaging.version import Version as Pep440
 
-# PEP 508's name, optional extras, then the rest (specifiers, then an optional marker). A
-# requirement string is one line of a tiny grammar, not markup.
-_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?(.*)$")
-_CLAUSE = re.compile(r"^\s*(===|~=|==|!=|>=|<=|>|<)\s*([0-9][0-9A-Za-z.*+!-]*)\s*$")
-_VERSION = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+ROOT = Path(__file__).resolve().parent.parent
 
 Version = tuple[int, int, int]
 
@@ -45,15 +49,21 @@ class WorkspaceError(Exception):
 
 def canonical(name: str) -> str:
     """PEP 503 normalised project name: ``Mcpkit_Core`` -> ``mcpkit-core``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return str(canonicalize_name(name))
 
 
 def parse_version(text: str) -> Version:
     """``"0.1.0"`` -> ``(0, 1, 0)``; raises WorkspaceError for anything but ``X.Y.Z``."""
-    found = _VERSION.match(text)
-    if not found:
+    try:
+        parsed = Pep440(text)
+    except InvalidVersion:
+        parsed = None
+    # X.Y.Z is its own release segment: a pre/post/dev/local part, an epoch or a leading
+    # zero is not
+    if parsed is None or text != show(parsed.release) or len(parsed.release) != 3:
         raise WorkspaceError(f"version {text!r} is not X.Y.Z (three integers)")
-    return (int(found[1]), int(found[2]), int(found[3]))
+    major, minor, patch = parsed.release
+    return (major, minor, patch)
 
 
 def show(version: tuple[int, ...]) -> str:
@@ -99,54 +109,72 @@ class Requirement:
 
     @classmethod
     def parse(cls, text: str) -> Requirement:
-        found = _REQUIREMENT.match(text)
-        if not found:
-            raise WorkspaceError(f"cannot read requirement {text!r}")
-        rest, _, marker = found[3].partition(";")
-        spec = rest.replace(" ", "").replace("(", "").replace(")", "")
-        shown = f"; {marker.strip()}" if marker else ""
-        return cls(text, canonical(found[1]), found[2] or "", spec, shown)
+        """Read ``text`` as PEP 508; raises WorkspaceError when it is not one."""
+        try:
+            req = Pep508(text)
+        except InvalidRequirement as exc:
+            raise WorkspaceError(f"cannot read requirement {text!r}: {exc}") from None
+        extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+        spec = f"@ {req.url}" if req.url else _ordered(req.specifier)
+        marker = f"; {req.marker}" if req.marker is not None else ""
+        return cls(text, canonical(req.name), extras, spec, marker)
 
     def with_specifier(self, specifier: str) -> str:
         return f"{self.name}{self.extras}{specifier}{self.marker}"
 
 
-def _as_tuple(text: str) -> tuple[int, ...] | None:
-    parts = text.split(".")
-    if not all(p.isdigit() for p in parts):
+def _ordered(specifiers: SpecifierSet) -> str:
+    """A set's clauses lower bounds first (``>=0.1,<0.2``), then by version: a set has
+    no order of its own."""
+
+    def key(clause: Specifier) -> tuple[int, str, str]:
+        rank = 0 if clause.operator in (">=", ">") else 1 if clause.operator in ("<", "<=") else 2
+        return (rank, clause.operator, clause.version)
+
+    return ",".join(str(c) for c in sorted(specifiers, key=key))
+
+
+def _plain(text: str) -> Pep440 | None:
+    """``text`` as a release version with no pre, post, dev, local part or wildcard."""
+    try:
+        version = Pep440(text)
+    except InvalidVersion:
         return None
-    return tuple(int(p) for p in parts)
+    if version.pre or version.post is not None or version.dev is not None or version.local:
+        return None
+    return None if version.epoch else version
 
 
 def range_problem(spec: str, version: Version) -> str | None:
     """Rule 3 for one specifier against the required member's current version; None when
     it holds, else why not."""
-    clauses = [c for c in spec.split(",") if c]
-    lower: tuple[int, ...] | None = None
-    upper: tuple[int, ...] | None = None
+    if spec.startswith("@"):
+        return f"a URL ({spec[1:].strip()}) is not a range (want {compatible_range(version)})"
+    try:
+        clauses = sorted(SpecifierSet(spec), key=str)
+    except InvalidSpecifier:
+        return f"cannot read {spec!r}"
+    lower: Pep440 | None = None
+    upper: Pep440 | None = None
     for clause in clauses:
-        found = _CLAUSE.match(clause)
-        if not found:
-            return f"cannot read {clause!r}"
-        op, value = found[1], _as_tuple(found[2])
+        value = None if clause.version.endswith(".*") else _plain(clause.version)
         if value is None:
-            return f"{clause!r} is not a plain version"
-        if op == ">=" and lower is None:
+            return f"{str(clause)!r} is not a plain version"
+        if clause.operator == ">=" and lower is None:
             lower = value
-        elif op == "<" and upper is None:
+        elif clause.operator == "<" and upper is None:
             upper = value
         else:
-            return f"{clause!r}: only one '>=' and one '<' clause are allowed"
+            return f"{str(clause)!r}: only one '>=' and one '<' clause are allowed"
     low, high = series(version)
     wanted = compatible_range(version)
     if lower is None or upper is None:
         return f"no {'lower' if lower is None else 'upper'} bound (want {wanted})"
-    if upper != high:
-        return f"upper bound <{show(upper)} is not <{show(high)} (want {wanted})"
-    padded = lower + (0,) * (3 - len(lower))
-    if not (low <= lower and padded <= version):
+    if upper != Pep440(show(high)):
+        return f"upper bound <{upper} is not <{show(high)} (want {wanted})"
+    if not (Pep440(show(low)) <= lower <= Pep440(show(version))):
         inside = f"{show(low)}..{show(version)}"
-        return f"lower bound >={show(lower)} is outside {inside} (want {wanted})"
+        return f"lower bound >={lower} is outside {inside} (want {wanted})"
     return None
 
 
@@ -248,7 +276,8 @@ def set_version(member: Member, version: Version) -> None:
 def set_requirement(member: Member, req: Requirement, specifier: str) -> str:
     """Rewrite one requirement of ``member`` to ``specifier``; returns the new string."""
     new = req.with_specifier(specifier)
-    replace_once(member.pyproject, f'"{req.text}"', f'"{new}"')
+    # a marker reads back with double quotes: the TOML string escapes them
+    replace_once(member.pyproject, f'"{req.text}"', json.dumps(new, ensure_ascii=False))
     if new not in {r.text for r in read_member(member.path).requirements}:
         raise WorkspaceError(f"{member.pyproject}: the requirement edit did not take")
     return new

@@ -6,6 +6,7 @@ dependent's core range; the range rule holds in the workspace and rejects loose 
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 import tomllib
@@ -142,6 +143,46 @@ def test_a_real_run_refuses_a_change_without_a_fragment(scratch: Scratch) -> Non
     assert project(scratch.root, "packages/mcpkit-ext-ui")["version"] == "0.1.0"
 
 
+@pytest.mark.parametrize(
+    ("fragment", "part", "need"),
+    [
+        ("+x.feature.md", "patch", "minor"),
+        ("+x.deprecated.md", "patch", "minor"),
+        ("+x.breaking.md", "patch", "minor"),
+    ],
+)
+def test_a_real_run_refuses_a_part_below_what_the_fragments_need(
+    scratch: Scratch, fragment: str, part: str, need: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scratch.commit("x", {f"packages/mcpkit-ext-ui/changes/{fragment}": "Changed.\n"})
+    with pytest.raises(release.ReleaseError, match=f"{re.escape(fragment)}.*at least a {need}"):
+        release.cut(scratch.root, "mcpkit-ext-ui", part, dry_run=False)
+    assert project(scratch.root, "packages/mcpkit-ext-ui")["version"] == "0.1.0"
+    release.cut(scratch.root, "mcpkit-ext-ui", part, dry_run=True)
+    assert f"(a real run refuses: {fragment}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("version", "kind", "need"),
+    [
+        ((0, 3, 1), "breaking", "minor"),
+        ((1, 2, 0), "breaking", "major"),
+        ((1, 2, 0), "feature", "minor"),
+        ((1, 2, 0), "deprecated", "minor"),
+        ((0, 3, 1), "fixed", "patch"),
+        ((0, 3, 1), "security", "patch"),
+        ((1, 2, 0), "dependency", "patch"),
+    ],
+)
+def test_the_part_each_fragment_type_needs(
+    version: workspace.Version, kind: str, need: str
+) -> None:
+    assert release.needed_part(version, kind) == need
+    if need != "patch":
+        assert release.part_problem(version, "patch", [f"1.{kind}.md"]) is not None
+    assert release.part_problem(version, need, [f"1.{kind}.md"]) is None
+
+
 def test_a_real_run_refuses_a_dirty_tree(scratch: Scratch) -> None:
     scratch.commit("x", {"packages/mcpkit-ext-ui/changes/+x.fixed.md": "Fixed.\n"})
     scratch.write("packages/mcpkit-ext-ui/src/module.py", "VALUE = 2\n")
@@ -185,6 +226,13 @@ def test_every_dependent_bounds_core_in_the_workspace() -> None:
         (">=0.1.2,<0.2", (0, 1, 4), None),
         (">=1.0,<2", (1, 3, 0), None),
         (">=1.3,<2", (1, 3, 0), None),
+        (">=0.1.0,<0.2.0", (0, 1, 4), None),  # PEP 440: 0.2.0 is 0.2
+        (">= 0.1 , < 0.2", (0, 1, 4), None),
+        (">=1.0,<2.0.0", (1, 3, 0), None),
+        (">=0.1rc1,<0.2", (0, 1, 4), "not a plain version"),
+        (">=0.1,<0.2.*", (0, 1, 4), "cannot read"),
+        (">=0.1,<", (0, 1, 4), "cannot read"),
+        ("@ file:///tmp/core", (0, 1, 4), "a URL"),
         (">=0.1.0", (0, 1, 0), "no upper bound"),
         ("<0.2", (0, 1, 0), "no lower bound"),
         (">=0.1,<0.3", (0, 1, 0), "upper bound <0.3 is not <0.2"),
@@ -212,3 +260,49 @@ def test_a_loose_range_in_a_member_is_named(scratch: Scratch) -> None:
     assert len(problems) == 1
     assert problems[0].startswith("packages/mcpkit-ext-otel/pyproject.toml: 'mcpkit-core>=0.1.0'")
     assert release.main(["--root", str(scratch.root), "ranges"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "extras", "specifier", "marker"),
+    [
+        ("mcpkit-core>=0.1,<0.2", "mcpkit-core", "", ">=0.1,<0.2", ""),
+        ("Mcpkit_Core (<0.2, >=0.1)", "mcpkit-core", "", ">=0.1,<0.2", ""),
+        (
+            "mcpkit-core[redis, otel]<0.2,>=0.1 ; python_version < '3.12'",
+            "mcpkit-core",
+            "[otel,redis]",
+            ">=0.1,<0.2",
+            '; python_version < "3.12"',
+        ),
+        ("mcpkit-core @ file:///tmp/core", "mcpkit-core", "", "@ file:///tmp/core", ""),
+    ],
+)
+def test_requirements_are_read_as_pep_508(
+    text: str, name: str, extras: str, specifier: str, marker: str
+) -> None:
+    req = workspace.Requirement.parse(text)
+    assert (req.name, req.extras, req.specifier, req.marker) == (name, extras, specifier, marker)
+
+
+@pytest.mark.parametrize("text", ["mcpkit-core>=0.1,<", "mcpkit-core[redis>=0.1", "-core>=1"])
+def test_a_requirement_that_is_not_pep_508_is_refused(text: str) -> None:
+    with pytest.raises(workspace.WorkspaceError, match="cannot read requirement"):
+        workspace.Requirement.parse(text)
+
+
+@pytest.mark.parametrize("text", ["0.1", "0.1.0rc1", "01.2.3", "0.1.0+local", "1!0.1.0"])
+def test_a_version_that_is_not_three_integers_is_refused(text: str) -> None:
+    with pytest.raises(workspace.WorkspaceError, match=r"is not X\.Y\.Z"):
+        workspace.parse_version(text)
+
+
+def test_a_requirement_with_a_marker_is_rewritten_as_valid_toml(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "mcpkit-ext-x"\nversion = "0.1.0"\n'
+        "dependencies = [\"mcpkit-core>=0.1,<0.2; python_version < '3.12'\"]\n"
+    )
+    member = workspace.read_member(tmp_path)
+    new = workspace.set_requirement(member, member.requirements[0], ">=0.2,<0.3")
+    assert new == 'mcpkit-core>=0.2,<0.3; python_version < "3.12"'
+    again = workspace.read_member(tmp_path).requirements[0]
+    assert (again.specifier, again.marker) == (">=0.2,<0.3", '; python_version < "3.12"')

@@ -86,3 +86,32 @@ def test_the_worked_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert shown["book"]["title"] == "Cosmos"
     assert shown["prompt"] == "Recommend 1 fiction book(s)."
     assert shown["missing"]["code"] == "NOT_FOUND"
+
+
+def test_the_readme_calls_what_the_generated_module_defines(generated: Path) -> None:
+    from library.v1 import library_mcp
+
+    readme = (ROOT / "experimental/mcpkit-exp-protogen/README.md").read_text("utf-8")
+    (code,) = [c for lang, c in FENCE.findall(readme) if lang == "python"]
+    called = re.findall(r"library_mcp\.(\w+)\(", code)
+    assert sorted(set(called)) == ["forward_library", "register_library"]
+    assert all(callable(getattr(library_mcp, name, None)) for name in called)
+
+
+def test_the_plain_protoc_lines_generate(tmp_path: Path) -> None:
+    """The page's plain-protoc lines, run as written from a directory holding the example:
+    protoc finds the annotations through the documented include path."""
+    import os
+    import subprocess
+
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    bindir = str(Path(sys.executable).parent)  # python and protoc-gen-mcpkit, as in a venv
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    script = block(PAGE, "protogen-plain")
+    done = subprocess.run(["bash", "-euc", script], cwd=tmp_path, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    out = tmp_path / "gen" / "library" / "v1"
+    assert (out / "library_mcp.py").is_file()
+    pb2 = (out / "library_pb2.py").read_text("utf-8")
+    assert "from mcpkit.experimental.protogen import annotations_pb2" in pb2
+    assert "from mcp.v1 import" not in pb2

@@ -158,6 +158,63 @@ async def test_server_streaming_reports_progress_and_returns_the_last(
         assert "without a message" in empty.content[0].text
 
 
+@pytest.mark.parametrize("which", ["grpc-aio", "grpc-sync"])
+async def test_a_cancelled_streaming_tool_cancels_its_grpc_call(mods: Any, which: str) -> None:
+    """The MCP call is cancelled after the first streamed message: the gRPC call ends too
+    (the server sees it done) instead of running on, or holding a worker thread, until the
+    service's stream ends."""
+    import asyncio
+    import threading
+
+    ended = threading.Event()
+
+    class Endless(mods.lib.Library):
+        async def Count(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+            context.add_done_callback(lambda _: ended.set())
+            yield mods.pb.CountReply(n=1)
+            yield mods.pb.CountReply(n=2)  # the first is reported as progress when this comes
+            await asyncio.Event().wait()  # never set: only a cancellation ends the stream
+
+    async with backend(mods, which, Endless()) as server, Client(server) as client:
+        async with anyio.create_task_group() as tg:
+
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(
+                lambda: client.call_tool("library_count", {"n": 2}, on_progress=on_progress)
+            )
+        with anyio.fail_after(30):  # a bound on a hang, not a timing assumption
+            await anyio.to_thread.run_sync(ended.wait)
+
+
+@pytest.mark.parametrize("which", ["grpc-aio", "grpc-sync"])
+async def test_a_cancelled_unary_tool_cancels_its_grpc_call(mods: Any, which: str) -> None:
+    """As above for a unary call (no timeout on the method): cancelled while the service
+    works, the gRPC call ends and no worker thread is left waiting on it."""
+    import asyncio
+    import threading
+
+    entered = asyncio.Event()
+    ended = threading.Event()
+
+    class Stuck(mods.lib.Library):
+        async def SearchBooks(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+            context.add_done_callback(lambda _: ended.set())
+            entered.set()
+            await asyncio.Event().wait()  # never set: only a cancellation ends the call
+
+    async with backend(mods, which, Stuck()) as server, Client(server) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: client.call_tool("library_search_books", {"query": "x"}))
+            await entered.wait()
+            tg.cancel_scope.cancel()
+        with anyio.fail_after(30):  # a bound on a hang, not a timing assumption
+            await anyio.to_thread.run_sync(ended.wait)
+
+
 @pytest.mark.parametrize("which", BACKENDS)
 @pytest.mark.parametrize("era", ERAS)
 async def test_resources_prompts_and_completions(mods: Any, which: str, era: str) -> None:
@@ -186,6 +243,38 @@ async def test_resources_prompts_and_completions(mods: Any, which: str, era: str
         prompt_ref = {"type": "ref/prompt", "name": "library_recommend"}
         done = await client.complete(prompt_ref, "genre", "sc")
         assert done.completion.values == ["science"]
+
+
+@pytest.mark.parametrize(
+    "arguments", [{"genre": "x", "count": "two"}, {"genre": "x", "count": "1.5"}]
+)
+async def test_a_prompt_argument_that_is_not_its_field_is_invalid_params(
+    mods: Any, arguments: dict[str, str]
+) -> None:
+    from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+
+    async with backend(mods, "in-process") as server, Client(server) as client:
+        with pytest.raises(JSONRPCError) as caught:
+            await client.get_prompt("library_recommend", arguments)
+        assert caught.value.code == INVALID_PARAMS
+        assert "count" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "packed",
+    [
+        {"@type": "type.googleapis.com/google.protobuf.Any"},
+        {
+            "@type": "type.googleapis.com/google.protobuf.Any",
+            "value": {"@type": "type.googleapis.com/google.protobuf.Any"},
+        },
+    ],
+)
+async def test_an_any_protobuf_cannot_parse_is_invalid_arguments(mods: Any, packed: Any) -> None:
+    async with backend(mods, "in-process") as server, Client(server) as client:
+        got = await client.call_tool("library_echo", {**FULL, "f_any": packed})
+        assert got.is_error
+        assert got.content[0].text.startswith("Invalid arguments: ")  # type: ignore[union-attr]
 
 
 def sync_library(mods: Any) -> Any:
@@ -387,6 +476,18 @@ def test_a_servicer_without_a_method_is_refused_at_registration(mods: Any) -> No
     assert not server.tools  # nothing half-registered
 
 
+def test_a_servicer_whose_methods_cannot_take_request_and_context_is_refused(mods: Any) -> None:
+    with pytest.raises(TypeError, match=r"pass an instance \(Library\(\)\), not the class"):
+        mods.mcp.register_library(Server("x"), mods.lib.Library, completer=mods.lib.Completer())
+
+    class OneArgument(mods.lib.Library):
+        def Hours(self, request: Any) -> Any:  # type: ignore[override]
+            return mods.pb.HoursReply()
+
+    with pytest.raises(TypeError, match="Hours cannot be called as"):
+        mods.mcp.register_library(Server("x"), OneArgument(), completer=mods.lib.Completer())
+
+
 def test_a_completer_without_a_method_is_refused_at_registration(mods: Any) -> None:
     class NoGenres:
         def complete_get_book_book_id(self, value: str, context: Any) -> list[str]:
@@ -396,6 +497,27 @@ def test_a_completer_without_a_method_is_refused_at_registration(mods: Any) -> N
     with pytest.raises(TypeError, match="complete_recommend_genre"):
         mods.mcp.register_library(server, mods.lib.Library(), completer=NoGenres())
     assert not server.tools
+
+
+@pytest.mark.parametrize(
+    ("metadata", "error"),
+    [
+        ([("Authorization", "Bearer x")], ValueError),
+        ({"authorization": "x"}, TypeError),
+        ([("authorization",)], TypeError),
+        ([("x-bin", "text")], TypeError),
+        ([("ok", "line\nbreak")], ValueError),
+        ([("grpc-timeout", "1S")], ValueError),
+    ],
+)
+async def test_metadata_grpc_would_refuse_is_refused_at_forwarding(
+    mods: Any, metadata: Any, error: type[Exception]
+) -> None:
+    import grpc.aio
+
+    async with grpc.aio.insecure_channel("unix:/nonexistent") as channel:  # never used
+        with pytest.raises(error, match="metadata"):
+            mods.mcp.forward_library(Server("x"), channel, metadata, completer=None)
 
 
 def test_forwarding_needs_a_grpc_channel(mods: Any) -> None:

@@ -79,6 +79,9 @@ def test_go_durations(text: str, seconds: float) -> None:
         ("1..5s", "not a Go"),
         ("s", "not a Go duration"),
         ("0s", "not positive"),
+        ("2562048h", "out of range"),  # Go: time: invalid duration
+        ("9999999999h", "out of range"),
+        ("\u0663s", "not a Go duration"),  # ARABIC-INDIC DIGIT THREE: not an ASCII digit
     ],
 )
 def test_what_is_not_a_timeout(text: str, why: str) -> None:

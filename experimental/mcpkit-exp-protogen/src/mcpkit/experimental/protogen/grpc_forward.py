@@ -3,11 +3,16 @@
 
 Rules:
 1. The channel is a ``grpc.aio.Channel`` (calls awaited on the event loop) or a sync
-   ``grpc.Channel`` (each call, and each ``next`` of a stream, in a worker thread). Calls
+   ``grpc.Channel`` (each call's result, and each ``next`` of a stream, awaited in a
+   worker thread). A tool call cancelled (or timed out) cancels its gRPC call on both:
+   no worker thread stays blocked on a call nobody awaits. Calls
    go to ``/<package.Service>/<Method>`` with the messages' own serializers; no stub
    module (``_pb2_grpc``) is needed.
 2. A tool's timeout is the call's deadline; ``metadata`` (fixed pairs) goes with every
-   call.
+   call. The pairs are checked when the backend is made (``TypeError``/``ValueError``),
+   not at each call: a sequence of ``(key, value)``; a key is lowercase ``[0-9a-z_.-]``
+   and not ``grpc-`` reserved; a ``-bin`` key's value is bytes, any other value
+   printable ASCII (gRPC's header rules).
 3. A status error (``grpc.RpcError``) becomes :class:`~.runtime.RpcFailure`: the code's
    name, the details text, and the rich status's details (the
    ``grpc-status-details-bin`` trailer, a ``google.rpc.Status``) as proto JSON, each
@@ -101,6 +106,35 @@ def _failure(exc: Any) -> RpcFailure:
     return RpcFailure(name, exc.details() or "", details)
 
 
+_KEY_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyz_.-")
+
+
+def _checked_metadata(metadata: Any) -> tuple[tuple[str, str | bytes], ...]:
+    """Rule 2: ``metadata`` as gRPC will take it, or ``TypeError``/``ValueError`` now."""
+    kind = type(cast(object, metadata)).__name__
+    if isinstance(metadata, str | bytes | dict) or not isinstance(metadata, Sequence):
+        raise TypeError(
+            f"metadata must be a sequence of (key, value) pairs, not {kind}"
+            " (e.g. [('authorization', 'Bearer ...')])"
+        )
+    pairs: list[tuple[str, str | bytes]] = []
+    for pair in cast(Sequence[Any], metadata):
+        if not isinstance(pair, tuple) or len(cast(tuple[Any, ...], pair)) != 2:
+            raise TypeError(f"metadata entry {pair!r} is not a (key, value) pair")
+        key, value = cast(tuple[Any, Any], pair)
+        if not isinstance(key, str) or not key or not set(key) <= _KEY_CHARS:
+            raise ValueError(f"metadata key {key!r}: gRPC keys are lowercase [0-9a-z_.-]")
+        if key.startswith("grpc-"):
+            raise ValueError(f"metadata key {key!r}: keys starting 'grpc-' are gRPC's own")
+        if key.endswith("-bin"):
+            if not isinstance(value, bytes):
+                raise TypeError(f"metadata key {key!r} ends in -bin: its value must be bytes")
+        elif not isinstance(value, str) or not all(" " <= c <= "~" for c in value):
+            raise ValueError(f"metadata value of {key!r} must be printable ASCII text")
+        pairs.append((key, value))
+    return tuple(pairs)
+
+
 class GrpcChannel:
     """The backend forwarding to a gRPC server over ``channel`` (rules 1-3)."""
 
@@ -119,7 +153,7 @@ class GrpcChannel:
         self.grpc = grpc
         self.channel = channel
         self.is_aio = isinstance(channel, grpc.aio.Channel)
-        self.metadata = tuple(metadata)
+        self.metadata = _checked_metadata(metadata)
         # kind-ok: unbounded-table one entry per generated method, never a peer value
         self._calls: dict[tuple[str, str, bool], Any] = {}
 
@@ -149,9 +183,11 @@ class GrpcChannel:
         try:
             if self.is_aio:
                 return await call(request, timeout=timeout_s, metadata=self.metadata or None)
-            return await anyio.to_thread.run_sync(
-                lambda: call(request, timeout=timeout_s, metadata=self.metadata or None)
-            )
+            future = call.future(request, timeout=timeout_s, metadata=self.metadata or None)
+            try:
+                return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+            finally:
+                future.cancel()  # cancelled here: the gRPC call ends too (a no-op once done)
         except self.grpc.RpcError as exc:
             raise _failure(exc) from None
 
@@ -170,10 +206,15 @@ class GrpcChannel:
                 async for item in call(request, timeout=timeout_s, metadata=self.metadata or None):
                     yield item
                 return
-            iterator = await anyio.to_thread.run_sync(
-                lambda: call(request, timeout=timeout_s, metadata=self.metadata or None)
-            )
-            while (item := await anyio.to_thread.run_sync(next, iterator, _END)) is not _END:
-                yield cast(Message, item)
+            iterator = call(request, timeout=timeout_s, metadata=self.metadata or None)
+            try:
+                while (
+                    item := await anyio.to_thread.run_sync(
+                        next, iterator, _END, abandon_on_cancel=True
+                    )
+                ) is not _END:
+                    yield cast(Message, item)
+            finally:
+                iterator.cancel()  # cancelled or closed early: the gRPC call ends too
         except self.grpc.RpcError as exc:
             raise _failure(exc) from None

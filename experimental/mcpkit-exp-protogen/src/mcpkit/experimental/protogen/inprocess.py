@@ -3,8 +3,10 @@
 Rules:
 1. The servicer is any object with the service's methods, called as
    ``method(request, context)`` like a grpcio servicer, so one object can serve both
-   gRPC and MCP. ``async def`` methods (and async generators) run on the event loop;
-   plain ones in a worker thread, a streamed iterator's ``next`` too.
+   gRPC and MCP; one that cannot be called so (the servicer's class passed instead of
+   an instance) is a ``TypeError`` at registration. ``async def`` methods (and async
+   generators) run on the event loop; plain ones in a worker thread, a streamed
+   iterator's ``next`` too.
 2. ``context`` is a :class:`ServicerContext`: ``abort(code, details)`` raises the status
    error that becomes a tool error (``runtime`` rule 2); ``set_code``/``set_details``
    without raising make a non-OK status the error too; ``time_remaining()`` is the
@@ -31,6 +33,17 @@ from mcpkit.server import Context
 __all__ = ["InProcess", "ServicerContext", "code_name"]
 
 _END = object()
+
+
+def _takes_two(fn: Any) -> bool:
+    """Whether ``fn(request, context)`` binds (a callable without a signature passes)."""
+    try:
+        inspect.signature(fn).bind(None, None)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
 
 
 def code_name(code: Any) -> str:
@@ -87,6 +100,16 @@ class InProcess:
             raise TypeError(
                 f"the servicer {type(self.servicer).__name__} has no method "
                 f"{', '.join(sorted(set(missing)))}; add it (request, context) -> response"
+            )
+        unfit = sorted({n for n in names if not _takes_two(getattr(self.servicer, n))})
+        if unfit:
+            hint = (
+                f"; pass an instance ({self.servicer.__name__}()), not the class"
+                if isinstance(self.servicer, type)
+                else ""
+            )
+            raise TypeError(
+                f"the servicer's {', '.join(unfit)} cannot be called as (request, context){hint}"
             )
 
     def _method(self, name: str) -> tuple[Any, bool]:

@@ -7,7 +7,9 @@ Rules:
    generator's rule); :func:`tool_name_problem` says what is wrong, else None.
 3. A timeout is a Go duration: an optional sign, then one or more decimal numbers each
    with a unit (``ns``, ``us``, ``µs``, ``ms``, ``s``, ``m``, ``h``): ``30s``, ``1m30s``,
-   ``1.5h``; ``0`` alone is allowed. It must be positive to be a timeout.
+   ``1.5h``; ``0`` alone is allowed. It must be positive to be a timeout, and at most
+   Go's largest duration (2^63-1 ns, about 2562047h: Go refuses a longer one); digits
+   are ASCII ``0-9`` only, as in Go.
    :func:`parse_duration_s` returns seconds or raises ``ValueError`` saying why.
 4. A ``result_summary`` is a :class:`string.Formatter` template whose fields are response
    field names (``{total}``); no conversions, format specs or attribute/index access,
@@ -75,6 +77,10 @@ def tool_name_problem(name: str) -> str | None:
     return None
 
 
+_MAX_GO_DURATION_S = (2**63 - 1) / 1e9
+"""Go's ``time.Duration`` is an int64 of nanoseconds; ParseDuration refuses more."""
+
+
 def parse_duration_s(text: str) -> float:
     """Rule 3: the seconds of the Go duration ``text``; ``ValueError`` when it is not one
     or is not positive."""
@@ -90,13 +96,13 @@ def parse_duration_s(text: str) -> float:
     total = 0.0
     while rest:
         i = 0
-        while i < len(rest) and (rest[i].isdigit() or rest[i] == "."):
+        while i < len(rest) and rest[i] in "0123456789.":
             i += 1
         number, rest = rest[:i], rest[i:]
         if not number or number == "." or number.count(".") > 1:
             raise ValueError(f"{text!r} is not a Go duration (e.g. 30s, 1m30s, 250ms)")
         j = 0
-        while j < len(rest) and not (rest[j].isdigit() or rest[j] == "."):
+        while j < len(rest) and rest[j] not in "0123456789.":
             j += 1
         unit, rest = rest[:j], rest[j:]
         if unit not in _UNITS_S:
@@ -106,6 +112,8 @@ def parse_duration_s(text: str) -> float:
     total *= sign
     if total <= 0:
         raise ValueError(f"{text!r} is not positive; a timeout must be more than zero")
+    if total > _MAX_GO_DURATION_S:
+        raise ValueError(f"{text!r} is out of range; Go durations stop at 2562047h47m16s")
     return total
 
 

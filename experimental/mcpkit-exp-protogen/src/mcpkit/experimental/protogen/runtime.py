@@ -24,7 +24,8 @@ Rules:
    contents are the response's JSON text, ``mimeType`` the annotation's or
    ``application/json``. Prompts: each request field is an argument (required as the
    schema's required); the response becomes one user message: the text of its only
-   string field, else its JSON.
+   string field, else its JSON. A variable or argument that does not read as its field
+   is invalid params (-32602), for a resource and a prompt alike.
 6. Completions: for each ``completable_fields`` entry the ``completer`` object's
    ``complete_<method in snake_case>_<field>(value, context)`` (sync or async) gives the
    values; a missing method is a ``TypeError`` at registration, and so is a servicer
@@ -268,6 +269,16 @@ def _from_strings(cls: type[Message], values: Mapping[str, Any]) -> Message:
     return to_message(cls, data)
 
 
+def _strings_request(cls: type[Message], values: Mapping[str, Any], what: str) -> Message:
+    """:func:`_from_strings`, a value it cannot read being invalid params (-32602)."""
+    try:
+        return _from_strings(cls, values)
+    except (json_format.ParseError, ValueError) as exc:
+        from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
+
+        raise JSONRPCError(INVALID_PARAMS, f"Invalid {what}: {exc}") from None
+
+
 def _signature(names: Sequence[str], required: Iterable[str]) -> inspect.Signature:
     must = set(required)
     params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
@@ -286,12 +297,7 @@ def _signature(names: Sequence[str], required: Iterable[str]) -> inspect.Signatu
 
 def _reader(service: str, spec: ResourceSpec, backend: Backend, variables: Sequence[str]) -> Any:
     async def read(ctx: Context[Any], **values: Any) -> str:
-        try:
-            request = _from_strings(spec.request, values)
-        except (json_format.ParseError, ValueError) as exc:
-            from mcpkit.core.jsonrpc import INVALID_PARAMS, JSONRPCError
-
-            raise JSONRPCError(INVALID_PARAMS, f"Invalid URI variables: {exc}") from None
+        request = _strings_request(spec.request, values, "URI variables")
         response = await backend.unary(service, spec.method, request, spec.response, ctx, None)
         return json.dumps(to_json(response), separators=(",", ":"))
 
@@ -302,7 +308,7 @@ def _reader(service: str, spec: ResourceSpec, backend: Backend, variables: Seque
 
 def _prompt(service: str, spec: PromptSpec, backend: Backend) -> Any:
     async def get(ctx: Context[Any], **values: Any) -> str:
-        request = _from_strings(spec.request, values)
+        request = _strings_request(spec.request, values, f"arguments of prompt {spec.name!r}")
         response = await backend.unary(service, spec.method, request, spec.response, ctx, None)
         data = to_json(response)
         strings = [v for v in data.values() if isinstance(v, str)]

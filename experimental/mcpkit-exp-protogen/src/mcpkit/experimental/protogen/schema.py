@@ -26,6 +26,8 @@ Rules:
    one entry of ``allOf``. Members are listed in ``properties`` too.
 8. :func:`to_json` prints fields without presence even at their default (so every
    required property is present) and is what ``structuredContent`` carries.
+9. :func:`to_message` fails only with ``json_format.ParseError``, whatever the peer sent:
+   a value protobuf's own parser trips on (``KeyError`` and the like) is one too.
 """
 
 from __future__ import annotations
@@ -226,5 +228,12 @@ def to_json(message: Message) -> dict[str, Any]:
 def to_message(cls: type[M], data: Any) -> M:
     """Parse the JSON value ``data`` (a mapping, as tool arguments arrive) into a new
     ``cls`` message. Raises ``json_format.ParseError`` naming the field on a value of the
-    wrong type or an unknown field."""
-    return json_format.ParseDict(data, cls())
+    wrong type or an unknown field, and for any other value protobuf's parser trips on
+    (an ``Any`` packing an ``Any`` with no ``value`` raises ``KeyError`` there)."""
+    try:
+        return json_format.ParseDict(data, cls())
+    except json_format.ParseError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        name = cls.DESCRIPTOR.full_name
+        raise json_format.ParseError(f"{name}: {type(exc).__name__}: {exc}") from None
