@@ -1,7 +1,7 @@
 """Each distribution at its lowest declared dependencies: the bounds we declare are true.
 
-Usage: ``python tools/lowest.py WORKDIR [--full] [--dist NAME ...]`` (the nox sessions
-``lowest`` and ``lowest-full`` run it). Exits non-zero, listing every problem.
+Usage: ``python tools/lowest.py WORKDIR [--full] [--dist NAME ...] [-- PYTEST ARGS]``
+(the nox sessions ``lowest`` and ``lowest-full`` run it). Exits non-zero, listing every problem.
 
 Rules:
 1. The distributions are the workspace's members (``tools/workspace.py``).
@@ -134,7 +134,11 @@ def _uv(
 
 
 def check_distribution(
-    dist: Distribution, members: dict[str, Distribution], work: Path, full: bool
+    dist: Distribution,
+    members: dict[str, Distribution],
+    work: Path,
+    full: bool,
+    pytest_args: tuple[str, ...] = (),
 ) -> list[str]:
     """Rules 3-5 for one distribution; returns its problems."""
     python = sys.executable
@@ -162,8 +166,10 @@ def check_distribution(
         "".join(f"{n}=={v}\n" for n, v in sorted(locked.items()) if TOOLS.match(n))
     )
     test_group = [r for r in dist.test_group if full or r.name not in PEERS]
-    test_reqs = [as_argument(r, members) for r in test_group]
-    install = [str(dist.path), *workspace_closure([*dist.dependencies, *test_group], members)]
+    test_reqs = [as_argument(r, members) for r in test_group if r.name not in members]
+    # Workspace members editable, as `uv sync` installs them for each nox session.
+    local = [str(dist.path), *workspace_closure([*dist.dependencies, *test_group], members)]
+    install = [arg for path in dict.fromkeys(local) for arg in ("-e", path)]
     env = {"VIRTUAL_ENV": str(venv)}
     into = ["--python", str(venv / "bin" / "python"), *lowest]
     done = _uv("pip", "install", *into, "-c", str(constraints), *install, *test_reqs, env=env)
@@ -183,7 +189,7 @@ def check_distribution(
                     f"not its bound {req.lower}: the marked tests do not prove it"
                 )
         print(f"   {req.name}=={frozen[req.name]}{note}", flush=True)
-    tests = [str(dist.path / "tests")]
+    tests = list(pytest_args) or [str(dist.path / "tests")]
     selection = ["-n", "2"] if full else ["-m", "lowest"]
     ran = subprocess.run(
         [
@@ -218,13 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--full", action="store_true", help="every test, not only `lowest`")
     parser.add_argument("--dist", action="append", default=[], help="only these distributions")
-    opts = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    pytest_args = tuple(argv[argv.index("--") + 1 :]) if "--" in argv else ()
+    opts = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     members = {d.name: d for d in distributions()}
     chosen = [members[normalise(n)] for n in opts.dist] if opts.dist else list(members.values())
     opts.workdir.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
     for dist in chosen:
-        problems += check_distribution(dist, members, opts.workdir, opts.full)
+        problems += check_distribution(dist, members, opts.workdir, opts.full, pytest_args)
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     return 1 if problems else 0
