@@ -205,7 +205,13 @@ def check_distribution(
             *tests,
         ],
         cwd=str(dist.path),
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "VIRTUAL_ENV": str(venv)},
+        # as in a nox session: the environment is the project's (mcpkit install reads it)
+        env={
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "VIRTUAL_ENV": str(venv),
+            "UV_PROJECT_ENVIRONMENT": str(venv),
+        },
         timeout=3600,
         check=False,
     )
