@@ -17,6 +17,7 @@ Rules:
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -39,6 +40,7 @@ def build(session: nox.Session) -> None:
 
     session.install("twine>=6", "build", *INDEX_SERVER)
     out = Path(session.create_tmp()) / "dist"
+    shutil.rmtree(out, ignore_errors=True)  # check_wheels wants one wheel per distribution
     for dist in distributions():
         session.log(f"building {dist.name}")
         session.run("uv", "build", "--quiet", "--out-dir", str(out / dist.name), str(dist.path))

@@ -52,7 +52,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
+from docs_blocks import fences
 from workspace import ROOT, Distribution, distributions, normalise, version_key
 
 sys.path.insert(0, str(ROOT / "conformance"))
@@ -159,10 +161,11 @@ def provenance_problems(
             name = normalise(meta["name"])
             if not name.startswith("mcpkit-"):
                 continue
-            url = str(info.get("url", ""))
+            url = urlsplit(str(info.get("url", "")))
             digest = str(info.get("archive_info", {}).get("hashes", {}).get("sha256", ""))
-            if not url.startswith(index_url.rsplit("/simple", 1)[0] + "/"):
-                problems.append(f"pip took {name} from {url}, not our index")
+            ours = urlsplit(index_url)
+            if (url.scheme, url.netloc) != (ours.scheme, ours.netloc):
+                problems.append(f"pip took {name} from {url.geturl()}, not our index")
             mine = built.get(name)
             if mine is not None and digest != mine.sha256:
                 problems.append(f"pip installed {name} with sha256 {digest}, ours is {mine.sha256}")
@@ -178,22 +181,19 @@ def docs_page(name: str, root: Path = ROOT) -> Path:
     return root / "docs" / "extensions" / f"{name.split('-', 2)[2]}.md"
 
 
-_FENCE = re.compile(r"^```([\w-]*)\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
-
-
 def first_example(page: Path) -> str:
     """The first Python block marked ``# docs-example:``; ``LookupError`` when none."""
-    for match in _FENCE.finditer(page.read_text("utf-8")):
-        if match.group(1) == "python" and match.group(2).startswith("# docs-example:"):
-            return match.group(2)
+    for found in fences(page):
+        if found.lang == "python" and found.body.startswith("# docs-example:"):
+            return found.body
     raise LookupError(f"{page} has no `# docs-example:` Python block")
 
 
 def third_party_installs(page: Path) -> list[str]:
     """Rule 5: the non-``mcpkit`` packages named by ``pip install`` lines of the page's
     first block that has any."""
-    for match in _FENCE.finditer(page.read_text("utf-8")):
-        lines = [line for line in match.group(2).splitlines() if "pip install" in line]
+    for found in fences(page):
+        lines = [line for line in found.body.splitlines() if "pip install" in line]
         if not lines:
             continue
         names: list[str] = []

@@ -234,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     pytest_args = tuple(argv[argv.index("--") + 1 :]) if "--" in argv else ()
     opts = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     members = {d.name: d for d in distributions()}
+    unknown = [n for n in opts.dist if normalise(n) not in members]
+    if unknown:
+        parser.error(
+            f"not a workspace distribution: {', '.join(unknown)} (one of {', '.join(members)})"
+        )
     chosen = [members[normalise(n)] for n in opts.dist] if opts.dist else list(members.values())
     opts.workdir.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
