@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("workdir", type=Path)
     parser.add_argument("-v", "--verbose", action="store_true", help="every command's output")
     opts = parser.parse_args(argv)
-    work: Path = opts.workdir
+    work: Path = opts.workdir.resolve()
     shutil.rmtree(work, ignore_errors=True)
     index_dir = work / "index"
     index_dir.mkdir(parents=True)

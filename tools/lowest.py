@@ -240,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             f"not a workspace distribution: {', '.join(unknown)} (one of {', '.join(members)})"
         )
     chosen = [members[normalise(n)] for n in opts.dist] if opts.dist else list(members.values())
+    opts.workdir = opts.workdir.resolve()  # tests run from each distribution's folder
     opts.workdir.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
     for dist in chosen:
