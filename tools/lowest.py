@@ -22,7 +22,9 @@ Rules:
    dependency must be installed at exactly its bound there; the full run keeps them and
    names each dependency they raise.
 5. By default the tests marked ``lowest`` and the docs tests (``-m lowest``; each
-   package's ``conftest.py`` registers the marker) run; ``--full`` runs all of them.
+   package's ``conftest.py`` registers the marker) run, only the modules that mark some
+   collected; ``--full`` runs all of them. Two distributions run side by side, each
+   one's output printed whole when it ends.
 
 Only the standard library: ``tools/tests/test_lowest.py`` imports it.
 """
@@ -37,6 +39,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from workspace import ROOT, Distribution, Requirement, distributions, normalise, version_key
@@ -176,7 +179,7 @@ def check_distribution(
     if done.returncode != 0:
         return [*problems, f"{dist.name}: lowest-direct install failed:\n{done.stderr[-3000:]}"]
     frozen = parse_pins(_uv("pip", "freeze", "--python", str(venv / "bin" / "python")).stdout)
-    print(f"== {dist.name} at lowest-direct:", flush=True)
+    out: list[str] = [f"== {dist.name} at lowest-direct:"]
     for req in dist.dependencies:
         if req.name.startswith("mcpkit-") or req.name not in frozen:
             continue
@@ -188,7 +191,7 @@ def check_distribution(
                     f"{dist.name}: {req.name} installed at {frozen[req.name]}, "
                     f"not its bound {req.lower}: the marked tests do not prove it"
                 )
-        print(f"   {req.name}=={frozen[req.name]}{note}", flush=True)
+        out.append(f"   {req.name}=={frozen[req.name]}{note}")
     tests = list(pytest_args) or ([str(dist.path / "tests")] if full else marked_files(dist))
     selection = ["-n", "2"] if full else ["-m", "lowest"]
     ran = subprocess.run(
@@ -212,9 +215,13 @@ def check_distribution(
             "VIRTUAL_ENV": str(venv),
             "UV_PROJECT_ENVIRONMENT": str(venv),
         },
+        capture_output=True,
+        text=True,
         timeout=3600,
         check=False,
     )
+    out.append(ran.stdout + ran.stderr)
+    print("\n".join(out), flush=True)  # whole, as distributions run side by side
     if ran.returncode != 0:
         problems.append(f"{dist.name}: tests at lowest-direct failed (exit {ran.returncode})")
     return problems
@@ -256,8 +263,14 @@ def main(argv: list[str] | None = None) -> int:
     opts.workdir = opts.workdir.resolve()  # tests run from each distribution's folder
     opts.workdir.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
-    for dist in chosen:
-        problems += check_distribution(dist, members, opts.workdir, opts.full, pytest_args)
+    # Two distributions at a time: most of each run waits on the network and subprocesses.
+    with ThreadPoolExecutor(2) as pool:
+        runs = [
+            pool.submit(check_distribution, d, members, opts.workdir, opts.full, pytest_args)
+            for d in chosen
+        ]
+        for run in runs:
+            problems += run.result()
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     return 1 if problems else 0
