@@ -399,6 +399,10 @@ def main(argv: list[str] | None = None) -> int:
         built[info.name] = info
         for artefact in wheel.parent.iterdir():
             shutil.copy2(artefact, index_dir / artefact.name)
+    missing = sorted({d.name for d in distributions()} - set(built))
+    if missing or "mcpkit-core" not in built:
+        print(f"PROBLEM: no wheel in {opts.dist_dir} for {', '.join(missing)}", file=sys.stderr)
+        return 1
     started = time.monotonic()
     problems: list[str] = []
     proc, url = serve_index([index_dir], work / "index.log")

@@ -269,3 +269,11 @@ def test_the_releasing_page_names_sessions_that_exist() -> None:
     assert sessions
     for name in sessions:
         assert re.search(rf'(name="{name}"|def {name}\()', registered), name
+
+
+def test_a_workspace_member_without_a_wheel_fails_before_anything_is_served(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "dist" / "mcpkit-core").mkdir(parents=True)
+    assert index_install.main([str(tmp_path / "dist"), str(tmp_path / "work")]) == 1
+    assert "no wheel in" in capsys.readouterr().err
