@@ -46,17 +46,6 @@ from noxsessions.common import (  # noqa: E402  (sync, pytest, apt: shared by ev
 )
 from noxsessions.common import loopback_prefix as _loopback_prefix  # noqa: E402
 
-DISTRIBUTIONS = {
-    "mcpkit-core": ROOT / "packages" / "mcpkit-core",
-    "mcpkit-ext-tasks": ROOT / "packages" / "mcpkit-ext-tasks",
-    "mcpkit-ext-auth": ROOT / "packages" / "mcpkit-ext-auth",
-    "mcpkit-ext-otel": ROOT / "packages" / "mcpkit-ext-otel",
-    "mcpkit-ext-ui": ROOT / "packages" / "mcpkit-ext-ui",
-    "mcpkit-ext-skills": ROOT / "packages" / "mcpkit-ext-skills",
-    "mcpkit-exp-events": ROOT / "experimental" / "mcpkit-exp-events",
-    "mcpkit-exp-protogen": ROOT / "experimental" / "mcpkit-exp-protogen",
-}
-
 
 @nox.session(name="core")
 def core(session: nox.Session) -> None:
@@ -93,35 +82,6 @@ def typecheck(session: nox.Session) -> None:
     session.run("pyright")
     # The names users import stay importable (issue 27): tools/public_api.json.
     session.run("python", str(ROOT / "tools" / "public_api.py"), "--check")
-
-
-@nox.session
-def build(session: nox.Session) -> None:
-    """Wheel and sdist of every distribution; metadata checked with twine, contents with
-    `tools/check_wheels.py`; then `mcpkit-core` alone in a fresh environment must hold no
-    auth stack and import no extension (`tools/check_isolation.py`)."""
-    session.install("twine>=6", "build")
-    out = Path(session.create_tmp()) / "dist"
-    for name, path in DISTRIBUTIONS.items():
-        session.log(f"building {name}")
-        session.run("uv", "build", "--out-dir", str(out / name), str(path))
-        built = sorted([*(out / name).glob("*.whl"), *(out / name).glob("*.tar.gz")])
-        session.run("twine", "check", "--strict", *map(str, built))
-    session.run("python", str(ROOT / "tools" / "check_wheels.py"), str(out))
-    # mcpkit-core alone (no dependency group) in its own environment: no auth stack is
-    # installed, core imports no extension, the `mcpkit` command starts.
-    core_only = Path(session.create_tmp()) / "core-only"
-    session.run_install(
-        "uv",
-        "sync",
-        "--locked",
-        "--package",
-        "mcpkit-core",
-        "--no-default-groups",
-        env={"UV_PROJECT_ENVIRONMENT": str(core_only)},
-    )
-    python = str(core_only / "bin" / "python")
-    session.run(python, str(ROOT / "tools" / "check_isolation.py"), external=True)
 
 
 # -- conformance-server: the official suite's server scenarios against `mcpkit demo` ------
@@ -687,4 +647,4 @@ def conformance_auth_server(session: nox.Session) -> None:
 
 # -- the sessions of later distributions and features, one module each (noxsessions/) ------
 
-from noxsessions import auth_idp, events, protogen, release, scale, seps, skills, ui  # noqa: E402, F401  (they register their sessions)
+from noxsessions import auth_idp, build, events, lowest, protogen, release, scale, seps, skills, ui  # noqa: E402, F401  (they register their sessions)

@@ -21,6 +21,9 @@ Rules:
    :func:`range_problems` names every requirement that breaks it.
 4. Edits of a ``pyproject.toml`` replace one exact quoted string that occurs exactly once
    and then read the file back with :mod:`tomllib` to prove the edit meant what it said.
+5. :func:`distributions` gives the install and lowest-version tools each member's
+   requirements by kind (dependencies, each extra, the ``test`` dependency group) as
+   :class:`Dependency` values, read by :mod:`packaging` like the rest.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from packaging.requirements import InvalidRequirement
 from packaging.requirements import Requirement as Pep508
@@ -281,3 +284,88 @@ def set_requirement(member: Member, req: Requirement, specifier: str) -> str:
     if new not in {r.text for r in read_member(member.path).requirements}:
         raise WorkspaceError(f"{member.pyproject}: the requirement edit did not take")
     return new
+
+
+# -- rule 5: the members' requirements by kind, for tools/index_install.py and lowest.py ----
+
+
+class Dependency(NamedTuple):
+    """One requirement, split: ``name`` canonical, ``extras`` sorted, ``specifiers`` its
+    clauses (``(">=2.11", "<3")``), ``marker`` without the ``;`` (or "")."""
+
+    name: str
+    extras: tuple[str, ...]
+    specifiers: tuple[str, ...]
+    marker: str
+
+    @property
+    def lower(self) -> str | None:
+        """The version of its ``>=`` or ``==`` clause; None without one."""
+        for clause in self.specifiers:
+            if clause.startswith((">=", "==")) and not clause.startswith("==="):
+                return clause[2:]
+        return None
+
+
+class Distribution(NamedTuple):
+    """A member's requirements by kind (rule 5)."""
+
+    name: str
+    path: Path
+    dependencies: tuple[Dependency, ...]
+    extras: dict[str, tuple[Dependency, ...]]
+    test_group: tuple[Dependency, ...]
+
+
+def normalise(name: str) -> str:
+    """PEP 503 name normalisation (:func:`canonical`)."""
+    return canonical(name)
+
+
+def parse_requirement(text: str) -> Dependency:
+    """One requirement string; ``ValueError`` for a URL requirement or one that is not
+    PEP 508."""
+    try:
+        req = Pep508(text)
+    except InvalidRequirement as exc:
+        raise ValueError(f"unsupported requirement: {text!r}: {exc}") from None
+    if req.url:
+        raise ValueError(f"unsupported requirement: {text!r}: a URL")
+    clauses = tuple(_ordered(req.specifier).split(",")) if req.specifier else ()
+    marker = str(req.marker) if req.marker is not None else ""
+    return Dependency(canonical(req.name), tuple(sorted(req.extras)), clauses, marker)
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A release version as comparable numbers, trailing zeros dropped (``2.11`` equals
+    ``2.11.0``); ``ValueError`` for anything but a plain release."""
+    try:
+        parsed = Pep440(version.strip())
+    except InvalidVersion:
+        raise ValueError(f"not a version: {version!r}") from None
+    if parsed.pre or parsed.post or parsed.dev or parsed.local or parsed.epoch:
+        raise ValueError(f"not a plain release: {version!r}")
+    parts = list(parsed.release)
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def distributions(root: Path = ROOT) -> list[Distribution]:
+    """Rule 5: every member (rule 1), in name order."""
+    found: list[Distribution] = []
+    for member in members(root).values():
+        data = _load(member.pyproject)
+        project = cast(dict[str, Any], data.get("project", {}))
+        extras = cast(dict[str, list[str]], project.get("optional-dependencies", {}))
+        groups = cast(dict[str, list[Any]], data.get("dependency-groups", {}))
+        found.append(
+            Distribution(
+                member.name,
+                member.path,
+                tuple(map(parse_requirement, project.get("dependencies", []))),
+                {k: tuple(map(parse_requirement, v)) for k, v in extras.items()},
+                tuple(parse_requirement(r) for r in groups.get("test", []) if isinstance(r, str)),
+            )
+        )
+    return sorted(found, key=lambda d: d.name)

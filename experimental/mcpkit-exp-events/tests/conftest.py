@@ -103,3 +103,11 @@ def demo_server(
         delivery=("poll",),
     )
     return server, events
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The ``lowest`` marker: the tests (with the docs tests) that also run at the lowest
+    supported dependencies (``uv run nox -s lowest``; ``tools/lowest.py``)."""
+    config.addinivalue_line(
+        "markers", "lowest: also run at the lowest supported dependencies (nox -s lowest)"
+    )

@@ -21,7 +21,7 @@ SIGN_RUN = {"identity-server", "identity-receiver"}  # tests/hooks/test_identity
 RECEIVER_RUN = {"webhook-receiver"}  # tests/hooks/test_webhook_receiver_docs.py
 AUTHZ_RUN = {"authz"}  # tests/test_authz_docs.py
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 def examples() -> dict[str, str]:

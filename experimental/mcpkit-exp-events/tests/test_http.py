@@ -18,7 +18,7 @@ from mcpkit.experimental.events import EventsClient, EventsExtension, EventsLimi
 from mcpkit.experimental.events import wire as W
 from mcpkit.server import Server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 async def test_poll_and_stream_over_http() -> None:

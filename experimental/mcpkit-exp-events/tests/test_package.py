@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import requires
 
 
@@ -14,4 +15,6 @@ def test_extension_id_is_the_seps() -> None:
 def test_depends_on_core_and_standardwebhooks_only() -> None:
     reqs = requires("mcpkit-exp-events") or []
     declared = [r.split(";")[0].strip() for r in reqs if "extra ==" not in r]
-    assert sorted(r.split(">")[0] for r in declared) == ["mcpkit-core", "standardwebhooks"]
+    # the name ends at the first specifier character (`mcpkit-core<0.2,>=0.1`)
+    names = sorted(re.split(r"[\s<>=!~\[(]", r, maxsplit=1)[0] for r in declared)
+    assert names == ["mcpkit-core", "standardwebhooks"]

@@ -9,7 +9,7 @@ import pytest
 from mcpkit.experimental.events import InMemoryStore, OccurrenceStore
 from mcpkit.experimental.events.store import StoredOccurrence, now_ms, read_matching
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 async def fill(store: InMemoryStore, n: int, *, name: str = "t", at: int | None = None) -> None:

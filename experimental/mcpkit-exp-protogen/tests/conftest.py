@@ -44,3 +44,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The ``lowest`` marker: the tests (with the docs tests) that also run at the lowest
+    supported dependencies (``uv run nox -s lowest``; ``tools/lowest.py``)."""
+    config.addinivalue_line(
+        "markers", "lowest: also run at the lowest supported dependencies (nox -s lowest)"
+    )

@@ -18,6 +18,8 @@ from conftest import LIBRARY_PROTO, ROOT
 sys.path.insert(0, str(ROOT / "tools"))
 from docs_blocks import block
 
+pytestmark = pytest.mark.lowest  # also at the lowest supported dependencies
+
 PAGE = "docs/extensions/protogen.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 MARKER = re.compile(r"^# docs-example: ([\w-]+)\n")

@@ -20,7 +20,7 @@ from test_schema import FULL
 from mcpkit.client import Client
 from mcpkit.server import Server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 ERAS = ["legacy", "modern"]
 
 

@@ -12,6 +12,8 @@ import pytest
 from mcpkit.experimental.protogen.schema import message_schema, to_json, to_message
 
 # (field, its schema): the "Scalars", "Composite types" and "Well-known types" tables.
+pytestmark = pytest.mark.lowest  # also at the lowest supported dependencies
+
 ROWS: list[tuple[str, dict[str, Any]]] = [
     ("f_string", {"type": "string"}),
     ("f_bool", {"type": "boolean"}),

@@ -29,7 +29,10 @@ from opentelemetry.sdk import environment_variables
 from mcpkit.ext.otel import instrument
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+import pytest
 from docs_blocks import block
+
+pytestmark = pytest.mark.lowest
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "otel.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)

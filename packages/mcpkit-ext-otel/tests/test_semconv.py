@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mcpkit.ext.otel import semconv as S
+
+pytestmark = pytest.mark.lowest
 
 
 def test_span_name_is_method_and_tool_or_prompt_name() -> None:

@@ -22,7 +22,7 @@ from mcpkit.core.tracing import (
 )
 from mcpkit.ext.otel import OtelTracer, otel_tracer
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 

@@ -20,6 +20,8 @@ DOC = ROOT / PAGE
 sys.path.insert(0, str(ROOT / "tools"))
 from docs_blocks import block  # noqa: E402
 
+pytestmark = pytest.mark.lowest
+
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 MARKER = re.compile(r"^# docs-example: ([\w-]+)\n")
 

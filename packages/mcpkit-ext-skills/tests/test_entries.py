@@ -9,6 +9,8 @@ import pytest
 from mcpkit.ext.skills import digest_of
 from mcpkit.ext.skills.client import MAX_URI_BYTES, InvalidSkillEntryError, SkillEntry
 
+pytestmark = pytest.mark.lowest
+
 D = digest_of(b"")
 
 

@@ -165,3 +165,11 @@ def redis_server() -> Iterator[RedisServer]:
         yield server
     finally:
         server.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The ``lowest`` marker: the tests (with the docs tests) that also run at the lowest
+    supported dependencies (``uv run nox -s lowest``; ``tools/lowest.py``)."""
+    config.addinivalue_line(
+        "markers", "lowest: also run at the lowest supported dependencies (nox -s lowest)"
+    )

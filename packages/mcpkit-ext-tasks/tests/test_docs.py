@@ -22,7 +22,7 @@ import pytest
 from mcpkit.client import Client
 from mcpkit.ext.tasks import RedisTaskStore, enable_task_results
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "tasks.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)

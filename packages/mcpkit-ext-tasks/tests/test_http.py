@@ -21,7 +21,7 @@ from mcpkit.ext.tasks.client import TaskCancelledError
 from mcpkit.ext.tasks.demo import build_server
 from mcpkit.server import Server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 JSON = dict[str, Any]
 
 

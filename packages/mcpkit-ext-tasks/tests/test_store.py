@@ -13,7 +13,7 @@ from mcpkit.ext.tasks.model import TaskRecord
 from mcpkit.ext.tasks.redis_store import RedisTaskStore
 from mcpkit.ext.tasks.store import InMemoryTaskStore, TaskStore, TaskStoreFull
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 @pytest.fixture(params=["memory", "redis"])

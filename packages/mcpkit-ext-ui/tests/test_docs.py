@@ -20,6 +20,8 @@ from ui_helpers import UI
 from mcpkit.client import Client
 from mcpkit.ext.ui import bridge_script
 
+pytestmark = pytest.mark.lowest
+
 DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "ui.md"
 SECTIONS = ("Server", "Example app")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)

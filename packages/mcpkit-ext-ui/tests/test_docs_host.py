@@ -26,7 +26,7 @@ DOC = Path(__file__).resolve().parents[3] / "docs" / "extensions" / "ui.md"
 SECTIONS = ("Host", "ServerRegistry")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 MARKER = re.compile(r"^# docs-example: ([\w-]+)\n")
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 def examples() -> dict[str, str]:

@@ -23,6 +23,8 @@ from mcpkit.ext.ui import (
 from mcpkit.ext.ui.server import html as html_module
 from mcpkit.server.app import Server
 
+pytestmark = pytest.mark.lowest
+
 MARKER = "/* bridge */ window.__bridge = 1;"
 
 

@@ -22,7 +22,7 @@ from mcpkit.experimental.events.webhooks import (
 )
 from mcpkit.experimental.events.webhooks.signing import signed_headers
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 R = "route-a"
 """The route of the tests that use only one."""

@@ -15,7 +15,7 @@ from wire_peer import INIT_RESULT, Exchange, error, message_event, result, runni
 from mcpkit.client import Client, ClientError, HttpTransport, ReconnectPolicy
 from mcpkit.core.jsonrpc import JSONRPCError
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 JSON = dict[str, Any]
 MODERN_DISCOVER: JSON = {
     "resultType": "complete",

@@ -17,6 +17,8 @@ from pydantic_core import from_json, to_json
 
 from mcpkit.core.jsonrpc import ORJSON_MAX_BYTES, dumps, loads
 
+pytestmark = pytest.mark.lowest
+
 
 def reference(data: bytes) -> Any:
     try:

@@ -15,6 +15,8 @@ from mcpkit.core.jsonschema import (
     validation_errors,
 )
 
+pytestmark = pytest.mark.lowest
+
 
 def test_default_dialect_is_2020_12() -> None:
     # prefixItems is 2020-12 only; under draft-07 it would be ignored

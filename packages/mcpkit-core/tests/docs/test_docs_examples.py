@@ -31,7 +31,7 @@ from mcpkit.core import Extension
 from mcpkit.core.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, JSONRPCError
 from mcpkit.server import Server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 ROOT = Path(__file__).resolve().parents[4]
 DOC_FILES = (

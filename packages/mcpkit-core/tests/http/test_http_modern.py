@@ -26,7 +26,7 @@ from mcpkit.server import Context, Server
 from mcpkit.server.demo import build_demo_server
 from mcpkit.server.http.headers import check_routing_headers, decode_header_value, read_headers
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 def routed_server() -> Server:

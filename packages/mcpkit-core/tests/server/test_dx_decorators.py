@@ -12,7 +12,7 @@ from peer import connect
 
 from mcpkit.server import Context, Server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 JSON = dict[str, Any]
 

@@ -18,7 +18,7 @@ import pytest
 from mcpkit.core.engine import Malformed
 from mcpkit.core.stdio import NDJSONStream, open_fd_streams
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 class Chunks:

@@ -15,6 +15,8 @@ from typing_extensions import TypedDict, get_type_hints, is_typeddict
 import mcpkit.core.types as types_pkg
 from mcpkit.core.types import MCPModel, Meta
 
+pytestmark = pytest.mark.lowest
+
 SPEC_DIR = Path(__file__).parent / "spec"
 EXPORTS: dict[str, str] = types_pkg._EXPORTS  # pyright: ignore[reportPrivateUsage]
 WIRES = sorted(name for name in EXPORTS if name.endswith("Wire"))

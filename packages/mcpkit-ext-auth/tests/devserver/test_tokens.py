@@ -10,7 +10,7 @@ from as_helpers import verify as _decode
 
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 async def test_issued_token_validates_against_jwks_with_rfc9068_claims(

@@ -45,7 +45,7 @@ from mcpkit.ext.auth.client import OAuthError
 from mcpkit.ext.auth.devserver import DevAuthServer, serve_dev_auth_server
 from mcpkit.ext.auth.server import Principal
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 DOC = Path(__file__).resolve().parents[4] / "docs" / "extensions" / "auth.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)

@@ -17,6 +17,8 @@ from joserfc.jwk import ECKey, OctKey
 
 from mcpkit.ext.auth.client.dpop import DPOP_ALGORITHMS, DPoPKey, access_token_hash, htu
 
+pytestmark = pytest.mark.lowest
+
 
 def b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()

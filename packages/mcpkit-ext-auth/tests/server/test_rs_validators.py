@@ -25,7 +25,7 @@ from mcpkit.ext.auth.server import (
     ResourceServerLimits,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.lowest]
 
 
 async def list_tools(site: Any, token: str) -> httpx2.Response:
