@@ -22,7 +22,9 @@ Rules:
    ``mcpkit-core``, nothing else.
 5. Smoke: the environment imports the distribution's packages and serves its docs page's
    first example over stdio (``tools/smoke_example.py``); third-party packages the page's
-   install block names (``pip install ...``) are installed first, as its readers do.
+   install block names (``pip install ...``, and the distribution's own extras) are
+   installed first, as its readers do; an example that needs generated code first
+   (:data:`SMOKE_SETUP`: protogen) has the page's generator command run before it.
 6. Ranges (:func:`range_check`): a scratch copy of core one minor up and of the extension
    with the fewest dependencies requiring exactly that minor (``>=0.2,<0.3``), built from
    copies (the tracked tree is never edited), are served with our builds by a second index.
@@ -30,14 +32,17 @@ Rules:
    conflict message) and is not installed; unpinned it installs with the new core; and
    our own build of it, installed by name there, keeps the core its range allows.
 
-Standard library only, plus ``conformance/harness.py`` (the index process).
+Standard library plus ``packaging`` (through ``tools/workspace.py``), and
+``conformance/harness.py`` (the index process).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import email.parser
 import hashlib
+import importlib.metadata
 import io
 import json
 import os
@@ -54,7 +59,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from docs_blocks import fences
+from docs_blocks import block, fences
 from workspace import ROOT, Distribution, distributions, normalise, version_key
 
 sys.path.insert(0, str(ROOT / "conformance"))
@@ -65,6 +70,25 @@ PUBLIC = "https://pypi.org/simple/"
 PIP_ENV_DROPPED = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX")
 """Rule 2: the pip settings that would add or replace an index."""
 SMOKE = ROOT / "tools" / "smoke_example.py"
+
+
+class SmokeSetup(NamedTuple):
+    """What a page's first example needs first, as its user would do it: the page's
+    docs-block ``block`` (one command) run with the environment's console scripts, in a
+    scratch folder holding a copy of ``copies`` (repository folders), then ``path``
+    (folders of that scratch folder) on ``PYTHONPATH``."""
+
+    block: str
+    copies: tuple[str, ...]
+    path: tuple[str, ...]
+
+
+SMOKE_SETUP = {
+    # The generated module must exist before the example imports it.
+    "mcpkit-exp-protogen": SmokeSetup(
+        "protogen-cli", ("examples/protogen",), ("gen", "examples/protogen")
+    ),
+}
 SMOKE_ENV = {"OTEL_SDK_DISABLED": "true"}
 """The otel example exports to an OTLP collector; none runs here (its SDK makes no-op
 tracers). No other example reads it."""
@@ -93,7 +117,7 @@ def read_built(wheel: Path) -> Built:
         metadata = archive.read(record_name.replace("RECORD", "METADATA")).decode()
         rows = csv.reader(io.StringIO(archive.read(record_name).decode()))
         record = {row[0]: row[1] for row in rows if row and ".dist-info/" not in row[0]}
-    fields = dict(line.split(": ", 1) for line in metadata.splitlines()[:10] if ": " in line)
+    fields = email.parser.HeaderParser().parsestr(metadata)  # core metadata is RFC 822
     return Built(normalise(fields["Name"]), fields["Version"], wheel, sha256_file(wheel), record)
 
 
@@ -113,14 +137,10 @@ def installed(venv: Path) -> dict[str, tuple[str, dict[str, str]]]:
     """Distribution name -> (version, RECORD path -> hash) of an environment."""
     found: dict[str, tuple[str, dict[str, str]]] = {}
     for info in site_packages(venv).glob("*.dist-info"):
-        fields = dict(
-            line.split(": ", 1)
-            for line in (info / "METADATA").read_text().splitlines()[:10]
-            if ": " in line
-        )
-        rows = csv.reader(io.StringIO((info / "RECORD").read_text()))
-        found[normalise(fields["Name"])] = (
-            fields["Version"],
+        dist = importlib.metadata.Distribution.at(info)
+        rows = csv.reader(io.StringIO(dist.read_text("RECORD") or ""))
+        found[normalise(dist.metadata["Name"])] = (
+            dist.version,
             {row[0]: row[1] for row in rows if len(row) > 1},
         )
     return found
@@ -189,9 +209,10 @@ def first_example(page: Path) -> str:
     raise LookupError(f"{page} has no `# docs-example:` Python block")
 
 
-def third_party_installs(page: Path) -> list[str]:
+def third_party_installs(page: Path, name: str = "") -> list[str]:
     """Rule 5: the non-``mcpkit`` packages named by ``pip install`` lines of the page's
-    first block that has any."""
+    first block that has any, and distribution ``name`` with extras (``name[codegen]``:
+    the extras bring third-party packages; no other mcpkit distribution is named)."""
     for found in fences(page):
         lines = [line for line in found.body.splitlines() if "pip install" in line]
         if not lines:
@@ -199,7 +220,8 @@ def third_party_installs(page: Path) -> list[str]:
         names: list[str] = []
         for line in lines:
             words = shlex.split(line.split("pip install", 1)[1], comments=True)
-            names += [w for w in words if not w.startswith(("-", "mcpkit"))]
+            own = (f"{name}[",) if name else ()
+            names += [w for w in words if not w.startswith(("-", "mcpkit")) or w.startswith(own)]
         return names
     return []
 
@@ -213,15 +235,17 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**env, **(extra or {})}
 
 
-def run(argv: list[str], log: list[str], env: dict[str, str] | None = None) -> int:
-    """Run ``argv``, its output appended to ``log``; its exit status."""
+def run(
+    argv: list[str], log: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> int:
+    """Run ``argv`` in ``cwd``, its output appended to ``log``; its exit status."""
     started = time.monotonic()
     done = subprocess.run(
         argv,
         capture_output=True,
         text=True,
         env=env or clean_env(),
-        cwd=str(ROOT),
+        cwd=str(cwd),
         timeout=900,
         check=False,
     )
@@ -273,7 +297,7 @@ def install_one(
     pip_report = json.loads(report_file.read_text()) if tool == "pip" else None
     problems = provenance_problems(name, installed(venv), built, pip_report, index_url)
     page = docs_page(name)
-    needs = third_party_installs(page)
+    needs = third_party_installs(page, name)
     if needs and run(command(*needs), log) != 0:
         problems.append(f"{tool} install {' '.join(needs)} (from {page.name}) failed")
     imports = "; ".join(f"import {p}" for p in packages_of(built[name]))
@@ -281,7 +305,18 @@ def install_one(
         problems.append(f"{name}: `{imports}` failed")
     example = work / f"{name}-example.py"
     example.write_text(first_example(page))
-    if run([str(python), str(SMOKE), str(example)], log, clean_env(SMOKE_ENV)) != 0:
+    env = clean_env(SMOKE_ENV)
+    setup = SMOKE_SETUP.get(name)
+    if setup is not None:
+        scratch = work / f"{name}-setup"
+        for folder in setup.copies:
+            shutil.copytree(ROOT / folder, scratch / folder, dirs_exist_ok=True)
+        argv = shlex.split(block(page, setup.block), comments=True)
+        argv[0] = str(python.parent / argv[0])  # the console script of this environment
+        if run(argv, log, cwd=scratch) != 0:
+            problems.append(f"{name}: `{shlex.join(argv)}` ({setup.block}) failed")
+        env["PYTHONPATH"] = os.pathsep.join(str(scratch / p) for p in setup.path)
+    if run([str(python), str(SMOKE), str(example)], log, env) != 0:
         problems.append(f"{name}: the first example of {page.relative_to(ROOT)} failed over stdio")
     log.append(f"{name}: {tool} install, checks and smoke in {time.monotonic() - started:.1f} s")
     return log, [f"{name} ({tool}): {p}" for p in problems]

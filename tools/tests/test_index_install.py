@@ -230,6 +230,11 @@ def test_a_pages_install_block_names_its_third_party_packages(tmp_path: Path) ->
         f"{FENCE}sh\npip install later\n{FENCE}\n"
     )
     assert index_install.third_party_installs(page) == ["opentelemetry-sdk"]
+    # a distribution's own extras are named (they bring third-party packages)
+    assert index_install.third_party_installs(page, "mcpkit-x") == [
+        "mcpkit-x[redis]",
+        "opentelemetry-sdk",
+    ]
     page.write_text("no blocks\n")
     assert index_install.third_party_installs(page) == []
 
