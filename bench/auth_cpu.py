@@ -32,6 +32,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "servers"))
 
+from asgi_post import post  # noqa: E402
 from auth_tokens import ISSUER, jwks_server, signers, token  # noqa: E402
 from mcpkit_echo import build  # noqa: E402
 
@@ -89,35 +90,7 @@ def app_for(label: str, alg: str | None, jwks_base: str) -> Any:
 
 async def call(app: Any, headers: list[tuple[bytes, bytes]]) -> None:
     """Rule 2."""
-    sent: list[dict[str, Any]] = []
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "server": ("127.0.0.1", 8000),
-        "client": ("127.0.0.1", 50000),
-        "headers": headers,
-    }
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": BODY, "more_body": False}
-        await asyncio.Event().wait()  # no disconnect while the answer is written
-        raise AssertionError("unreachable")
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, send)
+    sent = await post(app, BODY, headers)
     if sent[0].get("status") != 200:
         raise SystemExit(f"the app answered {sent[0]}")
 

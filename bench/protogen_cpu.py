@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from asgi_post import post
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "protogen"
 ARGS = {"query": "dune", "limit": 2}
@@ -64,35 +66,7 @@ HEADERS = [
 
 async def call(app: Any) -> bytes:
     """Rule 2: one POST; returns the response body."""
-    sent: list[dict[str, Any]] = []
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "server": ("127.0.0.1", 8000),
-        "client": ("127.0.0.1", 50000),
-        "headers": HEADERS,
-    }
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": BODY, "more_body": False}
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, send)
+    sent = await post(app, BODY, HEADERS)
     return b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
 
 

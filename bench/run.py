@@ -49,7 +49,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import signal
 import statistics
 import subprocess
@@ -62,6 +61,7 @@ from typing import IO, Any
 
 import report
 from fresh_port import start_fresh
+from machine import machine, mcpkit_http_status
 from procstat import wait_for_idle_host
 
 HERE = Path(__file__).resolve().parent
@@ -693,72 +693,6 @@ def log_throughput(row: JSON) -> None:
         f"srv={row.get('server_cpu_us_per_req')}us/req foreign={row.get('foreign_cpu_pct')}% "
         f"err={row.get('errors')} {row.get('fatal', '')}"
     )
-
-
-def mcpkit_http_status() -> str:
-    """``"ok"`` when mcpkit's HTTP transport imports, else why not."""
-    code = (
-        "import mcpkit.server.http as h; "
-        "assert hasattr(h, 'http_app') or hasattr(h, 'run_http'), 'no http_app/run_http'"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    if done.returncode == 0:
-        return "ok"
-    return "unavailable: " + (done.stderr.strip().splitlines() or ["?"])[-1]
-
-
-def machine() -> JSON:
-    def run(*argv: str) -> str:
-        try:
-            return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip()
-        except (OSError, subprocess.TimeoutExpired):
-            return ""
-
-    model = next(
-        (
-            ln.split(":", 1)[1].strip()
-            for ln in run("lscpu").splitlines()
-            if ln.startswith("Model name")
-        ),
-        "",
-    )
-    versions: JSON = {}
-    for dist in (
-        "mcp",
-        "fastmcp",
-        "uvicorn",
-        "starlette",
-        "pydantic",
-        "pydantic-core",
-        "anyio",
-        "orjson",
-        "mcpkit-core",
-        "mcpkit-ext-tasks",
-        "mcpkit-ext-auth",
-        "mcpkit-ext-otel",
-        "opentelemetry-api",
-        "opentelemetry-sdk",
-        "pyjwt",
-        "cryptography",
-        "uvloop",
-        "httptools",
-    ):
-        try:
-            from importlib.metadata import version
-
-            versions[dist] = version(dist)
-        except Exception:
-            versions[dist] = None
-    return {
-        "nproc": os.cpu_count(),
-        "cpu_model": model,
-        "memory": run("free", "-h").splitlines()[1:2],
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "versions": versions,
-        "git_rev": run("git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"),
-        "git_dirty": bool(run("git", "-C", str(ROOT), "status", "--porcelain", "packages")),
-    }
 
 
 def main(argv: list[str] | None = None) -> int:
