@@ -102,8 +102,9 @@ class DirectSender(ByteSender, Protocol):
 class Congestible(Protocol):
     """A writer that can say it is above its high-water mark (rule 10)."""
 
-    @property
-    def congested(self) -> bool: ...
+    congested: bool
+    """Above the high-water mark, the peer still connected: a plain attribute, read per
+    message."""
 
     async def wait_writable(self) -> None:
         """Return once below the mark, closed, or :meth:`wake` was called."""
@@ -347,6 +348,9 @@ class _PipeWriter(asyncio.Protocol):
         self._paused = False
         self._lost: Exception | None = None
         self._closed = False
+        self.congested = False
+        """Rule 10: paused and the peer still connected (an attribute, not a property:
+        the reader checks it per message)."""
         self._drain_waiters: deque[asyncio.Future[None]] = deque()
         self._writable_waiters: list[asyncio.Future[None]] = []
 
@@ -355,22 +359,20 @@ class _PipeWriter(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self._paused = True
+        self.congested = not self._closed
 
     def resume_writing(self) -> None:
         self._paused = False
+        self.congested = False
         self._release(None)
         self.wake()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        self.congested = False
         self._lost = exc
         self._release(exc or BrokenPipeError("the peer closed the pipe"))
         self.wake()
-
-    @property
-    def congested(self) -> bool:
-        """Above the high-water mark, the peer still connected (rule 10)."""
-        return self._paused and not self._closed
 
     async def wait_writable(self) -> None:
         if not self.congested:

@@ -69,6 +69,7 @@ from mcpkit.core.shapes import JSON
 
 __all__ = [
     "BAGGAGE",
+    "HANDLED_MESSAGE",
     "TRACEPARENT",
     "TRACESTATE",
     "Handling",
@@ -290,6 +291,11 @@ _CURRENT: ContextVar[TraceContext | None] = ContextVar("mcpkit_trace_context", d
 
 
 _MESSAGE: ContextVar[TracedMessage | None] = ContextVar("mcpkit_traced_message", default=None)
+
+HANDLED_MESSAGE = _MESSAGE
+"""The inbound message a tracer is handling (rule 9), None without a tracer or outside
+one: read-only for callers. A per-request caller reads it itself and sets ``target``
+(what :func:`set_target` does, without the call)."""
 
 
 def current() -> TraceContext | None:

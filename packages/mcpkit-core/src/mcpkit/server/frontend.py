@@ -62,7 +62,7 @@ from mcpkit.core.jsonrpc import (
     JSONRPCError,
 )
 from mcpkit.core.shapes import JSON, as_object, as_str
-from mcpkit.core.tracing import carries_trace, from_meta
+from mcpkit.core.tracing import TRACEPARENT, from_meta
 from mcpkit.core.versions import is_supported
 from mcpkit.server.context import Context
 from mcpkit.server.envelope import Envelope, looks_modern, read_envelope
@@ -96,7 +96,9 @@ async def handle_legacy(
     transport: JSON | None = None,
 ) -> JSON:
     """Serve a handshake-era request within ``session`` (rule 7), traced (rule 9)."""
-    if server.tracer is None and not carries_trace(request.params):
+    params = request.params  # carries_trace, written out (no call per request)
+    meta = params.get("_meta") if type(params) is dict else None
+    if server.tracer is None and (type(meta) is not dict or TRACEPARENT not in meta):
         return await _serve_legacy(server, request, session, principal, transport)
     return await _traced_legacy(server, request, session, principal, transport)
 
@@ -177,7 +179,9 @@ async def handle_modern(
 ) -> JSON:
     """Serve a 2026-07-28 request statelessly (rules 2-6), traced (rule 9). ``envelope``
     is the result of :func:`read_envelope` when the transport already read it."""
-    if server.tracer is None and not carries_trace(request.params):
+    params = request.params  # carries_trace, written out (no call per request)
+    meta = params.get("_meta") if type(params) is dict else None
+    if server.tracer is None and (type(meta) is not dict or TRACEPARENT not in meta):
         return await _serve_modern(server, request, principal, transport, envelope, None)
     return await _traced_modern(server, request, principal, transport, envelope)
 

@@ -58,13 +58,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from types import TracebackType
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from mcpkit.core.engine import PEER_GONE, InboundRequest, Inflight, Slot, admit
+from mcpkit.core.engine import InboundRequest, Inflight, admit
 from mcpkit.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -75,7 +74,6 @@ from mcpkit.core.jsonrpc import (
     classify,
     dumps,
     notification_message,
-    result_message,
 )
 from mcpkit.core.shapes import JSON
 from mcpkit.core.versions import (
@@ -88,10 +86,11 @@ from mcpkit.server.frontend import handle_legacy
 from mcpkit.server.guards import authority_watch
 from mcpkit.server.http import shared, sse
 from mcpkit.server.http.responses import send_empty, send_error
+from mcpkit.server.http.running import Running, answer
 from mcpkit.server.http.sessions import HTTPSession, new_copy_tag, new_session_id
 from mcpkit.server.http.shared import SessionStoreUnavailableError
 from mcpkit.server.http.sse import Sink
-from mcpkit.server.http.streams import DisconnectWatch, Exchange, LiveStream
+from mcpkit.server.http.streams import Exchange, LiveStream
 from mcpkit.server.lifecycle import LegacySession
 from mcpkit.server.tracing import handle_notification_traced
 
@@ -329,67 +328,6 @@ def _exchange(
     )
 
 
-class _Running:
-    """Track a POST as in progress (busy and attached session, rule 8; shutdown's active
-    set) under its own cancel scope, and complete its HTTP response whatever happens
-    (streams rule 5). An async context manager written out (not ``contextlib``'s): one
-    per request."""
-
-    __slots__ = ("_attached", "_scope", "_watch", "ep", "exchange", "owner")
-
-    def __init__(
-        self, ep: EndpointState, exchange: Exchange, owner: HTTPSession | None, receive: Receive
-    ) -> None:
-        self.ep = ep
-        self.exchange = exchange
-        self.owner = owner
-        self._scope = anyio.CancelScope()
-        self._attached = False
-        self._watch = (
-            None
-            if owner is None
-            else DisconnectWatch(receive, self._detach, exchange, keepalive_s=ep.keepalive_s)
-        )
-
-    def _detach(self, ending: bool = False) -> None:
-        """The client's connection for this POST is gone, or (``ending``) the POST ends:
-        one touch of the session either way."""
-        owner = self.owner
-        if owner is None:
-            return
-        if self._attached:
-            self._attached = False
-            owner.attached -= 1
-        owner.busy -= ending
-        owner.touch()
-
-    async def __aenter__(self) -> None:
-        if self.owner is not None:
-            self.owner.busy += 1
-            self.owner.attached += 1
-            self._attached = True
-        if self._watch is not None:
-            self._watch.__enter__()
-        self.ep.active.add(self.exchange)
-        self.exchange.cancel_scope = self._scope.__enter__()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool:
-        try:
-            return bool(self._scope.__exit__(exc_type, exc, tb))
-        finally:
-            watch, self._watch = self._watch, None  # no cycle through its callback
-            if watch is not None:
-                watch.__exit__()
-            self.ep.active.discard(self.exchange)
-            await self.exchange.complete()
-            self._detach(ending=True)
-
-
 def _check_deliverable(ep: EndpointState, method: str) -> None:
     """Rule 9: refuse ``resources/subscribe`` where no GET stream could deliver updates."""
     if method == "resources/subscribe" and not ep.standalone_sse:
@@ -414,28 +352,6 @@ def _without_change_notifications(result: JSON) -> JSON:
                 k: v for k, v in cast(JSON, entry).items() if k not in ("listChanged", "subscribe")
             }
     return {**result, "capabilities": trimmed}
-
-
-async def _answer(
-    exchange: Exchange,
-    inflight: Inflight,
-    slot: Slot,
-    request: InboundRequest,
-    handler: Callable[[InboundRequest], Awaitable[JSON]],
-) -> None:
-    """Rule 11: one admitted request, to its one outcome."""
-    rid = request.id
-    try:
-        with slot.running(request.method):
-            slot.message = result_message(rid, await handler(request))
-        msg = slot.reply()
-        if msg is not None:
-            try:
-                await exchange.respond(msg)
-            except PEER_GONE:
-                logger.debug("peer gone; dropped a reply")
-    finally:
-        inflight.release(rid, slot)
 
 
 async def _serve_request(
@@ -478,7 +394,9 @@ async def _serve_request(
         version = (h.protocol_version or DEFAULT_HTTP_LEGACY_VERSION).strip()
         legacy_session = LegacySession.assumed(ep.server, version, principal=principal)
     owner = session or creating
-    rid = cast("RequestId", c.id)  # classify sets the id of every request
+    rid = c.id
+    if rid is None:  # classify sets the id of every request (a check, not a cast call)
+        raise AssertionError("a request without an id")
     exchange = _exchange(ep, send, acc, owner, (rid,))
     transport = ep.transport_facts(scope, owner, exchange)
     request = InboundRequest(rid, c.method, c.params, exchange, transport)
@@ -489,7 +407,8 @@ async def _serve_request(
         return
 
     async def handler(req: InboundRequest) -> JSON:
-        _check_deliverable(ep, req.method)
+        if req.method == "resources/subscribe":
+            _check_deliverable(ep, req.method)
         result = await handle_legacy(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
@@ -506,10 +425,10 @@ async def _serve_request(
         return result
 
     try:
-        async with _Running(ep, exchange, owner, receive):
+        async with Running(ep, exchange, owner, receive):
             if ep.response_mode == "sse" and acc.sse and creating is None:
                 await exchange.open_stream()
-            await _answer(exchange, inflight, admitted, request, handler)
+            await answer(exchange, inflight, admitted, request, handler)
     finally:
         if owner is None:  # stateless: the per-request session must not outlive it
             legacy_session.close()
@@ -575,7 +494,8 @@ async def _serve_batch(
     transport = ep.transport_facts(scope, session, exchange)
 
     async def handler(req: InboundRequest) -> JSON:
-        _check_deliverable(ep, req.method)
+        if req.method == "resources/subscribe":
+            _check_deliverable(ep, req.method)
         result = await handle_legacy(
             ep.server, req, legacy_session, principal=principal, transport=transport
         )
@@ -583,7 +503,7 @@ async def _serve_batch(
             await shared.write_back(ep, session)
         return result
 
-    async with _Running(ep, exchange, session, receive):
+    async with Running(ep, exchange, session, receive):
         for err in errors:
             await exchange.respond(err)
         async with anyio.create_task_group() as tg:
@@ -593,7 +513,7 @@ async def _serve_batch(
                     continue
                 rid = cast("RequestId", c.id)  # classify sets the id of every request
                 request = InboundRequest(rid, c.method, c.params, exchange, transport)
-                tg.start_soon(_answer, exchange, inflight, slot, request, handler)
+                tg.start_soon(answer, exchange, inflight, slot, request, handler)
 
 
 # -- GET: the standalone stream and resumption -------------------------------------------

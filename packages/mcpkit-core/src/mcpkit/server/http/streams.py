@@ -513,8 +513,9 @@ class DisconnectWatch(Due):
         self._on_disconnect = on_disconnect
         self._exchange = exchange
         self._keepalive_s = keepalive_s
-        clock = self._clock = coarse_clock(delay_s)
-        super().__init__(clock.loop.time() + clock.tick_s)
+        self._clock = coarse_clock(delay_s)
+        self.when = 0.0  # Due's one field, set without its __init__ (a call per request):
+        # the time is read when the watch is entered
         self._task: asyncio.Task[None] | None = None
         self._armed = False
 
