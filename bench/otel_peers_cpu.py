@@ -21,6 +21,9 @@ Rules:
    each repetition; the figure is ``time.process_time`` per call. "Added" is the
    median over repetitions of (on − off) of the same repetition, so a slow spell
    slows both sides alike; the ratio is the median of on / off.
+4. ``--count``: instead of time, the function calls (Python and built-in) per call that
+   ``cProfile`` counts on each configuration: deterministic, so a loaded host cannot
+   blur it; "added" is on − off.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -107,8 +112,10 @@ async def fastmcp_clients(stack: contextlib.AsyncExitStack) -> dict[str, Call]:
     return {"fastmcp_off": mode("off"), "fastmcp_on": mode("native")}
 
 
-async def measure(setup: str, calls: int, reps: int, peers: list[str]) -> dict[str, list[float]]:
-    """Rules 1-3 in this process."""
+async def measure(
+    setup: str, calls: int, reps: int, peers: list[str], count: bool = False
+) -> dict[str, list[float]]:
+    """Rules 1-4 in this process."""
     from _otel_sdk import install_global
 
     install_global(setup)
@@ -122,6 +129,18 @@ async def measure(setup: str, calls: int, reps: int, peers: list[str]) -> dict[s
             for _ in range(50):
                 await runs[name]()
         results: dict[str, list[float]] = {name: [] for name in names}
+        if count:  # rule 4
+            for name in names:
+                profile = cProfile.Profile()
+                run = runs[name]
+                profile.enable()
+                for _ in range(calls):
+                    await run()
+                profile.disable()
+                stats = pstats.Stats(profile).stats  # pyright: ignore[reportAttributeAccessIssue]
+                total = sum(row[1] for row in stats.values())  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+                results[name].append(total / calls)
+            return results
         for rep in range(reps):
             order = names[rep % len(names) :] + names[: rep % len(names)]
             for name in order:
@@ -133,9 +152,9 @@ async def measure(setup: str, calls: int, reps: int, peers: list[str]) -> dict[s
     return results
 
 
-def report(setup: str, results: dict[str, list[float]], peers: list[str]) -> None:
+def report(setup: str, results: dict[str, list[float]], peers: list[str], unit: str) -> None:
     print(f"\nSDK set-up {setup!r}\n")
-    print("| SDK | µs/call off | µs/call on | µs added (median of pairs) | on / off |")
+    print(f"| SDK | {unit}/call off | {unit}/call on | {unit} added (median of pairs) | on / off |")
     print("|---|---|---|---|---|")
     for peer in peers:
         off, on = results[f"{peer}_off"], results[f"{peer}_on"]
@@ -155,16 +174,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers", default="mcpkit,mcp,fastmcp")
     ap.add_argument("--calls", type=int, default=300, help="calls per configuration and rep")
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--count", action="store_true", help="rule 4: calls, not time")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # rule 1: the child for one set-up
     args = ap.parse_args(argv)
     peers = args.peers.split(",")
     if args.one:
-        results = asyncio.run(measure(args.one, args.calls, args.reps, peers))
-        report(args.one, results, peers)
+        results = asyncio.run(measure(args.one, args.calls, args.reps, peers, args.count))
+        report(args.one, results, peers, "calls" if args.count else "µs")
         return 0
     for setup in args.setups.split(","):
         child = [sys.executable, __file__, "--one", setup, "--peers", args.peers]
         child += ["--calls", str(args.calls), "--reps", str(args.reps)]
+        child += ["--count"] if args.count else []
         subprocess.run(child, check=True)
     return 0
 
