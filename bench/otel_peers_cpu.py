@@ -17,6 +17,8 @@ Rules:
    each pair, so the difference is the server's instrumentation; mcpkit's client is
    instrumented on both sides, as ``mcp``'s always is (a CLIENT span per request, its
    context in ``_meta``), so every server gets a remote parent to extract.
+   ``--peers mcpkit_spans``: mcpkit's adapter with the API's no-op meter (its spans
+   alone, what ``mcp`` records), its client likewise.
 3. A repetition runs ``--calls`` calls on every configuration, in an order rotated by one
    each repetition; the figure is ``time.process_time`` per call. "Added" is the
    median over repetitions of (on − off) of the same repetition, so a slow spell
@@ -72,6 +74,29 @@ async def mcpkit_clients(stack: contextlib.AsyncExitStack) -> dict[str, Call]:
     return out
 
 
+async def mcpkit_spans_clients(stack: contextlib.AsyncExitStack) -> dict[str, Call]:
+    """mcpkit's adapter with the API's no-op meter: its spans alone, as ``mcp`` makes
+    (no duration histogram), against the same server without the adapter."""
+    from mcpkit_echo import build
+    from opentelemetry import trace
+    from opentelemetry.metrics import NoOpMeterProvider
+
+    from mcpkit.client import Client
+    from mcpkit.ext.otel import instrument
+
+    tp = trace.get_tracer_provider()
+    out: dict[str, Call] = {}
+    for side in ("off", "on"):
+        server = build()
+        if side == "on":
+            instrument(server, tracer_provider=tp, meter_provider=NoOpMeterProvider())
+        client = Client(server, mode="legacy")
+        instrument(client, tracer_provider=tp, meter_provider=NoOpMeterProvider())
+        await stack.enter_async_context(client)
+        out[f"mcpkit_spans_{side}"] = lambda c=client: c.call_tool("echo", ARGS)
+    return out
+
+
 async def mcp_clients(stack: contextlib.AsyncExitStack) -> dict[str, Call]:
     from mcp.client import Client
     from mcp_sdk import low_level
@@ -119,7 +144,12 @@ async def measure(
     from _otel_sdk import install_global
 
     install_global(setup)
-    makers = {"mcpkit": mcpkit_clients, "mcp": mcp_clients, "fastmcp": fastmcp_clients}
+    makers = {
+        "mcpkit": mcpkit_clients,
+        "mcpkit_spans": mcpkit_spans_clients,
+        "mcp": mcp_clients,
+        "fastmcp": fastmcp_clients,
+    }
     async with contextlib.AsyncExitStack() as stack:
         runs: dict[str, Call] = {}
         for peer in peers:
