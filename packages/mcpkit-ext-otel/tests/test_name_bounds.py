@@ -50,10 +50,9 @@ def instrumented(telemetry: Telemetry) -> tuple[Server, OtelTracer]:
 
 def held(tracer: OtelTracer) -> int:
     """The bytes of text in every table the adapter keeps."""
-    return sum(
-        text_bytes(list(table.items()))
-        for table in (tracer.inbound._shapes, tracer.outbound._shapes, tracer.facts.table)  # pyright: ignore[reportPrivateUsage]
-    )
+    named = (tracer.inbound._named, tracer.outbound._named)  # pyright: ignore[reportPrivateUsage]
+    tables = (tracer.inbound.shapes, tracer.outbound.shapes, *named)
+    return sum(text_bytes(list(table.items())) for table in tables)
 
 
 async def test_unknown_long_tool_names_are_never_kept_nor_recorded(telemetry: Telemetry) -> None:

@@ -422,5 +422,5 @@ async def test_kept_shapes_never_mix_messages_and_stay_bounded(
         p for p in telemetry.points("mcp.server.operation.duration") if "error.type" in p.attributes
     ]
     assert [(dict(p.attributes)["gen_ai.tool.name"], p.count) for p in errors] == [("tool-1", 1)]
-    assert len(t.inbound._shapes) <= 4  # pyright: ignore[reportPrivateUsage]
-    assert len(t.facts.table) <= 4
+    assert len(t.inbound.shapes) <= 4
+    assert len(t.inbound._named) <= 4  # pyright: ignore[reportPrivateUsage]

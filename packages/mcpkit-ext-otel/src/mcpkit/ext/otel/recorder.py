@@ -19,21 +19,25 @@ Rules:
 5. ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result`` (JSON strings) are
    recorded only when ``record_arguments`` is on (they may be sensitive).
 6. Each operation records one ``mcp.{side}.operation.duration`` point (seconds) with the
-   metric's attribute subset when it ends.
+   metric's attribute subset when it ends, in the context its span is current in (so an
+   exemplar names the operation's span, not the caller's).
 7. What a message's shape gives (span name, the attributes of its method, resource URI
-   and transport facts, their metric subset) is computed once per shape and kept in a
-   table bounded by entries and bytes (``MAX_SHAPES`` entries, ``MAX_SHAPE_BYTES`` of
-   text; least recently used dropped: a peer choosing URIs costs recomputation, never
-   memory). The span starts with the shape's shared attributes (never copied nor
-   mutated: an outcome that adds attributes makes the operation its own copy), so the
-   sampler sees them at creation; what is per request (``jsonrpc.request.id``, the
-   recorded arguments, the outcome's and the target's attributes on the span) is
-   computed only when the span is recording (``is_recording()``): an unsampled request
-   computes no attribute and makes one (non-recording) span object. A successful
-   operation records the shared metric attributes as they are, and with a target the
-   shared set of that shape and target (kept in a table bounded like the shapes).
-   (Measured: ``start_span(attributes=...)`` costs what ``set_attributes`` after the
-   start does, and per-attribute ``set_attribute`` calls cost more: issue 31.)
+   and transport facts, their metric subset: a :class:`Shape`) is computed once per
+   shape and kept in a table bounded by entries and bytes (``MAX_SHAPES`` entries,
+   ``MAX_SHAPE_BYTES`` of text; least recently used dropped: a peer choosing URIs costs
+   recomputation, never memory). The span starts with the shape's shared attributes
+   (never copied nor mutated: an outcome that adds attributes makes the operation its
+   own copy), so the sampler sees them at creation. What is per request
+   (``jsonrpc.request.id``, the recorded arguments, the outcome's and the target's
+   attributes on the span) is computed only when the span is recording
+   (``is_recording()``): an unsampled request computes no attribute, makes one
+   (non-recording) span object and writes nothing to it. A recording span gets its
+   request id and its target's attributes in one ``set_attributes`` when it ends (one
+   SDK write, not one per attribute). A successful operation records the shared metric
+   attributes as they are (the same mapping every time), and with a target the shared
+   set of that shape and target (kept in a table bounded like the shapes). (Measured:
+   ``start_span(attributes=...)`` costs what ``set_attributes`` after the start does,
+   and per-attribute ``set_attribute`` calls cost more: issue 31.)
 8. A tool or prompt name (the peer's choice, issue 25 §3) is never read from the
    message: the span starts as ``{mcp.method.name}`` and takes the ``target`` given at
    :meth:`Recorder.end` (the server's registered name, the core's
@@ -87,10 +91,38 @@ _Named = tuple[str, "S.Attributes", "S.Attributes", "S.Attributes | None"]
 """Rule 7: a target's ``(span name, its attributes, span attributes, metric attributes)``."""
 
 
-class Operation:
-    """One request or notification in flight: its span, attributes and start time."""
+class Shape:
+    """Rule 7: what every message of one shape shares, computed once: the span name,
+    the span's starting attributes (without the request id) and the duration point's
+    attributes. Shared by every operation of the shape: never mutated."""
 
-    __slots__ = ("attributes", "key", "method", "metric", "recording", "span", "start", "token")
+    __slots__ = ("attributes", "method", "metric", "name")
+
+    def __init__(
+        self, method: str, name: str, attributes: S.Attributes, metric: S.Attributes
+    ) -> None:
+        self.method = method
+        self.name = name
+        self.attributes = attributes
+        self.metric = metric
+
+
+class Operation:
+    """One request or notification in flight: its span, the context it is current in,
+    its attributes and start time."""
+
+    __slots__ = (
+        "attributes",
+        "context",
+        "method",
+        "metric",
+        "recording",
+        "request_id",
+        "shape",
+        "span",
+        "start",
+        "token",
+    )
 
     def __init__(
         self,
@@ -98,14 +130,17 @@ class Operation:
         attributes: S.Attributes,
         method: str,
         metric: S.Attributes | None = None,
-        key: Hashable | None = None,
+        shape: Shape | None = None,
+        context: otel_context.Context | None = None,
     ) -> None:
         self.span = span
         self.attributes = attributes  # shared (rule 7): replaced, never mutated
         self.method = method
         self.metric = metric  # the shared metric attributes while the outcome adds none
-        self.key = key  # the shape's key (None: not kept)
+        self.shape = shape  # None: not kept (a task's work)
+        self.context = context  # the span's context: the duration point's too (rule 6)
         self.recording = span.is_recording()
+        self.request_id: str | int | None = None  # a recording span's, until it ends
         self.start = time.perf_counter()
         self.token: Token[otel_context.Context] | None = None
 
@@ -134,25 +169,23 @@ class Recorder:
         self.record_arguments = record_arguments
         self.uri_in_span_name = uri_in_span_name
         self.metric_resource_uri = metric_resource_uri
-        self._shapes: BoundedMap[Hashable, tuple[str, S.Attributes, S.Attributes]] = shape_table()
+        self.shapes: BoundedMap[Hashable, Shape] = shape_table()
+        """Rule 7: the shapes by their key (see :meth:`new_shape`)."""
+        # keyed by (Shape, target): the key holds its Shape, whose identity is never reused
         self._named: BoundedMap[Hashable, _Named] = shape_table()
 
-    def _shape(
+    def new_shape(
         self,
+        key: Hashable,
         method: str,
         params: Mapping[str, Any] | None,
         extra: Mapping[str, Any] | None,
-        extra_key: Hashable | None,
-    ) -> tuple[str, S.Attributes, S.Attributes, Hashable | None]:
-        """Rule 7: ``(span name, span attributes without the request id, metric
-        attributes, key)`` of a message of this method, resource URI and transport facts
-        (never its tool or prompt name: rule 8)."""
-        uri = S.resource_uri(method, params)  # bounded (semconv rule 9)
-        key = (S.method_name(method), uri, extra_key) if extra_key is not None else None
-        if key is not None:
-            shape = self._shapes.get(key)
-            if shape is not None:
-                return (*shape, key)
+    ) -> Shape:
+        """Rule 7: compute and keep the shape of a message of this method (as
+        :func:`~.semconv.method_name` records it), resource URI and transport facts
+        ``extra`` (never its tool or prompt name: rule 8). ``key`` must be equal for
+        equal method, resource URI and ``extra``, and hold nothing else: the caller
+        looks ``self.shapes.get(key)`` up first."""
         attrs = S.request_attributes(method, params, None)
         if extra:
             attrs.update(extra)
@@ -160,48 +193,49 @@ class Recorder:
         metric = S.metric_attributes(
             attrs, S.OPERATION_METRIC_KEYS, resource_uri=self.metric_resource_uri
         )
-        shape = (name, attrs, metric)
-        if key is not None:
-            self._shapes[key] = shape
-        return (*shape, key)
+        shape = Shape(method, name, attrs, metric)
+        self.shapes[key] = shape
+        return shape
 
     # -- operations ---------------------------------------------------------------------
     def start(
         self,
-        method: str,
+        shape: Shape,
         params: Mapping[str, Any] | None,
         request_id: str | int | None,
         *,
-        extra: Mapping[str, Any] | None = None,
-        extra_key: Hashable | None = None,
         links: list[Link] | None = None,
         remote: otel_context.Context | None = None,
     ) -> Operation:
-        """Open the span of one operation. Server side (rules 1, 3): ``remote`` (the
-        context from ``_meta``) is the parent and the ambient span a link; without it
-        the ambient context is the parent; the span is current until :meth:`end`.
-        Client side (rule 2): a child of the ambient context. ``extra``: transport
-        facts; ``extra_key``: a hashable key equal for equal ``extra`` (rule 7; None:
-        nothing is kept)."""
-        name, base, metric, key = self._shape(method, params, extra, extra_key)
+        """Open the span of one operation of ``shape``. Server side (rules 1, 3):
+        ``remote`` (the context from ``_meta``) is the parent and the ambient span a
+        link; without it the ambient context is the parent; the span is current until
+        :meth:`end`. Client side (rule 2): a child of the ambient context."""
         if self.side == "server":
             if remote is not None:
                 ambient = trace.get_current_span().get_span_context()
                 if ambient.is_valid:
                     links = [*(links or ()), Link(ambient)]
             span = self.tracer.start_span(
-                name, context=remote, kind=SpanKind.SERVER, attributes=base, links=links
+                shape.name,
+                context=remote,
+                kind=SpanKind.SERVER,
+                attributes=shape.attributes,
+                links=links,
             )
-            op = Operation(span, base, method, metric, key)
             # the remote context also carries the request's baggage: keep it current
-            op.token = otel_context.attach(trace.set_span_in_context(span, remote))
+            context = trace.set_span_in_context(span, remote)
+            op = Operation(span, shape.attributes, shape.method, shape.metric, shape, context)
+            op.token = otel_context.attach(context)
         else:
-            span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=base, links=links)
-            op = Operation(span, base, method, metric, key)
+            span = self.tracer.start_span(
+                shape.name, kind=SpanKind.CLIENT, attributes=shape.attributes, links=links
+            )
+            context = trace.set_span_in_context(span)
+            op = Operation(span, shape.attributes, shape.method, shape.metric, shape, context)
         if op.recording:  # rule 7: an unsampled request computes none of this
-            if request_id is not None:
-                span.set_attribute(S.JSONRPC_REQUEST_ID, S.bounded_text(str(request_id)))
-            if self.record_arguments and method == "tools/call" and params is not None:
+            op.request_id = request_id  # set with the target's attributes at the end
+            if self.record_arguments and shape.method == "tools/call" and params is not None:
                 args = params.get("arguments")
                 if args is not None:
                     span.set_attribute(S.GEN_AI_TOOL_CALL_ARGUMENTS, _recorded(args))
@@ -217,12 +251,18 @@ class Recorder:
         target: str | None = None,
     ) -> None:
         """Close the span with the outcome (rules 4-5) and record the duration (rule 6).
-        ``error_object``: a JSON-RPC error ``{code, message}`` answered or received;
-        ``error``: any other exception; ``target``: the registered tool or prompt name
-        (rule 8)."""
+        ``error_object``: a JSON-RPC error ``{code, message}`` answered or received (it
+        wins over the others); ``error``: any other exception (it wins over
+        ``result``); ``target``: the registered tool or prompt name (rule 8)."""
         span = op.span
-        if target is not None:
-            self._name(op, target)
+        named = self._name(op, target) if target is not None else None
+        if op.recording:  # rule 7: one write for what is per request
+            request_id = op.request_id
+            if request_id is not None:
+                ident = {S.JSONRPC_REQUEST_ID: S.bounded_text(str(request_id))}
+                span.set_attributes({**ident, **named} if named else ident)
+            elif named:
+                span.set_attributes(named)
         try:
             if error_object is not None:
                 self._error_response(op, error_object)
@@ -247,17 +287,22 @@ class Recorder:
                 metric = S.metric_attributes(
                     op.attributes, S.OPERATION_METRIC_KEYS, resource_uri=self.metric_resource_uri
                 )
-            self.durations.operation.record(time.perf_counter() - op.start, metric)
+            # the span's context, not the ambient one: an exemplar names this span
+            self.durations.operation.record(
+                time.perf_counter() - op.start, metric, context=op.context
+            )
 
-    def _name(self, op: Operation, target: str) -> None:
-        """Rule 8: rename the span after its registered target and record it; rule 7:
-        the named attribute sets are kept per shape and target."""
-        key = (op.key, target) if op.key is not None else None
+    def _name(self, op: Operation, target: str) -> S.Attributes | None:
+        """Rule 8: rename the span after its registered target; the target's attributes
+        (for the span, None when ``target`` names nothing) join the operation's; rule
+        7: the named attribute sets are kept per shape and target."""
+        shape = op.shape
+        key = (shape, target) if shape is not None else None
         got = self._named.get(key) if key is not None else None
         if got is None:
             named = S.target_attributes(op.method, target)
             if not named:
-                return
+                return None
             name = S.span_name(op.method, target=target)
             metric = {**op.metric, **named} if op.metric is not None else None
             got = (name, named, {**op.attributes, **named}, metric)
@@ -266,9 +311,9 @@ class Recorder:
         name, named, attributes, metric = got
         if op.recording:
             op.span.update_name(name)
-            op.span.set_attributes(named)
         op.attributes = attributes
         op.metric = metric
+        return named
 
     def _error_response(self, op: Operation, error: Mapping[str, Any]) -> None:
         code = error.get("code")

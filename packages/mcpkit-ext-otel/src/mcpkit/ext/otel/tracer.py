@@ -26,10 +26,12 @@ Rules:
    server, and when a client leaves ``async with``) records one point of
    ``mcp.server.session.duration`` or ``mcp.client.session.duration`` with the
    protocol version, transport attributes and ``error.type`` when it ended by an error.
-8. A message's facts (transport attributes, protocol version, session id) are computed
-   once per distinct value and kept in a table bounded by entries and bytes
-   (``recorder.MAX_SHAPES``, ``recorder.MAX_SHAPE_BYTES``; least recently used
-   dropped), keyed by exactly the values they are computed from.
+8. A message's shape (recorder rule 7) is keyed by exactly the values it is computed
+   from, read per message without computing any attribute: the method (``_OTHER`` when
+   longer than a target may be), the resource URI of a resource method, the transport
+   facts of rule 6 (each checked for its type), the protocol version and the session
+   id, as one flat tuple; the transport and session attributes are computed from the
+   key when a shape is first seen.
 10. The tool or prompt name (recorder rule 8): a handled message's (and a task's work)
     is ``message.target``, the name the core found registered; a sent message's is
     the name it carried once the peer answered it with a result (the peer serves
@@ -42,7 +44,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -56,41 +58,54 @@ from mcpkit.core.tracing import TraceContext, TracedMessage
 from mcpkit.ext.otel import semconv as S
 from mcpkit.ext.otel.metrics import Durations
 from mcpkit.ext.otel.propagation import as_trace_context, inject, remote_context
-from mcpkit.ext.otel.recorder import Operation, Recorder, shape_table
+from mcpkit.ext.otel.recorder import Operation, Recorder, Shape
 
 __all__ = ["OtelTracer", "transport_attributes"]
 
 
-def _transport_facts(
-    transport: Mapping[str, Any],
-) -> tuple[str | None, str | None, tuple[str, int] | None, str | None]:
-    """``(name, HTTP version, client address, URL)``: everything rule 6 reads."""
+_Facts = tuple[str | None, str | None, tuple[str, int] | None, str | None]
+"""``(name, HTTP version, client address, URL)``: everything rule 6 reads."""
+
+
+def _transport_facts(transport: Mapping[str, Any]) -> _Facts:
+    """Rule 6: the transport's facts, each checked for its type (None when absent or
+    of another type)."""
     name = transport.get("name")
     if name != "streamable-http":
         return (name if isinstance(name, str) else None, None, None, None)
     version: Any = None
-    client: tuple[str, int] | None = None
+    client: Any = None
     scope = transport.get("scope")
-    if isinstance(scope, Mapping):
+    if type(scope) is dict or isinstance(scope, Mapping):  # an ASGI scope is a dict
         asgi = cast("Mapping[str, Any]", scope)
         version = asgi.get("http_version")
-        peer = as_list(asgi.get("client"))
-        if peer is not None and len(peer) == 2:
-            host, port = peer
-            if isinstance(host, str) and isinstance(port, int):
-                client = (host, port)
+        client = asgi.get("client")
     url = transport.get("url")
     return (
         name,
         version if isinstance(version, str) else None,
-        client,
+        _client(client),
         url if isinstance(url, str) else None,
     )
 
 
-def transport_attributes(transport: Mapping[str, Any]) -> S.Attributes:
-    """Rule 6."""
-    name, version, client, url = _transport_facts(transport)
+def _client(peer: Any) -> tuple[str, int] | None:
+    """The ASGI scope's ``client`` as ``(host, port)``, None when it is not one."""
+    if type(peer) is tuple:  # what ASGI servers give: no copy
+        pair = cast("tuple[Any, ...]", peer)
+        if len(pair) == 2 and type(pair[0]) is str and type(pair[1]) is int:
+            return cast("tuple[str, int]", pair)
+    listed = as_list(peer)
+    if listed is not None and len(listed) == 2:
+        host, port = listed
+        if isinstance(host, str) and isinstance(port, int):
+            return (host, port)
+    return None
+
+
+def _facts_attributes(facts: _Facts) -> S.Attributes:
+    """Rule 6, from :func:`_transport_facts`."""
+    name, version, client, url = facts
     if name == "stdio":
         return {S.NETWORK_TRANSPORT: "pipe"}
     if name != "streamable-http":
@@ -109,32 +124,50 @@ def transport_attributes(transport: Mapping[str, Any]) -> S.Attributes:
     return attrs
 
 
-class _Facts:
-    """Rule 8: a message's facts by the values they come from."""
+def transport_attributes(transport: Mapping[str, Any]) -> S.Attributes:
+    """Rule 6."""
+    return _facts_attributes(_transport_facts(transport))
 
-    __slots__ = ("table",)
 
-    def __init__(self) -> None:
-        self.table = shape_table()
+_NO_FACTS: _Facts = (None, None, None, None)
+_SHORT_METHOD = S.MAX_TARGET_BYTES // 4
+"""A method this long (characters) is within ``MAX_TARGET_BYTES`` whatever they are."""
 
-    def of(self, message: TracedMessage) -> tuple[Hashable, S.Attributes]:
-        """``(key, attributes)``; the attributes are shared: never mutate them."""
-        transport = message.transport
-        key = (
-            _transport_facts(transport) if transport else None,
-            message.protocol_version,
-            message.session_id,
-        )
-        attrs = self.table.get(key)
-        if attrs is None:
-            attrs = transport_attributes(transport) if transport else {}
-            if message.protocol_version is not None:
-                attrs[S.MCP_PROTOCOL_VERSION] = message.protocol_version
-            if message.session_id is not None:
-                # the server's choice on the client side (semconv rule 9)
-                attrs[S.MCP_SESSION_ID] = S.bounded_text(message.session_id)
-            self.table[key] = attrs
-        return key, attrs
+
+def _shape_key(
+    message: TracedMessage, method: str, params: Mapping[str, Any] | None
+) -> tuple[Any, ...]:
+    """Rule 8: the key of a message's shape (recorder rule 7): its method, resource URI,
+    transport facts, protocol version and session id, as one flat tuple (hashed per
+    message: no nested tuple to hash again)."""
+    uri = S.resource_uri(method, params) if method in S.RESOURCE_URI_METHODS else None
+    transport = message.transport
+    facts = _transport_facts(transport) if transport else _NO_FACTS
+    # a method longer than a target is _OTHER (semconv rule 10): never kept at length
+    shown = method if len(method) <= _SHORT_METHOD else S.method_name(method)
+    return (shown, uri, *facts, message.protocol_version, message.session_id)
+
+
+def _facts_of(key: tuple[Any, ...]) -> S.Attributes:
+    """Rule 8: the attributes a shape key's facts give (computed from the key alone)."""
+    _, _, name, version, client, url, protocol_version, session_id = key
+    attrs = _facts_attributes((name, version, client, url))
+    if protocol_version is not None:
+        attrs[S.MCP_PROTOCOL_VERSION] = protocol_version
+    if session_id is not None:
+        # the server's choice on the client side (semconv rule 9)
+        attrs[S.MCP_SESSION_ID] = S.bounded_text(session_id)
+    return attrs
+
+
+def _shape_of(recorder: Recorder, message: TracedMessage) -> Shape:
+    """Recorder rule 7, rule 8: the message's kept shape (computed on first sight)."""
+    method, params = message.method, message.params
+    key = _shape_key(message, method, params)
+    shape = recorder.shapes.get(key)
+    if shape is None:
+        shape = recorder.new_shape(key, key[0], params, _facts_of(key))
+    return shape
 
 
 class OtelTracer:
@@ -162,7 +195,6 @@ class OtelTracer:
         self.propagator = propagator
         # kind-ok: unbounded-table two fixed keys, server and client
         self.sessions = {"server": durations_in.session, "client": durations_out.session}
-        self.facts = _Facts()
 
     def session_ended(
         self,
@@ -205,13 +237,14 @@ class OtelTracer:
         """Rule 5: a task's work, continuing the creating request's trace."""
         parent = self.remote_parent(message.link or message.trace_context)
         attrs = S.request_attributes(message.method, message.params, None)
-        attrs.update(self.facts.of(message)[1])
+        attrs.update(_facts_of(_shape_key(message, message.method, message.params)))
         name = S.span_name(message.method, message.params)  # named on exit (rule 10)
         span = self.tracer.start_span(
             name, context=parent, kind=SpanKind.INTERNAL, attributes=attrs
         )
-        op = Operation(span, attrs, message.method)
-        op.token = otel_context.attach(trace.set_span_in_context(span, parent))
+        context = trace.set_span_in_context(span, parent)
+        op = Operation(span, attrs, message.method, context=context)
+        op.token = otel_context.attach(context)
         return op
 
     def send(self, message: TracedMessage) -> _Sent:
@@ -234,14 +267,11 @@ class _Handled:
         if message.kind == "work":
             op = owner.start_work(message)
         else:
-            key, facts = owner.facts.of(message)
             link = message.link
             op = owner.inbound.start(
-                message.method,
+                _shape_of(owner.inbound, message),
                 message.params,
                 message.request_id,
-                extra=facts,
-                extra_key=key,
                 links=None if link is None else owner.links_to(link),
                 remote=None if carried is None else owner.remote_parent(carried),
             )
@@ -255,7 +285,13 @@ class _Handled:
             # set while handling (a tasks/* poll names its task's creating request)
             for link in self.owner.links_to(message.link) or ():
                 op.span.add_link(link.context)
-        self.owner.inbound.end(op, target=message.target, **_outcome(message))
+        self.owner.inbound.end(
+            op,
+            target=message.target,
+            result=message.result,
+            error=message.exception,
+            error_object=message.error,
+        )
 
 
 class _Sent:
@@ -269,22 +305,26 @@ class _Sent:
 
     def __enter__(self) -> None:
         owner, message = self.owner, self.message
-        key, facts = owner.facts.of(message)
         link = message.link
         op = owner.outbound.start(
-            message.method,
+            _shape_of(owner.outbound, message),
             message.params,
             message.request_id,
-            extra=facts,
-            extra_key=key,
             links=None if link is None else owner.links_to(link),
         )
         self.op = op
-        inject(message.meta, op.span, trace.set_span_in_context(op.span), owner.propagator)
+        context = op.context or trace.set_span_in_context(op.span)
+        inject(message.meta, op.span, context, owner.propagator)
 
     def __exit__(self, *exc_info: object) -> None:
         message = self.message
-        self.owner.outbound.end(self.op, target=_answered_name(message), **_outcome(message))
+        self.owner.outbound.end(
+            self.op,
+            target=_answered_name(message),
+            result=message.result,
+            error=message.exception,
+            error_object=message.error,
+        )
 
 
 def _answered_name(message: TracedMessage) -> str | None:
@@ -296,11 +336,3 @@ def _answered_name(message: TracedMessage) -> str | None:
         return None
     name: Any = (message.params or {}).get("name")
     return name if isinstance(name, str) else None
-
-
-def _outcome(message: TracedMessage) -> dict[str, Any]:
-    if message.error is not None:
-        return {"error_object": message.error}
-    if message.exception is not None:
-        return {"error": message.exception}
-    return {"result": message.result}
