@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
-from procstat import TICKS_PER_S, cpu_seconds, host_ticks, percentile, status_kib
+from procstat import TICKS_PER_S, context_switches, cpu_seconds, host_ticks, percentile, status_kib
 
 try:
     import orjson
@@ -317,12 +317,14 @@ class Window:
         tasks = [asyncio.ensure_future(w) for w in workers]
         await asyncio.sleep(warmup_s)
         client0, server0, host0 = time.process_time(), cpu_seconds(pid) if pid else None, None
+        switches0 = context_switches(pid) if pid else None
         host0 = host_ticks()
         self.start = time.perf_counter()
         self.end = self.start + duration_s
         await asyncio.gather(*tasks)
         wall = max(time.perf_counter() - self.start, 1e-9)
         client1, server1 = time.process_time(), cpu_seconds(pid) if pid else None
+        switches1 = context_switches(pid) if pid else None
         host1 = host_ticks()
         lat = sorted(self.latencies)
         done = len(lat) + sum(self.errors.values())
@@ -348,6 +350,13 @@ class Window:
             out["server_cpu_pct"] = round(100.0 * (server1 - server0) / wall, 1)
             out["server_cpu_us_per_req"] = (
                 round(1e6 * (server1 - server0) / done, 2) if done else None
+            )
+        if switches0 is not None and switches1 is not None and done:
+            out["server_voluntary_switches_per_req"] = round(
+                (switches1[0] - switches0[0]) / done, 3
+            )
+            out["server_involuntary_switches_per_req"] = round(
+                (switches1[1] - switches0[1]) / done, 3
             )
         busy = 100.0 * (host1[0] - host0[0]) / TICKS_PER_S / wall
         out["host_busy_pct"] = round(busy, 1)

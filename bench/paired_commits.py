@@ -23,6 +23,10 @@ Rules:
    by the era its load speaks (``--base-era handshake``), so one tree's sync handler is
    measured against its async one, or one era's envelope against the other's, the same
    way. The dispersion figure is the interquartile range of the ratios (``iqr``).
+5. Each row also gives the median context switches per request of each side's server
+   (``head_switches_per_req``, ``base_switches_per_req``: voluntary plus involuntary,
+   summed over its threads, ``procstat`` rule 3): a figure the host's load moves far
+   less than CPU time.
 """
 
 from __future__ import annotations
@@ -99,11 +103,18 @@ def http_server(
 
 
 def run_once(
-    target: list[str], era: str, concurrency: int, args: argparse.Namespace, out: Path
+    target: list[str],
+    era: str,
+    concurrency: int,
+    args: argparse.Namespace,
+    out: Path,
+    switches: list[float] | None = None,
 ) -> float | None:
     """One ``load.py`` run against ``target`` (its ``--url``/``--stdio`` arguments), timed
     by ``args.duration``/``args.warmup`` and pinned to ``args.client_cpu`` (rule 2): the
-    server CPU µs per request, None on failure. ``otel_paired.py`` uses it too."""
+    server CPU µs per request, None on failure. ``otel_paired.py`` uses it too. The
+    server's context switches per request (voluntary plus involuntary, rule 5) are
+    appended to ``switches`` when given and measured."""
     out.unlink(missing_ok=True)
     cmd = ["taskset", "-c", str(args.client_cpu), sys.executable, str(HERE / "load.py")]
     cmd += [*target, "--era", era, "-c", str(concurrency), "--payload-bytes", "100"]
@@ -115,6 +126,9 @@ def run_once(
     if result.get("errors") or result.get("fatal"):
         return None
     value = result.get("server_cpu_us_per_req")
+    voluntary = result.get("server_voluntary_switches_per_req")
+    if switches is not None and voluntary is not None:
+        switches.append(float(voluntary) + float(result["server_involuntary_switches_per_req"]))
     return float(value) if value is not None else None
 
 
@@ -176,12 +190,18 @@ def measure(args: argparse.Namespace, base: Path) -> list[dict[str, object]]:
             for era in args.era.split(","):
                 eras = {"head": era, "base": args.base_era or era}
                 figures: dict[str, list[float | None]] = {"head": [], "base": []}
+                switches: dict[str, list[float]] = {"head": [], "base": []}
                 for rep in range(args.reps):
                     order = ["head", "base"] if rep % 2 == 0 else ["base", "head"]
                     for name in order:
                         figures[name].append(
                             run_once(
-                                targets[name, transport], eras[name], args.concurrency, args, out
+                                targets[name, transport],
+                                eras[name],
+                                args.concurrency,
+                                args,
+                                out,
+                                switches[name],
                             )
                         )
                 summary = summarise(figures["head"], figures["base"])
@@ -197,6 +217,9 @@ def measure(args: argparse.Namespace, base: Path) -> list[dict[str, object]]:
                     "head_over_base_median": summary["median"],
                     **summary,
                 }
+                for name, counted in switches.items():
+                    if counted:  # rule 5
+                        row[f"{name}_switches_per_req"] = round(statistics.median(counted), 3)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     return rows

@@ -4,7 +4,10 @@ Rules:
 1. Process CPU is ``utime + stime`` of ``/proc/PID/stat`` in seconds; it counts only time
    the process ran, so it is steadier than wall-clock rates on a shared host.
 2. Memory is ``VmRSS`` (or another ``Vm*`` key) of ``/proc/PID/status`` in KiB.
-3. Host load is the busy jiffies summed over all CPUs of ``/proc/stat``; busy = total
+3. Context switches are ``voluntary_ctxt_switches`` and ``nonvoluntary_ctxt_switches`` of
+   ``/proc/PID/task/*/status`` summed over the process's threads (``/proc/PID/status``
+   alone counts its first thread only); threads that exited meanwhile are not counted.
+4. Host load is the busy jiffies summed over all CPUs of ``/proc/stat``; busy = total
    minus idle minus iowait. Percentages are of one core (200 % = both cores of a 2-core
    host busy).
 Every reader returns ``None`` when the file cannot be read (the process is gone).
@@ -43,8 +46,28 @@ def status_kib(pid: int, key: str = "VmRSS") -> int | None:
     return None
 
 
+def context_switches(pid: int) -> tuple[int, int] | None:
+    """Rule 3: ``(voluntary, involuntary)`` context switches of the process's threads."""
+    voluntary = involuntary = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        voluntary += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        involuntary += int(line.split()[1])
+        except OSError:  # the thread ended meanwhile
+            continue
+    return voluntary, involuntary
+
+
 def host_ticks() -> tuple[int, int]:
-    """Rule 3: ``(busy, steal)`` jiffies summed over every CPU since boot."""
+    """Rule 4: ``(busy, steal)`` jiffies summed over every CPU since boot."""
     with open("/proc/stat") as f:
         values = [int(v) for v in f.readline().split()[1:9]]
     idle = values[3] + values[4]

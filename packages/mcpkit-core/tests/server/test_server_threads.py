@@ -327,3 +327,62 @@ def test_a_finished_event_loop_is_not_kept_by_the_pool() -> None:
     del loop
     gc.collect()
     assert ref() is None
+
+
+class _ParkWatch(T._Pool):  # pyright: ignore[reportPrivateUsage]
+    """A pool that reports each park (the thread is on the idle stack, not yet waiting)
+    and, while ``go`` is clear, holds the thread there, so a test acts in that moment."""
+
+    def __init__(self, max_workers: int) -> None:
+        super().__init__(max_workers)
+        self.parking = threading.Semaphore(0)
+        self.go = threading.Event()
+
+    def _park(self, inbox: Any) -> bool:
+        self.parking.release()
+        self.go.wait(10)
+        return super()._park(inbox)
+
+
+async def _acquired(sem: threading.Semaphore) -> None:
+    """Take ``sem`` (released in a worker thread) without blocking the event loop."""
+    with anyio.fail_after(10):
+        while not sem.acquire(blocking=False):
+            await anyio.sleep(0.001)
+
+
+async def test_a_job_queued_just_as_a_thread_parks_still_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 1, no lost wake-up: the job arrives after the thread put itself on the idle
+    stack but before it waits; the wake-up sent to it is kept, and the job runs."""
+    pool = _ParkWatch(1)
+    monkeypatch.setattr(T, "_pool", pool)
+    pool.prestart(1)
+    await _acquired(pool.parking)  # on the idle stack, held before its wait
+    call = asyncio.ensure_future(T.run_sync(lambda: "ran"))
+    await asyncio.sleep(0)  # submitted: the wake-up goes to the thread not yet waiting
+    with pool.lock:
+        assert (pool.idle, pool.searching, pool.threads) == ([], 1, 1)
+    pool.go.set()
+    with anyio.fail_after(10):
+        assert await call == "ran"
+
+
+async def test_a_burst_queued_in_one_loop_turn_wakes_one_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 1: the calls of one loop turn (a read's worth of requests) send one wake-up
+    between them; the thread that takes the first job wakes the next one itself."""
+    pool = _ParkWatch(T.MAX_WORKERS)
+    monkeypatch.setattr(T, "_pool", pool)
+    pool.prestart(4)
+    for _ in range(4):
+        await _acquired(pool.parking)  # every thread idle, held before its wait
+    calls = [asyncio.ensure_future(T.run_sync(lambda i=i: i)) for i in range(8)]
+    await asyncio.sleep(0)  # all eight submitted in this turn
+    with pool.lock:
+        assert (len(pool.idle), pool.searching, len(pool.waiting)) == (3, 1, 8)
+    pool.go.set()
+    with anyio.fail_after(10):
+        assert await asyncio.gather(*calls) == list(range(8))

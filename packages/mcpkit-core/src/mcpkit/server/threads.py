@@ -77,15 +77,6 @@ class _Job:
         self.finished: asyncio.Future[None] | None = None  # made when the caller is cancelled
         self.settled = False  # the handler returned or raised (set on the loop's thread)
 
-    def run(self) -> None:
-        """In a worker thread: run the handler, hand the outcome to the loop (rule 7)."""
-        try:
-            value = self.ctx.run(self.fn)
-        except BaseException as exc:  # handed to the caller, re-raised there
-            self.inbox.put(self, None, exc)
-        else:
-            self.inbox.put(self, value, None)
-
     def settle(self, value: Any, exc: BaseException | None) -> None:
         """On the loop's thread: the handler's outcome reaches the caller."""
         self.settled = True
@@ -128,7 +119,11 @@ class _Inbox:
         done = self.done
         while done:
             job, value, exc = done.popleft()
-            job.settle(value, exc)
+            job.settled = True
+            if job.finished is None and exc is None and not job.result.done():
+                job.result.set_result(value)  # the common case, settle() written out
+            else:
+                job.settle(value, exc)
 
 
 # Finished jobs hold futures of the loop, but the loop drains them; the inbox itself:
@@ -218,12 +213,22 @@ class _Pool:
             if start:
                 self._start()
             if job is not None:
-                job.run()
+                try:  # rule 7: run it, hand the outcome to the loop
+                    value = job.ctx.run(job.fn)
+                except BaseException as exc:  # handed to the caller, re-raised there
+                    job.inbox.put(job, None, exc)
+                else:
+                    job.inbox.put(job, value, None)
                 searching = False
                 continue
-            if not inbox.get():
+            if not self._park(inbox):
                 return
             searching = True
+
+    def _park(self, inbox: SimpleQueue[bool]) -> bool:
+        """Rule 1: wait, on the idle stack, until woken (True) or told to end (False). A
+        wake-up sent before the wait begins is kept in ``inbox``, so none is lost."""
+        return inbox.get()
 
     def prestart(self, workers: int) -> None:
         """Rule 2: start threads until ``workers`` exist (at most the bound), idle."""
