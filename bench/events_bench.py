@@ -74,7 +74,7 @@ def server(cpu: int, ca: str, log: Path, max_in_flight: int = 8) -> Iterator[tup
 
 
 @contextlib.asynccontextmanager
-async def receiver(cert: str, key: str, on_message: Any) -> AsyncIterator[int]:
+async def receiver(cert: str, key: str, on_message: Any, http: str = "h11") -> AsyncIterator[int]:
     import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import Mount
@@ -86,7 +86,7 @@ async def receiver(cert: str, key: str, on_message: Any) -> AsyncIterator[int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, ssl_certfile=cert, ssl_keyfile=key
+        app, log_level="warning", access_log=False, ssl_certfile=cert, ssl_keyfile=key, http=http
     )
     web = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
@@ -100,7 +100,9 @@ async def receiver(cert: str, key: str, on_message: Any) -> AsyncIterator[int]:
             web.should_exit = True
 
 
-async def measure(mode: str, n: int, pid: int, port: int, tls: JSON, timeout_s: float) -> JSON:
+async def measure(
+    mode: str, n: int, pid: int, port: int, tls: JSON, timeout_s: float, receiver_http: str = "h11"
+) -> JSON:
     from mcpkit.client import Client
     from mcpkit.experimental.events import EventsClient
     from mcpkit.experimental.events.webhooks import subscribe_webhook
@@ -136,7 +138,10 @@ async def measure(mode: str, n: int, pid: int, port: int, tls: JSON, timeout_s: 
                             if got >= n:
                                 break
             else:
-                async with receiver(tls["cert"], tls["key"], on_message) as (hp, recv):
+                async with receiver(tls["cert"], tls["key"], on_message, receiver_http) as (
+                    hp,
+                    recv,
+                ):
                     await subscribe_webhook(
                         client, recv, name="bench", url=f"https://hooks.bench:{hp}/hooks/"
                     )
@@ -156,6 +161,7 @@ async def measure(mode: str, n: int, pid: int, port: int, tls: JSON, timeout_s: 
         "events_per_s": round(n / elapsed, 1),
         "server_cpu_s": round(cpu1 - cpu0, 4),
         "server_cpu_us_per_event": round(1e6 * (cpu1 - cpu0) / n, 1),
+        **({"receiver_http": receiver_http} if mode == "webhook" else {}),
     }
 
 
@@ -166,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--server-cpu", type=int, default=0)
     ap.add_argument("--timeout-s", type=float, default=300.0)
     ap.add_argument("--max-in-flight", type=int, default=8, help="webhook deliveries in flight")
+    ap.add_argument(
+        "--receiver-http",
+        choices=["h11", "httptools"],
+        default="h11",
+        help="the webhook receiver's HTTP parser (uvicorn's; httptools: --group bench-fast)",
+    )
     ap.add_argument("--json", type=Path, required=True)
     args = ap.parse_args(argv)
     import trustme
@@ -180,7 +192,16 @@ def main(argv: list[str] | None = None) -> int:
         try:
             log = Path(tmp) / "server.log"
             with server(args.server_cpu, paths["ca"], log, args.max_in_flight) as (pid, port):
-                result = anyio.run(measure, args.mode, args.n, pid, port, paths, args.timeout_s)
+                result = anyio.run(
+                    measure,
+                    args.mode,
+                    args.n,
+                    pid,
+                    port,
+                    paths,
+                    args.timeout_s,
+                    args.receiver_http,
+                )
         except Exception as exc:  # rule 4: recorded, not raised
             log = Path(tmp) / "server.log"
             tail = log.read_text()[-400:] if log.exists() else ""

@@ -240,7 +240,9 @@ class Webhooks:
     # -- the delivery runtime (rules 2, 3) ------------------------------------------
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncGenerator[None]:
-        """Run delivery until the block exits."""
+        """Run delivery until the block exits. Raises ``RuntimeError`` on an event loop
+        other than asyncio (:mod:`.sender` rule 8)."""
+        self.sender.check_event_loop()
         self._epoch = await self.store.epoch()
         unwatch = self.store.watch(self._on_occurrence)
         try:

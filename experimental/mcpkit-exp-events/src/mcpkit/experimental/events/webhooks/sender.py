@@ -4,22 +4,27 @@ delivery status).
 Rules:
 1. The host name is resolved and checked by :class:`~.ssrf.AddressPolicy` for every POST,
    and the connection goes to that checked address: the request URL carries the IP, the
-   ``Host`` header the original host, and httpx2's documented ``sni_hostname`` request
-   extension the original host name, which httpcore2 uses as the TLS ``server_hostname``
-   (SNI and certificate verification against the host name, not the IP).
-2. Redirects are never followed (``follow_redirects=False``); a 3xx is a failure.
+   ``Host`` header the original host, and aiohttp's documented ``server_hostname``
+   request argument the original host name, used as the TLS ``server_hostname`` (SNI
+   and certificate verification against the host name, not the IP).
+2. Redirects are never followed (``allow_redirects=False``); a 3xx is a failure.
 3. No proxy from the environment is used (``trust_env=False``): a proxy would connect
-   on its own, past the address check.
-4. Clients are pooled per host name (so a pooled TLS connection is never reused for
+   on its own, past the address check. No cookie a peer sets is kept or sent back
+   (``DummyCookieJar``), and no compression is asked for or decoded
+   (``Accept-Encoding`` not sent, ``auto_decompress=False``).
+4. Sessions are pooled per host name (so a pooled TLS connection is never reused for
    another name), at most ``max_clients`` of them (least recently used closed). Each
    keeps its connections alive between POSTs (one TLS handshake per connection, not per
    event) and holds at most ``max_connections_per_host`` of them, busy or idle; a POST
    past that waits for one to free (within rule 6's bound); an idle one is closed after
    ``keepalive_expiry_s``.
 5. A response body is read up to ``max_response_bytes``; its content never reaches
-   ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`). A URL the
-   HTTP client refuses (``httpx2.InvalidURL``) is ``connection_refused``, never an
-   exception.
+   ``lastError``, which is one of the SEP's categories (:data:`OUTCOMES`). Response
+   headers are bounded by the parser (:data:`MAX_HEADER_LINE_BYTES` a line or field,
+   :data:`MAX_RESPONSE_HEADERS` of them; more is ``connection_refused``). A URL or a
+   header the HTTP client refuses (``aiohttp.InvalidURL``, a line break in a value), and a
+   URL :func:`~.ssrf.check_callback_url` refuses (a control character, which aiohttp
+   would percent-encode and send), is ``connection_refused``, never an exception.
 6. Every POST is bounded by ``request_timeout_s`` as a whole (connect, write, every
    read and pool together; ``lastError`` ``timeout`` past it): an endpoint trickling
    its answer a byte at a time, each read within a per-read timeout, cannot hold a
@@ -29,25 +34,40 @@ Rules:
    the caller's ``timeout_s`` (``lastError``-style category ``timeout`` past it); it
    asks ``Connection: close``, so a connection the endpoint drops after answering is
    never reused for the challenge POST that may follow.
+8. The HTTP client is aiohttp (C-accelerated HTTP/1.1 parser, one write per request):
+   about a quarter of httpx2's CPU per POST (docs/performance.md, "Webhooks"). It runs
+   on asyncio only: :meth:`Sender.check_event_loop` (called when delivery starts)
+   raises ``RuntimeError`` on another event loop, so the misconfiguration shows when
+   the server starts, not at the first event. Sessions belong to the event loop that
+   made them; a Sender used from a new loop starts new ones.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+import aiohttp
 import anyio
-import httpx2
 
-from mcpkit.experimental.events.webhooks.ssrf import AddressPolicy, AddressRefused
+from mcpkit.experimental.events.webhooks.ssrf import (
+    AddressPolicy,
+    AddressRefused,
+    check_callback_url,
+)
 
 __all__ = ["OUTCOMES", "GetResult", "PostResult", "Sender"]
 
 OUTCOMES = ("connection_refused", "timeout", "tls_error", "http_4xx", "http_5xx")
 """The ``lastError`` categories a POST can end in (plus ``challenge_failed``, decided by
 the verifier)."""
+MAX_HEADER_LINE_BYTES = 8190
+"""Rule 5: the longest response status line or header field read."""
+MAX_RESPONSE_HEADERS = 128
+"""Rule 5: the most response header fields read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +113,9 @@ def _is_tls(exc: BaseException) -> bool:
 
 
 class Sender:
-    """Hardened POSTs and GETs (rules 1-7). ``verify`` is an ``ssl.SSLContext`` (tests: one that
-    trusts a test CA) or True (the system's trust store)."""
+    """Hardened POSTs and GETs (rules 1-8). ``verify`` is an ``ssl.SSLContext`` (tests: one that
+    trusts a test CA) or True (the system's trust store); it is read when a host's session
+    is made, so it may be replaced before the first POST."""
 
     def __init__(
         self,
@@ -112,26 +133,53 @@ class Sender:
         self.request_timeout_s = request_timeout_s
         self.max_response_bytes = max_response_bytes
         self.max_clients = max_clients
-        self._pool = httpx2.Limits(  # rule 4: a bounded keep-alive pool per host
-            max_connections=max_connections_per_host,
-            max_keepalive_connections=max_connections_per_host,
-            keepalive_expiry=keepalive_expiry_s,
-        )
+        self.max_connections_per_host = max_connections_per_host
+        self.keepalive_expiry_s = keepalive_expiry_s
         # kind-ok: unbounded-table max_clients hosts of validated callback URLs
-        self._clients: OrderedDict[str, httpx2.AsyncClient] = OrderedDict()
-        self._retired: list[httpx2.AsyncClient] = []
+        self._clients: OrderedDict[str, aiohttp.ClientSession] = OrderedDict()
+        self._retired: list[aiohttp.ClientSession] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _client(self, host: str) -> httpx2.AsyncClient:
+    @staticmethod
+    def check_event_loop() -> None:
+        """Raise ``RuntimeError`` unless running on asyncio (rule 8)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "webhook delivery needs the asyncio event loop (aiohttp): anyio.run(...,"
+                " backend='asyncio')"
+            ) from None
+
+    def _bind_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # rule 8: another loop's sessions cannot serve this one
+            self._clients.clear()
+            self._retired.clear()
+            self._loop = loop
+
+    def _client(self, host: str) -> aiohttp.ClientSession:
         client = self._clients.get(host)
         if client is not None:
             self._clients.move_to_end(host)
             return client
-        client = httpx2.AsyncClient(
-            verify=self.verify,
-            follow_redirects=False,
-            trust_env=False,
-            timeout=httpx2.Timeout(self.request_timeout_s),
-            limits=self._pool,
+        connector = aiohttp.TCPConnector(  # rule 4: a bounded keep-alive pool per host
+            limit=self.max_connections_per_host,
+            limit_per_host=self.max_connections_per_host,
+            keepalive_timeout=self.keepalive_expiry_s,
+            ssl=self.verify,
+            use_dns_cache=False,  # the URL carries the checked address (rule 1)
+        )
+        client = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=self.request_timeout_s),
+            trust_env=False,  # rule 3
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=False,
+            skip_auto_headers=("Accept-Encoding",),
+            max_line_size=MAX_HEADER_LINE_BYTES,  # rule 5
+            max_field_size=MAX_HEADER_LINE_BYTES,
+            max_headers=MAX_RESPONSE_HEADERS,
         )
         self._clients[host] = client
         while len(self._clients) > self.max_clients:
@@ -139,8 +187,8 @@ class Sender:
             self._retire(old)
         return client
 
-    def _retire(self, client: httpx2.AsyncClient) -> None:
-        # Closing is async: the next POST closes evicted clients (at most max_clients).
+    def _retire(self, client: aiohttp.ClientSession) -> None:
+        # Closing is async: the next POST closes evicted sessions (at most max_clients).
         self._retired.append(client)
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
@@ -163,8 +211,13 @@ class Sender:
     async def _exchange(
         self, method: str, url: str, body: bytes | None, headers: dict[str, str], max_bytes: int
     ) -> GetResult:
+        self._bind_loop()
         while self._retired:
-            await self._retired.pop().aclose()
+            await self._retired.pop().close()
+        try:  # rule 5: aiohttp would percent-encode a control character and send it
+            check_callback_url(url, max_url_bytes=len(url.encode()))
+        except ValueError:
+            return GetResult(None, "connection_refused")
         parts = urlsplit(url)
         host = parts.hostname or ""
         port = parts.port or 443
@@ -178,42 +231,45 @@ class Sender:
         client = self._client(host)
         oversize = False
         try:
-            async with client.stream(
+            async with client.request(
                 method,
                 target,
-                content=body,
+                data=body,
                 headers={**headers, "host": host_header},
-                extensions={"sni_hostname": host},
+                server_hostname=host,
+                allow_redirects=False,
             ) as response:
                 data = bytearray()
-                async for chunk in response.aiter_bytes():
+                while chunk := await response.content.read(max_bytes + 1 - len(data)):
                     data += chunk
                     if len(data) > max_bytes:
                         oversize = True
                         break
-                status = response.status_code
+                status = response.status
                 got_headers = {k.lower(): v for k, v in response.headers.items()}
-        except httpx2.TimeoutException:
+        except TimeoutError:  # aiohttp's timeouts are TimeoutError subclasses
             return GetResult(None, "timeout")
-        except httpx2.InvalidURL:  # not an HTTPError; the URL never reached the wire
-            return GetResult(None, "connection_refused")
-        except httpx2.HTTPError as exc:
+        except aiohttp.ClientSSLError:
+            return GetResult(None, "tls_error")
+        except aiohttp.ClientError as exc:  # InvalidURL too: the URL never reached the wire
             return GetResult(None, "tls_error" if _is_tls(exc) else "connection_refused")
         except (ssl.SSLError, ssl.CertificateError):
             return GetResult(None, "tls_error")
         except OSError:
+            return GetResult(None, "connection_refused")
+        except ValueError:  # a header value aiohttp refuses to write (a line break)
             return GetResult(None, "connection_refused")
         payload = bytes(data[:max_bytes])
         error = None if 200 <= status < 300 else "http_5xx" if status >= 500 else "http_4xx"
         return GetResult(status, error, payload, got_headers, oversize)
 
     async def aclose(self) -> None:
-        """Close every pooled client."""
+        """Close every pooled session."""
         clients = [*self._clients.values(), *self._retired]
         self._clients.clear()
         self._retired.clear()
         for client in clients:
-            await client.aclose()
+            await client.close()
 
 
 __all__ += ["AddressRefused"]

@@ -1,0 +1,84 @@
+"""The sender's HTTP client (:mod:`mcpkit.experimental.events.webhooks.sender` rules 3, 5
+and 8): nothing a receiver answers is kept for the next POST (cookies), no compression
+is negotiated, response headers are bounded, and delivery refuses an event loop the
+client cannot run on. A real receiver: uvicorn over trustme TLS on 127.0.0.1."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import anyio
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from hooks.hookkit import HOOK_HOST, loopback_resolver, make_tls, serve
+from mcpkit.experimental.events.webhooks import AddressPolicy
+from mcpkit.experimental.events.webhooks.sender import MAX_RESPONSE_HEADERS, Sender
+
+POLICY = AddressPolicy(allow=["127.0.0.0/8"], resolver=loopback_resolver)
+
+
+class Seen:
+    """A receiver recording each request's headers; it answers 204 with a cookie and
+    ``extra`` header fields."""
+
+    def __init__(self, extra: int = 0) -> None:
+        self.headers: list[dict[str, str]] = []
+        self.extra = extra
+
+    async def handle(self, request: Request) -> Response:
+        await request.body()
+        self.headers.append(dict(request.headers))
+        response = Response(status_code=204)
+        response.set_cookie("track", "peer-chosen")
+        for i in range(self.extra):
+            response.headers[f"x-extra-{i}"] = "v"
+        return response
+
+
+async def _posts(seen: Seen, n: int) -> list[tuple[int | None, str | None]]:
+    app = Starlette(routes=[Route("/hooks/x", seen.handle, methods=["POST"])])
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = make_tls(Path(tmp))
+        async with serve(app, tls=tls) as port:
+            sender = Sender(POLICY, verify=tls.client_context())
+            url = f"https://{HOOK_HOST}:{port}/hooks/x"
+            got = [await sender.post(url, b"{}", {}) for _ in range(n)]
+            await sender.aclose()
+    return [(g.status, g.error) for g in got]
+
+
+@pytest.mark.anyio
+async def test_a_cookie_the_receiver_sets_is_never_sent_back() -> None:
+    seen = Seen()
+    assert await _posts(seen, 2) == [(204, None), (204, None)]
+    assert [h.get("cookie") for h in seen.headers] == [None, None]
+
+
+@pytest.mark.anyio
+async def test_no_compression_is_asked_for() -> None:
+    seen = Seen()
+    await _posts(seen, 1)
+    assert "accept-encoding" not in seen.headers[0]
+
+
+@pytest.mark.anyio
+async def test_response_headers_past_the_bound_are_connection_refused() -> None:
+    assert await _posts(Seen(extra=8), 1) == [(204, None)]
+    assert await _posts(Seen(extra=MAX_RESPONSE_HEADERS + 1), 1) == [(None, "connection_refused")]
+
+
+def test_delivery_refuses_a_non_asyncio_event_loop() -> None:
+    # No loop at all (trio is not installed here; on trio asyncio has no running loop
+    # either): the check raises, naming what is needed.
+    with pytest.raises(RuntimeError, match="asyncio"):
+        Sender.check_event_loop()
+
+    async def on_asyncio() -> None:
+        Sender.check_event_loop()
+
+    anyio.run(on_asyncio, backend="asyncio")
