@@ -4,6 +4,7 @@ effect is smaller than a timing's noise (issue 31, target 0).
 
     uv run --group bench python bench/calls.py [BASE] [--transport stdio,http] \
         [--era handshake,modern] [--handler async] [--burst 1] [--requests 2000] [--top 25]
+        [--stack standard|fast] [--server mcpkit|raw] [--response-mode auto|json|sse]
 
 Rules:
 1. Each tree's own echo server (``bench/servers/mcpkit_echo.py``, in that tree's
@@ -19,6 +20,10 @@ Rules:
 4. Prints one JSON row per (transport, era): calls per request on each side, their ratio,
    mcpkit's own share (files under ``/mcpkit/``), and with ``--top`` the functions whose
    calls per request differ most between the sides.
+5. ``--stack`` sets ``BENCH_HTTP_STACK`` for the server (``_serve`` rule 1: ``fast`` is
+   uvloop + httptools, from the ``bench-fast`` group); ``--server raw`` counts the raw floor
+   (``raw_http.py`` / ``raw_stdio.py``) instead of mcpkit's echo, so that the two can be
+   set side by side on one stack (issue 31, target 5).
 """
 
 from __future__ import annotations
@@ -58,9 +63,19 @@ CALL_TIMEOUT_S = 30.0
 """Rule 2: one answer."""
 
 
-def _argv(tree: Path, out: Path, extra: list[str]) -> list[str]:
+SCRIPTS = {
+    ("mcpkit", "stdio"): "mcpkit_echo.py",
+    ("mcpkit", "http"): "mcpkit_echo.py",
+    ("raw", "stdio"): "raw_stdio.py",
+    ("raw", "http"): "raw_http.py",
+}
+"""Rule 5: the server script per (``--server``, transport)."""
+
+
+def _argv(tree: Path, out: Path, extra: list[str], server: str = "mcpkit") -> list[str]:
     python = tree / ".venv" / "bin" / "python"
-    script = tree / "bench" / "servers" / "mcpkit_echo.py"
+    transport = extra[extra.index("--transport") + 1]
+    script = tree / "bench" / "servers" / SCRIPTS[server, transport]
     return [str(python), str(HERE / "servers" / "counted.py"), str(out), str(script), *extra]
 
 
@@ -82,7 +97,7 @@ async def _stdio(tree: Path, out: Path, args: argparse.Namespace, era: str) -> N
     text = payload_text(100)
     head, tail = call_template(text, era)
     proc = await asyncio.create_subprocess_exec(
-        *_argv(tree, out, ["--transport", "stdio", *args.server_args]),
+        *_argv(tree, out, ["--transport", "stdio", *args.server_args], args.server),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         limit=1 << 24,
@@ -158,10 +173,12 @@ def _http(tree: Path, out: Path, args: argparse.Namespace, era: str) -> None:
     log = out / "server.log"
 
     def start(port: int) -> subprocess.Popen[bytes]:
-        argv = _argv(tree, out, ["--transport", "http", "--host", "127.0.0.1", *args.server_args])
+        extra = ["--transport", "http", "--host", "127.0.0.1", *args.server_args]
+        argv = _argv(tree, out, extra, args.server)
+        env = {**os.environ, "BENCH_HTTP_STACK": args.stack}
         with log.open("ab") as sink:
             return subprocess.Popen(
-                [*argv, "--port", str(port)], stdout=sink, stderr=subprocess.STDOUT
+                [*argv, "--port", str(port)], env=env, stdout=sink, stderr=subprocess.STDOUT
             )
 
     proc, port = start_fresh(start, f"{tree} counted echo server", log, start_timeout_s=60)
@@ -238,10 +255,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--stack", choices=["standard", "fast"], default="standard")
+    ap.add_argument("--server", choices=["mcpkit", "raw"], default="mcpkit")
+    ap.add_argument("--response-mode", choices=["auto", "json", "sse"], default="auto")
     args = ap.parse_args(argv)
     if not 1 <= args.burst <= 256 or args.requests < 1 or args.warmup < 0:
         ap.error("--burst 1..256, --requests >= 1, --warmup >= 0")
     args.server_args = ["--handler", args.handler] if args.handler != "async" else []
+    if args.server == "raw" and (args.handler != "async" or args.response_mode != "auto"):
+        ap.error("--server raw takes neither --handler nor --response-mode")
+    if args.response_mode != "auto":
+        args.server_args += ["--response-mode", args.response_mode]
     head = HERE.parent
     transports = [t for t in args.transport.split(",") if t]
     eras = [e for e in args.era.split(",") if e]
@@ -253,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                 mine = count(head, transport, era, args)
                 theirs = count(tree, transport, era, args) if tree else None
                 line = {"transport": transport, "era": era, "burst": args.burst}
+                line |= {"server": args.server, "stack": args.stack}
                 print(json.dumps(line | row(mine, theirs, args.top)), flush=True)
     return 0
 

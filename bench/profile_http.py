@@ -3,6 +3,7 @@ time goes.
 
     uv run --group bench python bench/profile_http.py [--response-mode sse|json|auto]
         [--era handshake|modern] [-c 32] [--payload-bytes 100] [-d 10]
+        [--stack standard|fast] [--server mcpkit|raw]
 
 Starts ``servers/mcpkit_echo.py --transport http`` on a free 127.0.0.1 port (pinned to
 ``--server-cpu``) and ``load.py --url`` against it (pinned to ``--client-cpu``): ``tools/call
@@ -13,12 +14,18 @@ generator's report, whose req/s and server µs/request include py-spy's overhead
 ``profile.md``: the same tables as ``profile_stdio.py`` (self time by package, top
 functions by self and by inclusive time, in % of the samples in which the server ran
 Python code).
+
+``--stack fast`` runs the server on uvicorn's fast stack (``BENCH_HTTP_STACK=fast``:
+uvloop + httptools, from the ``bench-fast`` dependency group; ``_serve`` rule 1), and
+``--server raw`` profiles the raw floor (``servers/raw_http.py``) instead, so that both can
+be profiled on one stack (issue 31, target 5).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -46,9 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--server-cpu", type=int, default=0)
     ap.add_argument("--client-cpu", type=int, default=1)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--stack", choices=["standard", "fast"], default="standard")
+    ap.add_argument("--server", choices=["mcpkit", "raw"], default="mcpkit")
     args = ap.parse_args(argv)
+    script = {"mcpkit": "mcpkit_echo.py", "raw": "raw_http.py"}[args.server]
+    mode = ["--response-mode", args.response_mode] if args.server == "mcpkit" else []
+    env = {**os.environ, "BENCH_HTTP_STACK": args.stack}
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    tag = f"http-{args.response_mode}-{args.era}-c{args.concurrency}-{args.payload_bytes}B"
+    tag = f"http-{args.server}-{args.stack}-{args.response_mode}-{args.era}"
+    tag += f"-c{args.concurrency}-{args.payload_bytes}B"
     out: Path = args.out or HERE / "results" / f"profile-{tag}-{time.strftime('%Y%m%d-%H%M%S')}"
     out.mkdir(parents=True, exist_ok=True)
     stacks = out / "stacks.txt"
@@ -57,11 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     def start(port: int) -> subprocess.Popen[bytes]:
         server_cmd = [
             "taskset", "-c", str(args.server_cpu), sys.executable,
-            str(HERE / "servers" / "mcpkit_echo.py"), "--transport", "http", "--port", str(port),
-            "--response-mode", args.response_mode,
+            str(HERE / "servers" / script), "--transport", "http", "--port", str(port), *mode,
         ]  # fmt: skip
         with server_log.open("ab") as log:
-            return subprocess.Popen(server_cmd, stdout=log, stderr=subprocess.STDOUT)
+            return subprocess.Popen(server_cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
 
     # A fresh port, again when it was taken in between (fresh_port).
     server, port = start_fresh(start, "the server", server_log)
@@ -87,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = json.loads(load_json.read_text()) if load_json.exists() else {}
     figures = {k: report.get(k) for k in ("rps", "server_cpu_us_per_req", "errors")}
     head = [
-        f"# mcpkit HTTP profile ({args.response_mode} mode, {args.era} era, "
+        f"# {args.server} HTTP profile on the {args.stack} stack ({args.response_mode} mode, "
+        f"{args.era} era, "
         f"c={args.concurrency}, {args.payload_bytes} B, {args.duration} s, py-spy {args.rate} Hz)",
         "",
         f"{total} samples of the server running Python code (idle time is not sampled).",

@@ -141,6 +141,7 @@ def check_command(line: str) -> None:
         ("docs/deployment.md", "deployment-replica"),
         ("docs/performance.md", "performance-bench-commands"),
         ("docs/performance.md", "performance-fast-stack"),
+        ("docs/performance.md", "performance-target5"),
         ("docs/reliability.md", "reliability-fuzz"),
         ("docs/reliability.md", "reliability-soak"),
         ("docs/reliability.md", "reliability-soak-latest"),

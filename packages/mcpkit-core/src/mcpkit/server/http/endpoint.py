@@ -86,11 +86,13 @@ _CHECKED = "mcpkit.host_origin_checked"
 logger = logging.getLogger("mcpkit.server.http")
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
+async def _read_body(receive: Receive, limit: int, first: dict[str, Any]) -> bytes | None:
+    """The request body from its ASGI messages, ``first`` already received: None when
+    it exceeds ``limit`` bytes (413), ``b""`` when the client disconnected."""
     chunks: list[bytes] = []
     size = 0
+    message = first
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             return b""
         chunk = message.get("body", b"")
@@ -101,6 +103,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
             chunks.append(chunk)
         if not message.get("more_body", False):
             break
+        message = await receive()
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -147,22 +150,69 @@ class StreamableHTTP(EndpointState):
     # -- ASGI -----------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
-        if kind == "http":
-            try:
-                await self._http(scope, receive, send)
-            except anyio.get_cancelled_exc_class() as exc:
-                # Rule 7: only the ASGI server cancels this task (nothing of ours is
-                # outside it); the response was completed on the way out.
-                logger.warning(
-                    "%s %s: cancelled by the ASGI server (%s); the response was completed",
-                    scope.get("method"),
-                    scope.get("path"),
-                    exc.args[0] if exc.args else "no reason given",
+        if kind != "http":
+            if kind == "lifespan":
+                await self._lifespan(receive, send)
+            elif kind == "websocket":
+                await send({"type": "websocket.close", "code": 1003})
+            return
+        # The HTTP method dispatch runs here, not in a coroutine of its own: one frame
+        # less per request (issue 31, target 5).
+        try:
+            h = read_headers(scope["headers"])
+            if not scope.get(_CHECKED):  # done already outside the middleware (check_first)
+                denied = self.guard.check(scope, h.host, h.origin)
+                if denied is not None:
+                    await send_error(send, denied[0], INVALID_REQUEST, denied[1])
+                    return
+            if self.closing:
+                await send_error(
+                    send, 503, INTERNAL_ERROR, "Service Unavailable: the server is shutting down"
                 )
-        elif kind == "lifespan":
-            await self._lifespan(receive, send)
-        elif kind == "websocket":
-            await send({"type": "websocket.close", "code": 1003})
+                return
+            method = scope["method"]
+            if method == "POST":
+                streaming = self.server.streaming_methods  # empty unless an extension adds one
+                if streaming and h.mcp_method in streaming and self._is_modern(h, None):
+                    # Rule 1: a long-lived stream is not counted (on 2026-07-28 the
+                    # Mcp-Method header must match the body or the POST is refused).
+                    await self._post(scope, receive, send, h)
+                    return
+                if self.posts >= self.max_http_inflight:
+                    await send_error(
+                        send,
+                        503,
+                        INTERNAL_ERROR,
+                        f"Service Unavailable: {self.posts} requests in progress "
+                        f"(limit {self.max_http_inflight}, Limits.max_http_inflight); retry later",
+                    )
+                    return
+                self.posts += 1
+                try:
+                    await self._post(scope, receive, send, h)
+                finally:
+                    self.posts -= 1
+            elif method == "GET":
+                await legacy.serve_get(self, scope, receive, send, h)
+            elif method == "DELETE":
+                await legacy.serve_delete(self, scope, send, h)
+            else:
+                await send_error(
+                    send,
+                    405,
+                    INVALID_REQUEST,
+                    f"Method Not Allowed: {method}; the MCP endpoint accepts {self.allow()}",
+                    headers=[(b"allow", self.allow().encode())],
+                )
+        except anyio.get_cancelled_exc_class() as exc:
+            # Rule 7: only the ASGI server cancels this task (nothing of ours is outside
+            # it); the response was completed on the way out.
+            logger.warning(
+                "%s %s: cancelled by the ASGI server (%s); the response was completed",
+                scope.get("method"),
+                scope.get("path"),
+                exc.args[0] if exc.args else "no reason given",
+            )
 
     def check_first(self, app: ASGIApp) -> ASGIApp:
         """``app`` (this endpoint inside the server's HTTP middleware) behind this
@@ -181,53 +231,6 @@ class StreamableHTTP(EndpointState):
             await app(scope, receive, send)
 
         return checked
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        h = read_headers(scope["headers"])
-        if not scope.get(_CHECKED):  # done already outside the middleware (check_first)
-            denied = self.guard.check(scope, h.host, h.origin)
-            if denied is not None:
-                await send_error(send, denied[0], INVALID_REQUEST, denied[1])
-                return
-        if self.closing:
-            await send_error(
-                send, 503, INTERNAL_ERROR, "Service Unavailable: the server is shutting down"
-            )
-            return
-        method = scope["method"]
-        if method == "POST":
-            streaming = self.server.streaming_methods  # empty unless an extension adds one
-            if streaming and h.mcp_method in streaming and self._is_modern(h, None):
-                # Rule 1: a long-lived stream is not counted (on 2026-07-28 the
-                # Mcp-Method header must match the body or the POST is refused).
-                await self._post(scope, receive, send, h)
-                return
-            if self.posts >= self.max_http_inflight:
-                await send_error(
-                    send,
-                    503,
-                    INTERNAL_ERROR,
-                    f"Service Unavailable: {self.posts} requests in progress "
-                    f"(limit {self.max_http_inflight}, Limits.max_http_inflight); retry later",
-                )
-                return
-            self.posts += 1
-            try:
-                await self._post(scope, receive, send, h)
-            finally:
-                self.posts -= 1
-        elif method == "GET":
-            await legacy.serve_get(self, scope, receive, send, h)
-        elif method == "DELETE":
-            await legacy.serve_delete(self, scope, send, h)
-        else:
-            await send_error(
-                send,
-                405,
-                INVALID_REQUEST,
-                f"Method Not Allowed: {method}; the MCP endpoint accepts {self.allow()}",
-                headers=[(b"allow", self.allow().encode())],
-            )
 
     async def _post(self, scope: Scope, receive: Receive, send: Send, h: RequestHeaders) -> None:
         if not is_json_content_type(h.content_type):
@@ -253,7 +256,14 @@ class StreamableHTTP(EndpointState):
         if refusal is not None:
             await send_error(send, 500, *refusal)
             return
-        body = await _read_body(receive, self.max_body_bytes)
+        # A body in one message (the usual case) is read without a coroutine of its own
+        # (issue 31, target 5); the limit applies the same either way.
+        first = await receive()
+        if first["type"] == "http.request" and not first.get("more_body", False):
+            whole: bytes = first.get("body", b"")
+            body = whole if len(whole) <= self.max_body_bytes else None
+        else:
+            body = await _read_body(receive, self.max_body_bytes, first)
         if body is None:
             await send_error(
                 send,

@@ -102,18 +102,23 @@ def read_headers(raw: list[tuple[bytes, bytes]]) -> RequestHeaders:
     """Collect the interesting headers (rule 1). Repeated headers are joined with
     ``", "`` as RFC 9110 §5.3 allows, which makes a duplicated routing header mismatch."""
     h = RequestHeaders()
+    fields = _FIELDS
     for name, value in raw:
-        key = name.lower()
-        attr = _FIELDS.get(key)
-        if attr is not None:
-            text = value.decode("latin-1")
-            old = getattr(h, attr)
-            setattr(h, attr, text if old is None else f"{old}, {text}")
-        elif key.startswith(b"mcp-param-"):
-            pname = key[10:].decode("latin-1")
-            text = value.decode("latin-1")
-            old_param = h.params.get(pname)
-            h.params[pname] = text if old_param is None else f"{old_param}, {text}"
+        # ASGI servers lower-case header names; a name that is not is lowered here
+        attr = fields.get(name)
+        if attr is None:
+            key = name.lower()
+            attr = fields.get(key)
+            if attr is None:
+                if key.startswith(b"mcp-param-"):
+                    pname = key[10:].decode("latin-1")
+                    text = value.decode("latin-1")
+                    old_param = h.params.get(pname)
+                    h.params[pname] = text if old_param is None else f"{old_param}, {text}"
+                continue
+        text = value.decode("latin-1")
+        old = getattr(h, attr)
+        setattr(h, attr, text if old is None else f"{old}, {text}")
     return h
 
 
