@@ -185,9 +185,9 @@ async def _required_session(
 
 
 def _is_initialize(message: Any) -> bool:
-    if type(message) is not dict:
+    if message.__class__ is not dict:  # not type(): that would narrow to an unknown dict
         return False
-    msg = cast(JSON, message)
+    msg: JSON = message  # an annotation, not typing.cast (a call): per POST
     return msg.get("method") == "initialize" and "id" in msg
 
 
@@ -425,7 +425,7 @@ async def _serve_request(
         return result
 
     try:
-        async with Running(ep, exchange, owner, receive):
+        async with Running(ep, exchange, owner, receive, inflight.new_scope()):
             if ep.response_mode == "sse" and acc.sse and creating is None:
                 await exchange.open_stream()
             await answer(exchange, inflight, admitted, request, handler)
@@ -503,7 +503,7 @@ async def _serve_batch(
             await shared.write_back(ep, session)
         return result
 
-    async with Running(ep, exchange, session, receive):
+    async with Running(ep, exchange, session, receive, inflight.new_scope()):
         for err in errors:
             await exchange.respond(err)
         async with anyio.create_task_group() as tg:

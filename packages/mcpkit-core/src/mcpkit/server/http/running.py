@@ -48,12 +48,19 @@ class Running:
     __slots__ = ("_attached", "_scope", "_watch", "ep", "exchange", "owner")
 
     def __init__(
-        self, ep: EndpointState, exchange: Exchange, owner: HTTPSession | None, receive: Receive
+        self,
+        ep: EndpointState,
+        exchange: Exchange,
+        owner: HTTPSession | None,
+        receive: Receive,
+        scope: anyio.CancelScope,
     ) -> None:
+        """``scope``: a fresh cancel scope for the POST (``Inflight.new_scope()``, which
+        skips the backend lookup ``anyio.CancelScope()`` makes per call)."""
         self.ep = ep
         self.exchange = exchange
         self.owner = owner
-        self._scope = anyio.CancelScope()
+        self._scope = scope
         self._attached = False
         self._watch = (
             None
