@@ -13,7 +13,8 @@ Rules:
    (``DummyCookieJar``), and no compression is asked for or decoded
    (``Accept-Encoding`` not sent, ``auto_decompress=False``).
 4. Sessions are pooled per host name (so a pooled TLS connection is never reused for
-   another name), at most ``max_clients`` of them (least recently used closed). Each
+   another name), at most ``max_clients`` of them (least recently used closed, once no
+   POST still uses it: an evicted session is closed by the next POST after its last). Each
    keeps its connections alive between POSTs (one TLS handshake per connection, not per
    event) and holds at most ``max_connections_per_host`` of them, busy or idle; a POST
    past that waits for one to free (within rule 6's bound); an idle one is closed after
@@ -138,6 +139,8 @@ class Sender:
         # kind-ok: unbounded-table max_clients hosts of validated callback URLs
         self._clients: OrderedDict[str, aiohttp.ClientSession] = OrderedDict()
         self._retired: list[aiohttp.ClientSession] = []
+        # kind-ok: unbounded-table the sessions of POSTs in flight (max_clients + evicted busy)
+        self._busy: dict[aiohttp.ClientSession, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @staticmethod
@@ -156,6 +159,7 @@ class Sender:
         if loop is not self._loop:  # rule 8: another loop's sessions cannot serve this one
             self._clients.clear()
             self._retired.clear()
+            self._busy.clear()
             self._loop = loop
 
     def _client(self, host: str) -> aiohttp.ClientSession:
@@ -188,8 +192,15 @@ class Sender:
         return client
 
     def _retire(self, client: aiohttp.ClientSession) -> None:
-        # Closing is async: the next POST closes evicted sessions (at most max_clients).
+        # Closing is async: the next POST closes evicted sessions no POST still uses.
         self._retired.append(client)
+
+    async def _close_retired(self) -> None:
+        idle = [c for c in self._retired if c not in self._busy]
+        self._retired = [c for c in self._retired if c in self._busy]
+        with anyio.CancelScope(shield=True):  # a cancelled POST leaves none half-closed
+            for client in idle:
+                await client.close()
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
         """POST ``body`` to ``url`` (rules 1-6); never raises for endpoint failures.
@@ -212,8 +223,7 @@ class Sender:
         self, method: str, url: str, body: bytes | None, headers: dict[str, str], max_bytes: int
     ) -> GetResult:
         self._bind_loop()
-        while self._retired:
-            await self._retired.pop().close()
+        await self._close_retired()
         try:  # rule 5: aiohttp would percent-encode a control character and send it
             check_callback_url(url, max_url_bytes=len(url.encode()))
         except ValueError:
@@ -229,6 +239,7 @@ class Sender:
         named = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
         host_header = named if parts.port in (None, 443) else f"{named}:{port}"
         client = self._client(host)
+        self._busy[client] = self._busy.get(client, 0) + 1  # rule 4: eviction never closes it
         oversize = False
         try:
             async with client.request(
@@ -259,6 +270,9 @@ class Sender:
             return GetResult(None, "connection_refused")
         except ValueError:  # a header value aiohttp refuses to write (a line break)
             return GetResult(None, "connection_refused")
+        finally:
+            if (users := self._busy.pop(client, 1) - 1) > 0:
+                self._busy[client] = users
         payload = bytes(data[:max_bytes])
         error = None if 200 <= status < 300 else "http_5xx" if status >= 500 else "http_4xx"
         return GetResult(status, error, payload, got_headers, oversize)
@@ -268,6 +282,7 @@ class Sender:
         clients = [*self._clients.values(), *self._retired]
         self._clients.clear()
         self._retired.clear()
+        self._busy.clear()
         for client in clients:
             await client.close()
 
