@@ -5,6 +5,7 @@ client cannot run on. A real receiver: uvicorn over trustme TLS on 127.0.0.1."""
 
 from __future__ import annotations
 
+import ssl
 import tempfile
 from pathlib import Path
 
@@ -82,3 +83,51 @@ def test_delivery_refuses_a_non_asyncio_event_loop() -> None:
         Sender.check_event_loop()
 
     anyio.run(on_asyncio, backend="asyncio")
+
+
+@pytest.mark.parametrize("verify", [False, "/etc/ssl/certs/ca-certificates.crt", None])
+def test_tls_verification_cannot_be_turned_off_or_misconfigured(verify: object) -> None:
+    # Refused when made (the server's start-up), not at the first POST: False would send
+    # signed events to whoever answers; a path (httpx's habit) failed only in delivery.
+    with pytest.raises(ValueError, match="verify"):
+        Sender(POLICY, verify=verify)  # type: ignore[arg-type]
+    sender = Sender(POLICY)
+    with pytest.raises(ValueError, match="verify"):
+        sender.verify = verify  # type: ignore[assignment]
+
+
+def test_a_context_that_skips_the_certificate_or_the_name_is_refused() -> None:
+    no_name = ssl.create_default_context()
+    no_name.check_hostname = False  # any valid certificate, for any name, would pass
+    no_cert = ssl.create_default_context()
+    no_cert.check_hostname = False
+    no_cert.verify_mode = ssl.CERT_NONE
+    for ctx in (no_name, no_cert):
+        with pytest.raises(ValueError, match="verify"):
+            Sender(POLICY, verify=ctx)
+    assert Sender(POLICY, verify=ssl.create_default_context()).verify is not True
+
+
+@pytest.mark.anyio
+async def test_an_internationalized_host_is_sent_as_its_a_label() -> None:
+    # Host header, SNI and the resolver all see the ASCII form (IDNA 2008, UTS 46), never
+    # UTF-8 bytes in the Host header.
+    a_label = "xn--hks-snaa.test"
+    asked: list[str] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]
+
+    seen = Seen()
+    app = Starlette(routes=[Route("/hooks/x", seen.handle, methods=["POST"])])
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = make_tls(Path(tmp), a_label)
+        async with serve(app, tls=tls) as port:
+            policy = AddressPolicy(allow=["127.0.0.0/8"], resolver=resolve)
+            sender = Sender(policy, verify=tls.client_context())
+            got = await sender.post(f"https://HÖöks.test:{port}/hooks/x", b"{}", {})
+            await sender.aclose()
+    assert (got.status, got.error) == (204, None)
+    assert asked == [a_label]
+    assert seen.headers[0]["host"] == f"{a_label}:{port}"

@@ -6,7 +6,9 @@ Rules:
    and the connection goes to that checked address: the request URL carries the IP, the
    ``Host`` header the original host, and aiohttp's documented ``server_hostname``
    request argument the original host name, used as the TLS ``server_hostname`` (SNI
-   and certificate verification against the host name, not the IP).
+   and certificate verification against the host name, not the IP). An internationalized
+   host name is used as its A-label (``xn--``, IDNA 2008 with UTS 46, as the resolver
+   encodes it) for all three, never as UTF-8 bytes in the ``Host`` header.
 2. Redirects are never followed (``allow_redirects=False``); a 3xx is a failure.
 3. No proxy from the environment is used (``trust_env=False``): a proxy would connect
    on its own, past the address check. No cookie a peer sets is kept or sent back
@@ -41,6 +43,10 @@ Rules:
    raises ``RuntimeError`` on another event loop, so the misconfiguration shows when
    the server starts, not at the first event. Sessions belong to the event loop that
    made them; a Sender used from a new loop starts new ones.
+9. TLS verification cannot be turned off: ``verify`` is ``True`` or an ``ssl.SSLContext``
+   requiring a certificate and checking the host name; ``False``, a path or a context
+   that skips either raises ``ValueError`` when set (at construction: the server's
+   start-up), never silently delivering signed events to whoever answers.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import anyio
+import yarl
 
 from mcpkit.experimental.events.webhooks.ssrf import (
     AddressPolicy,
@@ -114,9 +121,9 @@ def _is_tls(exc: BaseException) -> bool:
 
 
 class Sender:
-    """Hardened POSTs and GETs (rules 1-8). ``verify`` is an ``ssl.SSLContext`` (tests: one that
-    trusts a test CA) or True (the system's trust store); it is read when a host's session
-    is made, so it may be replaced before the first POST."""
+    """Hardened POSTs and GETs (rules 1-9). ``verify`` is an ``ssl.SSLContext`` (tests: one that
+    trusts a test CA) or True (the system's trust store), checked by rule 9 (``ValueError``);
+    it is read when a host's session is made, so it may be replaced before the first POST."""
 
     def __init__(
         self,
@@ -130,6 +137,7 @@ class Sender:
         keepalive_expiry_s: float = 30.0,
     ) -> None:
         self.policy = policy
+        self._verify: ssl.SSLContext | bool = True
         self.verify = verify
         self.request_timeout_s = request_timeout_s
         self.max_response_bytes = max_response_bytes
@@ -142,6 +150,25 @@ class Sender:
         # kind-ok: unbounded-table the sessions of POSTs in flight (max_clients + evicted busy)
         self._busy: dict[aiohttp.ClientSession, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def verify(self) -> ssl.SSLContext | bool:
+        """``True`` (the system's trust store) or an ``ssl.SSLContext`` that checks the
+        certificate and the host name (rule 9); anything else raises ``ValueError``."""
+        return self._verify
+
+    @verify.setter
+    def verify(self, value: ssl.SSLContext | bool) -> None:
+        checked = isinstance(value, ssl.SSLContext) and (
+            value.verify_mode == ssl.CERT_REQUIRED and value.check_hostname
+        )
+        if value is not True and not checked:
+            raise ValueError(
+                "webhook verify must be True or an ssl.SSLContext with verify_mode"
+                f" CERT_REQUIRED and check_hostname (got {value!r}): SEP-3415 delivers over"
+                " verified TLS only; trust a private CA with ctx.load_verify_locations()"
+            )
+        self._verify = value
 
     @staticmethod
     def check_event_loop() -> None:
@@ -229,7 +256,10 @@ class Sender:
         except ValueError:
             return GetResult(None, "connection_refused")
         parts = urlsplit(url)
-        host = parts.hostname or ""
+        try:  # rule 1: the A-label (IDNA 2008, UTS 46) for the resolver, SNI and Host
+            host = yarl.URL(url).raw_host or ""
+        except ValueError:
+            raise AddressRefused("callback host is not a valid host name") from None
         port = parts.port or 443
         address = await self.policy.resolve(host, port)
         literal = f"[{address}]" if ":" in address else address
