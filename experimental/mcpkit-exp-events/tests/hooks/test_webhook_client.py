@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from hooks.hookkit import HOOK_HOST, loopback_resolver, make_tls, serve
+from hooks.hookkit import HOOK_HOST, free_socket, loopback_resolver, make_tls, serve
 from mcpkit.experimental.events.webhooks import AddressPolicy
 from mcpkit.experimental.events.webhooks.sender import MAX_RESPONSE_HEADERS, Sender
 
@@ -131,3 +131,25 @@ async def test_an_internationalized_host_is_sent_as_its_a_label() -> None:
     assert (got.status, got.error) == (204, None)
     assert asked == [a_label]
     assert seen.headers[0]["host"] == f"{a_label}:{port}"
+
+
+@pytest.mark.anyio
+async def test_a_proxy_or_netrc_in_the_environment_is_never_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A proxy would connect on its own, past the address check (rule 3).
+    proxy = free_socket()
+    proxy.listen()
+    proxy.setblocking(False)
+    proxy_url = f"http://127.0.0.1:{proxy.getsockname()[1]}"
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, proxy_url)
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine {HOOK_HOST} login user password netrc-secret\n")
+    monkeypatch.setenv("NETRC", str(netrc))
+    seen = Seen()
+    assert await _posts(seen, 1) == [(204, None)]
+    assert "authorization" not in seen.headers[0]
+    with pytest.raises(BlockingIOError):
+        proxy.accept()  # nobody connected to the proxy
+    proxy.close()
