@@ -5,6 +5,7 @@ client cannot run on. A real receiver: uvicorn over trustme TLS on 127.0.0.1."""
 
 from __future__ import annotations
 
+import ssl
 import tempfile
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from hooks.hookkit import HOOK_HOST, loopback_resolver, make_tls, serve
+from hooks.hookkit import HOOK_HOST, free_socket, loopback_resolver, make_tls, serve
 from mcpkit.experimental.events.webhooks import AddressPolicy
 from mcpkit.experimental.events.webhooks.sender import MAX_RESPONSE_HEADERS, Sender
 
@@ -82,3 +83,73 @@ def test_delivery_refuses_a_non_asyncio_event_loop() -> None:
         Sender.check_event_loop()
 
     anyio.run(on_asyncio, backend="asyncio")
+
+
+@pytest.mark.parametrize("verify", [False, "/etc/ssl/certs/ca-certificates.crt", None])
+def test_tls_verification_cannot_be_turned_off_or_misconfigured(verify: object) -> None:
+    # Refused when made (the server's start-up), not at the first POST: False would send
+    # signed events to whoever answers; a path (httpx's habit) failed only in delivery.
+    with pytest.raises(ValueError, match="verify"):
+        Sender(POLICY, verify=verify)  # type: ignore[arg-type]
+    sender = Sender(POLICY)
+    with pytest.raises(ValueError, match="verify"):
+        sender.verify = verify  # type: ignore[assignment]
+
+
+def test_a_context_that_skips_the_certificate_or_the_name_is_refused() -> None:
+    no_name = ssl.create_default_context()
+    no_name.check_hostname = False  # any valid certificate, for any name, would pass
+    no_cert = ssl.create_default_context()
+    no_cert.check_hostname = False
+    no_cert.verify_mode = ssl.CERT_NONE
+    for ctx in (no_name, no_cert):
+        with pytest.raises(ValueError, match="verify"):
+            Sender(POLICY, verify=ctx)
+    assert Sender(POLICY, verify=ssl.create_default_context()).verify is not True
+
+
+@pytest.mark.anyio
+async def test_an_internationalized_host_is_sent_as_its_a_label() -> None:
+    # Host header, SNI and the resolver all see the ASCII form (IDNA 2008, UTS 46), never
+    # UTF-8 bytes in the Host header.
+    a_label = "xn--hks-snaa.test"
+    asked: list[str] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]
+
+    seen = Seen()
+    app = Starlette(routes=[Route("/hooks/x", seen.handle, methods=["POST"])])
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = make_tls(Path(tmp), a_label)
+        async with serve(app, tls=tls) as port:
+            policy = AddressPolicy(allow=["127.0.0.0/8"], resolver=resolve)
+            sender = Sender(policy, verify=tls.client_context())
+            got = await sender.post(f"https://HÖöks.test:{port}/hooks/x", b"{}", {})
+            await sender.aclose()
+    assert (got.status, got.error) == (204, None)
+    assert asked == [a_label]
+    assert seen.headers[0]["host"] == f"{a_label}:{port}"
+
+
+@pytest.mark.anyio
+async def test_a_proxy_or_netrc_in_the_environment_is_never_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A proxy would connect on its own, past the address check (rule 3).
+    proxy = free_socket()
+    proxy.listen()
+    proxy.setblocking(False)
+    proxy_url = f"http://127.0.0.1:{proxy.getsockname()[1]}"
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, proxy_url)
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine {HOOK_HOST} login user password netrc-secret\n")
+    monkeypatch.setenv("NETRC", str(netrc))
+    seen = Seen()
+    assert await _posts(seen, 1) == [(204, None)]
+    assert "authorization" not in seen.headers[0]
+    with pytest.raises(BlockingIOError):
+        proxy.accept()  # nobody connected to the proxy
+    proxy.close()

@@ -112,3 +112,37 @@ def test_the_bound_is_a_checked_limit() -> None:
     assert WebhookLimits().max_connections_per_host == 16
     with pytest.raises(ValueError, match="max_connections_per_host"):
         WebhookLimits(max_connections_per_host=0)
+
+
+async def test_a_session_evicted_while_in_use_finishes_its_post() -> None:
+    # max_clients=1: a POST to b.test evicts a.test's session while a POST on it waits for
+    # its answer; the next POST must not close that session under it (rule 4).
+    async def any_loopback(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    peers = Peers()
+    peers.hold = anyio.Event()
+    app = Starlette(routes=[Route("/hooks/x", peers.handle, methods=["POST"])])
+    with tempfile.TemporaryDirectory() as tmp:
+        tls = make_tls(Path(tmp), "a.test", "b.test", "c.test")
+        async with serve(app, tls=tls) as port:
+            policy = AddressPolicy(allow=["127.0.0.0/8"], resolver=any_loopback)
+            sender = Sender(policy, verify=tls.client_context(), max_clients=1)
+            got: list[int | None] = []
+            async with anyio.create_task_group() as tg:
+
+                async def held() -> None:
+                    url = f"https://a.test:{port}/hooks/x"
+                    got.append((await sender.post(url, b"{}", {})).status)
+
+                tg.start_soon(held)
+                with anyio.fail_after(10):
+                    while peers.busy < 1:
+                        await anyio.sleep(0.01)
+                parked, peers.hold = peers.hold, None  # later POSTs are answered at once
+                for name in ("b.test", "c.test"):
+                    assert (await sender.post(f"https://{name}:{port}/hooks/x", b"{}", {})).ok
+                assert got == []
+                parked.set()
+            await sender.aclose()
+    assert got == [204]

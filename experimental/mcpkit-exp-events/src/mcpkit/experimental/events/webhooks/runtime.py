@@ -122,9 +122,10 @@ class Webhooks:
     subscriptions live (default in memory;
     :class:`~mcpkit.experimental.events.redis_store.RedisSubscriptions` for replicas or
     no-expiry grants). ``policy``: the SSRF address policy (default:
-    globally routable addresses only). ``verify``: TLS verification (an
-    ``ssl.SSLContext`` or True). ``check``/``match``/``transform``: the event types'
-    hooks (:data:`Check`, :data:`~.delivery.Match`, :data:`~.delivery.Transform`).
+    globally routable addresses only). ``verify``: TLS verification (True, or an
+    ``ssl.SSLContext`` requiring a certificate and checking the host name; anything
+    else raises ``ValueError``: :mod:`.sender` rule 9). ``check``/``match``/``transform``:
+    the event types' hooks (:data:`Check`, :data:`~.delivery.Match`, :data:`~.delivery.Transform`).
     ``verified_urls``: callback URLs (and the paths below them, same scheme, host and
     port) verified without a handshake (allowlist). ``well_known``: how receiver
     documents are used (:class:`~.wellknown.WellKnownPolicy`; default enabled,

@@ -6,14 +6,17 @@ Rules:
    and the connection goes to that checked address: the request URL carries the IP, the
    ``Host`` header the original host, and aiohttp's documented ``server_hostname``
    request argument the original host name, used as the TLS ``server_hostname`` (SNI
-   and certificate verification against the host name, not the IP).
+   and certificate verification against the host name, not the IP). An internationalized
+   host name is used as its A-label (``xn--``, IDNA 2008 with UTS 46, as the resolver
+   encodes it) for all three, never as UTF-8 bytes in the ``Host`` header.
 2. Redirects are never followed (``allow_redirects=False``); a 3xx is a failure.
 3. No proxy from the environment is used (``trust_env=False``): a proxy would connect
    on its own, past the address check. No cookie a peer sets is kept or sent back
    (``DummyCookieJar``), and no compression is asked for or decoded
    (``Accept-Encoding`` not sent, ``auto_decompress=False``).
 4. Sessions are pooled per host name (so a pooled TLS connection is never reused for
-   another name), at most ``max_clients`` of them (least recently used closed). Each
+   another name), at most ``max_clients`` of them (least recently used closed, once no
+   POST still uses it: an evicted session is closed by the next POST after its last). Each
    keeps its connections alive between POSTs (one TLS handshake per connection, not per
    event) and holds at most ``max_connections_per_host`` of them, busy or idle; a POST
    past that waits for one to free (within rule 6's bound); an idle one is closed after
@@ -40,6 +43,10 @@ Rules:
    raises ``RuntimeError`` on another event loop, so the misconfiguration shows when
    the server starts, not at the first event. Sessions belong to the event loop that
    made them; a Sender used from a new loop starts new ones.
+9. TLS verification cannot be turned off: ``verify`` is ``True`` or an ``ssl.SSLContext``
+   requiring a certificate and checking the host name; ``False``, a path or a context
+   that skips either raises ``ValueError`` when set (at construction: the server's
+   start-up), never silently delivering signed events to whoever answers.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import anyio
+import yarl
 
 from mcpkit.experimental.events.webhooks.ssrf import (
     AddressPolicy,
@@ -113,9 +121,9 @@ def _is_tls(exc: BaseException) -> bool:
 
 
 class Sender:
-    """Hardened POSTs and GETs (rules 1-8). ``verify`` is an ``ssl.SSLContext`` (tests: one that
-    trusts a test CA) or True (the system's trust store); it is read when a host's session
-    is made, so it may be replaced before the first POST."""
+    """Hardened POSTs and GETs (rules 1-9). ``verify`` is an ``ssl.SSLContext`` (tests: one that
+    trusts a test CA) or True (the system's trust store), checked by rule 9 (``ValueError``);
+    it is read when a host's session is made, so it may be replaced before the first POST."""
 
     def __init__(
         self,
@@ -129,6 +137,7 @@ class Sender:
         keepalive_expiry_s: float = 30.0,
     ) -> None:
         self.policy = policy
+        self._verify: ssl.SSLContext | bool = True
         self.verify = verify
         self.request_timeout_s = request_timeout_s
         self.max_response_bytes = max_response_bytes
@@ -138,7 +147,28 @@ class Sender:
         # kind-ok: unbounded-table max_clients hosts of validated callback URLs
         self._clients: OrderedDict[str, aiohttp.ClientSession] = OrderedDict()
         self._retired: list[aiohttp.ClientSession] = []
+        # kind-ok: unbounded-table the sessions of POSTs in flight (max_clients + evicted busy)
+        self._busy: dict[aiohttp.ClientSession, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def verify(self) -> ssl.SSLContext | bool:
+        """``True`` (the system's trust store) or an ``ssl.SSLContext`` that checks the
+        certificate and the host name (rule 9); anything else raises ``ValueError``."""
+        return self._verify
+
+    @verify.setter
+    def verify(self, value: ssl.SSLContext | bool) -> None:
+        checked = isinstance(value, ssl.SSLContext) and (
+            value.verify_mode == ssl.CERT_REQUIRED and value.check_hostname
+        )
+        if value is not True and not checked:
+            raise ValueError(
+                "webhook verify must be True or an ssl.SSLContext with verify_mode"
+                f" CERT_REQUIRED and check_hostname (got {value!r}): SEP-3415 delivers over"
+                " verified TLS only; trust a private CA with ctx.load_verify_locations()"
+            )
+        self._verify = value
 
     @staticmethod
     def check_event_loop() -> None:
@@ -156,6 +186,7 @@ class Sender:
         if loop is not self._loop:  # rule 8: another loop's sessions cannot serve this one
             self._clients.clear()
             self._retired.clear()
+            self._busy.clear()
             self._loop = loop
 
     def _client(self, host: str) -> aiohttp.ClientSession:
@@ -188,8 +219,15 @@ class Sender:
         return client
 
     def _retire(self, client: aiohttp.ClientSession) -> None:
-        # Closing is async: the next POST closes evicted sessions (at most max_clients).
+        # Closing is async: the next POST closes evicted sessions no POST still uses.
         self._retired.append(client)
+
+    async def _close_retired(self) -> None:
+        idle = [c for c in self._retired if c not in self._busy]
+        self._retired = [c for c in self._retired if c in self._busy]
+        with anyio.CancelScope(shield=True):  # a cancelled POST leaves none half-closed
+            for client in idle:
+                await client.close()
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
         """POST ``body`` to ``url`` (rules 1-6); never raises for endpoint failures.
@@ -212,14 +250,16 @@ class Sender:
         self, method: str, url: str, body: bytes | None, headers: dict[str, str], max_bytes: int
     ) -> GetResult:
         self._bind_loop()
-        while self._retired:
-            await self._retired.pop().close()
+        await self._close_retired()
         try:  # rule 5: aiohttp would percent-encode a control character and send it
             check_callback_url(url, max_url_bytes=len(url.encode()))
         except ValueError:
             return GetResult(None, "connection_refused")
         parts = urlsplit(url)
-        host = parts.hostname or ""
+        try:  # rule 1: the A-label (IDNA 2008, UTS 46) for the resolver, SNI and Host
+            host = yarl.URL(url).raw_host or ""
+        except ValueError:
+            raise AddressRefused("callback host is not a valid host name") from None
         port = parts.port or 443
         address = await self.policy.resolve(host, port)
         literal = f"[{address}]" if ":" in address else address
@@ -229,6 +269,7 @@ class Sender:
         named = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
         host_header = named if parts.port in (None, 443) else f"{named}:{port}"
         client = self._client(host)
+        self._busy[client] = self._busy.get(client, 0) + 1  # rule 4: eviction never closes it
         oversize = False
         try:
             async with client.request(
@@ -259,6 +300,9 @@ class Sender:
             return GetResult(None, "connection_refused")
         except ValueError:  # a header value aiohttp refuses to write (a line break)
             return GetResult(None, "connection_refused")
+        finally:
+            if (users := self._busy.pop(client, 1) - 1) > 0:
+                self._busy[client] = users
         payload = bytes(data[:max_bytes])
         error = None if 200 <= status < 300 else "http_5xx" if status >= 500 else "http_4xx"
         return GetResult(status, error, payload, got_headers, oversize)
@@ -268,6 +312,7 @@ class Sender:
         clients = [*self._clients.values(), *self._retired]
         self._clients.clear()
         self._retired.clear()
+        self._busy.clear()
         for client in clients:
             await client.close()
 
