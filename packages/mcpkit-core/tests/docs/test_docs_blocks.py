@@ -205,7 +205,7 @@ def test_the_secret_file_commands_make_a_secret_the_server_takes(tmp_path: Path)
 
 INSTALLS = {
     "auth-install": {},
-    "events-install": {"mcpkit-exp-events": {"mcpkit-core", "standardwebhooks", "aiohttp"}},
+    "events-install": {"mcpkit-exp-events": {"mcpkit-core", "standardwebhooks", "aiohttp", "yarl"}},
     "otel-install": {"mcpkit-ext-otel": {"mcpkit-core", "opentelemetry-api"}},
     "tasks-install": {},
     "ui-install": {},
