@@ -25,7 +25,11 @@ Rules:
 7. On asyncio the pipes are driven by small protocols of our own rather than
    ``asyncio.StreamReader``/``StreamWriter`` (no intermediate buffer copy per read,
    no coroutine per write); the reader pauses the pipe while more than
-   :data:`_READ_BUFFER` bytes wait unread, so memory stays bounded.
+   :data:`_READ_BUFFER` bytes wait unread, so memory stays bounded. The read pipe is
+   read into one buffer allocated once per pipe (:class:`_FdReadTransport`), and each
+   read hands over a copy of only the bytes read: asyncio's pipe transport allocates
+   its whole read size (256 KiB) per read, which glibc serves with ``mmap``, ``mremap``
+   and ``munmap`` once its dynamic threshold is still at the default (issue 31).
 8. Closing never waits on the peer for long: what is still buffered gets
    :data:`CLOSE_FLUSH_S` seconds to be read, then it is dropped, so a server whose
    client closed stdin but stopped reading stdout still exits.
@@ -339,6 +343,73 @@ class _PipeReader(asyncio.Protocol):
             self._transport.close()
 
 
+class _FdReadTransport(asyncio.ReadTransport):
+    """Rule 7: a non-blocking descriptor the loop watches, read into one reused buffer
+    (``os.readv``); its protocol gets ``data_received`` with the bytes read,
+    ``eof_received`` then ``connection_lost(None)`` at end of input, and
+    ``connection_lost(exc)`` on a read error. Closing never closes the descriptor."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, fd: int, protocol: asyncio.Protocol, size: int
+    ) -> None:
+        super().__init__()
+        self._loop = loop
+        self._fd = fd
+        self._protocol = protocol
+        self._buffer = bytearray(size)
+        self._view = memoryview(self._buffer)
+        self._reading = False
+        self._closing = False
+        protocol.connection_made(self)
+        self.resume_reading()  # raises where the loop cannot watch ``fd``: nothing changed
+        os.set_blocking(fd, False)
+
+    def _ready(self) -> None:
+        try:
+            count = os.readv(self._fd, (self._buffer,))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._end(exc)
+            return
+        if count:
+            self._protocol.data_received(self._view[:count].tobytes())
+            return
+        self._end(None)
+
+    def _end(self, exc: Exception | None) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        self.pause_reading()
+        if exc is None:
+            self._protocol.eof_received()
+        self._loop.call_soon(self._protocol.connection_lost, exc)
+
+    def is_reading(self) -> bool:
+        return self._reading
+
+    def pause_reading(self) -> None:
+        if self._reading:
+            self._reading = False
+            self._loop.remove_reader(self._fd)
+
+    def resume_reading(self) -> None:
+        if not self._reading and not self._closing:
+            self._reading = True
+            self._loop.add_reader(self._fd, self._ready)
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        self.pause_reading()
+        self._loop.call_soon(self._protocol.connection_lost, None)
+
+
 class _PipeWriter(asyncio.Protocol):
     """Rule 6 and 7: whole lines into the write pipe's buffer, flow control by hand."""
 
@@ -522,8 +593,9 @@ async def open_fd_streams(
     writer_obj: ByteSender = _FileWriter(write_fd)
     if _watchable(loop, read_fd, write=False):
         with contextlib.suppress(ValueError, OSError):
-            rfile = os.fdopen(read_fd, "rb", buffering=0, closefd=False)
-            _, reader_obj = await loop.connect_read_pipe(lambda: _PipeReader(loop), rfile)
+            pipe_reader = _PipeReader(loop)
+            _FdReadTransport(loop, read_fd, pipe_reader, _CHUNK)
+            reader_obj = pipe_reader
     if _watchable(loop, write_fd, write=True):
         with contextlib.suppress(ValueError, OSError):
             wfile = os.fdopen(write_fd, "wb", buffering=0, closefd=False)
