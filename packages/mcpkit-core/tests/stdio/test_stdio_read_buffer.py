@@ -8,6 +8,7 @@ import os
 import tracemalloc
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from mcpkit.core.stdio import NDJSONStream, open_fd_streams
@@ -64,3 +65,79 @@ async def test_end_of_input_arrives_after_the_data_and_closing_keeps_the_descrip
         for fd in (in_r, in_w, out_r, out_w):
             if fd >= 0:
                 os.close(fd)
+
+
+async def test_a_closed_transport_gives_back_the_blocking_mode_and_keeps_nothing_alive() -> None:
+    import gc
+    import weakref
+
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    gc.disable()
+    try:
+        assert os.get_blocking(in_r)
+        reader, writer = await open_fd_streams(in_r, out_w)
+        assert not os.get_blocking(in_r)
+        transport = reader._transport  # pyright: ignore[reportAttributeAccessIsUndefined, reportUnknownMemberType] - the test looks at the pair it built
+        alive = weakref.ref(transport)  # pyright: ignore[reportUnknownArgumentType]
+        await reader.aclose()
+        await anyio.lowlevel.checkpoint()  # connection_lost runs on the next loop turn
+        assert os.get_blocking(in_r)  # a shared terminal or pipe is not left non-blocking
+        await writer.aclose()
+        del reader, writer, transport
+        assert alive() is None  # no cycle keeps the 256 KiB buffer until a collection
+    finally:
+        gc.enable()
+        for fd in (in_r, in_w, out_r, out_w):
+            os.close(fd)
+
+
+def test_one_byte_chunks_count_their_overhead_against_the_read_bound() -> None:
+    from mcpkit.core import stdio
+
+    paused: list[bool] = []
+
+    class Transport:
+        def pause_reading(self) -> None:
+            paused.append(True)
+
+        def resume_reading(self) -> None:
+            paused.append(False)
+
+    reader = stdio._PipeReader(None)  # pyright: ignore[reportPrivateUsage, reportArgumentType] - no loop is needed to buffer
+    reader.connection_made(Transport())  # pyright: ignore[reportArgumentType]
+    chunks = 0
+    while not paused:
+        reader.data_received(b"x")
+        chunks += 1
+    # one byte each, yet paused long before a million of them: each costs its object too
+    assert chunks <= stdio._READ_BUFFER // 64 + 1  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_a_read_error_other_than_eio_reaches_the_loops_exception_handler() -> None:
+    import asyncio
+
+    from mcpkit.core import stdio
+
+    seen: list[dict[str, object]] = []
+    lost: list[BaseException | None] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: seen.append(context))
+
+    class Protocol(asyncio.Protocol):
+        def connection_lost(self, exc: Exception | None) -> None:
+            lost.append(exc)
+
+    in_r, in_w = os.pipe()
+    try:
+        transport = stdio._FdReadTransport(loop, in_r, Protocol(), 1024)  # pyright: ignore[reportPrivateUsage]
+        transport.pause_reading()
+        os.close(in_r)  # behind its back: the next read fails with EBADF
+        transport._ready()  # pyright: ignore[reportPrivateUsage]
+        await asyncio.sleep(0)
+        assert [type(c["exception"]) for c in seen] == [OSError]
+        assert len(lost) == 1
+        assert isinstance(lost[0], OSError)
+    finally:
+        loop.set_exception_handler(None)
+        os.close(in_w)

@@ -258,6 +258,10 @@ class NDJSONStream:
 
 
 _READ_BUFFER = 4 * _CHUNK
+_CHUNK_OVERHEAD = 64
+"""Rule 7: what a chunk costs beyond its bytes (the ``bytes`` object and its deque
+slot), counted against :data:`_READ_BUFFER` so that a peer writing one byte at a time
+cannot hold many times the bound."""
 """Unread bytes above which the pipe reader pauses (rule 7)."""
 CLOSE_FLUSH_S = 2.0
 """Seconds closing waits for a peer to read what is still buffered (rule 8)."""
@@ -287,7 +291,7 @@ class _PipeReader(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._chunks.append(data)
-        self._buffered += len(data)
+        self._buffered += len(data) + _CHUNK_OVERHEAD
         if self._buffered > _READ_BUFFER and not self._paused and self._transport is not None:
             self._paused = True
             self._transport.pause_reading()
@@ -320,10 +324,12 @@ class _PipeReader(asyncio.Protocol):
             self._waiter = self._loop.create_future()
             await self._waiter
         chunk = self._chunks.popleft()
-        if len(chunk) > max_bytes:
+        if len(chunk) > max_bytes:  # the rest stays, and so does its overhead
             self._chunks.appendleft(chunk[max_bytes:])
             chunk = chunk[:max_bytes]
-        self._buffered -= len(chunk)
+            self._buffered -= len(chunk)
+        else:
+            self._buffered -= len(chunk) + _CHUNK_OVERHEAD
         if self._paused and self._buffered <= _READ_BUFFER // 2 and self._transport is not None:
             self._paused = False
             self._transport.resume_reading()
@@ -345,9 +351,12 @@ class _PipeReader(asyncio.Protocol):
 
 class _FdReadTransport(asyncio.ReadTransport):
     """Rule 7: a non-blocking descriptor the loop watches, read into one reused buffer
-    (``os.readv``); its protocol gets ``data_received`` with the bytes read,
+    (``os.readv``); its protocol gets ``data_received`` with a copy of the bytes read,
     ``eof_received`` then ``connection_lost(None)`` at end of input, and
-    ``connection_lost(exc)`` on a read error. Closing never closes the descriptor."""
+    ``connection_lost(exc)`` on a read error (reported to the loop's exception handler
+    too, unless it is EIO: a terminal that hung up). Closing never closes the
+    descriptor, gives it back its blocking mode, and lets go of the protocol and the
+    buffer (no reference cycle keeps them)."""
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, fd: int, protocol: asyncio.Protocol, size: int
@@ -360,6 +369,7 @@ class _FdReadTransport(asyncio.ReadTransport):
         self._view = memoryview(self._buffer)
         self._reading = False
         self._closing = False
+        self._blocking = os.get_blocking(fd)
         protocol.connection_made(self)
         self.resume_reading()  # raises where the loop cannot watch ``fd``: nothing changed
         os.set_blocking(fd, False)
@@ -370,6 +380,15 @@ class _FdReadTransport(asyncio.ReadTransport):
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
+            if exc.errno != errno.EIO:
+                self._loop.call_exception_handler(
+                    {
+                        "message": "Fatal read error on the stdio input",
+                        "exception": exc,
+                        "transport": self,
+                        "protocol": self._protocol,
+                    }
+                )
             self._end(exc)
             return
         if count:
@@ -384,7 +403,15 @@ class _FdReadTransport(asyncio.ReadTransport):
         self.pause_reading()
         if exc is None:
             self._protocol.eof_received()
-        self._loop.call_soon(self._protocol.connection_lost, exc)
+        self._loop.call_soon(self._lost, exc)
+
+    def _lost(self, exc: Exception | None) -> None:
+        protocol, self._protocol = self._protocol, _NO_PROTOCOL
+        with contextlib.suppress(OSError):  # the descriptor may be gone by now
+            os.set_blocking(self._fd, self._blocking)
+        self._view.release()
+        self._buffer = bytearray()
+        protocol.connection_lost(exc)
 
     def is_reading(self) -> bool:
         return self._reading
@@ -407,7 +434,11 @@ class _FdReadTransport(asyncio.ReadTransport):
             return
         self._closing = True
         self.pause_reading()
-        self._loop.call_soon(self._protocol.connection_lost, None)
+        self._loop.call_soon(self._lost, None)
+
+
+_NO_PROTOCOL = asyncio.Protocol()
+"""What a closed :class:`_FdReadTransport` holds instead of its protocol."""
 
 
 class _PipeWriter(asyncio.Protocol):
